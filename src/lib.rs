@@ -1,0 +1,124 @@
+//! Dyeflow: an audio-visual fluid plugin.
+//!
+//! Put it on a track: the audio passes through untouched, and the notes and the sound's envelope
+//! stir a 2D fluid shown live in the editor. This file holds the plugin type, its host-facing
+//! descriptions and the export macros; everything else lives in the modules, one per stage of
+//! the flow *audio thread -> ring buffer -> simulation thread -> frames -> editor / file*.
+
+use nice_plug::prelude::*;
+use std::sync::Arc;
+
+pub mod bridge;
+pub mod params;
+pub mod sim;
+
+use params::DyeflowParams;
+
+/// The plugin instance. Created by the host through [`Default`], which must stay cheap: hosts
+/// create an instance for every plugin scan.
+pub struct Dyeflow {
+    params: Arc<DyeflowParams>,
+}
+
+impl Default for Dyeflow {
+    fn default() -> Self {
+        Self {
+            params: Arc::new(DyeflowParams::default()),
+        }
+    }
+}
+
+impl Dyeflow {
+    /// The parameters, shared with the editor and the simulation thread.
+    pub fn shared_params(&self) -> Arc<DyeflowParams> {
+        self.params.clone()
+    }
+}
+
+impl Plugin for Dyeflow {
+    const NAME: &'static str = "Dyeflow";
+    const VENDOR: &'static str = "Dyeflow";
+    const URL: &'static str = "";
+    const EMAIL: &'static str = "";
+    const VERSION: &'static str = env!("CARGO_PKG_VERSION");
+
+    const AUDIO_IO_LAYOUTS: &'static [AudioIOLayout] = &[
+        AudioIOLayout {
+            main_input_channels: NonZeroU32::new(2),
+            main_output_channels: NonZeroU32::new(2),
+            names: PortNames {
+                layout: Some("Stereo"),
+                ..PortNames::const_default()
+            },
+            ..AudioIOLayout::const_default()
+        },
+        AudioIOLayout {
+            main_input_channels: NonZeroU32::new(1),
+            main_output_channels: NonZeroU32::new(1),
+            names: PortNames {
+                layout: Some("Mono"),
+                ..PortNames::const_default()
+            },
+            ..AudioIOLayout::const_default()
+        },
+    ];
+
+    const MIDI_INPUT: MidiConfig = MidiConfig::MidiCCs;
+    const SAMPLE_ACCURATE_AUTOMATION: bool = false;
+    /// Preallocated room for one block's events. Dense MPE passages (10 voices, each with
+    /// several expressions per block) pass the default 1024 at large block sizes; beyond this
+    /// nice-plug must allocate on the audio thread.
+    const INPUT_EVENT_CAPACITY: usize = 8192;
+
+    type Editor = ();
+    type SysExMessage = ();
+    type BackgroundTask = ();
+
+    fn params(&self) -> Arc<dyn Params> {
+        self.params.clone()
+    }
+
+    fn filter_state(state: &mut PluginState) {
+        params::migrate_state(state);
+    }
+
+    fn process(
+        &mut self,
+        buffer: &mut Buffer,
+        _aux: &mut AuxiliaryBuffers,
+        context: &mut impl ProcessContext<Self>,
+    ) -> ProcessStatus {
+        // The notes are drained so the host's queue never backs up; the bridge that turns them
+        // into fluid events arrives with the simulation.
+        while context.next_event().is_some() {}
+
+        // The host has already copied the input to the output. Leave it as it is, minus
+        // subnormals.
+        bridge::passthrough::flush_subnormals(buffer.as_slice());
+        ProcessStatus::Normal
+    }
+}
+
+impl ClapPlugin for Dyeflow {
+    /// Stable forever: hosts store projects by this id.
+    const CLAP_ID: &'static str = "app.dyeflow.dyeflow";
+    const CLAP_DESCRIPTION: Option<&'static str> = Some(env!("CARGO_PKG_DESCRIPTION"));
+    const CLAP_MANUAL_URL: Option<&'static str> = None;
+    const CLAP_SUPPORT_URL: Option<&'static str> = None;
+    const CLAP_FEATURES: &'static [ClapFeature] = &[
+        ClapFeature::AudioEffect,
+        ClapFeature::Analyzer,
+        ClapFeature::Stereo,
+        ClapFeature::Mono,
+    ];
+}
+
+impl Vst3Plugin for Dyeflow {
+    /// Stable forever: hosts store projects by this id.
+    const VST3_CLASS_ID: [u8; 16] = *b"DyeflowFluidVis1";
+    const VST3_SUBCATEGORIES: &'static [Vst3SubCategory] =
+        &[Vst3SubCategory::Fx, Vst3SubCategory::Analyzer];
+}
+
+nice_export_clap!(Dyeflow);
+nice_export_vst3!(Dyeflow);

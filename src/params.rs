@@ -1,0 +1,672 @@
+//! Dyeflow's parameters and persisted settings.
+//!
+//! Parameters are what a host automates: every physics and look knob. Their `#[id]`s are stable
+//! forever, since hosts store automation and presets by these strings; rename the display name if
+//! you must, never the id. Values are stored unnormalised in the state, so widening a range later
+//! keeps old projects sounding (looking) the same.
+//!
+//! Settings are what a user sets but a host must not automate: the simulation resolution, the
+//! aspect, the backend, the editor's size. They are persisted as JSON fields next to the
+//! parameters and are sanitised whenever a state is loaded (see [`migrate_state`]).
+//!
+//! Units: the canvas is taken as 1 m tall, so viscosity and diffusion read in mm²/s (1 mm²/s =
+//! 1 cSt; water is about 1, olive oil about 80, honey about 10 000), and speeds in canvas heights
+//! per second.
+
+use nice_plug::prelude::*;
+use parking_lot::RwLock;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
+
+/// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
+/// or a settings field changes in a way that needs [`migrate_state`] to rewrite old projects.
+pub const STATE_VERSION: u32 = 1;
+
+/// Key of the persisted state-version field.
+pub const STATE_VERSION_KEY: &str = "state-version";
+/// Key of the persisted settings field.
+pub const SETTINGS_KEY: &str = "settings";
+/// Key of the persisted editor field.
+pub const EDITOR_KEY: &str = "editor";
+
+/// One cSt (mm²/s) expressed in canvas²/s on a canvas 1 m tall.
+pub const MM2_PER_S_TO_CANVAS2_PER_S: f32 = 1.0e-6;
+
+/// How a note's pitch picks the position of its splat.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MappingMode {
+    /// Pitch runs left to right across the range of notes in use, like a keyboard.
+    #[id = "keyboard"]
+    #[name = "Keyboard"]
+    Keyboard,
+    /// Pitch class picks the angle around the centre and the octave the radius.
+    #[id = "circle"]
+    #[name = "Circle of pitch"]
+    Circle,
+}
+
+/// How the dye is coloured when a frame is rendered.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ColorMode {
+    /// The dye's own RGB colour, as injected by the notes.
+    #[id = "dye"]
+    #[name = "Dye colour"]
+    Dye,
+    /// Hue cycles with density, as in the original stable-fluids demo.
+    #[id = "density"]
+    #[name = "Density hue"]
+    DensityHue,
+    /// Hue from the velocity's direction, value from its speed.
+    #[id = "velocity"]
+    #[name = "Velocity hue"]
+    VelocityHue,
+}
+
+/// Which solver the simulation thread should use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BackendChoice {
+    /// The GPU when one is found, the CPU otherwise.
+    #[default]
+    Auto,
+    /// The GPU; falls back to the CPU (and says so) when there is none.
+    Gpu,
+    /// The CPU solver only.
+    Cpu,
+}
+
+/// Shape of the simulated canvas.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Aspect {
+    #[serde(rename = "1:1")]
+    Square,
+    #[serde(rename = "4:3")]
+    FourThree,
+    #[default]
+    #[serde(rename = "16:9")]
+    Wide,
+    #[serde(rename = "9:16")]
+    Portrait,
+    #[serde(rename = "21:9")]
+    UltraWide,
+}
+
+impl Aspect {
+    /// Width divided by height.
+    pub fn ratio(self) -> f32 {
+        match self {
+            Aspect::Square => 1.0,
+            Aspect::FourThree => 4.0 / 3.0,
+            Aspect::Wide => 16.0 / 9.0,
+            Aspect::Portrait => 9.0 / 16.0,
+            Aspect::UltraWide => 21.0 / 9.0,
+        }
+    }
+}
+
+/// Simulation resolutions offered to users, in cells along the canvas height.
+pub const SIM_RESOLUTIONS_CELLS: [u32; 5] = [128, 256, 512, 1024, 2048];
+/// Dye grid refinement factors offered (dye cells per simulation cell, per axis).
+pub const DYE_SCALES: [u32; 3] = [1, 2, 4];
+/// Simulation rates offered, in steps per second.
+pub const SIM_RATES_HZ: [u32; 4] = [30, 60, 120, 144];
+
+/// Non-automatable settings that come back with the project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Settings {
+    /// Simulation grid height in cells; one of [`SIM_RESOLUTIONS_CELLS`].
+    pub sim_resolution: u32,
+    /// Dye grid refinement; one of [`DYE_SCALES`].
+    pub dye_scale: u32,
+    /// Canvas shape.
+    pub aspect: Aspect,
+    /// Solver backend preference.
+    pub backend: BackendChoice,
+    /// Simulation steps per second; one of [`SIM_RATES_HZ`].
+    pub sim_rate_hz: u32,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            sim_resolution: 256,
+            dye_scale: 2,
+            aspect: Aspect::Wide,
+            backend: BackendChoice::Auto,
+            sim_rate_hz: 60,
+        }
+    }
+}
+
+/// Snap `value` to the nearest entry of `allowed` (ties go to the smaller entry).
+fn nearest(allowed: &[u32], value: u32) -> u32 {
+    *allowed
+        .iter()
+        .min_by_key(|&&a| a.abs_diff(value))
+        .expect("allowed lists are non-empty constants")
+}
+
+impl Settings {
+    /// The same settings with every field snapped to an allowed value.
+    pub fn sanitized(&self) -> Self {
+        Self {
+            sim_resolution: nearest(&SIM_RESOLUTIONS_CELLS, self.sim_resolution),
+            dye_scale: nearest(&DYE_SCALES, self.dye_scale),
+            aspect: self.aspect,
+            backend: self.backend,
+            sim_rate_hz: nearest(&SIM_RATES_HZ, self.sim_rate_hz),
+        }
+    }
+
+    /// Simulation grid size `(width, height)` in cells.
+    pub fn sim_grid(&self) -> (usize, usize) {
+        let s = self.sanitized();
+        let h = s.sim_resolution as usize;
+        let w = ((h as f32 * s.aspect.ratio()).round() as usize).max(1);
+        (w, h)
+    }
+}
+
+/// Smallest editor size, in logical pixels.
+pub const EDITOR_MIN_SIZE: (u32, u32) = (320, 200);
+/// Largest editor size, in logical pixels.
+pub const EDITOR_MAX_SIZE: (u32, u32) = (7680, 4320);
+
+/// Editor state that comes back with the project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct EditorSettings {
+    /// Window width in logical pixels.
+    pub width: u32,
+    /// Window height in logical pixels.
+    pub height: u32,
+    /// Whether the control panel is shown.
+    pub panel_open: bool,
+}
+
+impl Default for EditorSettings {
+    fn default() -> Self {
+        Self {
+            width: 960,
+            height: 540,
+            panel_open: true,
+        }
+    }
+}
+
+impl EditorSettings {
+    /// The same settings with the size clamped to [`EDITOR_MIN_SIZE`]..=[`EDITOR_MAX_SIZE`].
+    pub fn sanitized(&self) -> Self {
+        Self {
+            width: self.width.clamp(EDITOR_MIN_SIZE.0, EDITOR_MAX_SIZE.0),
+            height: self.height.clamp(EDITOR_MIN_SIZE.1, EDITOR_MAX_SIZE.1),
+            panel_open: self.panel_open,
+        }
+    }
+}
+
+/// All of Dyeflow's parameters and persisted fields.
+///
+/// Threads: the host (main or audio thread) writes parameter values; the audio thread reads
+/// `bypass`; the simulation thread reads the rest once per step. Persisted fields are touched only
+/// off the audio thread (host main thread, editor, simulation thread), so their locks never meet
+/// `process()`.
+#[derive(Params)]
+pub struct DyeflowParams {
+    /// Layout version of the persisted state, written on save and checked by [`migrate_state`].
+    #[persist = "state-version"]
+    pub state_version: AtomicU32,
+
+    /// Resolution, aspect, backend and rate. Written by the editor and by state loads.
+    #[persist = "settings"]
+    pub settings: RwLock<Settings>,
+
+    /// Editor window size and panel visibility. Written by the editor and by state loads.
+    #[persist = "editor"]
+    pub editor: RwLock<EditorSettings>,
+
+    #[id = "bypass"]
+    pub bypass: BoolParam,
+
+    #[id = "visc"]
+    pub viscosity: FloatParam,
+    #[id = "dye_diff"]
+    pub dye_diffusion: FloatParam,
+    #[id = "vel_diss"]
+    pub velocity_dissipation: FloatParam,
+    #[id = "dye_diss"]
+    pub dye_dissipation: FloatParam,
+    #[id = "vort"]
+    pub vorticity: FloatParam,
+    #[id = "p_iters"]
+    pub pressure_iterations: IntParam,
+    #[id = "speed"]
+    pub speed: FloatParam,
+
+    #[id = "radius"]
+    pub splat_radius: FloatParam,
+    #[id = "force"]
+    pub splat_force: FloatParam,
+    #[id = "amount"]
+    pub dye_amount: FloatParam,
+    #[id = "react"]
+    pub audio_reactivity: FloatParam,
+    #[id = "attack"]
+    pub envelope_attack: FloatParam,
+    #[id = "release"]
+    pub envelope_release: FloatParam,
+    #[id = "mapping"]
+    pub mapping_mode: EnumParam<MappingMode>,
+
+    #[id = "colour"]
+    pub color_mode: EnumParam<ColorMode>,
+    #[id = "bright"]
+    pub brightness: FloatParam,
+    #[id = "sat"]
+    pub saturation: FloatParam,
+    #[id = "hue"]
+    pub hue_shift: FloatParam,
+}
+
+// Ranges, as functions so the editor's widgets and the tests share them with the parameters.
+
+/// Viscosity in mm²/s (cSt on a 1 m canvas). Half of the knob's travel lands near 100.
+pub fn viscosity_range() -> FloatRange {
+    FloatRange::Skewed {
+        min: 0.0,
+        max: 10_000.0,
+        factor: FloatRange::skew_factor(-2.75),
+    }
+}
+
+/// Dye diffusion in mm²/s.
+pub fn dye_diffusion_range() -> FloatRange {
+    FloatRange::Skewed {
+        min: 0.0,
+        max: 1_000.0,
+        factor: FloatRange::skew_factor(-2.5),
+    }
+}
+
+/// Dissipation rate in 1/s: the field decays as exp(-rate * t).
+pub fn dissipation_range() -> FloatRange {
+    FloatRange::Skewed {
+        min: 0.0,
+        max: 10.0,
+        factor: FloatRange::skew_factor(-1.5),
+    }
+}
+
+/// Vorticity confinement strength (dimensionless epsilon of Fedkiw et al.).
+pub fn vorticity_range() -> FloatRange {
+    FloatRange::Linear { min: 0.0, max: 1.0 }
+}
+
+/// Pressure solver work per step, in iterations.
+pub fn pressure_iterations_range() -> IntRange {
+    IntRange::Linear { min: 2, max: 200 }
+}
+
+/// Simulation speed as a multiple of real time.
+pub fn speed_range() -> FloatRange {
+    FloatRange::Linear { min: 0.0, max: 4.0 }
+}
+
+/// Splat radius as a fraction of the canvas height.
+pub fn splat_radius_range() -> FloatRange {
+    FloatRange::Skewed {
+        min: 0.002,
+        max: 0.25,
+        factor: FloatRange::skew_factor(-1.0),
+    }
+}
+
+/// Multipliers shown in percent: splat force, dye amount.
+pub fn multiplier_range() -> FloatRange {
+    FloatRange::Linear { min: 0.0, max: 4.0 }
+}
+
+/// Audio reactivity, 1.0 = 100 %.
+pub fn reactivity_range() -> FloatRange {
+    FloatRange::Linear { min: 0.0, max: 2.0 }
+}
+
+/// Envelope attack time in ms.
+pub fn attack_range() -> FloatRange {
+    FloatRange::Skewed {
+        min: 0.1,
+        max: 200.0,
+        factor: FloatRange::skew_factor(-2.0),
+    }
+}
+
+/// Envelope release time in ms.
+pub fn release_range() -> FloatRange {
+    FloatRange::Skewed {
+        min: 5.0,
+        max: 5_000.0,
+        factor: FloatRange::skew_factor(-2.0),
+    }
+}
+
+/// Brightness (exposure) multiplier, 1.0 = 100 %.
+pub fn brightness_range() -> FloatRange {
+    FloatRange::Linear { min: 0.0, max: 3.0 }
+}
+
+/// Saturation, 1.0 = 100 %.
+pub fn saturation_range() -> FloatRange {
+    FloatRange::Linear { min: 0.0, max: 1.0 }
+}
+
+/// Hue rotation in degrees.
+pub fn hue_shift_range() -> FloatRange {
+    FloatRange::Linear {
+        min: 0.0,
+        max: 360.0,
+    }
+}
+
+// Value strings. Each parser accepts what its formatter prints, with or without the unit, so
+// text -> value -> text round-trips (hosts and clap-validator check this).
+
+type V2s = Arc<dyn Fn(f32) -> String + Send + Sync>;
+type S2v = Arc<dyn Fn(&str) -> Option<f32> + Send + Sync>;
+
+/// Three significant figures for values that span decades (0.00123, 4.56, 78.9, 10000).
+///
+/// The number of decimals is chosen from the value *after* rounding to three significant
+/// figures, so 99.999 prints as "100" rather than "100.0" and text -> value -> text is stable at
+/// the decade boundaries.
+pub fn v2s_adaptive() -> V2s {
+    Arc::new(|v| {
+        let a = v.abs();
+        if a == 0.0 || !a.is_finite() {
+            return "0".to_owned();
+        }
+        let exponent = a.log10().floor() as i32;
+        let quantum = 10f64.powi(exponent - 2);
+        let rounded = (f64::from(a) / quantum).round() * quantum;
+        let digits = (2 - rounded.log10().floor() as i32).clamp(0, 6) as usize;
+        let s = format!("{v:.digits$}");
+        // Anything that rounds to zero prints as a bare "0" (never "-0.000").
+        if s.trim_start_matches('-')
+            .chars()
+            .all(|c| c == '0' || c == '.')
+        {
+            "0".to_owned()
+        } else {
+            s
+        }
+    })
+}
+
+/// Parse a number, ignoring a trailing unit (any non-numeric suffix) and surrounding spaces.
+pub fn s2v_number() -> S2v {
+    Arc::new(|s| {
+        let s = s.trim();
+        let end = s
+            .char_indices()
+            .find(|&(i, c)| {
+                !(c.is_ascii_digit()
+                    || c == '.'
+                    || ((c == '-' || c == '+') && i == 0)
+                    || c == 'e'
+                    || c == 'E')
+            })
+            .map_or(s.len(), |(i, _)| i);
+        let v: f32 = s[..end].trim().parse().ok()?;
+        v.is_finite().then_some(v)
+    })
+}
+
+/// Format a fraction as a percentage with `digits` decimals (no sign: the unit carries "%").
+pub fn v2s_percent(digits: usize) -> V2s {
+    formatters::v2s_f32_percentage(digits)
+}
+
+/// Parse a percentage back into a fraction.
+pub fn s2v_percent() -> S2v {
+    let number = s2v_number();
+    Arc::new(move |s| number(s).map(|v| v / 100.0))
+}
+
+impl Default for DyeflowParams {
+    fn default() -> Self {
+        Self {
+            state_version: AtomicU32::new(STATE_VERSION),
+            settings: RwLock::new(Settings::default()),
+            editor: RwLock::new(EditorSettings::default()),
+
+            bypass: BoolParam::new("Bypass", false)
+                .with_value_to_string(formatters::v2s_bool_bypass())
+                .with_string_to_value(formatters::s2v_bool_bypass())
+                .make_bypass(),
+
+            viscosity: FloatParam::new("Viscosity", 0.0, viscosity_range())
+                .with_unit(" mm²/s")
+                .with_value_to_string(v2s_adaptive())
+                .with_string_to_value(s2v_number()),
+            dye_diffusion: FloatParam::new("Dye diffusion", 0.0, dye_diffusion_range())
+                .with_unit(" mm²/s")
+                .with_value_to_string(v2s_adaptive())
+                .with_string_to_value(s2v_number()),
+            velocity_dissipation: FloatParam::new("Velocity dissipation", 0.2, dissipation_range())
+                .with_unit(" /s")
+                .with_value_to_string(v2s_adaptive())
+                .with_string_to_value(s2v_number()),
+            dye_dissipation: FloatParam::new("Dye dissipation", 0.5, dissipation_range())
+                .with_unit(" /s")
+                .with_value_to_string(v2s_adaptive())
+                .with_string_to_value(s2v_number()),
+            vorticity: FloatParam::new("Vorticity", 0.3, vorticity_range())
+                .with_value_to_string(formatters::v2s_f32_rounded(3))
+                .with_string_to_value(s2v_number()),
+            pressure_iterations: IntParam::new(
+                "Pressure iterations",
+                20,
+                pressure_iterations_range(),
+            ),
+            speed: FloatParam::new("Speed", 1.0, speed_range())
+                .with_unit(" %")
+                .with_value_to_string(v2s_percent(1))
+                .with_string_to_value(s2v_percent()),
+
+            splat_radius: FloatParam::new("Splat radius", 0.03, splat_radius_range())
+                .with_unit(" %")
+                .with_value_to_string(v2s_percent(2))
+                .with_string_to_value(s2v_percent()),
+            splat_force: FloatParam::new("Splat force", 1.0, multiplier_range())
+                .with_unit(" %")
+                .with_value_to_string(v2s_percent(1))
+                .with_string_to_value(s2v_percent()),
+            dye_amount: FloatParam::new("Dye amount", 1.0, multiplier_range())
+                .with_unit(" %")
+                .with_value_to_string(v2s_percent(1))
+                .with_string_to_value(s2v_percent()),
+            audio_reactivity: FloatParam::new("Audio reactivity", 1.0, reactivity_range())
+                .with_unit(" %")
+                .with_value_to_string(v2s_percent(1))
+                .with_string_to_value(s2v_percent()),
+            envelope_attack: FloatParam::new("Envelope attack", 5.0, attack_range())
+                .with_unit(" ms")
+                .with_value_to_string(v2s_adaptive())
+                .with_string_to_value(s2v_number()),
+            envelope_release: FloatParam::new("Envelope release", 200.0, release_range())
+                .with_unit(" ms")
+                .with_value_to_string(v2s_adaptive())
+                .with_string_to_value(s2v_number()),
+            mapping_mode: EnumParam::new("Note mapping", MappingMode::Keyboard),
+
+            color_mode: EnumParam::new("Colour mode", ColorMode::Dye),
+            brightness: FloatParam::new("Brightness", 1.0, brightness_range())
+                .with_unit(" %")
+                .with_value_to_string(v2s_percent(1))
+                .with_string_to_value(s2v_percent()),
+            saturation: FloatParam::new("Saturation", 1.0, saturation_range())
+                .with_unit(" %")
+                .with_value_to_string(v2s_percent(1))
+                .with_string_to_value(s2v_percent()),
+            hue_shift: FloatParam::new("Hue shift", 0.0, hue_shift_range())
+                .with_unit("°")
+                .with_value_to_string(formatters::v2s_f32_rounded(1))
+                .with_string_to_value(s2v_number()),
+        }
+    }
+}
+
+impl DyeflowParams {
+    /// A copy of the current settings. Never call this from the audio thread.
+    pub fn settings(&self) -> Settings {
+        self.settings.read().clone()
+    }
+
+    /// Replace the settings (sanitised). Never call this from the audio thread.
+    pub fn set_settings(&self, settings: Settings) {
+        *self.settings.write() = settings.sanitized();
+    }
+
+    /// A copy of the editor settings.
+    pub fn editor_settings(&self) -> EditorSettings {
+        self.editor.read().clone()
+    }
+
+    /// Replace the editor settings (sanitised).
+    pub fn set_editor_settings(&self, editor: EditorSettings) {
+        *self.editor.write() = editor.sanitized();
+    }
+}
+
+/// Migrate and sanitise a state before nice-plug loads it into the parameters.
+///
+/// Runs from [`nice_plug::prelude::Plugin::filter_state`], on the host's main thread. It:
+/// - reads the state's layout version (a missing field means a state from before versioning,
+///   treated as version 1, the first layout);
+/// - applies each migration step from that version up to [`STATE_VERSION`] (none exist yet; add
+///   them here as `if version < N { ... }` blocks);
+/// - parses the settings and editor fields leniently, keeps every readable field, snaps values to
+///   the allowed ones, and writes them back, so a hand-edited or damaged state never puts the
+///   plugin into an impossible configuration;
+/// - stamps the state with the current version.
+///
+/// A state from a *newer* Dyeflow is loaded as far as it is understood, with a warning.
+pub fn migrate_state(state: &mut PluginState) {
+    let version = state
+        .fields
+        .get(STATE_VERSION_KEY)
+        .and_then(|v| serde_json::from_str::<u32>(v).ok())
+        .unwrap_or(1);
+    if version > STATE_VERSION {
+        nice_warn!(
+            "This project was saved by a newer Dyeflow (state version {version}, this one reads \
+             {STATE_VERSION}); loading what it understands"
+        );
+    }
+
+    // Migration steps go here, oldest first.
+
+    let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();
+    let editor = parse_lenient::<EditorSettings>(state.fields.get(EDITOR_KEY)).sanitized();
+    state.fields.insert(
+        SETTINGS_KEY.to_owned(),
+        serde_json::to_string(&settings).expect("plain struct serialises"),
+    );
+    state.fields.insert(
+        EDITOR_KEY.to_owned(),
+        serde_json::to_string(&editor).expect("plain struct serialises"),
+    );
+    state
+        .fields
+        .insert(STATE_VERSION_KEY.to_owned(), STATE_VERSION.to_string());
+}
+
+/// Parse a persisted JSON object, keeping every field that parses and defaulting the rest.
+fn parse_lenient<T: Default + Serialize + for<'de> Deserialize<'de>>(json: Option<&String>) -> T {
+    let Some(json) = json else {
+        return T::default();
+    };
+    if let Ok(v) = serde_json::from_str::<T>(json) {
+        return v;
+    }
+    // Field by field: start from the defaults and overlay each field that parses on its own.
+    let Ok(serde_json::Value::Object(given)) = serde_json::from_str::<serde_json::Value>(json)
+    else {
+        nice_warn!("Ignoring unreadable persisted field {json:?}");
+        return T::default();
+    };
+    let mut merged = match serde_json::to_value(T::default()) {
+        Ok(serde_json::Value::Object(m)) => m,
+        _ => return T::default(),
+    };
+    for (key, value) in given {
+        if let Some(slot) = merged.get_mut(&key) {
+            let previous = std::mem::replace(slot, value);
+            if serde_json::from_value::<T>(serde_json::Value::Object(merged.clone())).is_err() {
+                nice_warn!("Ignoring unreadable persisted value for {key:?}");
+                merged.insert(key, previous);
+            }
+        }
+    }
+    serde_json::from_value(serde_json::Value::Object(merged)).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_snaps_and_breaks_ties_low() {
+        assert_eq!(nearest(&SIM_RESOLUTIONS_CELLS, 0), 128);
+        assert_eq!(nearest(&SIM_RESOLUTIONS_CELLS, 300), 256);
+        assert_eq!(nearest(&SIM_RESOLUTIONS_CELLS, 384), 256);
+        assert_eq!(nearest(&SIM_RESOLUTIONS_CELLS, u32::MAX), 2048);
+    }
+
+    #[test]
+    fn sim_grid_follows_aspect() {
+        let s = Settings {
+            sim_resolution: 256,
+            aspect: Aspect::Wide,
+            ..Settings::default()
+        };
+        // 256 * 16 / 9 = 455.1 -> 455.
+        assert_eq!(s.sim_grid(), (455, 256));
+    }
+
+    #[test]
+    fn adaptive_formatter_round_trips_text() {
+        let f = v2s_adaptive();
+        let p = s2v_number();
+        for v in [
+            0.0, 0.000_123, 0.0456, 0.789, 4.56, 78.9, 789.0, 10_000.0, -0.000_01, 99.999_99,
+            100.000_01, 0.999_999, 9.999_9, 0.099_999,
+        ] {
+            let s = f(v);
+            let back = p(&s).expect("parses");
+            assert_eq!(f(back), s, "{v} -> {s} -> {back}");
+        }
+        assert_eq!(f(99.999_99), "100");
+        assert_eq!(f(0.999_999), "1.00");
+        assert_eq!(f(0.000_001_23), "0.000001");
+        assert_eq!(p(" 12.5 mm²/s"), Some(12.5));
+        assert_eq!(p("80 %"), Some(80.0));
+        assert_eq!(p("abc"), None);
+        assert_eq!(p("inf"), None);
+    }
+
+    #[test]
+    fn lenient_parse_keeps_good_fields() {
+        let json = r#"{"sim_resolution": 512, "dye_scale": "four", "backend": "cpu"}"#.to_owned();
+        let s: Settings = parse_lenient(Some(&json));
+        assert_eq!(s.sim_resolution, 512);
+        assert_eq!(s.dye_scale, Settings::default().dye_scale);
+        assert_eq!(s.backend, BackendChoice::Cpu);
+        let garbage = "not json".to_owned();
+        assert_eq!(
+            parse_lenient::<Settings>(Some(&garbage)),
+            Settings::default()
+        );
+    }
+}

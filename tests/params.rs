@@ -1,0 +1,177 @@
+//! Parameters at the `Params` level: stable ids, defaults, ranges and normalised round trips.
+
+use dyeflow::params::DyeflowParams;
+use nice_plug::prelude::*;
+use std::collections::BTreeMap;
+
+/// Every parameter id with its default plain value (enums by variant index, bools as 0/1).
+/// Hosts store automation and projects by these ids: this list may grow, never change.
+const EXPECTED: &[(&str, f32)] = &[
+    ("bypass", 0.0),
+    ("visc", 0.0),
+    ("dye_diff", 0.0),
+    ("vel_diss", 0.2),
+    ("dye_diss", 0.5),
+    ("vort", 0.3),
+    ("p_iters", 20.0),
+    ("speed", 1.0),
+    ("radius", 0.03),
+    ("force", 1.0),
+    ("amount", 1.0),
+    ("react", 1.0),
+    ("attack", 5.0),
+    ("release", 200.0),
+    ("mapping", 0.0),
+    ("colour", 0.0),
+    ("bright", 1.0),
+    ("sat", 1.0),
+    ("hue", 0.0),
+];
+
+fn params() -> BTreeMap<String, ParamPtr> {
+    let p: &'static DyeflowParams = Box::leak(Box::new(DyeflowParams::default()));
+    p.param_map()
+        .into_iter()
+        .map(|(id, ptr, _group)| (id, ptr))
+        .collect()
+}
+
+/// The plain value behind a normalised one, as f32 for every parameter kind.
+unsafe fn plain(ptr: ParamPtr, normalized: f32) -> f32 {
+    unsafe {
+        match ptr {
+            ParamPtr::FloatParam(p) => (*p).preview_plain(normalized),
+            ParamPtr::IntParam(p) => (*p).preview_plain(normalized) as f32,
+            ParamPtr::BoolParam(p) => (*p).preview_plain(normalized) as u8 as f32,
+            ParamPtr::EnumParam(p) => (*p).preview_plain(normalized) as f32,
+        }
+    }
+}
+
+#[test]
+fn ids_are_exactly_the_stable_list() {
+    let ids: Vec<String> = params().into_keys().collect();
+    let mut expected: Vec<String> = EXPECTED.iter().map(|(id, _)| id.to_string()).collect();
+    expected.sort();
+    assert_eq!(ids, expected);
+}
+
+#[test]
+fn defaults_are_as_documented() {
+    let params = params();
+    for (id, default) in EXPECTED {
+        let ptr = params[*id];
+        let got = unsafe { plain(ptr, ptr.default_normalized_value()) };
+        approx::assert_relative_eq!(got, *default, max_relative = 1e-5);
+        // The current value starts at the default.
+        unsafe {
+            assert_eq!(
+                ptr.unmodulated_normalized_value(),
+                ptr.default_normalized_value()
+            )
+        };
+    }
+}
+
+#[test]
+fn ranges_have_the_documented_ends() {
+    let params = params();
+    let ends: &[(&str, f32, f32)] = &[
+        ("visc", 0.0, 10_000.0),
+        ("dye_diff", 0.0, 1_000.0),
+        ("vel_diss", 0.0, 10.0),
+        ("dye_diss", 0.0, 10.0),
+        ("vort", 0.0, 1.0),
+        ("p_iters", 2.0, 200.0),
+        ("speed", 0.0, 4.0),
+        ("radius", 0.002, 0.25),
+        ("force", 0.0, 4.0),
+        ("amount", 0.0, 4.0),
+        ("react", 0.0, 2.0),
+        ("attack", 0.1, 200.0),
+        ("release", 5.0, 5_000.0),
+        ("mapping", 0.0, 1.0),
+        ("colour", 0.0, 2.0),
+        ("bright", 0.0, 3.0),
+        ("sat", 0.0, 1.0),
+        ("hue", 0.0, 360.0),
+        ("bypass", 0.0, 1.0),
+    ];
+    assert_eq!(ends.len(), EXPECTED.len());
+    for (id, lo, hi) in ends {
+        let ptr = params[*id];
+        unsafe {
+            approx::assert_relative_eq!(plain(ptr, 0.0), *lo, max_relative = 1e-5);
+            approx::assert_relative_eq!(plain(ptr, 1.0), *hi, max_relative = 1e-5);
+            // Out-of-range normalised values clamp to the ends.
+            approx::assert_relative_eq!(plain(ptr, -3.0), *lo, max_relative = 1e-5);
+            approx::assert_relative_eq!(plain(ptr, 7.0), *hi, max_relative = 1e-5);
+        }
+    }
+}
+
+#[test]
+fn normalised_values_round_trip() {
+    for (id, ptr) in params() {
+        for i in 0..=1000 {
+            let n = i as f32 / 1000.0;
+            unsafe {
+                match ptr {
+                    // Plain -> normalised -> plain comes back within a millionth of the range.
+                    // (Normalised -> plain -> normalised cannot be exact at the flat end of a
+                    // strongly skewed range: 0.001^4 of the range is below f32 resolution.)
+                    ParamPtr::FloatParam(p) => {
+                        let v = (*p).preview_plain(n);
+                        let back = (*p).preview_plain((*p).preview_normalized(v));
+                        let span = (*p).preview_plain(1.0) - (*p).preview_plain(0.0);
+                        assert!((back - v).abs() <= 1e-6 * span, "{id}: {v} -> {back}");
+                        if n >= 0.05 {
+                            let n2 = (*p).preview_normalized(v);
+                            assert!((n2 - n).abs() < 1e-4, "{id}: {n} -> {n2}");
+                        }
+                    }
+                    ParamPtr::IntParam(p) => {
+                        let v = (*p).preview_plain(n);
+                        assert_eq!((*p).preview_plain((*p).preview_normalized(v)), v, "{id}");
+                    }
+                    ParamPtr::EnumParam(p) => {
+                        let v = (*p).preview_plain(n);
+                        assert_eq!((*p).preview_plain((*p).preview_normalized(v)), v, "{id}");
+                    }
+                    ParamPtr::BoolParam(p) => {
+                        let v = (*p).preview_plain(n);
+                        assert_eq!((*p).preview_plain((*p).preview_normalized(v)), v, "{id}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn value_strings_are_readable_and_carry_units() {
+    let params = params();
+    let text = |id: &str, n: f32| unsafe { params[id].normalized_value_to_string(n, true) };
+    let at = |id: &str, plain: f32| unsafe {
+        let ParamPtr::FloatParam(p) = params[id] else {
+            panic!("{id} is not a float")
+        };
+        (*p).preview_normalized(plain)
+    };
+    assert_eq!(text("visc", at("visc", 80.0)), "80.0 mm²/s");
+    assert_eq!(text("vel_diss", at("vel_diss", 0.2)), "0.200 /s");
+    assert_eq!(text("radius", at("radius", 0.03)), "3.00 %");
+    assert_eq!(text("attack", at("attack", 5.0)), "5.00 ms");
+    assert_eq!(text("hue", at("hue", 90.0)), "90.0°");
+    assert_eq!(text("bypass", 1.0), "Bypassed");
+    assert_eq!(text("mapping", 1.0), "Circle of pitch");
+    assert_eq!(text("colour", 0.5), "Density hue");
+    assert_eq!(text("p_iters", 0.0), "2");
+}
+
+#[test]
+fn bypass_is_the_host_bypass() {
+    let params = params();
+    let flags = unsafe { params["bypass"].flags() };
+    assert!(flags.contains(ParamFlags::BYPASS));
+}
