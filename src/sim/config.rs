@@ -1,0 +1,214 @@
+//! What the solver is told: the physics knobs in solver units, read from the parameters and
+//! smoothed in simulation time.
+//!
+//! Smoothing happens here, on the simulation side, rather than in `process()`: the simulation
+//! steps whether or not the host is calling `process()` (transport stopped, editor tweaks,
+//! offline renders), and smoothing per simulation step in simulation time makes an automation
+//! step look the same at 30, 60 or 144 steps per second.
+
+use crate::params::{ColorMode, DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
+
+/// Time constant of the physics smoothing. 60 ms turns a jump into a glide shorter than a
+/// sixteenth note at 120 BPM, yet long enough that a jump never shows as a jolt at 144 fps.
+pub const PHYSICS_SMOOTHING_MS: f32 = 60.0;
+
+/// The continuous knobs that change the fluid's behaviour or look, in solver units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Physics {
+    /// Kinematic viscosity in canvas²/s (canvas height = 1).
+    pub viscosity: f32,
+    /// Dye diffusivity in canvas²/s.
+    pub dye_diffusion: f32,
+    /// Velocity decay rate in 1/s.
+    pub velocity_dissipation: f32,
+    /// Dye decay rate in 1/s.
+    pub dye_dissipation: f32,
+    /// Vorticity confinement epsilon (dimensionless).
+    pub vorticity: f32,
+    /// Simulated seconds per real second.
+    pub speed: f32,
+    /// Frame exposure multiplier.
+    pub brightness: f32,
+    /// Frame saturation, 0..1.
+    pub saturation: f32,
+    /// Hue rotation in degrees.
+    pub hue_shift: f32,
+}
+
+impl Default for Physics {
+    fn default() -> Self {
+        Self::from_params(&DyeflowParams::default())
+    }
+}
+
+impl Physics {
+    /// The knobs' current (unsmoothed) values. Lock-free: parameters are atomics.
+    pub fn from_params(p: &DyeflowParams) -> Self {
+        Self {
+            viscosity: p.viscosity.value() * MM2_PER_S_TO_CANVAS2_PER_S,
+            dye_diffusion: p.dye_diffusion.value() * MM2_PER_S_TO_CANVAS2_PER_S,
+            velocity_dissipation: p.velocity_dissipation.value(),
+            dye_dissipation: p.dye_dissipation.value(),
+            vorticity: p.vorticity.value(),
+            speed: p.speed.value(),
+            brightness: p.brightness.value(),
+            saturation: p.saturation.value(),
+            hue_shift: p.hue_shift.value(),
+        }
+    }
+
+    fn fields_mut(&mut self) -> [&mut f32; 9] {
+        [
+            &mut self.viscosity,
+            &mut self.dye_diffusion,
+            &mut self.velocity_dissipation,
+            &mut self.dye_dissipation,
+            &mut self.vorticity,
+            &mut self.speed,
+            &mut self.brightness,
+            &mut self.saturation,
+            &mut self.hue_shift,
+        ]
+    }
+
+    fn fields(&self) -> [f32; 9] {
+        [
+            self.viscosity,
+            self.dye_diffusion,
+            self.velocity_dissipation,
+            self.dye_dissipation,
+            self.vorticity,
+            self.speed,
+            self.brightness,
+            self.saturation,
+            self.hue_shift,
+        ]
+    }
+}
+
+/// The discrete knobs: applied at once, since they have no in-between.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Discrete {
+    /// Pressure solver iterations per projection.
+    pub pressure_iterations: u32,
+    /// How frames are coloured.
+    pub color_mode: ColorMode,
+}
+
+impl Discrete {
+    /// The current values.
+    pub fn from_params(p: &DyeflowParams) -> Self {
+        Self {
+            pressure_iterations: p.pressure_iterations.value().max(1) as u32,
+            color_mode: p.color_mode.value(),
+        }
+    }
+}
+
+/// One-pole smoothing of [`Physics`] in simulation time.
+#[derive(Clone, Debug)]
+pub struct PhysicsSmoother {
+    current: Physics,
+    time_constant_s: f32,
+}
+
+impl PhysicsSmoother {
+    /// Start at `initial` with no glide (a project opens as it was saved).
+    pub fn new(initial: Physics) -> Self {
+        Self {
+            current: initial,
+            time_constant_s: PHYSICS_SMOOTHING_MS / 1000.0,
+        }
+    }
+
+    /// The smoothed values now.
+    pub fn current(&self) -> Physics {
+        self.current
+    }
+
+    /// Jump to `target` (used on reset or when a preset loads).
+    pub fn snap(&mut self, target: Physics) {
+        self.current = target;
+    }
+
+    /// Move towards `target` by `dt_s` seconds of simulation time and return the new values.
+    ///
+    /// After time t a step change has covered 1 - exp(-t / tau) of its way, whatever the step
+    /// size, so the glide is frame-rate independent. Non-finite targets are ignored (the value
+    /// holds), and a non-finite or negative `dt_s` counts as 0.
+    pub fn advance(&mut self, target: Physics, dt_s: f32) -> Physics {
+        let dt = if dt_s.is_finite() { dt_s.max(0.0) } else { 0.0 };
+        let alpha = 1.0 - (-dt / self.time_constant_s).exp();
+        let targets = target.fields();
+        for (value, target) in self.current.fields_mut().into_iter().zip(targets) {
+            if target.is_finite() {
+                *value += (target - *value) * alpha;
+            }
+        }
+        self.current
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_viscosity(v: f32) -> Physics {
+        Physics {
+            viscosity: v,
+            ..Physics::default()
+        }
+    }
+
+    #[test]
+    fn a_jump_becomes_a_glide() {
+        let mut s = PhysicsSmoother::new(with_viscosity(0.0));
+        let dt = 1.0 / 60.0;
+        let first = s.advance(with_viscosity(1.0), dt).viscosity;
+        // 1 - exp(-16.67 / 60) = 0.2425: a quarter of the way in the first step, not all of it.
+        approx::assert_relative_eq!(first, 0.2425, max_relative = 1e-3);
+        let mut prev = first;
+        for _ in 0..60 {
+            let v = s.advance(with_viscosity(1.0), dt).viscosity;
+            assert!(v >= prev && v <= 1.0, "monotone approach, never overshoots");
+            prev = v;
+        }
+        // After one second (16.7 time constants) it has arrived.
+        approx::assert_relative_eq!(prev, 1.0, max_relative = 1e-6);
+    }
+
+    #[test]
+    fn the_glide_is_frame_rate_independent() {
+        let target = with_viscosity(1.0);
+        let at = |fps: u32| {
+            let mut s = PhysicsSmoother::new(with_viscosity(0.0));
+            for _ in 0..fps / 10 {
+                s.advance(target, 1.0 / fps as f32);
+            }
+            s.current().viscosity
+        };
+        // 100 ms of simulated time: 1 - exp(-100 / 60) = 0.8111 at any rate.
+        for fps in [30, 60, 120, 240] {
+            approx::assert_relative_eq!(at(fps), 0.8111, max_relative = 1e-3);
+        }
+    }
+
+    #[test]
+    fn bad_input_holds_the_value() {
+        let mut s = PhysicsSmoother::new(with_viscosity(0.5));
+        assert_eq!(s.advance(with_viscosity(f32::NAN), 0.1).viscosity, 0.5);
+        assert_eq!(s.advance(with_viscosity(1.0), f32::NAN).viscosity, 0.5);
+        assert_eq!(s.advance(with_viscosity(1.0), -1.0).viscosity, 0.5);
+        // A huge dt lands exactly on the target, never past it.
+        assert_eq!(s.advance(with_viscosity(1.0), 1.0e9).viscosity, 1.0);
+    }
+
+    #[test]
+    fn reads_params_in_solver_units() {
+        let p = DyeflowParams::default();
+        let phys = Physics::from_params(&p);
+        assert_eq!(phys.viscosity, 0.0);
+        assert_eq!(phys.velocity_dissipation, 0.2);
+        assert_eq!(Discrete::from_params(&p).pressure_iterations, 20);
+    }
+}

@@ -1,0 +1,43 @@
+//! Shared test helpers.
+#![allow(dead_code)]
+
+pub mod clap_host;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+/// A seeded generator, so failures reproduce.
+pub fn rng(seed: u64) -> SmallRng {
+    SmallRng::seed_from_u64(seed)
+}
+
+/// Audio that mixes ordinary samples with every kind of extreme value: full-scale and huge
+/// values, the smallest normals, subnormals, signed zeros, infinities and NaNs (with payloads).
+pub fn hostile_audio(rng: &mut SmallRng, len: usize) -> Vec<f32> {
+    (0..len)
+        .map(|_| match rng.random_range(0..20) {
+            0 => f32::MAX,
+            1 => f32::MIN,
+            2 => f32::MIN_POSITIVE * if rng.random() { 1.0 } else { -1.0 },
+            3 => f32::from_bits(rng.random_range(1..0x0080_0000)), // positive subnormal
+            4 => f32::from_bits(0x8000_0000 | rng.random_range(1..0x0080_0000)), // negative
+            5 => 0.0,
+            6 => -0.0,
+            7 => f32::INFINITY,
+            8 => f32::NEG_INFINITY,
+            9 => f32::from_bits(0x7fc0_0000 | rng.random_range(0..0x0040_0000)), // NaN
+            10 => rng.random_range(-1.0e30..1.0e30),
+            _ => rng.random_range(-1.0..1.0),
+        })
+        .collect()
+}
+
+/// What Dyeflow's output must be for `x`: `x` itself, bit for bit, except that a subnormal
+/// becomes a zero of the same sign.
+pub fn expected_passthrough(x: f32) -> u32 {
+    if x.is_subnormal() {
+        x.to_bits() & 0x8000_0000
+    } else {
+        x.to_bits()
+    }
+}
