@@ -8,6 +8,7 @@
 use nice_plug::prelude::*;
 use std::sync::Arc;
 
+pub mod bench;
 pub mod bridge;
 pub mod params;
 pub mod sim;

@@ -7,14 +7,15 @@
 //! step look the same at 30, 60 or 144 steps per second.
 
 use crate::params::{ColorMode, DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
+use crate::sim::{Look, StepParams};
 
 /// Time constant of the physics smoothing. 60 ms turns a jump into a glide shorter than a
 /// sixteenth note at 120 BPM, yet long enough that a jump never shows as a jolt at 144 fps.
-pub const PHYSICS_SMOOTHING_MS: f32 = 60.0;
+pub const KNOB_SMOOTHING_MS: f32 = 60.0;
 
 /// The continuous knobs that change the fluid's behaviour or look, in solver units.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Physics {
+pub struct Knobs {
     /// Kinematic viscosity in canvas²/s (canvas height = 1).
     pub viscosity: f32,
     /// Dye diffusivity in canvas²/s.
@@ -35,13 +36,13 @@ pub struct Physics {
     pub hue_shift: f32,
 }
 
-impl Default for Physics {
+impl Default for Knobs {
     fn default() -> Self {
         Self::from_params(&DyeflowParams::default())
     }
 }
 
-impl Physics {
+impl Knobs {
     /// The knobs' current (unsmoothed) values. Lock-free: parameters are atomics.
     pub fn from_params(p: &DyeflowParams) -> Self {
         Self {
@@ -54,6 +55,30 @@ impl Physics {
             brightness: p.brightness.value(),
             saturation: p.saturation.value(),
             hue_shift: p.hue_shift.value(),
+        }
+    }
+
+    /// The step parameters for `real_dt_s` seconds of wall-clock (or render) time: the
+    /// simulated time is scaled by the speed knob.
+    pub fn step_params(&self, real_dt_s: f32) -> StepParams {
+        StepParams {
+            dt: real_dt_s * self.speed,
+            viscosity: self.viscosity,
+            dye_diffusion: self.dye_diffusion,
+            velocity_dissipation: self.velocity_dissipation,
+            dye_dissipation: self.dye_dissipation,
+            vorticity: self.vorticity,
+        }
+        .sanitized()
+    }
+
+    /// The look for rendering frames.
+    pub fn look(&self, color_mode: ColorMode) -> Look {
+        Look {
+            color_mode,
+            brightness: self.brightness,
+            saturation: self.saturation,
+            hue_shift: self.hue_shift,
         }
     }
 
@@ -105,29 +130,29 @@ impl Discrete {
     }
 }
 
-/// One-pole smoothing of [`Physics`] in simulation time.
+/// One-pole smoothing of [`Knobs`] in simulation time.
 #[derive(Clone, Debug)]
-pub struct PhysicsSmoother {
-    current: Physics,
+pub struct KnobsSmoother {
+    current: Knobs,
     time_constant_s: f32,
 }
 
-impl PhysicsSmoother {
+impl KnobsSmoother {
     /// Start at `initial` with no glide (a project opens as it was saved).
-    pub fn new(initial: Physics) -> Self {
+    pub fn new(initial: Knobs) -> Self {
         Self {
             current: initial,
-            time_constant_s: PHYSICS_SMOOTHING_MS / 1000.0,
+            time_constant_s: KNOB_SMOOTHING_MS / 1000.0,
         }
     }
 
     /// The smoothed values now.
-    pub fn current(&self) -> Physics {
+    pub fn current(&self) -> Knobs {
         self.current
     }
 
     /// Jump to `target` (used on reset or when a preset loads).
-    pub fn snap(&mut self, target: Physics) {
+    pub fn snap(&mut self, target: Knobs) {
         self.current = target;
     }
 
@@ -136,7 +161,7 @@ impl PhysicsSmoother {
     /// After time t a step change has covered 1 - exp(-t / tau) of its way, whatever the step
     /// size, so the glide is frame-rate independent. Non-finite targets are ignored (the value
     /// holds), and a non-finite or negative `dt_s` counts as 0.
-    pub fn advance(&mut self, target: Physics, dt_s: f32) -> Physics {
+    pub fn advance(&mut self, target: Knobs, dt_s: f32) -> Knobs {
         let dt = if dt_s.is_finite() { dt_s.max(0.0) } else { 0.0 };
         let alpha = 1.0 - (-dt / self.time_constant_s).exp();
         let targets = target.fields();
@@ -153,16 +178,16 @@ impl PhysicsSmoother {
 mod tests {
     use super::*;
 
-    fn with_viscosity(v: f32) -> Physics {
-        Physics {
+    fn with_viscosity(v: f32) -> Knobs {
+        Knobs {
             viscosity: v,
-            ..Physics::default()
+            ..Knobs::default()
         }
     }
 
     #[test]
     fn a_jump_becomes_a_glide() {
-        let mut s = PhysicsSmoother::new(with_viscosity(0.0));
+        let mut s = KnobsSmoother::new(with_viscosity(0.0));
         let dt = 1.0 / 60.0;
         let first = s.advance(with_viscosity(1.0), dt).viscosity;
         // 1 - exp(-16.67 / 60) = 0.2425: a quarter of the way in the first step, not all of it.
@@ -181,7 +206,7 @@ mod tests {
     fn the_glide_is_frame_rate_independent() {
         let target = with_viscosity(1.0);
         let at = |fps: u32| {
-            let mut s = PhysicsSmoother::new(with_viscosity(0.0));
+            let mut s = KnobsSmoother::new(with_viscosity(0.0));
             for _ in 0..fps / 10 {
                 s.advance(target, 1.0 / fps as f32);
             }
@@ -195,7 +220,7 @@ mod tests {
 
     #[test]
     fn bad_input_holds_the_value() {
-        let mut s = PhysicsSmoother::new(with_viscosity(0.5));
+        let mut s = KnobsSmoother::new(with_viscosity(0.5));
         assert_eq!(s.advance(with_viscosity(f32::NAN), 0.1).viscosity, 0.5);
         assert_eq!(s.advance(with_viscosity(1.0), f32::NAN).viscosity, 0.5);
         assert_eq!(s.advance(with_viscosity(1.0), -1.0).viscosity, 0.5);
@@ -206,7 +231,7 @@ mod tests {
     #[test]
     fn reads_params_in_solver_units() {
         let p = DyeflowParams::default();
-        let phys = Physics::from_params(&p);
+        let phys = Knobs::from_params(&p);
         assert_eq!(phys.viscosity, 0.0);
         assert_eq!(phys.velocity_dissipation, 0.2);
         assert_eq!(Discrete::from_params(&p).pressure_iterations, 20);

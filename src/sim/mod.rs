@@ -1,3 +1,305 @@
-//! The fluid simulation: configuration, solvers and the grids they share.
+//! The fluid simulation: configuration, the [`Solver`] trait and the grid types shared by the
+//! CPU solver (the reference) and the GPU solver.
+//!
+//! # Model
+//! Jos Stam's stable fluids on a staggered (MAC) grid, extended as GPU Gems ch. 38 and PixelFlow
+//! do: RGB dye, dissipation and vorticity confinement.
+//!
+//! - The canvas is 1 unit tall and `aspect` units wide; the simulation grid has `width x height`
+//!   square cells of size `h = 1 / height`. y points up: row 0 is the bottom.
+//! - Velocity is in canvas heights per second. `u` lives on the vertical faces
+//!   (`(width + 1) x height`), `v` on the horizontal faces (`width x (height + 1)`). The outer
+//!   faces are solid walls and stay exactly 0, so nothing flows through the walls.
+//! - Pressure lives at cell centres and is stored pre-scaled as `q = p * dt / (rho * h)`, in
+//!   velocity units, so projecting is `u_face -= q_right - q_left`.
+//! - Dye is RGB at cell centres of a grid `dye_scale` times finer per axis (two resolutions, as
+//!   in the best web fluids: fine colour detail costs no pressure work).
+
+/// Compile a hot per-row kernel for AVX2+FMA and NEON as well as the baseline, picking the
+/// best at run time. Kernels use `mul_add`, which is exactly rounded with or without hardware
+/// FMA, so every version gives bit-identical results; the baseline is only slower.
+macro_rules! kernel {
+    ($($item:tt)*) => {
+        #[multiversion::multiversion(targets("x86_64+avx2+fma", "aarch64+neon"))]
+        $($item)*
+    };
+}
 
 pub mod config;
+pub mod cpu;
+pub mod grid;
+pub mod math;
+
+pub use config::{Discrete, Knobs, KnobsSmoother};
+use grid::Fields;
+
+/// Largest simulated time one step will advance, in seconds. A longer `dt` (a host hiccup, a
+/// debugger pause) is clamped: the fluid slows for that step instead of blowing up.
+pub const MAX_STEP_DT_S: f32 = 0.25;
+/// Speed limit in canvas heights per second. Crossing the canvas 50 times a second is far past
+/// anything visible; the limit keeps hostile input (forces of 1e6) bounded.
+pub const MAX_SPEED: f32 = 50.0;
+/// Dye limit per channel. Tone mapping saturates long before this; the limit keeps endlessly
+/// held notes bounded.
+pub const MAX_DYE: f32 = 64.0;
+
+/// The work of one multigrid V(2,2)-cycle in red-black sweeps of the finest grid: at 512² on
+/// the dev machine (2026-11), one cycle cost about as much as 10 sweeps. The plugin's "pressure
+/// iterations" knob counts sweeps of work; multigrid runs `iterations / 10` cycles (at least 1).
+pub const MG_CYCLE_IN_SWEEPS: u32 = 10;
+
+/// How the pressure Poisson equation is solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PressureMethod {
+    /// Jacobi iterations, warm-started from the last step's pressure (scaled so it never
+    /// hurts). The GPU baseline.
+    Jacobi,
+    /// Red-black Gauss-Seidel sweeps, warm-started.
+    RbGs,
+    /// Multigrid V-cycles (red-black Gauss-Seidel smoothing), warm-started. `iterations` counts
+    /// V-cycles.
+    Multigrid,
+}
+
+impl PressureMethod {
+    /// Parse a command-line name.
+    pub fn parse(s: &str) -> Option<Self> {
+        match s {
+            "jacobi" => Some(Self::Jacobi),
+            "rbgs" => Some(Self::RbGs),
+            "mg" | "multigrid" => Some(Self::Multigrid),
+            _ => None,
+        }
+    }
+
+    /// The command-line name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Jacobi => "jacobi",
+            Self::RbGs => "rbgs",
+            Self::Multigrid => "mg",
+        }
+    }
+}
+
+/// Everything a solver needs to know that does not change every step.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SimConfig {
+    /// Simulation grid width in cells.
+    pub width: usize,
+    /// Simulation grid height in cells.
+    pub height: usize,
+    /// Dye cells per simulation cell, per axis (1, 2 or 4).
+    pub dye_scale: usize,
+    /// Pressure solve method.
+    pub pressure: PressureMethod,
+    /// Iterations per pressure solve: sweeps for Jacobi and SOR, V-cycles for multigrid.
+    pub pressure_iterations: u32,
+    /// Jacobi iterations for the implicit viscosity and dye diffusion solves.
+    pub diffusion_iterations: u32,
+}
+
+impl SimConfig {
+    /// A grid of `width x height` with the default solver choices.
+    pub fn new(width: usize, height: usize) -> Self {
+        Self {
+            width,
+            height,
+            dye_scale: 1,
+            pressure: PressureMethod::Multigrid,
+            pressure_iterations: 2,
+            diffusion_iterations: 20,
+        }
+    }
+
+    /// The same configuration with sizes clamped to what solvers accept (1..=8192 cells per
+    /// axis, dye scale 1..=4) and at least one iteration of each solve.
+    pub fn sanitized(&self) -> Self {
+        Self {
+            width: self.width.clamp(1, 8192),
+            height: self.height.clamp(1, 8192),
+            dye_scale: self.dye_scale.clamp(1, 4),
+            pressure: self.pressure,
+            pressure_iterations: self.pressure_iterations.clamp(1, 10_000),
+            diffusion_iterations: self.diffusion_iterations.clamp(1, 10_000),
+        }
+    }
+
+    /// Dye grid width in cells.
+    pub fn dye_width(&self) -> usize {
+        self.width * self.dye_scale
+    }
+
+    /// Dye grid height in cells.
+    pub fn dye_height(&self) -> usize {
+        self.height * self.dye_scale
+    }
+}
+
+/// Shape of a splat's footprint.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u32)]
+pub enum SplatShape {
+    /// exp(-d^2 / r^2): a soft round blob.
+    #[default]
+    Gaussian = 0,
+    /// 1 inside the square of half-side `r`, 0 outside (the bench's "centre block").
+    Block = 1,
+}
+
+/// A Gaussian (or block) injection of dye and momentum.
+///
+/// Positions and radii are in canvas units (height 1, width = aspect). Every field is
+/// sanitised before use: NaN or infinite fields make the splat a no-op, the radius is clamped to
+/// [half a cell, 4 canvas heights], and the force to [`MAX_SPEED`].
+#[derive(Clone, Copy, Debug, PartialEq, Default)]
+pub struct Splat {
+    /// Centre, in canvas units (x right, y up).
+    pub pos: [f32; 2],
+    /// Radius (Gaussian: 1/e distance; block: half side), in canvas units.
+    pub radius: f32,
+    /// Linear RGB colour of the dye added at the centre.
+    pub color: [f32; 3],
+    /// Scale of the dye added (0 = momentum only).
+    pub amount: f32,
+    /// Velocity added at the centre, in canvas heights per second.
+    pub force: [f32; 2],
+    /// Footprint.
+    pub shape: SplatShape,
+}
+
+/// How frames are coloured and exposed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Look {
+    /// Colour mode.
+    pub color_mode: crate::params::ColorMode,
+    /// Exposure multiplier.
+    pub brightness: f32,
+    /// Saturation, 0..1.
+    pub saturation: f32,
+    /// Hue rotation in degrees.
+    pub hue_shift: f32,
+}
+
+impl Default for Look {
+    fn default() -> Self {
+        Self {
+            color_mode: crate::params::ColorMode::Dye,
+            brightness: 1.0,
+            saturation: 1.0,
+            hue_shift: 0.0,
+        }
+    }
+}
+
+/// The physics of one step, in solver units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StepParams {
+    /// Simulated seconds to advance (clamped to [0, `MAX_STEP_DT_S`]).
+    pub dt: f32,
+    /// Kinematic viscosity, canvas^2/s.
+    pub viscosity: f32,
+    /// Dye diffusivity, canvas^2/s.
+    pub dye_diffusion: f32,
+    /// Velocity decay rate, 1/s.
+    pub velocity_dissipation: f32,
+    /// Dye decay rate, 1/s.
+    pub dye_dissipation: f32,
+    /// Vorticity confinement epsilon.
+    pub vorticity: f32,
+}
+
+impl Default for StepParams {
+    fn default() -> Self {
+        Self {
+            dt: 1.0 / 60.0,
+            viscosity: 0.0,
+            dye_diffusion: 0.0,
+            velocity_dissipation: 0.0,
+            dye_dissipation: 0.0,
+            vorticity: 0.0,
+        }
+    }
+}
+
+impl StepParams {
+    /// The same parameters with every value finite and in range: NaN becomes 0, negatives 0,
+    /// and dt at most [`MAX_STEP_DT_S`].
+    pub fn sanitized(&self) -> Self {
+        let clean = |x: f32, max: f32| {
+            if x.is_finite() {
+                x.clamp(0.0, max)
+            } else {
+                0.0
+            }
+        };
+        Self {
+            dt: clean(self.dt, MAX_STEP_DT_S),
+            viscosity: clean(self.viscosity, 1.0),
+            dye_diffusion: clean(self.dye_diffusion, 1.0),
+            velocity_dissipation: clean(self.velocity_dissipation, 1.0e3),
+            dye_dissipation: clean(self.dye_dissipation, 1.0e3),
+            vorticity: clean(self.vorticity, 10.0),
+        }
+    }
+}
+
+/// What a step measured.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepStats {
+    /// RMS of the divergence (per cell, in velocity units) before the last projection.
+    pub div_rms_before: f32,
+    /// RMS of the divergence after the last projection.
+    pub div_rms_after: f32,
+    /// Max |divergence| before the last projection.
+    pub div_max_before: f32,
+    /// Max |divergence| after the last projection.
+    pub div_max_after: f32,
+    /// Pressure solves this step ran (1, or 2 when fast advection needed a second).
+    pub projections: u32,
+}
+
+impl StepStats {
+    /// RMS divergence after projection relative to before (0 = perfectly projected).
+    pub fn residual_rms(&self) -> f32 {
+        relative(self.div_rms_after, self.div_rms_before)
+    }
+
+    /// Max divergence after projection relative to before.
+    pub fn residual_max(&self) -> f32 {
+        relative(self.div_max_after, self.div_max_before)
+    }
+}
+
+fn relative(after: f32, before: f32) -> f32 {
+    if before > 0.0 { after / before } else { 0.0 }
+}
+
+/// A fluid solver: the CPU reference and the GPU solver implement the same physics.
+pub trait Solver: Send {
+    /// The configuration the solver runs with (sanitised).
+    fn config(&self) -> SimConfig;
+
+    /// Short backend name ("cpu", "gpu").
+    fn backend(&self) -> &'static str;
+
+    /// Queue splats; they are applied at the start of the next [`Solver::step`].
+    fn inject(&mut self, splats: &[Splat]);
+
+    /// Advance the fluid by `params.dt` simulated seconds.
+    fn step(&mut self, params: &StepParams) -> StepStats;
+
+    /// Render the current dye (or velocity) into `out` as RGBA8 rows, top row first, at any
+    /// size. `out.len()` must be `width * height * 4`.
+    fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]);
+
+    /// Copy the current fields out (for tests, parity checks and backend fallback).
+    fn read_fields(&mut self) -> Fields;
+
+    /// Replace the fields (carry-over when switching backends). Fields of another size are
+    /// resampled.
+    fn write_fields(&mut self, fields: &Fields);
+
+    /// Clear every field to rest.
+    fn reset(&mut self);
+}

@@ -1,0 +1,173 @@
+//! Band-parallel loops: every thread of the pool takes a fixed band of rows and the threads
+//! meet at a spin barrier between phases. For iterative solvers this replaces one rayon
+//! fork-join per half-sweep (about 8 us of wake-ups each on the dev machine, 40 per step at 20
+//! red-black iterations) with a barrier of well under a microsecond.
+//!
+//! Row bands are fixed and each row is computed by exactly one thread with the same code, so
+//! results do not depend on the thread count.
+
+use std::ops::Range;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Grids below this many cells run on the calling thread: the barrier costs more than the work.
+pub const MIN_PARALLEL_CELLS: usize = 16 * 1024;
+
+/// Cells one rayon task should at least handle. Splitting small grids across threads costs
+/// more in wake-ups (~10 us per parallel loop) than the work, and multigrid runs hundreds of
+/// loops on tiny coarse levels.
+pub const MIN_TASK_CELLS: usize = 2048;
+
+/// Rows per rayon task for rows of `row_len` cells (`with_min_len`).
+#[inline]
+pub fn min_rows(row_len: usize) -> usize {
+    (MIN_TASK_CELLS / row_len.max(1)).max(1)
+}
+
+/// A sense-counting barrier that spins briefly, then yields.
+struct SpinBarrier {
+    arrived: AtomicUsize,
+    generation: AtomicUsize,
+    parties: usize,
+}
+
+impl SpinBarrier {
+    fn new(parties: usize) -> Self {
+        Self {
+            arrived: AtomicUsize::new(0),
+            generation: AtomicUsize::new(0),
+            parties,
+        }
+    }
+
+    fn wait(&self) {
+        let generation = self.generation.load(Ordering::Acquire);
+        if self.arrived.fetch_add(1, Ordering::AcqRel) + 1 == self.parties {
+            self.arrived.store(0, Ordering::Relaxed);
+            // Releases every write made before any thread arrived.
+            self.generation.fetch_add(1, Ordering::Release);
+        } else {
+            let mut spins = 0u32;
+            while self.generation.load(Ordering::Acquire) == generation {
+                if spins < 4096 {
+                    std::hint::spin_loop();
+                    spins += 1;
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+}
+
+/// The rows of band `t` of `n` over `h` rows.
+fn band(t: usize, n: usize, h: usize) -> Range<usize> {
+    (t * h / n)..((t + 1) * h / n)
+}
+
+/// Run `phases` phases of `f(phase, rows)` over `h` rows of `w` cells. Within a phase the
+/// calls for different bands may run at the same time; every call of a phase finishes before
+/// any call of the next begins.
+///
+/// Must be called from inside the pool that should do the work (the solver's `install`).
+pub fn phases<F>(h: usize, w: usize, phases: usize, f: F)
+where
+    F: Fn(usize, Range<usize>) + Sync,
+{
+    let threads = rayon::current_num_threads().min(h);
+    if threads <= 1 || h * w < MIN_PARALLEL_CELLS {
+        for p in 0..phases {
+            f(p, 0..h);
+        }
+        return;
+    }
+    let barrier = SpinBarrier::new(rayon::current_num_threads());
+    rayon::broadcast(|ctx| {
+        let rows = band(ctx.index(), ctx.num_threads(), h);
+        for p in 0..phases {
+            f(p, rows.clone());
+            barrier.wait();
+        }
+    });
+}
+
+/// A plane shared by the threads of [`phases`]: each thread reads and writes only the rows the
+/// phase structure allows it (see the callers' SAFETY notes).
+#[derive(Clone, Copy)]
+pub struct Shared {
+    ptr: *mut f32,
+    len: usize,
+}
+
+// SAFETY: access is coordinated by `phases`: within a phase, a row is written by at most one
+// thread and not read by others; the barrier orders phases.
+unsafe impl Send for Shared {}
+unsafe impl Sync for Shared {}
+
+impl Shared {
+    pub fn new(data: &mut [f32]) -> Self {
+        Self {
+            ptr: data.as_mut_ptr(),
+            len: data.len(),
+        }
+    }
+
+    /// Elements `range` for reading.
+    ///
+    /// # Safety
+    /// No thread may write these elements during the current phase.
+    #[inline(always)]
+    pub unsafe fn get(&self, range: Range<usize>) -> &[f32] {
+        assert!(range.start <= range.end && range.end <= self.len);
+        // SAFETY: in bounds (checked); no concurrent writer (caller).
+        unsafe { std::slice::from_raw_parts(self.ptr.add(range.start), range.len()) }
+    }
+
+    /// Elements `range` for writing.
+    ///
+    /// # Safety
+    /// No other thread may read or write these elements during the current phase.
+    #[inline(always)]
+    #[allow(clippy::mut_from_ref)]
+    pub unsafe fn get_mut(&self, range: Range<usize>) -> &mut [f32] {
+        assert!(range.start <= range.end && range.end <= self.len);
+        // SAFETY: in bounds (checked); exclusive for this phase (caller).
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(range.start), range.len()) }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn phases_see_every_earlier_write() {
+        // Even phases write their rows; odd phases read the row below (usually another
+        // thread's) and check it holds the previous phase's value. Missing ordering between
+        // phases shows as a stale value.
+        let (w, h) = (256, 256);
+        let mut data = vec![0.0f32; w * h];
+        let shared = Shared::new(&mut data);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let checked = AtomicUsize::new(0);
+        pool.install(|| {
+            phases(h, w, 16, |p, rows| {
+                for j in rows {
+                    if p % 2 == 0 {
+                        // SAFETY: even phases write only the band's own rows, nobody reads.
+                        unsafe { shared.get_mut(j * w..(j + 1) * w) }.fill(p as f32 + 1.0);
+                    } else if j > 0 {
+                        // SAFETY: odd phases only read.
+                        let below = unsafe { shared.get((j - 1) * w..j * w) };
+                        assert!(below.iter().all(|&x| x == p as f32), "row {j} phase {p}");
+                        checked.fetch_add(1, Ordering::Relaxed);
+                    }
+                }
+            });
+        });
+        assert_eq!(checked.load(Ordering::Relaxed), 8 * (h - 1));
+        assert!(data.iter().all(|&x| x == 15.0));
+    }
+}

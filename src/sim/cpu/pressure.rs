@@ -1,0 +1,1005 @@
+//! Pressure Poisson solve: Jacobi, red-black SOR, or multigrid V-cycles.
+//!
+//! Equation (per cell c, over the neighbours n that are inside the grid; walls are Neumann):
+//! `sum_n (q_n - q_c) = D_c`, i.e. `A q = b` with `A q = n_c q_c - sum_n q_n` and `b = -D`,
+//! where `D` is the flux divergence and `q` the scaled pressure (see `sim` module docs). `A` is
+//! symmetric positive semi-definite; constants are its null space, so `b` is made mean-free.
+//!
+//! Storage: the checkerboard as two half-width planes (red: `(i + j)` even, black: odd), row
+//! `j` of a plane holding the cells `i = s + 2k` with `s = (j + colour) % 2` at index
+//! `j * hw + k`, `hw = ceil(w / 2)`; so cell `(i, j)` is at `i / 2` in its plane. A red update
+//! reads only black cells, contiguous in memory: 2.1x faster than the natural layout at 512²
+//! (PERF-NOTES, 2026-11).
+//!
+//! Multigrid: every level covers the same canvas with `ceil(n / 2)` cells per axis, so on
+//! grids whose sizes are not powers of two the coarse cells are slightly wider or taller than
+//! twice the fine ones (67 cells -> 34 cells of 1.97 fine cells). Each level uses the matching
+//! anisotropic 5-point operator (`cx = hy / hx`, `cy = hx / hy`, scaled by cell area), an
+//! area-weighted restriction and bilinear prolongation between the actual cell centres. With
+//! naive cell-pairing instead, odd sizes converged at only 0.57 per V-cycle (measured on
+//! 67x45); with consistent geometry every size converges like a power of two (~0.07).
+
+use super::band::{self, MIN_TASK_CELLS, Shared, min_rows};
+use crate::sim::grid::AlignedVec;
+use rayon::prelude::*;
+
+/// Over-relaxation of the coarsest multigrid level's solve, which runs to convergence. (For
+/// the fine-grid sweeps plain Gauss-Seidel, omega = 1, is used: in the running simulation 20
+/// red-black sweeps left RMS divergence 0.86x of before at omega 1 but 2.6x at 1.9, measured at
+/// 512², 2026-11. Over-relaxation shrinks smooth error fast but leaves the high-frequency
+/// residual that the divergence norm sees.)
+const COARSEST_OMEGA: f32 = 1.5;
+/// Multigrid smoothing sweeps before and after the coarse correction.
+pub const MG_PRE_SWEEPS: u32 = 2;
+/// Multigrid post-smoothing sweeps.
+pub const MG_POST_SWEEPS: u32 = 2;
+/// Coarsening stops when a level is at most this many cells on its short side.
+const MG_COARSEST_CELLS: usize = 4;
+
+/// A cell-centred field in checkerboard layout.
+#[derive(Clone, Debug)]
+pub struct Split {
+    /// Width in cells.
+    pub w: usize,
+    /// Height in cells.
+    pub h: usize,
+    /// Plane row length, `ceil(w / 2)`.
+    pub hw: usize,
+    /// `[red, black]` planes, `h * hw` each.
+    pub planes: [AlignedVec; 2],
+}
+
+impl Split {
+    /// A zero field of `w x h` cells.
+    pub fn zeros(w: usize, h: usize) -> Self {
+        let hw = w.div_ceil(2);
+        Self {
+            w,
+            h,
+            hw,
+            planes: [AlignedVec::zeros(h * hw), AlignedVec::zeros(h * hw)],
+        }
+    }
+
+    /// Colour and plane index of cell `(i, j)`.
+    #[inline(always)]
+    pub fn index(&self, i: usize, j: usize) -> (usize, usize) {
+        ((i + j) & 1, j * self.hw + i / 2)
+    }
+
+    /// Value at cell `(i, j)`.
+    #[inline(always)]
+    pub fn get(&self, i: usize, j: usize) -> f32 {
+        let (c, k) = self.index(i, j);
+        self.planes[c][k]
+    }
+
+    /// Set cell `(i, j)`.
+    #[inline(always)]
+    pub fn set(&mut self, i: usize, j: usize, value: f32) {
+        let (c, k) = self.index(i, j);
+        self.planes[c][k] = value;
+    }
+
+    /// The field in natural row-major order.
+    pub fn to_natural(&self) -> Vec<f32> {
+        let mut out = vec![0.0; self.w * self.h];
+        for j in 0..self.h {
+            for i in 0..self.w {
+                out[j * self.w + i] = self.get(i, j);
+            }
+        }
+        out
+    }
+
+    /// Fill from natural row-major order.
+    pub fn set_natural(&mut self, data: &[f32]) {
+        for j in 0..self.h {
+            for i in 0..self.w {
+                self.set(i, j, data[j * self.w + i]);
+            }
+        }
+    }
+
+    /// Write the field in natural layout into `out` (`w * h`), minus `offset`, in parallel.
+    pub fn write_natural(&self, out: &mut [f32], offset: f32) {
+        let hw = self.hw;
+        let [red, black] = &self.planes;
+        out.par_chunks_mut(self.w)
+            .with_min_len(min_rows(self.w))
+            .enumerate()
+            .for_each(|(j, row)| {
+                let (r, b) = (&red[j * hw..(j + 1) * hw], &black[j * hw..(j + 1) * hw]);
+                interleave_row(r, b, row, j & 1 == 1, offset);
+            });
+    }
+
+    /// Add a natural-layout field (`w * h`) to this one, in parallel.
+    pub fn add_natural(&mut self, add: &[f32]) {
+        let (w, hw) = (self.w, self.hw);
+        let [red, black] = &mut self.planes;
+        red.par_chunks_mut(hw)
+            .zip(black.par_chunks_mut(hw))
+            .with_min_len(min_rows(w))
+            .enumerate()
+            .for_each(|(j, (r, b))| {
+                deinterleave_add_row(&add[j * w..(j + 1) * w], r, b, j & 1 == 1);
+            });
+    }
+
+    /// Set from a natural-layout field (`w * h`), in parallel.
+    pub fn assign_natural(&mut self, data: &[f32]) {
+        let (w, hw) = (self.w, self.hw);
+        let [red, black] = &mut self.planes;
+        red.par_chunks_mut(hw)
+            .zip(black.par_chunks_mut(hw))
+            .with_min_len(min_rows(w))
+            .enumerate()
+            .for_each(|(j, (r, b))| {
+                deinterleave_row(&data[j * w..(j + 1) * w], r, b, j & 1 == 1);
+            });
+    }
+
+    /// Set every cell to 0.
+    pub fn clear(&mut self) {
+        for p in &mut self.planes {
+            p.fill(0.0);
+        }
+    }
+
+    /// Sum over all cells, in a fixed order (identical for any thread count).
+    pub fn sum(&self) -> f64 {
+        let row_sums: Vec<f64> = (0..self.h)
+            .into_par_iter()
+            .with_min_len(min_rows(self.w))
+            .map(|j| {
+                let mut s = 0.0f64;
+                for c in 0..2 {
+                    let n = row_count(self.w, (j + c) & 1);
+                    s += super::reduce::row_sum(&self.planes[c][j * self.hw..j * self.hw + n]);
+                }
+                s
+            })
+            .collect();
+        row_sums.iter().sum()
+    }
+
+    /// The mean over all cells.
+    pub fn mean(&self) -> f32 {
+        (self.sum() / (self.w * self.h).max(1) as f64) as f32
+    }
+
+    /// Subtract `value` from every cell.
+    pub fn subtract(&mut self, value: f32) {
+        if value != 0.0 {
+            for p in &mut self.planes {
+                p.par_iter_mut()
+                    .with_min_len(MIN_TASK_CELLS)
+                    .for_each(|x| *x -= value);
+            }
+        }
+    }
+
+    /// Subtract the mean over all cells.
+    pub fn remove_mean(&mut self) {
+        let mean = self.mean();
+        self.subtract(mean);
+    }
+}
+
+kernel! {
+/// Natural row from the red and black plane rows (`odd`: the row starts with a black cell),
+/// minus `offset`.
+fn interleave_row(red: &[f32], black: &[f32], out: &mut [f32], odd: bool, offset: f32) {
+    let (first, second) = if odd { (black, red) } else { (red, black) };
+    let w = out.len();
+    for k in 0..w / 2 {
+        out[2 * k] = first[k] - offset;
+        out[2 * k + 1] = second[k] - offset;
+    }
+    if w % 2 == 1 {
+        out[w - 1] = first[w / 2] - offset;
+    }
+}
+}
+
+kernel! {
+/// Split a natural row into the red and black plane rows.
+fn deinterleave_row(src: &[f32], red: &mut [f32], black: &mut [f32], odd: bool) {
+    let (first, second) = if odd { (black, red) } else { (red, black) };
+    let w = src.len();
+    for k in 0..w / 2 {
+        first[k] = src[2 * k];
+        second[k] = src[2 * k + 1];
+    }
+    if w % 2 == 1 {
+        first[w / 2] = src[w - 1];
+    }
+}
+}
+
+kernel! {
+/// Add a natural row into the red and black plane rows.
+fn deinterleave_add_row(add: &[f32], red: &mut [f32], black: &mut [f32], odd: bool) {
+    let (first, second) = if odd { (black, red) } else { (red, black) };
+    let w = add.len();
+    for k in 0..w / 2 {
+        first[k] += add[2 * k];
+        second[k] += add[2 * k + 1];
+    }
+    if w % 2 == 1 {
+        first[w / 2] += add[w - 1];
+    }
+}
+}
+
+/// Number of cells of a colour in a row whose first cell of that colour is at `i = s`.
+#[inline(always)]
+pub fn row_count(w: usize, s: usize) -> usize {
+    if w > s { (w - s).div_ceil(2) } else { 0 }
+}
+
+/// The 5-point operator of a level: `A q = sum_n c_n (q_c - q_n)` with `c = cx` for the
+/// left/right and `c = cy` for the lower/upper neighbours. The finest level has `cx = cy = 1`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Operator {
+    /// Coupling to horizontal neighbours (`hy / hx`).
+    pub cx: f32,
+    /// Coupling to vertical neighbours (`hx / hy`).
+    pub cy: f32,
+}
+
+impl Operator {
+    /// The finest level's isotropic operator.
+    pub const UNIT: Self = Self { cx: 1.0, cy: 1.0 };
+}
+
+/// How one relaxation half-sweep writes its colour.
+#[derive(Clone, Copy)]
+enum Update {
+    /// Gauss-Seidel / SOR in place: `q += omega * (q_gs - q)`.
+    InPlace(f32),
+    /// Jacobi into a separate plane: `q = q_gs`.
+    Replace,
+}
+
+kernel! {
+/// Relax one row of one colour. `out` is that colour's row; `other`, `other_dn`, `other_up`
+/// the other colour's rows `j`, `j - 1`, `j + 1` (absent at walls); `rhs` the right-hand side
+/// row.
+#[allow(clippy::too_many_arguments)]
+fn relax_row(
+    out: &mut [f32],
+    other: &[f32],
+    other_dn: Option<&[f32]>,
+    other_up: Option<&[f32]>,
+    rhs: &[f32],
+    w: usize,
+    s: usize,
+    update: Update,
+    op: Operator,
+) {
+    let Operator { cx, cy } = op;
+    let count = row_count(w, s);
+    let generic = |k: usize, out: &mut [f32]| {
+        let i = s + 2 * k;
+        let mut sum = 0.0f32;
+        let mut n = 0.0f32;
+        if i >= 1 {
+            sum = cx.mul_add(other[k + s - 1], sum);
+            n += cx;
+        }
+        if i + 1 < w {
+            sum = cx.mul_add(other[k + s], sum);
+            n += cx;
+        }
+        if let Some(d) = other_dn {
+            sum = cy.mul_add(d[k], sum);
+            n += cy;
+        }
+        if let Some(u) = other_up {
+            sum = cy.mul_add(u[k], sum);
+            n += cy;
+        }
+        let gs = if n > 0.0 { (sum + rhs[k]) / n } else { out[k] };
+        out[k] = match update {
+            Update::InPlace(omega) => omega.mul_add(gs - out[k], out[k]),
+            Update::Replace => gs,
+        };
+    };
+    let (Some(dn), Some(up)) = (other_dn, other_up) else {
+        for k in 0..count {
+            generic(k, out);
+        }
+        return;
+    };
+    // Interior cells (1 <= i <= w - 2) have all four neighbours.
+    let k_lo = if s == 0 { 1 } else { 0 };
+    let k_hi = if w >= 2 + s { (w - 2 - s) / 2 + 1 } else { 0 };
+    if k_lo >= k_hi {
+        for k in 0..count {
+            generic(k, out);
+        }
+        return;
+    }
+    for k in 0..k_lo {
+        generic(k, out);
+    }
+    let left = &other[k_lo + s - 1..k_hi + s - 1];
+    let right = &other[k_lo + s..k_hi + s];
+    let dn = &dn[k_lo..k_hi];
+    let up = &up[k_lo..k_hi];
+    let b = &rhs[k_lo..k_hi];
+    let o = &mut out[k_lo..k_hi];
+    // Equal lengths let the compiler drop the bounds checks and vectorise.
+    let n = o.len();
+    let (left, right, dn, up, b) = (&left[..n], &right[..n], &dn[..n], &up[..n], &b[..n]);
+    let inv = 1.0 / (2.0 * (cx + cy));
+    match update {
+        Update::InPlace(omega) => {
+            for idx in 0..o.len() {
+                let sum = cx.mul_add(left[idx] + right[idx], cy.mul_add(dn[idx] + up[idx], b[idx]));
+                let gs = sum * inv;
+                o[idx] = omega.mul_add(gs - o[idx], o[idx]);
+            }
+        }
+        Update::Replace => {
+            for idx in 0..o.len() {
+                let sum = cx.mul_add(left[idx] + right[idx], cy.mul_add(dn[idx] + up[idx], b[idx]));
+                o[idx] = sum * inv;
+            }
+        }
+    }
+    for k in k_hi..count {
+        generic(k, out);
+    }
+}
+}
+
+/// `sweeps` red-black half-sweep pairs over `q`, band-parallel: phase `2 s + c` relaxes colour
+/// `c` of sweep `s`. Jacobi (`Update::Replace`) writes into `tmp` and swaps after each sweep.
+#[allow(clippy::too_many_arguments)]
+fn relax_sweeps(
+    q: &mut Split,
+    mut tmp: Option<&mut Split>,
+    b: &Split,
+    sweeps: u32,
+    update: Update,
+    op: Operator,
+) {
+    let (w, h, hw) = (q.w, q.h, q.hw);
+    if sweeps == 0 || w == 0 || h == 0 {
+        return;
+    }
+    let qp = q.planes.each_mut().map(|p| Shared::new(p));
+    let tp = tmp
+        .as_mut()
+        .map(|t| t.planes.each_mut().map(|p| Shared::new(p)));
+    let rhs = [&b.planes[0][..], &b.planes[1][..]];
+    band::phases(h, w, 2 * sweeps as usize, |phase, rows| {
+        let (sweep, c) = (phase / 2, phase % 2);
+        // Jacobi ping-pongs: even sweeps read `q` and write `tmp`, odd sweeps the reverse.
+        let (src, dst) = match tp {
+            Some(tp) if sweep % 2 == 1 => (tp, qp),
+            Some(tp) => (qp, tp),
+            None => (qp, qp),
+        };
+        for j in rows {
+            let row = |r: usize| r * hw..(r + 1) * hw;
+            // SAFETY: in this phase the threads write only colour `c` of `dst`, each in its own
+            // band of rows, and read only colour `1 - c` of `src` (and, for Jacobi, nothing of
+            // `dst`); `src` and `dst` colour `1 - c` are not written in this phase.
+            unsafe {
+                let other = src[1 - c];
+                relax_row(
+                    dst[c].get_mut(row(j)),
+                    other.get(row(j)),
+                    (j > 0).then(|| other.get(row(j - 1))),
+                    (j + 1 < h).then(|| other.get(row(j + 1))),
+                    &rhs[c][row(j)],
+                    w,
+                    (j + c) & 1,
+                    update,
+                    op,
+                );
+            }
+        }
+    });
+    if let Some(tmp) = tmp
+        && sweeps % 2 == 1
+    {
+        std::mem::swap(&mut q.planes, &mut tmp.planes);
+    }
+}
+
+/// `sweeps` red-black Gauss-Seidel/SOR sweeps of `A q = b` in place (finest-level operator).
+pub fn rb_sor(q: &mut Split, b: &Split, sweeps: u32, omega: f32) {
+    rb_sor_op(q, b, sweeps, omega, Operator::UNIT);
+}
+
+fn rb_sor_op(q: &mut Split, b: &Split, sweeps: u32, omega: f32, op: Operator) {
+    relax_sweeps(q, None, b, sweeps, Update::InPlace(omega), op);
+}
+
+/// `iterations` Jacobi iterations of `A q = b`; `tmp` is scratch of the same size.
+pub fn jacobi(q: &mut Split, b: &Split, tmp: &mut Split, iterations: u32) {
+    relax_sweeps(q, Some(tmp), b, iterations, Update::Replace, Operator::UNIT);
+}
+
+/// Scale the warm start `q` by the factor `a >= 0` that minimises the residual
+/// `|| b - a A q ||`, so the starting guess is never worse than starting from zero.
+///
+/// The last step's pressure is usually a good guess, but after a change in forcing it can fit
+/// this step's divergence worse than nothing at all: with few relaxation sweeps the projection
+/// then left more divergence than it found (measured: RMS 1.2-1.6x "before" at 512² with 20
+/// red-black sweeps). Costs one pass. `q_nat` and `aq` are scratch of `w * h` values; `d` is the
+/// divergence (natural layout) with mean `d_mean`, so `b = d_mean - d`.
+pub fn scale_warm_start(q: &mut Split, d: &[f32], d_mean: f32, q_nat: &mut [f32], aq: &mut [f32]) {
+    let (w, h) = (q.w, q.h);
+    q.write_natural(q_nat, 0.0);
+    let zeros_row = vec![0.0f32; w];
+    let dots: Vec<(f64, f64)> = aq[..w * h]
+        .par_chunks_mut(w)
+        .with_min_len(min_rows(w))
+        .enumerate()
+        .map(|(j, row)| {
+            let line = |r: usize| &q_nat[r * w..(r + 1) * w];
+            // The residual with b = 0 is -A q.
+            residual_row(
+                line(j),
+                (j > 0).then(|| line(j - 1)),
+                (j + 1 < h).then(|| line(j + 1)),
+                &zeros_row,
+                row,
+                1.0,
+                1.0,
+            );
+            let mut b_aq = 0.0f64;
+            let mut aq_aq = 0.0f64;
+            for (&neg_aq, &di) in row.iter().zip(&d[j * w..(j + 1) * w]) {
+                let b = f64::from(d_mean - di);
+                b_aq -= b * f64::from(neg_aq);
+                aq_aq += f64::from(neg_aq) * f64::from(neg_aq);
+            }
+            (b_aq, aq_aq)
+        })
+        .collect();
+    let (b_aq, aq_aq) = dots
+        .iter()
+        .fold((0.0, 0.0), |(x, y), &(a, b)| (x + a, y + b));
+    let a = if aq_aq > 0.0 {
+        (b_aq / aq_aq).max(0.0)
+    } else {
+        0.0
+    };
+    let a = if a.is_finite() { a as f32 } else { 0.0 };
+    if a != 1.0 {
+        for p in &mut q.planes {
+            p.par_iter_mut()
+                .with_min_len(MIN_TASK_CELLS)
+                .for_each(|x| *x *= a);
+        }
+    }
+}
+
+/// Restriction taps along one axis: for each coarse cell, the first fine cell it overlaps and
+/// the fraction of that cell and of the next two that lies inside it.
+#[derive(Clone, Debug)]
+struct RestrictTaps {
+    first: Vec<u32>,
+    frac: Vec<[f32; 3]>,
+}
+
+/// Prolongation taps along one axis: for each fine cell, the two coarse cells around its centre
+/// and the weight of the second.
+#[derive(Clone, Debug)]
+struct ProlongTaps(Vec<(u32, u32, f32)>);
+
+impl RestrictTaps {
+    fn new(fine: usize, coarse: usize) -> Self {
+        // Fine cell i spans [i, i + 1) in fine units; coarse cell I spans
+        // [I * ratio, (I + 1) * ratio) with ratio = fine / coarse (between 1 and 2).
+        let ratio = fine as f64 / coarse as f64;
+        let (first, frac) = (0..coarse)
+            .map(|ci| {
+                let (lo, hi) = (ci as f64 * ratio, (ci + 1) as f64 * ratio);
+                let first = lo.floor() as usize;
+                let frac = std::array::from_fn(|t| {
+                    let i = first + t;
+                    if i >= fine {
+                        return 0.0;
+                    }
+                    (hi.min((i + 1) as f64) - lo.max(i as f64)).max(0.0) as f32
+                });
+                (first as u32, frac)
+            })
+            .unzip();
+        Self { first, frac }
+    }
+}
+
+impl ProlongTaps {
+    fn new(fine: usize, coarse: usize) -> Self {
+        let ratio = coarse as f64 / fine as f64;
+        Self(
+            (0..fine)
+                .map(|i| {
+                    let x = ((i as f64 + 0.5) * ratio - 0.5).clamp(0.0, (coarse - 1) as f64);
+                    let i0 = x.floor() as usize;
+                    (
+                        i0 as u32,
+                        (i0 + 1).min(coarse - 1) as u32,
+                        (x - i0 as f64) as f32,
+                    )
+                })
+                .collect(),
+        )
+    }
+}
+
+kernel! {
+/// Restrict one row along x: `out[I] = sum_t frac[I][t] * row[first[I] + t]`.
+fn restrict_row_x(row: &[f32], first: &[u32], frac: &[[f32; 3]], out: &mut [f32]) {
+    let last = row.len() - 1;
+    if row.len() == 2 * out.len() {
+        // Exact halving: the taps are the two children with weight 1 (the fma below with
+        // fractions [1, 1, 0] gives exactly a + b too).
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = row[2 * k] + row[2 * k + 1];
+        }
+        return;
+    }
+    for (o, (&f0, fr)) in out.iter_mut().zip(first.iter().zip(frac)) {
+        let i = f0 as usize;
+        // Indices past the row carry a zero fraction; clamping keeps the read in bounds.
+        let (a, b, c) = (row[i.min(last)], row[(i + 1).min(last)], row[(i + 2).min(last)]);
+        *o = fr[0].mul_add(a, fr[1].mul_add(b, fr[2] * c));
+    }
+}
+}
+
+kernel! {
+/// Restrict along y: `out = sum_t frac[t] * rows[t]`.
+fn restrict_rows_y(rows: [&[f32]; 3], frac: [f32; 3], out: &mut [f32]) {
+    let n = out.len();
+    let (a, b, c) = (&rows[0][..n], &rows[1][..n], &rows[2][..n]);
+    for i in 0..n {
+        out[i] = frac[0].mul_add(a[i], frac[1].mul_add(b[i], frac[2] * c[i]));
+    }
+}
+}
+
+kernel! {
+/// Interpolate one coarse row at the finer columns.
+fn prolong_row_x(src: &[f32], taps: &[(u32, u32, f32)], out: &mut [f32]) {
+    let n = src.len();
+    if out.len() == 2 * n && n >= 2 {
+        // Exact halving (the taps give the same weights and clamps): fine cell 2c + 1 sits
+        // 1/4 and fine cell 2c + 2 sits 3/4 of the way from coarse c to c + 1; the two end
+        // cells copy the end values.
+        out[0] = src[0];
+        out[2 * n - 1] = src[n - 1];
+        let (a, b) = (&src[..n - 1], &src[1..]);
+        for (c, pair) in out[1..2 * n - 1].chunks_exact_mut(2).enumerate() {
+            pair[0] = crate::sim::math::lerp(a[c], b[c], 0.25);
+            pair[1] = crate::sim::math::lerp(a[c], b[c], 0.75);
+        }
+        return;
+    }
+    for (o, &(i0, i1, wx)) in out.iter_mut().zip(taps) {
+        *o = crate::sim::math::lerp(src[i0 as usize], src[i1 as usize], wx);
+    }
+}
+}
+
+/// Natural-layout scratch for one level.
+#[derive(Clone, Debug)]
+struct Scratch {
+    /// The level's unknowns, natural layout.
+    e: Vec<f32>,
+    /// The level's right-hand side, natural layout.
+    b: Vec<f32>,
+    /// The level's residual, then its correction from below.
+    r: Vec<f32>,
+}
+
+impl Scratch {
+    fn new(w: usize, h: usize) -> Self {
+        Self {
+            e: vec![0.0; w * h],
+            b: vec![0.0; w * h],
+            r: vec![0.0; w * h],
+        }
+    }
+}
+
+/// One coarse level of the multigrid hierarchy.
+#[derive(Clone, Debug)]
+struct Level {
+    /// Correction.
+    e: Split,
+    /// Right-hand side.
+    b: Split,
+    /// This level's operator.
+    op: Operator,
+    /// From the next finer level to this one.
+    restrict_x: RestrictTaps,
+    restrict_y: RestrictTaps,
+    /// From this level to the next finer one.
+    prolong_x: ProlongTaps,
+    prolong_y: ProlongTaps,
+    /// Transfer scratch: finer rows x this level's columns (restriction), or this level's rows
+    /// x finer columns (prolongation).
+    transfer: Vec<f32>,
+    scratch: Scratch,
+}
+
+/// Multigrid workspace for a `w x h` grid: the coarse levels (the finest level's solution and
+/// right-hand side belong to the caller).
+#[derive(Clone, Debug)]
+pub struct Multigrid {
+    levels: Vec<Level>,
+    /// The finest level's natural-layout scratch.
+    finest: Scratch,
+}
+
+impl Multigrid {
+    /// Build the hierarchy below a `w x h` grid: halve (rounding up) until the short side is at
+    /// most 4 cells.
+    pub fn new(w: usize, h: usize) -> Self {
+        let mut levels = Vec::new();
+        let (mut fw, mut fh) = (w, h);
+        while fw.min(fh) > MG_COARSEST_CELLS {
+            let (cw, ch) = (fw.div_ceil(2), fh.div_ceil(2));
+            // Cell sizes in fine-grid cells: the canvas is w wide and h tall.
+            let hx = w as f32 / cw as f32;
+            let hy = h as f32 / ch as f32;
+            levels.push(Level {
+                e: Split::zeros(cw, ch),
+                b: Split::zeros(cw, ch),
+                op: Operator {
+                    cx: hy / hx,
+                    cy: hx / hy,
+                },
+                restrict_x: RestrictTaps::new(fw, cw),
+                restrict_y: RestrictTaps::new(fh, ch),
+                prolong_x: ProlongTaps::new(fw, cw),
+                prolong_y: ProlongTaps::new(fh, ch),
+                transfer: vec![0.0; (fh * cw).max(ch * fw)],
+                scratch: Scratch::new(cw, ch),
+            });
+            (fw, fh) = (cw, ch);
+        }
+        Self {
+            levels,
+            finest: Scratch::new(w, h),
+        }
+    }
+
+    /// Number of levels including the finest.
+    pub fn depth(&self) -> usize {
+        self.levels.len() + 1
+    }
+
+    /// `cycles` V(2,2)-cycles of `A q = b`, warm-started from `q`.
+    pub fn solve(&mut self, q: &mut Split, b: &Split, cycles: u32) {
+        b.write_natural(&mut self.finest.b, 0.0);
+        for _ in 0..cycles {
+            v_cycle(q, b, Operator::UNIT, &mut self.finest, &mut self.levels);
+        }
+    }
+}
+
+fn v_cycle(e: &mut Split, b: &Split, op: Operator, scratch: &mut Scratch, coarser: &mut [Level]) {
+    let Some((next, rest)) = coarser.split_first_mut() else {
+        // Coarsest level: relax to convergence. The grid is at most 4 cells on its short side
+        // and rarely more than ~10 on the long one; 4 * (w + h) SOR sweeps is plenty.
+        let mut b = b.clone();
+        b.remove_mean();
+        rb_sor_op(e, &b, 4 * (e.w + e.h) as u32, COARSEST_OMEGA, op);
+        return;
+    };
+    rb_sor_op(e, b, MG_PRE_SWEEPS, 1.0, op);
+    let (w, h) = (e.w, e.h);
+    e.write_natural(&mut scratch.e, 0.0);
+    residual(&scratch.e, &scratch.b, w, h, op, &mut scratch.r);
+    restrict(&scratch.r, w, h, next);
+    next.e.clear();
+    let Level {
+        e: ne,
+        b: nb,
+        op: nop,
+        scratch: ns,
+        ..
+    } = next;
+    v_cycle(ne, nb, *nop, ns, rest);
+    prolongate(next, w, h, &mut scratch.r);
+    e.add_natural(&scratch.r);
+    rb_sor_op(e, b, MG_POST_SWEEPS, 1.0, op);
+}
+
+kernel! {
+/// Residual `r = b - A e` of one natural row, Neumann at the walls.
+#[allow(clippy::too_many_arguments)]
+fn residual_row(
+    e: &[f32],
+    e_dn: Option<&[f32]>,
+    e_up: Option<&[f32]>,
+    b: &[f32],
+    out: &mut [f32],
+    cx: f32,
+    cy: f32,
+) {
+    let w = out.len();
+    let generic = |i: usize| -> f32 {
+        let c = e[i];
+        let mut acc = b[i];
+        if i > 0 {
+            acc -= cx * (c - e[i - 1]);
+        }
+        if i + 1 < w {
+            acc -= cx * (c - e[i + 1]);
+        }
+        if let Some(d) = e_dn {
+            acc -= cy * (c - d[i]);
+        }
+        if let Some(u) = e_up {
+            acc -= cy * (c - u[i]);
+        }
+        acc
+    };
+    let (Some(dn), Some(up)) = (e_dn, e_up) else {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = generic(i);
+        }
+        return;
+    };
+    if w < 3 {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = generic(i);
+        }
+        return;
+    }
+    out[0] = generic(0);
+    out[w - 1] = generic(w - 1);
+    let n = w - 2;
+    let (l, c, r) = (&e[..n], &e[1..n + 1], &e[2..n + 2]);
+    let (d, u, bb) = (&dn[1..n + 1], &up[1..n + 1], &b[1..n + 1]);
+    for (k, o) in out[1..n + 1].iter_mut().enumerate() {
+        let two_c = c[k] + c[k];
+        let lap_x = two_c - (l[k] + r[k]);
+        let lap_y = two_c - (d[k] + u[k]);
+        *o = bb[k] - cx.mul_add(lap_x, cy * lap_y);
+    }
+}
+}
+
+/// Residual of a whole level, natural layout.
+fn residual(e: &[f32], b: &[f32], w: usize, h: usize, op: Operator, out: &mut [f32]) {
+    out.par_chunks_mut(w)
+        .with_min_len(min_rows(w))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let line = |r: usize| &e[r * w..(r + 1) * w];
+            residual_row(
+                line(j),
+                (j > 0).then(|| line(j - 1)),
+                (j + 1 < h).then(|| line(j + 1)),
+                &b[j * w..(j + 1) * w],
+                row,
+                op.cx,
+                op.cy,
+            );
+        });
+}
+
+/// Coarse right-hand side: each coarse cell gathers the residual of the finer cells it
+/// covers, weighted by the fraction of each finer cell inside it (the integral of the
+/// residual over the coarse cell, in the finer level's units). Separable: rows, then columns.
+fn restrict(r: &[f32], fw: usize, fh: usize, coarse: &mut Level) {
+    let cw = coarse.b.w;
+    let rx = &coarse.restrict_x;
+    let ry = &coarse.restrict_y;
+    let tmp = &mut coarse.transfer[..fh * cw];
+    tmp.par_chunks_mut(cw)
+        .with_min_len(min_rows(fw))
+        .enumerate()
+        .for_each(|(j, out)| {
+            restrict_row_x(&r[j * fw..(j + 1) * fw], &rx.first, &rx.frac, out);
+        });
+    let tmp = &coarse.transfer[..fh * cw];
+    let b_nat = &mut coarse.scratch.b;
+    b_nat
+        .par_chunks_mut(cw)
+        .with_min_len(min_rows(2 * cw))
+        .enumerate()
+        .for_each(|(cj, out)| {
+            let first = ry.first[cj] as usize;
+            let row = |t: usize| {
+                let j = (first + t).min(fh - 1);
+                &tmp[j * cw..(j + 1) * cw]
+            };
+            restrict_rows_y([row(0), row(1), row(2)], ry.frac[cj], out);
+        });
+    coarse.b.assign_natural(b_nat);
+}
+
+/// The bilinear interpolation of the coarse correction at each finer cell's centre, into
+/// `out` (natural layout, `fw x fh`). Separable: columns, then rows.
+fn prolongate(coarse: &mut Level, fw: usize, fh: usize, out: &mut [f32]) {
+    let (cw, ch) = (coarse.e.w, coarse.e.h);
+    let ce = &mut coarse.scratch.e;
+    coarse.e.write_natural(ce, 0.0);
+    let px = &coarse.prolong_x.0;
+    let py = &coarse.prolong_y.0;
+    let tmp = &mut coarse.transfer[..ch * fw];
+    tmp.par_chunks_mut(fw)
+        .with_min_len(min_rows(fw))
+        .enumerate()
+        .for_each(|(cj, row)| {
+            prolong_row_x(&ce[cj * cw..(cj + 1) * cw], px, row);
+        });
+    let tmp = &coarse.transfer[..ch * fw];
+    out.par_chunks_mut(fw)
+        .with_min_len(min_rows(fw))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let (j0, j1, wy) = py[j];
+            let (j0, j1) = (j0 as usize, j1 as usize);
+            lerp_rows(
+                &tmp[j0 * fw..(j0 + 1) * fw],
+                &tmp[j1 * fw..(j1 + 1) * fw],
+                wy,
+                row,
+            );
+        });
+    debug_assert!(fh == py.len());
+}
+
+kernel! {
+fn lerp_rows(a: &[f32], b: &[f32], t: f32, out: &mut [f32]) {
+    for i in 0..out.len() {
+        out[i] = crate::sim::math::lerp(a[i], b[i], t);
+    }
+}
+}
+
+/// Residual `r = b - A e` at cell `(i, j)` (tests).
+#[cfg(test)]
+fn residual_at(e: &Split, b: &Split, op: Operator, i: usize, j: usize) -> f32 {
+    let c = e.get(i, j);
+    let mut acc = b.get(i, j);
+    if i > 0 {
+        acc -= op.cx * (c - e.get(i - 1, j));
+    }
+    if i + 1 < e.w {
+        acc -= op.cx * (c - e.get(i + 1, j));
+    }
+    if j > 0 {
+        acc -= op.cy * (c - e.get(i, j - 1));
+    }
+    if j + 1 < e.h {
+        acc -= op.cy * (c - e.get(i, j + 1));
+    }
+    acc
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// RMS of the residual `b - A q` over the grid.
+    fn residual_rms(q: &Split, b: &Split) -> f64 {
+        let mut s = 0.0f64;
+        for j in 0..q.h {
+            for i in 0..q.w {
+                s += f64::from(residual_at(q, b, Operator::UNIT, i, j)).powi(2);
+            }
+        }
+        (s / (q.w * q.h) as f64).sqrt()
+    }
+
+    // 6.28 and 3.14 are literal values, not approximations of pi: the known answers below come
+    // from a NumPy reference that used the same literals.
+    #[allow(clippy::approx_constant)]
+    fn rhs(w: usize, h: usize) -> Split {
+        // A smooth, mean-free right-hand side plus a point source and sink.
+        let mut b = Split::zeros(w, h);
+        for j in 0..h {
+            for i in 0..w {
+                let x = (i as f32 + 0.5) / w as f32;
+                let y = (j as f32 + 0.5) / h as f32;
+                b.set(i, j, (6.28 * x).cos() * (3.14 * y).cos());
+            }
+        }
+        b.set(w / 3, h / 3, b.get(w / 3, h / 3) + 1.0);
+        b.set(2 * w / 3, h / 2, b.get(2 * w / 3, h / 2) - 1.0);
+        b.remove_mean();
+        b
+    }
+
+    #[test]
+    fn exact_halving_fast_paths_match_the_taps() {
+        for fine in [8usize, 10, 4] {
+            let coarse = fine / 2;
+            let src: Vec<f32> = (0..coarse).map(|x| (x * x) as f32 * 0.37 - 1.0).collect();
+            let taps = ProlongTaps::new(fine, coarse);
+            let mut fast = vec![0.0; fine];
+            prolong_row_x(&src, &taps.0, &mut fast);
+            let slow: Vec<f32> = taps
+                .0
+                .iter()
+                .map(|&(i0, i1, w)| crate::sim::math::lerp(src[i0 as usize], src[i1 as usize], w))
+                .collect();
+            assert_eq!(fast, slow);
+            let row: Vec<f32> = (0..fine).map(|x| x as f32 * 1.5 - 2.0).collect();
+            let r = RestrictTaps::new(fine, coarse);
+            let mut out = vec![0.0; coarse];
+            restrict_row_x(&row, &r.first, &r.frac, &mut out);
+            let want: Vec<f32> = (0..coarse).map(|c| row[2 * c] + row[2 * c + 1]).collect();
+            assert_eq!(out, want);
+            assert!(r.frac.iter().all(|f| *f == [1.0, 1.0, 0.0]));
+        }
+    }
+
+    #[test]
+    fn split_layout_round_trips() {
+        for (w, h) in [(1, 1), (2, 3), (5, 4), (7, 7)] {
+            let mut s = Split::zeros(w, h);
+            let data: Vec<f32> = (0..w * h).map(|x| x as f32).collect();
+            s.set_natural(&data);
+            assert_eq!(s.to_natural(), data);
+        }
+    }
+
+    #[test]
+    fn known_answer_on_two_cells() {
+        // Two cells side by side: q0 - q1 = b0... with A = [[1, -1], [-1, 1]] and b = [1, -1],
+        // every solution has q0 - q1 = 1.
+        let mut q = Split::zeros(2, 1);
+        let mut b = Split::zeros(2, 1);
+        b.set(0, 0, 1.0);
+        b.set(1, 0, -1.0);
+        rb_sor(&mut q, &b, 50, 1.0);
+        assert!((q.get(0, 0) - q.get(1, 0) - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn relaxation_known_answers_and_multigrid_far_ahead() {
+        let (w, h) = (67, 45); // odd, rectangular
+        let b = rhs(w, h);
+        let start = residual_rms(&Split::zeros(w, h), &b);
+
+        let mut q = Split::zeros(w, h);
+        let mut tmp = Split::zeros(w, h);
+        jacobi(&mut q, &b, &mut tmp, 40);
+        let jac = residual_rms(&q, &b) / start;
+
+        let mut q = Split::zeros(w, h);
+        rb_sor(&mut q, &b, 40, 1.0);
+        let sor = residual_rms(&q, &b) / start;
+
+        let mut q = Split::zeros(w, h);
+        let mut mg = Multigrid::new(w, h);
+        let mut previous = 1.0;
+        for cycle in 0..3 {
+            mg.solve(&mut q, &b, 1);
+            let r = residual_rms(&q, &b) / start;
+            // Size-independent convergence: each V(2,2)-cycle cuts the residual more than
+            // tenfold (measured 0.06-0.08 on odd and power-of-two grids alike).
+            assert!(r < previous * 0.1, "cycle {cycle}: {r} after {previous}");
+            previous = r;
+        }
+        let mg3 = previous;
+
+        // Known answers from an independent NumPy implementation of the same sweeps on the
+        // same problem: 40 Jacobi iterations leave 0.8698 of the RMS residual, 40 red-black
+        // Gauss-Seidel sweeps 1.0691. (Gauss-Seidel shrinks the error, but after each sweep
+        // the whole residual sits on the red cells, so its RMS barely moves: a reason the
+        // relaxation-only solvers project poorly, and multigrid is the default.)
+        assert!((jac - 0.8698).abs() < 1e-3, "jacobi {jac}");
+        assert!((sor - 1.0691).abs() < 1e-3, "red-black Gauss-Seidel {sor}");
+        // Three V-cycles cost about 25 sweeps' worth of work and beat 40 sweeps by far.
+        assert!(mg3 < jac / 100.0, "mg {mg3} vs jacobi {jac}");
+    }
+}
