@@ -52,7 +52,8 @@ pub fn exp(x: f32) -> f32 {
         return 0.0;
     }
     let x = x.min(88.0);
-    let n = (x * LOG2E).round();
+    // Ties to even, as WGSL's round(), so the GPU shaders can match.
+    let n = (x * LOG2E).round_ties_even();
     let r = n.mul_add(-LN2_LO, n.mul_add(-LN2_HI, x));
     // exp(r) on |r| <= ln2 / 2: degree-6 Taylor polynomial (truncation error < 1.2e-8).
     let p = r.mul_add(1.0 / 720.0, 1.0 / 120.0);

@@ -27,6 +27,7 @@ macro_rules! kernel {
 
 pub mod config;
 pub mod cpu;
+pub mod gpu;
 pub mod grid;
 pub mod math;
 
@@ -275,6 +276,42 @@ fn relative(after: f32, before: f32) -> f32 {
     if before > 0.0 { after / before } else { 0.0 }
 }
 
+/// The stages of a step, in order. Each solver runs them all in [`Solver::step`]; running one
+/// at a time ([`Solver::run_stage`]) lets tests compare the backends stage by stage.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Apply the queued splats (runs even when dt is 0).
+    Splat,
+    /// Vorticity confinement (when vorticity > 0).
+    Vorticity,
+    /// Implicit viscous diffusion of velocity (when viscosity > 0).
+    Viscosity,
+    /// Projection: divergence, pressure solve, gradient subtraction.
+    Project,
+    /// Semi-Lagrangian dye advection through the projected velocity, with dye dissipation.
+    AdvectDye,
+    /// Implicit dye diffusion (when dye diffusion > 0).
+    DiffuseDye,
+    /// Semi-Lagrangian self-advection of velocity, with velocity dissipation.
+    AdvectVelocity,
+    /// A second projection when advection left the flow compressible.
+    ProjectAgain,
+}
+
+impl Stage {
+    /// Every stage, in step order.
+    pub const ALL: [Stage; 8] = [
+        Stage::Splat,
+        Stage::Vorticity,
+        Stage::Viscosity,
+        Stage::Project,
+        Stage::AdvectDye,
+        Stage::DiffuseDye,
+        Stage::AdvectVelocity,
+        Stage::ProjectAgain,
+    ];
+}
+
 /// A fluid solver: the CPU reference and the GPU solver implement the same physics.
 pub trait Solver: Send {
     /// The configuration the solver runs with (sanitised).
@@ -286,8 +323,12 @@ pub trait Solver: Send {
     /// Queue splats; they are applied at the start of the next [`Solver::step`].
     fn inject(&mut self, splats: &[Splat]);
 
-    /// Advance the fluid by `params.dt` simulated seconds.
+    /// Advance the fluid by `params.dt` simulated seconds: every [`Stage`] in order (only the
+    /// splats when dt is 0).
     fn step(&mut self, params: &StepParams) -> StepStats;
+
+    /// Run a single stage of a step (diagnostics and stage-by-stage parity tests).
+    fn run_stage(&mut self, stage: Stage, params: &StepParams) -> StepStats;
 
     /// Render the current dye (or velocity) into `out` as RGBA8 rows, top row first, at any
     /// size. `out.len()` must be `width * height * 4`.
@@ -302,4 +343,20 @@ pub trait Solver: Send {
 
     /// Clear every field to rest.
     fn reset(&mut self);
+
+    /// Measure the divergence before and after the projection each step (off, the stats are
+    /// zeros and the GPU never waits for a readback).
+    fn set_measure(&mut self, on: bool);
+
+    /// A failure that makes this solver unusable (GPU device lost, validation error).
+    fn failure(&self) -> Option<String> {
+        None
+    }
+
+    /// Start rendering a frame of `width x height` without waiting for it; `false` when it
+    /// cannot be started now (all readback buffers busy). See [`Solver::take_frame`].
+    fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool;
+
+    /// The newest finished frame, if any, into `out` (RGBA8, top row first); returns its size.
+    fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)>;
 }

@@ -41,3 +41,19 @@ pub fn expected_passthrough(x: f32) -> u32 {
         x.to_bits()
     }
 }
+
+/// The GPU for a test, or `None` (with a note) when there is none. With
+/// `DYEFLOW_REQUIRE_GPU=1` (as in CI, which installs lavapipe) a missing GPU fails the test.
+pub fn gpu_context() -> Option<dyeflow::sim::gpu::GpuContext> {
+    match dyeflow::sim::gpu::GpuContext::new(&Default::default()) {
+        Ok(ctx) => Some(ctx),
+        Err(e) => {
+            assert!(
+                std::env::var("DYEFLOW_REQUIRE_GPU").as_deref() != Ok("1"),
+                "DYEFLOW_REQUIRE_GPU=1 but no GPU: {e}"
+            );
+            eprintln!("SKIPPED: no GPU adapter ({e}); set DYEFLOW_REQUIRE_GPU=1 to fail instead");
+            None
+        }
+    }
+}

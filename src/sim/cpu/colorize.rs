@@ -106,7 +106,8 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                         let y = (height as f32 - py as f32 - 0.5) * src.h as f32 / height as f32;
                         let u = bilerp(src.u, src.w + 1, src.h, x, y - 0.5);
                         let v = bilerp(src.v, src.w, src.h + 1, x - 0.5, y);
-                        let speed = u.hypot(v);
+                        // sqrt is correctly rounded everywhere; libm's hypot is not.
+                        let speed = u.mul_add(u, v * v).sqrt();
                         let value = tonemap(speed * VELOCITY_VALUE_SCALE * brightness);
                         hsv_to_rgb(atan2_turns(v, u) + shift, saturation, value)
                     }

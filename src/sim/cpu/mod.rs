@@ -16,7 +16,9 @@ pub mod splat;
 pub mod vorticity;
 
 use super::grid::{AlignedVec, Fields};
-use super::{Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, StepParams, StepStats};
+use super::{
+    Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams, StepStats,
+};
 use pressure::{Multigrid, Split};
 use splat::CellSplat;
 
@@ -106,8 +108,13 @@ pub struct CpuSolver {
     pending: Vec<Splat>,
     /// Splats dropped because the queue was full (a runaway producer).
     dropped_splats: u64,
-    /// Whether `step` measures the divergence before and after the final projection.
+    /// Whether `step` measures the divergence after the main projection.
     measure: bool,
+    /// How far the last velocity advection traced, in cells (decides the second projection).
+    reach: f32,
+    /// The frame rendered by the last `request_frame`.
+    frame: Vec<u8>,
+    frame_size: Option<(usize, usize)>,
 }
 
 impl CpuSolver {
@@ -128,17 +135,15 @@ impl CpuSolver {
             pending: Vec::with_capacity(MAX_PENDING_SPLATS),
             dropped_splats: 0,
             measure: true,
+            reach: 0.0,
+            frame: Vec::new(),
+            frame_size: None,
         }
     }
 
     /// Worker threads in use.
     pub fn threads(&self) -> usize {
         self.threads
-    }
-
-    /// Turn the divergence measurement of each step on or off (it costs two passes).
-    pub fn set_measure(&mut self, on: bool) {
-        self.measure = on;
     }
 
     /// Splats dropped since creation because the queue was full.
@@ -192,153 +197,123 @@ impl CpuSolver {
         norms
     }
 
-    fn step_inner(&mut self, params: &StepParams) -> StepStats {
-        let p = params.sanitized();
+    /// Run one stage of a step (see [`Stage`]), adding what it measured to `stats`.
+    fn stage(&mut self, stage: Stage, p: &StepParams, stats: &mut StepStats) {
         let (w, h) = (self.cfg.width, self.cfg.height);
         let cell = 1.0 / h as f32;
-
-        // 1. Splats and forces.
-        let splats: Vec<CellSplat> = self
-            .pending
-            .drain(..)
-            .filter_map(|s| CellSplat::new(&s, h))
-            .collect();
-        if !splats.is_empty() {
-            let s = &mut self.state;
-            splat::splat_velocity(&splats, &mut s.u, &mut s.v, w, h);
-            let [r, g, b] = &mut s.dye;
-            splat::splat_dye(&splats, [r, g, b], self.cfg.dye_width(), self.cfg.dye_scale);
-        }
-        if p.dt == 0.0 {
-            return StepStats::default();
-        }
-
-        // 2. Vorticity confinement.
-        if p.vorticity > 0.0 {
-            let s = &mut self.state;
-            curl::curl(&s.u, &s.v, w, h, &mut s.curl);
-            vorticity::confine(
-                &s.curl,
-                &mut s.u,
-                &mut s.v,
-                &mut s.u_tmp,
-                &mut s.v_tmp,
-                w,
-                h,
-                p.vorticity,
-                p.dt,
-            );
-        }
-
-        // 3. Implicit viscosity.
-        if p.viscosity > 0.0 {
-            let a = p.viscosity * p.dt / (cell * cell);
-            let iters = self.cfg.diffusion_iterations;
-            let s = &mut self.state;
-            use diffuse::{Fixed, diffuse};
-            diffuse(
-                &mut s.u,
-                &mut s.u_b,
-                &mut s.u_tmp,
-                w + 1,
-                h,
-                a,
-                iters,
-                Fixed::Columns,
-            );
-            diffuse(
-                &mut s.v,
-                &mut s.v_b,
-                &mut s.v_tmp,
-                w,
-                h + 1,
-                a,
-                iters,
-                Fixed::Rows,
-            );
-        }
-
-        // 4. Projection.
-        let before = self.project(0);
-        let after = if self.measure {
-            let s = &mut self.state;
-            divergence::divergence_norms(&s.u, &s.v, w, h, &mut s.div)
-        } else {
-            divergence::Norms::default()
-        };
-
-        // 5. Dye: advect through the divergence-free velocity (dissipation fused), so dye is
-        //    neither created nor destroyed by compression; then diffuse.
         let grid = advect::Grid { w, h };
-        {
-            let s = &mut self.state;
-            let decay = dissipate::decay_factor(p.dye_dissipation, p.dt);
-            let [r, g, b] = &mut s.dye_tmp;
-            let dye_in = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
-            advect::advect_dye(
-                grid,
-                self.cfg.dye_scale,
-                &s.u,
-                &s.v,
-                dye_in,
-                [r, g, b],
-                p.dt,
-                decay,
-                MAX_DYE,
-            );
-            std::mem::swap(&mut s.dye, &mut s.dye_tmp);
-        }
-        if p.dye_diffusion > 0.0 {
-            let dcell = cell / self.cfg.dye_scale as f32;
-            let a = p.dye_diffusion * p.dt / (dcell * dcell);
-            let (dw, dh) = (self.cfg.dye_width(), self.cfg.dye_height());
-            let iters = self.cfg.diffusion_iterations;
-            let s = &mut self.state;
-            for (plane, tmp) in s.dye.iter_mut().zip(&mut s.dye_tmp) {
-                diffuse::diffuse(
-                    plane,
-                    &mut s.dye_b,
-                    tmp,
-                    dw,
-                    dh,
+        match stage {
+            Stage::Splat => {
+                let splats: Vec<CellSplat> = self
+                    .pending
+                    .drain(..)
+                    .filter_map(|s| CellSplat::new(&s, h))
+                    .collect();
+                if !splats.is_empty() {
+                    let s = &mut self.state;
+                    splat::splat_velocity(&splats, &mut s.u, &mut s.v, w, h);
+                    let [r, g, b] = &mut s.dye;
+                    splat::splat_dye(&splats, [r, g, b], self.cfg.dye_width(), self.cfg.dye_scale);
+                }
+            }
+            Stage::Vorticity if p.vorticity > 0.0 => {
+                let s = &mut self.state;
+                curl::curl(&s.u, &s.v, w, h, &mut s.curl);
+                let (fx, fy) = (&mut s.u_tmp, &mut s.v_tmp);
+                vorticity::confine(&s.curl, &mut s.u, &mut s.v, fx, fy, w, h, p.vorticity, p.dt);
+            }
+            Stage::Viscosity if p.viscosity > 0.0 => {
+                use diffuse::{Fixed, diffuse};
+                let a = p.viscosity * p.dt / (cell * cell);
+                let iters = self.cfg.diffusion_iterations;
+                let s = &mut self.state;
+                diffuse(
+                    &mut s.u,
+                    &mut s.u_b,
+                    &mut s.u_tmp,
+                    w + 1,
+                    h,
                     a,
                     iters,
-                    diffuse::Fixed::None,
+                    Fixed::Columns,
+                );
+                diffuse(
+                    &mut s.v,
+                    &mut s.v_b,
+                    &mut s.v_tmp,
+                    w,
+                    h + 1,
+                    a,
+                    iters,
+                    Fixed::Rows,
                 );
             }
-        }
-
-        // 6. Advect velocity by itself (velocity dissipation fused).
-        let reach = {
-            let s = &mut self.state;
-            let decay = dissipate::decay_factor(p.velocity_dissipation, p.dt);
-            let reach =
-                advect::advect_velocity(grid, &s.u, &s.v, &mut s.u_tmp, &mut s.v_tmp, p.dt, decay);
-            std::mem::swap(&mut s.u, &mut s.u_tmp);
-            std::mem::swap(&mut s.v, &mut s.v_tmp);
-            reach
-        };
-
-        // 7. Project again when the step needs it: when advection moved the flow more than a
-        //    cell and left it noticeably compressible. (Below one cell per step, advection
-        //    barely bends the flow, and the divergence check is skipped too.)
-        let mut projections = 1;
-        if reach > 1.0 {
-            let s = &mut self.state;
-            if divergence::compressibility(&s.u, &s.v, w, h, &mut s.div)
-                > REPROJECT_ABOVE_COMPRESSIBILITY
-            {
-                self.project(1);
-                projections = 2;
+            Stage::Project => {
+                let before = self.project(0);
+                stats.div_rms_before = before.rms;
+                stats.div_max_before = before.max;
+                stats.projections += 1;
+                if self.measure {
+                    let s = &mut self.state;
+                    let after = divergence::divergence_norms(&s.u, &s.v, w, h, &mut s.div);
+                    stats.div_rms_after = after.rms;
+                    stats.div_max_after = after.max;
+                }
             }
-        }
-
-        StepStats {
-            div_rms_before: before.rms,
-            div_rms_after: after.rms,
-            div_max_before: before.max,
-            div_max_after: after.max,
-            projections,
+            Stage::AdvectDye => {
+                // Through the divergence-free velocity (dissipation fused), so compression
+                // neither creates nor destroys dye.
+                let s = &mut self.state;
+                let decay = dissipate::decay_factor(p.dye_dissipation, p.dt);
+                let [r, g, b] = &mut s.dye_tmp;
+                let dye_in = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
+                let scale = self.cfg.dye_scale;
+                advect::advect_dye(
+                    grid,
+                    scale,
+                    &s.u,
+                    &s.v,
+                    dye_in,
+                    [r, g, b],
+                    p.dt,
+                    decay,
+                    MAX_DYE,
+                );
+                std::mem::swap(&mut s.dye, &mut s.dye_tmp);
+            }
+            Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
+                let dcell = cell / self.cfg.dye_scale as f32;
+                let a = p.dye_diffusion * p.dt / (dcell * dcell);
+                let (dw, dh) = (self.cfg.dye_width(), self.cfg.dye_height());
+                let iters = self.cfg.diffusion_iterations;
+                let s = &mut self.state;
+                for (plane, tmp) in s.dye.iter_mut().zip(&mut s.dye_tmp) {
+                    let b = &mut s.dye_b;
+                    diffuse::diffuse(plane, b, tmp, dw, dh, a, iters, diffuse::Fixed::None);
+                }
+            }
+            Stage::AdvectVelocity => {
+                // Velocity dissipation fused.
+                let s = &mut self.state;
+                let decay = dissipate::decay_factor(p.velocity_dissipation, p.dt);
+                let (u, v) = (&s.u, &s.v);
+                self.reach =
+                    advect::advect_velocity(grid, u, v, &mut s.u_tmp, &mut s.v_tmp, p.dt, decay);
+                std::mem::swap(&mut s.u, &mut s.u_tmp);
+                std::mem::swap(&mut s.v, &mut s.v_tmp);
+            }
+            // When advection moved the flow more than a cell and left it noticeably
+            // compressible. (Below one cell per step advection barely bends the flow, and the
+            // check is skipped too.)
+            Stage::ProjectAgain if self.reach > 1.0 => {
+                let s = &mut self.state;
+                let c = divergence::compressibility(&s.u, &s.v, w, h, &mut s.div);
+                if c > REPROJECT_ABOVE_COMPRESSIBILITY {
+                    self.project(1);
+                    stats.projections += 1;
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -360,7 +335,26 @@ impl Solver for CpuSolver {
     }
 
     fn step(&mut self, params: &StepParams) -> StepStats {
-        self.install(|s| s.step_inner(params))
+        let p = params.sanitized();
+        self.install(|s| {
+            let mut stats = StepStats::default();
+            for stage in Stage::ALL {
+                if stage != Stage::Splat && p.dt == 0.0 {
+                    break;
+                }
+                s.stage(stage, &p, &mut stats);
+            }
+            stats
+        })
+    }
+
+    fn run_stage(&mut self, stage: Stage, params: &StepParams) -> StepStats {
+        let p = params.sanitized();
+        self.install(|s| {
+            let mut stats = StepStats::default();
+            s.stage(stage, &p, &mut stats);
+            stats
+        })
     }
 
     fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
@@ -410,5 +404,24 @@ impl Solver for CpuSolver {
     fn reset(&mut self) {
         self.state = State::new(&self.cfg);
         self.pending.clear();
+    }
+
+    fn set_measure(&mut self, on: bool) {
+        self.measure = on;
+    }
+
+    fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        let mut frame = std::mem::take(&mut self.frame);
+        frame.resize(width * height * 4, 0);
+        self.render(look, width, height, &mut frame);
+        self.frame = frame;
+        self.frame_size = Some((width, height));
+        true
+    }
+
+    fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        let size = self.frame_size.take()?;
+        std::mem::swap(out, &mut self.frame);
+        Some(size)
     }
 }

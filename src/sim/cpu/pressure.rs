@@ -28,13 +28,17 @@ use rayon::prelude::*;
 /// red-black sweeps left RMS divergence 0.86x of before at omega 1 but 2.6x at 1.9, measured at
 /// 512², 2026-11. Over-relaxation shrinks smooth error fast but leaves the high-frequency
 /// residual that the divergence norm sees.)
-const COARSEST_OMEGA: f32 = 1.5;
+pub const COARSEST_OMEGA: f32 = 1.5;
 /// Multigrid smoothing sweeps before and after the coarse correction.
 pub const MG_PRE_SWEEPS: u32 = 2;
 /// Multigrid post-smoothing sweeps.
 pub const MG_POST_SWEEPS: u32 = 2;
 /// Coarsening stops when a level is at most this many cells on its short side.
 const MG_COARSEST_CELLS: usize = 4;
+/// Sweeps of the coarsest level's solve: plenty for a grid at most 4 cells on its short side.
+pub fn coarsest_sweeps(w: usize, h: usize) -> u32 {
+    4 * (w + h) as u32
+}
 
 /// A cell-centred field in checkerboard layout.
 #[derive(Clone, Debug)]
@@ -485,15 +489,17 @@ pub fn scale_warm_start(q: &mut Split, d: &[f32], d_mean: f32, q_nat: &mut [f32]
 /// Restriction taps along one axis: for each coarse cell, the first fine cell it overlaps and
 /// the fraction of that cell and of the next two that lies inside it.
 #[derive(Clone, Debug)]
-struct RestrictTaps {
-    first: Vec<u32>,
-    frac: Vec<[f32; 3]>,
+pub struct RestrictTaps {
+    /// First finer cell of each coarse cell.
+    pub first: Vec<u32>,
+    /// Fractions of that cell and the next two inside the coarse cell.
+    pub frac: Vec<[f32; 3]>,
 }
 
 /// Prolongation taps along one axis: for each fine cell, the two coarse cells around its centre
 /// and the weight of the second.
 #[derive(Clone, Debug)]
-struct ProlongTaps(Vec<(u32, u32, f32)>);
+pub struct ProlongTaps(pub Vec<(u32, u32, f32)>);
 
 impl RestrictTaps {
     fn new(fine: usize, coarse: usize) -> Self {
@@ -613,6 +619,56 @@ impl Scratch {
     }
 }
 
+/// The geometry of one coarse level and its transfers: shared by the CPU and GPU multigrid so
+/// both use the same operators and the same transfer weights.
+#[derive(Clone, Debug)]
+pub struct LevelPlan {
+    /// Size in cells.
+    pub w: usize,
+    pub h: usize,
+    /// The next finer level's size.
+    pub fine_w: usize,
+    pub fine_h: usize,
+    /// This level's operator.
+    pub op: Operator,
+    /// From the next finer level to this one.
+    pub restrict_x: RestrictTaps,
+    pub restrict_y: RestrictTaps,
+    /// From this level to the next finer one.
+    pub prolong_x: ProlongTaps,
+    pub prolong_y: ProlongTaps,
+}
+
+/// The coarse levels below a `w x h` grid: halve (rounding up) until the short side is at most
+/// 4 cells. Every level covers the same canvas, so the cells of a level whose parent had an
+/// odd size are slightly wider or taller than two parent cells.
+pub fn plan(w: usize, h: usize) -> Vec<LevelPlan> {
+    let mut levels = Vec::new();
+    let (mut fw, mut fh) = (w, h);
+    while fw.min(fh) > MG_COARSEST_CELLS {
+        let (cw, ch) = (fw.div_ceil(2), fh.div_ceil(2));
+        // Cell sizes in finest-grid cells: the canvas is w wide and h tall.
+        let hx = w as f32 / cw as f32;
+        let hy = h as f32 / ch as f32;
+        levels.push(LevelPlan {
+            w: cw,
+            h: ch,
+            fine_w: fw,
+            fine_h: fh,
+            op: Operator {
+                cx: hy / hx,
+                cy: hx / hy,
+            },
+            restrict_x: RestrictTaps::new(fw, cw),
+            restrict_y: RestrictTaps::new(fh, ch),
+            prolong_x: ProlongTaps::new(fw, cw),
+            prolong_y: ProlongTaps::new(fh, ch),
+        });
+        (fw, fh) = (cw, ch);
+    }
+    levels
+}
+
 /// One coarse level of the multigrid hierarchy.
 #[derive(Clone, Debug)]
 struct Level {
@@ -647,29 +703,20 @@ impl Multigrid {
     /// Build the hierarchy below a `w x h` grid: halve (rounding up) until the short side is at
     /// most 4 cells.
     pub fn new(w: usize, h: usize) -> Self {
-        let mut levels = Vec::new();
-        let (mut fw, mut fh) = (w, h);
-        while fw.min(fh) > MG_COARSEST_CELLS {
-            let (cw, ch) = (fw.div_ceil(2), fh.div_ceil(2));
-            // Cell sizes in fine-grid cells: the canvas is w wide and h tall.
-            let hx = w as f32 / cw as f32;
-            let hy = h as f32 / ch as f32;
-            levels.push(Level {
-                e: Split::zeros(cw, ch),
-                b: Split::zeros(cw, ch),
-                op: Operator {
-                    cx: hy / hx,
-                    cy: hx / hy,
-                },
-                restrict_x: RestrictTaps::new(fw, cw),
-                restrict_y: RestrictTaps::new(fh, ch),
-                prolong_x: ProlongTaps::new(fw, cw),
-                prolong_y: ProlongTaps::new(fh, ch),
-                transfer: vec![0.0; (fh * cw).max(ch * fw)],
-                scratch: Scratch::new(cw, ch),
-            });
-            (fw, fh) = (cw, ch);
-        }
+        let levels = plan(w, h)
+            .into_iter()
+            .map(|p| Level {
+                e: Split::zeros(p.w, p.h),
+                b: Split::zeros(p.w, p.h),
+                op: p.op,
+                transfer: vec![0.0; (p.fine_h * p.w).max(p.h * p.fine_w)],
+                scratch: Scratch::new(p.w, p.h),
+                restrict_x: p.restrict_x,
+                restrict_y: p.restrict_y,
+                prolong_x: p.prolong_x,
+                prolong_y: p.prolong_y,
+            })
+            .collect();
         Self {
             levels,
             finest: Scratch::new(w, h),
@@ -696,7 +743,7 @@ fn v_cycle(e: &mut Split, b: &Split, op: Operator, scratch: &mut Scratch, coarse
         // and rarely more than ~10 on the long one; 4 * (w + h) SOR sweeps is plenty.
         let mut b = b.clone();
         b.remove_mean();
-        rb_sor_op(e, &b, 4 * (e.w + e.h) as u32, COARSEST_OMEGA, op);
+        rb_sor_op(e, &b, coarsest_sweeps(e.w, e.h), COARSEST_OMEGA, op);
         return;
     };
     rb_sor_op(e, b, MG_PRE_SWEEPS, 1.0, op);

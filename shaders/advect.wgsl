@@ -1,0 +1,114 @@
+// advect.wgsl: semi-Lagrangian advection with bilinear interpolation (Stam). Velocity faces
+// trace back with Euler steps, dye cells with the midpoint rule (second order: Euler traces
+// spiral outwards in rotating flow and lose dye). Writes the transported values; the decay and
+// the limits are applied by dissipate.wgsl (the CPU fuses the two; the results are the same).
+// Coordinates: cell (i, j)'s centre at (i, j); u samples at (i - 1/2, j), v samples at
+// (i, j - 1/2); a velocity moves v * k cells (k = dt * h). Traced points clamp to the canvas.
+// Mirrors cpu/advect.rs.
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read> u: array<f32>;
+@group(0) @binding(2) var<storage, read> v: array<f32>;
+@group(0) @binding(3) var<storage, read_write> u_out: array<f32>;
+@group(0) @binding(4) var<storage, read_write> v_out: array<f32>;
+@group(0) @binding(5) var<storage, read> dye: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read_write> dye_out: array<vec4<f32>>;
+
+fn sample_u(x: f32, y: f32) -> f32 {
+    let t = taps(P.w + 1u, P.h, x, y);
+    return blend4(u[t.k], u[t.k + t.dx], u[t.k + t.dy], u[t.k + t.dy + t.dx], t);
+}
+
+fn sample_v(x: f32, y: f32) -> f32 {
+    let t = taps(P.w, P.h + 1u, x, y);
+    return blend4(v[t.k], v[t.k + t.dx], v[t.k + t.dy], v[t.k + t.dy + t.dx], t);
+}
+
+// Velocity at centre-space point (x, y).
+fn flow(x: f32, y: f32) -> vec2<f32> {
+    return vec2(sample_u(x + 0.5, y), sample_v(x, y + 0.5));
+}
+
+// Midpoint-rule departure point of (x, y) with local velocity v0.
+fn depart(x: f32, y: f32, v0: vec2<f32>) -> vec2<f32> {
+    let h = 0.5 * P.k;
+    let m = flow(x - h * v0.x, y - h * v0.y);
+    return vec2(x - P.k * m.x, y - P.k * m.y);
+}
+
+@compute @workgroup_size(WG, WG)
+fn advect_u(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    let w = P.w;
+    if (i > w || j >= P.h) {
+        return;
+    }
+    let idx = j * (w + 1u) + i;
+    if (i == 0u || i == w) {
+        u_out[idx] = 0.0;
+        return;
+    }
+    let vx = u[idx];
+    let vy = 0.25 * ((v[j * w + i - 1u] + v[j * w + i]) + (v[(j + 1u) * w + i - 1u] + v[(j + 1u) * w + i]));
+    // In u's own index space the face is at (i, j).
+    u_out[idx] = sample_u(f32(i) - P.k * vx, f32(j) - P.k * vy);
+}
+
+@compute @workgroup_size(WG, WG)
+fn advect_v(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    let w = P.w;
+    if (i >= w || j > P.h) {
+        return;
+    }
+    let idx = j * w + i;
+    if (j == 0u || j == P.h) {
+        v_out[idx] = 0.0;
+        return;
+    }
+    let ub = (j - 1u) * (w + 1u);
+    let ut = j * (w + 1u);
+    let vx = 0.25 * ((u[ub + i] + u[ub + i + 1u]) + (u[ut + i] + u[ut + i + 1u]));
+    let vy = v[idx];
+    v_out[idx] = sample_v(f32(i) - P.k * vx, f32(j) - P.k * vy);
+}
+
+@compute @workgroup_size(WG, WG)
+fn advect_dye(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i >= P.dw || j >= P.dh) {
+        return;
+    }
+    var back: vec2<f32>;
+    var tx: f32;
+    var ty: f32;
+    if (P.dye_scale == 1u) {
+        // Cell centre: the mean of opposite faces.
+        let w = P.w;
+        let vx = 0.5 * (u[j * (w + 1u) + i] + u[j * (w + 1u) + i + 1u]);
+        let vy = 0.5 * (v[j * w + i] + v[(j + 1u) * w + i]);
+        back = depart(f32(i), f32(j), vec2(vx, vy));
+        tx = back.x;
+        ty = back.y;
+    } else {
+        let inv_s = 1.0 / f32(P.dye_scale);
+        let s = f32(P.dye_scale);
+        let x = fma(f32(i) + 0.5, inv_s, -0.5);
+        let y = fma(f32(j) + 0.5, inv_s, -0.5);
+        back = depart(x, y, flow(x, y));
+        tx = fma(back.x + 0.5, s, -0.5);
+        ty = fma(back.y + 0.5, s, -0.5);
+    }
+    let t = taps(P.dw, P.dh, tx, ty);
+    let a = dye[t.k];
+    let b = dye[t.k + t.dx];
+    let c = dye[t.k + t.dy];
+    let d = dye[t.k + t.dy + t.dx];
+    let fx = vec4(t.fx);
+    let bottom = fma(fx, b - a, a);
+    let top = fma(fx, d - c, c);
+    dye_out[j * P.dw + i] = fma(vec4(t.fy), top - bottom, bottom);
+}

@@ -1,0 +1,105 @@
+// common.wgsl: types and helpers every pass shares. Prepended to each pass's source.
+//
+// Units and layout mirror the CPU solver (src/sim/cpu): the canvas is 1 unit tall, velocity
+// is in canvas heights per second, pressure is pre-scaled (q = p dt / (rho h)). Fields are
+// flat row-major arrays, row 0 at the bottom:
+//   u: (w + 1) x h   (vertical faces; columns 0 and w are walls, always 0)
+//   v: w x (h + 1)   (horizontal faces; rows 0 and h are walls, always 0)
+//   q, b, curl: w x h cell centres
+//   dye: dw x dh cell centres, vec4 (rgb, a unused), dw = w * dye_scale
+// Arithmetic follows the CPU kernels operation for operation (fma where they use mul_add),
+// so results agree to rounding.
+
+// Every 2D pass runs 16 x 16 workgroups; mirrored by gpu::WORKGROUP in Rust.
+const WG: u32 = 16u;
+
+const MAX_SPEED: f32 = 50.0;
+
+struct Params {
+    w: u32,
+    h: u32,
+    dw: u32,
+    dh: u32,
+    dye_scale: u32,
+    splat_count: u32,
+    out_w: u32,
+    out_h: u32,
+    // Simulated seconds this step.
+    dt: f32,
+    // Cells travelled per unit velocity: dt * h.
+    k: f32,
+    // exp(-rate * dt) for velocity and dye.
+    vel_decay: f32,
+    dye_decay: f32,
+    // dt * eps * VORTICITY_SCALE_PER_S.
+    vort_k: f32,
+    // 1 / h: the cell size in canvas units.
+    cell: f32,
+    // Implicit diffusion coefficients nu dt / cell^2 (velocity, dye).
+    a_visc: f32,
+    a_dye: f32,
+    max_dye: f32,
+    // Look (colorize).
+    color_mode: u32,
+    brightness: f32,
+    saturation: f32,
+    hue_shift: f32,
+    _pad0: f32,
+    _pad1: f32,
+    _pad2: f32,
+}
+
+fn lerp(a: f32, b: f32, t: f32) -> f32 {
+    return fma(t, b - a, a);
+}
+
+// max-then-min, so NaN maps to lo (as the CPU's `limit`).
+fn limit(x: f32, lo: f32, hi: f32) -> f32 {
+    return min(max(x, lo), hi);
+}
+
+// Bilinear sample taps of an nx x ny field at index coordinates (x, y), clamped to the grid.
+// The lower corner stops one short of the last row and column and the weight reaches 1
+// there; one-wide axes read the same cell twice. Mirrors cpu::advect::Sampler.
+struct Taps {
+    k: u32,
+    dx: u32,
+    dy: u32,
+    fx: f32,
+    fy: f32,
+}
+
+fn taps(nx: u32, ny: u32, x_in: f32, y_in: f32) -> Taps {
+    let x = limit(x_in, 0.0, f32(nx - 1u));
+    let y = limit(y_in, 0.0, f32(ny - 1u));
+    let i0 = min(u32(x), max(nx, 2u) - 2u);
+    let j0 = min(u32(y), max(ny, 2u) - 2u);
+    var t: Taps;
+    t.k = j0 * nx + i0;
+    t.dx = select(0u, 1u, nx > 1u);
+    t.dy = select(0u, nx, ny > 1u);
+    t.fx = x - f32(i0);
+    t.fy = y - f32(j0);
+    return t;
+}
+
+fn blend4(a: f32, b: f32, c: f32, d: f32, t: Taps) -> f32 {
+    return lerp(lerp(a, b, t.fx), lerp(c, d, t.fx), t.fy);
+}
+
+// e^x, the CPU's polynomial (math::exp): NaN and x < -87 give 0.
+fn exp_det(x_in: f32) -> f32 {
+    if (x_in != x_in || x_in < -87.0) {
+        return 0.0;
+    }
+    let x = min(x_in, 88.0);
+    let n = round(x * 1.4426950408889634);
+    let r = fma(n, -1.4286068e-6, fma(n, -0.69314575, x));
+    var p = fma(r, 1.0 / 720.0, 1.0 / 120.0);
+    p = fma(r, p, 1.0 / 24.0);
+    p = fma(r, p, 1.0 / 6.0);
+    p = fma(r, p, 0.5);
+    p = fma(r, p, 1.0);
+    p = fma(r, p, 1.0);
+    return p * bitcast<f32>(u32(i32(n) + 127) << 23u);
+}

@@ -1,0 +1,32 @@
+//! The WGSL sources, compiled into the binary. Each pass's source is `common.wgsl` followed by
+//! the pass's file (WGSL has no includes).
+
+/// Types and helpers shared by every pass.
+pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
+
+/// One WGSL file per pass, named like the CPU pass (`sim/cpu/<name>.rs`).
+pub const PASSES: &[(&str, &str)] = &[
+    ("splat", include_str!("../../../shaders/splat.wgsl")),
+    ("curl", include_str!("../../../shaders/curl.wgsl")),
+    ("vorticity", include_str!("../../../shaders/vorticity.wgsl")),
+    ("diffuse", include_str!("../../../shaders/diffuse.wgsl")),
+    (
+        "divergence",
+        include_str!("../../../shaders/divergence.wgsl"),
+    ),
+    ("reduce", include_str!("../../../shaders/reduce.wgsl")),
+    ("pressure", include_str!("../../../shaders/pressure.wgsl")),
+    ("gradient", include_str!("../../../shaders/gradient.wgsl")),
+    ("advect", include_str!("../../../shaders/advect.wgsl")),
+    ("dissipate", include_str!("../../../shaders/dissipate.wgsl")),
+    ("colorize", include_str!("../../../shaders/colorize.wgsl")),
+];
+
+/// The full source of pass `name` (common prelude included).
+pub fn source(name: &str) -> String {
+    let (_, pass) = PASSES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .unwrap_or_else(|| panic!("no shader named {name}"));
+    format!("{COMMON}\n{pass}")
+}
