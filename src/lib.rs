@@ -10,21 +10,50 @@ use std::sync::Arc;
 
 pub mod bench;
 pub mod bridge;
+pub mod engine;
+pub mod frame;
 pub mod params;
 pub mod sim;
 
+use bridge::queue::{self, EventSender};
+use engine::{EngineOptions, LazyEngine, Waker};
+use frame::FrameOutput;
 use params::DyeflowParams;
 
+/// Events the audio thread can queue for the simulation between two of its steps: a dense
+/// passage (10 voices, expressions every block, envelope readings every 5 ms) stays far below.
+pub const AUDIO_QUEUE_EVENTS: usize = 8192;
+
 /// The plugin instance. Created by the host through [`Default`], which must stay cheap: hosts
-/// create an instance for every plugin scan.
+/// create an instance for every plugin scan, so no thread, GPU device or big buffer is made
+/// here.
 pub struct Dyeflow {
     params: Arc<DyeflowParams>,
+    /// The simulation, started on first need.
+    engine: Arc<LazyEngine>,
+    /// Frames for the editor (handed to it when it is created).
+    frames: Option<FrameOutput>,
+    /// The audio thread's end of its event queue (made in `activate`, which may run several
+    /// times).
+    events: Option<EventSender>,
+    /// Raises the engine's "needed" flag (audio processed); made in `activate`.
+    waker: Option<Waker>,
 }
 
 impl Default for Dyeflow {
     fn default() -> Self {
+        let params = Arc::new(DyeflowParams::default());
+        let (frame_input, frames) = frame::frame_channel();
         Self {
-            params: Arc::new(DyeflowParams::default()),
+            engine: Arc::new(LazyEngine::new(
+                params.clone(),
+                frame_input,
+                EngineOptions::default(),
+            )),
+            params,
+            frames: Some(frames),
+            events: None,
+            waker: None,
         }
     }
 }
@@ -33,6 +62,16 @@ impl Dyeflow {
     /// The parameters, shared with the editor and the simulation thread.
     pub fn shared_params(&self) -> Arc<DyeflowParams> {
         self.params.clone()
+    }
+
+    /// The lazily started simulation.
+    pub fn engine(&self) -> Arc<LazyEngine> {
+        self.engine.clone()
+    }
+
+    /// The consumer end of the engine's frames (once: the editor keeps it).
+    pub fn take_frames(&mut self) -> Option<FrameOutput> {
+        self.frames.take()
     }
 }
 
@@ -79,6 +118,26 @@ impl Plugin for Dyeflow {
         self.params.clone()
     }
 
+    fn activate(
+        &mut self,
+        _audio_io_layout: &AudioIOLayout,
+        _buffer_config: &BufferConfig,
+        _context: &mut impl ActivateContext<Self>,
+    ) -> bool {
+        // The queue outlives re-activation: the engine keeps draining the same one.
+        if self.events.is_none() {
+            let (tx, rx) = queue::channel(AUDIO_QUEUE_EVENTS);
+            self.engine.add_queue(rx);
+            self.events = Some(tx);
+        }
+        // The simulation thread waits in standby (no solver, no GPU device) until audio
+        // actually flows or the editor opens.
+        if self.waker.is_none() {
+            self.waker = self.engine.standby();
+        }
+        true
+    }
+
     fn filter_state(state: &mut PluginState) {
         params::migrate_state(state);
     }
@@ -89,8 +148,12 @@ impl Plugin for Dyeflow {
         _aux: &mut AuxiliaryBuffers,
         context: &mut impl ProcessContext<Self>,
     ) -> ProcessStatus {
-        // The notes are drained so the host's queue never backs up; the bridge that turns them
-        // into fluid events arrives with the simulation.
+        // Audio flows: the simulation is needed (an atomic store; no lock, no system call).
+        if let Some(waker) = &self.waker {
+            waker.wake();
+        }
+        // The notes are drained so the host's queue never backs up; turning them into fluid
+        // events is the bridge's job.
         while context.next_event().is_some() {}
 
         // The host has already copied the input to the output. Leave it as it is, minus

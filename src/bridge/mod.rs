@@ -3,4 +3,6 @@
 //! The audio thread never alters the sound: [`passthrough`] only makes sure nothing subnormal
 //! leaves the plugin.
 
+pub mod events;
 pub mod passthrough;
+pub mod queue;

@@ -348,6 +348,9 @@ pub trait Solver: Send {
     /// zeros and the GPU never waits for a readback).
     fn set_measure(&mut self, on: bool);
 
+    /// Change the pressure solve's iterations (sweeps, or V-cycles for multigrid).
+    fn set_pressure_iterations(&mut self, iterations: u32);
+
     /// A failure that makes this solver unusable (GPU device lost, validation error).
     fn failure(&self) -> Option<String> {
         None
@@ -359,4 +362,69 @@ pub trait Solver: Send {
 
     /// The newest finished frame, if any, into `out` (RGBA8, top row first); returns its size.
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)>;
+}
+
+/// Which solver runs, on what, and why (for the status line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SolverInfo {
+    /// "gpu" or "cpu".
+    pub backend: &'static str,
+    /// The GPU adapter, or the CPU solver's thread count.
+    pub device: String,
+    /// Why the GPU is not used, when it was wanted.
+    pub fallback: Option<String>,
+}
+
+/// Create the solver for `cfg`: the GPU when `backend` allows and one works, else the CPU
+/// (and say why). Blocks while a GPU device is created; call it on the simulation thread.
+pub fn create_solver(
+    cfg: &SimConfig,
+    backend: crate::params::BackendChoice,
+    gpu: &gpu::GpuOptions,
+    cpu_threads: usize,
+) -> (Box<dyn Solver>, SolverInfo) {
+    use crate::params::BackendChoice;
+    let mut fallback = None;
+    if backend != BackendChoice::Cpu {
+        match gpu::GpuContext::new(gpu).and_then(|ctx| {
+            let device = ctx.adapter_name();
+            gpu::GpuSolver::new(ctx, cfg).map(|s| (s, device))
+        }) {
+            Ok((solver, device)) => {
+                return (
+                    Box::new(solver),
+                    SolverInfo {
+                        backend: "gpu",
+                        device,
+                        fallback: None,
+                    },
+                );
+            }
+            Err(e) => {
+                nice_plug::nice_warn!("Using the CPU solver: {e}");
+                fallback = Some(e.to_string());
+            }
+        }
+    }
+    let solver = cpu::CpuSolver::new(cfg, cpu_threads);
+    let device = format!("{} threads", solver.threads());
+    (
+        Box::new(solver),
+        SolverInfo {
+            backend: "cpu",
+            device,
+            fallback,
+        },
+    )
+}
+
+/// The solver iterations for the plugin's "pressure iterations" knob, which counts red-black
+/// sweeps of work: multigrid runs one V-cycle per [`MG_CYCLE_IN_SWEEPS`] (at least one).
+pub fn iterations_for(method: PressureMethod, sweeps: u32) -> u32 {
+    match method {
+        PressureMethod::Multigrid => {
+            ((sweeps + MG_CYCLE_IN_SWEEPS / 2) / MG_CYCLE_IN_SWEEPS).max(1)
+        }
+        _ => sweeps.max(1),
+    }
 }

@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod clap_host;
+pub mod mock;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

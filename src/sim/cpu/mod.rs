@@ -410,6 +410,10 @@ impl Solver for CpuSolver {
         self.measure = on;
     }
 
+    fn set_pressure_iterations(&mut self, iterations: u32) {
+        self.cfg.pressure_iterations = iterations.clamp(1, 10_000);
+    }
+
     fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
         let mut frame = std::mem::take(&mut self.frame);
         frame.resize(width * height * 4, 0);

@@ -539,7 +539,7 @@ impl GpuSolver {
             results: storage(device, "Buffer: reduction results", slot::COUNT * 16),
             args: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("Buffer: second projection dispatches"),
-                size: 16 * 1024 * 12,
+                size: 1024 * 12,
                 usage: wgpu::BufferUsages::STORAGE
                     | wgpu::BufferUsages::INDIRECT
                     | wgpu::BufferUsages::COPY_SRC,
@@ -834,10 +834,17 @@ impl GpuSolver {
         self.encode_projection(&mut d, &mut none, 1);
         let flat: Vec<u32> = table.iter().flatten().copied().collect();
         let device = &self.ctx.device;
-        assert!(
-            table.len() * 12 <= self.buf.args.size() as usize,
-            "argument buffer too small"
-        );
+        let bytes = (table.len() * 12).max(12) as u64;
+        if bytes > self.buf.args.size() {
+            self.buf.args = device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("Buffer: second projection dispatches"),
+                size: bytes,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            });
+        }
         self.extra_table = storage_init(device, "Buffer: second projection table", &flat);
         self.extra_count = table.len() as u32;
         let (w, h) = (self.cfg.width as u32, self.cfg.height as u32);
@@ -885,6 +892,11 @@ impl GpuSolver {
     /// Frames skipped because every staging buffer was still busy.
     pub fn skipped_frames(&self) -> u64 {
         self.frames.skipped
+    }
+
+    /// Dispatches in the second projection (its indirect argument table).
+    pub fn extra_dispatches(&self) -> u32 {
+        self.extra_count
     }
 
     /// Splats dropped because the queue was full.
@@ -1784,6 +1796,15 @@ impl Solver for GpuSolver {
 
     fn set_measure(&mut self, on: bool) {
         self.measure = on;
+    }
+
+    fn set_pressure_iterations(&mut self, iterations: u32) {
+        let iterations = iterations.clamp(1, 10_000);
+        if iterations != self.cfg.pressure_iterations {
+            self.cfg.pressure_iterations = iterations;
+            // The second projection's dispatch list depends on the count.
+            self.build_extra_table();
+        }
     }
 
     fn failure(&self) -> Option<String> {

@@ -1,0 +1,158 @@
+//! The simulation thread: events in give frames out, frame sizes follow the consumer, the
+//! thread stops and joins cleanly (100 times), and the CPU fallback works when there is no GPU.
+
+mod common;
+
+use dyeflow::bridge::events::{SimEvent, TimedEvent};
+use dyeflow::bridge::queue;
+use dyeflow::engine::{Engine, EngineOptions};
+use dyeflow::frame::{FrameOutput, frame_channel};
+use dyeflow::params::{Aspect, BackendChoice, DyeflowParams, Settings};
+use dyeflow::sim::gpu::GpuOptions;
+use dyeflow::sim::{Splat, SplatShape};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn params(backend: BackendChoice) -> Arc<DyeflowParams> {
+    let p = DyeflowParams::default();
+    p.set_settings(Settings {
+        sim_resolution: 128,
+        dye_scale: 1,
+        aspect: Aspect::Square,
+        backend,
+        sim_rate_hz: 60,
+    });
+    Arc::new(p)
+}
+
+fn red_splat_at(x: f32, y: f32) -> TimedEvent {
+    TimedEvent {
+        time_s: 0.0,
+        event: SimEvent::Splat(Splat {
+            pos: [x, y],
+            radius: 0.08,
+            color: [4.0, 0.0, 0.0],
+            amount: 1.0,
+            force: [0.0, 0.0],
+            shape: SplatShape::Gaussian,
+        }),
+    }
+}
+
+/// Wait (up to 20 s) for a frame that satisfies `ok`.
+fn wait_for(
+    out: &mut FrameOutput,
+    ok: impl Fn(&dyeflow::frame::Frame) -> bool,
+) -> dyeflow::frame::Frame {
+    let start = Instant::now();
+    loop {
+        let f = out.latest();
+        if f.serial > 0 && ok(f) {
+            return f.clone();
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "no suitable frame in 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+fn pixel(f: &dyeflow::frame::Frame, x: usize, y: usize) -> [u8; 4] {
+    let i = (y * f.width + x) * 4;
+    f.pixels[i..i + 4].try_into().unwrap()
+}
+
+fn events_in_frames_out(backend: BackendChoice, options: EngineOptions) -> String {
+    let (mut tx, rx) = queue::channel(256);
+    let (input, mut output) = frame_channel();
+    let engine = Engine::start(params(backend), vec![rx], input, options).unwrap();
+    output.request(64, 64);
+    // Dye at the upper left quarter of the canvas (y up): the picture's upper left.
+    assert!(tx.send(red_splat_at(0.25, 0.75)));
+    let frame = wait_for(&mut output, |f| f.width == 64 && pixel(f, 16, 16)[0] > 100);
+    assert_eq!(frame.pixels.len(), 64 * 64 * 4);
+    assert_eq!(
+        pixel(&frame, 48, 48),
+        [0, 0, 0, 255],
+        "dye appeared away from the splat"
+    );
+    // The size follows the consumer.
+    output.request(100, 30);
+    let frame = wait_for(&mut output, |f| (f.width, f.height) == (100, 30));
+    assert_eq!(frame.pixels.len(), 100 * 30 * 4);
+    let status = engine.status();
+    assert!(engine.steps() > 0);
+    drop(engine);
+    format!("{} {}", status.backend, status.fallback.unwrap_or_default())
+}
+
+#[test]
+fn cpu_engine_turns_events_into_frames() {
+    let status = events_in_frames_out(BackendChoice::Cpu, EngineOptions::default());
+    assert!(status.starts_with("cpu"), "{status}");
+}
+
+#[test]
+fn gpu_engine_turns_events_into_frames() {
+    if common::gpu_context().is_none() {
+        return;
+    }
+    let status = events_in_frames_out(BackendChoice::Gpu, EngineOptions::default());
+    assert!(status.starts_with("gpu"), "{status}");
+}
+
+#[test]
+fn no_adapter_falls_back_to_the_cpu_and_says_why() {
+    let options = EngineOptions {
+        gpu: GpuOptions {
+            force_no_adapter: true,
+        },
+        ..Default::default()
+    };
+    let status = events_in_frames_out(BackendChoice::Auto, options);
+    assert!(status.starts_with("cpu"), "{status}");
+    assert!(
+        status.contains("switched off"),
+        "the reason is reported: {status}"
+    );
+}
+
+fn thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
+}
+
+/// 100 create/drop cycles leave no thread behind (GPU devices go with their thread).
+#[test]
+fn hundred_start_stop_cycles_leave_nothing_behind() {
+    let backend = if common::gpu_context().is_some() {
+        BackendChoice::Auto
+    } else {
+        BackendChoice::Cpu
+    };
+    // Warm up once so lazily started runtime threads (rayon, the GPU driver) are counted.
+    {
+        let (input, _output) = frame_channel();
+        let _e = Engine::start(params(backend), Vec::new(), input, EngineOptions::default());
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let before = thread_count();
+    for n in 0..100 {
+        let (input, mut output) = frame_channel();
+        let (_tx, rx) = queue::channel(16);
+        let engine =
+            Engine::start(params(backend), vec![rx], input, EngineOptions::default()).unwrap();
+        output.request(32, 32);
+        if n % 10 == 0 {
+            wait_for(&mut output, |_| true);
+        }
+        assert!(engine.is_running());
+        drop(engine);
+    }
+    std::thread::sleep(Duration::from_millis(200));
+    let after = thread_count();
+    assert!(
+        after <= before + 1,
+        "threads leaked: {before} before, {after} after"
+    );
+}

@@ -1,0 +1,58 @@
+//! The plugin starts its simulation lazily: a host scanning it (create, activate, destroy)
+//! gets no solver and no GPU device; audio flowing starts it.
+
+mod common;
+
+use common::mock::{Activate, Process, process_silence};
+use dyeflow::Dyeflow;
+use nice_plug::prelude::*;
+use std::time::{Duration, Instant};
+
+fn activate(plugin: &mut Dyeflow) -> bool {
+    let layout = Dyeflow::AUDIO_IO_LAYOUTS[0];
+    let config = BufferConfig {
+        sample_rate: 48_000.0,
+        min_buffer_size: None,
+        max_buffer_size: 512,
+        process_mode: ProcessMode::Realtime,
+    };
+    plugin.activate(&layout, &config, &mut Activate)
+}
+
+#[test]
+fn a_scan_creates_no_solver() {
+    let mut plugin = Dyeflow::default();
+    let engine = plugin.engine();
+    assert!(engine.status().is_none(), "no thread before activation");
+    assert!(activate(&mut plugin));
+    // The thread waits in standby: no solver, no device.
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(!engine.running());
+    assert_eq!(engine.status().map(|s| s.backend), Some(String::new()));
+    drop(plugin);
+}
+
+#[test]
+fn audio_flowing_starts_the_simulation() {
+    let mut plugin = Dyeflow::default();
+    let engine = plugin.engine();
+    assert!(activate(&mut plugin));
+    let mut ctx = Process::new(48_000.0);
+    assert_eq!(
+        process_silence(&mut plugin, &mut ctx, 2, 512),
+        ProcessStatus::Normal
+    );
+    assert!(engine.running());
+    let start = Instant::now();
+    loop {
+        if engine.status().is_some_and(|s| !s.backend.is_empty()) {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the solver never started"
+        );
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    drop(plugin);
+}
