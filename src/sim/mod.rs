@@ -40,6 +40,10 @@ pub const MAX_STEP_DT_S: f32 = 0.25;
 /// Speed limit in canvas heights per second. Crossing the canvas 50 times a second is far past
 /// anything visible; the limit keeps hostile input (forces of 1e6) bounded.
 pub const MAX_SPEED: f32 = 50.0;
+/// Largest dye grid edge. 4096 x 2304 RGBA float dye is 150 MB per buffer on the GPU (two
+/// plus a diffusion scratch); finer grids than that outgrow GPU buffer limits and show no more
+/// detail at any display size.
+pub const MAX_DYE_EDGE_CELLS: usize = 4096;
 /// Dye limit per channel. Tone mapping saturates long before this; the limit keeps endlessly
 /// held notes bounded.
 pub const MAX_DYE: f32 = 64.0;
@@ -114,12 +118,19 @@ impl SimConfig {
     }
 
     /// The same configuration with sizes clamped to what solvers accept (1..=8192 cells per
-    /// axis, dye scale 1..=4) and at least one iteration of each solve.
+    /// axis; dye scale 1..=4, lowered until the dye grid is at most [`MAX_DYE_EDGE_CELLS`] per
+    /// axis) and at least one iteration of each solve.
     pub fn sanitized(&self) -> Self {
+        let width = self.width.clamp(1, 8192);
+        let height = self.height.clamp(1, 8192);
+        let mut dye_scale = self.dye_scale.clamp(1, 4);
+        while dye_scale > 1 && width.max(height) * dye_scale > MAX_DYE_EDGE_CELLS {
+            dye_scale -= 1;
+        }
         Self {
-            width: self.width.clamp(1, 8192),
-            height: self.height.clamp(1, 8192),
-            dye_scale: self.dye_scale.clamp(1, 4),
+            width,
+            height,
+            dye_scale,
             pressure: self.pressure,
             pressure_iterations: self.pressure_iterations.clamp(1, 10_000),
             diffusion_iterations: self.diffusion_iterations.clamp(1, 10_000),
