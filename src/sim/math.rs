@@ -44,14 +44,14 @@ pub fn bilerp(f: &[f32], nx: usize, ny: usize, x: f32, y: f32) -> f32 {
 /// e^x with a relative error below 3e-7 (2.5 ulp) over [-87, 88], deterministic on every machine.
 /// Inputs below -87 give 0, above 88 give 1.6e38; NaN gives 0 (so garbage never spreads).
 #[inline(always)]
+#[allow(clippy::manual_clamp)] // clamp would keep NaN; max-then-min maps it to -87
 pub fn exp(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_145_75;
     const LN2_LO: f32 = 1.428_606_8e-6;
-    if x.is_nan() || x < -87.0 {
-        return 0.0;
-    }
-    let x = x.min(88.0);
+    // Branch-free (the result is selected at the end), so loops over it vectorise.
+    let input = x;
+    let x = x.max(-87.0).min(88.0);
     // Ties to even, as WGSL's round(), so the GPU shaders can match.
     let n = (x * LOG2E).round_ties_even();
     let r = n.mul_add(-LN2_LO, n.mul_add(-LN2_HI, x));
@@ -63,8 +63,12 @@ pub fn exp(x: f32) -> f32 {
     let p = r.mul_add(p, 1.0);
     let p = r.mul_add(p, 1.0);
     // Scale by 2^n through the exponent bits (n in [-126, 127] here).
-    let scale = f32::from_bits(((n as i32 + 127) as u32) << 23);
-    p * scale
+    // SAFETY: x was clamped to [-87, 88] (NaN to -87), so n is an integer in [-126, 127].
+    // (A plain `as` adds a NaN and range fix-up that keeps loops from vectorising.)
+    let n_int = unsafe { n.to_int_unchecked::<i32>() };
+    let scale = f32::from_bits(((n_int + 127) as u32) << 23);
+    // NaN fails the comparison too.
+    if input >= -87.0 { p * scale } else { 0.0 }
 }
 
 /// atan2(y, x) / (2 pi), in [-0.5, 0.5]: the angle as a fraction of a turn. Absolute error
@@ -109,7 +113,9 @@ pub fn tonemap(x: f32) -> f32 {
 pub fn hsv_to_rgb(h: f32, s: f32, v: f32) -> [f32; 3] {
     let h = h - h.floor();
     let k = |n: f32| {
-        let k = (n + h * 6.0) % 6.0;
+        // n + 6h lies in [1, 11): one conditional subtraction is the exact `% 6` (no libm).
+        let k = n + h * 6.0;
+        let k = if k >= 6.0 { k - 6.0 } else { k };
         let m = k.min(4.0 - k).clamp(0.0, 1.0);
         v - v * s * m
     };

@@ -43,13 +43,171 @@ fn taps(out_n: usize, src_n: usize, flip: bool) -> Vec<(usize, usize, f32)> {
         .collect()
 }
 
-/// Write an 8-bit channel.
+/// Horizontal taps as separate arrays (the row kernels vectorise over them).
+struct RowTaps {
+    i0: Vec<u32>,
+    i1: Vec<u32>,
+    f: Vec<f32>,
+}
+
+impl RowTaps {
+    fn new(out_n: usize, src_n: usize) -> Self {
+        let t = taps(out_n, src_n, false);
+        Self {
+            i0: t.iter().map(|t| t.0 as u32).collect(),
+            i1: t.iter().map(|t| t.1 as u32).collect(),
+            f: t.iter().map(|t| t.2).collect(),
+        }
+    }
+}
+
+/// An 8-bit channel (round to nearest, clamped; NaN gives 0).
 #[inline(always)]
-fn to_u8(x: f32) -> u8 {
-    (x * 255.0 + 0.5).clamp(0.0, 255.0) as u8
+#[allow(clippy::manual_clamp)] // clamp would keep NaN; max-then-min maps it to 0
+fn to_u8(x: f32) -> u32 {
+    // `max` first maps NaN to 0.
+    let y = (x * 255.0 + 0.5).max(0.0).min(255.0);
+    // SAFETY: y is finite and in [0, 255]. (A plain `as` would add a NaN and range fix-up per
+    // element that keeps the loops from vectorising.)
+    unsafe { y.to_int_unchecked::<i32>() as u32 }
+}
+
+/// An opaque RGBA8 pixel as its little-endian `u32`.
+#[inline(always)]
+fn pack(rgb: [f32; 3]) -> u32 {
+    to_u8(rgb[0]) | to_u8(rgb[1]) << 8 | to_u8(rgb[2]) << 16 | 0xff00_0000
+}
+
+kernel! {
+/// Vertical pass: `out[i] = lerp(bottom[i], top[i], f)`.
+fn lerp_rows(bottom: &[f32], top: &[f32], f: f32, out: &mut [f32]) {
+    for ((o, &b), &t) in out.iter_mut().zip(bottom).zip(top) {
+        *o = lerp(b, t, f);
+    }
+}
+}
+
+/// Bilinear sample of `row` between `row[a]` and `row[b]`.
+///
+/// # Safety
+/// `a` and `b` must be in bounds.
+#[inline(always)]
+unsafe fn sample(row: &[f32], a: usize, b: usize, t: f32) -> f32 {
+    // SAFETY: the caller checked the indices.
+    unsafe { lerp(*row.get_unchecked(a), *row.get_unchecked(b), t) }
+}
+
+/// Panics unless every tap lies inside rows of `len` (checked once per row, so the pixel
+/// loops can gather without bounds checks and vectorise).
+fn check_taps(i0: &[u32], i1: &[u32], f: &[f32], out: usize, rows: &[&[f32]; 3]) -> usize {
+    let len = rows.iter().map(|r| r.len()).min().unwrap_or(0);
+    let n = out.min(i0.len()).min(i1.len()).min(f.len());
+    assert!(
+        i0[..n].iter().chain(&i1[..n]).all(|&i| (i as usize) < len),
+        "colorize taps out of range"
+    );
+    n
+}
+
+kernel! {
+/// Horizontal pass of the dye colour mode: resample the three vertically interpolated rows,
+/// expose, and pack. Without a saturation change or hue shift the loop is branch-free and
+/// vectorises (gathers).
+#[allow(clippy::too_many_arguments)]
+fn dye_row(
+    rows: [&[f32]; 3],
+    i0: &[u32],
+    i1: &[u32],
+    f: &[f32],
+    brightness: f32,
+    saturation: f32,
+    shift: f32,
+    out: &mut [u32],
+) {
+    let n = check_taps(i0, i1, f, out.len(), &rows);
+    let [r0, r1, r2] = rows;
+    if saturation == 1.0 && shift == 0.0 {
+        for px in 0..n {
+            let (a, b, t) = (i0[px] as usize, i1[px] as usize, f[px]);
+            // SAFETY: check_taps.
+            let c = unsafe { [sample(r0, a, b, t), sample(r1, a, b, t), sample(r2, a, b, t)] };
+            out[px] = pack(c.map(|x| tonemap(x * brightness)));
+        }
+    } else {
+        for px in 0..n {
+            let (a, b, t) = (i0[px] as usize, i1[px] as usize, f[px]);
+            // SAFETY: check_taps.
+            let c = unsafe { [sample(r0, a, b, t), sample(r1, a, b, t), sample(r2, a, b, t)] };
+            let [h, s, v] = rgb_to_hsv(c.map(|x| tonemap(x * brightness)));
+            out[px] = pack(hsv_to_rgb(h + shift, s * saturation, v));
+        }
+    }
+}
+}
+
+kernel! {
+/// Horizontal pass of the density-hue mode.
+#[allow(clippy::too_many_arguments)]
+fn density_row(
+    rows: [&[f32]; 3],
+    i0: &[u32],
+    i1: &[u32],
+    f: &[f32],
+    brightness: f32,
+    saturation: f32,
+    shift: f32,
+    out: &mut [u32],
+) {
+    let n = check_taps(i0, i1, f, out.len(), &rows);
+    let [r0, r1, r2] = rows;
+    for px in 0..n {
+        let (a, b, t) = (i0[px] as usize, i1[px] as usize, f[px]);
+        // SAFETY: check_taps.
+        let d = unsafe { (sample(r0, a, b, t) + sample(r1, a, b, t)) + sample(r2, a, b, t) };
+        let hue = d.mul_add(DENSITY_HUE_TURNS, shift);
+        out[px] = pack(hsv_to_rgb(hue, saturation, tonemap(d * brightness)));
+    }
+}
+}
+
+kernel! {
+/// One row of the velocity-hue mode (row `py` of `height`, top first).
+#[allow(clippy::too_many_arguments)]
+fn velocity_row(
+    src: &Source,
+    py: usize,
+    width: usize,
+    height: usize,
+    brightness: f32,
+    saturation: f32,
+    shift: f32,
+    out: &mut [u32],
+) {
+    let y = (height as f32 - py as f32 - 0.5) * src.h as f32 / height as f32;
+    for (px, o) in out.iter_mut().enumerate() {
+        // Pixel centre in simulation cells.
+        let x = (px as f32 + 0.5) * src.w as f32 / width as f32;
+        let u = bilerp(src.u, src.w + 1, src.h, x, y - 0.5);
+        let v = bilerp(src.v, src.w, src.h + 1, x - 0.5, y);
+        // sqrt is correctly rounded everywhere; libm's hypot is not.
+        let speed = u.mul_add(u, v * v).sqrt();
+        let value = tonemap(speed * VELOCITY_VALUE_SCALE * brightness);
+        *o = pack(hsv_to_rgb(atan2_turns(v, u) + shift, saturation, value));
+    }
+}
+}
+
+/// Per-thread scratch: three interpolated dye rows and a row of packed pixels.
+struct Scratch {
+    rows: [Vec<f32>; 3],
+    pixels: Vec<u32>,
 }
 
 /// Render `src` with `look` into `out` (`width * height * 4` bytes, RGBA, top row first).
+///
+/// Rows run in parallel. Each output row interpolates its two dye rows vertically once (so
+/// upscaling costs one lerp per source cell, not per pixel), then resamples horizontally,
+/// exposes and packs the pixels in a vectorised kernel.
 pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mut [u8]) {
     assert_eq!(out.len(), width * height * 4, "frame buffer size");
     if width == 0 || height == 0 {
@@ -70,54 +228,48 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
     } else {
         0.0
     };
-    let xs = taps(width, src.dw, false);
+    let xs = RowTaps::new(width, src.dw);
     let ys = taps(height, src.dh, true);
+    let dw = src.dw;
     out.par_chunks_mut(width * 4)
         .with_min_len(super::band::min_rows(width * 4))
         .enumerate()
-        .for_each(|(py, row)| {
-            let (j0, j1, fy) = ys[py];
-            let dye_at = |plane: &[f32], (i0, i1, fx): (usize, usize, f32)| {
-                let bottom = lerp(plane[j0 * src.dw + i0], plane[j0 * src.dw + i1], fx);
-                let top = lerp(plane[j1 * src.dw + i0], plane[j1 * src.dw + i1], fx);
-                lerp(bottom, top, fy)
-            };
-            for (px, pixel) in row.chunks_exact_mut(4).enumerate() {
-                let rgb = match look.color_mode {
-                    ColorMode::Dye => {
-                        let c = src
-                            .dye
-                            .map(|plane| tonemap(dye_at(plane, xs[px]) * brightness));
-                        if saturation == 1.0 && shift == 0.0 {
-                            c
-                        } else {
-                            let [h, s, v] = rgb_to_hsv(c);
-                            hsv_to_rgb(h + shift, s * saturation, v)
+        .for_each_init(
+            || Scratch {
+                rows: std::array::from_fn(|_| vec![0.0; dw]),
+                pixels: vec![0; width],
+            },
+            |scratch, (py, row)| {
+                let Scratch { rows, pixels } = scratch;
+                match look.color_mode {
+                    ColorMode::Dye | ColorMode::DensityHue => {
+                        let (j0, j1, fy) = ys[py];
+                        for (plane, r) in src.dye.iter().zip(rows.iter_mut()) {
+                            let bottom = &plane[j0 * dw..(j0 + 1) * dw];
+                            let top = &plane[j1 * dw..(j1 + 1) * dw];
+                            lerp_rows(bottom, top, fy, r);
                         }
-                    }
-                    ColorMode::DensityHue => {
-                        let d: f32 = src.dye.iter().map(|plane| dye_at(plane, xs[px])).sum();
-                        let hue = d.mul_add(DENSITY_HUE_TURNS, shift);
-                        hsv_to_rgb(hue, saturation, tonemap(d * brightness))
+                        let rows = [&rows[0][..], &rows[1][..], &rows[2][..]];
+                        let row_fn = if look.color_mode == ColorMode::Dye {
+                            dye_row
+                        } else {
+                            density_row
+                        };
+                        row_fn(
+                            rows, &xs.i0, &xs.i1, &xs.f, brightness, saturation, shift, pixels,
+                        );
                     }
                     ColorMode::VelocityHue => {
-                        // Pixel centre in simulation cells.
-                        let x = (px as f32 + 0.5) * src.w as f32 / width as f32;
-                        let y = (height as f32 - py as f32 - 0.5) * src.h as f32 / height as f32;
-                        let u = bilerp(src.u, src.w + 1, src.h, x, y - 0.5);
-                        let v = bilerp(src.v, src.w, src.h + 1, x - 0.5, y);
-                        // sqrt is correctly rounded everywhere; libm's hypot is not.
-                        let speed = u.mul_add(u, v * v).sqrt();
-                        let value = tonemap(speed * VELOCITY_VALUE_SCALE * brightness);
-                        hsv_to_rgb(atan2_turns(v, u) + shift, saturation, value)
+                        velocity_row(
+                            src, py, width, height, brightness, saturation, shift, pixels,
+                        );
                     }
-                };
-                pixel[0] = to_u8(rgb[0]);
-                pixel[1] = to_u8(rgb[1]);
-                pixel[2] = to_u8(rgb[2]);
-                pixel[3] = 255;
-            }
-        });
+                }
+                for (dst, p) in row.chunks_exact_mut(4).zip(pixels.iter()) {
+                    dst.copy_from_slice(&p.to_le_bytes());
+                }
+            },
+        );
 }
 
 #[cfg(test)]
