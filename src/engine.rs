@@ -8,10 +8,12 @@
 use crate::bridge::events::{SimEvent, TimedEvent};
 use crate::bridge::queue::EventReceiver;
 use crate::frame::FrameInput;
+use crate::mapping::{MAX_VOICES, Mapper, MappingConfig};
 use crate::params::{DyeflowParams, Settings};
 use crate::sim::gpu::GpuOptions;
 use crate::sim::{
-    Discrete, Knobs, KnobsSmoother, SimConfig, Solver, SolverInfo, create_solver, iterations_for,
+    Discrete, Knobs, KnobsSmoother, Look, SimConfig, Solver, SolverInfo, Splat, StepParams,
+    create_solver, iterations_for,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -24,10 +26,18 @@ pub const MAX_CATCH_UP_MS: u64 = 250;
 /// Most steps run back to back before the thread publishes a frame and sleeps again. When the
 /// solver cannot keep up, the backlog is dropped instead of growing (no spiral of death).
 pub const MAX_STEPS_PER_WAKE: u32 = 4;
+/// Longest real time one step covers when the solver is too slow for the step rate (a weak
+/// GPU at a high resolution): past this the fluid slows down instead.
+pub const MAX_SLOW_STEP_MS: u64 = 50;
 /// How often the simulation thread looks for changed settings.
 const SETTINGS_POLL_MS: u64 = 250;
 /// How often the status figures are refreshed.
 const STATUS_MS: u64 = 500;
+
+/// How often the thread looks whether a started frame is ready to hand over.
+const FRAME_POLL: Duration = Duration::from_micros(500);
+/// How often a waiting thread looks for notes to show before the next step.
+const EVENT_POLL: Duration = Duration::from_millis(1);
 
 /// How often a thread in standby checks whether it is needed.
 pub const STANDBY_POLL_MS: u64 = 20;
@@ -259,10 +269,108 @@ impl Sim {
     }
 }
 
-fn apply(solver: &mut dyn Solver, event: &TimedEvent) {
-    match event.event {
-        SimEvent::Splat(s) => solver.inject(&[s]),
-        SimEvent::Reset => solver.reset(),
+/// Everything between the event queue and the solver, shared by the engine and the offline
+/// renderer so both drive the fluid identically: the mapping (notes and audio to splats),
+/// the parameter smoothing and the discrete knobs.
+pub struct Driver {
+    mapper: Mapper,
+    splats: Vec<Splat>,
+    smoother: KnobsSmoother,
+    discrete: Discrete,
+    /// Seconds of simulation so far.
+    sim_time: f64,
+}
+
+impl Driver {
+    /// A driver starting from the current parameter values.
+    pub fn new(params: &DyeflowParams) -> Self {
+        Self {
+            mapper: Mapper::new(),
+            splats: Vec::with_capacity(2 * MAX_VOICES + 32),
+            smoother: KnobsSmoother::new(Knobs::from_params(params)),
+            discrete: Discrete::from_params(params),
+            sim_time: 0.0,
+        }
+    }
+
+    /// Take one event: notes and audio go to the mapping, splats and resets to the solver.
+    pub fn event(&mut self, solver: &mut dyn Solver, event: &TimedEvent) {
+        match event.event {
+            SimEvent::Splat(s) => solver.inject(&[s]),
+            SimEvent::Reset => {
+                solver.reset();
+                self.mapper.handle(&TimedEvent {
+                    time_s: event.time_s,
+                    event: SimEvent::Silence,
+                });
+            }
+            _ => self.mapper.handle(event),
+        }
+    }
+
+    /// Advance `real_dt` seconds of wall (or music) time: emit the mapping's splats, smooth the
+    /// knobs and step the solver. Returns the step's simulated dt.
+    pub fn step(&mut self, solver: &mut dyn Solver, params: &DyeflowParams, real_dt: f32) -> f32 {
+        let d = Discrete::from_params(params);
+        if d.pressure_iterations != self.discrete.pressure_iterations {
+            let cfg = solver.config();
+            solver.set_pressure_iterations(iterations_for(cfg.pressure, d.pressure_iterations));
+        }
+        self.discrete = d;
+        let cfg = solver.config();
+        let aspect = cfg.width as f32 / cfg.height.max(1) as f32;
+        let mapping = MappingConfig::from_params(params, aspect);
+        let drive = self.mapper.emit(real_dt, &mapping, &mut self.splats);
+        if !self.splats.is_empty() {
+            solver.inject(&self.splats);
+        }
+        let knobs = self.smoother.advance(Knobs::from_params(params), real_dt);
+        let mut step_params = knobs.step_params(real_dt);
+        step_params.vorticity = (step_params.vorticity + drive.vorticity_boost)
+            .min(crate::params::vorticity_range().unnormalize(1.0));
+        solver.step(&step_params);
+        self.sim_time += f64::from(step_params.dt);
+        step_params.dt
+    }
+
+    /// Inject what the events taken since the last step ask for at once (note bursts, onset
+    /// bursts, beat pulses) without advancing time, so they can be shown before the next step.
+    /// Returns whether anything was injected.
+    pub fn flush(&mut self, solver: &mut dyn Solver, params: &DyeflowParams) -> bool {
+        let cfg = solver.config();
+        let aspect = cfg.width as f32 / cfg.height.max(1) as f32;
+        let mapping = MappingConfig::from_params(params, aspect);
+        self.mapper.emit(0.0, &mapping, &mut self.splats);
+        if self.splats.is_empty() {
+            return false;
+        }
+        solver.inject(&self.splats);
+        // A step of no time applies the splats and nothing else.
+        solver.step(&StepParams {
+            dt: 0.0,
+            ..StepParams::default()
+        });
+        true
+    }
+
+    /// The look for frames, from the smoothed knobs.
+    pub fn look(&self) -> Look {
+        self.smoother.current().look(self.discrete.color_mode)
+    }
+
+    /// The discrete knobs as of the last step.
+    pub fn discrete(&self) -> &Discrete {
+        &self.discrete
+    }
+
+    /// Simulated seconds so far.
+    pub fn sim_time(&self) -> f64 {
+        self.sim_time
+    }
+
+    /// The mapping (for tests and the status line).
+    pub fn mapper(&self) -> &Mapper {
+        &self.mapper
     }
 }
 
@@ -279,15 +387,16 @@ fn run(
         }
         std::thread::park_timeout(Duration::from_millis(STANDBY_POLL_MS));
     }
-    let mut discrete = Discrete::from_params(params);
-    let mut sim = Sim::new(params.settings().sanitized(), &discrete, options);
-    let mut smoother = KnobsSmoother::new(Knobs::from_params(params));
+    let mut driver = Driver::new(params);
+    let mut sim = Sim::new(params.settings().sanitized(), driver.discrete(), options);
     let mut clock = Instant::now();
     let mut backlog = Duration::ZERO;
-    let mut sim_time = 0.0f64;
     let mut last_settings_poll = clock;
     let mut period = Period::new(clock);
     let mut skipped_steps = 0u64;
+    let mut frame_pending = false;
+    // Wall time of a step, smoothed.
+    let mut step_cost = Duration::ZERO;
     publish_status(shared, &sim, &period, &queues, skipped_steps);
 
     while !shared.stop.load(Ordering::Acquire) {
@@ -296,32 +405,35 @@ fn run(
         backlog += (now - clock).min(Duration::from_millis(MAX_CATCH_UP_MS));
         clock = now;
 
+        // A solver that needs more than half a period per step cannot catch up by stepping
+        // more: it takes one longer step (real time, up to MAX_SLOW_STEP_MS) per wake, so the
+        // fluid keeps real-time speed and every step still shows. Otherwise steps are fixed
+        // and a short stall is caught up, a few steps at most.
+        let slow = step_cost > step / 2;
         let mut ran = 0;
-        while backlog >= step && ran < MAX_STEPS_PER_WAKE {
+        while backlog >= step && ran < MAX_STEPS_PER_WAKE && !(slow && ran > 0) {
             let t0 = Instant::now();
             for queue in &mut queues {
-                let solver = &mut sim.solver;
-                period.events += queue.drain(|e| apply(solver.as_mut(), &e)) as u64;
+                let solver = sim.solver.as_mut();
+                period.events += queue.drain(|e| driver.event(solver, &e)) as u64;
             }
-            let d = Discrete::from_params(params);
-            if d.pressure_iterations != discrete.pressure_iterations {
-                let cfg = sim.solver.config();
-                sim.solver
-                    .set_pressure_iterations(iterations_for(cfg.pressure, d.pressure_iterations));
-            }
-            discrete = d;
-            let dt = step.as_secs_f32();
-            let knobs = smoother.advance(Knobs::from_params(params), dt);
-            let step_params = knobs.step_params(dt);
-            sim.solver.step(&step_params);
-            sim_time += f64::from(step_params.dt);
+            let dt = if slow {
+                backlog
+                    .min(Duration::from_millis(MAX_SLOW_STEP_MS))
+                    .max(step)
+            } else {
+                step
+            };
+            driver.step(sim.solver.as_mut(), params, dt.as_secs_f32());
             if let Some(reason) = sim.solver.failure() {
-                sim.fall_back(reason, &discrete, options);
+                sim.fall_back(reason, driver.discrete(), options);
             }
-            backlog -= step;
+            backlog = backlog.saturating_sub(dt);
             ran += 1;
+            let cost = t0.elapsed();
+            step_cost = (step_cost * 3 + cost) / 4;
             period.steps += 1;
-            period.step_time += t0.elapsed();
+            period.step_time += cost;
             shared.steps.fetch_add(1, Ordering::AcqRel);
         }
         if backlog >= step {
@@ -330,33 +442,79 @@ fn run(
             backlog = Duration::ZERO;
         }
 
-        // Frames: the newest finished one out, the next one started.
-        if ran > 0 {
-            let solver = &mut sim.solver;
-            if frames.publish_from(sim_time, |pixels| solver.take_frame(pixels)) {
-                period.frames += 1;
+        // Frames: one is started after the steps, and handed over as soon as it is ready (at
+        // once on the CPU; when the readback lands on the GPU), polling while waiting for the
+        // next step, so a note shows within one step period plus the hand-off.
+        if ran > 0
+            && let Some((w, h)) = frames.wanted()
+            && sim.solver.request_frame(&driver.look(), w, h)
+        {
+            frame_pending = true;
+        }
+        //
+        // While waiting, a note-on or onset that arrives is shown at once: its burst is
+        // injected and an extra frame rendered without a step (at most one per step period,
+        // so dense playing never doubles the render load for long).
+        let mut early_frame = false;
+        loop {
+            if frame_pending {
+                let solver = &mut sim.solver;
+                if frames.publish_from(driver.sim_time(), |pixels| solver.take_frame(pixels)) {
+                    period.frames += 1;
+                    frame_pending = false;
+                }
             }
-            if let Some((w, h)) = frames.wanted() {
-                let look = smoother.current().look(discrete.color_mode);
-                sim.solver.request_frame(&look, w, h);
+            let wait = step.saturating_sub(backlog).saturating_sub(clock.elapsed());
+            if wait.is_zero() || shared.stop.load(Ordering::Acquire) {
+                break;
             }
+            if !early_frame
+                && !frame_pending
+                && frames.wanted().is_some()
+                && queues
+                    .iter_mut()
+                    .any(|q| q.any(|e| shows_at_once(&e.event)))
+            {
+                early_frame = true;
+                for queue in &mut queues {
+                    let solver = sim.solver.as_mut();
+                    period.events += queue.drain(|e| driver.event(solver, &e)) as u64;
+                }
+                if driver.flush(sim.solver.as_mut(), params)
+                    && let Some((w, h)) = frames.wanted()
+                    && sim.solver.request_frame(&driver.look(), w, h)
+                {
+                    frame_pending = true;
+                }
+                continue;
+            }
+            std::thread::park_timeout(wait.min(if frame_pending {
+                FRAME_POLL
+            } else {
+                EVENT_POLL
+            }));
         }
 
         if clock - last_settings_poll >= Duration::from_millis(SETTINGS_POLL_MS) {
             last_settings_poll = clock;
             let settings = params.settings().sanitized();
             if settings != sim.settings {
-                sim.rebuild(settings, &discrete, options);
+                sim.rebuild(settings, driver.discrete(), options);
             }
         }
         if clock - period.start >= Duration::from_millis(STATUS_MS) {
             publish_status(shared, &sim, &period, &queues, skipped_steps);
             period = Period::new(clock);
         }
-
-        let wait = step.saturating_sub(backlog).saturating_sub(clock.elapsed());
-        std::thread::park_timeout(wait);
     }
+}
+
+/// Events worth an extra frame before the next step: the ones that look like a hit.
+fn shows_at_once(e: &SimEvent) -> bool {
+    matches!(
+        e,
+        SimEvent::NoteOn { .. } | SimEvent::Onset { .. } | SimEvent::Splat(_)
+    )
 }
 
 /// Counters of one status period.

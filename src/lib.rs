@@ -12,10 +12,12 @@ pub mod bench;
 pub mod bridge;
 pub mod engine;
 pub mod frame;
+pub mod mapping;
 pub mod params;
 pub mod sim;
 
-use bridge::queue::{self, EventSender};
+use bridge::queue;
+use bridge::{Bridge, TransportInfo};
 use engine::{EngineOptions, LazyEngine, Waker};
 use frame::FrameOutput;
 use params::DyeflowParams;
@@ -33,9 +35,9 @@ pub struct Dyeflow {
     engine: Arc<LazyEngine>,
     /// Frames for the editor (handed to it when it is created).
     frames: Option<FrameOutput>,
-    /// The audio thread's end of its event queue (made in `activate`, which may run several
-    /// times).
-    events: Option<EventSender>,
+    /// The audio thread's side of the event queue: MIDI translation, envelope follower and
+    /// onset detector (made in the first `activate`, which may run several times).
+    bridge: Option<Bridge>,
     /// Raises the engine's "needed" flag (audio processed); made in `activate`.
     waker: Option<Waker>,
 }
@@ -52,7 +54,7 @@ impl Default for Dyeflow {
             )),
             params,
             frames: Some(frames),
-            events: None,
+            bridge: None,
             waker: None,
         }
     }
@@ -121,14 +123,23 @@ impl Plugin for Dyeflow {
     fn activate(
         &mut self,
         _audio_io_layout: &AudioIOLayout,
-        _buffer_config: &BufferConfig,
+        buffer_config: &BufferConfig,
         _context: &mut impl ActivateContext<Self>,
     ) -> bool {
         // The queue outlives re-activation: the engine keeps draining the same one.
-        if self.events.is_none() {
-            let (tx, rx) = queue::channel(AUDIO_QUEUE_EVENTS);
-            self.engine.add_queue(rx);
-            self.events = Some(tx);
+        let sample_rate = buffer_config.sample_rate;
+        match &mut self.bridge {
+            Some(bridge) => bridge.set_sample_rate(sample_rate),
+            None => {
+                let (tx, rx) = queue::channel(AUDIO_QUEUE_EVENTS);
+                self.engine.add_queue(rx);
+                self.bridge = Some(Bridge::new(
+                    tx,
+                    sample_rate,
+                    self.params.envelope_attack.value(),
+                    self.params.envelope_release.value(),
+                ));
+            }
         }
         // The simulation thread waits in standby (no solver, no GPU device) until audio
         // actually flows or the editor opens.
@@ -152,14 +163,45 @@ impl Plugin for Dyeflow {
         if let Some(waker) = &self.waker {
             waker.wake();
         }
-        // The notes are drained so the host's queue never backs up; turning them into fluid
-        // events is the bridge's job.
-        while context.next_event().is_some() {}
+        // The host has already copied the input to the output: the bridge reads it there.
+        if let Some(bridge) = &mut self.bridge {
+            let p = &self.params;
+            bridge.set_bypassed(p.bypass.value());
+            bridge.set_envelope_times(p.envelope_attack.value(), p.envelope_release.value());
+            let t = context.transport();
+            let transport = t
+                .tempo
+                .zip(t.pos_beats())
+                .map(|(tempo_bpm, beat)| TransportInfo {
+                    playing: t.playing,
+                    tempo_bpm,
+                    beat,
+                });
+            let channels = buffer.as_slice_immutable();
+            let first: &[f32] = channels.first().map_or(&[], |c| &**c);
+            let second: &[f32] = channels.get(1).map_or(&[], |c| &**c);
+            let stereo = [first, second];
+            let inputs = if channels.len() > 1 {
+                &stereo[..]
+            } else {
+                &stereo[..1]
+            };
+            bridge.process(inputs, transport, || context.next_event());
+        } else {
+            // Not activated (a host bug): still drain the notes so the host's queue never
+            // backs up.
+            while context.next_event().is_some() {}
+        }
 
-        // The host has already copied the input to the output. Leave it as it is, minus
-        // subnormals.
+        // Leave the audio as it is, minus subnormals.
         bridge::passthrough::flush_subnormals(buffer.as_slice());
         ProcessStatus::Normal
+    }
+
+    fn reset(&mut self) {
+        if let Some(bridge) = &mut self.bridge {
+            bridge.reset();
+        }
     }
 }
 

@@ -259,6 +259,9 @@ pub struct DyeflowParams {
     pub envelope_release: FloatParam,
     #[id = "mapping"]
     pub mapping_mode: EnumParam<MappingMode>,
+    /// A push on every beat while the host plays, phase-locked to its beat position.
+    #[id = "pulse"]
+    pub beat_pulse: BoolParam,
 
     #[id = "colour"]
     pub color_mode: EnumParam<ColorMode>,
@@ -499,6 +502,7 @@ impl Default for DyeflowParams {
                 .with_value_to_string(v2s_adaptive())
                 .with_string_to_value(s2v_number()),
             mapping_mode: EnumParam::new("Note mapping", MappingMode::Keyboard),
+            beat_pulse: BoolParam::new("Beat pulse", false),
 
             color_mode: EnumParam::new("Colour mode", ColorMode::Dye),
             brightness: FloatParam::new("Brightness", 1.0, brightness_range())

@@ -1,8 +1,471 @@
 //! What crosses threads, and the audio thread's side of it.
 //!
-//! The audio thread never alters the sound: [`passthrough`] only makes sure nothing subnormal
-//! leaves the plugin.
+//! [`Bridge`] runs inside `process()`: it turns the host's note events into fixed-size
+//! [`events::SimEvent`]s, follows the input's envelope and detects onsets, and pushes all of it,
+//! timestamped in audio time, into a lock-free queue for the simulation thread. It never
+//! allocates, locks or waits; a full queue drops the event and counts it. It does not depend on
+//! nice-plug's process context, so tests drive it directly.
 
+pub mod envelope;
 pub mod events;
+pub mod onset;
 pub mod passthrough;
 pub mod queue;
+
+use envelope::EnvelopeFollower;
+use events::{Expression, NoteId, SimEvent, TimedEvent};
+use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
+use onset::OnsetDetector;
+use queue::EventSender;
+
+/// Envelope readings go out this often: fast enough to follow a beat, slow enough not to
+/// flood the queue (200 events per second).
+pub const READING_INTERVAL_MS: f32 = 5.0;
+
+/// The host's transport at the start of a block, when it reports one.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TransportInfo {
+    pub playing: bool,
+    pub tempo_bpm: f64,
+    /// Beat position (quarter notes) at the block's first sample.
+    pub beat: f64,
+}
+
+/// The audio thread's bridge.
+pub struct Bridge {
+    sender: EventSender,
+    sample_rate: f32,
+    envelopes: [EnvelopeFollower; 2],
+    onset: OnsetDetector,
+    attack_ms: f32,
+    release_ms: f32,
+    reading_samples: u32,
+    until_reading: u32,
+    /// Audio time at the last sample-rate change, seconds.
+    time_base_s: f64,
+    /// Samples processed since then.
+    samples: u64,
+    /// The host's transport at the start of the current block.
+    transport: Option<TransportInfo>,
+    /// Bypass engaged: nothing is sent.
+    bypassed: bool,
+}
+
+fn note_id(key: Key, channel: Channel, voice: VoiceID) -> NoteId {
+    NoteId {
+        key: key.number().map_or(u8::MAX, |k| k.min(127)),
+        channel: channel.number().map_or(u8::MAX, |c| c.min(15)),
+        voice: voice.id().unwrap_or(-1),
+    }
+}
+
+fn unit(x: f32) -> f32 {
+    if x.is_finite() {
+        x.clamp(0.0, 1.0)
+    } else {
+        0.0
+    }
+}
+
+/// The fluid event for a host note event, if it has one.
+pub fn translate<S>(event: &NoteEvent<S>) -> Option<SimEvent> {
+    let expression = |voice_id: &VoiceID, channel: &Channel, key: &Key, kind, value: f32| {
+        Some(SimEvent::NoteExpression {
+            note: note_id(*key, *channel, *voice_id),
+            kind,
+            value: if value.is_finite() { value } else { 0.0 },
+        })
+    };
+    match event {
+        NoteEvent::NoteOn {
+            voice_id,
+            channel,
+            key,
+            velocity,
+            ..
+        } => (!key.is_wildcard()).then(|| SimEvent::NoteOn {
+            note: note_id(*key, *channel, *voice_id),
+            velocity: unit(*velocity),
+        }),
+        NoteEvent::NoteOff {
+            voice_id,
+            channel,
+            key,
+            ..
+        } => Some(SimEvent::NoteOff {
+            note: note_id(*key, *channel, *voice_id),
+        }),
+        NoteEvent::Choke {
+            voice_id,
+            channel,
+            key,
+            ..
+        } => Some(SimEvent::Choke {
+            note: note_id(*key, *channel, *voice_id),
+        }),
+        NoteEvent::PolyPressure {
+            voice_id,
+            channel,
+            key,
+            pressure,
+            ..
+        } => expression(
+            voice_id,
+            channel,
+            key,
+            Expression::Pressure,
+            unit(*pressure),
+        ),
+        NoteEvent::PolyVolume {
+            voice_id,
+            channel,
+            key,
+            gain,
+            ..
+        } => expression(
+            voice_id,
+            channel,
+            key,
+            Expression::Volume,
+            gain.clamp(0.0, 4.0),
+        ),
+        NoteEvent::PolyPan {
+            voice_id,
+            channel,
+            key,
+            pan,
+            ..
+        } => expression(
+            voice_id,
+            channel,
+            key,
+            Expression::Pan,
+            pan.clamp(-1.0, 1.0),
+        ),
+        NoteEvent::PolyTuning {
+            voice_id,
+            channel,
+            key,
+            tuning,
+            ..
+        } => expression(
+            voice_id,
+            channel,
+            key,
+            Expression::Tuning,
+            tuning.clamp(-128.0, 128.0),
+        ),
+        NoteEvent::PolyVibrato {
+            voice_id,
+            channel,
+            key,
+            vibrato,
+            ..
+        } => expression(voice_id, channel, key, Expression::Vibrato, unit(*vibrato)),
+        NoteEvent::PolyExpression {
+            voice_id,
+            channel,
+            key,
+            expression: value,
+            ..
+        } => expression(voice_id, channel, key, Expression::Expression, unit(*value)),
+        NoteEvent::PolyBrightness {
+            voice_id,
+            channel,
+            key,
+            brightness,
+            ..
+        } => expression(
+            voice_id,
+            channel,
+            key,
+            Expression::Brightness,
+            unit(*brightness),
+        ),
+        NoteEvent::MidiChannelPressure {
+            channel, pressure, ..
+        } => Some(SimEvent::ChannelPressure {
+            channel: (*channel).min(15),
+            pressure: unit(*pressure),
+        }),
+        NoteEvent::MidiPitchBend { channel, value, .. } => Some(SimEvent::PitchBend {
+            channel: (*channel).min(15),
+            value: (unit(*value) - 0.5) * 2.0,
+        }),
+        NoteEvent::MidiCC {
+            channel, cc, value, ..
+        } => Some(SimEvent::ControlChange {
+            channel: (*channel).min(15),
+            cc: (*cc).min(127),
+            value: unit(*value),
+        }),
+        _ => None,
+    }
+}
+
+impl Bridge {
+    /// A bridge pushing into `sender`. Allocation-free from here on.
+    pub fn new(sender: EventSender, sample_rate: f32, attack_ms: f32, release_ms: f32) -> Self {
+        let mut bridge = Self {
+            sender,
+            sample_rate: 48_000.0,
+            envelopes: [EnvelopeFollower::new(48_000.0, attack_ms, release_ms); 2],
+            onset: OnsetDetector::new(48_000.0),
+            attack_ms,
+            release_ms,
+            reading_samples: 240,
+            until_reading: 240,
+            time_base_s: 0.0,
+            samples: 0,
+            transport: None,
+            bypassed: false,
+        };
+        bridge.set_sample_rate(sample_rate);
+        bridge
+    }
+
+    /// Change the sample rate (at activation). Audio time runs on without a jump.
+    pub fn set_sample_rate(&mut self, sample_rate: f32) {
+        self.time_base_s = self.time_s(0);
+        self.samples = 0;
+        let fs = if sample_rate.is_finite() {
+            sample_rate.clamp(1_000.0, 1_000_000.0)
+        } else {
+            48_000.0
+        };
+        self.sample_rate = fs;
+        for e in &mut self.envelopes {
+            e.set_times(fs, self.attack_ms, self.release_ms);
+        }
+        self.onset = OnsetDetector::new(fs);
+        self.reading_samples = ((READING_INTERVAL_MS * 1e-3 * fs) as u32).max(1);
+        self.until_reading = self.reading_samples;
+    }
+
+    /// Follow the envelope with new attack and release times (cheap when unchanged).
+    pub fn set_envelope_times(&mut self, attack_ms: f32, release_ms: f32) {
+        if attack_ms != self.attack_ms || release_ms != self.release_ms {
+            self.attack_ms = attack_ms;
+            self.release_ms = release_ms;
+            for e in &mut self.envelopes {
+                e.set_times(self.sample_rate, attack_ms, release_ms);
+            }
+        }
+    }
+
+    /// Pause or resume sending (the bypass parameter). Engaging stops every held note.
+    pub fn set_bypassed(&mut self, bypassed: bool) {
+        if bypassed && !self.bypassed {
+            self.push(0, SimEvent::Silence);
+        }
+        self.bypassed = bypassed;
+    }
+
+    /// Back to rest (the host's reset): followers and detector cleared, audio time kept.
+    pub fn reset(&mut self) {
+        for e in &mut self.envelopes {
+            e.reset();
+        }
+        self.onset.reset();
+        self.until_reading = self.reading_samples;
+    }
+
+    /// Audio time in seconds of sample `offset` of the current block: seconds of audio
+    /// processed since the bridge was made.
+    pub fn time_s(&self, offset: usize) -> f64 {
+        self.time_base_s + (self.samples + offset as u64) as f64 / f64::from(self.sample_rate)
+    }
+
+    #[inline]
+    fn push(&mut self, offset: usize, event: SimEvent) {
+        let time_s = self.time_s(offset);
+        self.sender.send(TimedEvent { time_s, event });
+    }
+
+    /// Process one block: `channels` are the input samples (1 or 2 channels, equal lengths),
+    /// `next_event` yields the host's note events in timing order. Sends every event at its
+    /// place among the envelope readings, so the queue stays in time order.
+    pub fn process<S>(
+        &mut self,
+        channels: &[&[f32]],
+        transport: Option<TransportInfo>,
+        mut next_event: impl FnMut() -> Option<NoteEvent<S>>,
+    ) {
+        let len = channels.first().map_or(0, |c| c.len());
+        self.transport = transport;
+        let mut pos = 0usize;
+        while let Some(event) = next_event() {
+            let at = (event.timing() as usize).min(len);
+            self.audio(channels, pos, at);
+            pos = pos.max(at);
+            if !self.bypassed
+                && let Some(e) = translate(&event)
+            {
+                self.push(at, e);
+            }
+        }
+        self.audio(channels, pos, len);
+        self.samples += len as u64;
+    }
+
+    /// Follow samples `from..to` of the block, sending readings and onsets.
+    fn audio(&mut self, channels: &[&[f32]], from: usize, to: usize) {
+        let n = channels.len().clamp(1, 2);
+        for i in from..to {
+            let mut energy = 0.0f32;
+            for (c, e) in self.envelopes.iter_mut().enumerate().take(n) {
+                let x = channels
+                    .get(c)
+                    .and_then(|ch| ch.get(i))
+                    .copied()
+                    .unwrap_or(0.0);
+                e.next(x);
+                if x.is_finite() {
+                    energy += x * x;
+                }
+            }
+            if let Some(strength) = self.onset.next(energy / n as f32)
+                && !self.bypassed
+            {
+                self.push(i, SimEvent::Onset { strength });
+            }
+            self.until_reading -= 1;
+            if self.until_reading == 0 {
+                self.until_reading = self.reading_samples;
+                self.reading(i, n);
+            }
+        }
+    }
+
+    fn reading(&mut self, offset: usize, n: usize) {
+        if self.bypassed {
+            return;
+        }
+        let second = if n > 1 { 1 } else { 0 };
+        let rms = [self.envelopes[0].rms(), self.envelopes[second].rms()];
+        let peak = [self.envelopes[0].peak(), self.envelopes[second].peak()];
+        self.push(offset, SimEvent::Envelope { rms, peak });
+        if let Some(t) = self.transport
+            && t.tempo_bpm.is_finite()
+            && t.beat.is_finite()
+            && t.tempo_bpm > 0.0
+        {
+            let beat = if t.playing {
+                t.beat + offset as f64 / f64::from(self.sample_rate) * t.tempo_bpm / 60.0
+            } else {
+                t.beat
+            };
+            self.push(
+                offset,
+                SimEvent::Transport {
+                    playing: t.playing,
+                    tempo_bpm: t.tempo_bpm as f32,
+                    beat,
+                },
+            );
+        }
+    }
+
+    /// The queue's counters.
+    pub fn stats(&self) -> &std::sync::Arc<queue::QueueStats> {
+        self.sender.stats()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn note_on(timing: u32, key: u8) -> NoteEvent<()> {
+        NoteEvent::NoteOn {
+            timing,
+            voice_id: VoiceID::ID(7),
+            channel: Channel::Number(2),
+            key: Key::Number(key),
+            velocity: 0.5,
+        }
+    }
+
+    #[test]
+    fn events_and_readings_arrive_in_time_order() {
+        let (tx, mut rx) = queue::channel(1024);
+        let mut b = Bridge::new(tx, 48_000.0, 5.0, 200.0);
+        let silence = vec![0.0f32; 1000];
+        let mut events = vec![note_on(10, 60), note_on(500, 64)].into_iter();
+        b.process(&[&silence, &silence], None, || events.next());
+        let mut got = Vec::new();
+        rx.drain(|e| got.push(e));
+        // Readings at samples 239, 479, 719, 959; notes at 10 and 500.
+        let samples: Vec<u64> = got
+            .iter()
+            .map(|e| (e.time_s * 48_000.0).round() as u64)
+            .collect();
+        assert_eq!(samples, vec![10, 239, 479, 500, 719, 959]);
+        assert!(
+            matches!(got[0].event, SimEvent::NoteOn { note: NoteId { key: 60, channel: 2, voice: 7 }, velocity } if velocity == 0.5)
+        );
+    }
+
+    #[test]
+    fn translation_known_answers() {
+        let bend: NoteEvent<()> = NoteEvent::MidiPitchBend {
+            timing: 0,
+            channel: 3,
+            value: 0.75,
+        };
+        assert_eq!(
+            translate(&bend),
+            Some(SimEvent::PitchBend {
+                channel: 3,
+                value: 0.5
+            })
+        );
+        let cc: NoteEvent<()> = NoteEvent::MidiCC {
+            timing: 0,
+            channel: 0,
+            cc: 64,
+            value: 1.0,
+        };
+        assert_eq!(
+            translate(&cc),
+            Some(SimEvent::ControlChange {
+                channel: 0,
+                cc: 64,
+                value: 1.0
+            })
+        );
+        let wild: NoteEvent<()> = NoteEvent::NoteOn {
+            timing: 0,
+            voice_id: VoiceID::Wildcard,
+            channel: Channel::Wildcard,
+            key: Key::Wildcard,
+            velocity: 1.0,
+        };
+        assert_eq!(translate(&wild), None, "a note-on needs a key");
+        let nan: NoteEvent<()> = NoteEvent::MidiChannelPressure {
+            timing: 0,
+            channel: 200,
+            pressure: f32::NAN,
+        };
+        assert_eq!(
+            translate(&nan),
+            Some(SimEvent::ChannelPressure {
+                channel: 15,
+                pressure: 0.0
+            })
+        );
+    }
+
+    #[test]
+    fn bypass_sends_silence_then_nothing() {
+        let (tx, mut rx) = queue::channel(1024);
+        let mut b = Bridge::new(tx, 48_000.0, 5.0, 200.0);
+        b.set_bypassed(true);
+        let loud = vec![0.9f32; 4800];
+        let mut events = vec![note_on(0, 60)].into_iter();
+        b.process(&[&loud], None, || events.next());
+        let mut got = Vec::new();
+        rx.drain(|e| got.push(e.event));
+        assert_eq!(got, vec![SimEvent::Silence]);
+    }
+}

@@ -98,6 +98,19 @@ impl EventReceiver {
         n
     }
 
+    /// Whether any queued event satisfies `pred`, without taking anything off the queue.
+    pub fn any(&mut self, mut pred: impl FnMut(&TimedEvent) -> bool) -> bool {
+        let n = self.consumer.slots();
+        match self.consumer.read_chunk(n) {
+            Ok(chunk) => {
+                let (a, b) = chunk.as_slices();
+                a.iter().chain(b).any(&mut pred)
+                // Dropped uncommitted: the events stay queued.
+            }
+            Err(_) => false,
+        }
+    }
+
     /// The shared counters.
     pub fn stats(&self) -> &Arc<QueueStats> {
         &self.stats
@@ -123,5 +136,20 @@ mod tests {
         rx.drain(|e| times.push(e.time_s));
         assert_eq!(times, vec![0.0, 1.0, 2.0, 3.0]);
         assert_eq!(rx.stats().received(), 4);
+    }
+
+    #[test]
+    fn any_peeks_without_taking() {
+        let (mut tx, mut rx) = channel(8);
+        for n in 0..3 {
+            tx.send(TimedEvent {
+                time_s: n as f64,
+                event: SimEvent::Reset,
+            });
+        }
+        assert!(rx.any(|e| e.time_s == 2.0));
+        assert!(!rx.any(|e| e.time_s == 5.0));
+        assert_eq!(rx.drain(|_| {}), 3, "peeking took nothing");
+        assert!(!rx.any(|_| true));
     }
 }

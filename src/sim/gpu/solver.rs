@@ -473,7 +473,18 @@ pub struct GpuSolver {
     serial: u64,
     /// Whether the last step ran the second projection (known when measuring).
     last_projections: u32,
+    /// Steps submitted and perhaps not yet finished, oldest first.
+    in_flight: std::collections::VecDeque<wgpu::SubmissionIndex>,
 }
+
+/// Steps the GPU may have queued before `step` waits for the oldest. Without a bound, a GPU
+/// slower than real time would queue work without end (the submit returns at once), and every
+/// frame would show an ever older fluid; with it the wait shows up in the engine's step time,
+/// and the engine drops steps instead.
+pub const MAX_STEPS_IN_FLIGHT: usize = 2;
+
+/// Longest wait for a step in flight before the device counts as hung.
+const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 fn bytes_f32(n: usize) -> u64 {
     (n * 4) as u64
@@ -808,6 +819,7 @@ impl GpuSolver {
             measure: true,
             timing: None,
             last_gpu_ms: None,
+            in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
             frames: Frames {
                 size: (0, 0),
                 frame: None,
@@ -1837,7 +1849,17 @@ impl Solver for GpuSolver {
                 encoder.resolve_query_set(&t.queries, 0..2, &t.resolve, 0);
             }
         }
-        self.ctx.queue.submit([encoder.finish()]);
+        let index = self.ctx.queue.submit([encoder.finish()]);
+        self.in_flight.push_back(index);
+        if self.in_flight.len() > MAX_STEPS_IN_FLIGHT
+            && let Some(oldest) = self.in_flight.pop_front()
+            && let Err(e) = self.ctx.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(oldest),
+                timeout: Some(STEP_WAIT),
+            })
+        {
+            nice_plug::nice_error!("Waiting for the GPU failed: {e}");
+        }
         if self.ctx.check().is_err() || !self.measure || p.dt == 0.0 {
             return StepStats::default();
         }

@@ -1,0 +1,1150 @@
+//! Music to fluid: turns the bridge's events into splats and forces, step by step.
+//!
+//! Pure and deterministic: no threads, no clocks, no randomness (the same events and steps
+//! give the same splats), so the plugin, the offline renderer and the tests agree.
+//!
+//! - A note injects a burst of dye and momentum at its key-down, then keeps emitting while it
+//!   sounds, shaped by an attack-decay-sustain-release envelope: chords and pads glow and
+//!   stream, staccato notes flash.
+//! - Keyboard mode: pitch runs left to right across the range of notes in use; pitch class
+//!   picks the hue on a 12-step wheel (C red, then every semitone 30 degrees on); velocity
+//!   scales the dye, the push and the size; the channel can shift the hue.
+//! - Circle mode: pitch class picks the angle around the centre (C at the top, clockwise),
+//!   the octave the distance from it.
+//! - Expressions: pitch bend (and per-note tuning) moves a note and turns its push; the mod
+//!   wheel (CC1) raises the vorticity; channel and poly pressure raise the emission; the
+//!   sustain pedal (CC64) holds notes; all-notes-off (CC123) releases and all-sound-off (CC120)
+//!   silences.
+//! - Audio: the level drives a slow, swaying upward push from the bottom ("breathing"); onsets
+//!   fire bursts placed along a low-discrepancy sequence, so successive hits spread across the
+//!   canvas; silence adds nothing.
+//! - Tempo: with the beat pulse on and the host playing, a push on every beat, phase-locked to
+//!   the host's beat position.
+
+use crate::bridge::events::{Expression, NoteId, SimEvent, TimedEvent};
+use crate::params::{DyeflowParams, MappingMode};
+use crate::sim::math::hsv_to_rgb;
+use crate::sim::{Splat, SplatShape};
+
+/// Voices sounding at once; the oldest released (else the oldest) is reused beyond this.
+pub const MAX_VOICES: usize = 64;
+/// Note envelope: attack time (linear rise to 1).
+pub const NOTE_ATTACK_S: f32 = 0.02;
+/// Note envelope: decay time (linear fall to the sustain level).
+pub const NOTE_DECAY_S: f32 = 0.35;
+/// Note envelope: sustain level while the key (or the pedal) is held.
+pub const NOTE_SUSTAIN: f32 = 0.5;
+/// Note envelope: release time (linear fall to 0 after the key is up).
+pub const NOTE_RELEASE_S: f32 = 0.8;
+/// Height of the keyboard-mode emitters, canvas heights above the bottom.
+pub const KEYBOARD_Y: f32 = 0.15;
+/// Left and right margin of the keyboard-mode range, in canvas heights.
+pub const KEYBOARD_MARGIN: f32 = 0.1;
+/// The keyboard range spans at least this many semitones (a lone note sits in the middle).
+pub const MIN_RANGE_SEMITONES: f32 = 12.0;
+/// The keyboard range shrinks back towards the notes in use at this rate (semitones per
+/// second) when its edges go unused.
+pub const RANGE_RELAX_PER_S: f32 = 0.5;
+/// Hue shift per MIDI channel, in turns (channel 0: none).
+pub const CHANNEL_HUE_TURNS: f32 = 1.0 / 24.0;
+/// Saturation of note colours.
+pub const NOTE_SATURATION: f32 = 0.85;
+/// Pitch bend range, in semitones either way.
+pub const BEND_SEMITONES: f32 = 2.0;
+/// How far a full bend turns a note's push, in degrees.
+pub const BEND_TURN_DEGREES: f32 = 30.0;
+/// Dye of a key-down burst at full velocity (times the dye amount knob).
+pub const NOTE_DYE: f32 = 1.0;
+/// Push of a key-down burst at full velocity, canvas heights per second (times the force
+/// knob).
+pub const NOTE_KICK: f32 = 1.2;
+/// Dye a held note emits per second at envelope level 1.
+pub const HOLD_DYE_PER_S: f32 = 2.0;
+/// Push a held note gives per second at envelope level 1, canvas heights per second squared.
+pub const HOLD_ACCEL: f32 = 1.5;
+/// Vorticity added by a full mod wheel.
+pub const MOD_WHEEL_VORTICITY: f32 = 0.6;
+/// Audio below this RMS level (about -60 dBFS) counts as silence.
+pub const SILENCE_RMS: f32 = 1.0e-3;
+/// Breathing push per unit RMS level, canvas heights per second squared (times reactivity).
+pub const BREATH_ACCEL: f32 = 6.0;
+/// Breathing sway period, seconds.
+pub const BREATH_SWAY_S: f32 = 8.0;
+/// Onset burst push at full strength, canvas heights per second (times reactivity).
+pub const ONSET_KICK: f32 = 1.5;
+/// Onset burst dye at full strength (times reactivity and the dye amount knob).
+pub const ONSET_DYE: f32 = 1.2;
+/// Beat pulse push, canvas heights per second.
+pub const BEAT_KICK: f32 = 0.8;
+
+/// The knobs the mapping reads, in plain values.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MappingConfig {
+    pub mode: MappingMode,
+    /// Canvas width over height.
+    pub aspect: f32,
+    /// Splat radius, fraction of the canvas height.
+    pub splat_radius: f32,
+    /// Force multiplier.
+    pub splat_force: f32,
+    /// Dye multiplier.
+    pub dye_amount: f32,
+    /// Audio reactivity multiplier.
+    pub reactivity: f32,
+    /// Beat pulse on.
+    pub beat_pulse: bool,
+}
+
+impl MappingConfig {
+    /// The current parameter values for a canvas of `aspect`.
+    pub fn from_params(p: &DyeflowParams, aspect: f32) -> Self {
+        Self {
+            mode: p.mapping_mode.value(),
+            aspect,
+            splat_radius: p.splat_radius.value(),
+            splat_force: p.splat_force.value(),
+            dye_amount: p.dye_amount.value(),
+            reactivity: p.audio_reactivity.value(),
+            beat_pulse: p.beat_pulse.value(),
+        }
+    }
+}
+
+impl Default for MappingConfig {
+    fn default() -> Self {
+        Self::from_params(&DyeflowParams::default(), 16.0 / 9.0)
+    }
+}
+
+/// What the mapping asks of the solver besides splats.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Drive {
+    /// Added to the vorticity knob (mod wheel).
+    pub vorticity_boost: f32,
+}
+
+/// Envelope stage of a voice.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Stage {
+    /// Free slot.
+    Off,
+    /// Held (attack, decay, sustain by `age`).
+    Held,
+    /// Key up but the pedal holds it.
+    Pedal,
+    /// Releasing from `from` over `NOTE_RELEASE_S`.
+    Release { from: f32, age: f32 },
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Voice {
+    note: NoteId,
+    velocity: f32,
+    stage: Stage,
+    /// Seconds since key-down.
+    age: f32,
+    /// Key-down burst not yet emitted.
+    burst: bool,
+    /// Order of key-down (for stealing).
+    serial: u64,
+    pressure: f32,
+    tuning: f32,
+    pan: f32,
+    volume: f32,
+    vibrato: f32,
+    expression: f32,
+    brightness: f32,
+}
+
+impl Default for Voice {
+    fn default() -> Self {
+        Self {
+            note: NoteId {
+                key: 0,
+                channel: 0,
+                voice: -1,
+            },
+            velocity: 0.0,
+            stage: Stage::Off,
+            age: 0.0,
+            burst: false,
+            serial: 0,
+            pressure: 0.0,
+            tuning: 0.0,
+            pan: 0.0,
+            volume: 1.0,
+            vibrato: 0.0,
+            expression: 0.5,
+            brightness: 0.0,
+        }
+    }
+}
+
+/// The note envelope at `age` seconds after key-down, while held.
+pub fn held_level(age: f32) -> f32 {
+    if age < NOTE_ATTACK_S {
+        age / NOTE_ATTACK_S
+    } else if age < NOTE_ATTACK_S + NOTE_DECAY_S {
+        1.0 - (1.0 - NOTE_SUSTAIN) * (age - NOTE_ATTACK_S) / NOTE_DECAY_S
+    } else {
+        NOTE_SUSTAIN
+    }
+}
+
+/// The note envelope `age` seconds into a release that started at level `from`.
+pub fn release_level(from: f32, age: f32) -> f32 {
+    (from * (1.0 - age / NOTE_RELEASE_S)).max(0.0)
+}
+
+impl Voice {
+    fn level(&self) -> f32 {
+        match self.stage {
+            Stage::Off => 0.0,
+            Stage::Held | Stage::Pedal => held_level(self.age),
+            Stage::Release { from, age } => release_level(from, age),
+        }
+    }
+
+    fn matches(&self, n: &NoteId) -> bool {
+        self.stage != Stage::Off
+            && (n.voice < 0 || self.note.voice < 0 || n.voice == self.note.voice)
+            && (n.key == u8::MAX || n.key == self.note.key)
+            && (n.channel == u8::MAX || n.channel == self.note.channel)
+    }
+
+    fn release(&mut self) {
+        if matches!(self.stage, Stage::Held | Stage::Pedal) {
+            self.stage = Stage::Release {
+                from: held_level(self.age),
+                age: 0.0,
+            };
+        }
+    }
+}
+
+/// Per-channel controller state.
+#[derive(Clone, Copy, Debug, Default)]
+struct ChannelState {
+    bend: f32,
+    pressure: f32,
+    mod_wheel: f32,
+    sustain: bool,
+}
+
+/// The host transport as last reported.
+#[derive(Clone, Copy, Debug)]
+struct TransportState {
+    playing: bool,
+    tempo_bpm: f32,
+    beat: f64,
+    at_s: f64,
+}
+
+/// The mapping's state.
+pub struct Mapper {
+    voices: [Voice; MAX_VOICES],
+    channels: [ChannelState; 16],
+    /// Lowest and highest key played (their edges relax towards the notes in use).
+    span: Option<(f32, f32)>,
+    serial: u64,
+    /// RMS level of the input, from the latest reading.
+    level: f32,
+    /// Onset strengths waiting for the next step.
+    onsets: [f32; 16],
+    pending_onsets: usize,
+    /// Onsets fired so far (drives their placement).
+    onset_count: u32,
+    /// Latest audio time seen in an event.
+    audio_now: f64,
+    transport: Option<TransportState>,
+    /// Beat index of the last pulse.
+    last_beat: Option<i64>,
+    /// Seconds of emission so far (breathing sway, vibrato).
+    time: f32,
+}
+
+impl Default for Mapper {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Canvas position of a key in keyboard mode.
+fn keyboard_x(key: f32, range: (f32, f32), aspect: f32) -> f32 {
+    let (lo, hi) = range;
+    let frac = ((key - lo) / (hi - lo)).clamp(0.0, 1.0);
+    let width = (aspect - 2.0 * KEYBOARD_MARGIN).max(0.0);
+    KEYBOARD_MARGIN.min(aspect / 2.0) + frac * width
+}
+
+/// `x` clamped to `[lo, hi]`; NaN counts as 0 (clamped too).
+fn finite_in(x: f32, lo: f32, hi: f32) -> f32 {
+    if x.is_nan() {
+        0.0f32.clamp(lo, hi)
+    } else {
+        x.clamp(lo, hi)
+    }
+}
+
+/// Point `n` of the R2 low-discrepancy sequence in [0, 1)^2 (Roberts 2018): consecutive
+/// points land far apart and the sequence fills the square evenly.
+fn r2(n: u32) -> (f32, f32) {
+    let n = f64::from(n);
+    let a = (0.5 + n * 0.754_877_666_246_692_7).fract();
+    let b = (0.5 + n * 0.569_840_290_998_053_3).fract();
+    (a as f32, b as f32)
+}
+
+impl Mapper {
+    /// A mapping with no notes, silence, and no transport.
+    pub fn new() -> Self {
+        Self {
+            voices: [Voice::default(); MAX_VOICES],
+            channels: [ChannelState::default(); 16],
+            span: None,
+            serial: 0,
+            level: 0.0,
+            onsets: [0.0; 16],
+            pending_onsets: 0,
+            onset_count: 0,
+            audio_now: 0.0,
+            transport: None,
+            last_beat: None,
+            time: 0.0,
+        }
+    }
+
+    /// Voices sounding (including releasing ones).
+    pub fn active_voices(&self) -> usize {
+        self.voices.iter().filter(|v| v.stage != Stage::Off).count()
+    }
+
+    /// The keyboard range in use (lowest, highest key), once a note has played.
+    /// The span, widened about its middle to at least [`MIN_RANGE_SEMITONES`].
+    pub fn range(&self) -> Option<(f32, f32)> {
+        self.span.map(|(lo, hi)| {
+            let pad = ((MIN_RANGE_SEMITONES - (hi - lo)) / 2.0).max(0.0);
+            (lo - pad, hi + pad)
+        })
+    }
+
+    fn widen_span(&mut self, key: f32) {
+        let (lo, hi) = self.span.unwrap_or((key, key));
+        self.span = Some((lo.min(key), hi.max(key)));
+    }
+
+    fn channel(&mut self, c: u8) -> &mut ChannelState {
+        &mut self.channels[usize::from(c.min(15))]
+    }
+
+    /// Take one event.
+    pub fn handle(&mut self, e: &TimedEvent) {
+        if e.time_s.is_finite() {
+            self.audio_now = self.audio_now.max(e.time_s);
+        }
+        match e.event {
+            SimEvent::NoteOn { note, velocity } => self.note_on(note, velocity),
+            SimEvent::NoteOff { note } => {
+                let sustain = note.channel != u8::MAX && self.channel(note.channel).sustain;
+                for v in self.voices.iter_mut().filter(|v| v.matches(&note)) {
+                    if sustain {
+                        if v.stage == Stage::Held {
+                            v.stage = Stage::Pedal;
+                        }
+                    } else {
+                        v.release();
+                    }
+                }
+            }
+            SimEvent::Choke { note } => {
+                for v in self.voices.iter_mut().filter(|v| v.matches(&note)) {
+                    v.stage = Stage::Off;
+                }
+            }
+            SimEvent::NoteExpression { note, kind, value } => {
+                let value = finite_in(value, -128.0, 128.0);
+                for v in self.voices.iter_mut().filter(|v| v.matches(&note)) {
+                    match kind {
+                        Expression::Volume => v.volume = value.clamp(0.0, 4.0),
+                        Expression::Pan => v.pan = value.clamp(-1.0, 1.0),
+                        Expression::Tuning => v.tuning = value,
+                        Expression::Vibrato => v.vibrato = value.clamp(0.0, 1.0),
+                        Expression::Expression => v.expression = value.clamp(0.0, 1.0),
+                        Expression::Brightness => v.brightness = value.clamp(0.0, 1.0),
+                        Expression::Pressure => v.pressure = value.clamp(0.0, 1.0),
+                    }
+                }
+            }
+            SimEvent::ControlChange { channel, cc, value } => {
+                self.control(channel.min(15), cc, finite_in(value, 0.0, 1.0));
+            }
+            SimEvent::PitchBend { channel, value } => {
+                self.channel(channel).bend = finite_in(value, -1.0, 1.0);
+            }
+            SimEvent::ChannelPressure { channel, pressure } => {
+                self.channel(channel).pressure = finite_in(pressure, 0.0, 1.0);
+            }
+            SimEvent::Transport {
+                playing,
+                tempo_bpm,
+                beat,
+            } => {
+                self.transport = Some(TransportState {
+                    playing,
+                    tempo_bpm: finite_in(tempo_bpm, 0.0, 1000.0),
+                    beat: if beat.is_finite() { beat } else { 0.0 },
+                    at_s: if e.time_s.is_finite() {
+                        e.time_s
+                    } else {
+                        self.audio_now
+                    },
+                });
+            }
+            SimEvent::Envelope { rms, .. } => {
+                let level = rms[0].max(rms[1]);
+                self.level = if level.is_finite() {
+                    level.clamp(0.0, 4.0)
+                } else {
+                    0.0
+                };
+            }
+            SimEvent::Onset { strength } => {
+                if self.pending_onsets < self.onsets.len() {
+                    self.onsets[self.pending_onsets] = finite_in(strength, 0.0, 1.0);
+                    self.pending_onsets += 1;
+                }
+            }
+            SimEvent::Silence => {
+                for v in &mut self.voices {
+                    v.stage = Stage::Off;
+                }
+                self.level = 0.0;
+                self.pending_onsets = 0;
+            }
+            SimEvent::Splat(_) | SimEvent::Reset => {}
+        }
+    }
+
+    fn control(&mut self, channel: u8, cc: u8, value: f32) {
+        match cc {
+            1 => self.channel(channel).mod_wheel = value,
+            64 => {
+                let down = value >= 0.5;
+                self.channel(channel).sustain = down;
+                if !down {
+                    for v in self.voices.iter_mut() {
+                        if v.note.channel == channel && v.stage == Stage::Pedal {
+                            v.release();
+                        }
+                    }
+                }
+            }
+            // All sound off: silence the channel at once.
+            120 => {
+                for v in self.voices.iter_mut().filter(|v| v.note.channel == channel) {
+                    v.stage = Stage::Off;
+                }
+            }
+            // All notes off: release the channel's notes, pedal or not.
+            123 => {
+                for v in self.voices.iter_mut().filter(|v| v.note.channel == channel) {
+                    v.release();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn note_on(&mut self, note: NoteId, velocity: f32) {
+        if note.key > 127 {
+            return;
+        }
+        self.widen_span(f32::from(note.key));
+        self.serial += 1;
+        // A free slot, else the oldest releasing voice, else the oldest.
+        let slot = (0..MAX_VOICES)
+            .find(|&i| self.voices[i].stage == Stage::Off)
+            .or_else(|| {
+                (0..MAX_VOICES)
+                    .filter(|&i| matches!(self.voices[i].stage, Stage::Release { .. }))
+                    .min_by_key(|&i| self.voices[i].serial)
+            })
+            .unwrap_or_else(|| {
+                (0..MAX_VOICES)
+                    .min_by_key(|&i| self.voices[i].serial)
+                    .expect("MAX_VOICES > 0")
+            });
+        self.voices[slot] = Voice {
+            note,
+            velocity: finite_in(velocity, 0.0, 1.0),
+            stage: Stage::Held,
+            age: 0.0,
+            burst: true,
+            serial: self.serial,
+            ..Voice::default()
+        };
+    }
+
+    /// Where and how a voice emits: position, push direction (unit), colour.
+    fn emitter(&self, v: &Voice, cfg: &MappingConfig) -> ([f32; 2], [f32; 2], [f32; 3]) {
+        let ch = self.channels[usize::from(v.note.channel.min(15))];
+        let bend = ch.bend * BEND_SEMITONES + v.tuning;
+        let vibrato = v.vibrato * 0.3 * (self.time * std::f32::consts::TAU * 6.0).sin();
+        let key = f32::from(v.note.key) + bend + vibrato;
+        let pc = f32::from(v.note.key % 12);
+        let hue = pc / 12.0 + f32::from(v.note.channel.min(15)) * CHANNEL_HUE_TURNS;
+        let saturation = NOTE_SATURATION * (1.0 - 0.6 * v.brightness.clamp(0.0, 1.0));
+        let color = hsv_to_rgb(hue, saturation, 1.0);
+        let turn = (ch.bend * BEND_TURN_DEGREES).to_radians();
+        match cfg.mode {
+            MappingMode::Keyboard => {
+                let range = self.range().unwrap_or((key - 6.0, key + 6.0));
+                let x = keyboard_x(key, range, cfg.aspect) + v.pan * 0.1 * cfg.aspect;
+                // Up, turned by the bend.
+                (
+                    [x.clamp(0.0, cfg.aspect), KEYBOARD_Y],
+                    [turn.sin(), turn.cos()],
+                    color,
+                )
+            }
+            MappingMode::Circle => {
+                // C at the top, clockwise; the bend moves along the circle.
+                let angle = std::f32::consts::FRAC_PI_2
+                    - (pc + bend + vibrato) / 12.0 * std::f32::consts::TAU;
+                let octave = (f32::from(v.note.key) / 12.0).floor();
+                let radius = 0.06 + 0.04 * octave.clamp(0.0, 10.0);
+                let (s, c) = angle.sin_cos();
+                let centre = [cfg.aspect / 2.0, 0.5];
+                let pos = [
+                    centre[0] + radius * c + v.pan * 0.05,
+                    centre[1] + radius * s,
+                ];
+                // Outwards, turned by the bend.
+                let dir = [
+                    c * turn.cos() - s * turn.sin(),
+                    s * turn.cos() + c * turn.sin(),
+                ];
+                (pos, dir, color)
+            }
+        }
+    }
+
+    /// Advance `dt` seconds of real time: emit this step's splats into `out` (cleared first)
+    /// and return what else the solver should do.
+    pub fn emit(&mut self, dt: f32, cfg: &MappingConfig, out: &mut Vec<Splat>) -> Drive {
+        out.clear();
+        let dt = if dt.is_finite() {
+            dt.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        self.time += dt;
+        self.relax_span(dt);
+        let radius = cfg.splat_radius;
+        for i in 0..MAX_VOICES {
+            let v = self.voices[i];
+            if v.stage == Stage::Off {
+                continue;
+            }
+            let (pos, dir, color) = self.emitter(&v, cfg);
+            let ch = self.channels[usize::from(v.note.channel.min(15))];
+            let vel = v.velocity;
+            let size = radius * (0.7 + 0.6 * vel);
+            let touch = v.volume.max(0.0)
+                * (0.5 + v.expression)
+                * (1.0 + 2.0 * v.pressure.max(ch.pressure));
+            if v.burst {
+                let kick = NOTE_KICK * cfg.splat_force * (0.4 + 0.6 * vel);
+                out.push(Splat {
+                    pos,
+                    radius: size,
+                    color,
+                    amount: NOTE_DYE * cfg.dye_amount * (0.35 + 0.65 * vel) * touch,
+                    force: [dir[0] * kick, dir[1] * kick],
+                    shape: SplatShape::Gaussian,
+                });
+            }
+            let level = v.level();
+            if level > 0.0 && dt > 0.0 {
+                let push = HOLD_ACCEL * cfg.splat_force * level * dt * touch;
+                out.push(Splat {
+                    pos,
+                    radius: size * 0.8,
+                    color,
+                    amount: HOLD_DYE_PER_S
+                        * cfg.dye_amount
+                        * level
+                        * (0.5 + 0.5 * vel)
+                        * dt
+                        * touch,
+                    force: [dir[0] * push, dir[1] * push],
+                    shape: SplatShape::Gaussian,
+                });
+            }
+            // Advance the envelope.
+            let voice = &mut self.voices[i];
+            voice.burst = false;
+            voice.age += dt;
+            if let Stage::Release { from, age } = voice.stage {
+                let age = age + dt;
+                voice.stage = if age >= NOTE_RELEASE_S {
+                    Stage::Off
+                } else {
+                    Stage::Release { from, age }
+                };
+            }
+        }
+        self.emit_audio(dt, cfg, out);
+        self.emit_beat(cfg, out);
+        Drive {
+            vorticity_boost: self.channels.iter().fold(0.0f32, |m, c| m.max(c.mod_wheel))
+                * MOD_WHEEL_VORTICITY,
+        }
+    }
+
+    fn relax_span(&mut self, dt: f32) {
+        let Some((lo, hi)) = self.span else { return };
+        let keys = self
+            .voices
+            .iter()
+            .filter(|v| v.stage != Stage::Off)
+            .map(|v| f32::from(v.note.key));
+        let (min, max) = keys.fold((f32::MAX, f32::MIN), |(a, b), k| (a.min(k), b.max(k)));
+        if min > max {
+            return;
+        }
+        let step = RANGE_RELAX_PER_S * dt;
+        let lo = if min > lo { (lo + step).min(min) } else { lo };
+        let hi = if max < hi { (hi - step).max(max) } else { hi };
+        self.span = Some((lo, hi));
+    }
+
+    fn emit_audio(&mut self, dt: f32, cfg: &MappingConfig, out: &mut Vec<Splat>) {
+        let react = cfg.reactivity.max(0.0);
+        if self.level > SILENCE_RMS && dt > 0.0 && react > 0.0 {
+            let sway = (self.time / BREATH_SWAY_S * std::f32::consts::TAU).sin();
+            let push = BREATH_ACCEL * self.level * react * dt;
+            out.push(Splat {
+                pos: [cfg.aspect * (0.5 + 0.15 * sway), 0.05],
+                radius: 0.15,
+                color: [0.0; 3],
+                amount: 0.0,
+                force: [0.0, push],
+                shape: SplatShape::Gaussian,
+            });
+        }
+        for k in 0..self.pending_onsets {
+            let strength = self.onsets[k];
+            let n = self.onset_count;
+            self.onset_count = self.onset_count.wrapping_add(1);
+            if react <= 0.0 {
+                continue;
+            }
+            let (a, b) = r2(n);
+            let pos = [
+                KEYBOARD_MARGIN + a * (cfg.aspect - 2.0 * KEYBOARD_MARGIN).max(0.0),
+                0.15 + b * 0.7,
+            ];
+            let angle = (n as f32 * 0.618_034).fract() * std::f32::consts::TAU;
+            let kick = ONSET_KICK * strength * react * cfg.splat_force;
+            let color = hsv_to_rgb((n as f32 * 0.381_966).fract(), 0.5, 1.0);
+            out.push(Splat {
+                pos,
+                radius: cfg.splat_radius * (1.2 + 1.5 * strength),
+                color,
+                amount: ONSET_DYE * strength * react * cfg.dye_amount,
+                force: [angle.cos() * kick, angle.sin() * kick],
+                shape: SplatShape::Gaussian,
+            });
+        }
+        self.pending_onsets = 0;
+    }
+
+    /// The host's beat position now, extrapolated from its last report.
+    pub fn beat_now(&self) -> Option<f64> {
+        let t = self.transport?;
+        (t.playing && t.tempo_bpm > 0.0)
+            .then(|| t.beat + (self.audio_now - t.at_s).max(0.0) * f64::from(t.tempo_bpm) / 60.0)
+    }
+
+    fn emit_beat(&mut self, cfg: &MappingConfig, out: &mut Vec<Splat>) {
+        let Some(beat) = self.beat_now().filter(|_| cfg.beat_pulse) else {
+            self.last_beat = None;
+            return;
+        };
+        let index = beat.floor() as i64;
+        let fire = self.last_beat.is_some_and(|last| index > last);
+        self.last_beat = Some(index);
+        if !fire {
+            return;
+        }
+        // Downbeats push up from the centre, the others sideways, alternating.
+        let dir = match index.rem_euclid(4) {
+            0 => [0.0, 1.0],
+            1 | 3 => [if index.rem_euclid(8) < 4 { 1.0 } else { -1.0 }, 0.0],
+            _ => [0.0, -1.0],
+        };
+        let kick = BEAT_KICK * cfg.splat_force;
+        out.push(Splat {
+            pos: [cfg.aspect / 2.0, 0.5],
+            radius: 0.12,
+            color: [0.0; 3],
+            amount: 0.0,
+            force: [dir[0] * kick, dir[1] * kick],
+            shape: SplatShape::Gaussian,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(time_s: f64, event: SimEvent) -> TimedEvent {
+        TimedEvent { time_s, event }
+    }
+
+    fn note(key: u8, channel: u8) -> NoteId {
+        NoteId {
+            key,
+            channel,
+            voice: -1,
+        }
+    }
+
+    fn cfg() -> MappingConfig {
+        MappingConfig {
+            mode: MappingMode::Keyboard,
+            aspect: 16.0 / 9.0,
+            splat_radius: 0.03,
+            splat_force: 1.0,
+            dye_amount: 1.0,
+            reactivity: 1.0,
+            beat_pulse: false,
+        }
+    }
+
+    /// The README's known answer: note 60 (middle C) at velocity 100 on channel 0, the first
+    /// note played, in keyboard mode on a 16:9 canvas.
+    #[test]
+    fn middle_c_known_answer() {
+        let mut m = Mapper::new();
+        m.handle(&at(
+            0.0,
+            SimEvent::NoteOn {
+                note: note(60, 0),
+                velocity: 100.0 / 127.0,
+            },
+        ));
+        let mut out = Vec::new();
+        m.emit(1.0 / 60.0, &cfg(), &mut out);
+        let burst = out[0];
+        // A lone note sits mid-range: x = aspect / 2 = 0.8889, at the emitter height 0.15.
+        assert!((burst.pos[0] - 8.0 / 9.0).abs() < 1e-6, "{:?}", burst.pos);
+        assert_eq!(burst.pos[1], KEYBOARD_Y);
+        // Pitch class 0: hue 0, red at saturation 0.85: rgb (1, 0.15, 0.15).
+        for (got, want) in burst.color.iter().zip([1.0, 0.15, 0.15]) {
+            assert!((got - want).abs() < 1e-6, "{:?}", burst.color);
+        }
+        // Velocity 100/127 = 0.787: dye 0.35 + 0.65 v = 0.8618; push 1.2 (0.4 + 0.6 v) = 1.0469
+        // straight up; radius 0.03 (0.7 + 0.6 v) = 0.03517.
+        let v = 100.0f32 / 127.0;
+        assert!(
+            (burst.amount - (0.35 + 0.65 * v) * 1.0).abs() < 1e-6,
+            "{}",
+            burst.amount
+        );
+        assert!((burst.amount - 0.8618).abs() < 1e-4);
+        assert!((burst.force[1] - 1.0469).abs() < 1e-4 && burst.force[0].abs() < 1e-6);
+        assert!((burst.radius - 0.035_17).abs() < 1e-5);
+    }
+
+    #[test]
+    fn pitch_runs_across_the_range_in_use_and_hue_follows_pitch_class() {
+        let mut m = Mapper::new();
+        for (k, key) in [36u8, 96].into_iter().enumerate() {
+            m.handle(&at(
+                k as f64,
+                SimEvent::NoteOn {
+                    note: note(key, 0),
+                    velocity: 1.0,
+                },
+            ));
+        }
+        m.handle(&at(
+            2.0,
+            SimEvent::NoteOn {
+                note: note(66, 0),
+                velocity: 1.0,
+            },
+        ));
+        let mut out = Vec::new();
+        m.emit(0.01, &cfg(), &mut out);
+        let xs: Vec<f32> = out
+            .iter()
+            .filter(|s| s.force[1] > 0.5)
+            .map(|s| s.pos[0])
+            .collect();
+        let aspect = 16.0f32 / 9.0;
+        // 36 at the left margin, 96 at the right, 66 half way.
+        assert_eq!(xs.len(), 3);
+        assert!((xs[0] - KEYBOARD_MARGIN).abs() < 1e-6);
+        assert!((xs[1] - (aspect - KEYBOARD_MARGIN)).abs() < 1e-5);
+        assert!((xs[2] - aspect / 2.0).abs() < 1e-5);
+        // 66 is F#: hue 0.5, cyan.
+        let c = out
+            .iter()
+            .find(|s| (s.pos[0] - aspect / 2.0).abs() < 1e-5)
+            .unwrap()
+            .color;
+        assert!(c[0] < 0.2 && c[1] > 0.99 && c[2] > 0.99, "{c:?}");
+    }
+
+    #[test]
+    fn circle_mode_places_pitch_class_by_angle_and_octave_by_radius() {
+        let c = MappingConfig {
+            mode: MappingMode::Circle,
+            ..cfg()
+        };
+        let pos = |key: u8| {
+            let mut m = Mapper::new();
+            m.handle(&at(
+                0.0,
+                SimEvent::NoteOn {
+                    note: note(key, 0),
+                    velocity: 1.0,
+                },
+            ));
+            let mut out = Vec::new();
+            m.emit(0.0, &c, &mut out);
+            let p = out[0].pos;
+            (p[0] - c.aspect / 2.0, p[1] - 0.5)
+        };
+        // C4 (60, octave 5): straight up at radius 0.06 + 0.2 = 0.26.
+        let (x, y) = pos(60);
+        assert!(x.abs() < 1e-6 && (y - 0.26).abs() < 1e-6, "{x} {y}");
+        // F#4 (66): straight down, same radius. C5 (72): up, farther out.
+        let (x, y) = pos(66);
+        assert!(x.abs() < 1e-5 && (y + 0.26).abs() < 1e-6);
+        let (_, y) = pos(72);
+        assert!((y - 0.30).abs() < 1e-6);
+        // D (62): a sixth of a turn clockwise from the top.
+        let (x, y) = pos(62);
+        assert!(x > 0.0 && (x.atan2(y).to_degrees() - 60.0).abs() < 1e-3);
+    }
+
+    /// Emission follows attack, decay, sustain and release: sample the held emission of a note
+    /// every 10 ms and compare with the curve.
+    #[test]
+    fn emission_follows_the_note_envelope() {
+        let mut m = Mapper::new();
+        m.handle(&at(
+            0.0,
+            SimEvent::NoteOn {
+                note: note(60, 0),
+                velocity: 1.0,
+            },
+        ));
+        let dt = 0.01;
+        let mut out = Vec::new();
+        let rate = |out: &Vec<Splat>| {
+            out.iter()
+                .find(|s| s.amount < 0.5)
+                .map_or(0.0, |s| s.amount / (HOLD_DYE_PER_S * dt))
+        };
+        let mut t = 0.0f32;
+        for _ in 0..100 {
+            m.emit(dt, &cfg(), &mut out);
+            assert!(
+                (rate(&out) - held_level(t)).abs() < 1e-5,
+                "t {t}: {} vs {}",
+                rate(&out),
+                held_level(t)
+            );
+            t += dt;
+        }
+        // One second in: sustain.
+        assert!((held_level(t) - NOTE_SUSTAIN).abs() < 1e-6);
+        m.handle(&at(1.0, SimEvent::NoteOff { note: note(60, 0) }));
+        let mut r = 0.0f32;
+        while r < NOTE_RELEASE_S {
+            m.emit(dt, &cfg(), &mut out);
+            let want = release_level(NOTE_SUSTAIN, r);
+            assert!(
+                (rate(&out) - want).abs() < 1e-5,
+                "release {r}: {} vs {want}",
+                rate(&out)
+            );
+            r += dt;
+        }
+        m.emit(dt, &cfg(), &mut out);
+        assert!(out.is_empty(), "silent after the release");
+        assert_eq!(m.active_voices(), 0);
+        // Curve points: attack half way at 10 ms, decay end at 370 ms.
+        assert!((held_level(0.01) - 0.5).abs() < 1e-6);
+        assert!((held_level(0.37) - NOTE_SUSTAIN).abs() < 1e-6);
+    }
+
+    #[test]
+    fn sustain_pedal_holds_and_all_notes_off_releases() {
+        let mut m = Mapper::new();
+        let mut out = Vec::new();
+        m.handle(&at(
+            0.0,
+            SimEvent::ControlChange {
+                channel: 0,
+                cc: 64,
+                value: 1.0,
+            },
+        ));
+        m.handle(&at(
+            0.0,
+            SimEvent::NoteOn {
+                note: note(60, 0),
+                velocity: 1.0,
+            },
+        ));
+        m.handle(&at(0.1, SimEvent::NoteOff { note: note(60, 0) }));
+        for _ in 0..200 {
+            m.emit(0.01, &cfg(), &mut out);
+        }
+        assert_eq!(m.active_voices(), 1, "the pedal holds the note");
+        m.handle(&at(
+            2.0,
+            SimEvent::ControlChange {
+                channel: 0,
+                cc: 64,
+                value: 0.0,
+            },
+        ));
+        for _ in 0..100 {
+            m.emit(0.01, &cfg(), &mut out);
+        }
+        assert_eq!(m.active_voices(), 0, "pedal up releases it");
+        // All notes off releases held notes even with the pedal down.
+        m.handle(&at(
+            3.0,
+            SimEvent::ControlChange {
+                channel: 0,
+                cc: 64,
+                value: 1.0,
+            },
+        ));
+        m.handle(&at(
+            3.0,
+            SimEvent::NoteOn {
+                note: note(64, 0),
+                velocity: 1.0,
+            },
+        ));
+        m.handle(&at(
+            3.0,
+            SimEvent::ControlChange {
+                channel: 0,
+                cc: 123,
+                value: 0.0,
+            },
+        ));
+        for _ in 0..100 {
+            m.emit(0.01, &cfg(), &mut out);
+        }
+        assert_eq!(m.active_voices(), 0);
+        // All sound off is immediate.
+        m.handle(&at(
+            4.0,
+            SimEvent::NoteOn {
+                note: note(64, 0),
+                velocity: 1.0,
+            },
+        ));
+        m.handle(&at(
+            4.0,
+            SimEvent::ControlChange {
+                channel: 0,
+                cc: 120,
+                value: 0.0,
+            },
+        ));
+        m.emit(0.01, &cfg(), &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn expressions_bend_boost_and_stir() {
+        let mut m = Mapper::new();
+        let mut out = Vec::new();
+        m.handle(&at(
+            0.0,
+            SimEvent::NoteOn {
+                note: note(60, 0),
+                velocity: 1.0,
+            },
+        ));
+        // Into the sustain, so both readings see the same envelope level.
+        for _ in 0..100 {
+            m.emit(0.01, &cfg(), &mut out);
+        }
+        let plain = out[0];
+        m.handle(&at(
+            0.0,
+            SimEvent::PitchBend {
+                channel: 0,
+                value: 1.0,
+            },
+        ));
+        m.handle(&at(
+            0.0,
+            SimEvent::ChannelPressure {
+                channel: 0,
+                pressure: 1.0,
+            },
+        ));
+        m.handle(&at(
+            0.0,
+            SimEvent::ControlChange {
+                channel: 0,
+                cc: 1,
+                value: 1.0,
+            },
+        ));
+        let drive = m.emit(0.01, &cfg(), &mut out);
+        let bent = out[0];
+        // Two semitones right, push turned 30 degrees right, three times the emission.
+        assert!(bent.pos[0] > plain.pos[0]);
+        assert!((bent.force[0].atan2(bent.force[1]).to_degrees() - 30.0).abs() < 1e-3);
+        assert!((bent.amount / plain.amount - 3.0).abs() < 1e-4);
+        assert!((drive.vorticity_boost - MOD_WHEEL_VORTICITY).abs() < 1e-6);
+    }
+
+    #[test]
+    fn audio_level_breathes_onsets_spread_and_silence_is_calm() {
+        let mut m = Mapper::new();
+        let mut out = Vec::new();
+        m.handle(&at(
+            0.0,
+            SimEvent::Envelope {
+                rms: [0.0; 2],
+                peak: [0.0; 2],
+            },
+        ));
+        m.emit(0.01, &cfg(), &mut out);
+        assert!(out.is_empty(), "silence adds nothing");
+        m.handle(&at(
+            0.0,
+            SimEvent::Envelope {
+                rms: [0.5, 0.2],
+                peak: [0.9, 0.4],
+            },
+        ));
+        m.emit(0.01, &cfg(), &mut out);
+        assert_eq!(out.len(), 1);
+        assert!((out[0].force[1] - BREATH_ACCEL * 0.5 * 0.01).abs() < 1e-6);
+        // Onsets land far apart: no two of the first eight closer than 0.15 canvas heights.
+        m.handle(&at(
+            0.0,
+            SimEvent::Envelope {
+                rms: [0.0; 2],
+                peak: [0.0; 2],
+            },
+        ));
+        let mut spots = Vec::new();
+        for k in 0..8 {
+            m.handle(&at(k as f64, SimEvent::Onset { strength: 0.7 }));
+            m.emit(0.01, &cfg(), &mut out);
+            spots.push(out[0].pos);
+        }
+        for i in 0..8 {
+            for j in 0..i {
+                let d = (spots[i][0] - spots[j][0]).hypot(spots[i][1] - spots[j][1]);
+                assert!(
+                    d > 0.15,
+                    "onsets {i} and {j} at {:?} and {:?}",
+                    spots[i],
+                    spots[j]
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn beat_pulse_is_phase_locked_to_the_host() {
+        let c = MappingConfig {
+            beat_pulse: true,
+            ..cfg()
+        };
+        let mut m = Mapper::new();
+        let mut out = Vec::new();
+        let mut pulses = Vec::new();
+        // 120 BPM from beat 3.9 at t = 0: beats land at t = 0.05, 0.55, 1.05, ...
+        for step in 0..240 {
+            let t = step as f64 / 120.0;
+            m.handle(&at(
+                t,
+                SimEvent::Transport {
+                    playing: true,
+                    tempo_bpm: 120.0,
+                    beat: 3.9 + t * 2.0,
+                },
+            ));
+            m.emit(1.0 / 120.0, &c, &mut out);
+            if !out.is_empty() {
+                pulses.push(t);
+            }
+        }
+        assert_eq!(pulses.len(), 4);
+        for (k, t) in pulses.iter().enumerate() {
+            let want = 0.05 + 0.5 * k as f64;
+            assert!(
+                (t - want).abs() <= 1.0 / 120.0,
+                "pulse {k} at {t}, beat at {want}"
+            );
+        }
+        // Stopped: no pulses.
+        m.handle(&at(
+            3.0,
+            SimEvent::Transport {
+                playing: false,
+                tempo_bpm: 120.0,
+                beat: 10.0,
+            },
+        ));
+        m.emit(1.0, &c, &mut out);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn hostile_events_are_absorbed() {
+        let mut m = Mapper::new();
+        let mut out = Vec::new();
+        for k in 0..300u32 {
+            m.handle(&at(
+                f64::NAN,
+                SimEvent::NoteOn {
+                    note: note((k % 200) as u8, 200),
+                    velocity: f32::NAN,
+                },
+            ));
+            m.handle(&at(
+                1e300,
+                SimEvent::Envelope {
+                    rms: [f32::INFINITY, f32::NAN],
+                    peak: [0.0; 2],
+                },
+            ));
+            m.handle(&at(0.0, SimEvent::Onset { strength: f32::NAN }));
+        }
+        m.emit(f32::INFINITY, &cfg(), &mut out);
+        assert!(m.active_voices() <= MAX_VOICES);
+        for s in &out {
+            assert!(
+                s.pos
+                    .iter()
+                    .chain(&s.color)
+                    .chain(&s.force)
+                    .all(|x| x.is_finite()),
+                "{s:?}"
+            );
+            assert!(s.amount.is_finite() && s.radius.is_finite());
+        }
+    }
+}
