@@ -59,7 +59,8 @@ pub struct BenchResult {
     /// The GPU adapter (GPU runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
-    /// Median wall time of a step plus colorize plus readback of a 1280x720 frame (GPU runs).
+    /// Median wall time of a step plus colorize (plus readback on the GPU) of a 1280x720
+    /// frame.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame_ms: Option<f64>,
     /// How `ms_per_step` was timed: "wall" (CPU clock) or "timestamp" (GPU timestamp queries).
@@ -104,6 +105,26 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     }
 }
 
+/// Median time of a displayed frame: a step, then colorize at 720p (and, on the GPU, the
+/// readback), without statistics.
+fn frame_time(solver: &mut dyn Solver, params: &StepParams) -> f64 {
+    solver.set_measure(false);
+    let (fw, fh) = FRAME_SIZE;
+    let mut pixels = vec![0u8; fw * fh * 4];
+    let look = Look {
+        color_mode: ColorMode::Dye,
+        ..Look::default()
+    };
+    let mut frames = Vec::with_capacity(FRAME_SAMPLES);
+    for _ in 0..FRAME_SAMPLES {
+        let t = Instant::now();
+        solver.step(params);
+        solver.render(&look, fw, fh, &mut pixels);
+        frames.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    median(&mut frames)
+}
+
 /// Run the scene on the CPU solver.
 pub fn run_cpu(opts: &BenchOptions) -> BenchResult {
     let cfg = config(opts);
@@ -127,6 +148,7 @@ pub fn run_cpu(opts: &BenchOptions) -> BenchResult {
             res_rms.push(f64::from(stats.residual_rms()));
         }
     }
+    let frame_ms = frame_time(&mut solver, &params);
     let ms = median(&mut times);
     let p90 = percentile(&mut times, 0.9);
     let cells = (cfg.width * cfg.height) as f64;
@@ -149,7 +171,7 @@ pub fn run_cpu(opts: &BenchOptions) -> BenchResult {
         residual_max: median(&mut res_max),
         residual_rms: median(&mut res_rms),
         adapter: None,
-        frame_ms: None,
+        frame_ms: Some(frame_ms),
         timer: "wall",
     }
 }
@@ -196,21 +218,7 @@ pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, Gpu
             });
         }
     }
-    // A displayed frame: step, colorize at 720p, read back (no statistics readback).
-    solver.set_measure(false);
-    let (fw, fh) = FRAME_SIZE;
-    let mut pixels = vec![0u8; fw * fh * 4];
-    let look = Look {
-        color_mode: ColorMode::Dye,
-        ..Look::default()
-    };
-    let mut frames = Vec::with_capacity(FRAME_SAMPLES);
-    for _ in 0..FRAME_SAMPLES {
-        let t = Instant::now();
-        solver.step(&params);
-        solver.render(&look, fw, fh, &mut pixels);
-        frames.push(t.elapsed().as_secs_f64() * 1e3);
-    }
+    let frame_ms = frame_time(&mut solver, &params);
     let timer = if solver.last_gpu_ms().is_some() {
         "timestamp"
     } else {
@@ -237,7 +245,159 @@ pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, Gpu
         residual_max: median(&mut res_max),
         residual_rms: median(&mut res_rms),
         adapter: Some(adapter),
-        frame_ms: Some(median(&mut frames)),
+        frame_ms: Some(frame_ms),
         timer,
     })
+}
+
+/// What `dyeflow bench --latency` runs.
+#[derive(Clone, Debug)]
+pub struct LatencyOptions {
+    /// Simulation grid height (16:9 canvas).
+    pub size: usize,
+    /// Solver backend wanted (falls back to the CPU like the plugin does).
+    pub backend: crate::params::BackendChoice,
+    /// Notes timed.
+    pub trials: usize,
+    /// GPU selection.
+    pub gpu: GpuOptions,
+}
+
+/// What the latency run measured: from a note-on entering the audio thread's bridge (as in
+/// `process()`) to the first published frame that shows its dye, as the consumer sees it.
+#[derive(Clone, Debug, Serialize)]
+pub struct LatencyResult {
+    pub backend: String,
+    pub device: String,
+    pub size: usize,
+    pub frame: String,
+    pub sim_rate_hz: u32,
+    pub trials: usize,
+    /// Notes whose dye never showed within a second (counted, not timed).
+    pub missed: usize,
+    pub latency_p50_ms: f64,
+    pub latency_p99_ms: f64,
+    pub latency_min_ms: f64,
+    pub latency_max_ms: f64,
+}
+
+/// Frame size the latency run asks for.
+pub const LATENCY_FRAME: (usize, usize) = (640, 360);
+
+/// Time notes from the audio thread to the screen through the real engine: the note goes into
+/// a [`crate::bridge::Bridge`] at the start of a block, the engine drains, maps, steps and
+/// renders on its own clock, and this thread polls the frames (every 100 µs) for dye at the
+/// note's place. Between notes the fluid is reset and the spot checked dark again, and each
+/// note waits a pseudo-random 0-20 ms so notes land at every phase of the step clock.
+pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
+    use crate::bridge::events::{SimEvent, TimedEvent};
+    use crate::bridge::{Bridge, queue};
+    use crate::engine::{Engine, EngineOptions};
+    use crate::mapping::KEYBOARD_Y;
+    use crate::params::{Aspect, DyeflowParams, Settings};
+    use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    let params = DyeflowParams::default();
+    params.set_settings(Settings {
+        sim_resolution: opts.size as u32,
+        dye_scale: 1,
+        aspect: Aspect::Wide,
+        backend: opts.backend,
+        sim_rate_hz: 60,
+    });
+    let settings = params.settings();
+    let params = Arc::new(params);
+    let (audio_tx, audio_rx) = queue::channel(1024);
+    let (mut control_tx, control_rx) = queue::channel(16);
+    let (input, mut frames) = crate::frame::frame_channel();
+    let options = EngineOptions {
+        gpu: opts.gpu.clone(),
+        cpu_threads: 0,
+    };
+    let engine = Engine::start(params, vec![audio_rx, control_rx], input, options)
+        .expect("spawn the simulation thread");
+    let (fw, fh) = LATENCY_FRAME;
+    frames.request(fw, fh);
+    let mut bridge = Bridge::new(audio_tx, 48_000.0, 5.0, 200.0);
+    let silence = vec![0.0f32; 64];
+    // The note's spot: a lone note sits mid-canvas at the emitter height.
+    let (px, py) = (fw / 2, ((1.0 - KEYBOARD_Y) * fh as f32) as usize);
+    let value_at = |f: &crate::frame::Frame| -> Option<u8> {
+        (f.width == fw && f.height == fh).then(|| {
+            let i = (py * fw + px) * 4;
+            f.pixels[i..i + 3].iter().copied().max().unwrap_or(0)
+        })
+    };
+    let wait_for = |frames: &mut crate::frame::FrameOutput,
+                    ok: &dyn Fn(u8) -> bool,
+                    limit: Duration|
+     -> Option<Instant> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if frames.has_new() {
+                let seen = Instant::now();
+                if value_at(frames.latest()).is_some_and(ok) {
+                    return Some(seen);
+                }
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        None
+    };
+    // The first frame may take a while (solver and GPU start-up).
+    let _ = wait_for(&mut frames, &|_| true, Duration::from_secs(30));
+
+    let mut seed = 0x2545_f491_4f6c_dd1du64;
+    let mut latencies = Vec::with_capacity(opts.trials);
+    let mut missed = 0;
+    for _ in 0..opts.trials {
+        control_tx.send(TimedEvent {
+            time_s: 0.0,
+            event: SimEvent::Reset,
+        });
+        let _ = wait_for(&mut frames, &|v| v < 8, Duration::from_secs(2));
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        std::thread::sleep(Duration::from_micros(seed % 20_000));
+        let mut note = Some(NoteEvent::<()>::NoteOn {
+            timing: 0,
+            voice_id: VoiceID::Wildcard,
+            channel: Channel::Number(0),
+            key: Key::Number(60),
+            velocity: 100.0 / 127.0,
+        });
+        let t0 = Instant::now();
+        bridge.process(&[&silence], None, || note.take());
+        match wait_for(&mut frames, &|v| v > 60, Duration::from_secs(1)) {
+            Some(seen) => latencies.push((seen - t0).as_secs_f64() * 1e3),
+            None => missed += 1,
+        }
+        let mut off = Some(NoteEvent::<()>::NoteOff {
+            timing: 0,
+            voice_id: VoiceID::Wildcard,
+            channel: Channel::Number(0),
+            key: Key::Number(60),
+            velocity: 0.0,
+        });
+        bridge.process(&[&silence], None, || off.take());
+    }
+    let status = engine.status();
+    drop(engine);
+    let mut sorted = latencies.clone();
+    LatencyResult {
+        backend: status.backend,
+        device: status.device,
+        size: opts.size,
+        frame: format!("{fw}x{fh}"),
+        sim_rate_hz: settings.sim_rate_hz,
+        trials: opts.trials,
+        missed,
+        latency_p50_ms: percentile(&mut sorted, 0.5),
+        latency_p99_ms: percentile(&mut sorted, 0.99),
+        latency_min_ms: sorted.first().copied().unwrap_or(0.0),
+        latency_max_ms: sorted.last().copied().unwrap_or(0.0),
+    }
 }

@@ -2,6 +2,7 @@
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dyeflow::bench::{self, BenchOptions, BenchResult};
+use dyeflow::params::BackendChoice;
 use dyeflow::sim::PressureMethod;
 use dyeflow::sim::gpu::GpuOptions;
 use std::process::ExitCode;
@@ -51,9 +52,9 @@ struct BenchArgs {
     /// Solver backend.
     #[arg(long, value_enum, default_value = "cpu")]
     backend: Backend,
-    /// Grid size N (N x N cells); a comma-separated list runs each.
-    #[arg(long, value_delimiter = ',', default_value = "512",
-          value_parser = clap::value_parser!(u32).range(1..=8192))]
+    /// Grid size N (N x N cells; with --latency, the height of a 16:9 grid); a
+    /// comma-separated list runs each. Default: 512, or 256 with --latency.
+    #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=8192))]
     size: Vec<u32>,
     /// Pressure iterations: sweeps for jacobi and rbgs, V-cycles for mg; a list runs each.
     #[arg(long, value_delimiter = ',', default_value = "20",
@@ -77,6 +78,13 @@ struct BenchArgs {
     /// Print one JSON object per run instead of a table row.
     #[arg(long)]
     json: bool,
+    /// Measure instead the latency from a note-on entering the audio thread to the first
+    /// published frame showing its dye, through the real simulation thread.
+    #[arg(long)]
+    latency: bool,
+    /// Notes timed by --latency.
+    #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
+    trials: u32,
 }
 
 fn print_row(r: &BenchResult) {
@@ -100,7 +108,62 @@ fn print_row(r: &BenchResult) {
     }
 }
 
+fn latency(args: &BenchArgs) -> ExitCode {
+    let gpu = GpuOptions {
+        force_no_adapter: args.no_gpu,
+    };
+    let sizes = if args.size.is_empty() {
+        vec![256]
+    } else {
+        args.size.clone()
+    };
+    for size in sizes {
+        let opts = bench::LatencyOptions {
+            size: size as usize,
+            backend: match args.backend {
+                Backend::Cpu => BackendChoice::Cpu,
+                Backend::Gpu => BackendChoice::Gpu,
+            },
+            trials: args.trials as usize,
+            gpu: gpu.clone(),
+        };
+        let r = bench::run_latency(&opts);
+        if args.json {
+            println!("{}", serde_json::to_string(&r).expect("plain struct"));
+        } else {
+            println!(
+                "{} ({}), {}x{} grid at {} Hz, {} frames: note to screen p50 {:.2} ms, \
+                 p99 {:.2} ms (min {:.2}, max {:.2}) over {} notes, {} missed",
+                r.backend,
+                r.device,
+                size * 16 / 9,
+                size,
+                r.sim_rate_hz,
+                r.frame,
+                r.latency_p50_ms,
+                r.latency_p99_ms,
+                r.latency_min_ms,
+                r.latency_max_ms,
+                r.trials,
+                r.missed
+            );
+        }
+        if r.missed > 0 {
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
+}
+
 fn bench(args: BenchArgs) -> ExitCode {
+    if args.latency {
+        return latency(&args);
+    }
+    let sizes = if args.size.is_empty() {
+        vec![512]
+    } else {
+        args.size.clone()
+    };
     if !args.json {
         println!(
             "{:>8} {:>6} {:>7} {:>5} {:>7} {:>10} {:>9} {:>14} {:>12} {:>12} {:>9}",
@@ -120,7 +183,7 @@ fn bench(args: BenchArgs) -> ExitCode {
     let gpu = GpuOptions {
         force_no_adapter: args.no_gpu,
     };
-    for &size in &args.size {
+    for &size in &sizes {
         for &iters in &args.iters {
             let opts = BenchOptions {
                 size: size as usize,
