@@ -1,4 +1,4 @@
-// splat.wgsl: add dye and momentum with Gaussian (or block) footprints.
+// splat.wgsl: add dye and momentum with Gaussian (or block) footprints, or pull towards a point.
 // Mirrors cpu/splat.rs: splats are sanitised and converted to cell units on the CPU
 // (CellSplat), then applied here in order, each element accumulating them one by one.
 // Units: positions and radii in simulation cells, force in canvas/s, dye per channel.
@@ -25,8 +25,9 @@ struct Splat {
 @group(0) @binding(3) var<storage, read_write> v: array<f32>;
 @group(0) @binding(4) var<storage, read_write> dye: array<vec4<f32>>;
 
+// Shapes: 0 Gaussian, 1 block, 2 radial (Gaussian weight; the force pulls towards the centre).
 fn weight(s: Splat, dx: f32, dy: f32) -> f32 {
-    if (s.shape == 0u) {
+    if (s.shape != 1u) {
         let d2 = fma(dx, dx, dy * dy);
         if (d2 > s.reach * s.reach) {
             return 0.0;
@@ -53,7 +54,9 @@ fn splat_u(@builtin(global_invocation_id) id: vec3<u32>) {
         let s = splats[n];
         let dx = f32(i) - s.x;
         if (s.fx != 0.0 && abs(y - s.y) <= s.reach && abs(dx) <= s.reach) {
-            x = clamp(x + s.fx * weight(s, dx, y - s.y), -MAX_SPEED, MAX_SPEED);
+            let w = weight(s, dx, y - s.y);
+            let add = select(s.fx * w, -s.fx * (dx / s.r) * w, s.shape == 2u);
+            x = clamp(x + add, -MAX_SPEED, MAX_SPEED);
         }
     }
     u[idx] = x;
@@ -73,7 +76,10 @@ fn splat_v(@builtin(global_invocation_id) id: vec3<u32>) {
         let s = splats[n];
         let dx = f32(i) + 0.5 - s.x;
         if (s.fy != 0.0 && abs(y - s.y) <= s.reach && abs(dx) <= s.reach) {
-            x = clamp(x + s.fy * weight(s, dx, y - s.y), -MAX_SPEED, MAX_SPEED);
+            let dy = y - s.y;
+            let w = weight(s, dx, dy);
+            let add = select(s.fy * w, -s.fy * (dy / s.r) * w, s.shape == 2u);
+            x = clamp(x + add, -MAX_SPEED, MAX_SPEED);
         }
     }
     v[idx] = x;

@@ -44,6 +44,8 @@ fn splats(n: usize) -> Vec<Splat> {
         force: [1.5 - 0.15 * (n % 20) as f32, 0.8],
         shape: if n.is_multiple_of(7) {
             SplatShape::Block
+        } else if n % 5 == 3 {
+            SplatShape::Radial
         } else {
             SplatShape::Gaussian
         },

@@ -34,6 +34,11 @@ pub mod math;
 pub use config::{Discrete, Knobs, KnobsSmoother};
 use grid::Fields;
 
+/// "1 thread", "4 threads": the CPU solver's device line.
+pub fn threads_label(n: usize) -> String {
+    format!("{n} thread{}", if n == 1 { "" } else { "s" })
+}
+
 /// Largest simulated time one step will advance, in seconds. A longer `dt` (a host hiccup, a
 /// debugger pause) is clamped: the fluid slows for that step instead of blowing up.
 pub const MAX_STEP_DT_S: f32 = 0.25;
@@ -157,6 +162,10 @@ pub enum SplatShape {
     Gaussian = 0,
     /// 1 inside the square of half-side `r`, 0 outside (the bench's "centre block").
     Block = 1,
+    /// A pull towards the centre (a push away when `force[0]` is negative): the velocity added
+    /// at offset d is `-force[0] * d / r * exp(-|d|^2 / r^2)`, strongest (0.43 `force[0]`) at
+    /// `r / sqrt(2)`. `force[1]` is ignored; dye has the Gaussian footprint.
+    Radial = 2,
 }
 
 /// A Gaussian (or block) injection of dye and momentum.
@@ -418,7 +427,7 @@ pub fn create_solver(
         }
     }
     let solver = cpu::CpuSolver::new(cfg, cpu_threads);
-    let device = format!("{} threads", solver.threads());
+    let device = threads_label(solver.threads());
     (
         Box::new(solver),
         SolverInfo {

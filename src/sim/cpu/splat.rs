@@ -52,15 +52,20 @@ impl CellSplat {
         let amount = s.amount.clamp(0.0, MAX_DYE);
         let dye = s.color.map(|c| c.clamp(0.0, MAX_DYE) * amount);
         let mut force = s.force;
+        if s.shape == SplatShape::Radial {
+            // One strength for both components.
+            let k = force[0].clamp(-MAX_SPEED, MAX_SPEED);
+            force = [k, k];
+        }
         let speed = force[0].hypot(force[1]);
-        if speed > MAX_SPEED {
+        if speed > MAX_SPEED && s.shape != SplatShape::Radial {
             force = force.map(|f| f * (MAX_SPEED / speed));
         }
         if dye.iter().all(|&d| d == 0.0) && force.iter().all(|&f| f == 0.0) {
             return None;
         }
         let reach = match s.shape {
-            SplatShape::Gaussian => GAUSSIAN_CUTOFF_RADII * r,
+            SplatShape::Gaussian | SplatShape::Radial => GAUSSIAN_CUTOFF_RADII * r,
             SplatShape::Block => r,
         };
         Some(Self {
@@ -78,7 +83,7 @@ impl CellSplat {
     #[inline(always)]
     pub fn weight(&self, dx: f32, dy: f32) -> f32 {
         match self.shape {
-            SplatShape::Gaussian => {
+            SplatShape::Gaussian | SplatShape::Radial => {
                 let d2 = dx.mul_add(dx, dy * dy);
                 if d2 > self.reach * self.reach {
                     0.0
@@ -93,6 +98,26 @@ impl CellSplat {
                     0.0
                 }
             }
+        }
+    }
+
+    /// Velocity added to a `u` face at `(dx, dy)` cells from the centre.
+    #[inline(always)]
+    pub fn push_u(&self, dx: f32, dy: f32) -> f32 {
+        let w = self.weight(dx, dy);
+        match self.shape {
+            SplatShape::Radial => -self.force[0] * (dx / self.r) * w,
+            _ => self.force[0] * w,
+        }
+    }
+
+    /// Velocity added to a `v` face at `(dx, dy)` cells from the centre.
+    #[inline(always)]
+    pub fn push_v(&self, dx: f32, dy: f32) -> f32 {
+        let w = self.weight(dx, dy);
+        match self.shape {
+            SplatShape::Radial => -self.force[1] * (dy / self.r) * w,
+            _ => self.force[1] * w,
         }
     }
 
@@ -129,7 +154,7 @@ pub fn splat_velocity(splats: &[CellSplat], u: &mut [f32], v: &mut [f32], w: usi
                 // Interior faces only: walls stay 0.
                 let (lo, hi) = s.columns(0.0, w);
                 for (i, x) in row.iter_mut().enumerate().take(hi).skip(lo.max(1)) {
-                    let add = s.force[0] * s.weight(i as f32 - s.x, y - s.y);
+                    let add = s.push_u(i as f32 - s.x, y - s.y);
                     *x = (*x + add).clamp(-MAX_SPEED, MAX_SPEED);
                 }
             }
@@ -148,7 +173,7 @@ pub fn splat_velocity(splats: &[CellSplat], u: &mut [f32], v: &mut [f32], w: usi
             {
                 let (lo, hi) = s.columns(0.5, w);
                 for (i, x) in row.iter_mut().enumerate().take(hi).skip(lo) {
-                    let add = s.force[1] * s.weight(i as f32 + 0.5 - s.x, y - s.y);
+                    let add = s.push_v(i as f32 + 0.5 - s.x, y - s.y);
                     *x = (*x + add).clamp(-MAX_SPEED, MAX_SPEED);
                 }
             }
@@ -193,6 +218,39 @@ pub fn splat_dye(splats: &[CellSplat], dye: [&mut [f32]; 3], dw: usize, scale: u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn radial_splats_pull_towards_the_centre_and_push_away_when_negative() {
+        let (w, h) = (16, 16);
+        for (k, sign) in [(2.0f32, 1.0f32), (-2.0, -1.0)] {
+            let s = Splat {
+                pos: [0.5, 0.5],
+                radius: 0.2,
+                force: [k, 123.0],
+                shape: SplatShape::Radial,
+                ..Splat::default()
+            };
+            let c = CellSplat::new(&s, h).unwrap();
+            let mut u = vec![0.0; (w + 1) * h];
+            let mut v = vec![0.0; w * (h + 1)];
+            splat_velocity(&[c], &mut u, &mut v, w, h);
+            // Right of the centre the flow points left (a pull), left of it right; above it
+            // down, below it up; reversed for a push.
+            let row = 8 * (w + 1);
+            assert!(sign * u[row + 11] < 0.0 && sign * u[row + 5] > 0.0);
+            assert!(sign * v[11 * w + 8] < 0.0 && sign * v[5 * w + 8] > 0.0);
+            // Known answer: the u face 2 cells right of the centre (x = 10, y = 8.5 vs
+            // centre 8, 8): d = (2, 0.5), r = 3.2: -k * 2 / 3.2 * e^(-4.25 / 10.24).
+            let want = -k * (2.0 / 3.2) * (-4.25f32 / 10.24).exp();
+            assert!(
+                (u[row + 10] - want).abs() < 1e-5,
+                "{} vs {want}",
+                u[row + 10]
+            );
+            // Symmetric: equal and opposite either side.
+            assert!((u[row + 10] + u[row + 6]).abs() < 1e-6);
+        }
+    }
 
     #[test]
     fn gaussian_known_answers() {

@@ -473,6 +473,8 @@ pub struct GpuSolver {
     serial: u64,
     /// Whether the last step ran the second projection (known when measuring).
     last_projections: u32,
+    /// Splats uploaded for the step being encoded (0: the splat passes are skipped).
+    splat_count: u32,
     /// Steps submitted and perhaps not yet finished, oldest first.
     in_flight: std::collections::VecDeque<wgpu::SubmissionIndex>,
 }
@@ -819,6 +821,7 @@ impl GpuSolver {
             measure: true,
             timing: None,
             last_gpu_ms: None,
+            splat_count: 0,
             in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
             frames: Frames {
                 size: (0, 0),
@@ -1293,6 +1296,7 @@ impl GpuSolver {
                     .write_buffer(&self.buf.splats, 0, bytemuck::cast_slice(&list));
             }
             gp.splat_count = list.len() as u32;
+            self.splat_count = gp.splat_count;
         }
         gp.dt = p.dt;
         gp.k = p.dt * h as f32;
@@ -1341,7 +1345,8 @@ impl GpuSolver {
         let iters = self.cfg.diffusion_iterations;
         let mut d = Dispatch::Direct;
         match stage {
-            Stage::Splat => {
+            // Nothing to add: skip three full-grid passes (the dye one is the largest buffer).
+            Stage::Splat if self.splat_count > 0 => {
                 let mut pass = Some(self.begin(encoder, "Pass: splat", None));
                 let (k, g) = (&self.k, &self.groups);
                 d.go(
