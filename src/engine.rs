@@ -85,6 +85,8 @@ pub struct EngineStatus {
     pub dropped_events: u64,
     /// Steps skipped because the solver could not keep up.
     pub skipped_steps: u64,
+    /// The fluid is frozen.
+    pub paused: bool,
 }
 
 /// State shared between the handle and the thread.
@@ -100,6 +102,11 @@ struct Shared {
     status: parking_lot::Mutex<EngineStatus>,
     /// Steps taken, for tests and the status line.
     steps: AtomicU64,
+    /// Queues added after the thread started, picked up at its next wake (the lock is only
+    /// tried, never waited on, by the simulation thread).
+    incoming: parking_lot::Mutex<Vec<EventReceiver>>,
+    /// The fluid stands still (events are still taken; frames are still drawn).
+    paused: AtomicBool,
 }
 
 /// The running simulation thread.
@@ -142,6 +149,8 @@ impl Engine {
             needed: AtomicBool::new(needed),
             status: parking_lot::Mutex::new(EngineStatus::default()),
             steps: AtomicU64::new(0),
+            incoming: parking_lot::Mutex::new(Vec::new()),
+            paused: AtomicBool::new(false),
         });
         let thread = {
             let shared = shared.clone();
@@ -178,6 +187,23 @@ impl Engine {
     /// The latest status.
     pub fn status(&self) -> EngineStatus {
         self.shared.status.lock().clone()
+    }
+
+    /// Add an event queue to drain (any time; picked up at the thread's next wake).
+    pub fn add_queue(&self, queue: EventReceiver) {
+        self.shared.incoming.lock().push(queue);
+    }
+
+    /// Freeze or resume the fluid. While paused, events are still taken (so no queue fills up,
+    /// and a note-off still ends its note) and frames are still drawn, but nothing moves and
+    /// the notes emit nothing; direct splats (the mouse) still paint.
+    pub fn set_paused(&self, paused: bool) {
+        self.shared.paused.store(paused, Ordering::Release);
+    }
+
+    /// Whether the fluid is frozen.
+    pub fn paused(&self) -> bool {
+        self.shared.paused.load(Ordering::Acquire)
     }
 
     /// Steps taken so far.
@@ -260,7 +286,7 @@ impl Sim {
         let cpu = crate::sim::cpu::CpuSolver::new(&cfg, cpu_threads(options.cpu_threads));
         self.info = SolverInfo {
             backend: "cpu",
-            device: format!("{} threads", cpu.threads()),
+            device: crate::sim::threads_label(cpu.threads()),
             fallback: Some(reason),
         };
         self.solver = Box::new(cpu);
@@ -333,6 +359,16 @@ impl Driver {
         step_params.dt
     }
 
+    /// A step's worth of waiting while paused: the events taken are kept (notes sound on, and
+    /// a note-off still ends them) but the notes emit nothing and the fluid does not move;
+    /// direct splats (the mouse) still paint, as in the original demo.
+    pub fn idle(&mut self, solver: &mut dyn Solver) {
+        solver.step(&StepParams {
+            dt: 0.0,
+            ..StepParams::default()
+        });
+    }
+
     /// Inject what the events taken since the last step ask for at once (note bursts, onset
     /// bursts, beat pulses) without advancing time, so they can be shown before the next step.
     /// Returns whether anything was injected.
@@ -400,6 +436,10 @@ fn run(
     publish_status(shared, &sim, &period, &queues, skipped_steps);
 
     while !shared.stop.load(Ordering::Acquire) {
+        if let Some(mut incoming) = shared.incoming.try_lock() {
+            queues.append(&mut incoming);
+        }
+        let paused = shared.paused.load(Ordering::Acquire);
         let step = Duration::from_secs_f64(1.0 / f64::from(sim.settings.sim_rate_hz.max(1)));
         let now = Instant::now();
         backlog += (now - clock).min(Duration::from_millis(MAX_CATCH_UP_MS));
@@ -424,7 +464,11 @@ fn run(
             } else {
                 step
             };
-            driver.step(sim.solver.as_mut(), params, dt.as_secs_f32());
+            if paused {
+                driver.idle(sim.solver.as_mut());
+            } else {
+                driver.step(sim.solver.as_mut(), params, dt.as_secs_f32());
+            }
             if let Some(reason) = sim.solver.failure() {
                 sim.fall_back(reason, driver.discrete(), options);
             }
@@ -469,6 +513,7 @@ fn run(
                 break;
             }
             if !early_frame
+                && !paused
                 && !frame_pending
                 && frames.wanted().is_some()
                 && queues
@@ -563,6 +608,7 @@ fn publish_status(
         events_per_s: period.events as f32 / secs,
         dropped_events: queues.iter().map(|q| q.stats().dropped()).sum(),
         skipped_steps,
+        paused: shared.paused.load(Ordering::Acquire),
     };
     *shared.status.lock() = status;
 }
@@ -582,6 +628,7 @@ struct LazyInner {
     /// Queues and the frame producer waiting for the thread.
     queues: Vec<EventReceiver>,
     frames: Option<FrameInput>,
+    paused: bool,
 }
 
 impl LazyEngine {
@@ -594,17 +641,33 @@ impl LazyEngine {
                 engine: None,
                 queues: Vec::new(),
                 frames: Some(frames),
+                paused: false,
             }),
         }
     }
 
-    /// Give the engine an event queue to drain. Must happen before the thread starts.
+    /// Give the engine an event queue to drain (before or after its thread starts).
     pub fn add_queue(&self, queue: EventReceiver) {
         let mut inner = self.inner.lock();
-        if inner.engine.is_some() {
-            nice_plug::nice_debug_assert_failure!("event queue added after the engine started");
+        match &inner.engine {
+            Some(engine) => engine.add_queue(queue),
+            None => inner.queues.push(queue),
         }
-        inner.queues.push(queue);
+    }
+
+    /// Freeze or resume the fluid (see [`Engine::set_paused`]); remembered until the thread
+    /// exists.
+    pub fn set_paused(&self, paused: bool) {
+        let mut inner = self.inner.lock();
+        inner.paused = paused;
+        if let Some(engine) = &inner.engine {
+            engine.set_paused(paused);
+        }
+    }
+
+    /// Whether the fluid is frozen.
+    pub fn paused(&self) -> bool {
+        self.inner.lock().paused
     }
 
     /// Spawn the thread in standby (idempotent) and return the waker the audio thread uses.
@@ -619,6 +682,7 @@ impl LazyEngine {
         match Engine::standby(self.params.clone(), queues, frames, self.options.clone()) {
             Ok(engine) => {
                 let waker = engine.waker();
+                engine.set_paused(inner.paused);
                 inner.engine = Some(engine);
                 Some(waker)
             }
