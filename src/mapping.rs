@@ -59,7 +59,7 @@ pub const NOTE_DYE: f32 = 1.0;
 /// knob).
 pub const NOTE_KICK: f32 = 1.2;
 /// Dye a held note emits per second at envelope level 1.
-pub const HOLD_DYE_PER_S: f32 = 2.0;
+pub const HOLD_DYE_PER_S: f32 = 6.0;
 /// Push a held note gives per second at envelope level 1, canvas heights per second squared.
 pub const HOLD_ACCEL: f32 = 1.5;
 /// Vorticity added by a full mod wheel.
