@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 pub mod bench;
 pub mod bridge;
+pub mod editor;
 pub mod engine;
 pub mod frame;
 pub mod mapping;
@@ -18,9 +19,11 @@ pub mod sim;
 
 use bridge::queue;
 use bridge::{Bridge, TransportInfo};
+use editor::EditorShared;
 use engine::{EngineOptions, LazyEngine, Waker};
 use frame::FrameOutput;
 use params::DyeflowParams;
+use parking_lot::Mutex;
 
 /// Events the audio thread can queue for the simulation between two of its steps: a dense
 /// passage (10 voices, expressions every block, envelope readings every 5 ms) stays far below.
@@ -33,8 +36,8 @@ pub struct Dyeflow {
     params: Arc<DyeflowParams>,
     /// The simulation, started on first need.
     engine: Arc<LazyEngine>,
-    /// Frames for the editor (handed to it when it is created).
-    frames: Option<FrameOutput>,
+    /// What the editor shares: the frames, its event queue to the simulation.
+    editor: EditorShared,
     /// The audio thread's side of the event queue: MIDI translation, envelope follower and
     /// onset detector (made in the first `activate`, which may run several times).
     bridge: Option<Bridge>,
@@ -46,14 +49,24 @@ impl Default for Dyeflow {
     fn default() -> Self {
         let params = Arc::new(DyeflowParams::default());
         let (frame_input, frames) = frame::frame_channel();
+        let engine = Arc::new(LazyEngine::new(
+            params.clone(),
+            frame_input,
+            EngineOptions::default(),
+        ));
+        // The editor's queue exists from the start (a 64 kB buffer), so the engine drains it
+        // whenever an editor sends something.
+        let (editor_tx, editor_rx) = queue::channel(editor::EDITOR_QUEUE_EVENTS);
+        engine.add_queue(editor_rx);
         Self {
-            engine: Arc::new(LazyEngine::new(
-                params.clone(),
-                frame_input,
-                EngineOptions::default(),
-            )),
+            editor: EditorShared {
+                params: params.clone(),
+                engine: engine.clone(),
+                frames: Arc::new(Mutex::new(frames)),
+                events: Arc::new(Mutex::new(editor_tx)),
+            },
+            engine,
             params,
-            frames: Some(frames),
             bridge: None,
             waker: None,
         }
@@ -71,9 +84,9 @@ impl Dyeflow {
         self.engine.clone()
     }
 
-    /// The consumer end of the engine's frames (once: the editor keeps it).
-    pub fn take_frames(&mut self) -> Option<FrameOutput> {
-        self.frames.take()
+    /// The consumer end of the engine's frames, shared with the editor.
+    pub fn frames(&self) -> Arc<Mutex<FrameOutput>> {
+        self.editor.frames.clone()
     }
 }
 
@@ -112,12 +125,16 @@ impl Plugin for Dyeflow {
     /// nice-plug must allocate on the audio thread.
     const INPUT_EVENT_CAPACITY: usize = 8192;
 
-    type Editor = ();
+    type Editor = editor::DyeflowEditor;
     type SysExMessage = ();
     type BackgroundTask = ();
 
     fn params(&self) -> Arc<dyn Params> {
         self.params.clone()
+    }
+
+    fn editor(&mut self, _async_executor: AsyncExecutor<Self>) -> Option<Self::Editor> {
+        editor::create(self.editor.clone())
     }
 
     fn activate(

@@ -174,8 +174,11 @@ pub const EDITOR_MIN_SIZE: (u32, u32) = (320, 200);
 /// Largest editor size, in logical pixels.
 pub const EDITOR_MAX_SIZE: (u32, u32) = (7680, 4320);
 
+/// Smallest and largest mouse brush radius, fractions of the canvas height.
+pub const BRUSH_RADIUS_RANGE: (f32, f32) = (0.005, 0.25);
+
 /// Editor state that comes back with the project.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct EditorSettings {
     /// Window width in logical pixels.
@@ -184,6 +187,8 @@ pub struct EditorSettings {
     pub height: u32,
     /// Whether the control panel is shown.
     pub panel_open: bool,
+    /// Radius of the mouse brush, fraction of the canvas height (the mouse wheel sets it).
+    pub brush_radius: f32,
 }
 
 impl Default for EditorSettings {
@@ -191,7 +196,8 @@ impl Default for EditorSettings {
         Self {
             width: 960,
             height: 540,
-            panel_open: true,
+            panel_open: false,
+            brush_radius: 0.04,
         }
     }
 }
@@ -203,6 +209,12 @@ impl EditorSettings {
             width: self.width.clamp(EDITOR_MIN_SIZE.0, EDITOR_MAX_SIZE.0),
             height: self.height.clamp(EDITOR_MIN_SIZE.1, EDITOR_MAX_SIZE.1),
             panel_open: self.panel_open,
+            brush_radius: if self.brush_radius.is_finite() {
+                self.brush_radius
+                    .clamp(BRUSH_RADIUS_RANGE.0, BRUSH_RADIUS_RANGE.1)
+            } else {
+                EditorSettings::default().brush_radius
+            },
         }
     }
 }

@@ -181,8 +181,8 @@ fn a_note_into_the_plugin_reaches_the_frames() {
         backend: BackendChoice::Cpu,
         sim_rate_hz: 60,
     });
-    let mut frames = plugin.take_frames().unwrap();
-    frames.request(W, H);
+    let frames = plugin.frames();
+    frames.lock().request(W, H);
     let layout = Dyeflow::AUDIO_IO_LAYOUTS[0];
     let config = BufferConfig {
         sample_rate: 48_000.0,
@@ -195,7 +195,7 @@ fn a_note_into_the_plugin_reaches_the_frames() {
     // The simulation starts with the audio; give it time to build its solver.
     process_silence(&mut plugin, &mut ctx, 2, 512);
     let start = Instant::now();
-    while frames.latest().serial == 0 {
+    while frames.lock().latest().serial == 0 {
         assert!(start.elapsed() < Duration::from_secs(20), "no frames");
         std::thread::sleep(Duration::from_millis(5));
     }
@@ -209,6 +209,7 @@ fn a_note_into_the_plugin_reaches_the_frames() {
     process_silence(&mut plugin, &mut ctx, 2, 512);
     let start = Instant::now();
     loop {
+        let mut frames = frames.lock();
         let f = frames.latest();
         let (h, v) = hue_value(pixel_at(
             &f.pixels,

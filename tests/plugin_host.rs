@@ -294,7 +294,9 @@ fn settings_and_editor_size_come_back_with_the_project() {
     let settings = serde_json::json!({
         "sim_resolution": 512, "dye_scale": 4, "aspect": "4:3", "backend": "cpu", "sim_rate_hz": 120
     });
-    let editor = serde_json::json!({ "width": 1280, "height": 720, "panel_open": false });
+    let editor = serde_json::json!({
+        "width": 1280, "height": 720, "panel_open": true, "brush_radius": 0.125
+    });
     state["fields"]["settings"] = settings.to_string().into();
     state["fields"]["editor"] = editor.to_string().into();
     let custom = state_bytes(&state);
@@ -307,6 +309,18 @@ fn settings_and_editor_size_come_back_with_the_project() {
     };
     assert_eq!(field("settings"), settings);
     assert_eq!(field("editor"), editor);
+
+    // A project saved before the brush radius existed loads with the default brush.
+    let older = serde_json::json!({ "width": 800, "height": 600, "panel_open": false });
+    state["fields"]["editor"] = older.to_string().into();
+    let mut c = Instance::new();
+    assert!(c.load_state(&state_bytes(&state), 4096));
+    let reloaded = state_json(&c.save_state());
+    let editor: serde_json::Value =
+        serde_json::from_str(reloaded["fields"]["editor"].as_str().unwrap()).unwrap();
+    assert_eq!(editor["width"], 800);
+    assert_eq!(editor["panel_open"], false);
+    assert_eq!(editor["brush_radius"], 0.04);
 }
 
 #[test]

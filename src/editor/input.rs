@@ -1,0 +1,216 @@
+//! Mouse painting and keys, as in the original stable-fluids demo.
+//!
+//! - Left-drag: dye and a push along the drag, at the drag's speed; each stroke takes the next
+//!   hue (golden-ratio steps around the wheel, so strokes never repeat a colour soon).
+//! - Right-drag: pulls the fluid towards the cursor; with Shift it pushes it away.
+//! - Wheel: brush radius.
+//! - Keys: P pauses, Space fires random splats, R resets, F hides the panel.
+
+use super::EditorShared;
+use super::view::Canvas;
+use crate::bridge::events::{SimEvent, TimedEvent};
+use crate::params::BRUSH_RADIUS_RANGE;
+use crate::sim::math::hsv_to_rgb;
+use crate::sim::{Splat, SplatShape};
+use egui::{self, Color32, PointerButton, Sense, Stroke};
+use nice_plug_egui::{Key as HostKey, KeyCapture};
+
+/// Dye a left-drag adds per event (times the colour).
+pub const STROKE_DYE: f32 = 1.5;
+/// Push per unit of drag speed: a drag at 1 canvas height per second adds that velocity.
+pub const STROKE_FORCE_GAIN: f32 = 0.4;
+/// Drag speeds above this (canvas heights per second) count as this.
+pub const STROKE_MAX_SPEED: f32 = 8.0;
+/// Pull of a right-drag, canvas heights per second squared at the strongest point.
+pub const PULL_ACCEL: f32 = 12.0;
+/// The pull's reach in brush radii.
+pub const PULL_RADIUS_BRUSHES: f32 = 3.0;
+/// Random splats fired by Space.
+pub const RANDOM_SPLATS: usize = 8;
+/// Golden-ratio hue step between strokes.
+const HUE_STEP: f32 = 0.618_034;
+
+/// The keys the editor takes from the host while no text field has focus: its own shortcuts
+/// only, so the DAW keeps the rest (including its own Space when the editor is not focused).
+pub fn key_capture(typing: bool) -> KeyCapture {
+    if typing {
+        return KeyCapture::CaptureAll;
+    }
+    let keys = ["p", "P", " ", "r", "R", "f", "F"];
+    KeyCapture::CaptureKeys(
+        keys.iter()
+            .map(|k| HostKey::Character((*k).into()))
+            .collect(),
+    )
+}
+
+/// Mouse and key state of one editor window.
+pub struct Painter {
+    hue: f32,
+    rng: u64,
+}
+
+impl Default for Painter {
+    fn default() -> Self {
+        Self {
+            hue: 0.0,
+            // A different burst each session; xorshift needs a non-zero state.
+            rng: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_nanos() as u64)
+                | 1,
+        }
+    }
+}
+
+fn send(shared: &EditorShared, event: SimEvent) {
+    // A full queue drops the event (counted); the editor never waits on the simulation.
+    shared.events.lock().send(TimedEvent { time_s: 0.0, event });
+}
+
+impl Painter {
+    /// The hue of the current (or next) stroke, in turns.
+    pub fn hue(&self) -> f32 {
+        self.hue
+    }
+
+    fn random(&mut self) -> f32 {
+        // xorshift64*: plenty for scattering splats.
+        self.rng ^= self.rng >> 12;
+        self.rng ^= self.rng << 25;
+        self.rng ^= self.rng >> 27;
+        let x = self.rng.wrapping_mul(0x2545_f491_4f6c_dd1d);
+        (x >> 40) as f32 / (1u64 << 24) as f32
+    }
+
+    /// Handle this frame's mouse and keys over the canvas.
+    pub fn handle(
+        &mut self,
+        ui: &mut egui::Ui,
+        canvas: &Canvas,
+        shared: &EditorShared,
+        typing: bool,
+    ) {
+        let response = ui.interact(
+            canvas.rect,
+            ui.scope_id().with("fluid"),
+            Sense::click_and_drag(),
+        );
+        let mut editor = shared.params.editor_settings();
+        let brush = editor.brush_radius;
+        let dt = ui.input(|i| i.stable_dt).clamp(1e-3, 0.1);
+
+        if response.drag_started_by(PointerButton::Primary) {
+            self.hue = (self.hue + HUE_STEP).fract();
+        }
+        if let Some(pos) = response.interact_pointer_pos() {
+            let at = canvas.to_canvas(pos);
+            if response.dragged_by(PointerButton::Primary) {
+                let d = canvas.delta_to_canvas(ui.input(|i| i.pointer.delta()));
+                let (vx, vy) = (d[0] / dt, d[1] / dt);
+                let speed = vx.hypot(vy);
+                let limit = if speed > STROKE_MAX_SPEED {
+                    STROKE_MAX_SPEED / speed
+                } else {
+                    1.0
+                };
+                send(
+                    shared,
+                    SimEvent::Splat(Splat {
+                        pos: at,
+                        radius: brush,
+                        color: hsv_to_rgb(self.hue, 0.9, 1.0),
+                        amount: STROKE_DYE,
+                        force: [
+                            vx * limit * STROKE_FORCE_GAIN,
+                            vy * limit * STROKE_FORCE_GAIN,
+                        ],
+                        shape: SplatShape::Gaussian,
+                    }),
+                );
+            } else if response.dragged_by(PointerButton::Secondary) {
+                let sign = if ui.input(|i| i.modifiers.shift) {
+                    -1.0
+                } else {
+                    1.0
+                };
+                send(
+                    shared,
+                    SimEvent::Splat(Splat {
+                        pos: at,
+                        radius: brush * PULL_RADIUS_BRUSHES,
+                        force: [sign * PULL_ACCEL * dt, 0.0],
+                        shape: SplatShape::Radial,
+                        ..Splat::default()
+                    }),
+                );
+            }
+        }
+
+        if response.hovered() {
+            let scroll = ui.input(|i| i.smooth_scroll_delta.y);
+            if scroll != 0.0 {
+                editor.brush_radius = (brush * (scroll * 0.004).exp())
+                    .clamp(BRUSH_RADIUS_RANGE.0, BRUSH_RADIUS_RANGE.1);
+                shared.params.set_editor_settings(editor.clone());
+            }
+            if let Some(p) = response.hover_pos() {
+                // The brush outline.
+                let r = canvas.length_to_screen(editor.brush_radius);
+                ui.painter()
+                    .circle_stroke(p, r, Stroke::new(1.0, Color32::from_white_alpha(90)));
+            }
+        }
+
+        if typing {
+            return;
+        }
+        let (pause, splats, reset, panel) = ui.input(|i| {
+            (
+                i.key_pressed(egui::Key::P),
+                i.key_pressed(egui::Key::Space),
+                i.key_pressed(egui::Key::R),
+                i.key_pressed(egui::Key::F),
+            )
+        });
+        if pause {
+            let engine = &shared.engine;
+            engine.set_paused(!engine.paused());
+        }
+        if splats {
+            self.random_splats(shared, canvas.aspect, brush);
+        }
+        if reset {
+            send(shared, SimEvent::Reset);
+        }
+        if panel {
+            let open = !editor.panel_open;
+            editor.panel_open = open;
+            shared.params.set_editor_settings(editor);
+        }
+    }
+
+    /// A burst of random coloured splats with random pushes.
+    pub fn random_splats(&mut self, shared: &EditorShared, aspect: f32, brush: f32) {
+        for _ in 0..RANDOM_SPLATS {
+            let pos = [
+                aspect * (0.1 + 0.8 * self.random()),
+                0.1 + 0.8 * self.random(),
+            ];
+            let angle = self.random() * std::f32::consts::TAU;
+            let speed = 0.5 + 1.5 * self.random();
+            let color = hsv_to_rgb(self.random(), 0.9, 1.0);
+            send(
+                shared,
+                SimEvent::Splat(Splat {
+                    pos,
+                    radius: brush * (1.0 + self.random()),
+                    color,
+                    amount: 1.0,
+                    force: [angle.cos() * speed, angle.sin() * speed],
+                    shape: SplatShape::Gaussian,
+                }),
+            );
+        }
+    }
+}
