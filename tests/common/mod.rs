@@ -2,7 +2,9 @@
 #![allow(dead_code)]
 
 pub mod clap_host;
+pub mod harness;
 pub mod mock;
+pub mod xvfb;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};

@@ -1,0 +1,432 @@
+//! An editor harness: what a host does with Dyeflow's editor, without a host. It creates the
+//! plugin, activates it, runs an audio thread that calls `process()` every 10.7 ms (512 frames
+//! at 48 kHz) with the notes it is told to play, and opens the editor as a top-level X11
+//! window with a GUI context that records the parameter gestures.
+//!
+//! It is driven through its standard input, one command per line, and reports on its standard
+//! output (one line per report), so a test can run it as a child process on an Xvfb display:
+//!
+//! - `notes K,K,...`: hold these notes (velocity 100, channel 1) from the next block on;
+//! - `off`: all notes off (CC 123) on channel 1;
+//! - `quit`: close the window and exit.
+//!
+//! Reports: `READY` once the window shows, `GESTURE begin|set|end <param id>` for every
+//! parameter gesture, `BLOCK max_us=<n> waits=<n>` every second (the slowest `process()` of that
+//! second, and in how many blocks `process()` went to sleep),
+//! `DONE` before exiting.
+#![allow(dead_code)]
+
+use super::mock::{Activate, Process};
+use dyeflow::Dyeflow;
+use dyeflow::params::{Aspect, BackendChoice, Settings};
+use nice_plug::context::gui::{AsyncExecutor, GuiContext, GuiContextInner};
+use nice_plug::editor::{Editor, EditorHandle};
+use nice_plug::midi::{Channel, Key, VoiceID};
+use nice_plug::prelude::*;
+use std::collections::HashMap;
+use std::io::{BufRead, Write};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// Environment variable that turns a test binary into the harness.
+pub const HARNESS_ENV: &str = "DYEFLOW_EDITOR_HARNESS";
+
+fn say(line: &str) {
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+}
+
+/// A GUI context that applies parameter changes directly and reports each gesture.
+struct Gui {
+    ids: HashMap<ParamPtr, String>,
+}
+
+impl Gui {
+    fn id(&self, p: ParamPtr) -> &str {
+        self.ids.get(&p).map_or("?", String::as_str)
+    }
+}
+
+impl GuiContextInner for Gui {
+    fn plugin_api(&self) -> PluginApi {
+        PluginApi::Clap
+    }
+
+    unsafe fn raw_begin_set_parameter(&self, param: ParamPtr) {
+        say(&format!("GESTURE begin {}", self.id(param)));
+    }
+
+    unsafe fn raw_set_parameter_normalized(&self, param: ParamPtr, normalized: f32) {
+        // SAFETY: the pointer comes from the plugin's own parameter map, which outlives us.
+        unsafe { param._internal_set_normalized_value(normalized) };
+        say(&format!("GESTURE set {}", self.id(param)));
+    }
+
+    unsafe fn raw_end_set_parameter(&self, param: ParamPtr) {
+        say(&format!("GESTURE end {}", self.id(param)));
+    }
+
+    fn get_state(&self) -> PluginState {
+        PluginState {
+            version: String::new(),
+            params: Default::default(),
+            fields: Default::default(),
+        }
+    }
+
+    fn set_state(&self, _state: PluginState) {}
+
+    fn request_restart(&self) {}
+}
+
+enum Command {
+    Notes(Vec<u8>),
+    Off,
+}
+
+/// A plugin with its editor and a running audio thread.
+pub struct Session {
+    pub editor: dyeflow::editor::DyeflowEditor,
+    pub engine: Arc<dyeflow::engine::LazyEngine>,
+    pub frames: Arc<parking_lot::Mutex<dyeflow::frame::FrameOutput>>,
+    ids: HashMap<ParamPtr, String>,
+    commands: mpsc::Sender<Command>,
+    quit: Arc<AtomicBool>,
+    audio: Option<std::thread::JoinHandle<()>>,
+}
+
+impl Session {
+    /// Create, activate and start processing. `settings` picks the simulation; `panel` whether
+    /// the control panel starts open.
+    pub fn start(settings: Settings, panel: bool) -> Self {
+        let mut plugin = Dyeflow::default();
+        let params = plugin.shared_params();
+        params.set_settings(settings);
+        let mut editor_settings = params.editor_settings();
+        editor_settings.panel_open = panel;
+        params.set_editor_settings(editor_settings);
+        let ids: HashMap<ParamPtr, String> = params
+            .param_map()
+            .into_iter()
+            .map(|(id, ptr, _)| (ptr, id))
+            .collect();
+        let executor = AsyncExecutor::<Dyeflow>::new(Arc::new(|_| {}), Arc::new(|_| {}));
+        let editor = plugin.editor(executor).expect("Dyeflow has an editor");
+        let engine = plugin.engine();
+        let frames = plugin.frames();
+        let layout = Dyeflow::AUDIO_IO_LAYOUTS[0];
+        let config = BufferConfig {
+            sample_rate: 48_000.0,
+            min_buffer_size: None,
+            max_buffer_size: 512,
+            process_mode: ProcessMode::Realtime,
+        };
+        assert!(plugin.activate(&layout, &config, &mut Activate));
+        let (commands, rx) = mpsc::channel::<Command>();
+        let quit = Arc::new(AtomicBool::new(false));
+        let audio_quit = quit.clone();
+        let audio = std::thread::spawn(move || audio_thread(plugin, rx, audio_quit));
+        Self {
+            editor,
+            engine,
+            frames,
+            ids,
+            commands,
+            quit,
+            audio: Some(audio),
+        }
+    }
+
+    /// A GUI context for a window of this session.
+    pub fn gui(&self) -> GuiContext {
+        GuiContext::new(Arc::new(Gui {
+            ids: self.ids.clone(),
+        }))
+    }
+
+    /// Hold `keys` from the next block on.
+    pub fn notes(&self, keys: &[u8]) {
+        let _ = self.commands.send(Command::Notes(keys.to_vec()));
+    }
+
+    /// Forward standard input's commands to the audio thread until `quit` (or end of input).
+    pub fn follow_stdin(&self) {
+        let tx = self.commands.clone();
+        let quit = self.quit.clone();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                let mut parts = line.split_whitespace();
+                match parts.next() {
+                    Some("notes") => {
+                        let keys = parts
+                            .next()
+                            .unwrap_or("")
+                            .split(',')
+                            .filter_map(|k| k.parse().ok())
+                            .collect();
+                        let _ = tx.send(Command::Notes(keys));
+                    }
+                    Some("off") => {
+                        let _ = tx.send(Command::Off);
+                    }
+                    Some("quit") => break,
+                    _ => {}
+                }
+            }
+            quit.store(true, Ordering::Release);
+        });
+    }
+
+    /// Whether `quit` was received.
+    pub fn quitting(&self) -> bool {
+        self.quit.load(Ordering::Acquire)
+    }
+
+    /// Stop the audio thread (dropping the plugin).
+    pub fn stop(mut self) {
+        self.quit.store(true, Ordering::Release);
+        if let Some(a) = self.audio.take() {
+            a.join().expect("the audio thread");
+        }
+    }
+}
+
+/// Voluntary context switches of the calling thread so far: the times it went to sleep waiting
+/// (on a lock, a futex, I/O). Being preempted by the scheduler does not count.
+fn voluntary_switches() -> i64 {
+    // SAFETY: getrusage only writes the struct it is given.
+    unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        libc::getrusage(libc::RUSAGE_THREAD, &mut usage);
+        usage.ru_nvcsw
+    }
+}
+
+/// `process()` every 512 frames at 48 kHz, in real time, with the commanded notes. Every second
+/// it reports `BLOCK max_us=<slowest process()> waits=<blocks in which process() slept>`.
+fn audio_thread(mut plugin: Dyeflow, rx: mpsc::Receiver<Command>, quit: Arc<AtomicBool>) {
+    let mut ctx = Process::<Dyeflow>::new(48_000.0);
+    let mut left = vec![0.0f32; 512];
+    let mut right = vec![0.0f32; 512];
+    let period = Duration::from_secs_f64(512.0 / 48_000.0);
+    let mut next = Instant::now();
+    let mut worst = Duration::ZERO;
+    let mut waits = 0u32;
+    let mut report = Instant::now();
+    while !quit.load(Ordering::Acquire) {
+        while let Ok(cmd) = rx.try_recv() {
+            match cmd {
+                Command::Notes(keys) => {
+                    for key in keys {
+                        ctx.events.push_back(NoteEvent::NoteOn {
+                            timing: 0,
+                            voice_id: VoiceID::Wildcard,
+                            channel: Channel::Number(0),
+                            key: Key::Number(key),
+                            velocity: 100.0 / 127.0,
+                        });
+                    }
+                }
+                Command::Off => ctx.events.push_back(NoteEvent::MidiCC {
+                    timing: 0,
+                    channel: 0,
+                    cc: 123,
+                    value: 0.0,
+                }),
+            }
+        }
+        left.fill(0.0);
+        right.fill(0.0);
+        let mut buffer = Buffer::default();
+        // SAFETY: the slices outlive `buffer`, which is dropped at the end of the block.
+        unsafe {
+            buffer.set_slices(512, |slices| {
+                slices.clear();
+                slices.push(&mut *(left.as_mut_slice() as *mut [f32]));
+                slices.push(&mut *(right.as_mut_slice() as *mut [f32]));
+            });
+        }
+        let mut aux = AuxiliaryBuffers {
+            inputs: &mut [],
+            outputs: &mut [],
+        };
+        let (t0, slept0) = (Instant::now(), voluntary_switches());
+        plugin.process(&mut buffer, &mut aux, &mut ctx);
+        worst = worst.max(t0.elapsed());
+        if voluntary_switches() != slept0 {
+            waits += 1;
+        }
+        if report.elapsed() >= Duration::from_secs(1) {
+            say(&format!("BLOCK max_us={} waits={waits}", worst.as_micros()));
+            worst = Duration::ZERO;
+            waits = 0;
+            report = Instant::now();
+        }
+        next += period;
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else {
+            next = now;
+        }
+    }
+}
+
+/// The harness as a window: open the editor, follow standard input, close on `quit`.
+pub fn run(settings: Settings, panel: bool) {
+    let session = Session::start(settings, panel);
+    session.follow_stdin();
+    let spawned = session
+        .editor
+        .spawn(None, false, Some(1.0), session.gui(), None)
+        .expect("open the editor window");
+    spawned
+        .handle
+        .show(&spawned.window)
+        .expect("show the window");
+    say("READY");
+    while !session.quitting() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(spawned);
+    session.stop();
+    say("DONE");
+}
+
+/// Two plugin instances in one process, as a DAW hosts them: instance A holds note 48 (red, far
+/// left), instance B note 79 (azure, far right), and each opens its own window. Standard input
+/// only ends it (`quit`).
+pub fn run_two(settings: Settings) {
+    let a = Session::start(settings.clone(), false);
+    let b = Session::start(settings, false);
+    a.notes(&[48]);
+    b.notes(&[79]);
+    a.follow_stdin();
+    let open = |s: &Session| {
+        let spawned = s
+            .editor
+            .spawn(None, false, Some(1.0), s.gui(), None)
+            .expect("open an editor window");
+        spawned
+            .handle
+            .show(&spawned.window)
+            .expect("show the window");
+        spawned
+    };
+    let (wa, wb) = (open(&a), open(&b));
+    say("READY");
+    while !a.quitting() {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(wa);
+    drop(wb);
+    a.stop();
+    b.stop();
+    say("DONE");
+}
+
+/// The harness's default simulation: CPU, small, 16:9 (fast and deterministic enough under
+/// Xvfb on a 2-core machine).
+pub fn small_cpu() -> Settings {
+    Settings {
+        sim_resolution: 128,
+        dye_scale: 2,
+        aspect: Aspect::Wide,
+        backend: BackendChoice::Cpu,
+        sim_rate_hz: 60,
+    }
+}
+
+fn thread_count() -> usize {
+    std::fs::read_dir("/proc/self/task").map_or(0, |d| d.count())
+}
+
+fn fd_count() -> usize {
+    std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
+
+fn rss_kb() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.split_whitespace().next()?.parse().ok())
+        })
+        .unwrap_or(0)
+}
+
+/// Open the editor, resize it three times, close it; `n` times, while notes play. Reports
+/// `CYCLE i fds=.. rss_kb=..` every 20 cycles (the lowest RSS after a close in those 20), then
+/// `CYCLES n=.. threads_before=.. threads_after=.. rss_before_kb=.. rss_after_kb=..
+/// frames_resumed=..`.
+pub fn run_cycles(settings: Settings, n: usize) {
+    use nice_plug::editor::dpi::NativeSize;
+    let session = Session::start(settings, true);
+    session.notes(&[48, 60, 67, 72]);
+    let cycle = |i: usize| {
+        let spawned = session
+            .editor
+            .spawn(None, false, Some(1.0), session.gui(), None)
+            .expect("open the editor window");
+        spawned.handle.show(&spawned.window).expect("show");
+        for k in 0..3 {
+            std::thread::sleep(Duration::from_millis(15));
+            let size = NativeSize {
+                width: 400 + ((i * 37 + k * 91) % 800) as u32,
+                height: 260 + ((i * 53 + k * 71) % 500) as u32,
+            };
+            spawned
+                .handle
+                .set_size(size, &spawned.window)
+                .expect("resize");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+        drop(spawned);
+    };
+    // Warm up: the first window loads GL and X libraries and starts their threads.
+    cycle(0);
+    std::thread::sleep(Duration::from_millis(300));
+    let (threads_before, rss_before, fds_before) = (thread_count(), rss_kb(), fd_count());
+    // The RSS right after each close, at its lowest over each 20 cycles: a leak raises that
+    // floor, while the memory of whichever window happened to be open comes and goes.
+    let mut floor = u64::MAX;
+    for i in 1..=n {
+        cycle(i);
+        floor = floor.min(rss_kb());
+        if i % 20 == 0 {
+            say(&format!("CYCLE {i} fds={} rss_kb={floor}", fd_count()));
+            floor = u64::MAX;
+        }
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let (threads_after, rss_after, fds_after) = (thread_count(), rss_kb(), fd_count());
+    // Reopened, the editor gets frames again (the fluid went on meanwhile).
+    let serial = session.frames.lock().latest().serial;
+    let spawned = session
+        .editor
+        .spawn(None, false, Some(1.0), session.gui(), None)
+        .expect("reopen");
+    spawned.handle.show(&spawned.window).expect("show");
+    let start = Instant::now();
+    let mut resumed = false;
+    while start.elapsed() < Duration::from_secs(10) {
+        if session.frames.lock().latest().serial > serial + 2 {
+            resumed = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    drop(spawned);
+    say(&format!(
+        "CYCLES n={n} threads_before={threads_before} threads_after={threads_after} \
+         fds_before={fds_before} fds_after={fds_after} rss_before_kb={rss_before} \
+         rss_after_kb={rss_after} frames_resumed={resumed}"
+    ));
+    session.stop();
+    say("DONE");
+}
