@@ -100,17 +100,15 @@ fn shoot_until(
     }
 }
 
-/// Notes 48 (C, red), 64 (E, green) and 79 (G, azure) held: the window shows each hue at the
-/// note's mapped place. Then all notes off and R clears the fluid; a left-drag paints dye along
-/// its path and nowhere else.
-#[test]
-fn editor_shows_the_notes_and_paints_with_the_mouse() {
-    if !xvfb::tools_available() {
-        return;
-    }
-    let _serial = serial();
-    let display = Display::start(1280, 800);
-    let mut h = HarnessChild::start(&display, "harness_window");
+/// Start a display and the harness `test` on it, wait for its window; the display, the
+/// harness, the window id and its area on screen.
+fn open_window(
+    width: u32,
+    height: u32,
+    test: &str,
+) -> (Display, HarnessChild, String, (i32, i32, u32, u32)) {
+    let display = Display::start(width, height);
+    let mut h = HarnessChild::start(&display, test);
     assert!(
         h.wait_for(|l| l.ends_with("READY"), Duration::from_secs(60)),
         "{:?}",
@@ -120,6 +118,19 @@ fn editor_shows_the_notes_and_paints_with_the_mouse() {
         .find_window("Dyeflow", Duration::from_secs(20))
         .expect("the editor window");
     let area = display.geometry(&win);
+    (display, h, win, area)
+}
+
+/// Notes 48 (C, red), 64 (E, green) and 79 (G, azure) held: the window shows each hue at the
+/// note's mapped place. Then all notes off and R clears the fluid; a left-drag paints dye along
+/// its path and nowhere else.
+#[test]
+fn editor_shows_the_notes_and_paints_with_the_mouse() {
+    if !xvfb::tools_available() {
+        return;
+    }
+    let _serial = serial();
+    let (display, mut h, win, area) = open_window(1280, 800, "harness_window");
     let (_, _, ww, wh) = area;
     assert_eq!((ww, wh), (960, 540), "the default editor size");
 
@@ -336,17 +347,7 @@ fn panel_widgets_use_host_gestures() {
         return;
     }
     let _serial = serial();
-    let display = Display::start(1280, 800);
-    let mut h = HarnessChild::start(&display, "harness_window_with_panel");
-    assert!(
-        h.wait_for(|l| l.ends_with("READY"), Duration::from_secs(60)),
-        "{:?}",
-        h.reports()
-    );
-    let win = display
-        .find_window("Dyeflow", Duration::from_secs(20))
-        .expect("the editor window");
-    let area = display.geometry(&win);
+    let (display, mut h, win, area) = open_window(1280, 800, "harness_window_with_panel");
     h.send("notes 48,55,60,64,67,72,79");
     std::thread::sleep(Duration::from_secs(3));
     let shot = display
@@ -524,19 +525,26 @@ fn standalone_app_runs_the_editor_on_the_dummy_backend() {
     }
     let _serial = serial();
     let display = Display::start(1280, 800);
-    let mut app = std::process::Command::new(env!("CARGO_BIN_EXE_dyeflow-standalone"))
+    let app = std::process::Command::new(env!("CARGO_BIN_EXE_dyeflow-standalone"))
         .args(["--backend", "dummy"])
         .env("DISPLAY", &display.name)
         .env("LIBGL_ALWAYS_SOFTWARE", "1")
         .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
         .spawn()
         .expect("start dyeflow-standalone");
-    let win = display.find_window("Dyeflow", Duration::from_secs(60));
-    let Some(win) = win else {
-        let _ = app.kill();
-        let out = app.wait_with_output().unwrap();
-        panic!("no window: {}", String::from_utf8_lossy(&out.stderr));
+    // Killed however the test ends: nice-plug's standalone ignores SIGINT and SIGTERM while
+    // its window is open, and an orphan would spin on after its X server is gone.
+    struct KillOnDrop(std::process::Child);
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let mut app = KillOnDrop(app);
+    let Some(win) = display.find_window("Dyeflow", Duration::from_secs(60)) else {
+        panic!("the standalone opened no window");
     };
     let area = display.geometry(&win);
     assert_eq!((area.2, area.3), (960, 540), "the default editor size");
@@ -562,9 +570,7 @@ fn standalone_app_runs_the_editor_on_the_dummy_backend() {
     // nice-plug's standalone quits when its window closes (it ignores Ctrl+C while the editor
     // is open), and without a window manager nothing here can ask the window to close.
     assert!(
-        app.try_wait().unwrap().is_none(),
+        app.0.try_wait().unwrap().is_none(),
         "the standalone exited by itself"
     );
-    let _ = app.kill();
-    let _ = app.wait();
 }

@@ -5,6 +5,7 @@
 mod common;
 
 use common::mock::{Activate, Process, process_silence};
+use common::xvfb::hue_value;
 use dyeflow::Dyeflow;
 use dyeflow::bridge::events::{NoteId, SimEvent, TimedEvent};
 use dyeflow::engine::Driver;
@@ -32,25 +33,6 @@ fn note_on(key: u8, velocity: f32) -> TimedEvent {
             velocity,
         },
     }
-}
-
-/// Hue in degrees and value (0..1) of an RGBA8 pixel.
-fn hue_value(p: [u8; 4]) -> (f32, f32) {
-    let [r, g, b] = [p[0], p[1], p[2]].map(|c| f32::from(c) / 255.0);
-    let max = r.max(g).max(b);
-    let min = r.min(g).min(b);
-    let d = max - min;
-    if d <= 1e-6 {
-        return (0.0, max);
-    }
-    let h = if max == r {
-        60.0 * ((g - b) / d).rem_euclid(6.0)
-    } else if max == g {
-        60.0 * ((b - r) / d + 2.0)
-    } else {
-        60.0 * ((r - g) / d + 4.0)
-    };
-    (h, max)
 }
 
 fn hue_distance(a: f32, b: f32) -> f32 {
