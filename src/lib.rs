@@ -15,6 +15,7 @@ pub mod engine;
 pub mod frame;
 pub mod mapping;
 pub mod params;
+pub mod render;
 pub mod sim;
 
 use bridge::queue;

@@ -3,9 +3,13 @@
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use dyeflow::bench::{self, BenchOptions, BenchResult};
 use dyeflow::params::BackendChoice;
+use dyeflow::render;
 use dyeflow::sim::PressureMethod;
 use dyeflow::sim::gpu::GpuOptions;
+use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[derive(Parser)]
 #[command(name = "dyeflow", version, about = "Dyeflow: music in, fluid out")]
@@ -42,9 +46,166 @@ impl From<Pressure> for PressureMethod {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Render music to a fluid video, offline and deterministically: a Standard MIDI File
+    /// and/or a WAV drive the same mapping and simulation as the plugin. With neither, the
+    /// built-in demo.
+    Render(RenderArgs),
     /// Time the solver on a fixed scene (a centre block of dye and force for 20 steps, then
     /// free flow) and report ms/step and the divergence left after projection.
     Bench(BenchArgs),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum RenderBackend {
+    /// The GPU if one works, else the CPU.
+    Auto,
+    Gpu,
+    Cpu,
+}
+
+#[derive(Args)]
+struct RenderArgs {
+    /// Standard MIDI File (type 0 or 1) to play into the fluid.
+    #[arg(long, value_name = "FILE.mid")]
+    midi: Option<PathBuf>,
+    /// WAV file (16/24-bit integer or 32-bit float, mono or stereo) whose level and onsets
+    /// stir the fluid; muxed into .mp4/.webm output.
+    #[arg(long, value_name = "FILE.wav")]
+    audio: Option<PathBuf>,
+    /// Output: a directory (PNG frames; needs no other tool), .gif, or .mp4/.webm (via
+    /// ffmpeg).
+    #[arg(long, value_name = "PATH", default_value = render::DEFAULT_OUT)]
+    out: PathBuf,
+    /// Frame size in pixels, 16 to 7680 per side.
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_size)]
+    size: (u32, u32),
+    /// Frames per second, 1 to 240.
+    #[arg(long, value_name = "N", default_value_t = 60)]
+    fps: u32,
+    /// Seconds to render (default: to the end of the music).
+    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    seconds: Option<f64>,
+    /// Where in the music to start, in seconds (the fluid before it is simulated, not shown).
+    #[arg(
+        long,
+        value_name = "S",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
+    start: f64,
+    /// Solver backend.
+    #[arg(long, value_enum, default_value = "auto")]
+    backend: RenderBackend,
+    /// Simulation grid height in cells: 128, 256, 512, 1024 or 2048 (default: the preset's,
+    /// else 256).
+    #[arg(long, value_name = "N")]
+    sim: Option<u32>,
+    /// Dye grid refinement over the simulation grid: 1, 2 or 4 (default: the preset's, else 2).
+    #[arg(long, value_name = "N")]
+    dye: Option<u32>,
+    /// Parameter set in the plugin's state format (JSON).
+    #[arg(long, value_name = "FILE")]
+    preset: Option<PathBuf>,
+    /// CPU solver threads (default: one per core).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// No progress bar.
+    #[arg(long)]
+    quiet: bool,
+}
+
+fn parse_size(s: &str) -> Result<(u32, u32), String> {
+    let (w, h) = s
+        .split_once(['x', 'X'])
+        .ok_or_else(|| format!("'{s}' is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
+    let side = |v: &str| -> Result<u32, String> {
+        let n: u32 = v
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{s}' is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
+        let (lo, hi) = render::SIZE_RANGE;
+        if !(lo..=hi).contains(&n) {
+            return Err(format!(
+                "{n} pixels is out of range; each side must be {lo} to {hi}"
+            ));
+        }
+        Ok(n)
+    };
+    Ok((side(w)?, side(h)?))
+}
+
+fn render_command(args: RenderArgs) -> ExitCode {
+    let opts = render::RenderOptions {
+        midi: args.midi,
+        audio: args.audio,
+        out: args.out,
+        width: args.size.0,
+        height: args.size.1,
+        fps: args.fps,
+        seconds: args.seconds,
+        start_s: args.start,
+        backend: match args.backend {
+            RenderBackend::Auto => BackendChoice::Auto,
+            RenderBackend::Gpu => BackendChoice::Gpu,
+            RenderBackend::Cpu => BackendChoice::Cpu,
+        },
+        sim: args.sim,
+        dye: args.dye,
+        preset: args.preset,
+        progress: !args.quiet,
+        cpu_threads: args.threads,
+    };
+    // Ctrl-C ends the render cleanly: the frames so far stay, and a GIF or video is closed
+    // properly. A second Ctrl-C is not caught twice: the handler only sets the flag.
+    let stop = Arc::new(AtomicBool::new(false));
+    {
+        let stop = stop.clone();
+        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed));
+    }
+    if opts.midi.is_none() && opts.audio.is_none() {
+        eprintln!("Rendering {}.", render::demo::describe());
+    }
+    match render::render(&opts, &stop) {
+        Ok(s) => {
+            let video_s = s.frames as f64 / f64::from(s.fps);
+            println!(
+                "{} {} frames ({video_s:.2} s at {} fps, {}x{}) in {:.2} s on {}: {:.1} fps, \
+                 {:.2}x real time.",
+                if s.interrupted {
+                    "Interrupted after"
+                } else {
+                    "Rendered"
+                },
+                s.frames,
+                s.fps,
+                s.width,
+                s.height,
+                s.wall_s,
+                s.backend,
+                s.achieved_fps(),
+                video_s / s.wall_s.max(1e-9),
+            );
+            println!("Wrote {}", s.output);
+            if s.dropped_events > 0 {
+                println!(
+                    "Note: {} events were dropped (more than 65 536 in one step).",
+                    s.dropped_events
+                );
+            }
+            for note in &s.notes {
+                println!("Note: {note}");
+            }
+            if s.interrupted {
+                ExitCode::from(130)
+            } else {
+                ExitCode::SUCCESS
+            }
+        }
+        Err(e) => {
+            eprintln!("dyeflow render: {e}");
+            ExitCode::from(e.exit_code())
+        }
+    }
 }
 
 #[derive(Args)]
@@ -216,5 +377,6 @@ fn bench(args: BenchArgs) -> ExitCode {
 fn main() -> ExitCode {
     match Cli::parse().command {
         Command::Bench(args) => bench(args),
+        Command::Render(args) => render_command(args),
     }
 }

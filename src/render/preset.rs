@@ -1,0 +1,308 @@
+//! `--preset FILE`: a parameter set saved in the plugin's own state format (readable JSON:
+//! `{"version": ..., "params": {"visc": 120.0, "mapping": "circle", ...}, "fields":
+//! {"settings": "{...}", ...}}`), so a look tuned in the DAW renders the same offline.
+//!
+//! It goes through the same migration as a project the plugin loads ([`migrate_state`]).
+//! Parameters it does not name keep their defaults; ids this Dyeflow does not know are
+//! reported and skipped (a newer version's preset still loads); a value of the wrong type or
+//! out of range is an error naming the parameter.
+
+use super::RenderError;
+use crate::params::{DyeflowParams, SETTINGS_KEY, Settings, migrate_state};
+use nice_plug::params::internals::ParamPtr;
+use nice_plug::plugin::{ParamValue, PluginState};
+use nice_plug::prelude::Params;
+use std::path::Path;
+
+/// Largest preset file read (a real one is a few kilobytes).
+const MAX_PRESET_BYTES: u64 = 1 << 20;
+
+/// What loading a preset found worth telling the user.
+#[derive(Debug, Default, PartialEq)]
+pub struct PresetReport {
+    /// Parameter ids the preset names that this Dyeflow does not know.
+    pub unknown: Vec<String>,
+}
+
+/// Read `path` and apply it to `params` (parameter values and the persisted settings).
+pub fn load(path: &Path, params: &DyeflowParams) -> Result<PresetReport, RenderError> {
+    let meta = std::fs::metadata(path).map_err(|e| RenderError::input(path, io_problem(&e)))?;
+    if meta.is_dir() {
+        return Err(RenderError::input(
+            path,
+            "is a directory, not a preset file",
+        ));
+    }
+    if meta.len() > MAX_PRESET_BYTES {
+        return Err(RenderError::input(
+            path,
+            format!(
+                "is {} bytes, too large for a preset (at most 1 MiB)",
+                meta.len()
+            ),
+        ));
+    }
+    let bytes = std::fs::read(path).map_err(|e| RenderError::input(path, io_problem(&e)))?;
+    apply(&bytes, params).map_err(|problem| RenderError::input(path, problem))
+}
+
+/// A short phrase for an I/O error.
+pub(crate) fn io_problem(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "file not found".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Apply a preset's JSON to `params`; the problem as a phrase when it cannot be used.
+pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, String> {
+    let mut state = parse(bytes)?;
+    migrate_state(&mut state);
+    let map: std::collections::HashMap<String, ParamPtr> = params
+        .param_map()
+        .into_iter()
+        .map(|(id, ptr, _)| (id, ptr))
+        .collect();
+    let mut report = PresetReport::default();
+    // Check everything first, so a bad preset changes nothing.
+    let mut changes = Vec::with_capacity(state.params.len());
+    for (id, value) in &state.params {
+        let Some(&ptr) = map.get(id) else {
+            report.unknown.push(id.clone());
+            continue;
+        };
+        changes.push((ptr, normalized(id, ptr, value)?));
+    }
+    for (ptr, normalized) in changes {
+        // SAFETY: the pointers come from `params`, which outlives this call.
+        unsafe { ptr._internal_set_normalized_value(normalized) };
+    }
+    if let Some(json) = state.fields.get(SETTINGS_KEY)
+        && let Ok(settings) = serde_json::from_str::<Settings>(json)
+    {
+        params.set_settings(settings.sanitized());
+    }
+    Ok(report)
+}
+
+/// The current parameter values and settings as a preset, in the plugin's own state format
+/// (what [`apply`] reads back).
+pub fn to_json(params: &DyeflowParams) -> String {
+    let mut values = std::collections::BTreeMap::new();
+    for (id, ptr, _) in params.param_map() {
+        // SAFETY: the pointers come from `params`, alive for this call.
+        let value = unsafe {
+            match ptr {
+                ParamPtr::FloatParam(_) => ParamValue::F32(ptr.unmodulated_plain_value()),
+                ParamPtr::IntParam(_) => ParamValue::I32(ptr.unmodulated_plain_value() as i32),
+                ParamPtr::BoolParam(_) => ParamValue::Bool(ptr.unmodulated_plain_value() > 0.5),
+                ParamPtr::EnumParam(p) => match (*p).unmodulated_plain_id() {
+                    Some(id) => ParamValue::String(id.to_owned()),
+                    None => ParamValue::I32(ptr.unmodulated_plain_value() as i32),
+                },
+            }
+        };
+        values.insert(id, value);
+    }
+    let mut fields = std::collections::BTreeMap::new();
+    fields.insert(
+        SETTINGS_KEY.to_owned(),
+        serde_json::to_string(&params.settings()).unwrap_or_default(),
+    );
+    let state = PluginState {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        params: values,
+        fields,
+    };
+    serde_json::to_string_pretty(&state).unwrap_or_default()
+}
+
+/// Where the editor's "Save preset" button puts presets: `~/Dyeflow/presets/`.
+pub fn preset_dir() -> Option<std::path::PathBuf> {
+    std::env::home_dir().map(|h| h.join("Dyeflow").join("presets"))
+}
+
+/// Save the current values as a new preset in [`preset_dir`]; its path.
+pub fn save_new(params: &DyeflowParams) -> std::io::Result<std::path::PathBuf> {
+    let dir = preset_dir().ok_or_else(|| std::io::Error::other("no home directory"))?;
+    std::fs::create_dir_all(&dir)?;
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let path = dir.join(format!("dyeflow-{stamp}.json"));
+    std::fs::write(&path, to_json(params))?;
+    Ok(path)
+}
+
+/// The plugin's state from JSON: exactly what the plugin saves (`"visc": {"f32": 120.0}`), or
+/// the same with plain values (`"visc": 120.0`, `"mapping": "circle"`), which is easier to
+/// write by hand.
+fn parse(bytes: &[u8]) -> Result<PluginState, String> {
+    use serde_json::Value;
+    let root: Value = serde_json::from_slice(bytes)
+        .map_err(|e| format!("not a Dyeflow preset (invalid JSON: {e})"))?;
+    let Some(obj) = root.as_object() else {
+        return Err("not a Dyeflow preset (expected a JSON object with \"params\")".into());
+    };
+    let Some(entries) = obj.get("params").and_then(Value::as_object) else {
+        return Err("not a Dyeflow preset (no \"params\" object)".into());
+    };
+    let mut params = std::collections::BTreeMap::new();
+    for (id, v) in entries {
+        let value = match v {
+            Value::Bool(b) => ParamValue::Bool(*b),
+            Value::String(s) => ParamValue::String(s.clone()),
+            Value::Number(n) if n.is_i64() => ParamValue::I32(
+                n.as_i64()
+                    .unwrap_or(0)
+                    .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
+            ),
+            Value::Number(n) => ParamValue::F32(n.as_f64().unwrap_or(f64::NAN) as f32),
+            tagged => serde_json::from_value::<ParamValue>(tagged.clone())
+                .map_err(|_| format!("parameter '{id}' has a value of the wrong type"))?,
+        };
+        params.insert(id.clone(), value);
+    }
+    let mut fields = std::collections::BTreeMap::new();
+    if let Some(f) = obj.get("fields").and_then(Value::as_object) {
+        for (k, v) in f {
+            // Fields are JSON text in the plugin's state; accept them inline too.
+            let text = v.as_str().map_or_else(|| v.to_string(), str::to_owned);
+            fields.insert(k.clone(), text);
+        }
+    }
+    let version = obj
+        .get("version")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    Ok(PluginState {
+        version,
+        params,
+        fields,
+    })
+}
+
+/// The normalized value a preset entry sets, or why it cannot.
+fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue) -> Result<f32, String> {
+    // SAFETY (all blocks): the pointer is valid for the parameters' lifetime.
+    let plain = match (ptr, value) {
+        (ParamPtr::FloatParam(_), ParamValue::F32(v)) => *v,
+        (ParamPtr::IntParam(_) | ParamPtr::EnumParam(_), ParamValue::I32(v)) => *v as f32,
+        (ParamPtr::FloatParam(_), ParamValue::I32(v)) => *v as f32,
+        (ParamPtr::IntParam(_), ParamValue::F32(v)) if v.fract() == 0.0 => *v,
+        (ParamPtr::BoolParam(_), ParamValue::Bool(b)) => f32::from(u8::from(*b)),
+        (ParamPtr::EnumParam(p), ParamValue::String(s)) => {
+            let inner = unsafe { &*p };
+            let before = unsafe { ptr.unmodulated_normalized_value() };
+            if !inner.set_from_id(s) {
+                return Err(format!("parameter '{id}' has no choice '{s}'"));
+            }
+            let chosen = unsafe { ptr.unmodulated_plain_value() };
+            // Put it back: the change is applied with the others, once all are checked.
+            unsafe { ptr._internal_set_normalized_value(before) };
+            chosen
+        }
+        _ => return Err(format!("parameter '{id}' has a value of the wrong type")),
+    };
+    if !plain.is_finite() {
+        return Err(format!("parameter '{id}' is not a finite number"));
+    }
+    let n = unsafe { ptr.preview_normalized(plain) };
+    let back = unsafe { ptr.preview_plain(n) };
+    // Out of range: the parameter would clamp it; say so instead of rendering something else.
+    let tolerance = 1e-4 * plain.abs().max(1.0);
+    if (back - plain).abs() > tolerance {
+        let (lo, hi) = unsafe { (ptr.preview_plain(0.0), ptr.preview_plain(1.0)) };
+        return Err(format!(
+            "parameter '{id}' is {plain}, outside its range {lo} to {hi}"
+        ));
+    }
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::BackendChoice;
+
+    #[test]
+    fn a_preset_sets_parameters_and_settings() {
+        let params = DyeflowParams::default();
+        // The plugin's own format for two entries, plain values for the others.
+        let json = br#"{"version":"0.1.0","params":{"visc":{"f32":120.0},"mapping":{"string":"circle"},
+            "bypass":false,"p_iters":40,"from_the_future":1.0},
+            "fields":{"settings":"{\"sim_resolution\":512,\"dye_scale\":1,\"aspect\":\"4:3\",\"backend\":\"cpu\",\"sim_rate_hz\":120}"}}"#;
+        let report = apply(json, &params).unwrap();
+        assert_eq!(report.unknown, vec!["from_the_future".to_owned()]);
+        assert!((params.viscosity.value() - 120.0).abs() < 1e-3);
+        assert_eq!(
+            params.mapping_mode.value(),
+            crate::params::MappingMode::Circle
+        );
+        assert_eq!(params.pressure_iterations.value(), 40);
+        let s = params.settings();
+        assert_eq!(
+            (s.sim_resolution, s.dye_scale, s.backend),
+            (512, 1, BackendChoice::Cpu)
+        );
+    }
+
+    #[test]
+    fn a_saved_preset_loads_back_the_same_values() {
+        let a = DyeflowParams::default();
+        let tuned = br#"{"params": {"visc": 350.0, "mapping": "circle", "colour": "velocity",
+            "p_iters": 60, "pulse": true, "hue": 0.25}}"#;
+        apply(tuned, &a).unwrap();
+        let json = to_json(&a);
+        let b = DyeflowParams::default();
+        assert!(apply(json.as_bytes(), &b).unwrap().unknown.is_empty());
+        let values = |p: &DyeflowParams| -> Vec<(String, f32)> {
+            p.param_map()
+                .into_iter()
+                .map(|(id, ptr, _)| (id, unsafe { ptr.unmodulated_normalized_value() }))
+                .collect()
+        };
+        for ((id, x), (_, y)) in values(&a).into_iter().zip(values(&b)) {
+            // A plain value goes through one unnormalize/normalize round trip: an ulp or so.
+            assert!((x - y).abs() < 1e-5, "{id}: {x} then {y}");
+        }
+        assert!(json.contains(r#""string": "circle""#), "{json}");
+    }
+
+    #[test]
+    fn bad_presets_say_why_and_change_nothing() {
+        let params = DyeflowParams::default();
+        let visc = params.viscosity.value();
+        for (json, needle) in [
+            (&b"{not json"[..], "invalid JSON"),
+            (br#"[1, 2]"#, "not a Dyeflow preset"),
+            (br#"{"version":"1"}"#, "no \"params\""),
+            (
+                br#"{"version":"1","params":{"visc":1e9},"fields":{}}"#,
+                "outside its range",
+            ),
+            (
+                br#"{"version":"1","params":{"visc":5.0,"mapping":"spiral"},"fields":{}}"#,
+                "no choice 'spiral'",
+            ),
+            (
+                br#"{"version":"1","params":{"bypass":3.0},"fields":{}}"#,
+                "wrong type",
+            ),
+        ] {
+            let err = apply(json, &params).unwrap_err();
+            assert!(err.contains(needle), "{err}");
+            assert_eq!(
+                params.viscosity.value(),
+                visc,
+                "changed by a bad preset: {err}"
+            );
+        }
+        assert_eq!(
+            params.mapping_mode.value(),
+            crate::params::MappingMode::Keyboard
+        );
+    }
+}

@@ -1,0 +1,503 @@
+//! `dyeflow render`: notes show up where and when they should, CPU renders are identical run
+//! to run (and thread count to thread count), clicks in a WAV make onset bursts on time, an
+//! interrupted render keeps its frames, and every kind of bad input gets one clear sentence
+//! and exit code 2.
+
+mod common;
+
+use common::xvfb::{Image, hue_distance, hue_value};
+use dyeflow::params::BackendChoice;
+use dyeflow::render::{self, RenderOptions};
+use midly::num::{u4, u7, u15, u24, u28};
+use midly::{Format, Header, MetaMessage, MidiMessage, Smf, Timing, TrackEvent, TrackEventKind};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("render-tests")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A type-1 MIDI file at 120 bpm (480 ticks per beat): `notes` are (start s, length s, key).
+fn midi_file(notes: &[(f64, f64, u8)]) -> Vec<u8> {
+    let tick = |s: f64| (s * 960.0).round() as u64; // 120 bpm: 960 ticks per second
+    let mut events: Vec<(u64, MidiMessage)> = Vec::new();
+    for &(start, len, key) in notes {
+        events.push((
+            tick(start),
+            MidiMessage::NoteOn {
+                key: u7::new(key),
+                vel: u7::new(100),
+            },
+        ));
+        events.push((
+            tick(start + len),
+            MidiMessage::NoteOff {
+                key: u7::new(key),
+                vel: u7::new(0),
+            },
+        ));
+    }
+    events.sort_by_key(|e| e.0);
+    let mut track = Vec::new();
+    let mut now = 0;
+    for (t, message) in events {
+        track.push(TrackEvent {
+            delta: u28::new((t - now) as u32),
+            kind: TrackEventKind::Midi {
+                channel: u4::new(0),
+                message,
+            },
+        });
+        now = t;
+    }
+    track.push(TrackEvent {
+        delta: u28::new(0),
+        kind: TrackEventKind::Meta(MetaMessage::EndOfTrack),
+    });
+    let tempo = vec![
+        TrackEvent {
+            delta: u28::new(0),
+            kind: TrackEventKind::Meta(MetaMessage::Tempo(u24::new(500_000))),
+        },
+        TrackEvent {
+            delta: u28::new(0),
+            kind: TrackEventKind::Meta(MetaMessage::EndOfTrack),
+        },
+    ];
+    let smf = Smf {
+        header: Header::new(Format::Parallel, Timing::Metrical(u15::new(480))),
+        tracks: vec![tempo, track],
+    };
+    let mut bytes = Vec::new();
+    smf.write_std(&mut bytes).unwrap();
+    bytes
+}
+
+/// A small, fast CPU render into `dir` (PNG frames).
+fn small(dir: &Path, fps: u32, seconds: f64) -> RenderOptions {
+    RenderOptions {
+        out: dir.join("frames"),
+        width: 320,
+        height: 180,
+        fps,
+        seconds: Some(seconds),
+        backend: BackendChoice::Cpu,
+        sim: Some(128),
+        dye: Some(2),
+        progress: false,
+        ..RenderOptions::default()
+    }
+}
+
+fn frame(dir: &Path, index: usize) -> Image {
+    let path = dir
+        .join("frames")
+        .join(format!("frame_{:06}.png", index + 1));
+    Image::decode_png(&std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display())))
+}
+
+/// Circle mapping (fixed places): C4, E4 and G4 at 0.5, 1.0 and 1.5 s. Each appears, in its
+/// hue, at its place on the circle in the first frame after its time, and not in the frame
+/// before.
+#[test]
+fn notes_show_at_their_places_hues_and_times() {
+    let dir = scratch("notes");
+    let mid = dir.join("notes.mid");
+    std::fs::write(
+        &mid,
+        midi_file(&[(0.5, 0.3, 60), (1.0, 0.3, 64), (1.5, 0.3, 67)]),
+    )
+    .unwrap();
+    let preset = dir.join("circle.json");
+    std::fs::write(
+        &preset,
+        r#"{"params": {"mapping": "circle", "dye_diss": 1.0}}"#,
+    )
+    .unwrap();
+    let fps = 20;
+    let opts = RenderOptions {
+        midi: Some(mid),
+        preset: Some(preset),
+        ..small(&dir, fps, 2.0)
+    };
+    let summary = render::render(&opts, &AtomicBool::new(false)).unwrap();
+    assert_eq!(summary.frames, 40);
+    assert!(!summary.interrupted);
+
+    // Canvas 16:9, 1 tall, centre (8/9, 0.5); octave 5 sits 0.06 + 5 * 0.04 = 0.26 from it;
+    // C at the top, 30 degrees clockwise per semitone (E 120, G 210).
+    let aspect = 16.0f32 / 9.0;
+    let place = |semitones: f32| {
+        let a = (90.0 - 30.0 * semitones).to_radians();
+        let (x, y) = (aspect / 2.0 + 0.26 * a.cos(), 0.5 + 0.26 * a.sin());
+        ((x / aspect * 320.0) as u32, ((1.0 - y) * 180.0) as u32)
+    };
+    for (time, semitones, hue) in [(0.5, 0.0, 0.0), (1.0, 4.0, 120.0), (1.5, 7.0, 210.0)] {
+        let (x, y) = place(semitones);
+        let k = (time * f64::from(fps)).round() as usize;
+        let (_, before) = hue_value(frame(&dir, k - 1).brightest_near(x, y, 3));
+        assert!(
+            before < 0.1,
+            "dye at ({x}, {y}) in frame {} before its note: {before}",
+            k - 1
+        );
+        let (h, v) = hue_value(frame(&dir, k + 1).brightest_near(x, y, 4));
+        assert!(
+            v > 0.3 && hue_distance(h, hue) < 20.0,
+            "frame {}: at ({x}, {y}) hue {h} value {v}, expected hue {hue}",
+            k + 1
+        );
+    }
+}
+
+fn frame_hashes(dir: &Path) -> Vec<u64> {
+    use std::hash::{Hash, Hasher};
+    let mut files: Vec<_> = std::fs::read_dir(dir.join("frames"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .map(|p| {
+            let image = Image::decode_png(&std::fs::read(p).unwrap());
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            image.rgba.hash(&mut h);
+            h.finish()
+        })
+        .collect()
+}
+
+/// The same MIDI and audio rendered twice on the CPU, with 1 and with 2 threads: the same
+/// pixels in every frame.
+#[test]
+fn cpu_renders_are_identical() {
+    let hashes: Vec<Vec<u64>> = [1, 2]
+        .iter()
+        .map(|&threads| {
+            let dir = scratch(&format!("determinism-{threads}"));
+            let mid = dir.join("song.mid");
+            std::fs::write(
+                &mid,
+                midi_file(&[(0.1, 0.5, 48), (0.3, 0.6, 67), (0.6, 0.4, 72)]),
+            )
+            .unwrap();
+            let wav = dir.join("clicks.wav");
+            write_clicks(&wav, &[0.2, 0.7], 1.2);
+            let opts = RenderOptions {
+                midi: Some(mid),
+                audio: Some(wav),
+                cpu_threads: threads,
+                ..small(&dir, 30, 1.2)
+            };
+            render::render(&opts, &AtomicBool::new(false)).unwrap();
+            frame_hashes(&dir)
+        })
+        .collect();
+    assert_eq!(hashes[0].len(), 36);
+    assert_eq!(hashes[0], hashes[1], "frames differ between runs");
+    assert!(
+        hashes[0].windows(2).any(|w| w[0] != w[1]),
+        "every frame is the same: nothing moved"
+    );
+}
+
+/// A mono 48 kHz WAV of silence with a short full-scale click at each time.
+fn write_clicks(path: &Path, times: &[f64], seconds: f64) {
+    let rate = 48_000u32;
+    let mut samples = vec![0i16; (seconds * f64::from(rate)) as usize];
+    for &t in times {
+        let at = (t * f64::from(rate)) as usize;
+        for (i, s) in samples[at..at + 96].iter_mut().enumerate() {
+            // A 2 ms decaying 2 kHz burst.
+            let x =
+                (i as f32 / 48.0 * std::f32::consts::TAU * 2.0).sin() * (-(i as f32) / 30.0).exp();
+            *s = (x * 30_000.0) as i16;
+        }
+    }
+    let spec = hound::WavSpec {
+        channels: 1,
+        sample_rate: rate,
+        bits_per_sample: 16,
+        sample_format: hound::SampleFormat::Int,
+    };
+    let mut w = hound::WavWriter::create(path, spec).unwrap();
+    for s in samples {
+        w.write_sample(s).unwrap();
+    }
+    w.finalize().unwrap();
+}
+
+/// Total brightness of a frame.
+fn brightness(image: &Image) -> f64 {
+    image
+        .rgba
+        .chunks_exact(4)
+        .map(|p| f64::from(p[0].max(p[1]).max(p[2])))
+        .sum()
+}
+
+/// Audio alone: clicks at 0.50, 1.23 and 1.91 s each make an onset burst, seen as a jump in
+/// the picture's brightness in the frame that follows the click (within one frame), and
+/// nowhere else.
+#[test]
+fn clicks_make_onset_bursts_on_time() {
+    let dir = scratch("clicks");
+    let wav = dir.join("clicks.wav");
+    let clicks = [0.5, 1.23, 1.91];
+    write_clicks(&wav, &clicks, 2.5);
+    let fps = 30;
+    let opts = RenderOptions {
+        audio: Some(wav),
+        ..small(&dir, fps, 2.5)
+    };
+    render::render(&opts, &AtomicBool::new(false)).unwrap();
+    let light: Vec<f64> = (0..75).map(|k| brightness(&frame(&dir, k))).collect();
+    // A burst: the brightness grows by more than a third of its largest single-frame growth.
+    let rises: Vec<f64> = light.windows(2).map(|w| w[1] - w[0]).collect();
+    let biggest = rises.iter().copied().fold(0.0, f64::max);
+    assert!(biggest > 0.0, "nothing ever lit up");
+    let bursts: Vec<usize> = rises
+        .iter()
+        .enumerate()
+        .filter(|&(k, &r)| r > biggest / 3.0 && (k == 0 || rises[k - 1] <= biggest / 3.0))
+        .map(|(k, _)| k + 1)
+        .collect();
+    let expected: Vec<f64> = clicks.iter().map(|t| t * f64::from(fps)).collect();
+    eprintln!("bursts in frames {bursts:?}, clicks at frames {expected:?}");
+    assert_eq!(
+        bursts.len(),
+        clicks.len(),
+        "bursts in frames {bursts:?}, clicks at frames {expected:?}"
+    );
+    for (&b, &e) in bursts.iter().zip(&expected) {
+        assert!(
+            (b as f64 - e).abs() <= 1.0 + 1e-9 || (b as f64 - e.ceil()).abs() < 1e-9,
+            "burst in frame {b}, click at frame {e:.2}"
+        );
+    }
+}
+
+fn dyeflow(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_dyeflow"))
+        .arg("render")
+        .args(args)
+        .output()
+        .expect("run dyeflow");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Every bad input: one sentence on standard error naming the file and the problem, exit
+/// code 2, no panic, and no output written.
+#[test]
+fn bad_input_gets_one_clear_sentence_and_exit_code_2() {
+    let dir = scratch("bad");
+    let good_mid = midi_file(&[(0.1, 0.2, 60)]);
+    let write = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let truncated = write("truncated.mid", &good_mid[..good_mid.len() - 7]);
+    let garbage = write("garbage.mid", b"this is not a midi file at all");
+    let wav_as_mid = {
+        let p = dir.join("clicks-really.mid");
+        write_clicks(&p, &[0.1], 0.3);
+        p.to_string_lossy().into_owned()
+    };
+    let mid_as_wav = write("song-really.wav", &good_mid);
+    let six = {
+        let p = dir.join("six.wav");
+        let spec = hound::WavSpec {
+            channels: 6,
+            sample_rate: 48_000,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut w = hound::WavWriter::create(&p, spec).unwrap();
+        for _ in 0..600 {
+            w.write_sample(0i16).unwrap();
+        }
+        w.finalize().unwrap();
+        p.to_string_lossy().into_owned()
+    };
+    let bad_preset = write("bad.json", br#"{"params": {"visc": "thick"}}"#);
+    let missing = dir.join("missing.mid").to_string_lossy().into_owned();
+    let a_dir = dir.to_string_lossy().into_owned();
+    let out = dir.join("out").to_string_lossy().into_owned();
+    let ok_mid = write("ok.mid", &good_mid);
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--midi", &missing], "file not found"),
+        (vec!["--midi", &a_dir], "directory"),
+        (vec!["--midi", &truncated], "truncated"),
+        (vec!["--midi", &garbage], "not a MIDI file"),
+        (vec!["--midi", &wav_as_mid], "not a MIDI file"),
+        (vec!["--audio", &mid_as_wav], "not a WAV file"),
+        (vec!["--audio", &six], "6 channels"),
+        (vec!["--preset", &bad_preset], "visc"),
+        (vec!["--size", "100000x720"], "7680"),
+        (vec!["--size", "12x12"], "16 to 7680"),
+        (vec!["--size", "wide"], "WIDTHxHEIGHT"),
+        (vec!["--fps", "0"], "1 to 240"),
+        (vec!["--fps", "100000"], "1 to 240"),
+        (vec!["--seconds", "-3"], "--seconds"),
+        (vec!["--seconds", "1e9"], "--seconds"),
+        (vec!["--seconds", "NaN"], "--seconds"),
+        (vec!["--sim", "300"], "128, 256, 512, 1024, 2048"),
+        (vec!["--dye", "3"], "1, 2, 4"),
+        (vec!["--start", "500"], "past the end"),
+    ];
+    for (args, needle) in cases {
+        let mut all = args.clone();
+        all.extend(["--out", &out, "--backend", "cpu", "--quiet"]);
+        if !args.iter().any(|a| *a == "--midi" || *a == "--audio") {
+            all.extend(["--midi", &ok_mid]);
+        }
+        let (code, _, err) = dyeflow(&all);
+        assert_eq!(code, 2, "{args:?}: exit {code}, stderr: {err}");
+        assert!(
+            err.contains(needle),
+            "{args:?}: {err:?} does not say {needle:?}"
+        );
+        assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+        // One sentence; argument errors from the parser may add its "try --help" line.
+        let first = err.trim().lines().next().unwrap_or_default();
+        assert!(
+            first.contains(needle),
+            "{args:?}: the first line does not say it: {err}"
+        );
+        assert!(err.trim().lines().count() <= 3, "{args:?}: too much: {err}");
+        for path in args.iter().filter(|a| a.contains(&*a_dir) && **a != a_dir) {
+            let name = Path::new(path)
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            assert!(
+                err.contains(&name),
+                "{args:?}: the message does not name the file: {err}"
+            );
+        }
+        assert!(!Path::new(&out).exists(), "{args:?} left output behind");
+    }
+}
+
+/// Ctrl-C (SIGINT) stops a long render: exit code 130, and every frame written so far is a
+/// whole PNG.
+#[test]
+fn an_interrupted_render_keeps_its_frames() {
+    let dir = scratch("interrupt");
+    let out = dir.join("frames");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_dyeflow"))
+        .args([
+            "render",
+            "--backend",
+            "cpu",
+            "--size",
+            "320x180",
+            "--sim",
+            "128",
+            "--fps",
+            "30",
+        ])
+        .args(["--seconds", "600", "--quiet", "--out"])
+        .arg(&out)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let start = std::time::Instant::now();
+    while std::fs::read_dir(&out).map_or(0, |d| d.count()) < 20 {
+        assert!(start.elapsed().as_secs() < 60, "no frames after a minute");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: sending a signal to our own child.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "exit status {status}");
+    let mut frames = 0;
+    for entry in std::fs::read_dir(&out).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            !name.ends_with(".part"),
+            "a half-written frame was left: {name}"
+        );
+        if name.starts_with("frame_") {
+            let image = Image::decode_png(&std::fs::read(&path).unwrap());
+            assert_eq!((image.width, image.height), (320, 180));
+            frames += 1;
+        }
+    }
+    assert!((20..18_000).contains(&frames), "{frames} frames");
+}
+
+/// The same render on the GPU (lavapipe in CI) stays close to the CPU's: the solvers agree
+/// within the parity tests' tolerances step by step, so the pictures differ by a few levels.
+#[test]
+fn gpu_render_stays_close_to_the_cpu_render() {
+    if common::gpu_context().is_none() {
+        return;
+    }
+    let pictures: Vec<Vec<Image>> = [BackendChoice::Cpu, BackendChoice::Gpu]
+        .iter()
+        .map(|&backend| {
+            let dir = scratch(&format!("parity-{backend:?}"));
+            let mid = dir.join("song.mid");
+            std::fs::write(
+                &mid,
+                midi_file(&[(0.05, 1.0, 48), (0.2, 1.2, 67), (0.4, 1.0, 72)]),
+            )
+            .unwrap();
+            let opts = RenderOptions {
+                midi: Some(mid),
+                backend,
+                ..small(&dir, 20, 2.0)
+            };
+            let s = render::render(&opts, &AtomicBool::new(false)).unwrap();
+            assert!(s.backend.starts_with(if backend == BackendChoice::Gpu {
+                "gpu"
+            } else {
+                "cpu"
+            }));
+            (0..40).map(|k| frame(&dir, k)).collect()
+        })
+        .collect();
+    for (k, (cpu, gpu)) in pictures[0].iter().zip(&pictures[1]).enumerate() {
+        let diff: f64 = cpu
+            .rgba
+            .iter()
+            .zip(&gpu.rgba)
+            .map(|(&a, &b)| f64::from(a.abs_diff(b)))
+            .sum::<f64>()
+            / cpu.rgba.len() as f64;
+        let max = cpu
+            .rgba
+            .iter()
+            .zip(&gpu.rgba)
+            .map(|(&a, &b)| a.abs_diff(b))
+            .max()
+            .unwrap();
+        eprintln!("frame {k}: mean difference {diff:.3} levels, max {max}");
+        assert!(
+            diff < 1.0,
+            "frame {k}: the GPU picture differs by {diff:.2} levels on average"
+        );
+        assert!(max <= 32, "frame {k}: a pixel differs by {max} levels");
+    }
+    assert!(
+        brightness(&pictures[0][39]) > 0.0,
+        "the CPU render is black"
+    );
+}
