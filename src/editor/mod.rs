@@ -280,7 +280,7 @@ impl EditorApp {
             gui: None,
             view: view::FluidView::default(),
             input: input::Painter::default(),
-            panel: panel::Panel,
+            panel: panel::Panel::default(),
         }
     }
 }

@@ -19,7 +19,10 @@ const SLIDER: f32 = 120.0;
 
 /// The panel's state.
 #[derive(Default)]
-pub struct Panel;
+pub struct Panel {
+    /// What the last "Save preset" did, shown under the button.
+    saved: Option<String>,
+}
 
 /// A bool parameter as a checkbox, with the host gesture.
 fn toggle(ui: &mut egui::Ui, param: &BoolParam, setter: &ParamSetter) {
@@ -310,6 +313,21 @@ impl Panel {
             slider(ui, &p.hue_shift, setter);
         });
         settings_section(ui, p);
+        ui.horizontal(|ui| {
+            if ui
+                .button("Save preset")
+                .on_hover_text("Save these settings for `dyeflow render --preset FILE`")
+                .clicked()
+            {
+                self.saved = Some(match crate::render::preset::save_new(p) {
+                    Ok(path) => format!("Saved {}", path.display()),
+                    Err(e) => format!("Could not save the preset: {e}"),
+                });
+            }
+        });
+        if let Some(msg) = &self.saved {
+            ui.label(RichText::new(msg).small().color(Color32::LIGHT_GRAY));
+        }
         egui::CollapsingHeader::new(RichText::new("Mouse and keys").strong())
             .default_open(false)
             .show(ui, |ui| {
