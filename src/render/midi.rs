@@ -133,61 +133,13 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<TimedNote>, String> {
 /// Read and parse a MIDI file. Every failure (missing, unreadable, empty, too large or not a
 /// valid MIDI file) becomes [`RenderError::Input`] naming the path.
 pub fn load(path: &Path) -> Result<Vec<TimedNote>, RenderError> {
-    let bytes = read_file(path, MAX_FILE_BYTES)?;
+    let bytes = super::read_input(path, MAX_FILE_BYTES)?;
     parse(&bytes).map_err(|problem| RenderError::input(path, problem))
 }
 
 /// Seconds until the last event (0 for none).
 pub fn duration_s(notes: &[TimedNote]) -> f64 {
     notes.iter().map(|n| n.time_s).fold(0.0, f64::max)
-}
-
-/// Read a whole input file, with the errors [`load`] promises.
-fn read_file(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
-    use std::io::Read;
-
-    let file = std::fs::File::open(path).map_err(|e| io_problem(path, &e))?;
-    let meta = file.metadata().map_err(|e| io_problem(path, &e))?;
-    if meta.is_dir() {
-        return Err(RenderError::input(path, "is a directory, not a file"));
-    }
-    if meta.len() > max_bytes {
-        return Err(RenderError::input(
-            path,
-            format!(
-                "file too large ({} MiB; at most {} MiB)",
-                meta.len() / (1024 * 1024),
-                max_bytes / (1024 * 1024)
-            ),
-        ));
-    }
-    let mut bytes = Vec::new();
-    // `take` guards against a file that grows while it is read.
-    file.take(max_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| io_problem(path, &e))?;
-    if bytes.is_empty() {
-        return Err(RenderError::input(path, "empty file"));
-    }
-    if bytes.len() as u64 > max_bytes {
-        return Err(RenderError::input(
-            path,
-            format!(
-                "file too large (more than {} MiB)",
-                max_bytes / (1024 * 1024)
-            ),
-        ));
-    }
-    Ok(bytes)
-}
-
-/// An I/O error as an input problem: "file not found" for a missing file, else the error.
-pub(super) fn io_problem(path: &Path, e: &std::io::Error) -> RenderError {
-    if e.kind() == std::io::ErrorKind::NotFound {
-        RenderError::input(path, "file not found")
-    } else {
-        RenderError::input(path, e.to_string())
-    }
 }
 
 /// A chunk's 4-byte id and big-endian length, if at least 8 bytes remain.

@@ -36,6 +36,12 @@ impl RenderError {
         }
     }
 
+    /// An I/O error reading an input file: "file not found", "permission denied", or the
+    /// error's own text.
+    pub fn input_io(path: &Path, e: &std::io::Error) -> Self {
+        Self::input(path, io_problem(e))
+    }
+
     /// An output error.
     pub fn output(path: &Path, problem: impl Into<String>) -> Self {
         Self::Output {
@@ -51,6 +57,54 @@ impl RenderError {
             Self::Output { .. } | Self::Tool(_) => 1,
         }
     }
+}
+
+/// A short phrase for an I/O error.
+fn io_problem(e: &std::io::Error) -> String {
+    match e.kind() {
+        std::io::ErrorKind::NotFound => "file not found".into(),
+        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
+        _ => e.to_string(),
+    }
+}
+
+/// Open an input file (not a directory); the file and its size.
+fn open_input(path: &Path) -> Result<(std::fs::File, u64), RenderError> {
+    let file = std::fs::File::open(path).map_err(|e| RenderError::input_io(path, &e))?;
+    let meta = file
+        .metadata()
+        .map_err(|e| RenderError::input_io(path, &e))?;
+    if meta.is_dir() {
+        return Err(RenderError::input(path, "is a directory, not a file"));
+    }
+    Ok((file, meta.len()))
+}
+
+/// Read a whole input file of at most `max_bytes` (not empty, not a directory).
+fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
+    use std::io::Read;
+    let (file, len) = open_input(path)?;
+    let too_large = || {
+        RenderError::input(
+            path,
+            format!("file too large (at most {} MiB)", (max_bytes >> 20).max(1)),
+        )
+    };
+    if len > max_bytes {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    // `take` guards against a file that grows while it is read.
+    file.take(max_bytes + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| RenderError::input_io(path, &e))?;
+    if bytes.is_empty() {
+        return Err(RenderError::input(path, "empty file"));
+    }
+    if bytes.len() as u64 > max_bytes {
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 use crate::bridge::Bridge;
@@ -278,7 +332,6 @@ fn grid_for(width: u32, height: u32, sim: u32) -> (usize, usize) {
 struct Feed<'a> {
     rate: u32,
     channels: Vec<&'a [f32]>,
-    silence: Vec<f32>,
 }
 
 impl<'a> Feed<'a> {
@@ -287,34 +340,25 @@ impl<'a> Feed<'a> {
             Some(a) => Self {
                 rate: a.sample_rate,
                 channels: a.channels.iter().map(Vec::as_slice).collect(),
-                silence: Vec::new(),
             },
             None => Self {
                 rate: SILENT_RATE,
                 channels: Vec::new(),
-                silence: Vec::new(),
             },
         }
     }
 
     /// Samples `from..to` of each channel (zeros past the end of the audio).
-    fn block(&mut self, from: usize, to: usize, out: &mut Vec<Vec<f32>>) {
+    fn block(&self, from: usize, to: usize, out: &mut Vec<Vec<f32>>) {
         let n = self.channels.len().max(1);
         out.resize_with(n, Vec::new);
         for (c, buf) in out.iter_mut().enumerate() {
             buf.clear();
-            match self.channels.get(c) {
-                Some(ch) => {
-                    let a = from.min(ch.len());
-                    let b = to.min(ch.len());
-                    buf.extend_from_slice(&ch[a..b]);
-                    buf.resize(to - from, 0.0);
-                }
-                None => {
-                    self.silence.resize(to - from, 0.0);
-                    buf.extend_from_slice(&self.silence);
-                }
+            if let Some(ch) = self.channels.get(c) {
+                buf.extend_from_slice(&ch[from.min(ch.len())..to.min(ch.len())]);
             }
+            // Silence past the end of the audio, or all of it without a file.
+            buf.resize(to - from, 0.0);
         }
     }
 }
@@ -376,7 +420,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         let path = match kind {
             output::OutputKind::PngSequence => {
                 std::fs::create_dir_all(&opts.out)
-                    .map_err(|e| RenderError::output(&opts.out, preset::io_problem(&e)))?;
+                    .map_err(|e| RenderError::output(&opts.out, io_problem(&e)))?;
                 Some(opts.out.join("audio.wav"))
             }
             output::OutputKind::Video { .. } => {
@@ -437,7 +481,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     let preroll_start = (opts.start_s - PREROLL_S).max(0.0);
     let preroll_steps = ((opts.start_s - preroll_start) / step_dt).round() as u64;
 
-    let mut feed = Feed::new(music.audio.as_ref());
+    let feed = Feed::new(music.audio.as_ref());
     let rate = feed.rate;
     let (sender, mut receiver) = queue::channel(1 << 16);
     let attack = params.envelope_attack.value();

@@ -26,33 +26,8 @@ pub struct PresetReport {
 
 /// Read `path` and apply it to `params` (parameter values and the persisted settings).
 pub fn load(path: &Path, params: &DyeflowParams) -> Result<PresetReport, RenderError> {
-    let meta = std::fs::metadata(path).map_err(|e| RenderError::input(path, io_problem(&e)))?;
-    if meta.is_dir() {
-        return Err(RenderError::input(
-            path,
-            "is a directory, not a preset file",
-        ));
-    }
-    if meta.len() > MAX_PRESET_BYTES {
-        return Err(RenderError::input(
-            path,
-            format!(
-                "is {} bytes, too large for a preset (at most 1 MiB)",
-                meta.len()
-            ),
-        ));
-    }
-    let bytes = std::fs::read(path).map_err(|e| RenderError::input(path, io_problem(&e)))?;
+    let bytes = super::read_input(path, MAX_PRESET_BYTES)?;
     apply(&bytes, params).map_err(|problem| RenderError::input(path, problem))
-}
-
-/// A short phrase for an I/O error.
-pub(crate) fn io_problem(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "file not found".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
-    }
 }
 
 /// Apply a preset's JSON to `params`; the problem as a phrase when it cannot be used.

@@ -12,7 +12,6 @@ use std::path::Path;
 use hound::{SampleFormat, WavReader};
 
 use super::RenderError;
-use super::midi::io_problem;
 
 /// The lowest sample rate accepted, in Hz.
 pub const MIN_SAMPLE_RATE: u32 = 1_000;
@@ -59,11 +58,7 @@ impl Audio {
 /// Read a WAV file. Every failure (missing, unreadable, empty or unsupported file) becomes
 /// [`RenderError::Input`] naming the path.
 pub fn load(path: &Path) -> Result<Audio, RenderError> {
-    let file = std::fs::File::open(path).map_err(|e| io_problem(path, &e))?;
-    let meta = file.metadata().map_err(|e| io_problem(path, &e))?;
-    if meta.is_dir() {
-        return Err(RenderError::input(path, "is a directory, not a file"));
-    }
+    let (file, _) = super::open_input(path)?;
     read(BufReader::new(file)).map_err(|problem| RenderError::input(path, problem))
 }
 
