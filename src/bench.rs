@@ -125,54 +125,97 @@ fn frame_time(solver: &mut dyn Solver, params: &StepParams) -> f64 {
     median(&mut frames)
 }
 
-/// Run the scene on the CPU solver.
-pub fn run_cpu(opts: &BenchOptions) -> BenchResult {
-    let cfg = config(opts);
-    let mut solver = CpuSolver::new(&cfg, opts.threads);
-    let threads = solver.threads();
+/// What running the scene measured, before it becomes a [`BenchResult`].
+struct SceneRun {
+    /// Reported time of each step, ms.
+    times: Vec<f64>,
+    res_max: Vec<f64>,
+    res_rms: Vec<f64>,
+    projections: usize,
+    frame_ms: f64,
+}
+
+/// Run the scene on `solver`: `step_ms` turns a step's wall time into the time reported (the
+/// GPU's timestamps when it has them). Stops with the solver's failure, if it fails.
+fn run_scene<S: Solver>(
+    solver: &mut S,
+    steps: usize,
+    step_ms: impl Fn(&S, f64) -> f64,
+) -> Result<SceneRun, String> {
     let params = scene_params();
-    let mut times = Vec::with_capacity(opts.steps);
-    let mut res_max = Vec::with_capacity(opts.steps);
-    let mut res_rms = Vec::with_capacity(opts.steps);
-    let mut projections = 0usize;
-    for n in 0..opts.steps {
+    let mut run = SceneRun {
+        times: Vec::with_capacity(steps),
+        res_max: Vec::with_capacity(steps),
+        res_rms: Vec::with_capacity(steps),
+        projections: 0,
+        frame_ms: 0.0,
+    };
+    for n in 0..steps {
         if let Some(s) = scene_splats(n) {
             solver.inject(&[s]);
         }
         let t = Instant::now();
         let stats = solver.step(&params);
-        times.push(t.elapsed().as_secs_f64() * 1e3);
-        projections += stats.projections as usize;
+        let wall = t.elapsed().as_secs_f64() * 1e3;
+        run.times.push(step_ms(solver, wall));
+        run.projections += stats.projections as usize;
         if stats.div_rms_before > 0.0 {
-            res_max.push(f64::from(stats.residual_max()));
-            res_rms.push(f64::from(stats.residual_rms()));
+            run.res_max.push(f64::from(stats.residual_max()));
+            run.res_rms.push(f64::from(stats.residual_rms()));
+        }
+        if let Some(e) = solver.failure() {
+            return Err(e);
         }
     }
-    let frame_ms = frame_time(&mut solver, &params);
-    let ms = median(&mut times);
-    let p90 = percentile(&mut times, 0.9);
-    let cells = (cfg.width * cfg.height) as f64;
-    let per_step_iters = projections as f64 / opts.steps.max(1) as f64 * f64::from(opts.iters);
-    BenchResult {
-        backend: "cpu".into(),
-        size: opts.size,
-        dye_size: opts.size * opts.dye_scale,
-        iters: opts.iters,
-        pressure: opts.pressure.name().into(),
-        threads,
-        steps: opts.steps,
-        ms_per_step: ms,
-        ms_p90: p90,
-        cell_iters_per_s: if ms > 0.0 {
-            cells * per_step_iters / (ms * 1e-3)
-        } else {
-            0.0
-        },
-        residual_max: median(&mut res_max),
-        residual_rms: median(&mut res_rms),
-        adapter: None,
-        frame_ms: Some(frame_ms),
-        timer: "wall",
+    run.frame_ms = frame_time(solver, &params);
+    Ok(run)
+}
+
+impl SceneRun {
+    /// The figures for `opts`, run on `backend`.
+    fn result(
+        mut self,
+        opts: &BenchOptions,
+        backend: &str,
+        threads: usize,
+        adapter: Option<String>,
+        timer: &'static str,
+    ) -> BenchResult {
+        let ms = median(&mut self.times);
+        let cells = (opts.size * opts.size) as f64;
+        let per_step_iters =
+            self.projections as f64 / opts.steps.max(1) as f64 * f64::from(opts.iters);
+        BenchResult {
+            backend: backend.into(),
+            size: opts.size,
+            dye_size: opts.size * opts.dye_scale,
+            iters: opts.iters,
+            pressure: opts.pressure.name().into(),
+            threads,
+            steps: opts.steps,
+            ms_per_step: ms,
+            ms_p90: percentile(&mut self.times, 0.9),
+            cell_iters_per_s: if ms > 0.0 {
+                cells * per_step_iters / (ms * 1e-3)
+            } else {
+                0.0
+            },
+            residual_max: median(&mut self.res_max),
+            residual_rms: median(&mut self.res_rms),
+            adapter,
+            frame_ms: Some(self.frame_ms),
+            timer,
+        }
+    }
+}
+
+/// Run the scene on the CPU solver.
+pub fn run_cpu(opts: &BenchOptions) -> BenchResult {
+    let mut solver = CpuSolver::new(&config(opts), opts.threads);
+    let threads = solver.threads();
+    match run_scene(&mut solver, opts.steps, |_, wall| wall) {
+        Ok(run) => run.result(opts, "cpu", threads, None, "wall"),
+        Err(e) => unreachable!("the CPU solver reported a failure: {e}"),
     }
 }
 
@@ -188,66 +231,23 @@ fn config(opts: &BenchOptions) -> SimConfig {
 /// Run the scene on the GPU. Step times come from timestamp queries around the step's
 /// passes when the adapter has them (wall time, including the wait for the step, otherwise).
 pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, GpuError> {
-    let cfg = config(opts);
     let ctx = GpuContext::new(gpu)?;
     let adapter = ctx.adapter_name();
-    let mut solver = GpuSolver::new(ctx, &cfg)?;
+    let mut solver = GpuSolver::new(ctx, &config(opts))?;
     solver.set_measure(true);
-    let params = scene_params();
-    let mut times = Vec::with_capacity(opts.steps);
-    let mut res_max = Vec::with_capacity(opts.steps);
-    let mut res_rms = Vec::with_capacity(opts.steps);
-    let mut projections = 0usize;
-    for n in 0..opts.steps {
-        if let Some(s) = scene_splats(n) {
-            solver.inject(&[s]);
-        }
-        let t = Instant::now();
-        let stats = solver.step(&params);
-        let wall = t.elapsed().as_secs_f64() * 1e3;
-        times.push(solver.last_gpu_ms().unwrap_or(wall));
-        projections += stats.projections as usize;
-        if stats.div_rms_before > 0.0 {
-            res_max.push(f64::from(stats.residual_max()));
-            res_rms.push(f64::from(stats.residual_rms()));
-        }
-        if let Some(e) = solver.failure() {
-            return Err(GpuError::Failed {
-                adapter,
-                message: e,
-            });
-        }
-    }
-    let frame_ms = frame_time(&mut solver, &params);
+    let run = run_scene(&mut solver, opts.steps, |s, wall| {
+        s.last_gpu_ms().unwrap_or(wall)
+    })
+    .map_err(|message| GpuError::Failed {
+        adapter: adapter.clone(),
+        message,
+    })?;
     let timer = if solver.last_gpu_ms().is_some() {
         "timestamp"
     } else {
         "wall"
     };
-    let ms = median(&mut times);
-    let cells = (cfg.width * cfg.height) as f64;
-    let per_step_iters = projections as f64 / opts.steps.max(1) as f64 * f64::from(opts.iters);
-    Ok(BenchResult {
-        backend: "gpu".into(),
-        size: opts.size,
-        dye_size: opts.size * opts.dye_scale,
-        iters: opts.iters,
-        pressure: opts.pressure.name().into(),
-        threads: 0,
-        steps: opts.steps,
-        ms_per_step: ms,
-        ms_p90: percentile(&mut times, 0.9),
-        cell_iters_per_s: if ms > 0.0 {
-            cells * per_step_iters / (ms * 1e-3)
-        } else {
-            0.0
-        },
-        residual_max: median(&mut res_max),
-        residual_rms: median(&mut res_rms),
-        adapter: Some(adapter),
-        frame_ms: Some(frame_ms),
-        timer,
-    })
+    Ok(run.result(opts, "gpu", 0, Some(adapter), timer))
 }
 
 /// What `dyeflow bench --latency` runs.
