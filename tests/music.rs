@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::mock::{Activate, Process, process_silence};
+use common::mock::{Process, activate_48k, process_silence};
 use common::xvfb::hue_value;
 use dyeflow::Dyeflow;
 use dyeflow::bridge::events::{NoteId, SimEvent, TimedEvent};
@@ -165,14 +165,7 @@ fn a_note_into_the_plugin_reaches_the_frames() {
     });
     let frames = plugin.frames();
     frames.lock().request(W, H);
-    let layout = Dyeflow::AUDIO_IO_LAYOUTS[0];
-    let config = BufferConfig {
-        sample_rate: 48_000.0,
-        min_buffer_size: None,
-        max_buffer_size: 512,
-        process_mode: ProcessMode::Realtime,
-    };
-    assert!(plugin.activate(&layout, &config, &mut Activate));
+    assert!(activate_48k(&mut plugin));
     let mut ctx = Process::new(48_000.0);
     // The simulation starts with the audio; give it time to build its solver.
     process_silence(&mut plugin, &mut ctx, 2, 512);

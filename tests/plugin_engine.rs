@@ -3,28 +3,17 @@
 
 mod common;
 
-use common::mock::{Activate, Process, process_silence};
+use common::mock::{Process, activate_48k, process_silence};
 use dyeflow::Dyeflow;
 use nice_plug::prelude::*;
 use std::time::{Duration, Instant};
-
-fn activate(plugin: &mut Dyeflow) -> bool {
-    let layout = Dyeflow::AUDIO_IO_LAYOUTS[0];
-    let config = BufferConfig {
-        sample_rate: 48_000.0,
-        min_buffer_size: None,
-        max_buffer_size: 512,
-        process_mode: ProcessMode::Realtime,
-    };
-    plugin.activate(&layout, &config, &mut Activate)
-}
 
 #[test]
 fn a_scan_creates_no_solver() {
     let mut plugin = Dyeflow::default();
     let engine = plugin.engine();
     assert!(engine.status().is_none(), "no thread before activation");
-    assert!(activate(&mut plugin));
+    assert!(activate_48k(&mut plugin));
     // The thread waits in standby: no solver, no device.
     std::thread::sleep(Duration::from_millis(100));
     assert!(!engine.running());
@@ -36,7 +25,7 @@ fn a_scan_creates_no_solver() {
 fn audio_flowing_starts_the_simulation() {
     let mut plugin = Dyeflow::default();
     let engine = plugin.engine();
-    assert!(activate(&mut plugin));
+    assert!(activate_48k(&mut plugin));
     let mut ctx = Process::new(48_000.0);
     assert_eq!(
         process_silence(&mut plugin, &mut ctx, 2, 512),

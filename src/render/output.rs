@@ -2114,6 +2114,17 @@ mod tests {
     }
 
     /// The median of `runs` timings of `f`, in milliseconds.
+    /// Wall ms per frame to write `frames`, `runs` times over, through a real writer.
+    fn writer_ms(kind: &OutputKind, opts: &OutputOptions, frames: &[Vec<u8>], runs: usize) -> f64 {
+        let mut writer = open(kind, opts).unwrap();
+        let start = Instant::now();
+        for i in 0..runs * frames.len() {
+            writer.write(&frames[i % frames.len()]).unwrap();
+        }
+        writer.finish().unwrap();
+        start.elapsed().as_secs_f64() * 1e3 / (runs * frames.len()) as f64
+    }
+
     fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
         let mut times: Vec<f64> = (0..runs)
             .map(|_| {
@@ -2165,17 +2176,12 @@ mod tests {
             let kb = out.len() as f64 / 1e3;
             println!("PNG 1280x720, Fast + {label}: {ms:.2} ms/frame, {kb:.0} kB");
         }
-        let mut writer = open(
+        let ms = writer_ms(
             &OutputKind::PngSequence,
             &options(scratch.0.join("png"), w, h, 60),
-        )
-        .unwrap();
-        let start = Instant::now();
-        for i in 0..RUNS * 4 {
-            writer.write(&frames[i % 4]).unwrap();
-        }
-        writer.finish().unwrap();
-        let ms = start.elapsed().as_secs_f64() * 1e3 / (RUNS * 4) as f64;
+            &frames,
+            RUNS,
+        );
         println!(
             "PNG 1280x720 through the writer ({PNG_THREADS} threads, to disk): {ms:.2} ms/frame"
         );
@@ -2227,17 +2233,12 @@ mod tests {
                  error {error:.2} levels"
             );
         }
-        let mut writer = open(
+        let ms = writer_ms(
             &OutputKind::Gif,
             &options(scratch.0.join("a.gif"), w, h, 30),
-        )
-        .unwrap();
-        let start = Instant::now();
-        for i in 0..RUNS * 4 {
-            writer.write(&frames[i % 4]).unwrap();
-        }
-        writer.finish().unwrap();
-        let ms = start.elapsed().as_secs_f64() * 1e3 / (RUNS * 4) as f64;
+            &frames,
+            RUNS,
+        );
         println!(
             "GIF 640x360 through the writer ({GIF_THREADS} threads, to disk): {ms:.2} ms/frame"
         );

@@ -314,17 +314,8 @@ mod tests {
         }
     }
 
-    fn write_int(spec: WavSpec, samples: &[i32]) -> Vec<u8> {
-        let mut bytes = Vec::new();
-        let mut writer = WavWriter::new(io::Cursor::new(&mut bytes), spec).expect("writer");
-        for &s in samples {
-            writer.write_sample(s).expect("sample");
-        }
-        writer.finalize().expect("finalize");
-        bytes
-    }
-
-    fn write_float(spec: WavSpec, samples: &[f32]) -> Vec<u8> {
+    /// A WAV of `samples` (i32 for integer formats, f32 for float) in memory.
+    fn write<S: hound::Sample + Copy>(spec: WavSpec, samples: &[S]) -> Vec<u8> {
         let mut bytes = Vec::new();
         let mut writer = WavWriter::new(io::Cursor::new(&mut bytes), spec).expect("writer");
         for &s in samples {
@@ -357,7 +348,7 @@ mod tests {
 
     #[test]
     fn pcm16_mono_44k() {
-        let bytes = write_int(
+        let bytes = write(
             spec(1, 44_100, 16, SampleFormat::Int),
             &[16384, -16384, 0, 32767, -32768],
         );
@@ -374,7 +365,7 @@ mod tests {
 
     #[test]
     fn pcm24_stereo_96k() {
-        let bytes = write_int(
+        let bytes = write(
             spec(2, 96_000, 24, SampleFormat::Int),
             &[4_194_304, -8_388_608, 0, 8_388_607, -2_097_152, 1],
         );
@@ -390,11 +381,11 @@ mod tests {
 
     #[test]
     fn pcm8_and_pcm32() {
-        let bytes = write_int(spec(1, 8_000, 8, SampleFormat::Int), &[-64, 64, -128, 0]);
+        let bytes = write(spec(1, 8_000, 8, SampleFormat::Int), &[-64, 64, -128, 0]);
         let audio = read(&bytes[..]).expect("read 8-bit");
         assert_eq!(audio.channels[0], vec![-0.5, 0.5, -1.0, 0.0]);
 
-        let bytes = write_int(
+        let bytes = write(
             spec(2, 48_000, 32, SampleFormat::Int),
             &[1 << 30, i32::MIN, -(1 << 29), 0],
         );
@@ -405,7 +396,7 @@ mod tests {
 
     #[test]
     fn float32_stereo_keeps_values_and_zeroes_non_finite() {
-        let bytes = write_float(
+        let bytes = write(
             spec(2, 48_000, 32, SampleFormat::Float),
             &[0.25, -1.5, f32::NAN, f32::INFINITY, 2.0, f32::NEG_INFINITY],
         );
@@ -429,7 +420,7 @@ mod tests {
             );
         }
         assert_eq!(read(&b""[..]).expect_err("empty"), "empty file");
-        let mut avi = write_int(spec(1, 44_100, 16, SampleFormat::Int), &[0; 4]);
+        let mut avi = write(spec(1, 44_100, 16, SampleFormat::Int), &[0; 4]);
         avi[8..12].copy_from_slice(b"AVI ");
         assert_eq!(
             read(&avi[..]).expect_err("avi"),
@@ -439,7 +430,7 @@ mod tests {
 
     #[test]
     fn six_channels_are_rejected() {
-        let bytes = write_int(spec(6, 48_000, 16, SampleFormat::Int), &[0; 12]);
+        let bytes = write(spec(6, 48_000, 16, SampleFormat::Int), &[0; 12]);
         assert_eq!(
             read(&bytes[..]).expect_err("must fail"),
             "has 6 channels; Dyeflow reads mono or stereo WAV"
@@ -449,7 +440,7 @@ mod tests {
     #[test]
     fn sample_rate_out_of_range_is_rejected() {
         for rate in [500, 800_000] {
-            let bytes = write_int(spec(1, rate, 16, SampleFormat::Int), &[0; 4]);
+            let bytes = write(spec(1, rate, 16, SampleFormat::Int), &[0; 4]);
             let err = read(&bytes[..]).expect_err("must fail");
             assert!(
                 err.contains(&rate.to_string()) && err.contains("1000–768000 Hz"),
@@ -457,7 +448,7 @@ mod tests {
             );
         }
         for rate in [MIN_SAMPLE_RATE, MAX_SAMPLE_RATE] {
-            let bytes = write_int(spec(1, rate, 16, SampleFormat::Int), &[0; 4]);
+            let bytes = write(spec(1, rate, 16, SampleFormat::Int), &[0; 4]);
             assert_eq!(read(&bytes[..]).expect("in range").sample_rate, rate);
         }
     }
@@ -465,7 +456,7 @@ mod tests {
     #[test]
     fn truncated_data_is_an_error() {
         let samples: Vec<i32> = (0..100).collect();
-        let bytes = write_int(spec(2, 44_100, 16, SampleFormat::Int), &samples);
+        let bytes = write(spec(2, 44_100, 16, SampleFormat::Int), &samples);
         assert!(read(&bytes[..]).is_ok());
         // Every cut is an error, never a silently shorter file.
         for len in 4..bytes.len() {
@@ -517,9 +508,9 @@ mod tests {
     #[test]
     fn mutated_files_never_panic() {
         let files = [
-            write_int(spec(2, 44_100, 16, SampleFormat::Int), &[1, -1, 300, -300]),
-            write_int(spec(1, 96_000, 24, SampleFormat::Int), &[1, -1, 300]),
-            write_float(spec(2, 48_000, 32, SampleFormat::Float), &[0.5, -0.5]),
+            write(spec(2, 44_100, 16, SampleFormat::Int), &[1, -1, 300, -300]),
+            write(spec(1, 96_000, 24, SampleFormat::Int), &[1, -1, 300]),
+            write(spec(2, 48_000, 32, SampleFormat::Float), &[0.5, -0.5]),
         ];
         for bytes in files {
             for at in 0..bytes.len() {
@@ -546,7 +537,7 @@ mod tests {
         let good = dir.join("good.wav");
         std::fs::write(
             &good,
-            write_int(spec(1, 44_100, 16, SampleFormat::Int), &[8192]),
+            write(spec(1, 44_100, 16, SampleFormat::Int), &[8192]),
         )
         .expect("write");
         assert_eq!(load(&good).expect("load").channels, vec![vec![0.25]]);

@@ -16,7 +16,7 @@
 //! `DONE` before exiting.
 #![allow(dead_code)]
 
-use super::mock::{Activate, Process};
+use super::mock::{Process, activate_48k};
 use dyeflow::Dyeflow;
 use dyeflow::params::{Aspect, BackendChoice, Settings};
 use nice_plug::context::gui::{AsyncExecutor, GuiContext, GuiContextInner};
@@ -117,14 +117,7 @@ impl Session {
         let editor = plugin.editor(executor).expect("Dyeflow has an editor");
         let engine = plugin.engine();
         let frames = plugin.frames();
-        let layout = Dyeflow::AUDIO_IO_LAYOUTS[0];
-        let config = BufferConfig {
-            sample_rate: 48_000.0,
-            min_buffer_size: None,
-            max_buffer_size: 512,
-            process_mode: ProcessMode::Realtime,
-        };
-        assert!(plugin.activate(&layout, &config, &mut Activate));
+        assert!(activate_48k(&mut plugin));
         let (commands, rx) = mpsc::channel::<Command>();
         let quit = Arc::new(AtomicBool::new(false));
         let audio_quit = quit.clone();

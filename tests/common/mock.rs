@@ -16,6 +16,18 @@ impl<P: Plugin> ActivateContext<P> for Activate {
     fn set_current_voice_capacity(&self, _capacity: u32) {}
 }
 
+/// Activate `plugin` as a host would for the tests: its first layout, 48 kHz, realtime,
+/// blocks of up to 512 frames. Whether it accepted.
+pub fn activate_48k<P: Plugin>(plugin: &mut P) -> bool {
+    let config = BufferConfig {
+        sample_rate: 48_000.0,
+        min_buffer_size: None,
+        max_buffer_size: 512,
+        process_mode: ProcessMode::Realtime,
+    };
+    plugin.activate(&P::AUDIO_IO_LAYOUTS[0], &config, &mut Activate)
+}
+
 /// A process context that hands out queued note events and a transport.
 pub struct Process<P: Plugin> {
     pub events: VecDeque<PluginNoteEvent<P>>,
