@@ -3,7 +3,7 @@
 //! solve projected (the divergence left after the final projection, relative to before).
 
 use crate::params::ColorMode;
-use crate::sim::cpu::CpuSolver;
+use crate::sim::cpu::{CpuError, CpuSolver};
 use crate::sim::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
 use crate::sim::{Look, PressureMethod, SimConfig, Solver, Splat, SplatShape, StepParams};
 use serde::Serialize;
@@ -210,11 +210,14 @@ impl SceneRun {
 }
 
 /// Run the scene on the CPU solver.
-pub fn run_cpu(opts: &BenchOptions) -> BenchResult {
-    let mut solver = CpuSolver::new(&config(opts), opts.threads);
+///
+/// # Errors
+/// [`CpuError`] when the solver's threads cannot be started.
+pub fn run_cpu(opts: &BenchOptions) -> Result<BenchResult, CpuError> {
+    let mut solver = CpuSolver::new(&config(opts), opts.threads)?;
     let threads = solver.threads();
     match run_scene(&mut solver, opts.steps, |_, wall| wall) {
-        Ok(run) => run.result(opts, "cpu", threads, None, "wall"),
+        Ok(run) => Ok(run.result(opts, "cpu", threads, None, "wall")),
         Err(e) => unreachable!("the CPU solver reported a failure: {e}"),
     }
 }
@@ -261,6 +264,9 @@ pub struct LatencyOptions {
     pub trials: usize,
     /// GPU selection.
     pub gpu: GpuOptions,
+    /// Play each note into a resting engine (one that stopped stepping because the fluid was
+    /// still), to time the wake-up as well.
+    pub from_rest: bool,
 }
 
 /// What the latency run measured: from a note-on entering the audio thread's bridge (as in
@@ -273,6 +279,8 @@ pub struct LatencyResult {
     pub frame: String,
     pub sim_rate_hz: u32,
     pub trials: usize,
+    /// Whether each note woke a resting engine.
+    pub from_rest: bool,
     /// Notes whose dye never showed within a second (counted, not timed).
     pub missed: usize,
     pub latency_p50_ms: f64,
@@ -358,6 +366,12 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
             event: SimEvent::Reset,
         });
         let _ = wait_for(&mut frames, &|v| v < 8, Duration::from_secs(2));
+        if opts.from_rest {
+            let start = Instant::now();
+            while !engine.resting() && start.elapsed() < Duration::from_secs(5) {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+        }
         seed ^= seed << 13;
         seed ^= seed >> 7;
         seed ^= seed << 17;
@@ -394,6 +408,7 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
         frame: format!("{fw}x{fh}"),
         sim_rate_hz: settings.sim_rate_hz,
         trials: opts.trials,
+        from_rest: opts.from_rest,
         missed,
         latency_p50_ms: percentile(&mut sorted, 0.5),
         latency_p99_ms: percentile(&mut sorted, 0.99),

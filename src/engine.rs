@@ -10,6 +10,8 @@ use crate::bridge::queue::EventReceiver;
 use crate::frame::FrameInput;
 use crate::mapping::{MAX_VOICES, Mapper, MappingConfig};
 use crate::params::{DyeflowParams, Settings};
+#[cfg(doc)]
+use crate::sim::Activity;
 use crate::sim::gpu::GpuOptions;
 use crate::sim::{
     Discrete, Knobs, KnobsSmoother, Look, SimConfig, Solver, SolverInfo, Splat, StepParams,
@@ -42,15 +44,37 @@ const EVENT_POLL: Duration = Duration::from_millis(1);
 /// How often a thread in standby checks whether it is needed.
 pub const STANDBY_POLL_MS: u64 = 20;
 
-/// Raises the engine's "needed" flag; cheap and realtime-safe.
+/// How long after the last `process()` call the host still counts as feeding the fluid. Hosts
+/// call `process()` many times a second while playing, and most keep calling it while the
+/// transport is stopped; one that has not called for this long has stopped.
+pub const FED_TIMEOUT_MS: u64 = 1000;
+/// How often a resting fluid looks for input while the host feeds it or the editor watches:
+/// the extra delay of the first note after a rest is at most this (the note-to-screen target
+/// is a step period, 16.7 ms at 60 Hz). One look drains the queues and reads a few atomics, a
+/// few microseconds: at this rate about 0.1 % of a core.
+pub const REST_POLL_MS: u64 = 4;
+/// How often a fluid that no one feeds or watches looks whether that changed: the first
+/// `process()` after the host stopped calling it is noticed within this.
+pub const DORMANT_POLL_MS: u64 = 10;
+/// How often a deactivated instance looks at all (activation and the editor also wake it at
+/// once).
+pub const INACTIVE_POLL_MS: u64 = 250;
+/// How often a running fluid measures whether it has come to rest.
+pub const ACTIVITY_PROBE_MS: u64 = 250;
+
+/// Raises the engine's "needed" flag and counts processed blocks; cheap and realtime-safe.
 #[derive(Clone)]
 pub struct Waker(Arc<Shared>);
 
 impl Waker {
-    /// Ask the engine to run.
+    /// Audio was processed: the simulation is needed, and the host is feeding it. Two atomic
+    /// operations, no lock and no system call.
     #[inline]
     pub fn wake(&self) {
-        self.0.needed.store(true, Ordering::Release);
+        self.0.blocks.fetch_add(1, Ordering::Relaxed);
+        if !self.0.needed.load(Ordering::Relaxed) {
+            self.0.needed.store(true, Ordering::Release);
+        }
     }
 }
 
@@ -70,7 +94,7 @@ pub struct EngineStatus {
     pub backend: String,
     /// The GPU adapter or the CPU thread count.
     pub device: String,
-    /// Why the GPU is not in use, when it was wanted.
+    /// Why the GPU is not in use, when it was wanted (or why no solver runs at all).
     pub fallback: Option<String>,
     /// Simulation grid and dye grid sizes.
     pub grid: (usize, usize),
@@ -87,6 +111,8 @@ pub struct EngineStatus {
     pub skipped_steps: u64,
     /// The fluid is frozen.
     pub paused: bool,
+    /// The fluid is at rest (or no one feeds or watches it): no steps, no frames.
+    pub resting: bool,
 }
 
 /// State shared between the handle and the thread.
@@ -97,16 +123,28 @@ struct Shared {
     /// solver (a host scanning the plugin never gets a GPU device made). An atomic so the
     /// audio thread can set it without locking or calling into the OS.
     needed: AtomicBool,
+    /// Blocks the audio thread has processed (it adds one per `process()` call). The thread
+    /// counts the host as feeding the fluid while this moves. An atomic: the audio thread
+    /// writes it.
+    blocks: AtomicU64,
+    /// The host has the plugin activated. Written on the host's main thread (activate and
+    /// deactivate); a deactivated instance sleeps whatever else happens.
+    host_active: AtomicBool,
     /// Written by the simulation thread twice a second; read by the UI. A mutex is fine: the
     /// audio thread never touches it.
     status: parking_lot::Mutex<EngineStatus>,
     /// Steps taken, for tests and the status line.
     steps: AtomicU64,
+    /// Frames published, for tests and the status line.
+    frames: AtomicU64,
     /// Queues added after the thread started, picked up at its next wake (the lock is only
     /// tried, never waited on, by the simulation thread).
     incoming: parking_lot::Mutex<Vec<EventReceiver>>,
     /// The fluid stands still (events are still taken; frames are still drawn).
     paused: AtomicBool,
+    /// The thread does no work: the fluid is at rest, or no one feeds or watches it. Written
+    /// by the simulation thread.
+    resting: AtomicBool,
 }
 
 /// The running simulation thread.
@@ -147,10 +185,14 @@ impl Engine {
         let shared = Arc::new(Shared {
             stop: AtomicBool::new(false),
             needed: AtomicBool::new(needed),
+            blocks: AtomicU64::new(0),
+            host_active: AtomicBool::new(true),
             status: parking_lot::Mutex::new(EngineStatus::default()),
             steps: AtomicU64::new(0),
+            frames: AtomicU64::new(0),
             incoming: parking_lot::Mutex::new(Vec::new()),
             paused: AtomicBool::new(false),
+            resting: AtomicBool::new(false),
         });
         let thread = {
             let shared = shared.clone();
@@ -173,10 +215,32 @@ impl Engine {
         }
     }
 
-    /// A flag the audio thread can raise to leave standby: a plain atomic store, no lock, no
-    /// system call. The thread notices within [`STANDBY_POLL_MS`].
+    /// What the audio thread calls on every `process()`: it leaves standby and tells the
+    /// thread the host is feeding the fluid, with atomics only (no lock, no system call). The
+    /// thread notices within [`STANDBY_POLL_MS`], or [`DORMANT_POLL_MS`] once running.
     pub fn waker(&self) -> Waker {
         Waker(self.shared.clone())
+    }
+
+    /// The host activated (`true`) or deactivated (`false`) the plugin. A deactivated
+    /// instance does no work until it is activated again or its editor opens. Not for the
+    /// audio thread (it wakes the simulation thread).
+    pub fn set_host_active(&self, active: bool) {
+        self.shared.host_active.store(active, Ordering::Release);
+        if let Some(t) = &self.thread {
+            t.thread().unpark();
+        }
+    }
+
+    /// Whether the fluid rests: no steps and no frames, because it is at rest and silent or
+    /// because no one feeds or watches it.
+    pub fn resting(&self) -> bool {
+        self.shared.resting.load(Ordering::Acquire)
+    }
+
+    /// Frames published so far.
+    pub fn frames_published(&self) -> u64 {
+        self.shared.frames.load(Ordering::Acquire)
     }
 
     /// Whether the simulation runs (left standby).
@@ -254,27 +318,41 @@ struct Sim {
 }
 
 impl Sim {
-    fn new(settings: Settings, discrete: &Discrete, options: &EngineOptions) -> Self {
+    fn new(
+        settings: Settings,
+        discrete: &Discrete,
+        options: &EngineOptions,
+    ) -> Result<Self, crate::sim::cpu::CpuError> {
         let cfg = sim_config(&settings, discrete);
         let (mut solver, info) = create_solver(
             &cfg,
             settings.backend,
             &options.gpu,
             cpu_threads(options.cpu_threads),
-        );
+        )?;
         solver.set_measure(false);
-        Self {
+        Ok(Self {
             solver,
             info,
             settings,
-        }
+        })
     }
 
-    /// Rebuild for new settings, carrying the fluid over (resampled to the new grids).
+    /// Rebuild for new settings, carrying the fluid over (resampled to the new grids). If the
+    /// new solver cannot start, the old one runs on with the old settings.
     fn rebuild(&mut self, settings: Settings, discrete: &Discrete, options: &EngineOptions) {
-        let fields = self.solver.read_fields();
-        *self = Self::new(settings, discrete, options);
-        self.solver.write_fields(&fields);
+        match Self::new(settings.clone(), discrete, options) {
+            Ok(mut sim) => {
+                let fields = self.solver.read_fields();
+                sim.solver.write_fields(&fields);
+                *self = sim;
+            }
+            Err(e) => {
+                nice_plug::nice_error!("Keeping the current solver: {e}");
+                // Do not retry every settings poll.
+                self.settings = settings;
+            }
+        }
     }
 
     /// Switch to the CPU after a GPU failure, carrying the fields over where the GPU can still
@@ -283,15 +361,22 @@ impl Sim {
         nice_plug::nice_error!("The GPU failed, switching to the CPU solver: {reason}");
         let fields = self.solver.read_fields();
         let cfg = sim_config(&self.settings, discrete);
-        let cpu = crate::sim::cpu::CpuSolver::new(&cfg, cpu_threads(options.cpu_threads));
-        self.info = SolverInfo {
-            backend: "cpu",
-            device: crate::sim::threads_label(cpu.threads()),
-            fallback: Some(reason),
-        };
-        self.solver = Box::new(cpu);
-        self.solver.set_measure(false);
-        self.solver.write_fields(&fields);
+        match crate::sim::cpu::CpuSolver::new(&cfg, cpu_threads(options.cpu_threads)) {
+            Ok(cpu) => {
+                self.info = SolverInfo {
+                    backend: "cpu",
+                    device: crate::sim::threads_label(cpu.threads()),
+                    fallback: Some(reason),
+                };
+                self.solver = Box::new(cpu);
+                self.solver.set_measure(false);
+                self.solver.write_fields(&fields);
+            }
+            Err(e) => {
+                nice_plug::nice_error!("No CPU solver either: {e}");
+                self.info.fallback = Some(format!("{reason}; and {e}"));
+            }
+        }
     }
 }
 
@@ -305,6 +390,9 @@ pub struct Driver {
     discrete: Discrete,
     /// Seconds of simulation so far.
     sim_time: f64,
+    /// Counts every change put into the fluid from outside (splats injected, resets), so the
+    /// engine can tell whether anything happened since it last measured the fluid.
+    changes: u64,
 }
 
 impl Driver {
@@ -316,15 +404,20 @@ impl Driver {
             smoother: KnobsSmoother::new(Knobs::from_params(params)),
             discrete: Discrete::from_params(params),
             sim_time: 0.0,
+            changes: 0,
         }
     }
 
     /// Take one event: notes and audio go to the mapping, splats and resets to the solver.
     pub fn event(&mut self, solver: &mut dyn Solver, event: &TimedEvent) {
         match event.event {
-            SimEvent::Splat(s) => solver.inject(&[s]),
+            SimEvent::Splat(s) => {
+                solver.inject(&[s]);
+                self.changes += 1;
+            }
             SimEvent::Reset => {
                 solver.reset();
+                self.changes += 1;
                 self.mapper.handle(&TimedEvent {
                     time_s: event.time_s,
                     event: SimEvent::Silence,
@@ -349,6 +442,7 @@ impl Driver {
         let drive = self.mapper.emit(real_dt, &mapping, &mut self.splats);
         if !self.splats.is_empty() {
             solver.inject(&self.splats);
+            self.changes += 1;
         }
         let knobs = self.smoother.advance(Knobs::from_params(params), real_dt);
         let mut step_params = knobs.step_params(real_dt);
@@ -381,6 +475,7 @@ impl Driver {
             return false;
         }
         solver.inject(&self.splats);
+        self.changes += 1;
         // A step of no time applies the splats and nothing else.
         solver.step(&StepParams {
             dt: 0.0,
@@ -389,9 +484,33 @@ impl Driver {
         true
     }
 
+    /// Whether the mapping would put nothing into the fluid (see [`Mapper::quiet`]).
+    pub fn quiet(&self, params: &DyeflowParams) -> bool {
+        // The aspect does not matter for quietness.
+        self.mapper.quiet(&MappingConfig::from_params(params, 1.0))
+    }
+
+    /// Whether every knob has glided to its parameter's value and the discrete knobs are
+    /// applied: nothing about the fluid's behaviour or look is still changing.
+    pub fn settled(&self, params: &DyeflowParams) -> bool {
+        self.smoother.settled(Knobs::from_params(params))
+            && Discrete::from_params(params) == self.discrete
+    }
+
+    /// Changes put into the fluid from outside so far (splats, resets): a counter that moves
+    /// whenever the fluid was stirred.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
     /// The look for frames, from the smoothed knobs.
     pub fn look(&self) -> Look {
         self.smoother.current().look(self.discrete.color_mode)
+    }
+
+    /// The smoothed knobs as of the last step.
+    pub fn knobs(&self) -> Knobs {
+        self.smoother.current()
     }
 
     /// The discrete knobs as of the last step.
@@ -410,11 +529,12 @@ impl Driver {
     }
 }
 
+/// The simulation thread: standby until needed, then the [`Runner`] until stopped.
 fn run(
     shared: &Shared,
     params: &DyeflowParams,
-    mut queues: Vec<EventReceiver>,
-    mut frames: FrameInput,
+    queues: Vec<EventReceiver>,
+    frames: FrameInput,
     options: &EngineOptions,
 ) {
     while !shared.needed.load(Ordering::Acquire) {
@@ -423,77 +543,275 @@ fn run(
         }
         std::thread::park_timeout(Duration::from_millis(STANDBY_POLL_MS));
     }
-    let mut driver = Driver::new(params);
-    let mut sim = Sim::new(params.settings().sanitized(), driver.discrete(), options);
-    let mut clock = Instant::now();
-    let mut backlog = Duration::ZERO;
-    let mut last_settings_poll = clock;
-    let mut period = Period::new(clock);
-    let mut skipped_steps = 0u64;
-    let mut frame_pending = false;
-    // Wall time of a step, smoothed.
-    let mut step_cost = Duration::ZERO;
-    publish_status(shared, &sim, &period, &queues, skipped_steps);
-
-    while !shared.stop.load(Ordering::Acquire) {
-        if let Some(mut incoming) = shared.incoming.try_lock() {
-            queues.append(&mut incoming);
+    let driver = Driver::new(params);
+    let sim = loop {
+        match Sim::new(params.settings().sanitized(), driver.discrete(), options) {
+            Ok(sim) => break sim,
+            Err(e) => {
+                // The plugin passes audio through meanwhile; the editor shows why.
+                nice_plug::nice_error!("The simulation cannot start: {e}");
+                shared.status.lock().fallback = Some(format!("the simulation cannot start: {e}"));
+                let retry = Instant::now() + Duration::from_secs(2);
+                while Instant::now() < retry {
+                    if shared.stop.load(Ordering::Acquire) {
+                        return;
+                    }
+                    std::thread::park_timeout(Duration::from_millis(STANDBY_POLL_MS));
+                }
+            }
         }
-        let paused = shared.paused.load(Ordering::Acquire);
-        let step = Duration::from_secs_f64(1.0 / f64::from(sim.settings.sim_rate_hz.max(1)));
+    };
+    let now = Instant::now();
+    let mut runner = Runner {
+        shared,
+        params,
+        options,
+        queues,
+        frames,
+        driver,
+        sim,
+        clock: now,
+        backlog: Duration::ZERO,
+        last_settings_poll: now,
+        period: Period::new(now),
+        skipped_steps: 0,
+        frame_pending: false,
+        step_cost: Duration::ZERO,
+        blocks: shared.blocks.load(Ordering::Acquire),
+        fed_until: now + Duration::from_millis(FED_TIMEOUT_MS),
+        resting: false,
+        shown: None,
+        last_probe: now,
+    };
+    runner.publish_status();
+    runner.run();
+}
+
+/// The running simulation thread's state.
+///
+/// Each turn of [`Runner::run`] is in one of three states (see [`Activity::still`] for when
+/// the fluid counts as still):
+/// - **dormant**: no one feeds the fluid (the host deactivated the plugin, or has not called
+///   `process()` for [`FED_TIMEOUT_MS`]) and no one watches it (no frames are wanted): no
+///   steps, no frames; the thread wakes every [`DORMANT_POLL_MS`] (or [`INACTIVE_POLL_MS`]
+///   when deactivated) only to look whether that changed;
+/// - **resting**: fed or watched, but the fluid is still, nothing comes in that would move it
+///   and every knob has settled: no steps; one frame per new frame size; a look for input
+///   every [`REST_POLL_MS`];
+/// - **running**: steps at the simulation rate, frames after each step, and a measurement of
+///   the fluid every [`ACTIVITY_PROBE_MS`] to tell when it has come to rest.
+struct Runner<'a> {
+    shared: &'a Shared,
+    params: &'a DyeflowParams,
+    options: &'a EngineOptions,
+    queues: Vec<EventReceiver>,
+    frames: FrameInput,
+    driver: Driver,
+    sim: Sim,
+    /// When the last turn started, and the simulated time owed since.
+    clock: Instant,
+    backlog: Duration,
+    last_settings_poll: Instant,
+    period: Period,
+    skipped_steps: u64,
+    /// A frame was started and not yet handed over.
+    frame_pending: bool,
+    /// Wall time of a step, smoothed.
+    step_cost: Duration,
+    /// The audio thread's block counter as last seen, and until when the host counts as
+    /// feeding the fluid.
+    blocks: u64,
+    fed_until: Instant,
+    /// Dormant or resting: no steps.
+    resting: bool,
+    /// The frame size last handed over while resting (a new watcher or size gets one frame).
+    shown: Option<(usize, usize)>,
+    /// When the fluid was last measured.
+    last_probe: Instant,
+}
+
+impl Runner<'_> {
+    fn run(&mut self) {
+        while !self.shared.stop.load(Ordering::Acquire) {
+            if let Some(mut incoming) = self.shared.incoming.try_lock() {
+                self.queues.append(&mut incoming);
+            }
+            let now = Instant::now();
+            let blocks = self.shared.blocks.load(Ordering::Acquire);
+            if blocks != self.blocks {
+                self.blocks = blocks;
+                self.fed_until = now + Duration::from_millis(FED_TIMEOUT_MS);
+            }
+            let active = self.shared.host_active.load(Ordering::Acquire);
+            let fed = active && now < self.fed_until;
+            let watched = self.frames.wanted();
+            if !fed && watched.is_none() {
+                self.dormant(active);
+            } else if !self.resting || self.stirred() {
+                self.set_resting(false);
+                self.running();
+            } else {
+                self.rest(watched);
+            }
+        }
+    }
+
+    fn set_resting(&mut self, resting: bool) {
+        if resting != self.resting {
+            self.resting = resting;
+            self.shared.resting.store(resting, Ordering::Release);
+            if !resting {
+                // Step at once, measure a period from now.
+                let now = Instant::now();
+                self.clock = now;
+                self.backlog = self.step_period();
+                self.last_probe = now;
+            }
+        }
+    }
+
+    fn step_period(&self) -> Duration {
+        Duration::from_secs_f64(1.0 / f64::from(self.sim.settings.sim_rate_hz.max(1)))
+    }
+
+    /// Take every queued event; returns whether any came.
+    fn drain(&mut self) -> bool {
+        let mut n = 0;
+        for queue in &mut self.queues {
+            let solver = self.sim.solver.as_mut();
+            let driver = &mut self.driver;
+            n += queue.drain(|e| driver.event(solver, &e));
+        }
+        self.period.events += n as u64;
+        n > 0
+    }
+
+    /// Sleep a little, then start the next turn with nothing owed.
+    fn doze(&mut self, poll: Duration) {
+        std::thread::park_timeout(poll);
+        self.clock = Instant::now();
+        self.backlog = Duration::ZERO;
+    }
+
+    /// No one feeds or watches: take the events (so no queue fills up), keep the status
+    /// fresh, and sleep.
+    fn dormant(&mut self, host_active: bool) {
+        self.drain();
+        self.set_resting(true);
+        // Whoever watches next gets a fresh frame.
+        self.shown = None;
+        self.housekeeping();
+        self.doze(Duration::from_millis(if host_active {
+            DORMANT_POLL_MS
+        } else {
+            INACTIVE_POLL_MS
+        }));
+    }
+
+    /// Resting: whether anything came in or changed that moves or changes the fluid.
+    fn stirred(&mut self) -> bool {
+        let before = self.driver.changes();
+        self.drain();
+        let paused = self.shared.paused.load(Ordering::Acquire);
+        self.driver.changes() != before
+            || !(paused || self.driver.quiet(self.params))
+            || !self.driver.settled(self.params)
+    }
+
+    /// Resting and nothing stirs: hand over one frame per new watcher or size, then sleep.
+    fn rest(&mut self, watched: Option<(usize, usize)>) {
+        if self.frame_pending {
+            self.publish_frame();
+        } else if let Some((w, h)) = watched
+            && self.shown != Some((w, h))
+            && self.sim.solver.request_frame(&self.driver.look(), w, h)
+        {
+            self.frame_pending = true;
+            self.shown = Some((w, h));
+            self.publish_frame();
+        }
+        if self.housekeeping() {
+            // New settings: show the fluid on its new grid.
+            self.shown = None;
+        }
+        self.doze(if self.frame_pending {
+            FRAME_POLL
+        } else {
+            Duration::from_millis(REST_POLL_MS)
+        });
+    }
+
+    /// Hand over the pending frame if it is ready.
+    fn publish_frame(&mut self) {
+        let solver = &mut self.sim.solver;
+        if self
+            .frames
+            .publish_from(self.driver.sim_time(), |pixels| solver.take_frame(pixels))
+        {
+            self.period.frames += 1;
+            self.frame_pending = false;
+            self.shared.frames.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+
+    /// One turn of stepping: the steps owed, a frame, the wait for the next step (showing a
+    /// note that arrives meanwhile at once), and now and then a look whether the fluid rests.
+    fn running(&mut self) {
+        let paused = self.shared.paused.load(Ordering::Acquire);
+        let step = self.step_period();
         let now = Instant::now();
-        backlog += (now - clock).min(Duration::from_millis(MAX_CATCH_UP_MS));
-        clock = now;
+        self.backlog += (now - self.clock).min(Duration::from_millis(MAX_CATCH_UP_MS));
+        self.clock = now;
 
         // A solver that needs more than half a period per step cannot catch up by stepping
         // more: it takes one longer step (real time, up to MAX_SLOW_STEP_MS) per wake, so the
         // fluid keeps real-time speed and every step still shows. Otherwise steps are fixed
         // and a short stall is caught up, a few steps at most.
-        let slow = step_cost > step / 2;
+        let slow = self.step_cost > step / 2;
         let mut ran = 0;
-        while backlog >= step && ran < MAX_STEPS_PER_WAKE && !(slow && ran > 0) {
+        while self.backlog >= step && ran < MAX_STEPS_PER_WAKE && !(slow && ran > 0) {
             let t0 = Instant::now();
-            for queue in &mut queues {
-                let solver = sim.solver.as_mut();
-                period.events += queue.drain(|e| driver.event(solver, &e)) as u64;
-            }
+            self.drain();
             let dt = if slow {
-                backlog
+                self.backlog
                     .min(Duration::from_millis(MAX_SLOW_STEP_MS))
                     .max(step)
             } else {
                 step
             };
             if paused {
-                driver.idle(sim.solver.as_mut());
+                self.driver.idle(self.sim.solver.as_mut());
             } else {
-                driver.step(sim.solver.as_mut(), params, dt.as_secs_f32());
+                self.driver
+                    .step(self.sim.solver.as_mut(), self.params, dt.as_secs_f32());
             }
-            if let Some(reason) = sim.solver.failure() {
-                sim.fall_back(reason, driver.discrete(), options);
+            if let Some(reason) = self.sim.solver.failure() {
+                self.sim
+                    .fall_back(reason, self.driver.discrete(), self.options);
             }
-            backlog = backlog.saturating_sub(dt);
+            self.backlog = self.backlog.saturating_sub(dt);
             ran += 1;
             let cost = t0.elapsed();
-            step_cost = (step_cost * 3 + cost) / 4;
-            period.steps += 1;
-            period.step_time += cost;
-            shared.steps.fetch_add(1, Ordering::AcqRel);
+            self.step_cost = (self.step_cost * 3 + cost) / 4;
+            self.period.steps += 1;
+            self.period.step_time += cost;
+            self.shared.steps.fetch_add(1, Ordering::AcqRel);
         }
-        if backlog >= step {
+        if self.backlog >= step {
             // Could not keep up: drop the backlog rather than chase it.
-            skipped_steps += (backlog.as_secs_f64() / step.as_secs_f64()) as u64;
-            backlog = Duration::ZERO;
+            self.skipped_steps += (self.backlog.as_secs_f64() / step.as_secs_f64()) as u64;
+            self.backlog = Duration::ZERO;
         }
 
         // Frames: one is started after the steps, and handed over as soon as it is ready (at
         // once on the CPU; when the readback lands on the GPU), polling while waiting for the
         // next step, so a note shows within one step period plus the hand-off.
         if ran > 0
-            && let Some((w, h)) = frames.wanted()
-            && sim.solver.request_frame(&driver.look(), w, h)
+            && let Some((w, h)) = self.frames.wanted()
+            && self.sim.solver.request_frame(&self.driver.look(), w, h)
         {
-            frame_pending = true;
+            self.frame_pending = true;
+            self.shown = Some((w, h));
         }
         //
         // While waiting, a note-on or onset that arrives is shown at once: its burst is
@@ -501,56 +819,113 @@ fn run(
         // so dense playing never doubles the render load for long).
         let mut early_frame = false;
         loop {
-            if frame_pending {
-                let solver = &mut sim.solver;
-                if frames.publish_from(driver.sim_time(), |pixels| solver.take_frame(pixels)) {
-                    period.frames += 1;
-                    frame_pending = false;
-                }
+            if self.frame_pending {
+                self.publish_frame();
             }
-            let wait = step.saturating_sub(backlog).saturating_sub(clock.elapsed());
-            if wait.is_zero() || shared.stop.load(Ordering::Acquire) {
+            let wait = step
+                .saturating_sub(self.backlog)
+                .saturating_sub(self.clock.elapsed());
+            if wait.is_zero() || self.shared.stop.load(Ordering::Acquire) {
                 break;
             }
             if !early_frame
                 && !paused
-                && !frame_pending
-                && frames.wanted().is_some()
-                && queues
+                && !self.frame_pending
+                && self.frames.wanted().is_some()
+                && self
+                    .queues
                     .iter_mut()
                     .any(|q| q.any(|e| shows_at_once(&e.event)))
             {
                 early_frame = true;
-                for queue in &mut queues {
-                    let solver = sim.solver.as_mut();
-                    period.events += queue.drain(|e| driver.event(solver, &e)) as u64;
-                }
-                if driver.flush(sim.solver.as_mut(), params)
-                    && let Some((w, h)) = frames.wanted()
-                    && sim.solver.request_frame(&driver.look(), w, h)
+                self.drain();
+                if self.driver.flush(self.sim.solver.as_mut(), self.params)
+                    && let Some((w, h)) = self.frames.wanted()
+                    && self.sim.solver.request_frame(&self.driver.look(), w, h)
                 {
-                    frame_pending = true;
+                    self.frame_pending = true;
                 }
                 continue;
             }
-            std::thread::park_timeout(wait.min(if frame_pending {
+            std::thread::park_timeout(wait.min(if self.frame_pending {
                 FRAME_POLL
             } else {
                 EVENT_POLL
             }));
         }
 
-        if clock - last_settings_poll >= Duration::from_millis(SETTINGS_POLL_MS) {
-            last_settings_poll = clock;
-            let settings = params.settings().sanitized();
-            if settings != sim.settings {
-                sim.rebuild(settings, driver.discrete(), options);
+        if self.clock - self.last_probe >= Duration::from_millis(ACTIVITY_PROBE_MS) {
+            self.last_probe = self.clock;
+            if self.at_rest(paused) {
+                self.set_resting(true);
             }
         }
-        if clock - period.start >= Duration::from_millis(STATUS_MS) {
-            publish_status(shared, &sim, &period, &queues, skipped_steps);
-            period = Period::new(clock);
+        self.housekeeping();
+    }
+
+    /// Measure the fluid (without waiting): at rest when it is still, nothing was put into it
+    /// since the measurement started, nothing is about to be (the mapping is quiet), and every
+    /// knob has settled.
+    fn at_rest(&mut self, paused: bool) -> bool {
+        let changes = self.driver.changes();
+        let measured = self.sim.solver.probe_activity(changes);
+        let knobs = self.driver.knobs();
+        // Frozen (paused, or speed 0): nothing moves whatever the velocity.
+        let frozen = paused || knobs.speed <= 0.0;
+        // Dye that fades or blurs still changes the picture while it shows.
+        let fading = knobs.dye_dissipation > 0.0 || knobs.dye_diffusion > 0.0;
+        let look = self.driver.look();
+        let still =
+            frozen || measured.is_some_and(|(tag, a)| tag == changes && a.still(&look, fading));
+        still && (paused || self.driver.quiet(self.params)) && self.driver.settled(self.params)
+    }
+
+    /// New settings (polled) and the status line (refreshed). Returns whether the solver was
+    /// rebuilt.
+    fn housekeeping(&mut self) -> bool {
+        let now = Instant::now();
+        let mut rebuilt = false;
+        if now - self.last_settings_poll >= Duration::from_millis(SETTINGS_POLL_MS) {
+            self.last_settings_poll = now;
+            let settings = self.params.settings().sanitized();
+            if settings != self.sim.settings {
+                self.sim
+                    .rebuild(settings, self.driver.discrete(), self.options);
+                rebuilt = true;
+            }
         }
+        if now - self.period.start >= Duration::from_millis(STATUS_MS) {
+            self.publish_status();
+            self.period = Period::new(now);
+        }
+        rebuilt
+    }
+
+    fn publish_status(&self) {
+        let period = &self.period;
+        let sim = &self.sim;
+        let secs = period.start.elapsed().as_secs_f32().max(1e-3);
+        let cfg = sim.solver.config();
+        let status = EngineStatus {
+            backend: sim.info.backend.to_owned(),
+            device: sim.info.device.clone(),
+            fallback: sim.info.fallback.clone(),
+            grid: (cfg.width, cfg.height),
+            dye_grid: (cfg.dye_width(), cfg.dye_height()),
+            ms_per_step: if period.steps > 0 {
+                period.step_time.as_secs_f32() * 1e3 / period.steps as f32
+            } else {
+                0.0
+            },
+            steps_per_s: period.steps as f32 / secs,
+            frames_per_s: period.frames as f32 / secs,
+            events_per_s: period.events as f32 / secs,
+            dropped_events: self.queues.iter().map(|q| q.stats().dropped()).sum(),
+            skipped_steps: self.skipped_steps,
+            paused: self.shared.paused.load(Ordering::Acquire),
+            resting: self.resting,
+        };
+        *self.shared.status.lock() = status;
     }
 }
 
@@ -583,36 +958,6 @@ impl Period {
     }
 }
 
-fn publish_status(
-    shared: &Shared,
-    sim: &Sim,
-    period: &Period,
-    queues: &[EventReceiver],
-    skipped_steps: u64,
-) {
-    let secs = period.start.elapsed().as_secs_f32().max(1e-3);
-    let cfg = sim.solver.config();
-    let status = EngineStatus {
-        backend: sim.info.backend.to_owned(),
-        device: sim.info.device.clone(),
-        fallback: sim.info.fallback.clone(),
-        grid: (cfg.width, cfg.height),
-        dye_grid: (cfg.dye_width(), cfg.dye_height()),
-        ms_per_step: if period.steps > 0 {
-            period.step_time.as_secs_f32() * 1e3 / period.steps as f32
-        } else {
-            0.0
-        },
-        steps_per_s: period.steps as f32 / secs,
-        frames_per_s: period.frames as f32 / secs,
-        events_per_s: period.events as f32 / secs,
-        dropped_events: queues.iter().map(|q| q.stats().dropped()).sum(),
-        skipped_steps,
-        paused: shared.paused.load(Ordering::Acquire),
-    };
-    *shared.status.lock() = status;
-}
-
 /// The plugin's engine: its thread waits in standby from activation on and starts simulating
 /// on first need (audio processed, or the editor opened), never while a host merely scans the
 /// plugin. Shared by the plugin and the editor; a mutex is fine here because the audio thread
@@ -629,6 +974,7 @@ struct LazyInner {
     queues: Vec<EventReceiver>,
     frames: Option<FrameInput>,
     paused: bool,
+    host_active: bool,
 }
 
 impl LazyEngine {
@@ -642,6 +988,7 @@ impl LazyEngine {
                 queues: Vec::new(),
                 frames: Some(frames),
                 paused: false,
+                host_active: true,
             }),
         }
     }
@@ -670,6 +1017,25 @@ impl LazyEngine {
         self.inner.lock().paused
     }
 
+    /// The host activated or deactivated the plugin (see [`Engine::set_host_active`]);
+    /// remembered until the thread exists. Host main thread only.
+    pub fn set_host_active(&self, active: bool) {
+        let mut inner = self.inner.lock();
+        inner.host_active = active;
+        if let Some(engine) = &inner.engine {
+            engine.set_host_active(active);
+        }
+    }
+
+    /// Whether the simulation rests (see [`Engine::resting`]); `false` before it runs.
+    pub fn resting(&self) -> bool {
+        self.inner
+            .lock()
+            .engine
+            .as_ref()
+            .is_some_and(Engine::resting)
+    }
+
     /// Spawn the thread in standby (idempotent) and return the waker the audio thread uses.
     /// `None` if no thread could be spawned (logged; the plugin keeps passing audio through).
     pub fn standby(&self) -> Option<Waker> {
@@ -683,6 +1049,7 @@ impl LazyEngine {
             Ok(engine) => {
                 let waker = engine.waker();
                 engine.set_paused(inner.paused);
+                engine.set_host_active(inner.host_active);
                 inner.engine = Some(engine);
                 Some(waker)
             }

@@ -164,7 +164,14 @@ impl Plugin for Dyeflow {
         if self.waker.is_none() {
             self.waker = self.engine.standby();
         }
+        self.engine.set_host_active(true);
         true
+    }
+
+    fn deactivate(&mut self) {
+        // Nothing feeds the fluid until the next activation: the simulation thread sleeps
+        // (unless the editor is open).
+        self.engine.set_host_active(false);
     }
 
     fn filter_state(state: &mut PluginState) {
@@ -177,7 +184,8 @@ impl Plugin for Dyeflow {
         _aux: &mut AuxiliaryBuffers,
         context: &mut impl ProcessContext<Self>,
     ) -> ProcessStatus {
-        // Audio flows: the simulation is needed (an atomic store; no lock, no system call).
+        // Audio flows: the simulation is needed and fed (atomics only; no lock, no system
+        // call).
         if let Some(waker) = &self.waker {
             waker.wake();
         }

@@ -243,6 +243,10 @@ struct BenchArgs {
     /// published frame showing its dye, through the real simulation thread.
     #[arg(long)]
     latency: bool,
+    /// With --latency: play each note into a resting engine (the fluid still, no steps),
+    /// timing its wake-up too.
+    #[arg(long, requires = "latency")]
+    from_rest: bool,
     /// Notes timed by --latency.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     trials: u32,
@@ -272,6 +276,7 @@ fn print_row(r: &BenchResult) {
 fn latency(args: &BenchArgs) -> ExitCode {
     let gpu = GpuOptions {
         force_no_adapter: args.no_gpu,
+        ..GpuOptions::default()
     };
     let sizes = if args.size.is_empty() {
         vec![256]
@@ -287,13 +292,14 @@ fn latency(args: &BenchArgs) -> ExitCode {
             },
             trials: args.trials as usize,
             gpu: gpu.clone(),
+            from_rest: args.from_rest,
         };
         let r = bench::run_latency(&opts);
         if args.json {
             println!("{}", serde_json::to_string(&r).expect("plain struct"));
         } else {
             println!(
-                "{} ({}), {}x{} grid at {} Hz, {} frames: note to screen p50 {:.2} ms, \
+                "{} ({}), {}x{} grid at {} Hz, {} frames{}: note to screen p50 {:.2} ms, \
                  p99 {:.2} ms (min {:.2}, max {:.2}) over {} notes, {} missed",
                 r.backend,
                 r.device,
@@ -301,6 +307,7 @@ fn latency(args: &BenchArgs) -> ExitCode {
                 size,
                 r.sim_rate_hz,
                 r.frame,
+                if r.from_rest { ", from rest" } else { "" },
                 r.latency_p50_ms,
                 r.latency_p99_ms,
                 r.latency_min_ms,
@@ -343,6 +350,7 @@ fn bench(args: BenchArgs) -> ExitCode {
     }
     let gpu = GpuOptions {
         force_no_adapter: args.no_gpu,
+        ..GpuOptions::default()
     };
     for &size in &sizes {
         for &iters in &args.iters {
@@ -355,7 +363,13 @@ fn bench(args: BenchArgs) -> ExitCode {
                 dye_scale: args.dye_scale as usize,
             };
             let r = match args.backend {
-                Backend::Cpu => bench::run_cpu(&opts),
+                Backend::Cpu => match bench::run_cpu(&opts) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        eprintln!("dyeflow bench: {e}.");
+                        return ExitCode::FAILURE;
+                    }
+                },
                 Backend::Gpu => match bench::run_gpu(&opts, &gpu) {
                     Ok(r) => r,
                     Err(e) => {

@@ -319,6 +319,17 @@ impl Mapper {
         self.voices.iter().filter(|v| v.stage != Stage::Off).count()
     }
 
+    /// Whether the next [`Mapper::emit`] would emit nothing, whatever its `dt`: no note
+    /// sounds (or releases), no onset waits, the audio is below [`SILENCE_RMS`] (or reactivity
+    /// is off), and no beat pulse runs (the host stopped, or Beat pulse is off). The engine
+    /// lets the fluid rest only then.
+    pub fn quiet(&self, cfg: &MappingConfig) -> bool {
+        self.active_voices() == 0
+            && self.pending_onsets == 0
+            && (self.level <= SILENCE_RMS || cfg.reactivity <= 0.0)
+            && !(cfg.beat_pulse && self.transport.is_some_and(|t| t.playing))
+    }
+
     /// The keyboard range in use (lowest, highest key), once a note has played.
     /// The span, widened about its middle to at least [`MIN_RANGE_SEMITONES`].
     pub fn range(&self) -> Option<(f32, f32)> {

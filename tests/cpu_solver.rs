@@ -140,7 +140,7 @@ fn solver_residual_falls_with_iterations() {
     let residual = |iterations: u32| {
         let mut cfg = config(80, 60);
         cfg.pressure_iterations = iterations;
-        let mut s = CpuSolver::new(&cfg, 2);
+        let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
         s.inject(&[splat(0.5, 0.5, [2.0, 1.0], [1.0; 3])]);
         s.step(&calm()).residual_rms()
     };
@@ -155,7 +155,7 @@ fn advection_keeps_a_constant_field_and_zero_velocity_changes_nothing() {
         dye_scale: 2,
         ..config(40, 30)
     };
-    let mut s = CpuSolver::new(&cfg, 2);
+    let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
     // A constant dye field in a swirling flow stays exactly constant.
     let mut f = Fields::zeros(&cfg);
     for plane in &mut f.dye {
@@ -179,7 +179,7 @@ fn advection_keeps_a_constant_field_and_zero_velocity_changes_nothing() {
     }
 
     // Zero velocity: any dye pattern stays exactly as it is.
-    let mut s = CpuSolver::new(&cfg, 2);
+    let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
     let mut f = Fields::zeros(&cfg);
     let mut rng = common::rng(3);
     for plane in &mut f.dye {
@@ -202,7 +202,7 @@ fn advection_keeps_a_constant_field_and_zero_velocity_changes_nothing() {
 #[test]
 fn nothing_flows_through_the_walls() {
     let cfg = config(50, 40);
-    let mut s = CpuSolver::new(&cfg, 2);
+    let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
     for n in 0..120 {
         if n % 10 == 0 {
             // Push hard towards every wall, right next to it.
@@ -225,7 +225,7 @@ fn nothing_flows_through_the_walls() {
 #[test]
 fn dissipation_never_lets_dye_grow() {
     let cfg = config(64, 48);
-    let mut s = CpuSolver::new(&cfg, 2);
+    let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
     let p = StepParams {
         dye_dissipation: 0.5,
         velocity_dissipation: 0.1,
@@ -263,7 +263,7 @@ fn dissipation_never_lets_dye_grow() {
 #[test]
 fn dye_is_conserved_in_a_closed_box_without_dissipation() {
     let cfg = config(128, 96);
-    let mut s = CpuSolver::new(&cfg, 2);
+    let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
     let p = StepParams {
         vorticity: 0.3,
         ..calm()
@@ -292,7 +292,7 @@ fn mirrored_input_gives_mirrored_output() {
     };
     let aspect = 48.0 / 32.0;
     let run = |mirror: bool| {
-        let mut s = CpuSolver::new(&cfg, 2);
+        let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
         let x = |x: f32| if mirror { aspect - x } else { x };
         let fx = |f: f32| if mirror { -f } else { f };
         for n in 0..30 {
@@ -344,7 +344,7 @@ fn one_and_many_threads_agree_bit_for_bit() {
             ..config(300, 170)
         };
         let run = |threads: usize| {
-            let mut s = CpuSolver::new(&cfg, threads);
+            let mut s = CpuSolver::new(&cfg, threads).expect("solver threads");
             stir(
                 &mut s,
                 300.0 / 170.0,
@@ -378,7 +378,7 @@ fn one_and_many_threads_agree_bit_for_bit() {
 fn half_steps_stay_close_to_full_steps() {
     let cfg = config(64, 64);
     let start = {
-        let mut s = CpuSolver::new(&cfg, 2);
+        let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
         s.inject(&[Splat {
             radius: 0.15,
             ..splat(0.5, 0.5, [0.4, 0.2], [1.0, 0.6, 0.3])
@@ -394,7 +394,7 @@ fn half_steps_stay_close_to_full_steps() {
         ..StepParams::default()
     };
     let run = |substeps: usize| {
-        let mut s = CpuSolver::new(&cfg, 2);
+        let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
         s.write_fields(&start);
         for _ in 0..10 * substeps {
             s.step(&StepParams {
@@ -485,7 +485,7 @@ fn hostile_input_stays_finite_and_bounded() {
                 pressure: method,
                 ..config(w, h)
             };
-            let mut s = CpuSolver::new(&cfg, 2);
+            let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
             for (n, p) in params.iter().cycle().take(12).enumerate() {
                 s.inject(&nasty);
                 let stats = s.step(p);

@@ -107,6 +107,7 @@ fn no_adapter_falls_back_to_the_cpu_and_says_why() {
     let options = EngineOptions {
         gpu: GpuOptions {
             force_no_adapter: true,
+            ..Default::default()
         },
         ..Default::default()
     };

@@ -136,7 +136,7 @@ fn stage_by_stage() {
             return;
         };
         let cfg = config(method);
-        let mut cpu = CpuSolver::new(&cfg, 2);
+        let mut cpu = CpuSolver::new(&cfg, 2).expect("solver threads");
         let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
         let base = start(&cfg);
         let p = lively();
@@ -197,7 +197,7 @@ fn stage_by_stage() {
 fn hundred_steps(method: PressureMethod, force_scale: f32) -> Option<([f32; 4], u32, u32)> {
     let ctx = common::gpu_context()?;
     let cfg = config(method);
-    let mut cpu = CpuSolver::new(&cfg, 2);
+    let mut cpu = CpuSolver::new(&cfg, 2).expect("solver threads");
     let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
     let base = start(&cfg);
     cpu.write_fields(&base);
@@ -285,7 +285,7 @@ fn colorize_matches() {
         return;
     };
     let cfg = config(PressureMethod::Multigrid);
-    let mut cpu = CpuSolver::new(&cfg, 2);
+    let mut cpu = CpuSolver::new(&cfg, 2).expect("solver threads");
     let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
     let base = start(&cfg);
     cpu.write_fields(&base);

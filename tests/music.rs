@@ -49,7 +49,7 @@ fn pixel_at(frame: &[u8], width: usize, height: usize, x: f32, y: f32) -> [u8; 4
 }
 
 fn solver() -> CpuSolver {
-    CpuSolver::new(&SimConfig::new(160, 90), 2)
+    CpuSolver::new(&SimConfig::new(160, 90), 2).expect("solver threads")
 }
 
 fn total_dye(s: &mut CpuSolver) -> f64 {

@@ -172,13 +172,22 @@ pub fn status_text(shared: &EditorShared, view: &FluidView) -> Vec<String> {
         return vec!["Simulation not started".into()];
     };
     if st.backend.is_empty() {
-        return vec!["Starting the simulation...".into()];
+        return vec![match &st.fallback {
+            // The solver could not start (its threads were refused); it retries.
+            Some(why) => format!("Not running: {why}"),
+            None => "Starting the simulation...".into(),
+        }];
     }
+    let work = if st.resting {
+        "at rest, no steps".to_owned()
+    } else {
+        format!("{:.2} ms/step", st.ms_per_step)
+    };
     let mut lines = vec![
         format!("{} · {}", st.backend.to_uppercase(), st.device),
         format!(
-            "{}x{} grid, dye {}x{} · {:.2} ms/step",
-            st.grid.0, st.grid.1, st.dye_grid.0, st.dye_grid.1, st.ms_per_step
+            "{}x{} grid, dye {}x{} · {work}",
+            st.grid.0, st.grid.1, st.dye_grid.0, st.dye_grid.1
         ),
         format!(
             "{:.0} fps · {:.0} events/s · {} dropped{}",

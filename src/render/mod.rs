@@ -25,6 +25,9 @@ pub enum RenderError {
     /// An external tool (ffmpeg) is missing or failed.
     #[error("{0}")]
     Tool(String),
+    /// The system refused what the render needs (threads, memory).
+    #[error("{0}")]
+    System(String),
 }
 
 impl RenderError {
@@ -54,7 +57,7 @@ impl RenderError {
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Input { .. } | Self::Usage(_) => 2,
-            Self::Output { .. } | Self::Tool(_) => 1,
+            Self::Output { .. } | Self::Tool(_) | Self::System(_) => 1,
         }
     }
 }
@@ -465,7 +468,8 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     } else {
         std::thread::available_parallelism().map_or(1, |n| n.get())
     };
-    let (mut solver, info) = make_solver(&cfg, backend, threads);
+    let (mut solver, info) = create_solver(&cfg, backend, &Default::default(), threads)
+        .map_err(|e| RenderError::System(e.to_string()))?;
     solver.set_measure(false);
     if backend == BackendChoice::Gpu && info.backend != "gpu" {
         notes_out.push(format!(
@@ -586,43 +590,6 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         dropped_events: dropped,
         notes: notes_out,
     })
-}
-
-/// The solver for a render. `Auto` takes a hardware GPU but not a software one (Mesa's
-/// lavapipe, SwiftShader): those run the shaders on the CPU several times slower than the CPU
-/// solver does.
-fn make_solver(
-    cfg: &SimConfig,
-    backend: BackendChoice,
-    threads: usize,
-) -> (Box<dyn Solver>, crate::sim::SolverInfo) {
-    if backend == BackendChoice::Auto {
-        match crate::sim::gpu::GpuContext::new(&Default::default()) {
-            Ok(ctx) if ctx.info.device_type != wgpu::DeviceType::Cpu => {
-                let device = ctx.adapter_name();
-                match crate::sim::gpu::GpuSolver::new(ctx, cfg) {
-                    Ok(solver) => {
-                        return (
-                            Box::new(solver),
-                            crate::sim::SolverInfo {
-                                backend: "gpu",
-                                device,
-                                fallback: None,
-                            },
-                        );
-                    }
-                    Err(e) => {
-                        let (solver, mut info) =
-                            create_solver(cfg, BackendChoice::Cpu, &Default::default(), threads);
-                        info.fallback = Some(e.to_string());
-                        return (solver, info);
-                    }
-                }
-            }
-            _ => return create_solver(cfg, BackendChoice::Cpu, &Default::default(), threads),
-        }
-    }
-    create_solver(cfg, backend, &Default::default(), threads)
 }
 
 fn progress_bar(wanted: bool, total: u64) -> Option<indicatif::ProgressBar> {

@@ -151,6 +151,18 @@ impl KnobsSmoother {
         self.current
     }
 
+    /// Whether the glide towards `target` is over: every value within 1e-4 of its size (or
+    /// 1e-9 absolute) of its target. Non-finite targets count as arrived, since they are held.
+    pub fn settled(&self, target: Knobs) -> bool {
+        self.current
+            .fields()
+            .into_iter()
+            .zip(target.fields())
+            .all(|(value, target)| {
+                !target.is_finite() || (target - value).abs() <= 1e-4 * target.abs().max(1e-5)
+            })
+    }
+
     /// Jump to `target` (used on reset or when a preset loads).
     pub fn snap(&mut self, target: Knobs) {
         self.current = target;

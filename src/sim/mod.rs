@@ -296,6 +296,52 @@ fn relative(after: f32, before: f32) -> f32 {
     if before > 0.0 { after / before } else { 0.0 }
 }
 
+/// How much is going on in the fluid, for the engine to tell whether it has come to rest.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Activity {
+    /// Largest |u| or |v| of any face, in canvas heights per second.
+    pub max_speed: f32,
+    /// Largest dye value of any channel of any dye cell.
+    pub max_dye: f32,
+}
+
+/// Exposure below which nothing shows: the colour stage maps an exposure `x` to `1 - e^-x`,
+/// which stays under half an 8-bit level (0.5 / 255) below this.
+pub const INVISIBLE_EXPOSURE: f32 = 1.9e-3;
+/// Below this speed the dye counts as still: 1 pixel per second on a picture 1000 pixels
+/// tall (speeds are in canvas heights per second).
+pub const STILL_SPEED: f32 = 1.0e-3;
+
+impl Activity {
+    /// Whether the picture of a fluid this active, drawn with `look`, has stopped changing:
+    /// nothing visible moves or fades. `fading`: the dye decays or diffuses (dissipation or
+    /// diffusion above 0).
+    ///
+    /// A flow can swirl on unseen (vorticity confinement keeps feeding it) once its dye has
+    /// faded: in the dye colour modes that counts as still, since nothing shows it.
+    pub fn still(&self, look: &Look, fading: bool) -> bool {
+        use crate::params::ColorMode;
+        let brightness = if look.brightness.is_finite() {
+            look.brightness.max(0.0)
+        } else {
+            1.0
+        };
+        let shows = |exposure: f32| exposure * brightness >= INVISIBLE_EXPOSURE;
+        match look.color_mode {
+            ColorMode::VelocityHue => !shows(self.max_speed * cpu::colorize::VELOCITY_VALUE_SCALE),
+            ColorMode::Dye | ColorMode::DensityHue => {
+                // Density hue shows the sum of the three channels.
+                let dye = if look.color_mode == ColorMode::DensityHue {
+                    3.0 * self.max_dye
+                } else {
+                    self.max_dye
+                };
+                !shows(dye) || (self.max_speed < STILL_SPEED && !fading)
+            }
+        }
+    }
+}
+
 /// The stages of a step, in order. Each solver runs them all in [`Solver::step`]; running one
 /// at a time ([`Solver::run_stage`]) lets tests compare the backends stage by stage.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -382,6 +428,13 @@ pub trait Solver: Send {
 
     /// The newest finished frame, if any, into `out` (RGBA8, top row first); returns its size.
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)>;
+
+    /// Start measuring the fluid's [`Activity`] without waiting for it, and return the newest
+    /// finished measurement with the `tag` its call passed: on the CPU the one just made (with
+    /// this call's tag); on the GPU one started by an earlier call (`None` until the first has
+    /// been read back). The tag lets the caller tell how old the measurement is. Never
+    /// blocks.
+    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)>;
 }
 
 /// Which solver runs, on what, and why (for the status line).
@@ -396,29 +449,38 @@ pub struct SolverInfo {
 }
 
 /// Create the solver for `cfg`: the GPU when `backend` allows and one works, else the CPU
-/// (and say why). Blocks while a GPU device is created; call it on the simulation thread.
+/// (and say why). `Auto` takes a hardware GPU only: on a software adapter (Mesa's lavapipe,
+/// WARP, SwiftShader) the CPU solver is several times faster. Blocks while a GPU device is
+/// created; call it on the simulation (or render) thread.
+///
+/// # Errors
+/// [`cpu::CpuError`] when not even the CPU solver can start (its threads were refused).
 pub fn create_solver(
     cfg: &SimConfig,
     backend: crate::params::BackendChoice,
     gpu: &gpu::GpuOptions,
     cpu_threads: usize,
-) -> (Box<dyn Solver>, SolverInfo) {
+) -> Result<(Box<dyn Solver>, SolverInfo), cpu::CpuError> {
     use crate::params::BackendChoice;
     let mut fallback = None;
     if backend != BackendChoice::Cpu {
-        match gpu::GpuContext::new(gpu).and_then(|ctx| {
+        let options = gpu::GpuOptions {
+            hardware_only: gpu.hardware_only || backend == BackendChoice::Auto,
+            ..gpu.clone()
+        };
+        match gpu::GpuContext::new(&options).and_then(|ctx| {
             let device = ctx.adapter_name();
             gpu::GpuSolver::new(ctx, cfg).map(|s| (s, device))
         }) {
             Ok((solver, device)) => {
-                return (
+                return Ok((
                     Box::new(solver),
                     SolverInfo {
                         backend: "gpu",
                         device,
                         fallback: None,
                     },
-                );
+                ));
             }
             Err(e) => {
                 nice_plug::nice_warn!("Using the CPU solver: {e}");
@@ -426,16 +488,16 @@ pub fn create_solver(
             }
         }
     }
-    let solver = cpu::CpuSolver::new(cfg, cpu_threads);
+    let solver = cpu::CpuSolver::new(cfg, cpu_threads)?;
     let device = threads_label(solver.threads());
-    (
+    Ok((
         Box::new(solver),
         SolverInfo {
             backend: "cpu",
             device,
             fallback,
         },
-    )
+    ))
 }
 
 /// The solver iterations for the plugin's "pressure iterations" knob, which counts red-black

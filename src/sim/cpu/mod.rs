@@ -17,7 +17,7 @@ pub mod vorticity;
 
 use super::grid::{AlignedVec, Fields};
 use super::{
-    Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams, StepStats,
+    Activity, Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams, StepStats,
 };
 use pressure::{Multigrid, Split};
 use splat::CellSplat;
@@ -117,17 +117,32 @@ pub struct CpuSolver {
     frame_size: Option<(usize, usize)>,
 }
 
+/// Why a CPU solver could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum CpuError {
+    /// The operating system refused the worker threads (a process or memory limit).
+    #[error("could not start {threads} solver thread(s): {source}")]
+    Threads {
+        threads: usize,
+        #[source]
+        source: rayon::ThreadPoolBuildError,
+    },
+}
+
 impl CpuSolver {
     /// A solver for `cfg` (sanitised) running on `threads` worker threads (0: one per core).
-    pub fn new(cfg: &SimConfig, threads: usize) -> Self {
+    ///
+    /// # Errors
+    /// [`CpuError::Threads`] when the worker threads cannot be started.
+    pub fn new(cfg: &SimConfig, threads: usize) -> Result<Self, CpuError> {
         let cfg = cfg.sanitized();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("dyeflow-cpu-{i}"))
             .build()
-            .expect("a rayon pool with default settings always builds");
+            .map_err(|source| CpuError::Threads { threads, source })?;
         let threads = pool.current_num_threads();
-        Self {
+        Ok(Self {
             state: State::new(&cfg),
             cfg,
             pool: std::sync::Arc::new(pool),
@@ -138,7 +153,7 @@ impl CpuSolver {
             reach: 0.0,
             frame: Vec::new(),
             frame_size: None,
-        }
+        })
     }
 
     /// Worker threads in use.
@@ -427,5 +442,24 @@ impl Solver for CpuSolver {
         let size = self.frame_size.take()?;
         std::mem::swap(out, &mut self.frame);
         Some(size)
+    }
+
+    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
+        use rayon::prelude::*;
+        /// Values per task: large enough that the task overhead vanishes.
+        const CHUNK: usize = 1 << 14;
+        let max_abs = |x: &[f32]| {
+            x.par_chunks(CHUNK)
+                .map(reduce::row_max_abs)
+                .reduce(|| 0.0, f32::max)
+        };
+        let activity = self.install(|s| {
+            let st = &s.state;
+            Activity {
+                max_speed: max_abs(&st.u).max(max_abs(&st.v)),
+                max_dye: st.dye.iter().map(|d| max_abs(d)).fold(0.0, f32::max),
+            }
+        });
+        Some((tag, activity))
     }
 }

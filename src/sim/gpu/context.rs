@@ -27,6 +27,10 @@ pub enum GpuError {
     /// The device reported an error (validation, out of memory, shader) or was lost.
     #[error("GPU failure on {adapter}: {message}")]
     Failed { adapter: String, message: String },
+    /// Only a software adapter (Mesa's llvmpipe/lavapipe, WARP, SwiftShader) was found, and a
+    /// hardware one was asked for: on those the CPU solver is several times faster.
+    #[error("{0} is a software GPU; the CPU solver is faster")]
+    Software(String),
 }
 
 /// Records the first uncaptured error or device loss, from whatever thread wgpu reports it.
@@ -62,6 +66,10 @@ pub struct GpuOptions {
     /// Behave as if there were no adapter (tests of the fallback; the `DYEFLOW_NO_GPU`
     /// environment variable does the same).
     pub force_no_adapter: bool,
+    /// Refuse a software adapter (wgpu's `DeviceType::Cpu`: llvmpipe, lavapipe, WARP,
+    /// SwiftShader), which runs the shaders on the CPU several times slower than the CPU
+    /// solver. The Auto backend sets it; choosing the GPU explicitly does not.
+    pub hardware_only: bool,
 }
 
 /// A device and queue with their adapter's description.
@@ -104,6 +112,9 @@ impl GpuContext {
         }))
         .map_err(|e| GpuError::NoAdapter(e.to_string()))?;
         let info = adapter.get_info();
+        if options.hardware_only && info.device_type == wgpu::DeviceType::Cpu {
+            return Err(GpuError::Software(info.name));
+        }
         let supported = adapter.limits();
         // Only what the solver needs: large storage buffers for fine dye grids, and
         // timestamps when the adapter has them.

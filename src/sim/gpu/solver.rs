@@ -2,6 +2,7 @@
 //! buffer, every bind group built once. `step` reads as the algorithm, one labelled compute
 //! pass per stage.
 
+use super::activity::ActivityProbe;
 use super::context::{GpuContext, GpuError};
 use super::kernel::{Dispatch, Kernel, groups, storage, storage_init, uniform};
 use super::shaders;
@@ -12,7 +13,7 @@ use crate::sim::cpu::vorticity::VORTICITY_SCALE_PER_S;
 use crate::sim::cpu::{MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY};
 use crate::sim::grid::Fields;
 use crate::sim::{
-    Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams, StepStats,
+    Activity, Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams, StepStats,
 };
 use bytemuck::{Pod, Zeroable};
 
@@ -149,7 +150,7 @@ struct DecideU {
 }
 
 /// Result slots of the reductions (vec4 each: sum, sum of squares, max |x|).
-mod slot {
+pub(super) mod slot {
     pub const DIV_BEFORE: u32 = 0;
     pub const DIV_AFTER: u32 = 1;
     pub const DOTS_MAIN: u32 = 2;
@@ -159,11 +160,13 @@ mod slot {
     pub const V: u32 = 6;
     pub const DOTS_EXTRA: u32 = 7;
     pub const Q_EXTRA: u32 = 8;
+    /// The activity probe's three slots: u, v and dye (see `activity.rs`).
+    pub const ACTIVITY: u32 = 9;
     pub const COUNT: u64 = 16;
 }
 
 /// Every pipeline.
-struct Kernels {
+pub(super) struct Kernels {
     splat_u: Kernel,
     splat_v: Kernel,
     splat_dye: Kernel,
@@ -264,7 +267,7 @@ impl Kernels {
 }
 
 /// A two-stage reduction of one field into one result slot.
-struct Reduction {
+pub(super) struct Reduction {
     partial: wgpu::BindGroup,
     finish: wgpu::BindGroup,
     groups: u32,
@@ -273,7 +276,7 @@ struct Reduction {
 
 impl Reduction {
     #[allow(clippy::too_many_arguments)]
-    fn new(
+    pub(super) fn new(
         device: &wgpu::Device,
         k: &Kernels,
         x: &wgpu::Buffer,
@@ -313,7 +316,12 @@ impl Reduction {
         }
     }
 
-    fn encode(&self, k: &Kernels, d: &mut Dispatch, pass: &mut Option<wgpu::ComputePass<'_>>) {
+    pub(super) fn encode(
+        &self,
+        k: &Kernels,
+        d: &mut Dispatch,
+        pass: &mut Option<wgpu::ComputePass<'_>>,
+    ) {
         let kernel = if self.dots {
             &k.partial_dots
         } else {
@@ -477,6 +485,8 @@ pub struct GpuSolver {
     splat_count: u32,
     /// Steps submitted and perhaps not yet finished, oldest first.
     in_flight: std::collections::VecDeque<wgpu::SubmissionIndex>,
+    /// Measures the fluid's motion and dye for the engine, read back without waiting.
+    activity: ActivityProbe,
 }
 
 /// Steps the GPU may have queued before `step` waits for the oldest. Without a bound, a GPU
@@ -790,6 +800,7 @@ impl GpuSolver {
             }),
             dissipate_dye: per2(&|i| k.dissipate_dye.bind(device, &[(0, p), (3, &b.dye[i])])),
         };
+        let activity = ActivityProbe::new(device, nu, nc, nd * 4, &b.u, &b.v, &b.dye, &red);
         let timing = ctx.timestamps.then(|| Timing {
             queries: device.create_query_set(&wgpu::QuerySetDescriptor {
                 label: Some("Queries: step time"),
@@ -832,6 +843,7 @@ impl GpuSolver {
             },
             serial: 0,
             last_projections: 0,
+            activity,
             ctx,
         };
         solver.timing = timing;
@@ -1924,6 +1936,18 @@ impl Solver for GpuSolver {
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
         self.collect_frame(out)
+    }
+
+    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+        self.activity.probe(
+            &self.ctx,
+            &self.k,
+            &self.buf.results,
+            self.vel,
+            self.dye,
+            tag,
+        )
     }
 
     fn read_fields(&mut self) -> Fields {
