@@ -1,0 +1,393 @@
+//! Where rendered frames go: a directory of PNG frames, an animated GIF, or an mp4/webm video
+//! encoded by ffmpeg.
+//!
+//! The renderer hands RGBA8 frames (top row first, `width * height * 4` bytes, alpha 255) to a
+//! [`FrameWriter`] in order, then calls [`FrameWriter::finish`], also after Ctrl-C, so that what
+//! was rendered so far ends up as a complete file.
+//!
+//! PNG and GIF encoding runs on background threads behind a bounded queue, so the simulation is
+//! not held up by compression; errors from those threads (disk full, permissions) come back from
+//! the next `write` or from `finish`. Files are written under a `.part` name and renamed when
+//! complete, so an interrupted render never leaves a half-written file under the final name.
+
+use std::collections::BTreeMap;
+use std::collections::VecDeque;
+use std::fs::{self, File};
+use std::io::{self, BufRead, BufReader, BufWriter, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
+use std::thread::{self, JoinHandle};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::RenderError;
+
+mod gif;
+mod png;
+#[cfg(test)]
+mod tests;
+mod video;
+
+use gif::GifWriter;
+use png::PngWriter;
+use video::VideoWriter;
+
+/// Where frames go, chosen from the output path by [`kind_for`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum OutputKind {
+    /// A directory of `frame_000001.png`, `frame_000002.png`, … (RGB, 8 bits).
+    PngSequence,
+    /// An animated, endlessly looping GIF (at most 50 frames per second, see [`open`]).
+    Gif,
+    /// A video encoded by ffmpeg.
+    Video {
+        /// The container: `"mp4"` (H.264, AAC audio) or `"webm"` (VP9, Opus audio).
+        container: &'static str,
+    },
+}
+
+/// Chooses the output kind from the path: `.gif` is a GIF, `.mp4` and `.webm` are videos, and a
+/// path without an extension, an existing directory or a path ending in `/` is a directory of
+/// PNG frames. Extensions are matched without regard to case.
+///
+/// # Errors
+/// [`RenderError::Usage`] for an empty path or any other extension.
+pub fn kind_for(path: &Path) -> Result<OutputKind, RenderError> {
+    let text = path.as_os_str().to_string_lossy();
+    if text.is_empty() {
+        return Err(RenderError::Usage("the output path is empty".into()));
+    }
+    if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) || path.is_dir() {
+        return Ok(OutputKind::PngSequence);
+    }
+    let Some(extension) = path.extension() else {
+        return Ok(OutputKind::PngSequence);
+    };
+    let extension = extension.to_string_lossy();
+    match extension.to_ascii_lowercase().as_str() {
+        "gif" => Ok(OutputKind::Gif),
+        "mp4" => Ok(OutputKind::Video { container: "mp4" }),
+        "webm" => Ok(OutputKind::Video { container: "webm" }),
+        _ => Err(RenderError::Usage(format!(
+            "{}: unknown output type '.{extension}'; use a directory (PNG frames), .gif, .mp4 or \
+             .webm",
+            path.display()
+        ))),
+    }
+}
+
+/// What to write and how big.
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutputOptions {
+    /// The output file, or the directory for a PNG sequence.
+    pub path: PathBuf,
+    /// Frame width in pixels.
+    pub width: u32,
+    /// Frame height in pixels.
+    pub height: u32,
+    /// Frames per second of the render.
+    pub fps: u32,
+    /// WAV to mux into a video (ignored otherwise).
+    pub audio: Option<PathBuf>,
+    /// Seconds into the audio where the video starts (for muxing; negative delays the audio).
+    pub audio_start_s: f64,
+}
+
+/// A frame sink.
+pub trait FrameWriter: Send {
+    /// Takes the next frame: RGBA8, top row first, exactly `width * height * 4` bytes. Returns
+    /// once the frame is queued (PNG, GIF) or handed to ffmpeg (video); an error from an earlier
+    /// frame's background encoding is returned here.
+    fn write(&mut self, rgba: &[u8]) -> Result<(), RenderError>;
+
+    /// Completes the output (waits for queued frames, writes the GIF trailer, lets ffmpeg
+    /// finish) and returns a one-line summary such as `"240 PNG frames in out/ (frame_000001.png
+    /// … frame_000240.png, 85.2 MB)"` or `"out.gif, 120 frames, 2.1 MB"`.
+    fn finish(self: Box<Self>) -> Result<String, RenderError>;
+
+    /// The number of frames accepted by [`FrameWriter::write`] so far. For a GIF this counts the
+    /// frames skipped to stay at 50 frames per second or below; every accepted frame is on disk
+    /// once `finish` has returned `Ok`.
+    fn frames_written(&self) -> u64;
+}
+
+/// Opens a writer of the given kind.
+///
+/// - [`OutputKind::PngSequence`]: creates the directory (and its parents) and removes stale
+///   `frame_<digits>.png` (and `.png.part`) files from an earlier render, so a shorter re-render
+///   leaves no old frames behind; other files are left alone.
+/// - [`OutputKind::Gif`]: every frame gets its own palette of up to 256 colours. GIF delays are whole
+///   hundredths of a second, and browsers show delays under 2/100 s as 10/100 s, so above 50 fps
+///   only the first frame in each 2/100 s slot is kept (at 60 fps, 5 of every 6 frames) and the
+///   GIF plays at 50 fps; at 50 fps and below every frame is kept and the rounding of the delays
+///   is carried over from frame to frame so the long-run rate is exact (30 fps: 3, 4, 3, 3, 4, …).
+/// - [`OutputKind::Video`]: runs ffmpeg, muxing in `opts.audio` if given.
+///
+/// # Errors
+/// [`RenderError::Usage`] for a zero size or frame rate, a size a GIF cannot hold, or an odd
+/// width or height for a video (yuv420p needs even sizes); [`RenderError::Output`] if the output
+/// cannot be created; [`RenderError::Input`] if the audio file for a video does not exist;
+/// [`RenderError::Tool`] if ffmpeg is missing or cannot be started.
+pub fn open(kind: &OutputKind, opts: &OutputOptions) -> Result<Box<dyn FrameWriter>, RenderError> {
+    if opts.width == 0 || opts.height == 0 {
+        return Err(RenderError::Usage(format!(
+            "the output size {}x{} is empty",
+            opts.width, opts.height
+        )));
+    }
+    if opts.fps == 0 {
+        return Err(RenderError::Usage(
+            "the frame rate must be at least 1 frame per second".into(),
+        ));
+    }
+    let too_large = || {
+        RenderError::Usage(format!(
+            "the output size {}x{} is too large",
+            opts.width, opts.height
+        ))
+    };
+    (opts.width as usize)
+        .checked_mul(opts.height as usize)
+        .and_then(|pixels| pixels.checked_mul(4))
+        .ok_or_else(too_large)?;
+    match kind {
+        OutputKind::PngSequence => Ok(Box::new(PngWriter::open(opts)?)),
+        OutputKind::Gif => Ok(Box::new(GifWriter::open(opts)?)),
+        OutputKind::Video { container } => Ok(Box::new(VideoWriter::open(opts, container)?)),
+    }
+}
+
+/// Whether ffmpeg is on PATH (runs `ffmpeg -version`).
+pub fn ffmpeg_available() -> bool {
+    Command::new("ffmpeg")
+        .arg("-version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+/// The ffmpeg command line that turns the PNG sequence in `dir` (rendered at `fps`) into an mp4
+/// next to it (`out/` → `out.mp4`), with `audio` muxed in if given. Paths are quoted for a POSIX
+/// shell where needed.
+pub fn ffmpeg_command_hint(dir: &Path, fps: u32, audio: Option<&Path>) -> String {
+    let video = match dir.file_name() {
+        Some(name) => {
+            let mut name = name.to_os_string();
+            name.push(".mp4");
+            dir.with_file_name(name)
+        }
+        None => dir.join("render.mp4"),
+    };
+    let mut command = format!(
+        "ffmpeg -framerate {fps} -start_number 1 -i {}",
+        shell_quote(&dir.join("frame_%06d.png"))
+    );
+    if let Some(audio) = audio {
+        command.push_str(&format!(" -i {}", shell_quote(audio)));
+    }
+    command.push_str(" -c:v libx264 -pix_fmt yuv420p -crf 18");
+    if audio.is_some() {
+        command.push_str(" -c:a aac -b:a 192k -shortest");
+    }
+    command.push_str(&format!(" {}", shell_quote(&video)));
+    command
+}
+
+/// Quotes a path for a POSIX shell if it holds anything but plainly safe characters.
+fn shell_quote(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    let safe = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "_-./%:=+,@".contains(c));
+    if safe {
+        text.into_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// Shared machinery
+
+/// Frames queued for the encoders before `write` waits.
+const QUEUE_FRAMES: usize = 4;
+
+/// The first error from a background thread, kept until the writer reports it.
+#[derive(Default)]
+struct Failure(Mutex<Option<(PathBuf, String)>>);
+
+impl Failure {
+    /// Records an error unless one is already recorded.
+    fn set(&self, path: &Path, problem: impl Into<String>) {
+        let mut slot = self.0.lock();
+        if slot.is_none() {
+            *slot = Some((path.to_owned(), problem.into()));
+        }
+    }
+
+    fn is_set(&self) -> bool {
+        self.0.lock().is_some()
+    }
+
+    fn error(&self) -> Option<RenderError> {
+        self.0
+            .lock()
+            .as_ref()
+            .map(|(path, problem)| RenderError::output(path, problem.clone()))
+    }
+}
+
+/// A few worker threads fed through a bounded queue. Dropping it closes the queue and waits for
+/// the workers to finish what was queued.
+struct Pool<J> {
+    queue: Option<SyncSender<J>>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl<J: Send + 'static> Pool<J> {
+    /// Starts `threads` workers, each with its own `S::default()` scratch state, taking jobs
+    /// from a queue that holds at most `capacity` jobs.
+    fn spawn<S, F>(name: &str, threads: usize, capacity: usize, work: F) -> io::Result<Self>
+    where
+        S: Default + 'static,
+        F: Fn(&mut S, J) + Send + Sync + 'static,
+    {
+        let (queue, jobs) = mpsc::sync_channel::<J>(capacity);
+        let jobs = Arc::new(Mutex::new(jobs));
+        let work = Arc::new(work);
+        let mut pool = Pool {
+            queue: Some(queue),
+            threads: Vec::with_capacity(threads),
+        };
+        for index in 0..threads {
+            let jobs = Arc::clone(&jobs);
+            let work = Arc::clone(&work);
+            let thread = thread::Builder::new()
+                .name(format!("{name}-{index}"))
+                .spawn(move || {
+                    let mut state = S::default();
+                    loop {
+                        let job = jobs.lock().recv();
+                        match job {
+                            Ok(job) => work(&mut state, job),
+                            Err(_) => break,
+                        }
+                    }
+                })?;
+            pool.threads.push(thread);
+        }
+        Ok(pool)
+    }
+
+    /// Queues a job, waiting while the queue is full. Gives the job back if no worker is left.
+    fn send(&self, job: J) -> Result<(), J> {
+        match &self.queue {
+            Some(queue) => queue.send(job).map_err(|error| error.0),
+            None => Err(job),
+        }
+    }
+}
+
+impl<J> Pool<J> {
+    /// Closes the queue and waits for the workers. Returns false if one of them panicked.
+    fn close(&mut self) -> bool {
+        self.queue = None;
+        let mut clean = true;
+        for thread in self.threads.drain(..) {
+            clean &= thread.join().is_ok();
+        }
+        clean
+    }
+}
+
+impl<J> Drop for Pool<J> {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+/// The path with `.part` appended to its file name.
+fn part_path(path: &Path) -> PathBuf {
+    let mut name = path.as_os_str().to_os_string();
+    name.push(".part");
+    PathBuf::from(name)
+}
+
+/// Checks a frame's length.
+fn check_frame(path: &Path, rgba: &[u8], width: u32, height: u32) -> Result<(), RenderError> {
+    let expected = width as usize * height as usize * 4;
+    if rgba.len() == expected {
+        Ok(())
+    } else {
+        Err(RenderError::output(
+            path,
+            format!(
+                "a frame of {} bytes was passed, but {width}x{height} RGBA takes {expected}",
+                rgba.len()
+            ),
+        ))
+    }
+}
+
+/// Creates a directory and its parents; errors name `path`, the output.
+fn create_dir(dir: &Path, path: &Path) -> Result<(), RenderError> {
+    let problem = match dir.ancestors().find(|a| a.exists()) {
+        Some(existing) if !existing.is_dir() => {
+            if existing == path {
+                "exists and is not a directory".to_string()
+            } else {
+                format!("{} exists and is not a directory", existing.display())
+            }
+        }
+        _ => match fs::create_dir_all(dir) {
+            Ok(()) => return Ok(()),
+            Err(e) => format!("could not create the directory {}: {e}", dir.display()),
+        },
+    };
+    Err(RenderError::output(path, problem))
+}
+
+/// Creates the parent directory of an output file.
+fn create_parent(path: &Path) -> Result<(), RenderError> {
+    match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => create_dir(parent, path),
+        _ => Ok(()),
+    }
+}
+
+/// A byte count for people: "850 bytes", "12.3 kB", "2.1 MB", "1.4 GB".
+fn human_size(bytes: u64) -> String {
+    let b = bytes as f64;
+    if bytes < 1000 {
+        format!("{bytes} bytes")
+    } else if b < 1e6 {
+        format!("{:.1} kB", b / 1e3)
+    } else if b < 1e9 {
+        format!("{:.1} MB", b / 1e6)
+    } else {
+        format!("{:.1} GB", b / 1e9)
+    }
+}
+
+/// The size of a file, or 0 if it cannot be read.
+fn file_size(path: &Path) -> u64 {
+    fs::metadata(path).map_or(0, |m| m.len())
+}
+
+/// A directory for display, ending in a separator.
+fn dir_display(dir: &Path) -> String {
+    let text = dir.display().to_string();
+    if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) {
+        text
+    } else {
+        format!("{text}{}", std::path::MAIN_SEPARATOR)
+    }
+}

@@ -1,0 +1,703 @@
+//! Tests of every writer.
+
+use super::gif::*;
+use super::png::*;
+use super::*;
+use std::sync::atomic::AtomicUsize;
+
+/// A unique scratch directory under the temp dir, removed on drop.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Self {
+        static COUNTER: AtomicUsize = AtomicUsize::new(0);
+        let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("dyeflow-output-{}-{n}-{name}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn options(path: PathBuf, width: u32, height: u32, fps: u32) -> OutputOptions {
+    OutputOptions {
+        path,
+        width,
+        height,
+        fps,
+        audio: None,
+        audio_start_s: 0.0,
+    }
+}
+
+/// A solid RGBA frame.
+fn solid(width: u32, height: u32, rgb: [u8; 3]) -> Vec<u8> {
+    [rgb[0], rgb[1], rgb[2], 255].repeat(width as usize * height as usize)
+}
+
+/// A frame with a distinct colour per pixel, varying with `t`.
+fn pattern(width: u32, height: u32, t: u32) -> Vec<u8> {
+    let mut rgba = Vec::with_capacity(width as usize * height as usize * 4);
+    for y in 0..height {
+        for x in 0..width {
+            rgba.extend_from_slice(&[
+                (x * 7 + t) as u8,
+                (y * 13 + t * 3) as u8,
+                (x * y + t * 5) as u8,
+                255,
+            ]);
+        }
+    }
+    rgba
+}
+
+/// A smooth, fluid-like frame with a little noise, for the benchmark.
+fn fluid_like(width: u32, height: u32, t: f32) -> Vec<u8> {
+    let mut rgba = Vec::with_capacity(width as usize * height as usize * 4);
+    let mut seed = 0x9e37_79b9_u32;
+    for y in 0..height {
+        for x in 0..width {
+            let (u, v) = (x as f32 / width as f32, y as f32 / height as f32);
+            let swirl = (u * 9.0 + (v * 7.0 + t).sin() * 2.0).sin()
+                * (v * 5.0 - (u * 4.0 - t).cos() * 1.5).cos();
+            let dye = 0.5 + 0.5 * swirl;
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            let noise = (seed % 5) as f32 - 2.0;
+            let c = |k: f32| ((dye * k).fract() * 255.0 + noise).clamp(0.0, 255.0) as u8;
+            rgba.extend_from_slice(&[c(1.0), c(0.7 + 0.2 * u), c(0.35 + 0.3 * v), 255]);
+        }
+    }
+    rgba
+}
+
+fn file_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+fn decode_png(path: &Path) -> (u32, u32, ::png::ColorType, Vec<u8>) {
+    let file = BufReader::new(File::open(path).unwrap());
+    let mut reader = ::png::Decoder::new(file).read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size().unwrap()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    buf.truncate(info.buffer_size());
+    (info.width, info.height, info.color_type, buf)
+}
+
+/// Decodes a GIF into (delay, RGBA pixels) per frame.
+fn decode_gif(path: &Path) -> (u16, u16, Vec<(u16, Vec<u8>)>) {
+    let mut decode = ::gif::DecodeOptions::new();
+    decode.set_color_output(::gif::ColorOutput::RGBA);
+    let mut decoder = decode
+        .read_info(BufReader::new(File::open(path).unwrap()))
+        .unwrap();
+    assert_eq!(decoder.repeat(), ::gif::Repeat::Infinite);
+    let (width, height) = (decoder.width(), decoder.height());
+    let mut frames = Vec::new();
+    while let Some(frame) = decoder.read_next_frame().unwrap() {
+        frames.push((frame.delay, frame.buffer.to_vec()));
+    }
+    (width, height, frames)
+}
+
+#[test]
+fn kind_for_table() {
+    let scratch = Scratch::new("kind");
+    let existing = scratch.0.join("frames.gif");
+    fs::create_dir_all(&existing).unwrap();
+    let video = |container| Ok(OutputKind::Video { container });
+    let table: [(&Path, Result<OutputKind, ()>); 11] = [
+        (Path::new("out.gif"), Ok(OutputKind::Gif)),
+        (Path::new("dir/Out.GIF"), Ok(OutputKind::Gif)),
+        (Path::new("out.mp4"), video("mp4")),
+        (Path::new("a/b.MP4"), video("mp4")),
+        (Path::new("out.webm"), video("webm")),
+        (Path::new("frames"), Ok(OutputKind::PngSequence)),
+        (Path::new("out/frames"), Ok(OutputKind::PngSequence)),
+        (Path::new("out.gif/"), Ok(OutputKind::PngSequence)),
+        (&existing, Ok(OutputKind::PngSequence)),
+        (Path::new("out.avi"), Err(())),
+        (Path::new("frame.png"), Err(())),
+    ];
+    for (path, expected) in table {
+        let got = kind_for(path);
+        match (got, expected) {
+            (Ok(got), Ok(expected)) => assert_eq!(got, expected, "{}", path.display()),
+            (Err(RenderError::Usage(message)), Err(())) => {
+                let ext = path.extension().unwrap().to_string_lossy();
+                assert!(message.contains(&format!("unknown output type '.{ext}'")));
+                assert!(message.contains("use a directory (PNG frames), .gif, .mp4 or .webm"));
+            }
+            (got, expected) => panic!("{}: {got:?}, expected {expected:?}", path.display()),
+        }
+    }
+    assert!(matches!(
+        kind_for(Path::new("")),
+        Err(RenderError::Usage(_))
+    ));
+}
+
+#[test]
+fn png_sequence_round_trips() {
+    let scratch = Scratch::new("png");
+    let dir = scratch.0.join("nested/frames");
+    let (w, h) = (7, 5);
+    let frames = [pattern(w, h, 0), pattern(w, h, 1), solid(w, h, [1, 2, 3])];
+    let mut writer = open(&OutputKind::PngSequence, &options(dir.clone(), w, h, 30)).unwrap();
+    for frame in &frames {
+        writer.write(frame).unwrap();
+    }
+    assert_eq!(writer.frames_written(), 3);
+    let summary = writer.finish().unwrap();
+    println!("{summary}");
+    assert!(summary.starts_with("3 PNG frames in "), "{summary}");
+    assert!(
+        summary.contains("frame_000001.png … frame_000003.png"),
+        "{summary}"
+    );
+    assert_eq!(
+        file_names(&dir),
+        ["frame_000001.png", "frame_000002.png", "frame_000003.png"]
+    );
+    for (i, frame) in frames.iter().enumerate() {
+        let (dw, dh, color, rgb) = decode_png(&dir.join(frame_name(i as u64 + 1)));
+        assert_eq!((dw, dh, color), (w, h, ::png::ColorType::Rgb));
+        let expected: Vec<u8> = frame
+            .chunks_exact(4)
+            .flat_map(|p| [p[0], p[1], p[2]])
+            .collect();
+        assert_eq!(rgb, expected, "frame {}", i + 1);
+    }
+}
+
+#[test]
+fn png_sequence_removes_stale_frames_only() {
+    let scratch = Scratch::new("stale");
+    let dir = &scratch.0;
+    for name in [
+        "frame_000001.png",
+        "frame_000002.png",
+        "frame_000003.png",
+        "frame_000009.png.part",
+        "frame_1234567.png",
+        "frame_abc.png",
+        "frame_.png",
+        "notes.txt",
+        "frame_000004.png.bak",
+    ] {
+        fs::write(dir.join(name), b"old").unwrap();
+    }
+    fs::create_dir(dir.join("frame_000005.png")).unwrap();
+    let mut writer = open(&OutputKind::PngSequence, &options(dir.clone(), 4, 4, 60)).unwrap();
+    writer.write(&solid(4, 4, [9, 9, 9])).unwrap();
+    writer.write(&solid(4, 4, [8, 8, 8])).unwrap();
+    writer.finish().unwrap();
+    assert_eq!(
+        file_names(dir),
+        [
+            "frame_.png",
+            "frame_000001.png",
+            "frame_000002.png",
+            "frame_000004.png.bak",
+            "frame_000005.png",
+            "frame_abc.png",
+            "notes.txt"
+        ]
+    );
+    assert_eq!(decode_png(&dir.join("frame_000002.png")).3, [8; 48]);
+}
+
+#[test]
+fn png_errors_from_encoder_threads_surface() {
+    let scratch = Scratch::new("pngfail");
+    let dir = scratch.0.join("frames");
+    let mut writer = open(&OutputKind::PngSequence, &options(dir.clone(), 8, 8, 30)).unwrap();
+    // Pull the directory out from under the encoders.
+    fs::remove_dir_all(&dir).unwrap();
+    fs::write(&dir, b"now a file").unwrap();
+    let frame = solid(8, 8, [1, 2, 3]);
+    let mut error = None;
+    for _ in 0..50 {
+        if let Err(e) = writer.write(&frame) {
+            error = Some(e);
+            break;
+        }
+    }
+    let error = match error {
+        Some(error) => error,
+        None => writer.finish().unwrap_err(),
+    };
+    println!("{error}");
+    assert!(
+        matches!(&error, RenderError::Output { problem, .. } if problem.contains("could not write the frame")),
+        "{error}"
+    );
+}
+
+#[test]
+fn unwritable_outputs_are_output_errors() {
+    let scratch = Scratch::new("unwritable");
+    let blocker = scratch.0.join("blocker");
+    fs::write(&blocker, b"a regular file").unwrap();
+    for (kind, path) in [
+        (OutputKind::PngSequence, blocker.join("frames")),
+        (OutputKind::PngSequence, blocker.clone()),
+        (OutputKind::Gif, blocker.join("sub/out.gif")),
+        (
+            OutputKind::Video { container: "mp4" },
+            blocker.join("out.mp4"),
+        ),
+    ] {
+        match open(&kind, &options(path.clone(), 8, 8, 30)) {
+            Err(e @ RenderError::Output { .. }) => println!("{e}"),
+            Err(e) => panic!("{}: {e}", path.display()),
+            Ok(_) => panic!("{}: opened", path.display()),
+        }
+    }
+}
+
+#[test]
+fn bad_frames_and_sizes_are_errors() {
+    let scratch = Scratch::new("bad");
+    let mut writer = open(
+        &OutputKind::PngSequence,
+        &options(scratch.0.join("f"), 4, 4, 30),
+    )
+    .unwrap();
+    assert!(matches!(
+        writer.write(&[0; 10]),
+        Err(RenderError::Output { .. })
+    ));
+    writer.finish().unwrap();
+    let mut writer = open(
+        &OutputKind::Gif,
+        &options(scratch.0.join("a.gif"), 4, 4, 30),
+    )
+    .unwrap();
+    assert!(writer.write(&[0; 65]).is_err());
+    drop(writer);
+    assert!(!scratch.0.join("a.gif").exists());
+    assert!(!scratch.0.join("a.gif.part").exists());
+    for (kind, w, h, fps) in [
+        (OutputKind::PngSequence, 0, 4, 30),
+        (OutputKind::Gif, 4, 4, 0),
+        (OutputKind::Gif, 70000, 4, 30),
+        (OutputKind::Video { container: "mp4" }, 5, 4, 30),
+        (OutputKind::Video { container: "webm" }, 4, 7, 30),
+    ] {
+        let result = open(&kind, &options(scratch.0.join("x"), w, h, fps));
+        assert!(
+            matches!(result, Err(RenderError::Usage(_))),
+            "{kind:?} {w}x{h}@{fps}"
+        );
+    }
+    let Err(RenderError::Usage(message)) = open(
+        &OutputKind::Video { container: "mp4" },
+        &options(scratch.0.join("x.mp4"), 5, 4, 30),
+    ) else {
+        panic!("odd width accepted");
+    };
+    assert!(message.contains("even"), "{message}");
+}
+
+#[test]
+fn quantiser_is_exact_up_to_256_colours_and_close_beyond() {
+    let mut quantiser = Quantiser::default();
+    let mut indices = Vec::new();
+    // 256 colours, scattered: exact.
+    let few: Vec<u8> = (0..64 * 64u32)
+        .flat_map(|i| {
+            let k = (i * 37 % 256) as u8;
+            [k, k.wrapping_mul(3), 255 - k, 255]
+        })
+        .collect();
+    let palette = quantiser.quantise(&few, &mut indices);
+    assert_eq!(palette.len(), 256 * 3);
+    assert_eq!(quantise_error(&few, &indices, &palette), 0.0);
+    // Smooth, fluid-like frames: within a couple of levels.
+    for t in 0..3 {
+        let frame = fluid_like(160, 90, t as f32);
+        let palette = quantiser.quantise(&frame, &mut indices);
+        assert!(palette.len() <= 256 * 3);
+        assert_eq!(indices.len(), 160 * 90);
+        assert!(indices.iter().all(|&i| usize::from(i) * 3 < palette.len()));
+        let error = quantise_error(&frame, &indices, &palette);
+        assert!(error < 3.0, "error {error}");
+    }
+    // Noise: every entry used sensibly, no panic.
+    let mut seed = 1u32;
+    let noise: Vec<u8> = (0..128 * 128)
+        .flat_map(|_| {
+            seed ^= seed << 13;
+            seed ^= seed >> 17;
+            seed ^= seed << 5;
+            let [r, g, b, _] = seed.to_le_bytes();
+            [r, g, b, 255]
+        })
+        .collect();
+    let palette = quantiser.quantise(&noise, &mut indices);
+    assert_eq!(palette.len(), 256 * 3);
+    assert!(quantise_error(&noise, &indices, &palette) < 16.0);
+}
+
+#[test]
+fn gif_delays_keep_the_long_run_rate() {
+    let delays =
+        |fps: u32, n: u64| -> Vec<Option<u16>> { (0..n).map(|i| gif_delay(i, fps)).collect() };
+    assert_eq!(delays(25, 3), [Some(4); 3]);
+    assert_eq!(delays(50, 3), [Some(2); 3]);
+    assert_eq!(delays(30, 6), [3, 4, 3, 3, 4, 3].map(Some));
+    assert_eq!(delays(1, 2), [Some(100); 2]);
+    // 60 fps: 5 of every 6 frames kept, each for 2/100 s.
+    let sixty = delays(60, 12);
+    assert_eq!(
+        sixty,
+        [
+            Some(2),
+            None,
+            Some(2),
+            Some(2),
+            Some(2),
+            Some(2),
+            Some(2),
+            None,
+            Some(2),
+            Some(2),
+            Some(2),
+            Some(2)
+        ]
+    );
+    for fps in [
+        1, 7, 12, 24, 25, 29, 30, 40, 48, 50, 59, 60, 90, 120, 144, 240,
+    ] {
+        // One second of frames lasts one second (within one slot above 50 fps).
+        let total: u64 = delays(fps, u64::from(fps) * 10)
+            .into_iter()
+            .flatten()
+            .map(u64::from)
+            .sum();
+        assert!((998..=1000).contains(&total), "{fps} fps: {total}");
+        if fps <= 50 {
+            assert_eq!(total, 1000, "{fps} fps");
+        }
+        assert!(
+            delays(fps, 500).into_iter().flatten().all(|d| d >= 2),
+            "{fps} fps"
+        );
+    }
+}
+
+#[test]
+fn gif_round_trips() {
+    let scratch = Scratch::new("gif");
+    let path = scratch.0.join("sub/out.gif");
+    let (w, h) = (32, 24);
+    let colours = [[255, 0, 0], [12, 200, 99], [0, 0, 0], [250, 250, 250]];
+    let mut writer = open(&OutputKind::Gif, &options(path.clone(), w, h, 25)).unwrap();
+    for c in colours {
+        writer.write(&solid(w, h, c)).unwrap();
+    }
+    // A smooth gradient of 768 colours, like dye.
+    let gradient: Vec<u8> = (0..h)
+        .flat_map(|y| {
+            (0..w).flat_map(move |x| [(x * 8) as u8, (y * 10) as u8, ((x + y) * 4) as u8, 255])
+        })
+        .collect();
+    writer.write(&gradient).unwrap();
+    assert_eq!(writer.frames_written(), 5);
+    let summary = writer.finish().unwrap();
+    println!("{summary}");
+    assert!(summary.contains("out.gif, 5 frames, "), "{summary}");
+    assert_eq!(file_names(&scratch.0.join("sub")), ["out.gif"]);
+
+    let (dw, dh, frames) = decode_gif(&path);
+    assert_eq!((u32::from(dw), u32::from(dh)), (w, h));
+    assert_eq!(frames.len(), 5);
+    for (i, c) in colours.iter().enumerate() {
+        assert_eq!(frames[i].0, 4);
+        assert_eq!(frames[i].1, solid(w, h, *c), "frame {i}");
+    }
+    // More than 256 colours: quantised, within a few levels on average.
+    let error: u64 = frames[4]
+        .1
+        .iter()
+        .zip(&gradient)
+        .map(|(&a, &b)| u64::from(a.abs_diff(b)))
+        .sum();
+    let mean = error as f64 / gradient.len() as f64;
+    assert!(mean < 3.0, "mean error {mean}");
+}
+
+#[test]
+fn gif_at_60_fps_keeps_at_most_50() {
+    let scratch = Scratch::new("gif60");
+    let path = scratch.0.join("fast.gif");
+    let mut writer = open(&OutputKind::Gif, &options(path.clone(), 8, 8, 60)).unwrap();
+    for i in 0..12u8 {
+        writer.write(&solid(8, 8, [i * 20, 0, 0])).unwrap();
+    }
+    assert_eq!(writer.frames_written(), 12);
+    let summary = writer.finish().unwrap();
+    println!("{summary}");
+    assert!(
+        summary.contains("10 frames at 50 fps (of 12 rendered at 60 fps"),
+        "{summary}"
+    );
+    let (_, _, frames) = decode_gif(&path);
+    let kept: Vec<u8> = [0, 2, 3, 4, 5, 6, 8, 9, 10, 11].map(|i| i * 20).to_vec();
+    assert_eq!(frames.len(), kept.len());
+    for ((delay, pixels), red) in frames.iter().zip(kept) {
+        assert_eq!(*delay, 2);
+        assert_eq!(pixels[..4], [red, 0, 0, 255]);
+    }
+}
+
+#[test]
+fn video_or_a_helpful_tool_error() {
+    let scratch = Scratch::new("video");
+    let path = scratch.0.join("tiny.mp4");
+    let result = open(
+        &OutputKind::Video { container: "mp4" },
+        &options(path.clone(), 64, 48, 30),
+    );
+    if ffmpeg_available() {
+        let mut writer = result.unwrap();
+        for t in 0..10 {
+            writer.write(&pattern(64, 48, t)).unwrap();
+        }
+        let summary = writer.finish().unwrap();
+        println!("{summary}");
+        assert!(summary.contains("10 frames at 30 fps"), "{summary}");
+        assert!(file_size(&path) > 0);
+        assert_eq!(file_names(&scratch.0), ["tiny.mp4"]);
+
+        // With audio, in both containers.
+        let audio = scratch.0.join("tone.wav");
+        let spec = hound::WavSpec {
+            channels: 2,
+            sample_rate: 48_000,
+            bits_per_sample: 16,
+            sample_format: hound::SampleFormat::Int,
+        };
+        let mut wav = hound::WavWriter::create(&audio, spec).unwrap();
+        for n in 0..48_000 {
+            let v = ((n as f32 * 0.05).sin() * 8000.0) as i16;
+            wav.write_sample(v).unwrap();
+            wav.write_sample(v).unwrap();
+        }
+        wav.finalize().unwrap();
+        for (container, start) in [("mp4", 0.25), ("webm", -0.1)] {
+            let path = scratch.0.join(format!("voiced.{container}"));
+            let mut opts = options(path.clone(), 64, 48, 30);
+            opts.audio = Some(audio.clone());
+            opts.audio_start_s = start;
+            let mut writer = open(&OutputKind::Video { container }, &opts).unwrap();
+            for t in 0..15 {
+                writer.write(&pattern(64, 48, t)).unwrap();
+            }
+            let summary = writer.finish().unwrap();
+            println!("{summary}");
+            assert!(
+                summary.ends_with('B') && summary.contains("with audio"),
+                "{summary}"
+            );
+            assert!(file_size(&path) > 0);
+            assert!(!part_path(&path).exists());
+        }
+    } else {
+        let Err(RenderError::Tool(message)) = result else {
+            panic!("expected a Tool error");
+        };
+        assert!(
+            message.contains("ffmpeg") && message.contains("--out"),
+            "{message}"
+        );
+        assert!(message.contains("tiny.mp4"), "{message}");
+        assert_eq!(file_names(&scratch.0), Vec::<String>::new());
+    }
+}
+
+#[test]
+fn ffmpeg_failures_are_tool_errors() {
+    if !ffmpeg_available() {
+        return;
+    }
+    let scratch = Scratch::new("videofail");
+    // A WAV that is not one: ffmpeg exits at once and the next write must say why.
+    let audio = scratch.0.join("bad.wav");
+    fs::write(&audio, b"not a wav file at all").unwrap();
+    let mut opts = options(scratch.0.join("bad.webm"), 64, 48, 30);
+    opts.audio = Some(audio);
+    let mut writer = open(&OutputKind::Video { container: "webm" }, &opts).unwrap();
+    let frame = pattern(64, 48, 0);
+    let mut error = None;
+    for _ in 0..2000 {
+        if let Err(e) = writer.write(&frame) {
+            error = Some(e);
+            break;
+        }
+    }
+    let error = error.unwrap_or_else(|| writer.finish().unwrap_err());
+    println!("{error}");
+    assert!(
+        matches!(&error, RenderError::Tool(m) if m.contains("ffmpeg")),
+        "{error}"
+    );
+    assert!(!scratch.0.join("bad.webm").exists());
+    assert!(!scratch.0.join("bad.webm.part").exists());
+}
+
+#[test]
+fn command_hint() {
+    assert_eq!(
+        ffmpeg_command_hint(Path::new("out/frames"), 60, None),
+        "ffmpeg -framerate 60 -start_number 1 -i out/frames/frame_%06d.png -c:v libx264 \
+         -pix_fmt yuv420p -crf 18 out/frames.mp4"
+    );
+    assert_eq!(
+        ffmpeg_command_hint(Path::new("my frames/"), 30, Some(Path::new("song's.wav"))),
+        "ffmpeg -framerate 30 -start_number 1 -i 'my frames/frame_%06d.png' -i \
+         'song'\\''s.wav' -c:v libx264 -pix_fmt yuv420p -crf 18 -c:a aac -b:a 192k -shortest \
+         'my frames.mp4'"
+    );
+}
+
+/// The median of `runs` timings of `f`, in milliseconds.
+/// Wall ms per frame to write `frames`, `runs` times over, through a real writer.
+fn writer_ms(kind: &OutputKind, opts: &OutputOptions, frames: &[Vec<u8>], runs: usize) -> f64 {
+    let mut writer = open(kind, opts).unwrap();
+    let start = Instant::now();
+    for i in 0..runs * frames.len() {
+        writer.write(&frames[i % frames.len()]).unwrap();
+    }
+    writer.finish().unwrap();
+    start.elapsed().as_secs_f64() * 1e3 / (runs * frames.len()) as f64
+}
+
+fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..runs)
+        .map(|_| {
+            let start = Instant::now();
+            f();
+            start.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[runs / 2]
+}
+
+/// The mean absolute error per channel of a quantised frame.
+fn quantise_error(rgba: &[u8], indices: &[u8], palette: &[u8]) -> f64 {
+    let total: u64 = rgba
+        .chunks_exact(4)
+        .zip(indices)
+        .map(|(pixel, &i)| {
+            (0..3)
+                .map(|c| u64::from(palette[usize::from(i) * 3 + c].abs_diff(pixel[c])))
+                .sum::<u64>()
+        })
+        .sum();
+    total as f64 / (indices.len() * 3) as f64
+}
+
+/// `cargo test --release --lib render::output::tests::encode_speed -- --ignored --nocapture`
+#[test]
+#[ignore = "benchmark"]
+fn encode_speed() {
+    const RUNS: usize = 15;
+    let scratch = Scratch::new("bench");
+
+    let (w, h) = (1280, 720);
+    let frames: Vec<Vec<u8>> = (0..4).map(|t| fluid_like(w, h, t as f32 * 0.3)).collect();
+    let (mut rgb, mut out) = (Vec::new(), Vec::new());
+    for (label, filter) in [
+        ("NoFilter", ::png::Filter::NoFilter),
+        ("Sub", ::png::Filter::Sub),
+        ("Up", ::png::Filter::Up),
+        ("Paeth", ::png::Filter::Paeth),
+        ("Adaptive", ::png::Filter::Adaptive),
+    ] {
+        let mut i = 0;
+        let ms = median_ms(RUNS, || {
+            i += 1;
+            encode_png(&frames[i % 4], w, h, filter, &mut rgb, &mut out).unwrap();
+        });
+        let kb = out.len() as f64 / 1e3;
+        println!("PNG 1280x720, Fast + {label}: {ms:.2} ms/frame, {kb:.0} kB");
+    }
+    let ms = writer_ms(
+        &OutputKind::PngSequence,
+        &options(scratch.0.join("png"), w, h, 60),
+        &frames,
+        RUNS,
+    );
+    println!("PNG 1280x720 through the writer ({PNG_THREADS} threads, to disk): {ms:.2} ms/frame");
+
+    let (w, h) = (640, 360);
+    let frames: Vec<Vec<u8>> = (0..4).map(|t| fluid_like(w, h, t as f32 * 0.3)).collect();
+    let mut quantiser = Quantiser::default();
+    let mut indices = Vec::new();
+    let mut i = 0;
+    let ms = median_ms(RUNS, || {
+        i += 1;
+        quantiser.quantise(&frames[i % 4], &mut indices);
+    });
+    let error = frames
+        .iter()
+        .map(|f| {
+            let palette = quantiser.quantise(f, &mut indices);
+            quantise_error(f, &indices, &palette)
+        })
+        .sum::<f64>()
+        / 4.0;
+    println!("GIF 640x360, median cut quantise: {ms:.2} ms/frame, error {error:.2} levels");
+    let mut kb = 0.0;
+    let ms = median_ms(RUNS, || {
+        i += 1;
+        let frame = quantise_gif(&mut quantiser, &frames[i % 4], w as u16, h as u16, 2);
+        kb = frame.buffer.len() as f64 / 1e3;
+    });
+    println!("GIF 640x360, median cut quantise + LZW: {ms:.2} ms/frame, {kb:.0} kB");
+    for speed in [10, 30] {
+        let neuquant = |rgba: &[u8]| {
+            let mut rgba = rgba.to_vec();
+            ::gif::Frame::from_rgba_speed(w as u16, h as u16, &mut rgba, speed)
+        };
+        let ms = median_ms(RUNS.min(7), || {
+            i += 1;
+            neuquant(&frames[i % 4]);
+        });
+        let error = frames
+            .iter()
+            .map(|f| {
+                let frame = neuquant(f);
+                quantise_error(f, &frame.buffer, frame.palette.as_deref().unwrap())
+            })
+            .sum::<f64>()
+            / 4.0;
+        println!(
+            "GIF 640x360, gif crate NeuQuant speed {speed} (for comparison): {ms:.2} ms/frame, \
+             error {error:.2} levels"
+        );
+    }
+    let ms = writer_ms(
+        &OutputKind::Gif,
+        &options(scratch.0.join("a.gif"), w, h, 30),
+        &frames,
+        RUNS,
+    );
+    println!("GIF 640x360 through the writer ({GIF_THREADS} threads, to disk): {ms:.2} ms/frame");
+}
