@@ -6,10 +6,10 @@ use dyeflow::params::BackendChoice;
 use dyeflow::render;
 use dyeflow::sim::PressureMethod;
 use dyeflow::sim::gpu::GpuOptions;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 #[derive(Parser)]
 #[command(name = "dyeflow", version, about = "Dyeflow: music in, fluid out")]
@@ -46,9 +46,11 @@ impl From<Pressure> for PressureMethod {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Render music to a fluid video, offline and deterministically: a Standard MIDI File
-    /// and/or a WAV drive the same mapping and simulation as the plugin. With neither, the
-    /// built-in demo.
+    /// Render music to a fluid video, offline and deterministically.
+    ///
+    /// A Standard MIDI File and/or a WAV drive the same mapping and simulation as the plugin;
+    /// with neither, the built-in demo. Bad input stops with one sentence and exit code 2
+    /// before any output is written; Ctrl-C (or SIGTERM, SIGHUP) stops cleanly.
     Render(RenderArgs),
     /// Time the solver on a fixed scene (a centre block of dye and force for 20 steps, then
     /// free flow) and report ms/step and the divergence left after projection.
@@ -68,8 +70,8 @@ struct RenderArgs {
     /// Standard MIDI File (type 0 or 1) to play into the fluid.
     #[arg(long, value_name = "FILE.mid")]
     midi: Option<PathBuf>,
-    /// WAV file (16/24-bit integer or 32-bit float, mono or stereo) whose level and onsets
-    /// stir the fluid; muxed into .mp4/.webm output.
+    /// WAV file (8/16/24/32-bit integer or 32-bit float, mono or stereo, any length) whose
+    /// level and onsets stir the fluid; muxed into .mp4/.webm output.
     #[arg(long, value_name = "FILE.wav")]
     audio: Option<PathBuf>,
     /// Output: a directory (PNG frames; needs no other tool), .gif, or .mp4/.webm (via
@@ -77,20 +79,22 @@ struct RenderArgs {
     #[arg(long, value_name = "PATH", default_value = render::DEFAULT_OUT)]
     out: PathBuf,
     /// Frame size in pixels, 16 to 7680 per side.
-    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_size)]
+    #[arg(long, value_name = "WxH", default_value = "1280x720", value_parser = parse_size,
+          allow_hyphen_values = true)]
     size: (u32, u32),
     /// Frames per second, 1 to 240.
-    #[arg(long, value_name = "N", default_value_t = 60)]
+    #[arg(long, value_name = "N", default_value = "60", value_parser = parse_fps,
+          allow_hyphen_values = true)]
     fps: u32,
     /// Seconds to render (default: to the end of the music).
-    #[arg(long, value_name = "S", allow_negative_numbers = true)]
+    #[arg(long, value_name = "S", allow_hyphen_values = true)]
     seconds: Option<f64>,
     /// Where in the music to start, in seconds (the fluid before it is simulated, not shown).
     #[arg(
         long,
         value_name = "S",
         default_value_t = 0.0,
-        allow_negative_numbers = true
+        allow_hyphen_values = true
     )]
     start: f64,
     /// Solver backend.
@@ -106,10 +110,10 @@ struct RenderArgs {
     /// Parameter set in the plugin's state format (JSON).
     #[arg(long, value_name = "FILE")]
     preset: Option<PathBuf>,
-    /// CPU solver threads (default: one per core).
+    /// CPU solver threads, up to 4 per core (default: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
-    /// No progress bar.
+    /// No progress (a bar in a terminal, else a line every few seconds on standard error).
     #[arg(long)]
     quiet: bool,
 }
@@ -119,19 +123,70 @@ fn parse_size(s: &str) -> Result<(u32, u32), String> {
         .split_once(['x', 'X'])
         .ok_or_else(|| format!("'{s}' is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
     let side = |v: &str| -> Result<u32, String> {
-        let n: u32 = v
+        let n: i64 = v
             .trim()
             .parse()
             .map_err(|_| format!("'{s}' is not a size; write WIDTHxHEIGHT, e.g. 1280x720"))?;
         let (lo, hi) = render::SIZE_RANGE;
-        if !(lo..=hi).contains(&n) {
+        if !(i64::from(lo)..=i64::from(hi)).contains(&n) {
             return Err(format!(
                 "{n} pixels is out of range; each side must be {lo} to {hi}"
             ));
         }
-        Ok(n)
+        Ok(n as u32)
     };
     Ok((side(w)?, side(h)?))
+}
+
+fn parse_fps(s: &str) -> Result<u32, String> {
+    let (lo, hi) = render::FPS_RANGE;
+    let out_of_range = || format!("{s} is out of range; use {lo} to {hi} frames per second");
+    let n: i64 = s
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{s}' is not a whole number of frames per second"))?;
+    if !(i64::from(lo)..=i64::from(hi)).contains(&n) {
+        return Err(out_of_range());
+    }
+    Ok(n as u32)
+}
+
+/// A line on standard output. A reader that went away (`dyeflow ... | head -1`) is not an
+/// error: the work is done (render) or no longer wanted (bench), and nothing panics.
+fn say(text: &str) -> bool {
+    use std::io::Write;
+    writeln!(std::io::stdout().lock(), "{text}").is_ok()
+}
+
+/// A line on standard error, where a closed stream is ignored too.
+fn warn(text: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr().lock(), "{text}");
+}
+
+/// The signal that stopped a render (0: none), for its exit code.
+static SIGNAL: AtomicUsize = AtomicUsize::new(0);
+
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP end a render cleanly: the handler only raises `stop`
+/// (and records which signal came); the render notices within a step, finishes what it has
+/// into a valid output, removes its temporary files, and exits with 128 + the signal.
+fn install_stop_signals(stop: &Arc<AtomicBool>) {
+    #[cfg(unix)]
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let _ = signal_hook::flag::register(signal, stop.clone());
+        // SAFETY: the action only stores to an atomic, which is async-signal-safe.
+        let _ = unsafe {
+            signal_hook::low_level::register(signal, move || {
+                SIGNAL.store(signal as usize, Ordering::Relaxed);
+            })
+        };
+    }
+    #[cfg(not(unix))]
+    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
 }
 
 fn render_command(args: RenderArgs) -> ExitCode {
@@ -155,54 +210,63 @@ fn render_command(args: RenderArgs) -> ExitCode {
         progress: !args.quiet,
         cpu_threads: args.threads,
     };
-    // Ctrl-C ends the render cleanly: the frames so far stay, and a GIF or video is closed
-    // properly. A second Ctrl-C is not caught twice: the handler only sets the flag.
     let stop = Arc::new(AtomicBool::new(false));
-    {
-        let stop = stop.clone();
-        let _ = ctrlc::set_handler(move || stop.store(true, Ordering::Relaxed));
-    }
-    if opts.midi.is_none() && opts.audio.is_none() {
-        eprintln!("Rendering {}.", render::demo::describe());
+    install_stop_signals(&stop);
+    if opts.midi.is_none() && opts.audio.is_none() && !args.quiet {
+        warn(&format!("Rendering {}.", render::demo::describe()));
     }
     match render::render(&opts, &stop) {
         Ok(s) => {
             let video_s = s.frames as f64 / f64::from(s.fps);
-            println!(
-                "{} {} frames ({video_s:.2} s at {} fps, {}x{}) in {:.2} s on {}: {:.1} fps, \
-                 {:.2}x real time.",
-                if s.interrupted {
-                    "Interrupted after"
-                } else {
-                    "Rendered"
-                },
-                s.frames,
-                s.fps,
-                s.width,
-                s.height,
-                s.wall_s,
-                s.backend,
-                s.achieved_fps(),
-                video_s / s.wall_s.max(1e-9),
-            );
-            println!("Wrote {}", s.output);
+            match &s.output {
+                Some(output) => {
+                    say(&format!(
+                        "{} {} frames ({video_s:.2} s at {} fps, {}x{}) in {:.2} s on {}: {:.2} s \
+                         loading and pre-roll, then {:.1} fps, {:.2}x real time.",
+                        if s.interrupted {
+                            "Interrupted after"
+                        } else {
+                            "Rendered"
+                        },
+                        s.frames,
+                        s.fps,
+                        s.width,
+                        s.height,
+                        s.wall_s,
+                        s.backend,
+                        s.setup_s,
+                        s.achieved_fps(),
+                        video_s / s.render_s().max(1e-9),
+                    ));
+                    say(&format!("Wrote {output}"));
+                }
+                None => {
+                    say(&format!(
+                        "Interrupted after {:.2} s, before the first frame: nothing was written \
+                         (an earlier output at {} is unchanged).",
+                        s.wall_s,
+                        opts.out.display()
+                    ));
+                }
+            }
             if s.dropped_events > 0 {
-                println!(
+                say(&format!(
                     "Note: {} events were dropped (more than 65 536 in one step).",
                     s.dropped_events
-                );
+                ));
             }
             for note in &s.notes {
-                println!("Note: {note}");
+                say(&format!("Note: {note}"));
             }
             if s.interrupted {
-                ExitCode::from(130)
+                let signal = SIGNAL.load(Ordering::Relaxed);
+                ExitCode::from(128 + if signal > 0 { signal as u8 } else { 2 })
             } else {
                 ExitCode::SUCCESS
             }
         }
         Err(e) => {
-            eprintln!("dyeflow render: {e}");
+            warn(&format!("dyeflow render: {e}"));
             ExitCode::from(e.exit_code())
         }
     }
@@ -227,7 +291,7 @@ struct BenchArgs {
     /// Steps to time.
     #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     steps: u32,
-    /// CPU worker threads (default: one per core).
+    /// CPU worker threads, up to 4 per core (default: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Dye cells per simulation cell, per axis.
@@ -252,9 +316,10 @@ struct BenchArgs {
     trials: u32,
 }
 
-fn print_row(r: &BenchResult) {
+/// A row of the bench table; `false` when standard output is gone.
+fn print_row(r: &BenchResult) -> bool {
     let frame = r.frame_ms.map_or("-".to_owned(), |f| format!("{f:.3}"));
-    println!(
+    say(&format!(
         "{:>8} {:>6} {:>7} {:>5} {:>7} {:>10.3} {:>9.3} {:>14.3e} {:>12.4} {:>12.4} {:>9}",
         r.backend,
         r.size,
@@ -267,10 +332,10 @@ fn print_row(r: &BenchResult) {
         r.residual_max,
         r.residual_rms,
         frame
-    );
-    if let Some(a) = &r.adapter {
-        println!("         on {a}; step timed by {}", r.timer);
-    }
+    )) && r
+        .adapter
+        .as_ref()
+        .is_none_or(|a| say(&format!("         on {a}; step timed by {}", r.timer)))
 }
 
 fn latency(args: &BenchArgs) -> ExitCode {
@@ -295,10 +360,10 @@ fn latency(args: &BenchArgs) -> ExitCode {
             from_rest: args.from_rest,
         };
         let r = bench::run_latency(&opts);
-        if args.json {
-            println!("{}", serde_json::to_string(&r).expect("plain struct"));
+        let printed = if args.json {
+            say(&serde_json::to_string(&r).expect("plain struct"))
         } else {
-            println!(
+            say(&format!(
                 "{} ({}), {}x{} grid at {} Hz, {} frames{}: note to screen p50 {:.2} ms, \
                  p99 {:.2} ms (min {:.2}, max {:.2}) over {} notes, {} missed",
                 r.backend,
@@ -314,7 +379,11 @@ fn latency(args: &BenchArgs) -> ExitCode {
                 r.latency_max_ms,
                 r.trials,
                 r.missed
-            );
+            ))
+        };
+        if !printed {
+            // The reader went away (`| head -1`): stop quietly, as Unix tools do.
+            return ExitCode::SUCCESS;
         }
         if r.missed > 0 {
             return ExitCode::FAILURE;
@@ -324,6 +393,16 @@ fn latency(args: &BenchArgs) -> ExitCode {
 }
 
 fn bench(args: BenchArgs) -> ExitCode {
+    if args.threads > render::max_threads() {
+        warn(&format!(
+            "dyeflow bench: --threads {} is out of range; use 1 to {} ({} per core), or 0 for one \
+             per core",
+            args.threads,
+            render::max_threads(),
+            render::MAX_THREADS_PER_CORE
+        ));
+        return ExitCode::from(2);
+    }
     if args.latency {
         return latency(&args);
     }
@@ -332,8 +411,8 @@ fn bench(args: BenchArgs) -> ExitCode {
     } else {
         args.size.clone()
     };
-    if !args.json {
-        println!(
+    if !args.json
+        && !say(&format!(
             "{:>8} {:>6} {:>7} {:>5} {:>7} {:>10} {:>9} {:>14} {:>12} {:>12} {:>9}",
             "backend",
             "size",
@@ -346,7 +425,9 @@ fn bench(args: BenchArgs) -> ExitCode {
             "resid max",
             "resid rms",
             "frame ms"
-        );
+        ))
+    {
+        return ExitCode::SUCCESS;
     }
     let gpu = GpuOptions {
         force_no_adapter: args.no_gpu,
@@ -366,29 +447,52 @@ fn bench(args: BenchArgs) -> ExitCode {
                 Backend::Cpu => match bench::run_cpu(&opts) {
                     Ok(r) => r,
                     Err(e) => {
-                        eprintln!("dyeflow bench: {e}.");
+                        warn(&format!("dyeflow bench: {e}."));
                         return ExitCode::FAILURE;
                     }
                 },
                 Backend::Gpu => match bench::run_gpu(&opts, &gpu) {
                     Ok(r) => r,
                     Err(e) => {
-                        eprintln!("dyeflow bench: cannot run on the GPU: {e}.");
+                        warn(&format!("dyeflow bench: cannot run on the GPU: {e}."));
                         return ExitCode::from(2);
                     }
                 },
             };
-            if args.json {
-                println!("{}", serde_json::to_string(&r).expect("plain struct"));
+            let printed = if args.json {
+                say(&serde_json::to_string(&r).expect("plain struct"))
             } else {
-                print_row(&r);
+                print_row(&r)
+            };
+            if !printed {
+                // The reader went away (`| head -1`): stop quietly, as Unix tools do.
+                return ExitCode::SUCCESS;
             }
         }
     }
     ExitCode::SUCCESS
 }
 
+/// Mesa's Vulkan and EGL drivers print "XDG_RUNTIME_DIR is invalid or not set" while the
+/// solver probes for a GPU in an environment without one (ssh, cron, CI): give this process a
+/// private one (0700, removed when the process ends).
+fn private_runtime_dir() -> Option<tempfile::TempDir> {
+    let valid = std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| Path::new(&d).is_dir());
+    if valid || !cfg!(unix) {
+        return None;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("dyeflow-runtime-")
+        .tempdir()
+        .ok()?;
+    // SAFETY: called first thing in `main`, before any thread exists that could read the
+    // environment at the same time.
+    unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir.path()) };
+    Some(dir)
+}
+
 fn main() -> ExitCode {
+    let _runtime_dir = private_runtime_dir();
     match Cli::parse().command {
         Command::Bench(args) => bench(args),
         Command::Render(args) => render_command(args),

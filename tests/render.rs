@@ -394,8 +394,8 @@ fn bad_input_gets_one_clear_sentence_and_exit_code_2() {
     }
 }
 
-/// Ctrl-C (SIGINT) stops a long render: exit code 130, and every frame written so far is a
-/// whole PNG.
+/// Ctrl-C (SIGINT) stops a long render: exit code 130, every frame written so far is a whole
+/// PNG in the output directory, and no temporary file or directory is left.
 #[test]
 fn an_interrupted_render_keeps_its_frames() {
     let dir = scratch("interrupt");
@@ -417,8 +417,23 @@ fn an_interrupted_render_keeps_its_frames() {
         .stdout(std::process::Stdio::piped())
         .spawn()
         .unwrap();
+    // Frames are written into a hidden staging directory inside `out` until the render ends.
+    let frames_so_far = || -> usize {
+        std::fs::read_dir(&out).map_or(0, |d| {
+            d.filter_map(Result::ok)
+                .filter(|e| e.path().is_dir())
+                .map(|e| {
+                    std::fs::read_dir(e.path()).map_or(0, |f| {
+                        f.filter_map(Result::ok)
+                            .filter(|f| f.file_name().to_string_lossy().starts_with("frame_"))
+                            .count()
+                    })
+                })
+                .sum()
+        })
+    };
     let start = std::time::Instant::now();
-    while std::fs::read_dir(&out).map_or(0, |d| d.count()) < 20 {
+    while frames_so_far() < 20 {
         assert!(start.elapsed().as_secs() < 60, "no frames after a minute");
         std::thread::sleep(std::time::Duration::from_millis(50));
     }
@@ -432,7 +447,7 @@ fn an_interrupted_render_keeps_its_frames() {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();
         assert!(
             !name.ends_with(".part"),
-            "a half-written frame was left: {name}"
+            "a half-written frame or the staging directory was left: {name}"
         );
         if name.starts_with("frame_") {
             let image = Image::decode_png(&std::fs::read(&path).unwrap());

@@ -12,6 +12,7 @@
 //! the declared number of tracks, are ignored.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use midly::{EventIter, MetaMessage, MidiMessage, TrackEventKind};
 use nice_plug::midi::NoteEvent;
@@ -62,6 +63,15 @@ struct TickedEvent {
 /// Errors are a short problem phrase without the file name, e.g. "not a MIDI file (no MThd
 /// header)" or "truncated MIDI file (track 2 ends early)".
 pub fn parse(bytes: &[u8]) -> Result<Vec<TimedNote>, String> {
+    parse_until(bytes, &|| false).map(|notes| notes.unwrap_or_default())
+}
+
+/// [`parse`], giving up (`Ok(None)`) as soon as `stop` returns true; it is asked between
+/// tracks and every few thousand events.
+pub fn parse_until(
+    bytes: &[u8],
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<Vec<TimedNote>>, String> {
     let smf = unwrap_rmid(bytes)?;
     let (format, declared_tracks, division, mut rest) = parse_header(smf)?;
     match format {
@@ -116,25 +126,34 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<TimedNote>, String> {
             continue;
         }
         found_tracks += 1;
-        read_track(
+        let finished = read_track(
             data,
             found_tracks,
             division,
             &mut events,
             &mut tempos,
             &mut event_count,
+            stop,
         )?;
+        if !finished {
+            return Ok(None);
+        }
     }
 
     events.sort_by_key(|e| e.tick);
-    Ok(timed(events, &mut tempos, division))
+    Ok(Some(timed(events, &mut tempos, division)))
 }
 
-/// Read and parse a MIDI file. Every failure (missing, unreadable, empty, too large or not a
-/// valid MIDI file) becomes [`RenderError::Input`] naming the path.
-pub fn load(path: &Path) -> Result<Vec<TimedNote>, RenderError> {
+/// Read and parse a MIDI file; `None` if `stop` was set meanwhile. Every failure (missing,
+/// unreadable, empty, too large or not a valid MIDI file) becomes [`RenderError::Input`]
+/// naming the path.
+pub fn load(path: &Path, stop: &AtomicBool) -> Result<Option<Vec<TimedNote>>, RenderError> {
     let bytes = super::read_input(path, MAX_FILE_BYTES)?;
-    parse(&bytes).map_err(|problem| RenderError::input(path, problem))
+    if stop.load(Ordering::Relaxed) {
+        return Ok(None);
+    }
+    parse_until(&bytes, &|| stop.load(Ordering::Relaxed))
+        .map_err(|problem| RenderError::input(path, problem))
 }
 
 /// Seconds until the last event (0 for none).
@@ -235,7 +254,8 @@ fn parse_header(smf: &[u8]) -> Result<(u16, u16, Division, &[u8]), String> {
 }
 
 /// Decode one track chunk (`number` counts from 1), appending its channel events and tempo
-/// changes at their absolute ticks.
+/// changes at their absolute ticks. Returns `false` if `stop` said to give up.
+#[allow(clippy::too_many_arguments)]
 fn read_track(
     data: &[u8],
     number: usize,
@@ -243,12 +263,20 @@ fn read_track(
     events: &mut Vec<TickedEvent>,
     tempos: &mut Vec<(u64, u32)>,
     event_count: &mut usize,
-) -> Result<(), String> {
+    stop: &dyn Fn() -> bool,
+) -> Result<bool, String> {
     let mut iter = EventIter::new(data);
     let mut tick = 0u64;
+    if stop() {
+        return Ok(false);
+    }
     // A missing End-of-Track is tolerated: the loop also ends when the chunk's bytes do.
     while !iter.unread().is_empty() {
         let offset = data.len() - iter.unread().len();
+        check_framing(iter.unread(), number, offset)?;
+        if (*event_count).is_multiple_of(STOP_CHECK_EVENTS) && stop() {
+            return Ok(false);
+        }
         let event = match iter.next() {
             Some(Ok(event)) => event,
             // Only with midly's `strict` feature (if something else in the build enables it).
@@ -280,6 +308,12 @@ fn read_track(
                 }
             }
             TrackEventKind::Meta(MetaMessage::Tempo(micros)) => {
+                if micros.as_int() == 0 {
+                    return Err(format!(
+                        "corrupt MIDI file (track {number}: a tempo of 0 microseconds per beat at \
+                         byte {offset} of the track)"
+                    ));
+                }
                 if matches!(division, Division::Metrical { .. }) {
                     tempos.push((tick, micros.as_int()));
                 }
@@ -287,6 +321,57 @@ fn read_track(
             TrackEventKind::Meta(MetaMessage::EndOfTrack) => break,
             _ => {}
         }
+    }
+    Ok(true)
+}
+
+/// How many events are read between looks at the stop flag.
+const STOP_CHECK_EVENTS: usize = 1 << 14;
+
+/// A variable-length quantity (at most 4 bytes) at the start of `bytes`: its value and length.
+fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
+    let mut value = 0usize;
+    for (i, &b) in bytes.iter().take(4).enumerate() {
+        value = (value << 7) | usize::from(b & 0x7F);
+        if b & 0x80 == 0 {
+            return Some((value, i + 1));
+        }
+    }
+    None
+}
+
+/// Check the framing of the event at the start of `event` (its delta time first) that midly,
+/// being lenient, would accept: a meta or SysEx event's declared length must end inside its
+/// track (else midly cuts it short there and the events after it vanish into its data), and a
+/// Tempo meta event has exactly 3 data bytes.
+fn check_framing(event: &[u8], number: usize, offset: usize) -> Result<(), String> {
+    let Some((_, delta_len)) = varint(event) else {
+        return Ok(()); // midly reports a broken delta itself.
+    };
+    let rest = &event[delta_len..];
+    let (what, meta_type, header) = match rest.first() {
+        Some(0xFF) => ("meta", rest.get(1).copied(), 2),
+        Some(0xF0 | 0xF7) => ("SysEx", None, 1),
+        _ => return Ok(()),
+    };
+    let Some((len, len_len)) = rest.get(header..).and_then(varint) else {
+        return Err(format!(
+            "truncated MIDI file (track {number}: a {what} event at byte {offset} of the track \
+             ends early)"
+        ));
+    };
+    let end = header + len_len + len;
+    if end > rest.len() {
+        return Err(format!(
+            "corrupt MIDI file (track {number}: a {what} event at byte {offset} of the track \
+             claims {len} bytes, past the end of the track)"
+        ));
+    }
+    if meta_type == Some(0x51) && len != 3 {
+        return Err(format!(
+            "corrupt MIDI file (track {number}: a tempo event at byte {offset} of the track has \
+             {len} data bytes, not 3)"
+        ));
     }
     Ok(())
 }
@@ -699,6 +784,53 @@ mod tests {
         );
     }
 
+    /// A meta or SysEx event whose declared length runs past the end of its track would, in
+    /// midly's lenient mode, swallow the notes after it: an error instead.
+    #[test]
+    fn events_longer_than_their_track_are_errors() {
+        let note = [0x00, 0x90, 60, 100, 0x60, 0x80, 60, 0];
+        for (what, event) in [
+            ("meta", &[0x00, 0xFF, 0x01, 0x40, b'h', b'i'][..]),
+            ("SysEx", &[0x00, 0xF0, 0x40, 0x7E, 0xF7][..]),
+            ("SysEx", &[0x00, 0xF7, 0x7F, 0x01][..]),
+        ] {
+            let mut track = event.to_vec();
+            track.extend_from_slice(&note);
+            let err = parse(&hand_made(0, [0, 96], &track)).expect_err(what);
+            assert!(
+                err.contains(what) && err.contains("past the end of the track"),
+                "{what}: {err}"
+            );
+        }
+        // The same events with their true lengths read fine, and the notes after them stay.
+        let mut track = vec![0x00, 0xFF, 0x01, 0x02, b'h', b'i', 0x00, 0xF0, 0x01, 0xF7];
+        track.extend_from_slice(&note);
+        assert_eq!(parse(&hand_made(0, [0, 96], &track)).expect("ok").len(), 2);
+    }
+
+    #[test]
+    fn tempo_events_must_be_three_bytes_and_not_zero() {
+        let note = [0x00, 0x90, 60, 100];
+        let mut short = vec![0x00, 0xFF, 0x51, 0x02, 0x07, 0xA1];
+        short.extend_from_slice(&note);
+        let err = parse(&hand_made(0, [0, 96], &short)).expect_err("2-byte tempo");
+        assert!(
+            err.contains("tempo") && err.contains("2 data bytes"),
+            "{err}"
+        );
+        let mut zero = vec![0x00, 0xFF, 0x51, 0x03, 0, 0, 0];
+        zero.extend_from_slice(&note);
+        let err = parse(&hand_made(0, [0, 96], &zero)).expect_err("tempo 0");
+        assert!(err.contains("tempo of 0"), "{err}");
+    }
+
+    #[test]
+    fn parsing_stops_when_asked() {
+        let bytes = type1_with_tempo_change();
+        assert_eq!(parse_until(&bytes, &|| true), Ok(None));
+        assert_eq!(parse_until(&bytes, &|| false), parse(&bytes).map(Some));
+    }
+
     #[test]
     fn missing_end_of_track_is_accepted() {
         let track = [0x00, 0x90, 60, 100, 0x60, 0x80, 60, 0];
@@ -822,7 +954,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("dyeflow-midi-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
         let missing = dir.join("missing.mid");
-        let err = load(&missing).expect_err("missing");
+        let err = load(&missing, &AtomicBool::new(false)).expect_err("missing");
         assert_eq!(
             err.to_string(),
             format!("{}: file not found", missing.display())
@@ -831,12 +963,17 @@ mod tests {
 
         let empty = dir.join("empty.mid");
         std::fs::write(&empty, b"").expect("write");
-        let err = load(&empty).expect_err("empty");
+        let err = load(&empty, &AtomicBool::new(false)).expect_err("empty");
         assert_eq!(err.to_string(), format!("{}: empty file", empty.display()));
 
         let good = dir.join("good.mid");
         std::fs::write(&good, type1_with_tempo_change()).expect("write");
-        assert_eq!(load(&good).expect("load").len(), 3);
+        assert_eq!(
+            load(&good, &AtomicBool::new(false))
+                .expect("load")
+                .map(|n| n.len()),
+            Some(3)
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

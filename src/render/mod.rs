@@ -2,9 +2,11 @@
 //! drive the same bridge, mapping and simulation as the plugin, in simulation time.
 
 pub mod demo;
+pub mod feed;
 pub mod midi;
 pub mod output;
 pub mod preset;
+pub mod progress;
 pub mod wav;
 
 use std::path::{Path, PathBuf};
@@ -110,12 +112,10 @@ fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
     Ok(bytes)
 }
 
-use crate::bridge::Bridge;
-use crate::bridge::queue;
 use crate::engine::Driver;
 use crate::params::{BackendChoice, DYE_SCALES, DyeflowParams, SIM_RESOLUTIONS_CELLS};
-use crate::sim::{SimConfig, Solver, create_solver, iterations_for};
-use nice_plug::midi::NoteEvent;
+use crate::sim::{SimConfig, create_solver, iterations_for};
+use feed::{AudioSource, Player};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -131,8 +131,11 @@ pub const MAX_SECONDS: f64 = 4.0 * 3600.0;
 pub const PREROLL_S: f64 = 8.0;
 /// Seconds rendered after the last MIDI event when only MIDI gives the length.
 pub const TAIL_S: f64 = 2.0;
-/// Sample rate of the silence the bridge follows when there is no audio file.
-const SILENT_RATE: u32 = 48_000;
+/// Most CPU solver threads per core `--threads` accepts: more only adds overhead (and a
+/// thousand threads can exhaust a process limit).
+pub const MAX_THREADS_PER_CORE: usize = 4;
+/// Fewest and most cells along a side of the simulation grid.
+pub const GRID_EDGE_CELLS: (usize, usize) = (8, 8192);
 
 /// What to render and how; the `dyeflow render` options.
 #[derive(Clone, Debug)]
@@ -157,9 +160,9 @@ pub struct RenderOptions {
     pub dye: Option<u32>,
     /// A parameter set in the plugin's state format.
     pub preset: Option<PathBuf>,
-    /// Show a progress bar (when standard error is a terminal).
+    /// Show progress on standard error: a bar in a terminal, else a line every few seconds.
     pub progress: bool,
-    /// CPU solver threads; 0 for all cores.
+    /// CPU solver threads; 0 for one per core. At most [`max_threads`].
     pub cpu_threads: usize,
 }
 
@@ -190,17 +193,23 @@ pub const DEFAULT_OUT: &str = "dyeflow-render";
 /// What a finished (or interrupted) render did.
 #[derive(Clone, Debug)]
 pub struct RenderSummary {
+    /// Frames rendered (and written, when `output` is some).
     pub frames: u64,
     pub width: u32,
     pub height: u32,
     pub fps: u32,
-    /// Wall-clock seconds the render took.
+    /// The simulation grid, cells.
+    pub grid: (usize, usize),
+    /// Wall-clock seconds of the whole render: loading, pre-roll and frames.
     pub wall_s: f64,
+    /// Of which loading the inputs, starting the solver and the pre-roll before `--start`.
+    pub setup_s: f64,
     /// "cpu" or "gpu", and the device.
     pub backend: String,
-    /// The writer's one-line account of the output.
-    pub output: String,
-    /// Stopped by Ctrl-C before the end.
+    /// The writer's one-line account of the output; `None` when nothing was written (stopped
+    /// before the first frame: an earlier output at the same place is untouched).
+    pub output: Option<String>,
+    /// Stopped (Ctrl-C or another signal) before the end.
     pub interrupted: bool,
     /// Events the bridge dropped (a full queue); 0 in any sane file.
     pub dropped_events: u64,
@@ -209,24 +218,29 @@ pub struct RenderSummary {
 }
 
 impl RenderSummary {
-    /// Frames per second achieved.
+    /// Seconds spent rendering frames (after the set-up).
+    pub fn render_s(&self) -> f64 {
+        (self.wall_s - self.setup_s).max(0.0)
+    }
+
+    /// Frames per second achieved while rendering frames.
     pub fn achieved_fps(&self) -> f64 {
-        self.frames as f64 / self.wall_s.max(1e-9)
+        self.frames as f64 / self.render_s().max(1e-9)
     }
 }
 
-/// The music: timed MIDI events and audio channels.
+/// The music: timed MIDI events and the audio.
 struct Music {
     notes: Vec<midi::TimedNote>,
-    audio: Option<wav::Audio>,
+    audio: AudioSource,
     /// Natural length, seconds.
     length_s: f64,
-    /// A WAV of the audio to mux or keep next to the frames (the demo's, written on demand).
-    audio_path: Option<PathBuf>,
-    demo: bool,
+    /// What a video muxes in, and what goes next to PNG frames (the demo's audio).
+    audio_out: Option<output::AudioOut>,
 }
 
-fn load_music(opts: &RenderOptions) -> Result<Music, RenderError> {
+/// Load the inputs (or make the demo). `None` when `stop` was set meanwhile.
+fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, RenderError> {
     if opts.midi.is_none() && opts.audio.is_none() {
         let notes = midi::parse(&demo::midi_bytes())
             .map_err(|p| RenderError::Usage(format!("the built-in demo's MIDI is broken: {p}")))?;
@@ -234,35 +248,83 @@ fn load_music(opts: &RenderOptions) -> Result<Music, RenderError> {
             sample_rate: demo::DEMO_SAMPLE_RATE,
             channels: demo::audio(demo::DEMO_SAMPLE_RATE),
         };
-        return Ok(Music {
+        let bytes = wav_bytes(&audio)?;
+        return Ok(Some(Music {
             notes,
-            audio: Some(audio),
+            audio: AudioSource::Memory(audio),
             length_s: demo::DEMO_SECONDS,
-            audio_path: None,
-            demo: true,
-        });
+            audio_out: Some(output::AudioOut::Generated {
+                name: DEMO_AUDIO_NAME,
+                bytes,
+            }),
+        }));
     }
     let notes = match &opts.midi {
-        Some(p) => midi::load(p)?,
+        Some(p) => match midi::load(p, stop)? {
+            Some(notes) => notes,
+            None => return Ok(None),
+        },
         None => Vec::new(),
     };
     let audio = match &opts.audio {
-        Some(p) => Some(wav::load(p)?),
-        None => None,
+        Some(p) => AudioSource::File {
+            stream: wav::open(p)?,
+            path: p.clone(),
+        },
+        None => AudioSource::Silent,
     };
-    let midi_len = if opts.midi.is_some() {
-        midi::duration_s(&notes) + TAIL_S
-    } else {
-        0.0
+    let midi_len = match &opts.midi {
+        Some(path) => {
+            let last = midi::duration_s(&notes);
+            // Without --seconds the render runs to the end of the music: refuse a length no
+            // render may have rather than quietly cutting it (or filling a disk).
+            if opts.seconds.is_none() && last + TAIL_S > MAX_SECONDS {
+                return Err(RenderError::input(
+                    path,
+                    format!(
+                        "the last event is at {}, and a render is at most {}; give --seconds \
+                         (and --start) to render a part of it",
+                        duration_text(last),
+                        duration_text(MAX_SECONDS)
+                    ),
+                ));
+            }
+            last + TAIL_S
+        }
+        None => 0.0,
     };
-    let audio_len = audio.as_ref().map_or(0.0, wav::Audio::duration_s);
-    Ok(Music {
+    let audio_len = audio.duration_s();
+    Ok(Some(Music {
         notes,
         audio,
         length_s: midi_len.max(audio_len),
-        audio_path: opts.audio.clone(),
-        demo: false,
-    })
+        audio_out: opts.audio.clone().map(output::AudioOut::File),
+    }))
+}
+
+/// The name of the demo's audio next to its PNG frames.
+pub const DEMO_AUDIO_NAME: &str = "audio.wav";
+
+/// "3.2 s", "12.5 min", "5.1 hours".
+fn duration_text(seconds: f64) -> String {
+    if seconds < 120.0 {
+        format!("{seconds:.1} s")
+    } else if seconds < 7200.0 {
+        format!("{:.1} min", seconds / 60.0)
+    } else {
+        format!("{:.1} hours", seconds / 3600.0)
+    }
+}
+
+/// A number for a message: plain when it is of everyday size, in exponent form otherwise (so
+/// `1e300` never prints as 301 digits).
+pub fn number_text(x: f64) -> String {
+    let a = x.abs();
+    if x == 0.0 || !x.is_finite() || (1e-3..1e7).contains(&a) {
+        format!("{x}")
+    } else {
+        format!("{x:e}")
+    }
 }
 
 fn check_range<T: PartialOrd + std::fmt::Display>(
@@ -279,6 +341,11 @@ fn check_range<T: PartialOrd + std::fmt::Display>(
     Ok(())
 }
 
+/// The most CPU solver threads `--threads` accepts on this machine.
+pub fn max_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) * MAX_THREADS_PER_CORE
+}
+
 /// Check the options that need no file.
 pub fn validate(opts: &RenderOptions) -> Result<(), RenderError> {
     check_range("--size width", opts.width, SIZE_RANGE.0, SIZE_RANGE.1)?;
@@ -288,13 +355,14 @@ pub fn validate(opts: &RenderOptions) -> Result<(), RenderError> {
         && !(s.is_finite() && s > 0.0 && s <= MAX_SECONDS)
     {
         return Err(RenderError::Usage(format!(
-            "--seconds {s} is out of range; use more than 0 and at most {MAX_SECONDS}"
+            "--seconds {} is out of range; use more than 0 and at most {MAX_SECONDS}",
+            number_text(s)
         )));
     }
     if !(opts.start_s.is_finite() && opts.start_s >= 0.0 && opts.start_s <= MAX_SECONDS) {
         return Err(RenderError::Usage(format!(
             "--start {} is out of range; use 0 to {MAX_SECONDS}",
-            opts.start_s
+            number_text(opts.start_s)
         )));
     }
     if let Some(n) = opts.sim
@@ -311,6 +379,14 @@ pub fn validate(opts: &RenderOptions) -> Result<(), RenderError> {
             "--dye {n} is not a dye refinement; use one of {DYE_SCALES:?}"
         )));
     }
+    if opts.cpu_threads > max_threads() {
+        return Err(RenderError::Usage(format!(
+            "--threads {} is out of range; use 1 to {} ({MAX_THREADS_PER_CORE} per core), or 0 \
+             for one per core",
+            opts.cpu_threads,
+            max_threads()
+        )));
+    }
     // Large frames at a high rate for hours would fill any disk: cap the pixel count.
     let pixels = f64::from(opts.width) * f64::from(opts.height);
     if pixels > 7680.0 * 4320.0 {
@@ -322,61 +398,30 @@ pub fn validate(opts: &RenderOptions) -> Result<(), RenderError> {
     Ok(())
 }
 
-/// The solver grid for an output of `width x height` at `sim` cells tall: the canvas takes
-/// the output's aspect, so nothing is stretched or cropped.
-fn grid_for(width: u32, height: u32, sim: u32) -> (usize, usize) {
-    let aspect = f64::from(width) / f64::from(height);
-    let h = sim as usize;
-    let w = ((h as f64 * aspect).round() as usize).clamp(8, 8192);
+/// The solver grid for an output of `width x height` at about `sim` cells tall. The canvas
+/// takes the output's aspect with square cells, so nothing is stretched or cropped: a very
+/// wide output gets fewer rows (and a very tall one more) so that each side stays within
+/// [`GRID_EDGE_CELLS`].
+pub fn grid_for(width: u32, height: u32, sim: u32) -> (usize, usize) {
+    let (lo, hi) = (GRID_EDGE_CELLS.0 as f64, GRID_EDGE_CELLS.1 as f64);
+    let aspect = f64::from(width.max(1)) / f64::from(height.max(1));
+    let mut rows = f64::from(sim).clamp(lo, hi);
+    if rows * aspect > hi {
+        rows = hi / aspect;
+    }
+    if rows * aspect < lo {
+        rows = lo / aspect;
+    }
+    // Rounding the rows down keeps the width within the limit after rounding.
+    let h = (rows.floor() as usize).clamp(GRID_EDGE_CELLS.0, GRID_EDGE_CELLS.1);
+    let w = ((h as f64 * aspect).round() as usize).clamp(GRID_EDGE_CELLS.0, GRID_EDGE_CELLS.1);
     (w, h)
 }
 
-/// The sample rate, channels and timing of the audio the bridge follows.
-struct Feed<'a> {
-    rate: u32,
-    channels: Vec<&'a [f32]>,
-}
-
-impl<'a> Feed<'a> {
-    fn new(audio: Option<&'a wav::Audio>) -> Self {
-        match audio {
-            Some(a) => Self {
-                rate: a.sample_rate,
-                channels: a.channels.iter().map(Vec::as_slice).collect(),
-            },
-            None => Self {
-                rate: SILENT_RATE,
-                channels: Vec::new(),
-            },
-        }
-    }
-
-    /// Samples `from..to` of each channel (zeros past the end of the audio).
-    fn block(&self, from: usize, to: usize, out: &mut Vec<Vec<f32>>) {
-        let n = self.channels.len().max(1);
-        out.resize_with(n, Vec::new);
-        for (c, buf) in out.iter_mut().enumerate() {
-            buf.clear();
-            if let Some(ch) = self.channels.get(c) {
-                buf.extend_from_slice(&ch[from.min(ch.len())..to.min(ch.len())]);
-            }
-            // Silence past the end of the audio, or all of it without a file.
-            buf.resize(to - from, 0.0);
-        }
-    }
-}
-
-/// A note event re-timed to sample `offset` of a block.
-fn at_offset(event: &NoteEvent<()>, offset: u32) -> Option<NoteEvent<()>> {
-    match event.as_midi()? {
-        nice_plug::midi::MidiResult::Basic(bytes) => NoteEvent::from_midi(offset, &bytes).ok(),
-        nice_plug::midi::MidiResult::SysEx(..) => None,
-    }
-}
-
-/// Render `opts`. `stop` ends the render early (Ctrl-C): the frames so far are finished
-/// into a valid output.
+/// Render `opts`. `stop` ends the render early (Ctrl-C or another signal): the frames so far
+/// are finished into a valid output, or, before the first frame, nothing is written.
 pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, RenderError> {
+    let started = Instant::now();
     validate(opts)?;
     let kind = output::kind_for(&opts.out)?;
     let params = Arc::new(DyeflowParams::default());
@@ -391,19 +436,6 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
             ));
         }
     }
-    let mut music = load_music(opts)?;
-    if opts.start_s >= music.length_s && opts.seconds.is_none() {
-        return Err(RenderError::Usage(format!(
-            "--start {} is past the end of the music ({:.2} s)",
-            opts.start_s, music.length_s
-        )));
-    }
-    let seconds = opts
-        .seconds
-        .unwrap_or(music.length_s - opts.start_s)
-        .min(MAX_SECONDS);
-    let frames_total = ((seconds * f64::from(opts.fps)).round() as u64).max(1);
-
     // Settings: the preset's (or the defaults), then the command line.
     let mut settings = params.settings().sanitized();
     if let Some(n) = opts.sim {
@@ -412,52 +444,51 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     if let Some(n) = opts.dye {
         settings.dye_scale = n;
     }
+    let (gw, gh) = grid_for(opts.width, opts.height, settings.sim_resolution);
+    let interrupted = |notes: Vec<String>| RenderSummary {
+        frames: 0,
+        width: opts.width,
+        height: opts.height,
+        fps: opts.fps,
+        grid: (gw, gh),
+        wall_s: started.elapsed().as_secs_f64(),
+        setup_s: started.elapsed().as_secs_f64(),
+        backend: String::new(),
+        output: None,
+        interrupted: true,
+        dropped_events: 0,
+        notes,
+    };
+    let Some(music) = load_music(opts, stop)? else {
+        return Ok(interrupted(notes_out));
+    };
+    if opts.start_s >= music.length_s && opts.seconds.is_none() {
+        return Err(RenderError::Usage(format!(
+            "--start {} is past the end of the music ({:.2} s)",
+            number_text(opts.start_s),
+            music.length_s
+        )));
+    }
+    let seconds = opts
+        .seconds
+        .unwrap_or(music.length_s - opts.start_s)
+        .min(MAX_SECONDS);
+    let frames_total = ((seconds * f64::from(opts.fps)).round() as u64).max(1);
     let backend = if opts.backend == BackendChoice::Auto {
         settings.backend
     } else {
         opts.backend
     };
-    // The demo's audio goes next to PNG frames, or into a temporary file to mux into video.
-    let mut temp_audio = None;
-    if music.demo {
-        let path = match kind {
-            output::OutputKind::PngSequence => {
-                std::fs::create_dir_all(&opts.out)
-                    .map_err(|e| RenderError::output(&opts.out, io_problem(&e)))?;
-                Some(opts.out.join("audio.wav"))
-            }
-            output::OutputKind::Video { .. } => {
-                let p =
-                    std::env::temp_dir().join(format!("dyeflow-demo-{}.wav", std::process::id()));
-                temp_audio = Some(p.clone());
-                Some(p)
-            }
-            output::OutputKind::Gif => None,
-        };
-        if let (Some(path), Some(audio)) = (path, &music.audio) {
-            write_wav(&path, audio)?;
-            music.audio_path = Some(path);
-        }
-    }
 
     let out_opts = output::OutputOptions {
         path: opts.out.clone(),
         width: opts.width,
         height: opts.height,
         fps: opts.fps,
-        audio: music.audio_path.clone(),
+        audio: music.audio_out.clone(),
         audio_start_s: opts.start_s,
     };
-    let mut writer = match output::open(&kind, &out_opts) {
-        Ok(w) => w,
-        Err(e) => {
-            if let Some(p) = &temp_audio {
-                let _ = std::fs::remove_file(p);
-            }
-            return Err(e);
-        }
-    };
-    let (gw, gh) = grid_for(opts.width, opts.height, settings.sim_resolution);
+    let mut writer = output::open(&kind, &out_opts)?;
     let mut driver = Driver::new(&params);
     let mut cfg = SimConfig::new(gw, gh);
     cfg.dye_scale = settings.dye_scale as usize;
@@ -484,143 +515,100 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     let step_dt = 1.0 / (f64::from(opts.fps) * steps_per_frame as f64);
     let preroll_start = (opts.start_s - PREROLL_S).max(0.0);
     let preroll_steps = ((opts.start_s - preroll_start) / step_dt).round() as u64;
-
-    let feed = Feed::new(music.audio.as_ref());
-    let rate = feed.rate;
-    let (sender, mut receiver) = queue::channel(1 << 16);
-    let attack = params.envelope_attack.value();
-    let release = params.envelope_release.value();
-    let mut bridge = Bridge::new(sender, rate as f32, attack, release);
-    let stats = bridge.stats().clone();
-    // Audio time starts at the pre-roll; MIDI is shifted to match.
-    let first_sample = (preroll_start * f64::from(rate)).round() as usize;
-    let mut next_note = music.notes.partition_point(|n| n.time_s < preroll_start);
-    let mut step_index: u64 = 0;
-    let mut block: Vec<Vec<f32>> = Vec::new();
-    let mut block_events: Vec<NoteEvent<()>> = Vec::new();
+    let mut player = Player::new(music.notes, music.audio, &params, preroll_start, step_dt);
     let mut rgba = vec![0u8; opts.width as usize * opts.height as usize * 4];
 
-    let mut advance =
-        |solver: &mut dyn Solver, driver: &mut Driver, steps: u64, step_index: &mut u64| {
-            for _ in 0..steps {
-                let t0 = preroll_start + *step_index as f64 * step_dt;
-                let t1 = preroll_start + (*step_index + 1) as f64 * step_dt;
-                let s0 = first_sample + ((t0 - preroll_start) * f64::from(rate)).round() as usize;
-                let s1 = first_sample + ((t1 - preroll_start) * f64::from(rate)).round() as usize;
-                feed.block(s0, s1, &mut block);
-                block_events.clear();
-                while let Some(n) = music.notes.get(next_note) {
-                    if n.time_s >= t1 {
-                        break;
-                    }
-                    let offset = (((n.time_s - t0).max(0.0) * f64::from(rate)).round() as usize)
-                        .min((s1 - s0).saturating_sub(1)) as u32;
-                    if let Some(e) = at_offset(&n.event, offset) {
-                        block_events.push(e);
-                    }
-                    next_note += 1;
-                }
-                let channels: Vec<&[f32]> = block.iter().map(Vec::as_slice).collect();
-                let mut events = block_events.drain(..);
-                bridge.process(&channels, None, || events.next());
-                drop(events);
-                receiver.drain(|e| driver.event(solver, &e));
-                driver.step(solver, &params, step_dt as f32);
-                *step_index += 1;
-            }
-        };
-
-    let started = Instant::now();
-    advance(solver.as_mut(), &mut driver, preroll_steps, &mut step_index);
-    let progress = progress_bar(opts.progress, frames_total);
-    let mut interrupted = false;
-    for frame in 0..frames_total {
-        if stop.load(Ordering::Relaxed) {
-            interrupted = true;
-            break;
-        }
-        if frame > 0 {
-            advance(
-                solver.as_mut(),
-                &mut driver,
-                steps_per_frame,
-                &mut step_index,
-            );
-        }
-        if let Some(reason) = solver.failure() {
-            return Err(RenderError::Tool(format!(
-                "the GPU failed during the render: {reason}"
-            )));
-        }
-        solver.render(
-            &driver.look(),
-            opts.width as usize,
-            opts.height as usize,
-            &mut rgba,
-        );
-        writer.write(&rgba)?;
-        if let Some(bar) = &progress {
-            bar.inc(1);
-        }
-    }
-    if let Some(bar) = &progress {
-        bar.finish_and_clear();
-    }
-    let frames = writer.frames_written();
-    let output = writer.finish()?;
-    if let Some(p) = temp_audio {
-        let _ = std::fs::remove_file(p);
-    }
-    if kind == output::OutputKind::PngSequence {
-        notes_out.push(format!(
-            "to make a video: {}",
-            output::ffmpeg_command_hint(&opts.out, opts.fps, music.audio_path.as_deref())
+    let mut progress = progress::Progress::new(opts.progress, frames_total);
+    if preroll_steps > 0 {
+        progress.note(&format!(
+            "simulating the {:.1} s before --start {} (not rendered)",
+            opts.start_s - preroll_start,
+            number_text(opts.start_s)
         ));
     }
-    let dropped = stats.dropped();
+    let mut stopped =
+        !player.advance(solver.as_mut(), &mut driver, &params, preroll_steps, stop)?;
+    let setup_s = started.elapsed().as_secs_f64();
+    if !stopped {
+        for frame in 0..frames_total {
+            if frame > 0
+                && !player.advance(solver.as_mut(), &mut driver, &params, steps_per_frame, stop)?
+            {
+                stopped = true;
+                break;
+            }
+            if let Some(reason) = solver.failure() {
+                return Err(RenderError::Tool(format!(
+                    "the GPU failed during the render: {reason}"
+                )));
+            }
+            solver.render(
+                &driver.look(),
+                opts.width as usize,
+                opts.height as usize,
+                &mut rgba,
+            );
+            writer.write(&rgba)?;
+            progress.frame();
+            if stop.load(Ordering::Relaxed) && frame + 1 < frames_total {
+                stopped = true;
+                break;
+            }
+        }
+    }
+    progress.finish();
+    let frames = writer.frames_written();
+    let output = writer.finish()?;
+    if kind == output::OutputKind::PngSequence && output.is_some() {
+        notes_out.push(format!(
+            "to make a video: {}",
+            output::ffmpeg_command_hint(
+                &opts.out,
+                opts.fps,
+                music
+                    .audio_out
+                    .as_ref()
+                    .map(|a| match a {
+                        output::AudioOut::File(p) => p.clone(),
+                        output::AudioOut::Generated { name, .. } => opts.out.join(name),
+                    })
+                    .as_deref()
+            )
+        ));
+    }
     Ok(RenderSummary {
         frames,
         width: opts.width,
         height: opts.height,
         fps: opts.fps,
+        grid: (cfg.width, cfg.height),
         wall_s: started.elapsed().as_secs_f64(),
+        setup_s,
         backend: format!("{} ({})", info.backend, info.device),
         output,
-        interrupted,
-        dropped_events: dropped,
+        interrupted: stopped,
+        dropped_events: player.dropped_events(),
         notes: notes_out,
     })
 }
 
-fn progress_bar(wanted: bool, total: u64) -> Option<indicatif::ProgressBar> {
-    use std::io::IsTerminal;
-    if !wanted || !std::io::stderr().is_terminal() {
-        return None;
-    }
-    let bar = indicatif::ProgressBar::new(total);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template(
-            "{bar:40} {pos}/{len} frames  {per_sec}  ETA {eta}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    Some(bar)
-}
-
-/// Write `audio` as a 32-bit float WAV.
-fn write_wav(path: &Path, audio: &wav::Audio) -> Result<(), RenderError> {
+/// `audio` as a 32-bit float WAV file's bytes.
+fn wav_bytes(audio: &wav::Audio) -> Result<Vec<u8>, RenderError> {
     let spec = hound::WavSpec {
         channels: audio.channels.len().clamp(1, 2) as u16,
         sample_rate: audio.sample_rate,
         bits_per_sample: 32,
         sample_format: hound::SampleFormat::Float,
     };
-    let err = |e: hound::Error| RenderError::output(path, e.to_string());
-    let mut w = hound::WavWriter::create(path, spec).map_err(err)?;
+    let err =
+        |e: hound::Error| RenderError::System(format!("could not make the demo's audio: {e}"));
+    let mut bytes = Vec::new();
+    let mut w = hound::WavWriter::new(std::io::Cursor::new(&mut bytes), spec).map_err(err)?;
     for i in 0..audio.frames() {
         for ch in audio.channels.iter().take(2) {
             w.write_sample(ch[i]).map_err(err)?;
         }
     }
-    w.finalize().map_err(err)
+    w.finalize().map_err(err)?;
+    Ok(bytes)
 }

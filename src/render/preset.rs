@@ -32,14 +32,21 @@ pub fn load(path: &Path, params: &DyeflowParams) -> Result<PresetReport, RenderE
 
 /// Apply a preset's JSON to `params`; the problem as a phrase when it cannot be used.
 pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, String> {
-    let mut state = parse(bytes)?;
+    // Editors on Windows like to start UTF-8 files with a byte order mark.
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let (mut state, texts) = parse(bytes)?;
+    let mut report = PresetReport::default();
+    // Settings are checked as strictly as parameters: a value out of range is refused (the
+    // plugin's own state loading snaps them instead, so a damaged project still opens).
+    if let Some(json) = state.fields.get(SETTINGS_KEY) {
+        report.unknown.extend(check_settings(json)?);
+    }
     migrate_state(&mut state);
     let map: std::collections::HashMap<String, ParamPtr> = params
         .param_map()
         .into_iter()
         .map(|(id, ptr, _)| (id, ptr))
         .collect();
-    let mut report = PresetReport::default();
     // Check everything first, so a bad preset changes nothing.
     let mut changes = Vec::with_capacity(state.params.len());
     for (id, value) in &state.params {
@@ -47,7 +54,8 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Strin
             report.unknown.push(id.clone());
             continue;
         };
-        changes.push((ptr, normalized(id, ptr, value)?));
+        let text = texts.get(id).map_or("?", String::as_str);
+        changes.push((ptr, normalized(id, ptr, value, text)?));
     }
     for (ptr, normalized) in changes {
         // SAFETY: the pointers come from `params`, which outlives this call.
@@ -110,10 +118,71 @@ pub fn save_new(params: &DyeflowParams) -> std::io::Result<std::path::PathBuf> {
     Ok(path)
 }
 
+/// Check a preset's settings (JSON text, or an inline object as text): every field known and
+/// of an allowed value. Returns the fields this Dyeflow does not know, as `settings.name`.
+fn check_settings(json: &str) -> Result<Vec<String>, String> {
+    use crate::params::{DYE_SCALES, SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS};
+    use serde_json::Value;
+    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(json) else {
+        return Err(format!(
+            "its \"settings\" are not a JSON object ({})",
+            short(json)
+        ));
+    };
+    let mut unknown = Vec::new();
+    for (name, value) in &fields {
+        let one_of_numbers = |allowed: &[u32]| -> Result<(), String> {
+            let list = allowed
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ");
+            match value.as_u64() {
+                Some(n) if allowed.iter().any(|&a| u64::from(a) == n) => Ok(()),
+                _ => Err(format!(
+                    "settings field '{name}' is {}; use one of {list}",
+                    short(&value.to_string())
+                )),
+            }
+        };
+        let one_of_names = |allowed: &[&str]| -> Result<(), String> {
+            match value.as_str() {
+                Some(s) if allowed.contains(&s) => Ok(()),
+                _ => Err(format!(
+                    "settings field '{name}' is {}; use one of {}",
+                    short(&value.to_string()),
+                    allowed.join(", ")
+                )),
+            }
+        };
+        match name.as_str() {
+            "sim_resolution" => one_of_numbers(&SIM_RESOLUTIONS_CELLS)?,
+            "dye_scale" => one_of_numbers(&DYE_SCALES)?,
+            "sim_rate_hz" => one_of_numbers(&SIM_RATES_HZ)?,
+            "aspect" => one_of_names(&["1:1", "4:3", "16:9", "9:16", "21:9"])?,
+            "backend" => one_of_names(&["auto", "gpu", "cpu"])?,
+            _ => unknown.push(format!("settings.{name}")),
+        }
+    }
+    Ok(unknown)
+}
+
+/// A value's text for a message, cut short if long.
+fn short(text: &str) -> String {
+    if text.chars().count() <= 40 {
+        text.to_owned()
+    } else {
+        format!("{}…", text.chars().take(40).collect::<String>())
+    }
+}
+
+/// Each parameter's value as written in the preset, for messages.
+type ValueTexts = std::collections::HashMap<String, String>;
+
 /// The plugin's state from JSON: exactly what the plugin saves (`"visc": {"f32": 120.0}`), or
 /// the same with plain values (`"visc": 120.0`, `"mapping": "circle"`), which is easier to
-/// write by hand.
-fn parse(bytes: &[u8]) -> Result<PluginState, String> {
+/// write by hand. Also each parameter's value as written.
+fn parse(bytes: &[u8]) -> Result<(PluginState, ValueTexts), String> {
     use serde_json::Value;
     let root: Value = serde_json::from_slice(bytes)
         .map_err(|e| format!("not a Dyeflow preset (invalid JSON: {e})"))?;
@@ -124,19 +193,27 @@ fn parse(bytes: &[u8]) -> Result<PluginState, String> {
         return Err("not a Dyeflow preset (no \"params\" object)".into());
     };
     let mut params = std::collections::BTreeMap::new();
+    let mut texts = ValueTexts::new();
     for (id, v) in entries {
         let value = match v {
             Value::Bool(b) => ParamValue::Bool(*b),
             Value::String(s) => ParamValue::String(s.clone()),
-            Value::Number(n) if n.is_i64() => ParamValue::I32(
-                n.as_i64()
-                    .unwrap_or(0)
-                    .clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32,
-            ),
-            Value::Number(n) => ParamValue::F32(n.as_f64().unwrap_or(f64::NAN) as f32),
+            // Integers past i32 are out of every parameter's range: kept as floats, so the
+            // range check refuses them (quoting the text as written, not a clamped number).
+            Value::Number(n) => match n.as_i64().and_then(|i| i32::try_from(i).ok()) {
+                Some(i) => ParamValue::I32(i),
+                None => ParamValue::F32(n.as_f64().unwrap_or(f64::NAN) as f32),
+            },
             tagged => serde_json::from_value::<ParamValue>(tagged.clone())
                 .map_err(|_| format!("parameter '{id}' has a value of the wrong type"))?,
         };
+        let text = match v {
+            Value::Object(o) if o.len() == 1 => {
+                o.values().next().map_or_else(String::new, Value::to_string)
+            }
+            other => other.to_string(),
+        };
+        texts.insert(id.clone(), short(&text));
         params.insert(id.clone(), value);
     }
     let mut fields = std::collections::BTreeMap::new();
@@ -152,15 +229,18 @@ fn parse(bytes: &[u8]) -> Result<PluginState, String> {
         .and_then(Value::as_str)
         .unwrap_or_default()
         .to_owned();
-    Ok(PluginState {
-        version,
-        params,
-        fields,
-    })
+    Ok((
+        PluginState {
+            version,
+            params,
+            fields,
+        },
+        texts,
+    ))
 }
 
-/// The normalized value a preset entry sets, or why it cannot.
-fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue) -> Result<f32, String> {
+/// The normalized value a preset entry sets (written as `text`), or why it cannot.
+fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue, text: &str) -> Result<f32, String> {
     // SAFETY (all blocks): the pointer is valid for the parameters' lifetime.
     let plain = match (ptr, value) {
         (ParamPtr::FloatParam(_), ParamValue::F32(v)) => *v,
@@ -182,7 +262,7 @@ fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue) -> Result<f32, String
         _ => return Err(format!("parameter '{id}' has a value of the wrong type")),
     };
     if !plain.is_finite() {
-        return Err(format!("parameter '{id}' is not a finite number"));
+        return Err(format!("parameter '{id}' is {text}, not a finite number"));
     }
     let n = unsafe { ptr.preview_normalized(plain) };
     let back = unsafe { ptr.preview_plain(n) };
@@ -191,7 +271,7 @@ fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue) -> Result<f32, String
     if (back - plain).abs() > tolerance {
         let (lo, hi) = unsafe { (ptr.preview_plain(0.0), ptr.preview_plain(1.0)) };
         return Err(format!(
-            "parameter '{id}' is {plain}, outside its range {lo} to {hi}"
+            "parameter '{id}' is {text}, outside its range {lo} to {hi}"
         ));
     }
     Ok(n)
@@ -266,6 +346,34 @@ mod tests {
                 br#"{"version":"1","params":{"bypass":3.0},"fields":{}}"#,
                 "wrong type",
             ),
+            (
+                br#"{"params":{"p_iters":1000000000000}}"#,
+                "'p_iters' is 1000000000000, outside its range 2 to 200",
+            ),
+            (
+                br#"{"params":{},"fields":{"settings":{"sim_resolution":99999}}}"#,
+                "settings field 'sim_resolution' is 99999; use one of 128, 256, 512, 1024, 2048",
+            ),
+            (
+                br#"{"params":{},"fields":{"settings":"{\"dye_scale\":99}"}}"#,
+                "settings field 'dye_scale' is 99; use one of 1, 2, 4",
+            ),
+            (
+                br#"{"params":{},"fields":{"settings":{"sim_rate_hz":100000}}}"#,
+                "'sim_rate_hz' is 100000; use one of 30, 60, 120, 144",
+            ),
+            (
+                br#"{"params":{},"fields":{"settings":{"sim_resolution":"big"}}}"#,
+                "'sim_resolution' is \"big\"",
+            ),
+            (
+                br#"{"params":{},"fields":{"settings":{"backend":"tpu"}}}"#,
+                "'backend' is \"tpu\"; use one of auto, gpu, cpu",
+            ),
+            (
+                br#"{"params":{},"fields":{"settings":[1,2]}}"#,
+                "\"settings\" are not a JSON object",
+            ),
         ] {
             let err = apply(json, &params).unwrap_err();
             assert!(err.contains(needle), "{err}");
@@ -279,5 +387,16 @@ mod tests {
             params.mapping_mode.value(),
             crate::params::MappingMode::Keyboard
         );
+        assert_eq!(params.settings(), Settings::default(), "settings changed");
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_unknown_settings_are_fine() {
+        let params = DyeflowParams::default();
+        let json = b"\xEF\xBB\xBF{\"params\": {\"visc\": 12.0}, \"fields\": {\"settings\": {\"sim_resolution\": 512, \"glow\": 3}}}";
+        let report = apply(json, &params).unwrap();
+        assert_eq!(report.unknown, vec!["settings.glow".to_owned()]);
+        assert!((params.viscosity.value() - 12.0).abs() < 1e-3);
+        assert_eq!(params.settings().sim_resolution, 512);
     }
 }

@@ -1,12 +1,15 @@
 //! WAV input for `dyeflow render`: mono or stereo PCM (8, 16, 24 or 32-bit integer, or 32-bit
-//! float) decoded by hound into `f32` channels.
+//! float) decoded by hound into `f32` channels, streamed block by block so memory stays small
+//! whatever the file's length.
 //!
 //! Reading is strict: a data chunk that ends before the length its header promises is an error
-//! ("truncated WAV data"), not a shorter song, and so is an empty data chunk. Streaming writers
-//! that leave the data length unset (0 or 0xFFFFFFFF) therefore produce files this module
-//! rejects; such files need rewriting (e.g. `ffmpeg -i in.wav out.wav`).
+//! ("truncated WAV data"), not a shorter song, and so is an empty data chunk. Both are found when
+//! the file is opened, before any output is written. Streaming writers that leave the data
+//! length unset (0 or 0xFFFFFFFF) therefore produce files this module rejects; such files need
+//! rewriting (e.g. `ffmpeg -i in.wav out.wav`).
 
-use std::io::{self, BufReader, Read};
+use std::fs::File;
+use std::io::{self, BufReader, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use hound::{SampleFormat, WavReader};
@@ -25,12 +28,9 @@ pub const MAX_DURATION_S: u64 = 4 * 60 * 60;
 /// How many bytes of the file's start are kept to describe an encoding hound rejects.
 const HEADER_RECORD_BYTES: usize = 64 * 1024;
 
-/// At most this many frames are reserved ahead of reading, whatever the header claims.
-const MAX_PREALLOCATED_FRAMES: usize = 1 << 20;
-
-/// Audio read from a WAV file: 1 or 2 channels of f32 samples, equal lengths. Integer samples
-/// are in -1..1 (full scale is 1); float samples keep their values (they may exceed 1), except
-/// that NaN and infinities become 0.
+/// Audio in memory: 1 or 2 channels of f32 samples, equal lengths. Integer samples are in
+/// -1..1 (full scale is 1); float samples keep their values (they may exceed 1), except that
+/// NaN and infinities become 0.
 #[derive(Clone, Debug)]
 pub struct Audio {
     /// Frames per second.
@@ -55,131 +55,216 @@ impl Audio {
     }
 }
 
-/// Read a WAV file. Every failure (missing, unreadable, empty or unsupported file) becomes
-/// [`RenderError::Input`] naming the path.
-pub fn load(path: &Path) -> Result<Audio, RenderError> {
-    let (file, _) = super::open_input(path)?;
-    read(BufReader::new(file)).map_err(|problem| RenderError::input(path, problem))
+/// An open WAV file whose samples are decoded on demand, a block at a time.
+pub struct WavStream<R: Read + Seek = BufReader<File>> {
+    wav: WavReader<R>,
+    /// Frames per second.
+    pub sample_rate: u32,
+    /// Channels: 1 or 2.
+    pub channels: usize,
+    /// Frames in the file.
+    pub frames: u64,
+    format: SampleFormat,
+    bits: u16,
+    /// Whether hound's `seek` lands right (it assumes `bits / 8` bytes per sample, which a
+    /// padded container such as 24 bits in 4 bytes breaks; then a seek reads and discards).
+    seekable: bool,
+    /// The frame the next read returns.
+    next: u64,
+    /// Interleaved scratch for one read.
+    scratch: Vec<f32>,
 }
 
-/// Decode a WAV stream. Errors are a short problem phrase without a file name, e.g. "not a WAV
-/// file (no RIFF/WAVE header)" or "truncated WAV data (…)".
-pub fn read(reader: impl Read) -> Result<Audio, String> {
-    let mut reader = reader;
-    let mut head = [0u8; 12];
-    let got = read_up_to(&mut reader, &mut head).map_err(|e| format!("read error ({e})"))?;
-    check_riff_wave(&head[..got])?;
+/// Open a WAV file for streaming. Every failure (missing, unreadable, empty, truncated or
+/// unsupported file) becomes [`RenderError::Input`] naming the path.
+pub fn open(path: &Path) -> Result<WavStream, RenderError> {
+    let (file, len) = super::open_input(path)?;
+    WavStream::new(BufReader::new(file), len).map_err(|problem| RenderError::input(path, problem))
+}
 
-    let mut recorder = Recorder {
-        inner: io::Cursor::new(head).chain(BufReader::new(reader)),
-        record: Vec::with_capacity(256),
-    };
-    let mut wav = match WavReader::new(&mut recorder) {
-        Ok(wav) => wav,
-        Err(e) => return Err(header_problem(e, &recorder.record)),
-    };
-
-    let spec = wav.spec();
-    let channels = usize::from(spec.channels);
-    if channels > 2 {
-        return Err(format!(
-            "has {channels} channels; Dyeflow reads mono or stereo WAV"
-        ));
-    }
-    match (spec.sample_format, spec.bits_per_sample) {
-        (SampleFormat::Int, 8 | 16 | 24 | 32) | (SampleFormat::Float, 32) => {}
-        (format, bits) => {
-            return Err(format!(
-                "unsupported WAV encoding ({}); Dyeflow reads 8/16/24/32-bit integer or 32-bit \
-                 float PCM",
-                encoding_name(format, bits)
-            ));
-        }
-    }
-    if !(MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&spec.sample_rate) {
-        return Err(format!(
-            "sample rate {} Hz is outside the supported range {MIN_SAMPLE_RATE}–{MAX_SAMPLE_RATE} \
-             Hz",
-            spec.sample_rate
-        ));
-    }
-    let frames = u64::from(wav.duration());
-    if frames == 0 {
-        return Err("no audio (the WAV data chunk is empty)".into());
-    }
-    if frames > MAX_DURATION_S * u64::from(spec.sample_rate) {
-        return Err(format!(
-            "too long ({:.1} hours of audio; Dyeflow reads at most {} hours)",
-            frames as f64 / f64::from(spec.sample_rate) / 3600.0,
-            MAX_DURATION_S / 3600
-        ));
-    }
-
-    let reserve =
-        usize::try_from(frames).map_or(MAX_PREALLOCATED_FRAMES, |f| f.min(MAX_PREALLOCATED_FRAMES));
-    let mut out: Vec<Vec<f32>> = (0..channels).map(|_| Vec::with_capacity(reserve)).collect();
-    let sample_problem = |e: hound::Error, index: usize| match e {
-        hound::Error::IoError(e) if is_eof(&e) => format!(
-            "truncated WAV data (the header promises {frames} frames, the file ends after {})",
-            index / channels
-        ),
-        hound::Error::IoError(e) => format!("read error ({e})"),
-        other => format!(
-            "unsupported WAV encoding ({}: {other})",
-            encoding_name(spec.sample_format, spec.bits_per_sample)
-        ),
-    };
-    match spec.sample_format {
-        SampleFormat::Int => {
-            // Full scale of an n-bit integer is 2^(n-1); a power of two scales exactly.
-            let scale = 1.0 / (1u64 << (spec.bits_per_sample - 1)) as f32;
-            for (i, sample) in wav.samples::<i32>().enumerate() {
-                let sample = sample.map_err(|e| sample_problem(e, i))?;
-                out[i % channels].push(sample as f32 * scale);
-            }
-        }
-        SampleFormat::Float => {
-            for (i, sample) in wav.samples::<f32>().enumerate() {
-                let sample = sample.map_err(|e| sample_problem(e, i))?;
-                out[i % channels].push(if sample.is_finite() { sample } else { 0.0 });
-            }
-        }
-    }
+/// Decode a whole WAV stream into memory. Errors are a short problem phrase without a file
+/// name, e.g. "not a WAV file (no RIFF/WAVE header)" or "truncated WAV data (…)".
+pub fn read(mut reader: impl Read) -> Result<Audio, String> {
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|e| format!("read error ({e})"))?;
+    let len = bytes.len() as u64;
+    let mut stream = WavStream::new(io::Cursor::new(bytes), len)?;
+    let frames = usize::try_from(stream.frames).map_err(|_| "too long".to_string())?;
+    let mut channels = vec![Vec::new(); stream.channels];
+    stream.block(0, frames as u64, &mut channels)?;
     Ok(Audio {
-        sample_rate: spec.sample_rate,
-        channels: out,
+        sample_rate: stream.sample_rate,
+        channels,
     })
 }
 
-/// Passes reads through, keeping a copy of the first [`HEADER_RECORD_BYTES`] bytes.
-struct Recorder<R> {
-    inner: R,
-    record: Vec<u8>,
-}
+impl<R: Read + Seek> WavStream<R> {
+    /// Read and check the header of a WAV stream `len` bytes long: the encoding, the rate, the
+    /// length, and that the data chunk is all there.
+    pub fn new(mut reader: R, len: u64) -> Result<Self, String> {
+        let mut record = Vec::with_capacity(256);
+        (&mut reader)
+            .take(HEADER_RECORD_BYTES as u64)
+            .read_to_end(&mut record)
+            .map_err(|e| format!("read error ({e})"))?;
+        check_riff_wave(&record[..record.len().min(12)])?;
+        reader
+            .seek(SeekFrom::Start(0))
+            .map_err(|e| format!("read error ({e})"))?;
+        let wav = WavReader::new(reader).map_err(|e| header_problem(e, &record))?;
 
-impl<R: Read> Read for Recorder<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        let room = HEADER_RECORD_BYTES.saturating_sub(self.record.len());
-        if room > 0 {
-            self.record.extend_from_slice(&buf[..n.min(room)]);
+        let spec = wav.spec();
+        let channels = usize::from(spec.channels);
+        if channels > 2 {
+            return Err(format!(
+                "has {channels} channels; Dyeflow reads mono or stereo WAV"
+            ));
         }
-        Ok(n)
+        match (spec.sample_format, spec.bits_per_sample) {
+            (SampleFormat::Int, 8 | 16 | 24 | 32) | (SampleFormat::Float, 32) => {}
+            (format, bits) => {
+                return Err(format!(
+                    "unsupported WAV encoding ({}); Dyeflow reads 8/16/24/32-bit integer or 32-bit \
+                     float PCM",
+                    encoding_name(format, bits)
+                ));
+            }
+        }
+        if !(MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&spec.sample_rate) {
+            return Err(format!(
+                "sample rate {} Hz is outside the supported range {MIN_SAMPLE_RATE}–{MAX_SAMPLE_RATE} \
+                 Hz",
+                spec.sample_rate
+            ));
+        }
+        let frames = u64::from(wav.duration());
+        if frames == 0 {
+            return Err("no audio (the WAV data chunk is empty)".into());
+        }
+        if frames > MAX_DURATION_S * u64::from(spec.sample_rate) {
+            return Err(format!(
+                "too long ({:.1} hours of audio; Dyeflow reads at most {} hours)",
+                frames as f64 / f64::from(spec.sample_rate) / 3600.0,
+                MAX_DURATION_S / 3600
+            ));
+        }
+        // The data chunk must all be there: hound's reader stands at its start.
+        let block_align = find_fmt(&record)
+            .map(|f| u64::from(f.block_align))
+            .filter(|&b| b > 0 && b.is_multiple_of(channels as u64))
+            .unwrap_or(channels as u64 * u64::from(spec.bits_per_sample.div_ceil(8)));
+        let mut reader = wav.into_inner();
+        let data_start = reader
+            .stream_position()
+            .map_err(|e| format!("read error ({e})"))?;
+        let present = len.saturating_sub(data_start) / block_align;
+        if present < frames {
+            return Err(format!(
+                "truncated WAV data (the header promises {frames} frames, the file ends after \
+                 {present})"
+            ));
+        }
+        reader
+            .seek(SeekFrom::Start(0))
+            .map_err(|e| format!("read error ({e})"))?;
+        let wav = WavReader::new(reader).map_err(|e| header_problem(e, &record))?;
+        Ok(Self {
+            wav,
+            sample_rate: spec.sample_rate,
+            channels,
+            frames,
+            format: spec.sample_format,
+            bits: spec.bits_per_sample,
+            seekable: spec.bits_per_sample.is_multiple_of(8)
+                && block_align == channels as u64 * u64::from(spec.bits_per_sample / 8),
+            next: 0,
+            scratch: Vec::new(),
+        })
     }
-}
 
-/// Fill `buf` as far as the stream allows; returns the number of bytes read.
-fn read_up_to(reader: &mut impl Read, buf: &mut [u8]) -> io::Result<usize> {
-    let mut got = 0;
-    while got < buf.len() {
-        match reader.read(&mut buf[got..]) {
-            Ok(0) => break,
-            Ok(n) => got += n,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => return Err(e),
-        }
+    /// The length in seconds.
+    pub fn duration_s(&self) -> f64 {
+        self.frames as f64 / f64::from(self.sample_rate)
     }
-    Ok(got)
+
+    /// Append frames `from..to` of each channel to `out` (one vector per channel: 1 or 2),
+    /// with zeros past the end of the audio. Reading forwards block after block is cheapest;
+    /// any other `from` seeks.
+    pub fn block(&mut self, from: u64, to: u64, out: &mut [Vec<f32>]) -> Result<(), String> {
+        let to = to.max(from);
+        let end = to.min(self.frames);
+        if from < end && from != self.next {
+            self.seek(from)?;
+        }
+        let n = end.saturating_sub(from) as usize;
+        let count = n * self.channels;
+        self.scratch.clear();
+        let sample_problem = |e: hound::Error| match e {
+            hound::Error::IoError(e) if is_eof(&e) => {
+                "truncated WAV data (the file ended while it was read)".to_string()
+            }
+            hound::Error::IoError(e) => format!("read error ({e})"),
+            other => format!(
+                "unsupported WAV encoding ({}: {other})",
+                encoding_name(self.format, self.bits)
+            ),
+        };
+        match self.format {
+            SampleFormat::Int => {
+                // Full scale of an n-bit integer is 2^(n-1); a power of two scales exactly.
+                let scale = 1.0 / (1u64 << (self.bits - 1)) as f32;
+                for sample in self.wav.samples::<i32>().take(count) {
+                    self.scratch
+                        .push(sample.map_err(sample_problem)? as f32 * scale);
+                }
+            }
+            SampleFormat::Float => {
+                for sample in self.wav.samples::<f32>().take(count) {
+                    let x = sample.map_err(sample_problem)?;
+                    self.scratch.push(if x.is_finite() { x } else { 0.0 });
+                }
+            }
+        }
+        if self.scratch.len() != count {
+            return Err("truncated WAV data (the file ended while it was read)".into());
+        }
+        self.next = from + n as u64;
+        for (c, channel) in out.iter_mut().enumerate() {
+            let source = c.min(self.channels - 1);
+            channel.extend(self.scratch.iter().skip(source).step_by(self.channels));
+            // Silence past the end of the audio.
+            channel.resize(channel.len() + (to - from) as usize - n, 0.0);
+        }
+        Ok(())
+    }
+
+    /// Make `frame` the next one read.
+    fn seek(&mut self, frame: u64) -> Result<(), String> {
+        let problem = |e: io::Error| format!("read error ({e})");
+        if self.seekable {
+            self.wav
+                .seek(u32::try_from(frame).map_err(|_| "seek past the end".to_string())?)
+                .map_err(problem)?;
+        } else {
+            if frame < self.next {
+                self.wav.seek(0).map_err(problem)?;
+                self.next = 0;
+            }
+            // Read and discard: only for padded containers.
+            let mut skip = Vec::new();
+            while self.next < frame {
+                let n = (frame - self.next).min(1 << 16);
+                skip.clear();
+                skip.resize(self.channels, Vec::new());
+                let at = self.next;
+                self.block(at, at + n, &mut skip)?;
+            }
+        }
+        self.next = frame;
+        Ok(())
+    }
 }
 
 /// Check the 12-byte RIFF/WAVE header (`head` is shorter if the stream is).
@@ -241,6 +326,8 @@ struct FmtInfo {
     /// The format tag, or the sub-format's tag for WAVE_FORMAT_EXTENSIBLE.
     tag: u16,
     bits: u16,
+    /// Bytes per frame (all channels).
+    block_align: u16,
 }
 
 impl FmtInfo {
@@ -274,6 +361,7 @@ fn find_fmt(record: &[u8]) -> Option<FmtInfo> {
         let body = &rest[8..];
         if &rest[..4] == b"fmt " {
             let mut tag = le16(body, 0)?;
+            let block_align = le16(body, 12)?;
             let bits = le16(body, 14)?;
             if tag == 0xFFFE && len >= 40 {
                 // The sub-format GUID (bytes 24..40) starts with the plain format tag, for
@@ -283,7 +371,11 @@ fn find_fmt(record: &[u8]) -> Option<FmtInfo> {
                     tag = le16(guid, 0)?;
                 }
             }
-            return Some(FmtInfo { tag, bits });
+            return Some(FmtInfo {
+                tag,
+                bits,
+                block_align,
+            });
         }
         // Chunks are padded to an even length.
         let skip = len.checked_add(len & 1)?;
@@ -524,13 +616,16 @@ mod tests {
     }
 
     #[test]
-    fn load_reports_missing_files() {
+    fn open_reports_missing_files() {
         let dir = std::env::temp_dir().join(format!("dyeflow-wav-test-{}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("temp dir");
+        let problem = |path: &Path| match open(path) {
+            Ok(_) => panic!("{} opened", path.display()),
+            Err(e) => e.to_string(),
+        };
         let missing = dir.join("missing.wav");
-        let err = load(&missing).expect_err("missing");
         assert_eq!(
-            err.to_string(),
+            problem(&missing),
             format!("{}: file not found", missing.display())
         );
 
@@ -540,12 +635,58 @@ mod tests {
             write(spec(1, 44_100, 16, SampleFormat::Int), &[8192]),
         )
         .expect("write");
-        assert_eq!(load(&good).expect("load").channels, vec![vec![0.25]]);
+        let mut stream = open(&good).expect("open");
+        let mut channels = vec![Vec::new()];
+        stream.block(0, 3, &mut channels).expect("read");
+        assert_eq!(channels, vec![vec![0.25, 0.0, 0.0]], "silence past the end");
 
         let empty = dir.join("empty.wav");
         std::fs::write(&empty, b"").expect("write");
-        let err = load(&empty).expect_err("empty");
-        assert_eq!(err.to_string(), format!("{}: empty file", empty.display()));
+        assert_eq!(problem(&empty), format!("{}: empty file", empty.display()));
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Blocks read in any order, with seeks, give exactly the samples of a whole read; a mono
+    /// file fills both channels of a stereo request.
+    #[test]
+    fn streamed_blocks_match_the_whole_file() {
+        let samples: Vec<i32> = (0..2000).map(|i| (i * 37 % 4001) - 2000).collect();
+        for (spec, stereo) in [
+            (spec(2, 48_000, 16, SampleFormat::Int), true),
+            (spec(2, 48_000, 24, SampleFormat::Int), true),
+            (spec(1, 8_000, 8, SampleFormat::Int), false),
+        ] {
+            let clipped: Vec<i32> = samples
+                .iter()
+                .map(|&x| {
+                    x.clamp(
+                        -(1 << (spec.bits_per_sample - 1)),
+                        (1 << (spec.bits_per_sample - 1)) - 1,
+                    )
+                })
+                .collect();
+            let bytes = write(spec, &clipped);
+            let whole = read(&bytes[..]).expect("read");
+            let len = bytes.len() as u64;
+            let mut stream = WavStream::new(io::Cursor::new(bytes), len).expect("open");
+            let frames = stream.frames;
+            for (from, to) in [
+                (0, 100),
+                (100, 333),
+                (900, 1200),
+                (50, 60),
+                (0, frames + 10),
+            ] {
+                let mut out = vec![Vec::new(), Vec::new()];
+                stream.block(from, to, &mut out).expect("block");
+                for (c, channel) in out.iter().enumerate() {
+                    let source = if stereo { c } else { 0 };
+                    let mut expected: Vec<f32> =
+                        whole.channels[source][from as usize..(to.min(frames)) as usize].to_vec();
+                    expected.resize((to - from) as usize, 0.0);
+                    assert_eq!(channel, &expected, "{spec:?} {from}..{to} channel {c}");
+                }
+            }
+        }
     }
 }

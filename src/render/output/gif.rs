@@ -354,10 +354,14 @@ pub(super) struct GifJob {
 /// A quantised frame for the file-writing thread; `None` if quantising failed.
 pub(super) type GifResult = (u64, Option<::gif::Frame<'static>>);
 
-/// Writes an animated GIF through `<path>.part`.
+/// Writes an animated GIF through a hidden temporary file beside it, renamed into place when
+/// finished.
 pub(super) struct GifWriter {
     path: PathBuf,
-    part: PathBuf,
+    /// The GIF being written; removed if dropped before it is persisted.
+    part: Option<tempfile::NamedTempFile>,
+    /// Directories `open` made, removed again if nothing is written.
+    made: MadeDirs,
     width: u32,
     height: u32,
     fps: u32,
@@ -383,9 +387,17 @@ impl GifWriter {
                 opts.height
             )));
         };
-        create_parent(&path)?;
-        let part = part_path(&path);
-        let file = File::create(&part)
+        let mut made = create_parent(&path)?;
+        let part = match temp_beside(&path) {
+            Ok(part) => part,
+            Err(e) => {
+                made.remove_empty();
+                return Err(e);
+            }
+        };
+        let file = part
+            .as_file()
+            .try_clone()
             .map_err(|e| RenderError::output(&path, format!("could not create the file: {e}")))?;
         let header = ::gif::Encoder::new(BufWriter::new(file), w16, h16, &[]).and_then(|mut e| {
             e.set_repeat(::gif::Repeat::Infinite)?;
@@ -394,7 +406,6 @@ impl GifWriter {
         let encoder = match header {
             Ok(encoder) => encoder,
             Err(e) => {
-                let _ = fs::remove_file(&part);
                 return Err(RenderError::output(
                     &path,
                     format!("could not write the GIF header: {e}"),
@@ -412,7 +423,6 @@ impl GifWriter {
         let file_thread = match spawned {
             Ok(thread) => thread,
             Err(e) => {
-                let _ = fs::remove_file(&part);
                 return Err(RenderError::output(
                     &path,
                     format!("could not start the encoder threads: {e}"),
@@ -445,7 +455,6 @@ impl GifWriter {
             Err(e) => {
                 // The result sender went with the failed pool, so the file thread ends.
                 let _ = file_thread.join();
-                let _ = fs::remove_file(&part);
                 return Err(RenderError::output(
                     &path,
                     format!("could not start the encoder threads: {e}"),
@@ -454,7 +463,8 @@ impl GifWriter {
         };
         Ok(Self {
             path,
-            part,
+            part: Some(part),
+            made,
             width: opts.width,
             height: opts.height,
             fps: opts.fps,
@@ -555,7 +565,7 @@ impl FrameWriter for GifWriter {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Result<String, RenderError> {
+    fn finish(mut self: Box<Self>) -> Result<Option<String>, RenderError> {
         self.finished = true;
         let written = self.stop_threads();
         let error = match (self.failure.error(), written) {
@@ -567,18 +577,29 @@ impl FrameWriter for GifWriter {
             )),
         };
         if let Some(error) = error {
-            let _ = fs::remove_file(&self.part);
+            self.abandon();
             return Err(error);
         }
-        fs::rename(&self.part, &self.path).map_err(|e| {
-            RenderError::output(
-                &self.path,
-                format!("could not rename {} to it: {e}", self.part.display()),
-            )
-        })?;
+        if self.kept == 0 {
+            // A GIF with no image is no output: the earlier file stays as it was.
+            self.abandon();
+            return Ok(None);
+        }
+        if let Some(part) = self.part.take() {
+            part.persist(&self.path).map_err(|e| {
+                RenderError::output(
+                    &self.path,
+                    format!(
+                        "could not rename {} to it: {}",
+                        e.file.path().display(),
+                        e.error
+                    ),
+                )
+            })?;
+        }
         let size = human_size(file_size(&self.path));
         let path = self.path.display();
-        Ok(if self.kept == self.frames {
+        Ok(Some(if self.kept == self.frames {
             let s = if self.kept == 1 { "" } else { "s" };
             format!("{path}, {} frame{s}, {size}", self.kept)
         } else {
@@ -587,11 +608,19 @@ impl FrameWriter for GifWriter {
                  most {GIF_MAX_FPS} fps), {size}",
                 self.kept, self.frames, self.fps
             )
-        })
+        }))
     }
 
     fn frames_written(&self) -> u64 {
         self.frames
+    }
+}
+
+impl GifWriter {
+    /// Remove the temporary file and the directories `open` made.
+    fn abandon(&mut self) {
+        self.part = None;
+        self.made.remove_empty();
     }
 }
 
@@ -600,7 +629,7 @@ impl Drop for GifWriter {
         if !self.finished {
             // Abandoned without `finish`: leave nothing behind.
             self.stop_threads();
-            let _ = fs::remove_file(&self.part);
+            self.abandon();
         }
     }
 }

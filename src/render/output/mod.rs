@@ -92,10 +92,21 @@ pub struct OutputOptions {
     pub height: u32,
     /// Frames per second of the render.
     pub fps: u32,
-    /// WAV to mux into a video (ignored otherwise).
-    pub audio: Option<PathBuf>,
-    /// Seconds into the audio where the video starts (for muxing; negative delays the audio).
+    /// The audio that goes with the frames: muxed into a video; a generated one is also
+    /// written next to PNG frames.
+    pub audio: Option<AudioOut>,
+    /// Seconds into the audio where the video starts (for muxing).
     pub audio_start_s: f64,
+}
+
+/// Audio that goes with the frames.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AudioOut {
+    /// The user's WAV file: muxed into a video (PNG frames leave it where it is).
+    File(PathBuf),
+    /// A WAV file's bytes made by the render (the demo's audio): written next to PNG frames
+    /// as `name`, and muxed into a video from a temporary file.
+    Generated { name: &'static str, bytes: Vec<u8> },
 }
 
 /// A frame sink.
@@ -106,9 +117,11 @@ pub trait FrameWriter: Send {
     fn write(&mut self, rgba: &[u8]) -> Result<(), RenderError>;
 
     /// Completes the output (waits for queued frames, writes the GIF trailer, lets ffmpeg
-    /// finish) and returns a one-line summary such as `"240 PNG frames in out/ (frame_000001.png
-    /// … frame_000240.png, 85.2 MB)"` or `"out.gif, 120 frames, 2.1 MB"`.
-    fn finish(self: Box<Self>) -> Result<String, RenderError>;
+    /// finish), puts it in place of any earlier output, and returns a one-line summary such as
+    /// `"240 PNG frames in out/ (frame_000001.png … frame_000240.png, 85.2 MB)"` or `"out.gif,
+    /// 120 frames, 2.1 MB"`. With no frames written it writes nothing, leaves an earlier output
+    /// as it was, and returns `None`.
+    fn finish(self: Box<Self>) -> Result<Option<String>, RenderError>;
 
     /// The number of frames accepted by [`FrameWriter::write`] so far. For a GIF this counts the
     /// frames skipped to stay at 50 frames per second or below; every accepted frame is on disk
@@ -118,9 +131,16 @@ pub trait FrameWriter: Send {
 
 /// Opens a writer of the given kind.
 ///
-/// - [`OutputKind::PngSequence`]: creates the directory (and its parents) and removes stale
-///   `frame_<digits>.png` (and `.png.part`) files from an earlier render, so a shorter re-render
-///   leaves no old frames behind; other files are left alone.
+/// Nothing at the output's place changes until [`FrameWriter::finish`]: frames are written
+/// under temporary names (in a hidden directory, or a hidden `.part` file, beside the output)
+/// and moved into place when the output is complete. An error, or a writer dropped without
+/// `finish`, removes them and leaves an earlier output as it was.
+///
+/// - [`OutputKind::PngSequence`]: creates the directory (and its parents). When finished, it
+///   removes stale `frame_<digits>.png` (and `.png.part`) files from an earlier render, so a
+///   shorter re-render leaves no old frames behind; other files are left alone. A generated
+///   audio file goes next to the frames, but a different file already there under its name is
+///   never overwritten: [`RenderError::Usage`] names it.
 /// - [`OutputKind::Gif`]: every frame gets its own palette of up to 256 colours. GIF delays are whole
 ///   hundredths of a second, and browsers show delays under 2/100 s as 10/100 s, so above 50 fps
 ///   only the first frame in each 2/100 s slot is kept (at 60 fps, 5 of every 6 frames) and the
@@ -194,7 +214,8 @@ pub fn ffmpeg_command_hint(dir: &Path, fps: u32, audio: Option<&Path>) -> String
     }
     command.push_str(" -c:v libx264 -pix_fmt yuv420p -crf 18");
     if audio.is_some() {
-        command.push_str(" -c:a aac -b:a 192k -shortest");
+        // Silence after the audio's end, so the video keeps its length.
+        command.push_str(" -c:a aac -b:a 192k -af apad -shortest");
     }
     command.push_str(&format!(" {}", shell_quote(&video)));
     command
@@ -314,11 +335,38 @@ impl<J> Drop for Pool<J> {
     }
 }
 
-/// The path with `.part` appended to its file name.
-fn part_path(path: &Path) -> PathBuf {
-    let mut name = path.as_os_str().to_os_string();
-    name.push(".part");
-    PathBuf::from(name)
+/// A new, empty temporary file beside `path` (same directory, so renaming it into place is
+/// atomic), hidden and named after it: `.name.XXXXXX.part`. It is removed if dropped before
+/// it is persisted.
+fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile, RenderError> {
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let name = path
+        .file_name()
+        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".part")
+        .tempfile_in(dir)
+        .map_err(|e| RenderError::output(path, format!("could not create the file: {e}")))
+}
+
+/// Directories an output made, deepest first, so they can be removed again when nothing was
+/// written into them.
+#[derive(Debug, Default)]
+struct MadeDirs(Vec<PathBuf>);
+
+impl MadeDirs {
+    /// Remove the directories that are still empty.
+    fn remove_empty(&mut self) {
+        for dir in self.0.drain(..) {
+            if fs::remove_dir(&dir).is_err() {
+                break;
+            }
+        }
+    }
 }
 
 /// Checks a frame's length.
@@ -337,8 +385,14 @@ fn check_frame(path: &Path, rgba: &[u8], width: u32, height: u32) -> Result<(), 
     }
 }
 
-/// Creates a directory and its parents; errors name `path`, the output.
-fn create_dir(dir: &Path, path: &Path) -> Result<(), RenderError> {
+/// Creates a directory and its parents; errors name `path`, the output. Returns the
+/// directories it made.
+fn create_dir(dir: &Path, path: &Path) -> Result<MadeDirs, RenderError> {
+    let made: Vec<PathBuf> = dir
+        .ancestors()
+        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
+        .map(Path::to_path_buf)
+        .collect();
     let problem = match dir.ancestors().find(|a| a.exists()) {
         Some(existing) if !existing.is_dir() => {
             if existing == path {
@@ -348,18 +402,18 @@ fn create_dir(dir: &Path, path: &Path) -> Result<(), RenderError> {
             }
         }
         _ => match fs::create_dir_all(dir) {
-            Ok(()) => return Ok(()),
+            Ok(()) => return Ok(MadeDirs(made)),
             Err(e) => format!("could not create the directory {}: {e}", dir.display()),
         },
     };
     Err(RenderError::output(path, problem))
 }
 
-/// Creates the parent directory of an output file.
-fn create_parent(path: &Path) -> Result<(), RenderError> {
+/// Creates the parent directory of an output file; the directories it made.
+fn create_parent(path: &Path) -> Result<MadeDirs, RenderError> {
     match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => create_dir(parent, path),
-        _ => Ok(()),
+        _ => Ok(MadeDirs::default()),
     }
 }
 

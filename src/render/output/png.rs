@@ -77,7 +77,8 @@ pub(super) struct PngShared {
     bytes: AtomicU64,
 }
 
-/// Writes `frame_000001.png`, … into a directory.
+/// Writes `frame_000001.png`, … into a hidden staging directory inside the output directory,
+/// and moves them into place when finished.
 pub(super) struct PngWriter {
     dir: PathBuf,
     width: u32,
@@ -86,19 +87,70 @@ pub(super) struct PngWriter {
     pool: Option<Pool<PngJob>>,
     free: Receiver<Vec<u8>>,
     shared: Arc<PngShared>,
+    /// `.dyeflow-render-XXXXXX.part/` inside `dir`: removed with everything in it when the
+    /// writer is dropped.
+    staging: Option<tempfile::TempDir>,
+    /// The generated audio file that goes with the frames, if any, and whether it is staged
+    /// (a file of the same contents already in place needs no writing).
+    sidecar: Option<&'static str>,
+    sidecar_staged: bool,
+    /// Directories `open` made, removed again if nothing is written.
+    made: MadeDirs,
 }
 
 impl PngWriter {
     pub(super) fn open(opts: &OutputOptions) -> Result<Self, RenderError> {
         let dir = opts.path.clone();
-        create_dir(&dir, &dir)?;
-        remove_stale_frames(&dir)?;
+        // A generated audio file never replaces a different file of the user's; the same
+        // file (from an earlier render of the demo) needs no writing.
+        let mut sidecar_name = None;
+        let sidecar = match &opts.audio {
+            Some(AudioOut::Generated { name, bytes }) => {
+                let target = dir.join(name);
+                sidecar_name = Some(*name);
+                match fs::read(&target) {
+                    Ok(existing) if existing == *bytes => None,
+                    Err(e) if e.kind() == io::ErrorKind::NotFound => Some((*name, bytes)),
+                    _ if target.exists() => {
+                        return Err(RenderError::Usage(format!(
+                            "{}: a file of that name is already there and is not this render's \
+                             audio; Dyeflow does not overwrite it (render into another \
+                             directory with --out, or move the file)",
+                            target.display()
+                        )));
+                    }
+                    _ => Some((*name, bytes)),
+                }
+            }
+            _ => None,
+        };
+        let made = create_dir(&dir, &dir)?;
+        let mut cleanup = made;
+        let staging = match tempfile::Builder::new()
+            .prefix(".dyeflow-render-")
+            .suffix(".part")
+            .tempdir_in(&dir)
+        {
+            Ok(staging) => staging,
+            Err(e) => {
+                cleanup.remove_empty();
+                return Err(RenderError::output(
+                    &dir,
+                    format!("could not create a directory for the new frames in it: {e}"),
+                ));
+            }
+        };
+        if let Some((name, bytes)) = sidecar {
+            let path = staging.path().join(name);
+            fs::write(&path, bytes)
+                .map_err(|e| RenderError::output(&path, format!("could not write it: {e}")))?;
+        }
 
         let shared = Arc::new(PngShared::default());
         let (recycle, free) = mpsc::channel::<Vec<u8>>();
         let (width, height) = (opts.width, opts.height);
         let worker_shared = Arc::clone(&shared);
-        let worker_dir = dir.clone();
+        let worker_dir = staging.path().to_path_buf();
         let work = move |scratch: &mut PngScratch, job: PngJob| {
             png_job(
                 &worker_dir,
@@ -121,7 +173,41 @@ impl PngWriter {
             pool: Some(pool),
             free,
             shared,
+            staging: Some(staging),
+            sidecar: sidecar_name,
+            sidecar_staged: sidecar.is_some(),
+            made: cleanup,
         })
+    }
+
+    /// Move the staged frames (and audio) into the output directory, in place of an earlier
+    /// render's frames.
+    fn commit(&mut self) -> Result<(), RenderError> {
+        let Some(staging) = self.staging.take() else {
+            return Ok(());
+        };
+        remove_stale_frames(&self.dir)?;
+        let names = (1..=self.frames).map(frame_name).chain(
+            self.sidecar
+                .filter(|_| self.sidecar_staged)
+                .map(str::to_owned),
+        );
+        for name in names {
+            let (from, to) = (staging.path().join(&name), self.dir.join(&name));
+            if let Err(e) = fs::rename(&from, &to) {
+                // Keep what is not moved yet, and say where it is.
+                let kept = staging.keep();
+                return Err(RenderError::output(
+                    &to,
+                    format!(
+                        "could not move it into place ({e}); the rest of the new render is in {}",
+                        kept.display()
+                    ),
+                ));
+            }
+        }
+        drop(staging);
+        Ok(())
     }
 
     /// The error to report when the encoder threads are gone.
@@ -196,8 +282,8 @@ pub(super) fn png_job(
             return;
         }
     }
-    let part = part_path(&path);
-    match fs::write(&part, &scratch.png).and_then(|()| fs::rename(&part, &path)) {
+    // The staging directory is private to this render: no partial name is needed.
+    match fs::write(&path, &scratch.png) {
         Ok(()) => {
             shared
                 .bytes
@@ -205,7 +291,7 @@ pub(super) fn png_job(
             shared.frames_on_disk.fetch_add(1, Ordering::Relaxed);
         }
         Err(e) => {
-            let _ = fs::remove_file(&part);
+            let _ = fs::remove_file(&path);
             shared
                 .failure
                 .set(&path, format!("could not write the frame: {e}"));
@@ -236,10 +322,15 @@ impl FrameWriter for PngWriter {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Result<String, RenderError> {
+    fn finish(mut self: Box<Self>) -> Result<Option<String>, RenderError> {
         let clean = self.pool.take().is_none_or(|mut pool| pool.close());
         if let Some(error) = self.shared.failure.error() {
             return Err(error);
+        }
+        if self.frames == 0 {
+            // Nothing to show: the earlier output stays as it was (dropping the writer removes
+            // the staging directory and any directory it made).
+            return Ok(None);
         }
         let on_disk = self.shared.frames_on_disk.load(Ordering::Relaxed);
         if !clean || on_disk != self.frames {
@@ -251,20 +342,36 @@ impl FrameWriter for PngWriter {
                 ),
             ));
         }
+        self.commit()?;
+        self.made = MadeDirs::default();
         let dir = dir_display(&self.dir);
         let bytes = human_size(self.shared.bytes.load(Ordering::Relaxed));
-        Ok(match self.frames {
-            0 => format!("0 PNG frames in {dir}"),
-            1 => format!("1 PNG frame in {dir} ({}, {bytes})", frame_name(1)),
+        let audio = self
+            .sidecar
+            .map_or_else(String::new, |name| format!(", and {name}"));
+        Ok(Some(match self.frames {
+            1 => format!("1 PNG frame in {dir} ({}, {bytes}{audio})", frame_name(1)),
             n => format!(
-                "{n} PNG frames in {dir} ({} … {}, {bytes})",
+                "{n} PNG frames in {dir} ({} … {}, {bytes}{audio})",
                 frame_name(1),
                 frame_name(n)
             ),
-        })
+        }))
     }
 
     fn frames_written(&self) -> u64 {
         self.frames
+    }
+}
+
+impl Drop for PngWriter {
+    fn drop(&mut self) {
+        // Abandoned (an error, or nothing to write): the encoders stop, the staging directory
+        // goes with everything in it, and so do the directories `open` made.
+        if let Some(mut pool) = self.pool.take() {
+            pool.close();
+        }
+        self.staging = None;
+        self.made.remove_empty();
     }
 }

@@ -6,10 +6,16 @@ use super::*;
 /// How many of ffmpeg's last stderr lines an error quotes.
 pub(super) const STDERR_LINES: usize = 6;
 
-/// Pipes frames into ffmpeg, which writes `<path>.part`; renamed when ffmpeg succeeds.
+/// Pipes frames into ffmpeg, which writes a hidden temporary file beside the output; renamed
+/// into place when ffmpeg succeeds.
 pub(super) struct VideoWriter {
     path: PathBuf,
-    part: PathBuf,
+    /// The video being written; removed if dropped before it is persisted.
+    part: Option<tempfile::NamedTempFile>,
+    /// The generated audio ffmpeg muxes in (the demo's), removed with the writer.
+    _audio_file: Option<tempfile::NamedTempFile>,
+    /// Directories `open` made, removed again if nothing is written.
+    made: MadeDirs,
     width: u32,
     height: u32,
     fps: u32,
@@ -54,16 +60,44 @@ impl VideoWriter {
                 opts.height
             )));
         }
-        if let Some(audio) = &opts.audio
+        if let Some(AudioOut::File(audio)) = &opts.audio
             && !audio.is_file()
         {
             return Err(RenderError::input(audio, "the audio file was not found"));
         }
-        create_parent(&path)?;
-        let part = part_path(&path);
+        let mut made = create_parent(&path)?;
         // Fail here, with a plain message, if the file cannot be created; ffmpeg overwrites it.
-        File::create(&part)
-            .map_err(|e| RenderError::output(&path, format!("could not create the file: {e}")))?;
+        let part = match temp_beside(&path) {
+            Ok(part) => part,
+            Err(e) => {
+                made.remove_empty();
+                return Err(e);
+            }
+        };
+        let audio_file = match &opts.audio {
+            Some(AudioOut::Generated { bytes, .. }) => {
+                let written = tempfile::Builder::new()
+                    .prefix("dyeflow-audio-")
+                    .suffix(".wav")
+                    .tempfile()
+                    .and_then(|mut f| f.write_all(bytes).and(f.flush()).map(|()| f));
+                match written {
+                    Ok(f) => Some(f),
+                    Err(e) => {
+                        made.remove_empty();
+                        return Err(RenderError::System(format!(
+                            "could not write a temporary file for the audio: {e}"
+                        )));
+                    }
+                }
+            }
+            _ => None,
+        };
+        let audio: Option<PathBuf> = match (&opts.audio, &audio_file) {
+            (Some(AudioOut::File(p)), _) => Some(p.clone()),
+            (_, Some(f)) => Some(f.path().to_path_buf()),
+            _ => None,
+        };
 
         let mut command = Command::new("ffmpeg");
         command.args(["-hide_banner", "-loglevel", "error", "-y"]);
@@ -73,7 +107,7 @@ impl VideoWriter {
             .arg(format!("{}x{}", opts.width, opts.height));
         command.arg("-r").arg(opts.fps.to_string());
         command.args(["-i", "pipe:0"]);
-        if let Some(audio) = &opts.audio {
+        if let Some(audio) = &audio {
             let start = opts.audio_start_s;
             if start > 0.0 {
                 command.arg("-ss").arg(format!("{start:.3}"));
@@ -81,14 +115,16 @@ impl VideoWriter {
                 command.arg("-itsoffset").arg(format!("{:.3}", -start));
             }
             command.arg("-i").arg(audio);
-            command.args(["-map", "0:v", "-map", "1:a", "-shortest"]);
+            // The video decides the length: audio that ends sooner (or is started past its
+            // end) is padded with silence, longer audio is cut.
+            command.args(["-map", "0:v", "-map", "1:a", "-af", "apad", "-shortest"]);
         }
         command.args(video_codec);
-        if opts.audio.is_some() {
+        if audio.is_some() {
             command.args(audio_codec);
         }
         command.args(format_flags);
-        command.arg(&part);
+        command.arg(part.path());
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
@@ -110,7 +146,7 @@ impl VideoWriter {
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(e) => {
-                let _ = fs::remove_file(&part);
+                made.remove_empty();
                 return Err(RenderError::Tool(if e.kind() == io::ErrorKind::NotFound {
                     format!(
                         "ffmpeg was not found on PATH, so {} cannot be written; install ffmpeg \
@@ -135,11 +171,13 @@ impl VideoWriter {
         });
         Ok(Self {
             path,
-            part,
+            part: Some(part),
+            _audio_file: audio_file,
+            made,
             width: opts.width,
             height: opts.height,
             fps: opts.fps,
-            with_audio: opts.audio.is_some(),
+            with_audio: audio.is_some(),
             frames: 0,
             child: Some(child),
             stdin,
@@ -226,7 +264,7 @@ impl FrameWriter for VideoWriter {
                 self.path.display(),
                 describe_status(status)
             );
-            let _ = fs::remove_file(&self.part);
+            self.abandon();
             self.failed = Some(message.clone());
             return Err(RenderError::Tool(message));
         }
@@ -234,38 +272,61 @@ impl FrameWriter for VideoWriter {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Result<String, RenderError> {
+    fn finish(mut self: Box<Self>) -> Result<Option<String>, RenderError> {
         if let Some(failed) = self.failed.take() {
             return Err(RenderError::Tool(failed));
         }
+        if self.frames == 0 {
+            // No frames, no video: stop ffmpeg; the earlier file stays as it was.
+            if let Some(child) = &mut self.child {
+                let _ = child.kill();
+            }
+            self.wait(None);
+            self.abandon();
+            return Ok(None);
+        }
         let (status, tail) = self.wait(None);
         if !status.is_some_and(|s| s.success()) {
-            let _ = fs::remove_file(&self.part);
+            self.abandon();
             return Err(RenderError::Tool(format!(
                 "ffmpeg failed to write {} ({}): {tail}",
                 self.path.display(),
                 describe_status(status)
             )));
         }
-        fs::rename(&self.part, &self.path).map_err(|e| {
-            RenderError::output(
-                &self.path,
-                format!("could not rename {} to it: {e}", self.part.display()),
-            )
-        })?;
+        if let Some(part) = self.part.take() {
+            part.persist(&self.path).map_err(|e| {
+                RenderError::output(
+                    &self.path,
+                    format!(
+                        "could not rename {} to it: {}",
+                        e.file.path().display(),
+                        e.error
+                    ),
+                )
+            })?;
+        }
         let seconds = self.frames as f64 / f64::from(self.fps);
-        Ok(format!(
+        Ok(Some(format!(
             "{}, {} frames at {} fps ({seconds:.1} s){}, {}",
             self.path.display(),
             self.frames,
             self.fps,
             if self.with_audio { " with audio" } else { "" },
             human_size(file_size(&self.path))
-        ))
+        )))
     }
 
     fn frames_written(&self) -> u64 {
         self.frames
+    }
+}
+
+impl VideoWriter {
+    /// Remove the temporary file and the directories `open` made.
+    fn abandon(&mut self) {
+        self.part = None;
+        self.made.remove_empty();
     }
 }
 
@@ -277,7 +338,9 @@ impl Drop for VideoWriter {
                 let _ = child.kill();
             }
             self.wait(None);
-            let _ = fs::remove_file(&self.part);
+        }
+        if self.part.is_some() {
+            self.abandon();
         }
     }
 }

@@ -1,0 +1,189 @@
+//! Playing the music into the fluid, as a host would: the audio, block by block, and the MIDI
+//! events at their sample in each block go through the plugin's own [`Bridge`], and the
+//! [`Driver`] maps and steps, all in simulation time.
+
+use super::RenderError;
+use super::midi::TimedNote;
+use super::wav::{Audio, WavStream};
+use crate::bridge::Bridge;
+use crate::bridge::queue::{self, EventReceiver};
+use crate::engine::Driver;
+use crate::params::DyeflowParams;
+use crate::sim::Solver;
+use nice_plug::midi::NoteEvent;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+/// Sample rate of the silence the bridge follows when there is no audio.
+pub const SILENT_RATE: u32 = 48_000;
+
+/// Events the bridge may queue for one step: far more than any sane file produces.
+const STEP_EVENTS: usize = 1 << 16;
+
+/// The audio the bridge follows.
+pub enum AudioSource {
+    /// None: silence at [`SILENT_RATE`].
+    Silent,
+    /// Audio made in memory (the demo's).
+    Memory(Audio),
+    /// A WAV file, decoded a block at a time.
+    File { stream: WavStream, path: PathBuf },
+}
+
+impl AudioSource {
+    /// Frames per second.
+    pub fn rate(&self) -> u32 {
+        match self {
+            Self::Silent => SILENT_RATE,
+            Self::Memory(a) => a.sample_rate,
+            Self::File { stream, .. } => stream.sample_rate,
+        }
+    }
+
+    /// The length in seconds (0 for silence).
+    pub fn duration_s(&self) -> f64 {
+        match self {
+            Self::Silent => 0.0,
+            Self::Memory(a) => a.duration_s(),
+            Self::File { stream, .. } => stream.duration_s(),
+        }
+    }
+
+    /// Channels the bridge sees (1 for silence).
+    fn channels(&self) -> usize {
+        match self {
+            Self::Silent => 1,
+            Self::Memory(a) => a.channels.len().clamp(1, 2),
+            Self::File { stream, .. } => stream.channels,
+        }
+    }
+
+    /// Samples `from..to` of each channel into `out` (cleared first; zeros past the end).
+    fn block(&mut self, from: u64, to: u64, out: &mut Vec<Vec<f32>>) -> Result<(), RenderError> {
+        out.resize_with(self.channels(), Vec::new);
+        for channel in out.iter_mut() {
+            channel.clear();
+        }
+        let len = (to - from) as usize;
+        match self {
+            Self::Silent => out[0].resize(len, 0.0),
+            Self::Memory(audio) => {
+                for (buf, ch) in out.iter_mut().zip(&audio.channels) {
+                    let n = ch.len() as u64;
+                    buf.extend_from_slice(&ch[from.min(n) as usize..to.min(n) as usize]);
+                    buf.resize(len, 0.0);
+                }
+            }
+            Self::File { stream, path } => stream
+                .block(from, to, out)
+                .map_err(|problem| RenderError::input(path, problem))?,
+        }
+        Ok(())
+    }
+}
+
+/// The music's events and audio, fed step by step from a start time on.
+pub struct Player {
+    notes: Vec<TimedNote>,
+    next_note: usize,
+    audio: AudioSource,
+    bridge: Bridge,
+    events: EventReceiver,
+    /// Music time of step 0, seconds.
+    start_s: f64,
+    /// Simulated (and music) seconds per step.
+    step_s: f64,
+    steps: u64,
+    block: Vec<Vec<f32>>,
+    block_events: Vec<NoteEvent<()>>,
+}
+
+impl Player {
+    /// A player from `start_s` into the music, `step_s` seconds a step.
+    pub fn new(
+        notes: Vec<TimedNote>,
+        audio: AudioSource,
+        params: &DyeflowParams,
+        start_s: f64,
+        step_s: f64,
+    ) -> Self {
+        let (sender, events) = queue::channel(STEP_EVENTS);
+        let bridge = Bridge::new(
+            sender,
+            audio.rate() as f32,
+            params.envelope_attack.value(),
+            params.envelope_release.value(),
+        );
+        let next_note = notes.partition_point(|n| n.time_s < start_s);
+        Self {
+            notes,
+            next_note,
+            audio,
+            bridge,
+            events,
+            start_s,
+            step_s,
+            steps: 0,
+            block: Vec::new(),
+            block_events: Vec::new(),
+        }
+    }
+
+    /// Events the bridge dropped on a full queue (none in any sane file).
+    pub fn dropped_events(&self) -> u64 {
+        self.bridge.stats().dropped()
+    }
+
+    /// Run `steps` steps: each plays its block of audio and its MIDI events into the bridge,
+    /// hands the events to the driver and steps the solver. Stops early (returning `false`)
+    /// when `stop` is set.
+    pub fn advance(
+        &mut self,
+        solver: &mut dyn Solver,
+        driver: &mut Driver,
+        params: &DyeflowParams,
+        steps: u64,
+        stop: &AtomicBool,
+    ) -> Result<bool, RenderError> {
+        let rate = f64::from(self.audio.rate());
+        let first_sample = (self.start_s * rate).round() as u64;
+        for _ in 0..steps {
+            if stop.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
+            let t0 = self.start_s + self.steps as f64 * self.step_s;
+            let t1 = self.start_s + (self.steps + 1) as f64 * self.step_s;
+            let s0 = first_sample + ((t0 - self.start_s) * rate).round() as u64;
+            let s1 = first_sample + ((t1 - self.start_s) * rate).round() as u64;
+            self.audio.block(s0, s1, &mut self.block)?;
+            self.block_events.clear();
+            while let Some(n) = self.notes.get(self.next_note) {
+                if n.time_s >= t1 {
+                    break;
+                }
+                let offset = (((n.time_s - t0).max(0.0) * rate).round() as u64)
+                    .min((s1 - s0).saturating_sub(1)) as u32;
+                if let Some(e) = at_offset(&n.event, offset) {
+                    self.block_events.push(e);
+                }
+                self.next_note += 1;
+            }
+            let channels: Vec<&[f32]> = self.block.iter().map(Vec::as_slice).collect();
+            let mut events = self.block_events.drain(..);
+            self.bridge.process(&channels, None, || events.next());
+            drop(events);
+            self.events.drain(|e| driver.event(solver, &e));
+            driver.step(solver, params, self.step_s as f32);
+            self.steps += 1;
+        }
+        Ok(true)
+    }
+}
+
+/// A note event re-timed to sample `offset` of a block.
+fn at_offset(event: &NoteEvent<()>, offset: u32) -> Option<NoteEvent<()>> {
+    match event.as_midi()? {
+        nice_plug::midi::MidiResult::Basic(bytes) => NoteEvent::from_midi(offset, &bytes).ok(),
+        nice_plug::midi::MidiResult::SysEx(..) => None,
+    }
+}
