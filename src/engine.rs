@@ -581,6 +581,7 @@ fn run(
         fed_until: now + Duration::from_millis(FED_TIMEOUT_MS),
         resting: false,
         shown: None,
+        changes_shown: 0,
         last_probe: now,
     };
     runner.publish_status();
@@ -624,8 +625,10 @@ struct Runner<'a> {
     fed_until: Instant,
     /// Dormant or resting: no steps.
     resting: bool,
-    /// The frame size last handed over while resting (a new watcher or size gets one frame).
+    /// The size of the last frame started (a new watcher or size gets a frame even at rest).
     shown: Option<(usize, usize)>,
+    /// The driver's change counter when that frame was started.
+    changes_shown: u64,
     /// When the fluid was last measured.
     last_probe: Instant,
 }
@@ -647,8 +650,13 @@ impl Runner<'_> {
             let watched = self.frames.wanted();
             if !fed && watched.is_none() {
                 self.dormant(active);
-            } else if !self.resting || self.stirred() {
+            } else if !self.resting {
+                self.running();
+            } else if self.stirred() {
                 self.set_resting(false);
+                // A note (or a stroke) that wakes the fluid shows at once, as between steps;
+                // the steps follow on the usual clock.
+                self.show_at_once();
                 self.running();
             } else {
                 self.rest(watched);
@@ -661,10 +669,10 @@ impl Runner<'_> {
             self.resting = resting;
             self.shared.resting.store(resting, Ordering::Release);
             if !resting {
-                // Step at once, measure a period from now.
+                // The steps start a period from now, and so do the measurements.
                 let now = Instant::now();
                 self.clock = now;
-                self.backlog = self.step_period();
+                self.backlog = Duration::ZERO;
                 self.last_probe = now;
             }
         }
@@ -724,10 +732,8 @@ impl Runner<'_> {
             self.publish_frame();
         } else if let Some((w, h)) = watched
             && self.shown != Some((w, h))
-            && self.sim.solver.request_frame(&self.driver.look(), w, h)
         {
-            self.frame_pending = true;
-            self.shown = Some((w, h));
+            self.request_frame(w, h);
             self.publish_frame();
         }
         if self.housekeeping() {
@@ -739,6 +745,36 @@ impl Runner<'_> {
         } else {
             Duration::from_millis(REST_POLL_MS)
         });
+    }
+
+    /// Inject what the events taken ask for at once (note and onset bursts, direct splats)
+    /// without advancing time, and start a frame of it, when someone watches. Whether a frame
+    /// was started.
+    fn show_at_once(&mut self) -> bool {
+        if !self.driver.flush(self.sim.solver.as_mut(), self.params)
+            && self.driver.changes() != self.changes_shown
+        {
+            // Direct splats (the mouse) wait in the solver: a step of no time applies them.
+            self.driver.idle(self.sim.solver.as_mut());
+        }
+        if !self.frame_pending
+            && let Some((w, h)) = self.frames.wanted()
+            && (self.driver.changes() != self.changes_shown || self.shown != Some((w, h)))
+        {
+            self.request_frame(w, h);
+            self.publish_frame();
+            return true;
+        }
+        false
+    }
+
+    /// Start a frame of `w x h` (the solver may refuse when its readback buffers are busy).
+    fn request_frame(&mut self, w: usize, h: usize) {
+        if self.sim.solver.request_frame(&self.driver.look(), w, h) {
+            self.frame_pending = true;
+            self.shown = Some((w, h));
+            self.changes_shown = self.driver.changes();
+        }
     }
 
     /// Hand over the pending frame if it is ready.
@@ -808,10 +844,8 @@ impl Runner<'_> {
         // next step, so a note shows within one step period plus the hand-off.
         if ran > 0
             && let Some((w, h)) = self.frames.wanted()
-            && self.sim.solver.request_frame(&self.driver.look(), w, h)
         {
-            self.frame_pending = true;
-            self.shown = Some((w, h));
+            self.request_frame(w, h);
         }
         //
         // While waiting, a note-on or onset that arrives is shown at once: its burst is
@@ -839,12 +873,7 @@ impl Runner<'_> {
             {
                 early_frame = true;
                 self.drain();
-                if self.driver.flush(self.sim.solver.as_mut(), self.params)
-                    && let Some((w, h)) = self.frames.wanted()
-                    && self.sim.solver.request_frame(&self.driver.look(), w, h)
-                {
-                    self.frame_pending = true;
-                }
+                self.show_at_once();
                 continue;
             }
             std::thread::park_timeout(wait.min(if self.frame_pending {
