@@ -455,6 +455,13 @@ fn hundred_open_close_cycles_leak_nothing_and_never_stall_audio() {
         num("threads_after") <= num("threads_before") + 1,
         "threads leaked: {line}"
     );
+    // Each window's thread had ended when its drop returned (a host may unload the plugin
+    // right after closing the editor).
+    assert_eq!(
+        num("lingering"),
+        0,
+        "window threads outlived their window: {line}"
+    );
     // Mesa and X keep some caches; a leak of a window's GL context and frame textures would
     // be tens of megabytes per cycle.
     assert!(

@@ -15,6 +15,9 @@
 mod input;
 mod panel;
 mod view;
+mod window;
+
+pub use window::{DyeflowWindow, WindowThread};
 
 use crate::bridge::queue::EventSender;
 use crate::engine::LazyEngine;
@@ -61,6 +64,8 @@ struct Built {
     editor: EguiEditor<EditorApp>,
     state: Arc<EguiEditorState>,
     size: (u32, u32),
+    /// Where the app records the thread of the window it is built in.
+    thread: window::ThreadSlot,
 }
 
 /// The editor's size limits and resize behaviour.
@@ -93,17 +98,19 @@ fn build(shared: &EditorShared) -> Built {
     let settings = EguiNiceSettings::new()
         .with_tile("Dyeflow")
         .with_resize_hint(resize_hint());
+    let thread = window::ThreadSlot::default();
     let editor = create_egui_editor(
         state.clone(),
         RepaintNotifier::new(),
         settings,
-        EditorApp::new(shared.clone()),
+        EditorApp::new(shared.clone(), thread.clone()),
     )
     .expect("create_egui_editor always returns an editor");
     Built {
         editor,
         state,
         size,
+        thread,
     }
 }
 
@@ -142,7 +149,10 @@ impl Editor for DyeflowEditor {
         // The editor shows the fluid: make sure it runs (a host may open the editor before it
         // ever processes audio).
         self.shared.engine.ensure_running();
-        let spawned = self.current().editor.spawn(
+        let current = self.current();
+        // The app is built on the window's thread before `spawn` returns, and records it.
+        let _ = current.thread.take();
+        let spawned = current.editor.spawn(
             parent,
             wait_for_parent,
             fallback_scale_factor,
@@ -154,7 +164,7 @@ impl Editor for DyeflowEditor {
                 inner: spawned.handle,
                 frames: self.shared.frames.clone(),
             },
-            window: spawned.window,
+            window: DyeflowWindow::new(spawned.window, current.thread.take()),
         })
     }
 
@@ -190,11 +200,11 @@ impl Drop for DyeflowHandle {
 }
 
 impl EditorHandle for DyeflowHandle {
-    type Window = <EguiEditorHandle as EditorHandle>::Window;
+    type Window = DyeflowWindow;
     type Error = <EguiEditorHandle as EditorHandle>::Error;
 
-    fn run_until_closed(window: Self::Window) -> Result<(), Self::Error> {
-        EguiEditorHandle::run_until_closed(window)
+    fn run_until_closed(mut window: Self::Window) -> Result<(), Self::Error> {
+        EguiEditorHandle::run_until_closed(window.take_inner())
     }
 
     fn set_parent(
@@ -202,15 +212,15 @@ impl EditorHandle for DyeflowHandle {
         parent: ParentWindowHandle,
         window: &Self::Window,
     ) -> Result<(), Self::Error> {
-        self.inner.set_parent(parent, window)
+        self.inner.set_parent(parent, window.inner())
     }
 
     fn show(&self, window: &Self::Window) -> Result<(), Self::Error> {
-        self.inner.show(window)
+        self.inner.show(window.inner())
     }
 
     fn hide(&self, window: &Self::Window) -> Result<(), Self::Error> {
-        self.inner.hide(window)
+        self.inner.hide(window.inner())
     }
 
     fn set_size(
@@ -218,11 +228,11 @@ impl EditorHandle for DyeflowHandle {
         new_size: NativeSize<u32>,
         window: &Self::Window,
     ) -> Result<(), Self::Error> {
-        self.inner.set_size(new_size, window)
+        self.inner.set_size(new_size, window.inner())
     }
 
     fn host_main_thread_callback(&self, window: &Self::Window) {
-        self.inner.host_main_thread_callback(window);
+        self.inner.host_main_thread_callback(window.inner());
     }
 
     fn adjust_size(
@@ -230,7 +240,7 @@ impl EditorHandle for DyeflowHandle {
         new_size: NativeSize<u32>,
         window: &Self::Window,
     ) -> Option<NativeSize<u32>> {
-        self.inner.adjust_size(new_size, window)
+        self.inner.adjust_size(new_size, window.inner())
     }
 
     fn set_fallback_scale_factor(
@@ -238,7 +248,8 @@ impl EditorHandle for DyeflowHandle {
         scale_factor: f64,
         window: &Self::Window,
     ) -> Result<(), Self::Error> {
-        self.inner.set_fallback_scale_factor(scale_factor, window)
+        self.inner
+            .set_fallback_scale_factor(scale_factor, window.inner())
     }
 
     fn on_virtual_key_from_host(
@@ -267,6 +278,8 @@ impl EditorHandle for DyeflowHandle {
 /// The egui app behind one editor window.
 pub struct EditorApp {
     shared: EditorShared,
+    /// Where `build` records the window's thread.
+    thread: window::ThreadSlot,
     gui: Option<GuiContext>,
     view: view::FluidView,
     input: input::Painter,
@@ -274,9 +287,10 @@ pub struct EditorApp {
 }
 
 impl EditorApp {
-    fn new(shared: EditorShared) -> Self {
+    fn new(shared: EditorShared, thread: window::ThreadSlot) -> Self {
         Self {
             shared,
+            thread,
             gui: None,
             view: view::FluidView::default(),
             input: input::Painter::default(),
@@ -292,6 +306,7 @@ impl NiceEguiApp for EditorApp {
         gui: GuiContext,
         _frame: &mut nice_plug_egui::Frame,
     ) -> Result<(), nice_plug_egui::baseview::HandlerError> {
+        self.thread.record_current();
         egui_ctx.set_visuals(egui::Visuals::dark());
         self.gui = Some(gui);
         self.view = view::FluidView::default();

@@ -361,6 +361,9 @@ pub fn run_cycles(settings: Settings, n: usize) {
     use nice_plug::editor::dpi::NativeSize;
     let session = Session::start(settings, true);
     session.notes(&[48, 60, 67, 72]);
+    // Closes after which the window's thread was still running: baseview can return from the
+    // window's drop before its thread ends (see `dyeflow::editor::DyeflowWindow`).
+    let lingering = std::cell::Cell::new(0usize);
     let cycle = |i: usize| {
         let spawned = session
             .editor
@@ -379,7 +382,14 @@ pub fn run_cycles(settings: Settings, n: usize) {
                 .expect("resize");
         }
         std::thread::sleep(Duration::from_millis(20));
-        drop(spawned);
+        let window = spawned.window;
+        drop(spawned.handle);
+        // The window's thread is known to the window (on Linux), and is gone with it.
+        let thread = window.thread_watch().expect("the window knows its thread");
+        drop(window);
+        if !thread.ended() {
+            lingering.set(lingering.get() + 1);
+        }
     };
     // Warm up: the first window loads GL and X libraries and starts their threads.
     cycle(0);
@@ -418,7 +428,8 @@ pub fn run_cycles(settings: Settings, n: usize) {
     say(&format!(
         "CYCLES n={n} threads_before={threads_before} threads_after={threads_after} \
          fds_before={fds_before} fds_after={fds_after} rss_before_kb={rss_before} \
-         rss_after_kb={rss_after} frames_resumed={resumed}"
+         rss_after_kb={rss_after} frames_resumed={resumed} lingering={}",
+        lingering.get()
     ));
     session.stop();
     say("DONE");
