@@ -2,10 +2,10 @@
 //! first 20 steps, then free flow; it reports the median step time and how well the pressure
 //! solve projected (the divergence left after the final projection, relative to before).
 
-use crate::params::ColorMode;
+use crate::fluid::{ColorMode, Look, Splat, SplatShape};
 use crate::sim::cpu::{CpuError, CpuSolver};
 use crate::sim::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
-use crate::sim::{Look, PressureMethod, SimConfig, Solver, Splat, SplatShape, StepParams};
+use crate::sim::{PressureMethod, SimConfig, Solver, StepParams};
 use serde::Serialize;
 use std::time::Instant;
 

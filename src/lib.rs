@@ -12,9 +12,11 @@ pub mod bench;
 pub mod bridge;
 pub mod editor;
 pub mod engine;
+pub mod fluid;
 pub mod frame;
 pub mod mapping;
 pub mod params;
+pub mod preset;
 pub mod render;
 pub mod sim;
 

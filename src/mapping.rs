@@ -22,9 +22,9 @@
 //!   the host's beat position.
 
 use crate::bridge::events::{Expression, NoteId, SimEvent, TimedEvent};
-use crate::params::{DyeflowParams, MappingMode};
-use crate::sim::math::hsv_to_rgb;
-use crate::sim::{Splat, SplatShape};
+use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
+use nice_plug::prelude::Enum;
+use serde::{Deserialize, Serialize};
 
 /// Voices sounding at once; the oldest released (else the oldest) is reused beyond this.
 pub const MAX_VOICES: usize = 64;
@@ -77,6 +77,19 @@ pub const ONSET_DYE: f32 = 1.2;
 /// Beat pulse push, canvas heights per second.
 pub const BEAT_KICK: f32 = 0.8;
 
+/// How a note's pitch picks the position of its splat.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MappingMode {
+    /// Pitch runs left to right across the range of notes in use, like a keyboard.
+    #[id = "keyboard"]
+    #[name = "Keyboard"]
+    Keyboard,
+    /// Pitch class picks the angle around the centre and the octave the radius.
+    #[id = "circle"]
+    #[name = "Circle of pitch"]
+    Circle,
+}
+
 /// The knobs the mapping reads, in plain values.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MappingConfig {
@@ -95,24 +108,18 @@ pub struct MappingConfig {
     pub beat_pulse: bool,
 }
 
-impl MappingConfig {
-    /// The current parameter values for a canvas of `aspect`.
-    pub fn from_params(p: &DyeflowParams, aspect: f32) -> Self {
-        Self {
-            mode: p.mapping_mode.value(),
-            aspect,
-            splat_radius: p.splat_radius.value(),
-            splat_force: p.splat_force.value(),
-            dye_amount: p.dye_amount.value(),
-            reactivity: p.audio_reactivity.value(),
-            beat_pulse: p.beat_pulse.value(),
-        }
-    }
-}
-
 impl Default for MappingConfig {
+    /// The parameters' defaults (the engine's tests check that they agree) on a 16:9 canvas.
     fn default() -> Self {
-        Self::from_params(&DyeflowParams::default(), 16.0 / 9.0)
+        Self {
+            mode: MappingMode::Keyboard,
+            aspect: 16.0 / 9.0,
+            splat_radius: 0.03,
+            splat_force: 1.0,
+            dye_amount: 1.0,
+            reactivity: 1.0,
+            beat_pulse: false,
+        }
     }
 }
 

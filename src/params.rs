@@ -19,6 +19,9 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
+use crate::fluid::ColorMode;
+use crate::mapping::MappingMode;
+
 /// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
 /// or a settings field changes in a way that needs [`migrate_state`] to rewrite old projects.
 pub const STATE_VERSION: u32 = 1;
@@ -32,36 +35,6 @@ pub const EDITOR_KEY: &str = "editor";
 
 /// One cSt (mm²/s) expressed in canvas²/s on a canvas 1 m tall.
 pub const MM2_PER_S_TO_CANVAS2_PER_S: f32 = 1.0e-6;
-
-/// How a note's pitch picks the position of its splat.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum MappingMode {
-    /// Pitch runs left to right across the range of notes in use, like a keyboard.
-    #[id = "keyboard"]
-    #[name = "Keyboard"]
-    Keyboard,
-    /// Pitch class picks the angle around the centre and the octave the radius.
-    #[id = "circle"]
-    #[name = "Circle of pitch"]
-    Circle,
-}
-
-/// How the dye is coloured when a frame is rendered.
-#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ColorMode {
-    /// The dye's own RGB colour, as injected by the notes.
-    #[id = "dye"]
-    #[name = "Dye colour"]
-    Dye,
-    /// Hue cycles with density, as in the original stable-fluids demo.
-    #[id = "density"]
-    #[name = "Density hue"]
-    DensityHue,
-    /// Hue from the velocity's direction, value from its speed.
-    #[id = "velocity"]
-    #[name = "Velocity hue"]
-    VelocityHue,
-}
 
 /// Which solver the simulation thread should use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]

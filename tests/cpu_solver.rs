@@ -3,11 +3,10 @@
 
 mod common;
 
+use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::sim::cpu::{CpuSolver, divergence, gradient, pressure};
 use dyeflow::sim::grid::Fields;
-use dyeflow::sim::{
-    MAX_DYE, MAX_SPEED, PressureMethod, SimConfig, Solver, Splat, SplatShape, StepParams,
-};
+use dyeflow::sim::{MAX_DYE, MAX_SPEED, PressureMethod, SimConfig, Solver, StepParams};
 use rand::Rng;
 
 fn config(w: usize, h: usize) -> SimConfig {

@@ -6,10 +6,10 @@ mod common;
 use dyeflow::bridge::events::{SimEvent, TimedEvent};
 use dyeflow::bridge::queue;
 use dyeflow::engine::{Engine, EngineOptions};
+use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::frame::{FrameOutput, frame_channel};
 use dyeflow::params::{Aspect, BackendChoice, DyeflowParams, Settings};
 use dyeflow::sim::gpu::GpuOptions;
-use dyeflow::sim::{Splat, SplatShape};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

@@ -3,11 +3,11 @@
 
 mod common;
 
-use dyeflow::params::ColorMode;
+use dyeflow::fluid::{ColorMode, Look, Splat, SplatShape};
 use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::grid::Fields;
-use dyeflow::sim::{Look, PressureMethod, SimConfig, Solver, Splat, SplatShape, Stage, StepParams};
+use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepParams};
 use rand::Rng;
 
 fn config(method: PressureMethod) -> SimConfig {

@@ -13,9 +13,9 @@ use common::clap_host::{Event, Instance};
 use dyeflow::bridge::events::{SimEvent, TimedEvent};
 use dyeflow::bridge::queue;
 use dyeflow::engine::{Engine, EngineOptions};
+use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::frame::frame_channel;
 use dyeflow::params::{Aspect, BackendChoice, DyeflowParams, Settings};
-use dyeflow::sim::{Splat, SplatShape};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -55,7 +55,7 @@ fn play(instance: &mut Instance, seconds: f64, events: Vec<Event>) {
 fn engine_params() -> Arc<DyeflowParams> {
     let p = DyeflowParams::default();
     // Dye fades in about 2 s instead of 15 s, so the test need not wait long for it.
-    dyeflow::render::preset::apply(br#"{"params": {"dye_diss": 4.0}}"#, &p).expect("preset");
+    dyeflow::preset::apply(br#"{"params": {"dye_diss": 4.0}}"#, &p).expect("preset");
     p.set_settings(Settings {
         sim_resolution: 128,
         dye_scale: 1,

@@ -1,7 +1,7 @@
 //! Events that cross from the audio thread (and the editor) to the simulation thread: small,
 //! fixed-size, `Copy`, so the ring buffer never allocates.
 
-use crate::sim::Splat;
+use crate::fluid::Splat;
 
 /// A per-note expression (CLAP note expressions and their MIDI equivalents).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

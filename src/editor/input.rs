@@ -9,9 +9,8 @@
 use super::EditorShared;
 use super::view::Canvas;
 use crate::bridge::events::{SimEvent, TimedEvent};
+use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
 use crate::params::BRUSH_RADIUS_RANGE;
-use crate::sim::math::hsv_to_rgb;
-use crate::sim::{Splat, SplatShape};
 use egui::{self, Color32, PointerButton, Sense, Stroke};
 use nice_plug_egui::{Key as HostKey, KeyCapture};
 

@@ -328,7 +328,7 @@ impl Panel {
                 .on_hover_text("Save these settings for `dyeflow render --preset FILE`")
                 .clicked()
             {
-                self.saved = Some(match crate::render::preset::save_new(p) {
+                self.saved = Some(match crate::preset::save_new(p) {
                     Ok(path) => format!("Saved {}", path.display()),
                     Err(e) => format!("Could not save the preset: {e}"),
                 });
@@ -341,7 +341,7 @@ impl Panel {
             .default_open(false)
             .show(ui, |ui| {
                 let (r, g, b) = {
-                    let c = crate::sim::math::hsv_to_rgb(painter.hue(), 0.9, 1.0);
+                    let c = crate::fluid::hsv_to_rgb(painter.hue(), 0.9, 1.0);
                     (c[0], c[1], c[2])
                 };
                 ui.horizontal(|ui| {

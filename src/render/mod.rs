@@ -5,7 +5,6 @@ pub mod demo;
 pub mod feed;
 pub mod midi;
 pub mod output;
-pub mod preset;
 pub mod progress;
 pub mod wav;
 
@@ -113,8 +112,10 @@ fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
 }
 
 use crate::engine::Driver;
+use crate::engine::create_solver;
 use crate::params::{BackendChoice, DYE_SCALES, DyeflowParams, SIM_RESOLUTIONS_CELLS};
-use crate::sim::{SimConfig, create_solver, iterations_for};
+use crate::preset;
+use crate::sim::{SimConfig, iterations_for};
 use feed::{AudioSource, Player};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -427,7 +428,9 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     let params = Arc::new(DyeflowParams::default());
     let mut notes_out = Vec::new();
     if let Some(p) = &opts.preset {
-        let report = preset::load(p, &params)?;
+        let bytes = read_input(p, preset::MAX_PRESET_BYTES)?;
+        let report =
+            preset::apply(&bytes, &params).map_err(|problem| RenderError::input(p, problem))?;
         if !report.unknown.is_empty() {
             notes_out.push(format!(
                 "{}: skipped parameters this Dyeflow does not know: {}",

@@ -108,40 +108,6 @@ pub fn tonemap(x: f32) -> f32 {
     1.0 - exp(-x.max(0.0))
 }
 
-/// HSV (hue in turns, any real; saturation and value in 0..1) to RGB in 0..1.
-#[inline(always)]
-pub fn hsv_to_rgb(h: f32, s: f32, v: f32) -> [f32; 3] {
-    let h = h - h.floor();
-    let k = |n: f32| {
-        // n + 6h lies in [1, 11): one conditional subtraction is the exact `% 6` (no libm).
-        let k = n + h * 6.0;
-        let k = if k >= 6.0 { k - 6.0 } else { k };
-        let m = k.min(4.0 - k).clamp(0.0, 1.0);
-        v - v * s * m
-    };
-    [k(5.0), k(3.0), k(1.0)]
-}
-
-/// RGB in 0..1 to HSV (hue in turns 0..1).
-#[inline(always)]
-pub fn rgb_to_hsv(rgb: [f32; 3]) -> [f32; 3] {
-    let [r, g, b] = rgb;
-    let max = r.max(g).max(b);
-    let min = r.min(g).min(b);
-    let c = max - min;
-    let h = if c <= 0.0 {
-        0.0
-    } else if max == r {
-        ((g - b) / c).rem_euclid(6.0)
-    } else if max == g {
-        (b - r) / c + 2.0
-    } else {
-        (r - g) / c + 4.0
-    };
-    let s = if max > 0.0 { c / max } else { 0.0 };
-    [h / 6.0, s, max]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,24 +161,5 @@ mod tests {
         assert_eq!(bilerp(&f, 2, 2, f32::NAN, f32::NAN), 0.0);
         // Degenerate 1x1 grid.
         assert_eq!(bilerp(&[7.0], 1, 1, 0.3, 0.9), 7.0);
-    }
-
-    #[test]
-    fn hsv_round_trip() {
-        for rgb in [
-            [1.0, 0.0, 0.0],
-            [0.2, 0.5, 0.9],
-            [0.0, 0.0, 0.0],
-            [0.5, 0.5, 0.5],
-        ] {
-            let [h, s, v] = rgb_to_hsv(rgb);
-            let back = hsv_to_rgb(h, s, v);
-            for c in 0..3 {
-                assert!((back[c] - rgb[c]).abs() < 1e-6, "{rgb:?} -> {back:?}");
-            }
-        }
-        // Pure hues: 0 = red, 1/3 = green, 2/3 = blue.
-        assert_eq!(hsv_to_rgb(0.0, 1.0, 1.0), [1.0, 0.0, 0.0]);
-        assert_eq!(hsv_to_rgb(1.0 / 3.0, 1.0, 1.0), [0.0, 1.0, 0.0]);
     }
 }

@@ -25,13 +25,14 @@ macro_rules! kernel {
     };
 }
 
-pub mod config;
 pub mod cpu;
 pub mod gpu;
 pub mod grid;
 pub mod math;
+pub mod multigrid;
+pub mod physics;
 
-pub use config::{Discrete, Knobs, KnobsSmoother};
+use crate::fluid::{ColorMode, Look, Splat, VELOCITY_VALUE_SCALE};
 use grid::Fields;
 
 /// "1 thread", "4 threads": the CPU solver's device line.
@@ -153,66 +154,6 @@ impl SimConfig {
     }
 }
 
-/// Shape of a splat's footprint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-#[repr(u32)]
-pub enum SplatShape {
-    /// exp(-d^2 / r^2): a soft round blob.
-    #[default]
-    Gaussian = 0,
-    /// 1 inside the square of half-side `r`, 0 outside (the bench's "centre block").
-    Block = 1,
-    /// A pull towards the centre (a push away when `force[0]` is negative): the velocity added
-    /// at offset d is `-force[0] * d / r * exp(-|d|^2 / r^2)`, strongest (0.43 `force[0]`) at
-    /// `r / sqrt(2)`. `force[1]` is ignored; dye has the Gaussian footprint.
-    Radial = 2,
-}
-
-/// A Gaussian (or block) injection of dye and momentum.
-///
-/// Positions and radii are in canvas units (height 1, width = aspect). Every field is
-/// sanitised before use: NaN or infinite fields make the splat a no-op, the radius is clamped to
-/// [half a cell, 4 canvas heights], and the force to [`MAX_SPEED`].
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
-pub struct Splat {
-    /// Centre, in canvas units (x right, y up).
-    pub pos: [f32; 2],
-    /// Radius (Gaussian: 1/e distance; block: half side), in canvas units.
-    pub radius: f32,
-    /// Linear RGB colour of the dye added at the centre.
-    pub color: [f32; 3],
-    /// Scale of the dye added (0 = momentum only).
-    pub amount: f32,
-    /// Velocity added at the centre, in canvas heights per second.
-    pub force: [f32; 2],
-    /// Footprint.
-    pub shape: SplatShape,
-}
-
-/// How frames are coloured and exposed.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Look {
-    /// Colour mode.
-    pub color_mode: crate::params::ColorMode,
-    /// Exposure multiplier.
-    pub brightness: f32,
-    /// Saturation, 0..1.
-    pub saturation: f32,
-    /// Hue rotation in degrees.
-    pub hue_shift: f32,
-}
-
-impl Default for Look {
-    fn default() -> Self {
-        Self {
-            color_mode: crate::params::ColorMode::Dye,
-            brightness: 1.0,
-            saturation: 1.0,
-            hue_shift: 0.0,
-        }
-    }
-}
-
 /// The physics of one step, in solver units.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StepParams {
@@ -320,7 +261,6 @@ impl Activity {
     /// A flow can swirl on unseen (vorticity confinement keeps feeding it) once its dye has
     /// faded: in the dye colour modes that counts as still, since nothing shows it.
     pub fn still(&self, look: &Look, fading: bool) -> bool {
-        use crate::params::ColorMode;
         let brightness = if look.brightness.is_finite() {
             look.brightness.max(0.0)
         } else {
@@ -328,7 +268,7 @@ impl Activity {
         };
         let shows = |exposure: f32| exposure * brightness >= INVISIBLE_EXPOSURE;
         match look.color_mode {
-            ColorMode::VelocityHue => !shows(self.max_speed * cpu::colorize::VELOCITY_VALUE_SCALE),
+            ColorMode::VelocityHue => !shows(self.max_speed * VELOCITY_VALUE_SCALE),
             ColorMode::Dye | ColorMode::DensityHue => {
                 // Density hue shows the sum of the three channels.
                 let dye = if look.color_mode == ColorMode::DensityHue {
@@ -446,58 +386,6 @@ pub struct SolverInfo {
     pub device: String,
     /// Why the GPU is not used, when it was wanted.
     pub fallback: Option<String>,
-}
-
-/// Create the solver for `cfg`: the GPU when `backend` allows and one works, else the CPU
-/// (and say why). `Auto` takes a hardware GPU only: on a software adapter (Mesa's lavapipe,
-/// WARP, SwiftShader) the CPU solver is several times faster. Blocks while a GPU device is
-/// created; call it on the simulation (or render) thread.
-///
-/// # Errors
-/// [`cpu::CpuError`] when not even the CPU solver can start (its threads were refused).
-pub fn create_solver(
-    cfg: &SimConfig,
-    backend: crate::params::BackendChoice,
-    gpu: &gpu::GpuOptions,
-    cpu_threads: usize,
-) -> Result<(Box<dyn Solver>, SolverInfo), cpu::CpuError> {
-    use crate::params::BackendChoice;
-    let mut fallback = None;
-    if backend != BackendChoice::Cpu {
-        let options = gpu::GpuOptions {
-            hardware_only: gpu.hardware_only || backend == BackendChoice::Auto,
-            ..gpu.clone()
-        };
-        match gpu::GpuContext::new(&options).and_then(|ctx| {
-            let device = ctx.adapter_name();
-            gpu::GpuSolver::new(ctx, cfg).map(|s| (s, device))
-        }) {
-            Ok((solver, device)) => {
-                return Ok((
-                    Box::new(solver),
-                    SolverInfo {
-                        backend: "gpu",
-                        device,
-                        fallback: None,
-                    },
-                ));
-            }
-            Err(e) => {
-                nice_plug::nice_warn!("Using the CPU solver: {e}");
-                fallback = Some(e.to_string());
-            }
-        }
-    }
-    let solver = cpu::CpuSolver::new(cfg, cpu_threads)?;
-    let device = threads_label(solver.threads());
-    Ok((
-        Box::new(solver),
-        SolverInfo {
-            backend: "cpu",
-            device,
-            fallback,
-        },
-    ))
 }
 
 /// The solver iterations for the plugin's "pressure iterations" knob, which counts red-black

@@ -6,15 +6,11 @@
 //!
 //! Output rows run top to bottom; the simulation's row 0 is the bottom.
 
-use crate::params::ColorMode;
-use crate::sim::Look;
-use crate::sim::math::{atan2_turns, bilerp, hsv_to_rgb, lerp, rgb_to_hsv, tonemap};
+use crate::fluid::{
+    ColorMode, DENSITY_HUE_TURNS, Look, VELOCITY_VALUE_SCALE, hsv_to_rgb, rgb_to_hsv,
+};
+use crate::sim::math::{atan2_turns, bilerp, lerp, tonemap};
 use rayon::prelude::*;
-
-/// Hue turns per unit of total density in the density-hue mode.
-pub const DENSITY_HUE_TURNS: f32 = 0.35;
-/// Exposure of speed in the velocity-hue mode: a speed of 1 canvas/s reads at 1 - e^-2.
-pub const VELOCITY_VALUE_SCALE: f32 = 2.0;
 
 /// What the colorize pass reads.
 pub struct Source<'a> {

@@ -7,7 +7,6 @@ pub mod band;
 pub mod colorize;
 pub mod curl;
 pub mod diffuse;
-pub mod dissipate;
 pub mod divergence;
 pub mod gradient;
 pub mod pressure;
@@ -19,19 +18,10 @@ use super::grid::{AlignedVec, Fields};
 use super::{
     Activity, Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams, StepStats,
 };
+use crate::sim::physics::{
+    CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, decay_factor,
+};
 use pressure::{Multigrid, Split};
-use splat::CellSplat;
-
-/// Splats queued between steps before further ones are dropped. A dense passage produces a
-/// few hundred per step; this bound only stops a runaway producer.
-pub const MAX_PENDING_SPLATS: usize = 4096;
-
-/// Self-advection that moves the flow more than a cell per step and leaves it more compressible
-/// than this (RMS divergence over RMS face speed) is followed by a second projection. Measured
-/// on the bench scene at 256 rows, 2026-11: free flow leaves about 0.02, flow under strong
-/// forcing 0.05-0.09; the second projection costs as much as the first, so it runs only in the
-/// latter case.
-pub const REPROJECT_ABOVE_COMPRESSIBILITY: f32 = 0.05;
 
 /// The pressure state: its warm start (kept across steps) and right-hand side.
 struct Projection {
@@ -279,7 +269,7 @@ impl CpuSolver {
                 // Through the divergence-free velocity (dissipation fused), so compression
                 // neither creates nor destroys dye.
                 let s = &mut self.state;
-                let decay = dissipate::decay_factor(p.dye_dissipation, p.dt);
+                let decay = decay_factor(p.dye_dissipation, p.dt);
                 let [r, g, b] = &mut s.dye_tmp;
                 let dye_in = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
                 let scale = self.cfg.dye_scale;
@@ -310,7 +300,7 @@ impl CpuSolver {
             Stage::AdvectVelocity => {
                 // Velocity dissipation fused.
                 let s = &mut self.state;
-                let decay = dissipate::decay_factor(p.velocity_dissipation, p.dt);
+                let decay = decay_factor(p.velocity_dissipation, p.dt);
                 let (u, v) = (&s.u, &s.v);
                 self.reach =
                     advect::advect_velocity(grid, u, v, &mut s.u_tmp, &mut s.v_tmp, p.dt, decay);

@@ -5,137 +5,9 @@
 //! or 1 inside the square of half-side r (block). Several splats apply in order, row by row in
 //! parallel; each row sees them in the same order, so the result is thread-count independent.
 
-use crate::sim::math::exp;
-use crate::sim::{MAX_DYE, MAX_SPEED, Splat, SplatShape};
+use crate::sim::physics::CellSplat;
+use crate::sim::{MAX_DYE, MAX_SPEED};
 use rayon::prelude::*;
-
-/// Gaussian footprint cut-off, in radii.
-const GAUSSIAN_CUTOFF_RADII: f32 = 3.5;
-
-/// A splat checked and converted to simulation-cell units.
-#[derive(Clone, Copy, Debug)]
-pub struct CellSplat {
-    /// Centre in cells.
-    pub x: f32,
-    /// Centre in cells.
-    pub y: f32,
-    /// Radius in cells.
-    pub r: f32,
-    /// Extent of the footprint in cells (3.5 r or r).
-    pub reach: f32,
-    /// Dye added at the centre per channel.
-    pub dye: [f32; 3],
-    /// Velocity added at the centre.
-    pub force: [f32; 2],
-    /// Footprint.
-    pub shape: SplatShape,
-}
-
-impl CellSplat {
-    /// Check `s` and convert it for a grid `height` cells tall. `None` when the splat has a
-    /// non-finite field or adds nothing.
-    pub fn new(s: &Splat, height: usize) -> Option<Self> {
-        let finite = s
-            .pos
-            .iter()
-            .chain(&s.color)
-            .chain(&s.force)
-            .all(|x| x.is_finite())
-            && s.radius.is_finite()
-            && s.amount.is_finite();
-        if !finite {
-            return None;
-        }
-        let cells = height as f32;
-        // At least half a cell, at most 4 canvas heights.
-        let r = (s.radius * cells).clamp(0.5, 4.0 * cells);
-        let amount = s.amount.clamp(0.0, MAX_DYE);
-        let dye = s.color.map(|c| c.clamp(0.0, MAX_DYE) * amount);
-        let mut force = s.force;
-        if s.shape == SplatShape::Radial {
-            // One strength for both components.
-            let k = force[0].clamp(-MAX_SPEED, MAX_SPEED);
-            force = [k, k];
-        }
-        let speed = force[0].hypot(force[1]);
-        if speed > MAX_SPEED && s.shape != SplatShape::Radial {
-            force = force.map(|f| f * (MAX_SPEED / speed));
-        }
-        if dye.iter().all(|&d| d == 0.0) && force.iter().all(|&f| f == 0.0) {
-            return None;
-        }
-        let reach = match s.shape {
-            SplatShape::Gaussian | SplatShape::Radial => GAUSSIAN_CUTOFF_RADII * r,
-            SplatShape::Block => r,
-        };
-        Some(Self {
-            x: s.pos[0] * cells,
-            y: s.pos[1] * cells,
-            r,
-            reach,
-            dye,
-            force,
-            shape: s.shape,
-        })
-    }
-
-    /// Weight at a point `(dx, dy)` cells from the centre.
-    #[inline(always)]
-    pub fn weight(&self, dx: f32, dy: f32) -> f32 {
-        match self.shape {
-            SplatShape::Gaussian | SplatShape::Radial => {
-                let d2 = dx.mul_add(dx, dy * dy);
-                if d2 > self.reach * self.reach {
-                    0.0
-                } else {
-                    exp(-d2 / (self.r * self.r))
-                }
-            }
-            SplatShape::Block => {
-                if dx.abs() <= self.r && dy.abs() <= self.r {
-                    1.0
-                } else {
-                    0.0
-                }
-            }
-        }
-    }
-
-    /// Velocity added to a `u` face at `(dx, dy)` cells from the centre.
-    #[inline(always)]
-    pub fn push_u(&self, dx: f32, dy: f32) -> f32 {
-        let w = self.weight(dx, dy);
-        match self.shape {
-            SplatShape::Radial => -self.force[0] * (dx / self.r) * w,
-            _ => self.force[0] * w,
-        }
-    }
-
-    /// Velocity added to a `v` face at `(dx, dy)` cells from the centre.
-    #[inline(always)]
-    pub fn push_v(&self, dx: f32, dy: f32) -> f32 {
-        let w = self.weight(dx, dy);
-        match self.shape {
-            SplatShape::Radial => -self.force[1] * (dy / self.r) * w,
-            _ => self.force[1] * w,
-        }
-    }
-
-    /// Whether the footprint touches row `y` (in cells, at sample height `y`).
-    #[inline(always)]
-    fn touches_row(&self, y: f32) -> bool {
-        (y - self.y).abs() <= self.reach
-    }
-
-    /// Column range `[lo, hi)` of samples at x = `i + offset` within reach, for `n` samples.
-    #[inline(always)]
-    fn columns(&self, offset: f32, n: usize) -> (usize, usize) {
-        let lo = (self.x - self.reach - offset).ceil().max(0.0);
-        let hi = (self.x + self.reach - offset).floor() + 1.0;
-        let hi = hi.min(n as f32).max(0.0);
-        (lo.min(n as f32) as usize, hi as usize)
-    }
-}
 
 /// Apply `splats` (already converted) to the velocity faces of a `w x h` grid.
 pub fn splat_velocity(splats: &[CellSplat], u: &mut [f32], v: &mut [f32], w: usize, h: usize) {
@@ -218,6 +90,7 @@ pub fn splat_dye(splats: &[CellSplat], dye: [&mut [f32]; 3], dw: usize, scale: u
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fluid::{Splat, SplatShape};
 
     #[test]
     fn radial_splats_pull_towards_the_centre_and_push_away_when_negative() {

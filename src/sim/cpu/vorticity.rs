@@ -5,11 +5,8 @@
 
 use crate::sim::MAX_SPEED;
 use crate::sim::math::limit;
+use crate::sim::physics::VORTICITY_SCALE_PER_S;
 use rayon::prelude::*;
-
-/// Scale that makes the vorticity knob's 0..1 span "none" to "strong" (1/s). Set by eye at
-/// 256 and 512 rows, 2026-11: at 0.3, splats curl visibly without the flow turning to noise.
-pub const VORTICITY_SCALE_PER_S: f32 = 20.0;
 
 kernel! {
 /// Confinement force of row `j` (per unit epsilon and scale), into `fx`, `fy`.

@@ -6,12 +6,12 @@ use super::activity::ActivityProbe;
 use super::context::{GpuContext, GpuError};
 use super::kernel::{Dispatch, Kernel, groups, storage, storage_init, uniform};
 use super::shaders;
-use crate::sim::cpu::dissipate::decay_factor;
-use crate::sim::cpu::pressure::{self, COARSEST_OMEGA, LevelPlan};
-use crate::sim::cpu::splat::CellSplat;
-use crate::sim::cpu::vorticity::VORTICITY_SCALE_PER_S;
-use crate::sim::cpu::{MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY};
 use crate::sim::grid::Fields;
+use crate::sim::multigrid::{self, COARSEST_OMEGA, LevelPlan};
+use crate::sim::physics::{
+    CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, VORTICITY_SCALE_PER_S,
+    decay_factor,
+};
 use crate::sim::{
     Activity, Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams, StepStats,
 };
@@ -508,7 +508,7 @@ impl GpuSolver {
         let cfg = cfg.sanitized();
         let (w, h) = (cfg.width, cfg.height);
         let (dw, dh) = (cfg.dye_width(), cfg.dye_height());
-        let plans = pressure::plan(w, h);
+        let plans = multigrid::plan(w, h);
         let coarsest = plans.last().map_or(w * h, |p| p.w * p.h);
         if coarsest > COARSE_MAX_CELLS {
             return Err(GpuError::Failed {
@@ -1047,7 +1047,7 @@ impl GpuSolver {
             d.go(pass, &k.coarsest, &lv.coarsest[ti], 1, 1);
             return;
         }
-        self.encode_smooth(d, pass, l, t, pressure::MG_PRE_SWEEPS);
+        self.encode_smooth(d, pass, l, t, multigrid::MG_PRE_SWEEPS);
         d.go(
             pass,
             &k.residual,
@@ -1081,7 +1081,7 @@ impl GpuSolver {
             groups(lv.w),
             groups(lv.h),
         );
-        self.encode_smooth(d, pass, l, t, pressure::MG_POST_SWEEPS);
+        self.encode_smooth(d, pass, l, t, multigrid::MG_POST_SWEEPS);
     }
 
     fn write_params(&self, params: &GpuParams) {
@@ -1635,7 +1635,7 @@ fn build_levels(
                 cx,
                 cy,
                 omega: COARSEST_OMEGA,
-                sweeps: pressure::coarsest_sweeps(lw, lh),
+                sweeps: multigrid::coarsest_sweeps(lw, lh),
             },
         )
     };

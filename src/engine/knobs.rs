@@ -1,13 +1,16 @@
-//! What the solver is told: the physics knobs in solver units, read from the parameters and
-//! smoothed in simulation time.
+//! What the model and the mapping are told: the parameters read into plain values (physics
+//! knobs in solver units, smoothed in simulation time; the mapping's settings). The engine is
+//! where parameters become knobs: the models and the mapping never see the plugin's params.
 //!
 //! Smoothing happens here, on the simulation side, rather than in `process()`: the simulation
 //! steps whether or not the host is calling `process()` (transport stopped, editor tweaks,
 //! offline renders), and smoothing per simulation step in simulation time makes an automation
 //! step look the same at 30, 60 or 144 steps per second.
 
-use crate::params::{ColorMode, DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
-use crate::sim::{Look, StepParams};
+use crate::fluid::{ColorMode, Look};
+use crate::mapping::MappingConfig;
+use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
+use crate::sim::StepParams;
 
 /// Time constant of the physics smoothing. 60 ms turns a jump into a glide shorter than a
 /// sixteenth note at 120 BPM, yet long enough that a jump never shows as a jolt at 144 fps.
@@ -130,6 +133,19 @@ impl Discrete {
     }
 }
 
+/// The mapping's settings: the current parameter values, for a canvas of `aspect`.
+pub fn mapping_config(p: &DyeflowParams, aspect: f32) -> MappingConfig {
+    MappingConfig {
+        mode: p.mapping_mode.value(),
+        aspect,
+        splat_radius: p.splat_radius.value(),
+        splat_force: p.splat_force.value(),
+        dye_amount: p.dye_amount.value(),
+        reactivity: p.audio_reactivity.value(),
+        beat_pulse: p.beat_pulse.value(),
+    }
+}
+
 /// One-pole smoothing of [`Knobs`] in simulation time.
 #[derive(Clone, Debug)]
 pub struct KnobsSmoother {
@@ -189,6 +205,15 @@ impl KnobsSmoother {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mappings_defaults_are_the_parameters_defaults() {
+        let aspect = MappingConfig::default().aspect;
+        assert_eq!(
+            mapping_config(&DyeflowParams::default(), aspect),
+            MappingConfig::default()
+        );
+    }
 
     fn with_viscosity(v: f32) -> Knobs {
         Knobs {

@@ -1,33 +1,26 @@
-//! `--preset FILE`: a parameter set saved in the plugin's own state format (readable JSON:
+//! Presets: a parameter set saved in the plugin's own state format (readable JSON:
 //! `{"version": ..., "params": {"visc": 120.0, "mapping": "circle", ...}, "fields":
-//! {"settings": "{...}", ...}}`), so a look tuned in the DAW renders the same offline.
+//! {"settings": "{...}", ...}}`). The editor saves them; `dyeflow render --preset FILE` loads
+//! them, so a look tuned in the DAW renders the same offline.
 //!
 //! It goes through the same migration as a project the plugin loads ([`migrate_state`]).
 //! Parameters it does not name keep their defaults; ids this Dyeflow does not know are
 //! reported and skipped (a newer version's preset still loads); a value of the wrong type or
 //! out of range is an error naming the parameter.
 
-use super::RenderError;
 use crate::params::{DyeflowParams, SETTINGS_KEY, Settings, migrate_state};
 use nice_plug::params::internals::ParamPtr;
 use nice_plug::plugin::{ParamValue, PluginState};
 use nice_plug::prelude::Params;
-use std::path::Path;
 
 /// Largest preset file read (a real one is a few kilobytes).
-const MAX_PRESET_BYTES: u64 = 1 << 20;
+pub const MAX_PRESET_BYTES: u64 = 1 << 20;
 
 /// What loading a preset found worth telling the user.
 #[derive(Debug, Default, PartialEq)]
 pub struct PresetReport {
     /// Parameter ids the preset names that this Dyeflow does not know.
     pub unknown: Vec<String>,
-}
-
-/// Read `path` and apply it to `params` (parameter values and the persisted settings).
-pub fn load(path: &Path, params: &DyeflowParams) -> Result<PresetReport, RenderError> {
-    let bytes = super::read_input(path, MAX_PRESET_BYTES)?;
-    apply(&bytes, params).map_err(|problem| RenderError::input(path, problem))
 }
 
 /// Apply a preset's JSON to `params`; the problem as a phrase when it cannot be used.
@@ -294,7 +287,7 @@ mod tests {
         assert!((params.viscosity.value() - 120.0).abs() < 1e-3);
         assert_eq!(
             params.mapping_mode.value(),
-            crate::params::MappingMode::Circle
+            crate::mapping::MappingMode::Circle
         );
         assert_eq!(params.pressure_iterations.value(), 40);
         let s = params.settings();
@@ -385,7 +378,7 @@ mod tests {
         }
         assert_eq!(
             params.mapping_mode.value(),
-            crate::params::MappingMode::Keyboard
+            crate::mapping::MappingMode::Keyboard
         );
         assert_eq!(params.settings(), Settings::default(), "settings changed");
     }

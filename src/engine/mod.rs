@@ -5,18 +5,22 @@
 //! [`Engine`] is an RAII handle: dropping it stops and joins the thread, which releases the
 //! GPU device.
 
+mod backend;
+mod knobs;
+
+pub use backend::create_solver;
+pub use knobs::{Discrete, KNOB_SMOOTHING_MS, Knobs, KnobsSmoother, mapping_config};
+
 use crate::bridge::events::{SimEvent, TimedEvent};
 use crate::bridge::queue::EventReceiver;
+use crate::fluid::{Look, Splat};
 use crate::frame::FrameInput;
-use crate::mapping::{MAX_VOICES, Mapper, MappingConfig};
+use crate::mapping::{MAX_VOICES, Mapper};
 use crate::params::{DyeflowParams, Settings};
 #[cfg(doc)]
 use crate::sim::Activity;
 use crate::sim::gpu::GpuOptions;
-use crate::sim::{
-    Discrete, Knobs, KnobsSmoother, Look, SimConfig, Solver, SolverInfo, Splat, StepParams,
-    create_solver, iterations_for,
-};
+use crate::sim::{SimConfig, Solver, SolverInfo, StepParams, iterations_for};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;
@@ -438,7 +442,7 @@ impl Driver {
         self.discrete = d;
         let cfg = solver.config();
         let aspect = cfg.width as f32 / cfg.height.max(1) as f32;
-        let mapping = MappingConfig::from_params(params, aspect);
+        let mapping = mapping_config(params, aspect);
         let drive = self.mapper.emit(real_dt, &mapping, &mut self.splats);
         if !self.splats.is_empty() {
             solver.inject(&self.splats);
@@ -469,7 +473,7 @@ impl Driver {
     pub fn flush(&mut self, solver: &mut dyn Solver, params: &DyeflowParams) -> bool {
         let cfg = solver.config();
         let aspect = cfg.width as f32 / cfg.height.max(1) as f32;
-        let mapping = MappingConfig::from_params(params, aspect);
+        let mapping = mapping_config(params, aspect);
         self.mapper.emit(0.0, &mapping, &mut self.splats);
         if self.splats.is_empty() {
             return false;
@@ -487,7 +491,7 @@ impl Driver {
     /// Whether the mapping would put nothing into the fluid (see [`Mapper::quiet`]).
     pub fn quiet(&self, params: &DyeflowParams) -> bool {
         // The aspect does not matter for quietness.
-        self.mapper.quiet(&MappingConfig::from_params(params, 1.0))
+        self.mapper.quiet(&mapping_config(params, 1.0))
     }
 
     /// Whether every knob has glided to its parameter's value and the discrete knobs are

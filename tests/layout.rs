@@ -1,0 +1,152 @@
+//! The direction of dependencies between the crate's modules, checked on the source: a test
+//! fails when a forbidden import comes back.
+//!
+//! - `fluid` (the shared words: splats, look, colour mode, colour maths) imports nothing of ours.
+//! - The models (`sim`) know no plugin, host or UI: not the parameters, the audio side, the
+//!   mapping, the engine, the editor, presets or the command line.
+//! - The audio side (`bridge`) and the mapping know no model.
+//! - The GPU solver does not reach into the CPU solver: what both need lives in `sim`.
+//! - Only the plugin (`lib`), the engine, the editor, presets and the command line read the
+//!   plugin's parameters.
+//! - Nothing of the plugin imports the command line (`render`, `bench`).
+
+use std::path::{Path, PathBuf};
+
+/// Every `.rs` file under `dir`, as (path relative to `src/`, source without comments).
+fn sources(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            sources(&path, root, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            let code: String = text
+                .lines()
+                .map(|l| l.split("//").next().unwrap_or(""))
+                .collect::<Vec<_>>()
+                .join("\n");
+            let rel = path
+                .strip_prefix(root)
+                .unwrap()
+                .to_string_lossy()
+                .into_owned();
+            out.push((rel, code));
+        }
+    }
+}
+
+fn all_sources() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    sources(&root, &root, &mut out);
+    assert!(out.len() > 20, "found only {} source files", out.len());
+    out
+}
+
+/// The top-level module a path (relative to `src/`) belongs to: `sim/gpu/solver.rs` -> `sim`.
+fn module_of(rel: &str) -> &str {
+    let first = rel.split('/').next().unwrap();
+    first.strip_suffix(".rs").unwrap_or(first)
+}
+
+/// Whether `code` names `crate::<module>` (as a whole path segment).
+fn names(code: &str, module: &str) -> bool {
+    let needle = format!("crate::{module}");
+    code.match_indices(&needle).any(|(i, _)| {
+        let next = code[i + needle.len()..].chars().next();
+        !next.is_some_and(|c| c.is_alphanumeric() || c == '_')
+    })
+}
+
+/// Each (file, forbidden module) pair that `rule` flags.
+fn violations(rule: impl Fn(&str, &str) -> Option<&'static [&'static str]>) -> Vec<String> {
+    let mut found = Vec::new();
+    for (rel, code) in all_sources() {
+        if let Some(forbidden) = rule(&rel, module_of(&rel)) {
+            for module in forbidden {
+                if names(&code, module) {
+                    found.push(format!("src/{rel} imports crate::{module}"));
+                }
+            }
+        }
+    }
+    found
+}
+
+const CLI: &[&str] = &["render", "bench"];
+
+#[test]
+fn fluid_is_a_leaf() {
+    let (_, code) = all_sources()
+        .into_iter()
+        .find(|(rel, _)| rel == "fluid.rs")
+        .expect("src/fluid.rs");
+    let outside_tests = code.split("mod tests").next().unwrap();
+    assert!(
+        !outside_tests.contains("crate::") && !outside_tests.contains("super::"),
+        "src/fluid.rs imports something of ours"
+    );
+}
+
+#[test]
+fn the_models_know_no_plugin_host_or_ui() {
+    let found = violations(|_, module| {
+        (module == "sim").then_some(&[
+            "params", "bridge", "mapping", "engine", "editor", "preset", "render", "bench", "frame",
+        ])
+    });
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn the_audio_side_and_the_mapping_know_no_model() {
+    let found = violations(|_, module| {
+        matches!(module, "bridge" | "mapping").then_some(&[
+            "sim", "params", "engine", "editor", "preset", "render", "bench", "frame",
+        ])
+    });
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn the_gpu_solver_does_not_reach_into_the_cpu_solver() {
+    let mut found = Vec::new();
+    for (rel, code) in all_sources() {
+        if rel.starts_with("sim/gpu/")
+            && (code.contains("sim::cpu") || code.contains("super::super::cpu"))
+        {
+            found.push(format!("src/{rel} uses the CPU solver"));
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn only_the_plugin_engine_editor_presets_and_cli_read_the_parameters() {
+    let allowed = [
+        "lib", "params", "engine", "editor", "preset", "render", "bench", "main", "bin",
+    ];
+    let found = violations(|_, module| (!allowed.contains(&module)).then_some(&["params"]));
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+#[test]
+fn nothing_of_the_plugin_imports_the_command_line() {
+    let found = violations(|_, module| (!CLI.contains(&module) && module != "main").then_some(CLI));
+    assert!(found.is_empty(), "{found:#?}");
+}
+
+/// The rules themselves: each flags what it should.
+#[test]
+fn the_rules_catch_an_import() {
+    assert!(names("use crate::params::Settings;", "params"));
+    assert!(names("x = crate::sim::MAX_SPEED;", "sim"));
+    assert!(!names("use crate::simulation::X;", "sim"));
+    assert!(!names("use crate::fluid::Splat;", "sim"));
+    assert_eq!(module_of("sim/gpu/solver.rs"), "sim");
+    assert_eq!(module_of("mapping.rs"), "mapping");
+}
