@@ -7,11 +7,18 @@
 //! Parameters it does not name keep their defaults; ids this Dyeflow does not know are
 //! reported and skipped (a newer version's preset still loads); a value of the wrong type or
 //! out of range is an error naming the parameter.
+//!
+//! NOTE: nice-plug has no public way to set a parameter outside a host (its wrappers restore
+//! state through `InternalParamMut`, and its `state` module is crate-private), so [`apply`]
+//! checks every value first through the public `Param` previews and the enums' stable ids,
+//! and then sets them in one loop through `ParamPtr`, as the wrappers do.
 
+use crate::fluid::ColorMode;
+use crate::mapping::MappingMode;
 use crate::params::{DyeflowParams, SETTINGS_KEY, Settings, migrate_state};
 use nice_plug::params::internals::ParamPtr;
 use nice_plug::plugin::{ParamValue, PluginState};
-use nice_plug::prelude::Params;
+use nice_plug::prelude::{Enum, Params};
 
 /// Largest preset file read (a real one is a few kilobytes).
 pub const MAX_PRESET_BYTES: u64 = 1 << 20;
@@ -234,40 +241,48 @@ fn parse(bytes: &[u8]) -> Result<(PluginState, ValueTexts), String> {
 
 /// The normalized value a preset entry sets (written as `text`), or why it cannot.
 fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue, text: &str) -> Result<f32, String> {
-    // SAFETY (all blocks): the pointer is valid for the parameters' lifetime.
     let plain = match (ptr, value) {
         (ParamPtr::FloatParam(_), ParamValue::F32(v)) => *v,
         (ParamPtr::IntParam(_) | ParamPtr::EnumParam(_), ParamValue::I32(v)) => *v as f32,
         (ParamPtr::FloatParam(_), ParamValue::I32(v)) => *v as f32,
         (ParamPtr::IntParam(_), ParamValue::F32(v)) if v.fract() == 0.0 => *v,
         (ParamPtr::BoolParam(_), ParamValue::Bool(b)) => f32::from(u8::from(*b)),
-        (ParamPtr::EnumParam(p), ParamValue::String(s)) => {
-            let inner = unsafe { &*p };
-            let before = unsafe { ptr.unmodulated_normalized_value() };
-            if !inner.set_from_id(s) {
-                return Err(format!("parameter '{id}' has no choice '{s}'"));
-            }
-            let chosen = unsafe { ptr.unmodulated_plain_value() };
-            // Put it back: the change is applied with the others, once all are checked.
-            unsafe { ptr._internal_set_normalized_value(before) };
-            chosen
-        }
+        (ParamPtr::EnumParam(_), ParamValue::String(s)) => match enum_index(id, s) {
+            Some(index) => index as f32,
+            None => return Err(format!("parameter '{id}' has no choice '{s}'")),
+        },
         _ => return Err(format!("parameter '{id}' has a value of the wrong type")),
     };
     if !plain.is_finite() {
         return Err(format!("parameter '{id}' is {text}, not a finite number"));
     }
-    let n = unsafe { ptr.preview_normalized(plain) };
-    let back = unsafe { ptr.preview_plain(n) };
+    // SAFETY: `ptr` comes from the caller's `params` (its `param_map`), which outlives this call;
+    // previews only read the parameter's range.
+    let (n, back) = unsafe {
+        let n = ptr.preview_normalized(plain);
+        (n, ptr.preview_plain(n))
+    };
     // Out of range: the parameter would clamp it; say so instead of rendering something else.
     let tolerance = 1e-4 * plain.abs().max(1.0);
     if (back - plain).abs() > tolerance {
+        // SAFETY: as above.
         let (lo, hi) = unsafe { (ptr.preview_plain(0.0), ptr.preview_plain(1.0)) };
         return Err(format!(
             "parameter '{id}' is {text}, outside its range {lo} to {hi}"
         ));
     }
     Ok(n)
+}
+
+/// The index of the choice `choice` (its stable id, as the plugin saves it) of the enum
+/// parameter `id`.
+fn enum_index(id: &str, choice: &str) -> Option<usize> {
+    let ids = match id {
+        "mapping" => MappingMode::ids(),
+        "colour" => ColorMode::ids(),
+        _ => None,
+    }?;
+    ids.iter().position(|&c| c == choice)
 }
 
 #[cfg(test)]
@@ -298,6 +313,23 @@ mod tests {
     }
 
     #[test]
+    fn every_choice_of_every_enum_parameter_can_be_named() {
+        let params = DyeflowParams::default();
+        let mut enums = 0;
+        for (id, ptr, _) in params.param_map() {
+            if let ParamPtr::EnumParam(p) = ptr {
+                enums += 1;
+                // SAFETY: the pointer comes from `params`, alive for this test.
+                let (inner, count) = unsafe { (&*p, (*p).len()) };
+                let saved = inner.unmodulated_plain_id().expect("stable ids");
+                assert!(enum_index(&id, saved).is_some(), "{id}: '{saved}'");
+                assert!(count > 1, "{id}");
+            }
+        }
+        assert_eq!(enums, 2, "a new enum parameter needs a line in enum_index");
+    }
+
+    #[test]
     fn a_saved_preset_loads_back_the_same_values() {
         let a = DyeflowParams::default();
         let tuned = br#"{"params": {"visc": 350.0, "mapping": "circle", "colour": "velocity",
@@ -309,6 +341,7 @@ mod tests {
         let values = |p: &DyeflowParams| -> Vec<(String, f32)> {
             p.param_map()
                 .into_iter()
+                // SAFETY: the pointers come from `p`, alive for this closure.
                 .map(|(id, ptr, _)| (id, unsafe { ptr.unmodulated_normalized_value() }))
                 .collect()
         };

@@ -38,7 +38,13 @@ fn params() -> BTreeMap<String, ParamPtr> {
 }
 
 /// The plain value behind a normalised one, as f32 for every parameter kind.
+///
+/// # Safety
+///
+/// The params object `ptr` was made from must still be alive.
 unsafe fn plain(ptr: ParamPtr, normalized: f32) -> f32 {
+    // SAFETY: the caller guarantees (see `# Safety`) that the params object `ptr` was made from
+    // is still alive, so dereferencing its parameter pointer is valid.
     unsafe {
         match ptr {
             ParamPtr::FloatParam(p) => (*p).preview_plain(normalized),
@@ -62,9 +68,14 @@ fn defaults_are_as_documented() {
     let params = params();
     for (id, default) in EXPECTED {
         let ptr = params[*id];
+        // SAFETY: `ptr` comes from `params()`, which leaks its `DyeflowParams`, so the parameter
+        // it points to lives for the rest of the process, as `plain` and
+        // `default_normalized_value` require.
         let got = unsafe { plain(ptr, ptr.default_normalized_value()) };
         approx::assert_relative_eq!(got, *default, max_relative = 1e-5);
         // The current value starts at the default.
+        // SAFETY: `ptr` points into the leaked `DyeflowParams` from `params()`, alive for the rest
+        // of the process.
         unsafe {
             assert_eq!(
                 ptr.unmodulated_normalized_value(),
@@ -102,6 +113,8 @@ fn ranges_have_the_documented_ends() {
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {
         let ptr = params[*id];
+        // SAFETY: `ptr` points into the leaked `DyeflowParams` from `params()`, alive for the rest
+        // of the process, as `plain` requires.
         unsafe {
             approx::assert_relative_eq!(plain(ptr, 0.0), *lo, max_relative = 1e-5);
             approx::assert_relative_eq!(plain(ptr, 1.0), *hi, max_relative = 1e-5);
@@ -117,6 +130,9 @@ fn normalised_values_round_trip() {
     for (id, ptr) in params() {
         for i in 0..=1000 {
             let n = i as f32 / 1000.0;
+            // SAFETY: `params()` leaks its `DyeflowParams`, so the object behind every `ParamPtr`
+            // lives for the rest of the process. Each `p` is the raw pointer of one such
+            // parameter, so dereferencing it is valid.
             unsafe {
                 match ptr {
                     // Plain -> normalised -> plain comes back within a millionth of the range.
@@ -153,7 +169,11 @@ fn normalised_values_round_trip() {
 #[test]
 fn value_strings_are_readable_and_carry_units() {
     let params = params();
+    // SAFETY: `params()` leaks its `DyeflowParams`, so the object behind every `ParamPtr` lives
+    // for the rest of the process.
     let text = |id: &str, n: f32| unsafe { params[id].normalized_value_to_string(n, true) };
+    // SAFETY: `params()` leaks its `DyeflowParams`, so the object behind every `ParamPtr` lives
+    // for the rest of the process. `p` is the raw pointer of one such parameter.
     let at = |id: &str, plain: f32| unsafe {
         let ParamPtr::FloatParam(p) = params[id] else {
             panic!("{id} is not a float")
@@ -174,6 +194,8 @@ fn value_strings_are_readable_and_carry_units() {
 #[test]
 fn bypass_is_the_host_bypass() {
     let params = params();
+    // SAFETY: `params()` leaks its `DyeflowParams`, so the object behind every `ParamPtr` lives
+    // for the rest of the process.
     let flags = unsafe { params["bypass"].flags() };
     assert!(flags.contains(ParamFlags::BYPASS));
 }

@@ -50,6 +50,9 @@ fn header(size: usize, time: u32, type_: u16) -> clap_event_header {
 
 impl Event {
     pub fn time(&self) -> u32 {
+        // SAFETY: every field of `Event` is a `#[repr(C)]` CLAP event struct that begins with a
+        // `clap_event_header`, and each value holds one of them, so `header` is always
+        // initialised.
         unsafe { self.header.time }
     }
 
@@ -129,6 +132,10 @@ unsafe extern "C" fn host_get_extension(_: *const clap_host, _: *const c_char) -
     ptr::null()
 }
 unsafe extern "C" fn host_request_restart(host: *const clap_host) {
+    // SAFETY: `host` is the `clap_host` that `Instance::new` passed to `create_plugin`; its
+    // `host_data` points at the `HostData` boxed in the same `Instance`, and both boxes outlive
+    // the plugin (`Drop` destroys it first). nice-plug requests restarts only from within host
+    // calls, all made on the test thread that owns the `Instance`, so the `Cell` is not shared.
     unsafe {
         (*((*host).host_data as *const HostData))
             .restart_requested
@@ -137,6 +144,10 @@ unsafe extern "C" fn host_request_restart(host: *const clap_host) {
 }
 unsafe extern "C" fn host_request_process(_: *const clap_host) {}
 unsafe extern "C" fn host_request_callback(host: *const clap_host) {
+    // SAFETY: as in `host_request_restart`, `host` and its `host_data` are this `Instance`'s
+    // boxes, which outlive the plugin. nice-plug calls this only for tasks posted off the main
+    // thread; this host opens no editor and Dyeflow posts no background tasks, so no other thread
+    // reaches it and the `Cell` is not shared.
     unsafe {
         (*((*host).host_data as *const HostData))
             .callback_requested
@@ -145,12 +156,18 @@ unsafe extern "C" fn host_request_callback(host: *const clap_host) {
 }
 
 unsafe extern "C" fn events_size(list: *const clap_input_events) -> u32 {
+    // SAFETY: `list` is the `clap_input_events` that `process` or `flush_params` built and passed
+    // to the plugin; its `ctx` is that caller's `&Vec<Event>`. The plugin calls this only during
+    // that call, while both are alive.
     unsafe { (*((*list).ctx as *const Vec<Event>)).len() as u32 }
 }
 unsafe extern "C" fn events_get(
     list: *const clap_input_events,
     i: u32,
 ) -> *const clap_event_header {
+    // SAFETY: as in `events_size`, `list` and the `Vec<Event>` behind its `ctx` are alive for the
+    // `process`/`flush` call this runs in; the returned header points into that `Vec`, which the
+    // plugin may only read until the call returns.
     unsafe {
         let events = &*((*list).ctx as *const Vec<Event>);
         match events.get(i as usize) {
@@ -167,6 +184,9 @@ unsafe extern "C" fn out_events_push(
 }
 
 unsafe extern "C" fn ostream_write(s: *const clap_ostream, buf: *const c_void, size: u64) -> i64 {
+    // SAFETY: `s` is the `clap_ostream` in `save_state`, whose `ctx` is its local `Vec<u8>`, alive
+    // and not otherwise accessed during the `save` call; CLAP requires `buf` to hold `size`
+    // readable bytes.
     unsafe {
         let out = &mut *((*s).ctx as *mut Vec<u8>);
         out.extend_from_slice(std::slice::from_raw_parts(buf as *const u8, size as usize));
@@ -182,6 +202,11 @@ struct ReadCursor<'a> {
 }
 
 unsafe extern "C" fn istream_read(s: *const clap_istream, buf: *mut c_void, size: u64) -> i64 {
+    // SAFETY: `s` is the `clap_istream` in `load_state`, whose `ctx` is its local `ReadCursor`,
+    // alive and not otherwise accessed during the `load` call. `n` is at most `size`, the room
+    // CLAP guarantees in `buf`, and at most the bytes left in `data` after `pos` (which never
+    // passes `data.len()`); `data` and the plugin's buffer are separate allocations, so the copy
+    // does not overlap.
     unsafe {
         let cur = &mut *((*s).ctx as *mut ReadCursor);
         let n = (size as usize).min(cur.data.len() - cur.pos).min(cur.chunk);
@@ -209,6 +234,12 @@ impl Instance {
     /// Create and `init()` an instance.
     pub fn new() -> Self {
         let entry = entry();
+        // SAFETY: `entry` is Dyeflow's static `clap_entry`, and `init` gets a NUL-terminated C
+        // literal. `factory` is checked non-null and points to nice-plug's static factory. The
+        // `clap_host` and its `HostData` are boxed, so their addresses survive the move into
+        // `Self`, and they outlive the plugin, which `Drop` destroys first; the host's strings are
+        // `'static` C literals. `PLUGIN_ID` is NUL-terminated, and `plugin` is checked non-null
+        // before `init`.
         unsafe {
             assert!((entry.init.unwrap())(c"/dyeflow-test".as_ptr()));
             let factory = (entry.get_factory.unwrap())(CLAP_PLUGIN_FACTORY_ID.as_ptr())
@@ -247,6 +278,10 @@ impl Instance {
     }
 
     fn ext<T>(&self, id: &CStr) -> &T {
+        // SAFETY: `self.plugin` is non-null (checked in `new`) and alive until `Drop`; `id` is a
+        // NUL-terminated `CStr`. The returned pointer is checked non-null and points into the
+        // plugin, which lives as long as `self`, the borrow the `&T` is tied to. Callers pair each
+        // extension id with its matching `clap_sys` struct type `T`.
         unsafe {
             let p = ((*self.plugin).get_extension.unwrap())(self.plugin, id.as_ptr()) as *const T;
             assert!(!p.is_null(), "missing extension {id:?}");
@@ -257,6 +292,9 @@ impl Instance {
     /// The supported note dialects of each note input port.
     pub fn note_input_dialects(&self) -> Vec<u32> {
         let ext: &clap_plugin_note_ports = self.ext(CLAP_EXT_NOTE_PORTS);
+        // SAFETY: `ext` is the plugin's `clap.note-ports` table (see `ext`), called with the live
+        // `self.plugin`. `clap_note_port_info` holds only integers and a `c_char` array, so
+        // all-zero is a valid value for `get` to overwrite.
         unsafe {
             let n = (ext.count.unwrap())(self.plugin, true);
             (0..n)
@@ -272,6 +310,10 @@ impl Instance {
 
     /// The descriptor's id and feature strings.
     pub fn descriptor(&self) -> (String, Vec<String>) {
+        // SAFETY: `desc` is the descriptor of the live `self.plugin`, which it owns until
+        // `destroy`. CLAP requires `id` and each feature to be NUL-terminated and the `features`
+        // array to end in a null pointer, so the loop stops at that terminator and reads no
+        // further.
         unsafe {
             let desc = &*(*self.plugin).desc;
             let id = CStr::from_ptr(desc.id).to_string_lossy().into_owned();
@@ -288,6 +330,9 @@ impl Instance {
     /// Run main-thread callbacks the plugin asked for.
     pub fn pump_main_thread(&self) {
         if self.host_data.callback_requested.replace(false) {
+            // SAFETY: `self.plugin` is alive until `Drop`, and this runs on the thread that
+            // created it, which the wrapper treats as the main thread, as `on_main_thread`
+            // requires.
             unsafe { ((*self.plugin).on_main_thread.unwrap())(self.plugin) };
         }
     }
@@ -296,6 +341,10 @@ impl Instance {
     pub fn select_audio_config(&mut self, index: u32) -> bool {
         assert!(!self.active, "select the layout while deactivated");
         let ext: &clap_plugin_audio_ports_config = self.ext(CLAP_EXT_AUDIO_PORTS_CONFIG);
+        // SAFETY: `ext` is the plugin's `clap.audio-ports-config` table (see `ext`), called with
+        // the live `self.plugin` while deactivated. `clap_audio_ports_config` holds integers,
+        // bools, a `c_char` array and nullable pointers, so all-zero is a valid value for `get` to
+        // overwrite.
         unsafe {
             let mut cfg = std::mem::zeroed();
             if !(ext.get.unwrap())(self.plugin, index, &mut cfg) {
@@ -306,6 +355,8 @@ impl Instance {
     }
 
     pub fn activate(&mut self, sample_rate: f64, min_frames: u32, max_frames: u32) -> bool {
+        // SAFETY: `self.plugin` is non-null (checked in `new`) and alive until `Drop`; this runs
+        // on the main thread, as `activate` requires.
         let ok = unsafe {
             ((*self.plugin).activate.unwrap())(self.plugin, sample_rate, min_frames, max_frames)
         };
@@ -314,6 +365,8 @@ impl Instance {
     }
 
     pub fn start_processing(&mut self) -> bool {
+        // SAFETY: `self.plugin` is non-null (checked in `new`) and alive until `Drop`; the call
+        // takes no other pointer.
         let ok = unsafe { ((*self.plugin).start_processing.unwrap())(self.plugin) };
         self.processing = ok;
         ok
@@ -321,18 +374,24 @@ impl Instance {
 
     pub fn stop_processing(&mut self) {
         if self.processing {
+            // SAFETY: `self.plugin` is alive until `Drop`, and `self.processing` means
+            // `start_processing` succeeded, as `stop_processing` requires.
             unsafe { ((*self.plugin).stop_processing.unwrap())(self.plugin) };
             self.processing = false;
         }
     }
 
     pub fn reset(&mut self) {
+        // SAFETY: `self.plugin` is non-null (checked in `new`) and alive until `Drop`; the call
+        // takes no other pointer.
         unsafe { ((*self.plugin).reset.unwrap())(self.plugin) };
     }
 
     pub fn deactivate(&mut self) {
         self.stop_processing();
         if self.active {
+            // SAFETY: `self.plugin` is alive until `Drop`, and `self.active` means `activate`
+            // succeeded, as `deactivate` requires.
             unsafe { ((*self.plugin).deactivate.unwrap())(self.plugin) };
             self.active = false;
         }
@@ -402,6 +461,11 @@ impl Instance {
             out_events: &out_events,
         };
         self.steady_time += frames as i64;
+        // SAFETY: `self.plugin` is alive until `Drop`. Everything `process` points to is a local
+        // or a borrowed argument that outlives this call: the two buffer structs, `in_ptrs` and
+        // `out_ptrs` (whose lengths are the `channel_count`s), the channel `Vec`s of `frames`
+        // samples each (asserted above), both event lists and the `events` behind
+        // `in_events.ctx`. In place, the inputs and outputs alias, which CLAP allows.
         let status = unsafe { ((*self.plugin).process.unwrap())(self.plugin, &process) };
         if !in_place {
             assert_eq!(
@@ -430,6 +494,8 @@ impl Instance {
             write: Some(ostream_write),
         };
         assert!(
+            // SAFETY: `ext` is the live plugin's `clap.state` table (see `ext`); `stream` and the
+            // `out` behind its `ctx` outlive the `save` call.
             unsafe { (ext.save.unwrap())(self.plugin, &stream) },
             "state save failed"
         );
@@ -448,6 +514,8 @@ impl Instance {
             ctx: &mut cursor as *mut ReadCursor as *mut c_void,
             read: Some(istream_read),
         };
+        // SAFETY: `ext` is the live plugin's `clap.state` table (see `ext`); `stream` and the
+        // `cursor` behind its `ctx`, borrowing `data`, outlive the `load` call.
         let ok = unsafe { (ext.load.unwrap())(self.plugin, &stream) };
         self.pump_main_thread();
         ok
@@ -460,6 +528,9 @@ impl Instance {
     /// Every parameter's info, in the plugin's order.
     pub fn param_infos(&self) -> Vec<clap_param_info> {
         let ext = self.params_ext();
+        // SAFETY: `ext` is the live plugin's `clap.params` table (see `ext`), called with the live
+        // `self.plugin`. `clap_param_info` holds integers, floats, `c_char` arrays and a nullable
+        // cookie pointer, so all-zero is a valid value for `get_info` to overwrite.
         unsafe {
             let n = (ext.count.unwrap())(self.plugin);
             (0..n)
@@ -476,6 +547,8 @@ impl Instance {
     pub fn param_id(&self, name: &str) -> u32 {
         self.param_infos()
             .iter()
+            // SAFETY: `name` is a fixed `c_char` array, zeroed in `param_infos` and then filled
+            // by nice-plug's `strlcpy`, which always leaves a NUL inside the array.
             .find(|i| unsafe { CStr::from_ptr(i.name.as_ptr()) }.to_str() == Ok(name))
             .unwrap_or_else(|| panic!("no parameter named {name}"))
             .id
@@ -484,6 +557,8 @@ impl Instance {
     pub fn param_value(&self, id: u32) -> f64 {
         let ext = self.params_ext();
         let mut v = 0.0;
+        // SAFETY: `ext` is the live plugin's `clap.params` table (see `ext`); `v` outlives the
+        // call.
         assert!(unsafe { (ext.get_value.unwrap())(self.plugin, id, &mut v) });
         v
     }
@@ -491,9 +566,13 @@ impl Instance {
     pub fn param_text(&self, id: u32, value: f64) -> String {
         let ext = self.params_ext();
         let mut buf = [0 as c_char; 256];
+        // SAFETY: `ext` is the live plugin's `clap.params` table (see `ext`); `buf` outlives the
+        // call and its true length is passed as the size, so the plugin writes only inside it.
         assert!(unsafe {
             (ext.value_to_text.unwrap())(self.plugin, id, value, buf.as_mut_ptr(), buf.len() as u32)
         });
+        // SAFETY: `buf` started all zeros and the plugin writes a NUL-terminated string inside it
+        // (nice-plug's `strlcpy` always terminates), so a NUL lies within the 256 bytes.
         unsafe { CStr::from_ptr(buf.as_ptr()) }
             .to_string_lossy()
             .into_owned()
@@ -503,6 +582,8 @@ impl Instance {
         let ext = self.params_ext();
         let text = CString::new(text).unwrap();
         let mut v = 0.0;
+        // SAFETY: `ext` is the live plugin's `clap.params` table (see `ext`); `text` is a
+        // NUL-terminated `CString` and `v` a local, both outliving the call.
         unsafe { (ext.text_to_value.unwrap())(self.plugin, id, text.as_ptr(), &mut v) }.then_some(v)
     }
 
@@ -518,6 +599,8 @@ impl Instance {
             ctx: ptr::null_mut(),
             try_push: Some(out_events_push),
         };
+        // SAFETY: `ext` is the live plugin's `clap.params` table (see `ext`); `in_events`,
+        // `out_events` and the `events` behind `in_events.ctx` all outlive the `flush` call.
         unsafe { (ext.flush.unwrap())(self.plugin, &in_events, &out_events) };
         self.pump_main_thread();
     }
@@ -526,6 +609,8 @@ impl Instance {
 impl Drop for Instance {
     fn drop(&mut self) {
         self.deactivate();
+        // SAFETY: `self.plugin` is alive and deactivated (by `deactivate` above); it is destroyed
+        // exactly once, here, and not used afterwards.
         unsafe { ((*self.plugin).destroy.unwrap())(self.plugin) };
     }
 }

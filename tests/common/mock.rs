@@ -84,6 +84,10 @@ pub fn process_silence<P: Plugin>(
 ) -> ProcessStatus {
     let mut data = vec![vec![0.0f32; len]; channels];
     let mut buffer = Buffer::default();
+    // SAFETY: `set_slices` needs the slices to point at live data, all of `len` samples, whenever
+    // `buffer` reaches `process`. Each slice is one `Vec` of `data`, all `len` long; `data` is
+    // declared before `buffer`, so it is dropped after it, and is not touched again while `buffer`
+    // holds the slices, which makes the widened lifetime sound.
     unsafe {
         buffer.set_slices(len, |slices| {
             slices.clear();

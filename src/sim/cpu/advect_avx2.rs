@@ -41,6 +41,8 @@ impl<'a> Wide<'a> {
     /// AVX2 must be available; the sampler must be at least 2 x 2 (`wide_ok`).
     #[inline(always)]
     unsafe fn new(s: &Sampler<'a>) -> Self {
+        // SAFETY: AVX2 is available (this function's contract); the intrinsics only build
+        // registers.
         unsafe {
             Self {
                 f: s.f,
@@ -57,6 +59,7 @@ impl<'a> Wide<'a> {
     /// Corner indices and weights of eight samples, as `Sampler::taps`.
     #[inline(always)]
     unsafe fn taps(&self, x: __m256, y: __m256) -> Taps8 {
+        // SAFETY: AVX2 is available (contract); arithmetic on registers only, no memory access.
         unsafe {
             let zero = _mm256_setzero_ps();
             let x = _mm256_min_ps(_mm256_max_ps(x, zero), self.xmax);
@@ -78,6 +81,8 @@ impl<'a> Wide<'a> {
     /// but was no faster on the dev machine's Xeon, so it was dropped.)
     #[inline(always)]
     unsafe fn gather(&self, f: &[f32], t: &Taps8) -> __m256 {
+        // SAFETY: AVX2 and FMA are available (contract); `gather_pairs` reads only inside `f`
+        // (below).
         unsafe {
             let (a, b, c, d) = self.gather_pairs(f, t.k);
             let bottom = _mm256_fmadd_ps(t.fx, _mm256_sub_ps(b, a), a);
@@ -89,6 +94,10 @@ impl<'a> Wide<'a> {
     /// The four corners by gathering each horizontal pair as one 64-bit element.
     #[inline(always)]
     unsafe fn gather_pairs(&self, f: &[f32], k: __m256i) -> (__m256, __m256, __m256, __m256) {
+        // SAFETY: AVX2 is available (contract). `k` comes from `taps`, which clamps each sample
+        // to the field (NaN to 0) and its corner to at most (ilast, jlast) = (nx - 2, ny - 2),
+        // so both 64-bit reads, at `k` and `k + row`, cover floats `k..=k + 1` and `k + nx..=k
+        // + nx + 1`, all inside `f` (`nx * ny` floats, the sampler's shape, at least 2 x 2).
         unsafe {
             let p = f.as_ptr() as *const i64;
             let (klo, khi) = (_mm256_castsi256_si128(k), _mm256_extracti128_si256::<1>(k));
@@ -117,6 +126,8 @@ impl<'a> Wide<'a> {
 
     #[inline(always)]
     unsafe fn at(&self, x: __m256, y: __m256) -> __m256 {
+        // SAFETY: AVX2 and FMA are available (contract); `self.f` has the sampler's shape, as
+        // `gather` needs.
         unsafe {
             let t = self.taps(x, y);
             self.gather(self.f, &t)
@@ -142,6 +153,8 @@ struct WideFlow<'a> {
 impl<'a> WideFlow<'a> {
     #[inline(always)]
     unsafe fn new(f: &Flow<'a>) -> Self {
+        // SAFETY: AVX2 is available (contract); the samplers are `wide_ok` (contract), as
+        // `Wide::new` needs.
         unsafe {
             Self {
                 u: Wide::new(&f.u),
@@ -161,6 +174,8 @@ impl<'a> WideFlow<'a> {
         vy: __m256,
         k: __m256,
     ) -> (__m256, __m256) {
+        // SAFETY: AVX2 and FMA are available (contract); arithmetic and in-bounds gathers only
+        // (`Wide::at`).
         unsafe {
             let h = _mm256_mul_ps(self.half, k);
             let mx = _mm256_sub_ps(x, _mm256_mul_ps(h, vx));
@@ -178,6 +193,7 @@ impl<'a> WideFlow<'a> {
 /// `[base, base + 1, ..., base + 7]` as floats.
 #[inline(always)]
 unsafe fn iota(base: usize) -> __m256 {
+    // SAFETY: AVX2 is available (contract); registers only.
     unsafe {
         _mm256_add_ps(
             _mm256_set1_ps(base as f32),
@@ -205,6 +221,8 @@ pub unsafe fn advect_u_row(
 ) -> usize {
     let w = out.len() - 1;
     assert!(urow.len() > w && vb.len() >= w && vt.len() >= w);
+    // SAFETY: AVX2 is enabled on this function; the flow samplers are `wide_ok` (caller's
+    // contract).
     let wf = unsafe { WideFlow::new(&flow) };
     let (kv, dv, y) = (
         _mm256_set1_ps(k),
@@ -215,6 +233,9 @@ pub unsafe fn advect_u_row(
     let (lo, hi) = (_mm256_set1_ps(-MAX_SPEED), _mm256_set1_ps(MAX_SPEED));
     let mut i = 1;
     while i + 8 <= w {
+        // SAFETY: Loads and stores of 8 floats at `i..i + 8` (and `i - 1..i + 7`) with `1 <= i`
+        // and `i + 8 <= w`: inside `urow` (len > w), `vb` and `vt` (len >= w) and `out` (len w
+        // + 1), as asserted above.
         unsafe {
             let vx = _mm256_loadu_ps(urow.as_ptr().add(i));
             let sb = _mm256_add_ps(
@@ -257,6 +278,8 @@ pub unsafe fn advect_v_row(
 ) -> usize {
     let w = out.len();
     assert!(vrow.len() >= w && ub.len() > w && ut.len() > w);
+    // SAFETY: AVX2 is enabled on this function; the flow samplers are `wide_ok` (caller's
+    // contract).
     let wf = unsafe { WideFlow::new(&flow) };
     let (kv, dv) = (_mm256_set1_ps(k), _mm256_set1_ps(decay));
     let y = _mm256_set1_ps(j as f32);
@@ -264,6 +287,9 @@ pub unsafe fn advect_v_row(
     let (lo, hi) = (_mm256_set1_ps(-MAX_SPEED), _mm256_set1_ps(MAX_SPEED));
     let mut i = 0;
     while i + 8 <= w {
+        // SAFETY: Loads and stores of 8 floats at `i..i + 8` (and `i + 1..i + 9` of `ub`, `ut`)
+        // with `i + 8 <= w`: inside `vrow` and `out` (len >= w) and `ub`, `ut` (len > w), as
+        // asserted above.
         unsafe {
             let sb = _mm256_add_ps(
                 _mm256_loadu_ps(ub.as_ptr().add(i)),
@@ -310,7 +336,11 @@ pub unsafe fn advect_dye_row_1(
     let [or, og, ob] = out;
     let w = or.len();
     assert!(og.len() == w && ob.len() == w && urow.len() > w && vb.len() >= w && vt.len() >= w);
+    // SAFETY: AVX2 is enabled on this function; the flow samplers are `wide_ok` (caller's
+    // contract).
     let wf = unsafe { WideFlow::new(&flow) };
+    // SAFETY: AVX2 is enabled on this function; the dye sampler is `wide_ok` (caller's
+    // contract).
     let wd = unsafe { Wide::new(&dye) };
     let (kv, dv, y) = (
         _mm256_set1_ps(k),
@@ -320,6 +350,9 @@ pub unsafe fn advect_dye_row_1(
     let (zero, top) = (_mm256_setzero_ps(), _mm256_set1_ps(max));
     let mut i = 0;
     while i + 8 <= w {
+        // SAFETY: Loads and stores of 8 floats at `i..i + 9` with `i + 8 <= w`: inside the
+        // output rows (len w) and `urow` (len > w), `vb`, `vt` (len >= w), as asserted above;
+        // gathers stay inside their samplers (`Wide::at`).
         unsafe {
             let vx = _mm256_mul_ps(
                 wf.half,
@@ -374,7 +407,11 @@ pub unsafe fn advect_dye_row(
     let [or, og, ob] = out;
     let w = or.len();
     assert!(og.len() == w && ob.len() == w);
+    // SAFETY: AVX2 is enabled on this function; the flow samplers are `wide_ok` (caller's
+    // contract).
     let wf = unsafe { WideFlow::new(&flow) };
+    // SAFETY: AVX2 is enabled on this function; the dye sampler is `wide_ok` (caller's
+    // contract).
     let wd = unsafe { Wide::new(&dye) };
     let inv_s = _mm256_set1_ps(1.0 / scale as f32);
     let s = _mm256_set1_ps(scale as f32);
@@ -384,6 +421,8 @@ pub unsafe fn advect_dye_row(
     let y = _mm256_set1_ps((j as f32 + 0.5).mul_add(1.0 / scale as f32, -0.5));
     let mut i = 0;
     while i + 8 <= w {
+        // SAFETY: Loads and stores inside the rows whose lengths are asserted above (the loop
+        // keeps `i + 8 <= w`); gathers stay inside their samplers (`Wide::at`).
         unsafe {
             let x = _mm256_fmadd_ps(_mm256_add_ps(iota(i), half), inv_s, minus_half);
             let vx = wf.u.at(_mm256_add_ps(x, half), y);

@@ -6,6 +6,7 @@
 //! Row bands are fixed and each row is computed by exactly one thread with the same code, so
 //! results do not depend on the thread count.
 
+use std::marker::PhantomData;
 use std::ops::Range;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -91,23 +92,29 @@ where
 }
 
 /// A plane shared by the threads of [`phases`]: each thread reads and writes only the rows the
-/// phase structure allows it (see the callers' SAFETY notes).
+/// phase structure allows it (see the callers' SAFETY notes). It borrows the plane mutably for
+/// `'a`, so it cannot outlive it and nothing else can touch the plane meanwhile.
 #[derive(Clone, Copy)]
-pub struct Shared {
+pub struct Shared<'a> {
     ptr: *mut f32,
     len: usize,
+    plane: PhantomData<&'a mut [f32]>,
 }
 
-// SAFETY: access is coordinated by `phases`: within a phase, a row is written by at most one
-// thread and not read by others; the barrier orders phases.
-unsafe impl Send for Shared {}
-unsafe impl Sync for Shared {}
+// SAFETY: a `Shared` is a `&mut [f32]` split between the threads of `phases`, which
+// coordinates them: within a phase, a row is written by at most one thread and not read by
+// others; the barrier orders phases. `f32` is `Send`.
+unsafe impl Send for Shared<'_> {}
+// SAFETY: as for `Send`: shared references only hand out rows under the phase rules
+// (`get`, `get_mut` are unsafe and state them).
+unsafe impl Sync for Shared<'_> {}
 
-impl Shared {
-    pub fn new(data: &mut [f32]) -> Self {
+impl<'a> Shared<'a> {
+    pub fn new(data: &'a mut [f32]) -> Self {
         Self {
             ptr: data.as_mut_ptr(),
             len: data.len(),
+            plane: PhantomData,
         }
     }
 
@@ -116,7 +123,7 @@ impl Shared {
     /// # Safety
     /// No thread may write these elements during the current phase.
     #[inline(always)]
-    pub unsafe fn get(&self, range: Range<usize>) -> &[f32] {
+    pub unsafe fn get(&self, range: Range<usize>) -> &'a [f32] {
         assert!(range.start <= range.end && range.end <= self.len);
         // SAFETY: in bounds (checked); no concurrent writer (caller).
         unsafe { std::slice::from_raw_parts(self.ptr.add(range.start), range.len()) }
@@ -128,7 +135,7 @@ impl Shared {
     /// No other thread may read or write these elements during the current phase.
     #[inline(always)]
     #[allow(clippy::mut_from_ref)]
-    pub unsafe fn get_mut(&self, range: Range<usize>) -> &mut [f32] {
+    pub unsafe fn get_mut(&self, range: Range<usize>) -> &'a mut [f32] {
         assert!(range.start <= range.end && range.end <= self.len);
         // SAFETY: in bounds (checked); exclusive for this phase (caller).
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(range.start), range.len()) }
