@@ -323,6 +323,7 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
     let options = EngineOptions {
         gpu: opts.gpu.clone(),
         cpu_threads: 0,
+        ..Default::default()
     };
     let engine = Engine::start(params, vec![audio_rx, control_rx], input, options)
         .expect("spawn the simulation thread");

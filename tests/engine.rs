@@ -157,3 +157,36 @@ fn hundred_start_stop_cycles_leave_nothing_behind() {
         "threads leaked: {before} before, {after} after"
     );
 }
+
+/// A panic in the simulation (here injected at step 5) does not end it: the thread restarts on
+/// the CPU solver, says so in its status, and goes on turning events into frames.
+#[test]
+fn a_crashed_simulation_restarts_on_the_cpu_and_says_so() {
+    let options = EngineOptions {
+        faults: dyeflow::engine::Faults {
+            panic_at_step: Some(5),
+        },
+        ..Default::default()
+    };
+    let (mut tx, rx) = queue::channel(256);
+    let (input, mut output) = frame_channel();
+    let engine = Engine::start(params(BackendChoice::Cpu), vec![rx], input, options).unwrap();
+    output.request(64, 64);
+    let start = Instant::now();
+    while engine.restarts() == 0 {
+        assert!(start.elapsed() < Duration::from_secs(20), "no crash");
+        // Keep it fed: the engine only steps while someone feeds or watches it.
+        assert!(tx.send(red_splat_at(0.75, 0.25)));
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(engine.is_running(), "the thread ended with the crash");
+    // After the restart: a fresh fluid, and new dye still shows.
+    assert!(tx.send(red_splat_at(0.25, 0.75)));
+    wait_for(&mut output, |f| f.width == 64 && pixel(f, 16, 16)[0] > 100);
+    assert!(engine.steps() > 5);
+    assert_eq!(engine.restarts(), 1);
+    let status = engine.status();
+    assert_eq!(status.backend, "cpu");
+    let why = status.fallback.unwrap_or_default();
+    assert!(why.contains("crashed") && why.contains("injected"), "{why}");
+}

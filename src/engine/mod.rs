@@ -65,6 +65,9 @@ pub const DORMANT_POLL_MS: u64 = 10;
 pub const INACTIVE_POLL_MS: u64 = 250;
 /// How often a running fluid measures whether it has come to rest.
 pub const ACTIVITY_PROBE_MS: u64 = 250;
+/// Crashes (panics) of the simulation that the engine restarts from, on the CPU solver; after
+/// that many it stops and says so.
+pub const MAX_RESTARTS: u32 = 3;
 
 /// Raises the engine's "needed" flag and counts processed blocks; cheap and realtime-safe.
 #[derive(Clone)]
@@ -89,6 +92,17 @@ pub struct EngineOptions {
     pub gpu: GpuOptions,
     /// CPU solver threads (0: half the cores, at least one, leaving room for the host's audio).
     pub cpu_threads: usize,
+    /// Faults to inject (tests of the engine's recovery only).
+    #[doc(hidden)]
+    pub faults: Faults,
+}
+
+/// Faults the simulation thread injects into itself, to test how the engine recovers.
+#[doc(hidden)]
+#[derive(Clone, Debug, Default)]
+pub struct Faults {
+    /// Panic when the step counter reaches this value.
+    pub panic_at_step: Option<u64>,
 }
 
 /// What the engine reports to the UI.
@@ -149,6 +163,8 @@ struct Shared {
     /// The thread does no work: the fluid is at rest, or no one feeds or watches it. Written
     /// by the simulation thread.
     resting: AtomicBool,
+    /// Times the simulation crashed and was restarted. Written by the simulation thread.
+    restarts: AtomicU64,
 }
 
 /// The running simulation thread.
@@ -197,12 +213,13 @@ impl Engine {
             incoming: parking_lot::Mutex::new(Vec::new()),
             paused: AtomicBool::new(false),
             resting: AtomicBool::new(false),
+            restarts: AtomicU64::new(0),
         });
         let thread = {
             let shared = shared.clone();
             std::thread::Builder::new()
                 .name("dyeflow-sim".into())
-                .spawn(move || run(&shared, &params, queues, frames, &options))?
+                .spawn(move || supervise(&shared, &params, queues, frames, &options))?
         };
         Ok(Self {
             shared,
@@ -279,13 +296,25 @@ impl Engine {
         self.shared.steps.load(Ordering::Acquire)
     }
 
-    /// Whether the thread is still running (it only stops when told to, or if it panicked).
+    /// Whether the thread is still running (it only stops when told to, or after more than
+    /// [`MAX_RESTARTS`] crashes).
     pub fn is_running(&self) -> bool {
         self.thread.as_ref().is_some_and(|t| !t.is_finished())
+    }
+
+    /// Times the simulation crashed and was restarted on the CPU solver.
+    pub fn restarts(&self) -> u64 {
+        self.shared.restarts.load(Ordering::Acquire)
     }
 }
 
 impl Drop for Engine {
+    /// Stop the thread and wait for it: it ends after its current turn.
+    ///
+    /// NOTE: this waits for a GPU that hangs in a step. Leaving such a thread behind after a
+    /// bounded wait was tried, and the host crashed: the thread was still creating its GPU
+    /// device (over 100 ms on a software GPU) when clap-validator unloaded the library under
+    /// it. A safe detach needs the library pinned in memory first.
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
         if let Some(thread) = self.thread.take() {
@@ -534,12 +563,67 @@ impl Driver {
 }
 
 /// The simulation thread: standby until needed, then the [`Runner`] until stopped.
+/// The simulation thread: [`run`], restarted on the CPU solver when it crashes (a panic in a
+/// solver or a driver), up to [`MAX_RESTARTS`] times. The queues and the frame output outlive
+/// a crash, so the host's notes and the editor's picture carry on; the fluid starts afresh.
+fn supervise(
+    shared: &Shared,
+    params: &DyeflowParams,
+    mut queues: Vec<EventReceiver>,
+    mut frames: FrameInput,
+    options: &EngineOptions,
+) {
+    let mut crash: Option<String> = None;
+    loop {
+        let turn = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run(
+                shared,
+                params,
+                &mut queues,
+                &mut frames,
+                options,
+                crash.as_deref(),
+            )
+        }));
+        let Err(panic) = turn else {
+            return;
+        };
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "a panic".to_owned());
+        let restarts = shared.restarts.load(Ordering::Acquire);
+        if restarts >= u64::from(MAX_RESTARTS) {
+            let why = format!(
+                "the simulation crashed {} times and was stopped (last: {what})",
+                restarts + 1
+            );
+            nice_plug::nice_error!("{why}");
+            shared.status.lock().fallback = Some(why);
+            shared.resting.store(true, Ordering::Release);
+            while !shared.stop.load(Ordering::Acquire) {
+                std::thread::park_timeout(Duration::from_millis(INACTIVE_POLL_MS));
+            }
+            return;
+        }
+        shared.restarts.fetch_add(1, Ordering::AcqRel);
+        let why = format!("the simulation crashed ({what}) and restarted on the CPU solver");
+        nice_plug::nice_error!("{why}");
+        shared.status.lock().fallback = Some(why.clone());
+        crash = Some(why);
+    }
+}
+
+/// Wait for the first need, create the solver (the CPU one after a `crash`, which the status
+/// then names), and run until told to stop.
 fn run(
     shared: &Shared,
     params: &DyeflowParams,
-    queues: Vec<EventReceiver>,
-    frames: FrameInput,
+    queues: &mut Vec<EventReceiver>,
+    frames: &mut FrameInput,
     options: &EngineOptions,
+    crash: Option<&str>,
 ) {
     while !shared.needed.load(Ordering::Acquire) {
         if shared.stop.load(Ordering::Acquire) {
@@ -548,8 +632,12 @@ fn run(
         std::thread::park_timeout(Duration::from_millis(STANDBY_POLL_MS));
     }
     let driver = Driver::new(params);
-    let sim = loop {
-        match Sim::new(params.settings().sanitized(), driver.discrete(), options) {
+    let mut sim = loop {
+        let mut settings = params.settings().sanitized();
+        if crash.is_some() {
+            settings.backend = crate::params::BackendChoice::Cpu;
+        }
+        match Sim::new(settings, driver.discrete(), options) {
             Ok(sim) => break sim,
             Err(e) => {
                 // The plugin passes audio through meanwhile; the editor shows why.
@@ -565,6 +653,9 @@ fn run(
             }
         }
     };
+    if let Some(why) = crash {
+        sim.info.fallback = Some(why.to_owned());
+    }
     let now = Instant::now();
     let mut runner = Runner {
         shared,
@@ -609,8 +700,8 @@ struct Runner<'a> {
     shared: &'a Shared,
     params: &'a DyeflowParams,
     options: &'a EngineOptions,
-    queues: Vec<EventReceiver>,
-    frames: FrameInput,
+    queues: &'a mut Vec<EventReceiver>,
+    frames: &'a mut FrameInput,
     driver: Driver,
     sim: Sim,
     /// When the last turn started, and the simulated time owed since.
@@ -668,6 +759,14 @@ impl Runner<'_> {
         }
     }
 
+    /// The faults the tests asked for at step `steps`.
+    fn inject_faults(&self, steps: u64) {
+        let faults = &self.options.faults;
+        if faults.panic_at_step == Some(steps) {
+            panic!("an injected fault at step {steps}");
+        }
+    }
+
     fn set_resting(&mut self, resting: bool) {
         if resting != self.resting {
             self.resting = resting;
@@ -689,7 +788,7 @@ impl Runner<'_> {
     /// Take every queued event; returns whether any came.
     fn drain(&mut self) -> bool {
         let mut n = 0;
-        for queue in &mut self.queues {
+        for queue in self.queues.iter_mut() {
             let solver = self.sim.solver.as_mut();
             let driver = &mut self.driver;
             n += queue.drain(|e| driver.event(solver, &e));
@@ -835,7 +934,8 @@ impl Runner<'_> {
             self.step_cost = (self.step_cost * 3 + cost) / 4;
             self.period.steps += 1;
             self.period.step_time += cost;
-            self.shared.steps.fetch_add(1, Ordering::AcqRel);
+            let steps = self.shared.steps.fetch_add(1, Ordering::AcqRel) + 1;
+            self.inject_faults(steps);
         }
         if self.backlog >= step {
             // Could not keep up: drop the backlog rather than chase it.
