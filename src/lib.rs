@@ -8,6 +8,7 @@
 use nice_plug::prelude::*;
 use std::sync::Arc;
 
+#[cfg(feature = "cli")]
 pub mod bench;
 pub mod bridge;
 pub mod editor;
@@ -17,6 +18,7 @@ pub mod frame;
 pub mod mapping;
 pub mod params;
 pub mod preset;
+#[cfg(feature = "cli")]
 pub mod render;
 pub mod sim;
 
