@@ -344,13 +344,6 @@ impl Quantiser {
     }
 }
 
-/// A frame for a quantising thread.
-pub(super) struct GifJob {
-    seq: u64,
-    delay: u16,
-    rgba: Vec<u8>,
-}
-
 /// A quantised frame for the file-writing thread; `None` if quantising failed.
 pub(super) type GifResult = (u64, Option<::gif::Frame<'static>>);
 
@@ -369,9 +362,10 @@ pub(super) struct GifWriter {
     frames: u64,
     /// Frames queued for the GIF (not skipped).
     kept: u64,
-    pool: Option<Pool<GifJob>>,
+    encoders: Encoders<Quantiser>,
+    /// Quantised frames to the file-writing thread; `None` once it is told to finish.
+    results: Option<SyncSender<GifResult>>,
     file_thread: Option<JoinHandle<u64>>,
-    free: Receiver<Vec<u8>>,
     failure: Arc<Failure>,
     finished: bool,
 }
@@ -430,30 +424,11 @@ impl GifWriter {
             }
         };
 
-        let (recycle, free) = mpsc::channel::<Vec<u8>>();
-        let worker_failure = Arc::clone(&failure);
-        let worker_path = path.clone();
-        let work = move |quantiser: &mut Quantiser, job: GifJob| {
-            let GifJob { seq, delay, rgba } = job;
-            let frame = if worker_failure.is_set() {
-                None
-            } else {
-                let quantised = panic::catch_unwind(AssertUnwindSafe(|| {
-                    quantise_gif(quantiser, &rgba, w16, h16, delay)
-                }));
-                if quantised.is_err() {
-                    *quantiser = Quantiser::default();
-                    worker_failure.set(&worker_path, "the GIF encoder failed (out of memory?)");
-                }
-                quantised.ok()
-            };
-            let _ = recycle.send(rgba);
-            let _ = results.send((seq, frame));
-        };
-        let pool = match Pool::spawn("dyeflow-gif", GIF_THREADS, QUEUE_FRAMES, work) {
-            Ok(pool) => pool,
+        let encoders = match Encoders::new("dyeflow-gif", GIF_THREADS) {
+            Ok(encoders) => encoders,
             Err(e) => {
-                // The result sender went with the failed pool, so the file thread ends.
+                // Without a sender the file thread ends at once.
+                drop(results);
                 let _ = file_thread.join();
                 return Err(RenderError::output(
                     &path,
@@ -470,9 +445,9 @@ impl GifWriter {
             fps: opts.fps,
             frames: 0,
             kept: 0,
-            pool: Some(pool),
+            encoders,
+            results: Some(results),
             file_thread: Some(file_thread),
-            free,
             failure,
             finished: false,
         })
@@ -481,7 +456,8 @@ impl GifWriter {
     /// Stops the threads after the queued frames. Returns the frames in the file, or `None` if
     /// a thread died.
     fn stop_threads(&mut self) -> Option<u64> {
-        let clean = self.pool.take().is_none_or(|mut pool| pool.close());
+        let clean = self.encoders.wait();
+        self.results = None;
         let written = self.file_thread.take().map_or(Some(0), |t| t.join().ok());
         written.filter(|_| clean)
     }
@@ -542,24 +518,38 @@ impl FrameWriter for GifWriter {
         if let Some(error) = self.failure.error() {
             return Err(error);
         }
-        let Some(pool) = &self.pool else {
+        let Some(results) = self.results.clone() else {
             return Err(self.stopped_error());
         };
         let Some(delay) = gif_delay(self.frames, self.fps) else {
             self.frames += 1;
             return Ok(());
         };
-        let mut buffer = self.free.try_recv().unwrap_or_default();
+        // Waits while the encoders are behind.
+        let mut buffer = self.encoders.buffer();
         buffer.clear();
         buffer.extend_from_slice(rgba);
-        let job = GifJob {
-            seq: self.kept,
-            delay,
-            rgba: buffer,
-        };
-        if pool.send(job).is_err() {
-            return Err(self.stopped_error());
-        }
+        let seq = self.kept;
+        // Checked in `open`.
+        let (w16, h16) = (self.width as u16, self.height as u16);
+        let failure = Arc::clone(&self.failure);
+        let path = self.path.clone();
+        self.encoders.spawn(buffer, move |quantiser, rgba| {
+            let frame = if failure.is_set() {
+                None
+            } else {
+                let quantised = panic::catch_unwind(AssertUnwindSafe(|| {
+                    quantise_gif(quantiser, rgba, w16, h16, delay)
+                }));
+                if quantised.is_err() {
+                    *quantiser = Quantiser::default();
+                    failure.set(&path, "the GIF encoder failed (out of memory?)");
+                }
+                quantised.ok()
+            };
+            // Fails only if the file thread has ended, which reports why.
+            let _ = results.send((seq, frame));
+        });
         self.kept += 1;
         self.frames += 1;
         Ok(())

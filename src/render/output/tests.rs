@@ -257,6 +257,89 @@ fn png_errors_from_encoder_threads_surface() {
 }
 
 #[test]
+fn encoders_bound_the_frames_in_flight_and_survive_a_panic() {
+    let mut encoders = Encoders::<u64>::new("dyeflow-test", 2).unwrap();
+    // Jobs that wait for a go: `buffer` hands out FRAMES_IN_FLIGHT buffers, then waits.
+    let (go, gate) = mpsc::channel::<()>();
+    let gate = Arc::new(Mutex::new(gate));
+    let (done, finished) = mpsc::channel::<u8>();
+    for i in 0..FRAMES_IN_FLIGHT as u8 {
+        let mut buffer = encoders.buffer();
+        buffer.push(i);
+        let (gate, done) = (Arc::clone(&gate), done.clone());
+        encoders.spawn(buffer, move |count, rgba| {
+            let _ = gate.lock().recv();
+            *count += 1;
+            let _ = done.send(rgba[0]);
+        });
+    }
+    let encoders = Arc::new(Mutex::new(encoders));
+    let waiting = {
+        let encoders = Arc::clone(&encoders);
+        thread::spawn(move || encoders.lock().buffer())
+    };
+    thread::sleep(Duration::from_millis(100));
+    assert!(
+        !waiting.is_finished(),
+        "a buffer was handed out past the bound"
+    );
+    go.send(()).unwrap();
+    let buffer = waiting.join().unwrap();
+    assert_eq!(buffer.len(), 1, "a used buffer comes back");
+    for _ in 1..FRAMES_IN_FLIGHT {
+        go.send(()).unwrap();
+    }
+    let mut encoders = Arc::into_inner(encoders).unwrap().into_inner();
+    assert!(encoders.wait());
+    let mut seen: Vec<u8> = finished.try_iter().collect();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..FRAMES_IN_FLIGHT as u8).collect::<Vec<_>>());
+
+    // A job that panics: its buffer comes back, `wait` says so, and later jobs still run.
+    encoders.spawn(buffer, |_, _| panic!("an encoder failed"));
+    for _ in 0..3 * FRAMES_IN_FLIGHT {
+        let buffer = encoders.buffer();
+        let done = done.clone();
+        encoders.spawn(buffer, move |_, _| {
+            let _ = done.send(1);
+        });
+    }
+    assert!(!encoders.wait());
+    assert_eq!(finished.try_iter().count(), 3 * FRAMES_IN_FLIGHT);
+}
+
+#[test]
+fn writers_dropped_without_finish_leave_nothing_behind() {
+    let scratch = Scratch::new("dropped");
+    // An earlier render's output stays as it was.
+    let frames = scratch.0.join("frames");
+    fs::create_dir_all(&frames).unwrap();
+    fs::write(frames.join("frame_000001.png"), b"earlier").unwrap();
+    fs::write(scratch.0.join("earlier.gif"), b"earlier").unwrap();
+    let (w, h) = (64, 48);
+    for (kind, path) in [
+        (OutputKind::PngSequence, frames.clone()),
+        (OutputKind::PngSequence, scratch.0.join("new/deeper/frames")),
+        (OutputKind::Gif, scratch.0.join("earlier.gif")),
+        (OutputKind::Gif, scratch.0.join("sub/new.gif")),
+    ] {
+        let mut writer = open(&kind, &options(path.clone(), w, h, 30)).unwrap();
+        for t in 0..3 * FRAMES_IN_FLIGHT as u32 {
+            writer.write(&pattern(w, h, t)).unwrap();
+        }
+        drop(writer);
+        assert_no_part_files(&scratch.0);
+    }
+    assert_eq!(file_names(&scratch.0), ["earlier.gif", "frames"]);
+    assert_eq!(file_names(&frames), ["frame_000001.png"]);
+    assert_eq!(
+        fs::read(frames.join("frame_000001.png")).unwrap(),
+        b"earlier"
+    );
+    assert_eq!(fs::read(scratch.0.join("earlier.gif")).unwrap(), b"earlier");
+}
+
+#[test]
 fn unwritable_outputs_are_output_errors() {
     let scratch = Scratch::new("unwritable");
     let blocker = scratch.0.join("blocker");
