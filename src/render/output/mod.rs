@@ -5,10 +5,12 @@
 //! [`FrameWriter`] in order, then calls [`FrameWriter::finish`], also after Ctrl-C, so that what
 //! was rendered so far ends up as a complete file.
 //!
-//! PNG and GIF encoding runs on background threads behind a bounded queue, so the simulation is
-//! not held up by compression; errors from those threads (disk full, permissions) come back from
-//! the next `write` or from `finish`. Files are written under a `.part` name and renamed when
-//! complete, so an interrupted render never leaves a half-written file under the final name.
+//! PNG and GIF encoding runs on a few background threads (a rayon pool of their own) with a
+//! bounded number of frames in flight, so the simulation is not held up by compression and a
+//! slow disk holds the render back instead of filling memory; errors from those threads (disk
+//! full, permissions) come back from the next `write` or from `finish`. Files are written under
+//! a `.part` name and renamed when complete, so an interrupted render never leaves a
+//! half-written file under the final name.
 
 use std::collections::BTreeMap;
 use std::collections::VecDeque;
@@ -18,7 +20,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -238,7 +240,11 @@ fn shell_quote(path: &Path) -> String {
 // ------------------------------------------------------------------------------------------
 // Shared machinery
 
-/// Frames queued for the encoders before `write` waits.
+/// Frames handed to the encoder threads and not finished yet (queued, being encoded, or being
+/// written) before `write` waits: this bounds the memory a render takes when the disk or the
+/// encoders are slower than the simulation, and a slow disk holds the render back instead.
+const FRAMES_IN_FLIGHT: usize = 6;
+/// Encoded GIF frames waiting for the file-writing thread before the encoders wait.
 const QUEUE_FRAMES: usize = 4;
 
 /// The first error from a background thread, kept until the writer reports it.
@@ -266,72 +272,116 @@ impl Failure {
     }
 }
 
-/// A few worker threads fed through a bounded queue. Dropping it closes the queue and waits for
-/// the workers to finish what was queued.
-struct Pool<J> {
-    queue: Option<SyncSender<J>>,
-    threads: Vec<JoinHandle<()>>,
+/// Encoder threads: a rayon pool of their own (apart from the simulation's), each thread with
+/// its own scratch state `S`, and the frame buffers the jobs work on. At most
+/// [`FRAMES_IN_FLIGHT`] buffers are out at a time, and a job gives its buffer back as the very
+/// last thing it does, also when it panics, so [`Encoders::wait`] returning means every job has
+/// ended. Dropping it waits too.
+struct Encoders<S> {
+    pool: rayon::ThreadPool,
+    /// Scratch state per pool thread, by rayon's thread index.
+    scratch: Arc<[Mutex<S>]>,
+    /// Buffers given back by finished jobs, and the sender the jobs give them back with.
+    free: Receiver<Vec<u8>>,
+    recycle: Sender<Vec<u8>>,
+    /// Buffers handed to jobs and not taken back from `free` yet.
+    lent: usize,
+    /// Set when a job panicked past its own handling.
+    panicked: Arc<AtomicBool>,
 }
 
-impl<J: Send + 'static> Pool<J> {
-    /// Starts `threads` workers, each with its own `S::default()` scratch state, taking jobs
-    /// from a queue that holds at most `capacity` jobs.
-    fn spawn<S, F>(name: &str, threads: usize, capacity: usize, work: F) -> io::Result<Self>
-    where
-        S: Default + 'static,
-        F: Fn(&mut S, J) + Send + Sync + 'static,
-    {
-        let (queue, jobs) = mpsc::sync_channel::<J>(capacity);
-        let jobs = Arc::new(Mutex::new(jobs));
-        let work = Arc::new(work);
-        let mut pool = Pool {
-            queue: Some(queue),
-            threads: Vec::with_capacity(threads),
-        };
-        for index in 0..threads {
-            let jobs = Arc::clone(&jobs);
-            let work = Arc::clone(&work);
-            let thread = thread::Builder::new()
-                .name(format!("{name}-{index}"))
-                .spawn(move || {
-                    let mut state = S::default();
-                    loop {
-                        let job = jobs.lock().recv();
-                        match job {
-                            Ok(job) => work(&mut state, job),
-                            Err(_) => break,
-                        }
-                    }
-                })?;
-            pool.threads.push(thread);
-        }
-        Ok(pool)
-    }
-
-    /// Queues a job, waiting while the queue is full. Gives the job back if no worker is left.
-    fn send(&self, job: J) -> Result<(), J> {
-        match &self.queue {
-            Some(queue) => queue.send(job).map_err(|error| error.0),
-            None => Err(job),
-        }
-    }
+/// A frame buffer lent to a job: given back when dropped, whatever way the job ends.
+struct Lent {
+    rgba: Vec<u8>,
+    recycle: Sender<Vec<u8>>,
 }
 
-impl<J> Pool<J> {
-    /// Closes the queue and waits for the workers. Returns false if one of them panicked.
-    fn close(&mut self) -> bool {
-        self.queue = None;
-        let mut clean = true;
-        for thread in self.threads.drain(..) {
-            clean &= thread.join().is_ok();
-        }
-        clean
-    }
-}
-
-impl<J> Drop for Pool<J> {
+impl Drop for Lent {
     fn drop(&mut self) {
-        self.close();
+        let _ = self.recycle.send(std::mem::take(&mut self.rgba));
+    }
+}
+
+impl<S: Default + Send + 'static> Encoders<S> {
+    /// Starts `threads` encoder threads named `name-0`, `name-1`, …
+    fn new(name: &'static str, threads: usize) -> Result<Self, rayon::ThreadPoolBuildError> {
+        let panicked = Arc::new(AtomicBool::new(false));
+        let handler_panicked = Arc::clone(&panicked);
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(move |index| format!("{name}-{index}"))
+            // A panic that escapes a job (rayon would abort the process) is only noted.
+            .panic_handler(move |_| handler_panicked.store(true, Ordering::Relaxed))
+            .build()?;
+        let (recycle, free) = mpsc::channel();
+        Ok(Self {
+            pool,
+            scratch: (0..threads).map(|_| Mutex::new(S::default())).collect(),
+            free,
+            recycle,
+            lent: 0,
+            panicked,
+        })
+    }
+
+    /// A buffer for the next frame: a used one when there is one, and waits for one while
+    /// [`FRAMES_IN_FLIGHT`] are out.
+    fn buffer(&mut self) -> Vec<u8> {
+        let returned = if self.lent >= FRAMES_IN_FLIGHT {
+            self.free.recv().ok()
+        } else {
+            self.free.try_recv().ok()
+        };
+        match returned {
+            Some(buffer) => {
+                self.lent -= 1;
+                buffer
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Runs `job` on an encoder thread with that thread's scratch state and the frame in `rgba`
+    /// (from [`Encoders::buffer`]); jobs start in the order of the calls. A panic in `job` resets
+    /// the scratch state and makes [`Encoders::wait`] return false.
+    fn spawn(&mut self, rgba: Vec<u8>, job: impl FnOnce(&mut S, &[u8]) + Send + 'static) {
+        let lent = Lent {
+            rgba,
+            recycle: self.recycle.clone(),
+        };
+        let scratch = Arc::clone(&self.scratch);
+        let panicked = Arc::clone(&self.panicked);
+        self.lent += 1;
+        self.pool.spawn_fifo(move || {
+            let lent = lent;
+            let index = rayon::current_thread_index().unwrap_or(0) % scratch.len();
+            let mut state = scratch[index].lock();
+            let ran = panic::catch_unwind(AssertUnwindSafe(|| job(&mut state, &lent.rgba)));
+            if ran.is_err() {
+                *state = S::default();
+                panicked.store(true, Ordering::Relaxed);
+            }
+        });
+    }
+}
+
+impl<S> Encoders<S> {
+    /// Waits until every job has ended. Returns false if one of them panicked.
+    fn wait(&mut self) -> bool {
+        while self.lent > 0 {
+            // Never fails: `self.recycle` keeps the channel open.
+            if self.free.recv().is_err() {
+                break;
+            }
+            self.lent -= 1;
+        }
+        !self.panicked.load(Ordering::Relaxed)
+    }
+}
+
+impl<S> Drop for Encoders<S> {
+    fn drop(&mut self) {
+        self.wait();
     }
 }
 

@@ -56,12 +56,6 @@ pub(super) fn encode_png(
     writer.finish()
 }
 
-/// A frame for an encoder thread.
-pub(super) struct PngJob {
-    index: u64,
-    rgba: Vec<u8>,
-}
-
 /// Per-thread buffers of a PNG encoder thread.
 #[derive(Default)]
 pub(super) struct PngScratch {
@@ -84,12 +78,13 @@ pub(super) struct PngWriter {
     width: u32,
     height: u32,
     frames: u64,
-    pool: Option<Pool<PngJob>>,
-    free: Receiver<Vec<u8>>,
+    encoders: Encoders<PngScratch>,
     shared: Arc<PngShared>,
     /// `.dyeflow-render-XXXXXX.part/` inside `dir`: removed with everything in it when the
     /// writer is dropped.
     staging: Option<tempfile::TempDir>,
+    /// The staging directory's path, for the encoder threads.
+    staged: Arc<Path>,
     /// The generated audio file that goes with the frames, if any, and whether it is staged
     /// (a file of the same contents already in place needs no writing).
     sidecar: Option<&'static str>,
@@ -146,33 +141,17 @@ impl PngWriter {
                 .map_err(|e| RenderError::output(&path, format!("could not write it: {e}")))?;
         }
 
-        let shared = Arc::new(PngShared::default());
-        let (recycle, free) = mpsc::channel::<Vec<u8>>();
-        let (width, height) = (opts.width, opts.height);
-        let worker_shared = Arc::clone(&shared);
-        let worker_dir = staging.path().to_path_buf();
-        let work = move |scratch: &mut PngScratch, job: PngJob| {
-            png_job(
-                &worker_dir,
-                width,
-                height,
-                &worker_shared,
-                &recycle,
-                scratch,
-                job,
-            );
-        };
-        let pool = Pool::spawn("dyeflow-png", PNG_THREADS, QUEUE_FRAMES, work).map_err(|e| {
+        let encoders = Encoders::new("dyeflow-png", PNG_THREADS).map_err(|e| {
             RenderError::output(&dir, format!("could not start the encoder threads: {e}"))
         })?;
         Ok(Self {
             dir,
-            width,
-            height,
+            width: opts.width,
+            height: opts.height,
             frames: 0,
-            pool: Some(pool),
-            free,
-            shared,
+            encoders,
+            shared: Arc::new(PngShared::default()),
+            staged: staging.path().into(),
             staging: Some(staging),
             sidecar: sidecar_name,
             sidecar_staged: sidecar.is_some(),
@@ -209,13 +188,6 @@ impl PngWriter {
         drop(staging);
         Ok(())
     }
-
-    /// The error to report when the encoder threads are gone.
-    fn stopped_error(&self) -> RenderError {
-        self.shared.failure.error().unwrap_or_else(|| {
-            RenderError::output(&self.dir, "the PNG encoder threads stopped unexpectedly")
-        })
-    }
 }
 
 /// Removes `frame_<digits>.png` and `.png.part` files left by an earlier render.
@@ -240,24 +212,22 @@ pub(super) fn remove_stale_frames(dir: &Path) -> Result<(), RenderError> {
     Ok(())
 }
 
-/// Encodes and writes one PNG frame on an encoder thread.
+/// Encodes and writes frame `index` (1-based) on an encoder thread.
 pub(super) fn png_job(
     dir: &Path,
-    width: u32,
-    height: u32,
+    (width, height): (u32, u32),
     shared: &PngShared,
-    recycle: &Sender<Vec<u8>>,
     scratch: &mut PngScratch,
-    job: PngJob,
+    index: u64,
+    rgba: &[u8],
 ) {
-    let path = dir.join(frame_name(job.index));
+    let path = dir.join(frame_name(index));
     if shared.failure.is_set() {
-        let _ = recycle.send(job.rgba);
         return;
     }
     let encoded = panic::catch_unwind(AssertUnwindSafe(|| {
         encode_png(
-            &job.rgba,
+            rgba,
             width,
             height,
             PNG_FILTER,
@@ -265,7 +235,6 @@ pub(super) fn png_job(
             &mut scratch.png,
         )
     }));
-    let _ = recycle.send(job.rgba);
     match encoded {
         Ok(Ok(())) => {}
         Ok(Err(e)) => {
@@ -305,25 +274,24 @@ impl FrameWriter for PngWriter {
         if let Some(error) = self.shared.failure.error() {
             return Err(error);
         }
-        let Some(pool) = &self.pool else {
-            return Err(self.stopped_error());
-        };
-        let mut buffer = self.free.try_recv().unwrap_or_default();
+        // Waits while the encoders are behind.
+        let mut buffer = self.encoders.buffer();
         buffer.clear();
         buffer.extend_from_slice(rgba);
-        let job = PngJob {
-            index: self.frames + 1,
-            rgba: buffer,
-        };
-        if pool.send(job).is_err() {
-            return Err(self.stopped_error());
-        }
+        let index = self.frames + 1;
+        let size = (self.width, self.height);
+        let shared = Arc::clone(&self.shared);
+        // The staging directory lives until the encoders have ended (see `Drop`).
+        let dir = Arc::clone(&self.staged);
+        self.encoders.spawn(buffer, move |scratch, rgba| {
+            png_job(&dir, size, &shared, scratch, index, rgba);
+        });
         self.frames += 1;
         Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<Option<String>, RenderError> {
-        let clean = self.pool.take().is_none_or(|mut pool| pool.close());
+        let clean = self.encoders.wait();
         if let Some(error) = self.shared.failure.error() {
             return Err(error);
         }
@@ -368,9 +336,7 @@ impl Drop for PngWriter {
     fn drop(&mut self) {
         // Abandoned (an error, or nothing to write): the encoders stop, the staging directory
         // goes with everything in it, and so do the directories `open` made.
-        if let Some(mut pool) = self.pool.take() {
-            pool.close();
-        }
+        self.encoders.wait();
         self.staging = None;
         self.made.remove_empty();
     }

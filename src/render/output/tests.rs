@@ -257,6 +257,89 @@ fn png_errors_from_encoder_threads_surface() {
 }
 
 #[test]
+fn encoders_bound_the_frames_in_flight_and_survive_a_panic() {
+    let mut encoders = Encoders::<u64>::new("dyeflow-test", 2).unwrap();
+    // Jobs that wait for a go: `buffer` hands out FRAMES_IN_FLIGHT buffers, then waits.
+    let (go, gate) = mpsc::channel::<()>();
+    let gate = Arc::new(Mutex::new(gate));
+    let (done, finished) = mpsc::channel::<u8>();
+    for i in 0..FRAMES_IN_FLIGHT as u8 {
+        let mut buffer = encoders.buffer();
+        buffer.push(i);
+        let (gate, done) = (Arc::clone(&gate), done.clone());
+        encoders.spawn(buffer, move |count, rgba| {
+            let _ = gate.lock().recv();
+            *count += 1;
+            let _ = done.send(rgba[0]);
+        });
+    }
+    let encoders = Arc::new(Mutex::new(encoders));
+    let waiting = {
+        let encoders = Arc::clone(&encoders);
+        thread::spawn(move || encoders.lock().buffer())
+    };
+    thread::sleep(Duration::from_millis(100));
+    assert!(
+        !waiting.is_finished(),
+        "a buffer was handed out past the bound"
+    );
+    go.send(()).unwrap();
+    let buffer = waiting.join().unwrap();
+    assert_eq!(buffer.len(), 1, "a used buffer comes back");
+    for _ in 1..FRAMES_IN_FLIGHT {
+        go.send(()).unwrap();
+    }
+    let mut encoders = Arc::into_inner(encoders).unwrap().into_inner();
+    assert!(encoders.wait());
+    let mut seen: Vec<u8> = finished.try_iter().collect();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..FRAMES_IN_FLIGHT as u8).collect::<Vec<_>>());
+
+    // A job that panics: its buffer comes back, `wait` says so, and later jobs still run.
+    encoders.spawn(buffer, |_, _| panic!("an encoder failed"));
+    for _ in 0..3 * FRAMES_IN_FLIGHT {
+        let buffer = encoders.buffer();
+        let done = done.clone();
+        encoders.spawn(buffer, move |_, _| {
+            let _ = done.send(1);
+        });
+    }
+    assert!(!encoders.wait());
+    assert_eq!(finished.try_iter().count(), 3 * FRAMES_IN_FLIGHT);
+}
+
+#[test]
+fn writers_dropped_without_finish_leave_nothing_behind() {
+    let scratch = Scratch::new("dropped");
+    // An earlier render's output stays as it was.
+    let frames = scratch.0.join("frames");
+    fs::create_dir_all(&frames).unwrap();
+    fs::write(frames.join("frame_000001.png"), b"earlier").unwrap();
+    fs::write(scratch.0.join("earlier.gif"), b"earlier").unwrap();
+    let (w, h) = (64, 48);
+    for (kind, path) in [
+        (OutputKind::PngSequence, frames.clone()),
+        (OutputKind::PngSequence, scratch.0.join("new/deeper/frames")),
+        (OutputKind::Gif, scratch.0.join("earlier.gif")),
+        (OutputKind::Gif, scratch.0.join("sub/new.gif")),
+    ] {
+        let mut writer = open(&kind, &options(path.clone(), w, h, 30)).unwrap();
+        for t in 0..3 * FRAMES_IN_FLIGHT as u32 {
+            writer.write(&pattern(w, h, t)).unwrap();
+        }
+        drop(writer);
+        assert_no_part_files(&scratch.0);
+    }
+    assert_eq!(file_names(&scratch.0), ["earlier.gif", "frames"]);
+    assert_eq!(file_names(&frames), ["frame_000001.png"]);
+    assert_eq!(
+        fs::read(frames.join("frame_000001.png")).unwrap(),
+        b"earlier"
+    );
+    assert_eq!(fs::read(scratch.0.join("earlier.gif")).unwrap(), b"earlier");
+}
+
+#[test]
 fn unwritable_outputs_are_output_errors() {
     let scratch = Scratch::new("unwritable");
     let blocker = scratch.0.join("blocker");
@@ -333,20 +416,20 @@ fn quantiser_is_exact_up_to_256_colours_and_close_beyond() {
             [k, k.wrapping_mul(3), 255 - k, 255]
         })
         .collect();
-    let palette = quantiser.quantise(&few, &mut indices);
+    let palette = quantiser.quantise(&few, 64, 64, &mut indices).unwrap();
     assert_eq!(palette.len(), 256 * 3);
     assert_eq!(quantise_error(&few, &indices, &palette), 0.0);
     // Smooth, fluid-like frames: within a couple of levels.
     for t in 0..3 {
         let frame = fluid_like(160, 90, t as f32);
-        let palette = quantiser.quantise(&frame, &mut indices);
+        let palette = quantiser.quantise(&frame, 160, 90, &mut indices).unwrap();
         assert!(palette.len() <= 256 * 3);
         assert_eq!(indices.len(), 160 * 90);
         assert!(indices.iter().all(|&i| usize::from(i) * 3 < palette.len()));
         let error = quantise_error(&frame, &indices, &palette);
         assert!(error < 3.0, "error {error}");
     }
-    // Noise: every entry used sensibly, no panic.
+    // Noise: every index valid, no panic.
     let mut seed = 1u32;
     let noise: Vec<u8> = (0..128 * 128)
         .flat_map(|_| {
@@ -357,9 +440,60 @@ fn quantiser_is_exact_up_to_256_colours_and_close_beyond() {
             [r, g, b, 255]
         })
         .collect();
-    let palette = quantiser.quantise(&noise, &mut indices);
-    assert_eq!(palette.len(), 256 * 3);
+    let palette = quantiser.quantise(&noise, 128, 128, &mut indices).unwrap();
+    assert!(palette.len() <= 256 * 3 && palette.len() > 200 * 3);
+    assert!(indices.iter().all(|&i| usize::from(i) * 3 < palette.len()));
     assert!(quantise_error(&noise, &indices, &palette) < 16.0);
+    // A size that does not match: no palette.
+    assert!(quantiser.quantise(&noise, 100, 100, &mut indices).is_none());
+}
+
+#[test]
+fn quantiser_is_deterministic_and_keeps_no_state_between_frames() {
+    let frames: Vec<Vec<u8>> = (0..3).map(|t| fluid_like(96, 54, t as f32)).collect();
+    let mut reused = Quantiser::default();
+    let mut indices = Vec::new();
+    for frame in frames.iter().chain(frames.iter().rev()) {
+        let palette = reused.quantise(frame, 96, 54, &mut indices).unwrap();
+        let mut fresh_indices = Vec::new();
+        let fresh = Quantiser::default()
+            .quantise(frame, 96, 54, &mut fresh_indices)
+            .unwrap();
+        assert_eq!((&palette, &indices), (&fresh, &fresh_indices));
+    }
+}
+
+/// Saturated colours close to one curve through the colour space (the density-hue look): the
+/// palette still gets all 256 entries (quantette's default Oklab histogram gives it 209 here).
+#[test]
+fn quantiser_spends_the_palette_on_saturated_ramps() {
+    let (w, h) = (256u32, 64u32);
+    let frame: Vec<u8> = (0..h)
+        .flat_map(|y| {
+            (0..w).flat_map(move |x| {
+                // A hue ramp at full saturation, a little darker downwards.
+                let t = x as f32 / w as f32 * 6.0;
+                let v = 1.0 - y as f32 / h as f32 * 0.1;
+                let c = |k: f32| {
+                    let d = ((t + k) % 6.0 - 3.0).abs();
+                    ((d - 1.0).clamp(0.0, 1.0) * v * 255.0).round() as u8
+                };
+                [c(0.0), c(4.0), c(2.0), 255]
+            })
+        })
+        .collect();
+    let mut indices = Vec::new();
+    let palette = Quantiser::default()
+        .quantise(&frame, w, h, &mut indices)
+        .unwrap();
+    let mut used = [false; 256];
+    for &i in &indices {
+        used[usize::from(i)] = true;
+    }
+    let used = used.iter().filter(|&&u| u).count();
+    assert!(used >= 250, "{used} palette entries used");
+    let error = quantise_error(&frame, &indices, &palette);
+    assert!(error < 4.0, "error {error}");
 }
 
 #[test]
@@ -662,24 +796,24 @@ fn encode_speed() {
     let mut i = 0;
     let ms = median_ms(RUNS, || {
         i += 1;
-        quantiser.quantise(&frames[i % 4], &mut indices);
+        quantiser.quantise(&frames[i % 4], w, h, &mut indices);
     });
     let error = frames
         .iter()
         .map(|f| {
-            let palette = quantiser.quantise(f, &mut indices);
+            let palette = quantiser.quantise(f, w, h, &mut indices).unwrap();
             quantise_error(f, &indices, &palette)
         })
         .sum::<f64>()
         / 4.0;
-    println!("GIF 640x360, median cut quantise: {ms:.2} ms/frame, error {error:.2} levels");
+    println!("GIF 640x360, quantette quantise: {ms:.2} ms/frame, error {error:.2} levels");
     let mut kb = 0.0;
     let ms = median_ms(RUNS, || {
         i += 1;
-        let frame = quantise_gif(&mut quantiser, &frames[i % 4], w as u16, h as u16, 2);
+        let frame = quantise_gif(&mut quantiser, &frames[i % 4], w as u16, h as u16, 2).unwrap();
         kb = frame.buffer.len() as f64 / 1e3;
     });
-    println!("GIF 640x360, median cut quantise + LZW: {ms:.2} ms/frame, {kb:.0} kB");
+    println!("GIF 640x360, quantette quantise + LZW: {ms:.2} ms/frame, {kb:.0} kB");
     for speed in [10, 30] {
         let neuquant = |rgba: &[u8]| {
             let mut rgba = rgba.to_vec();
