@@ -30,8 +30,43 @@ pub struct PresetReport {
     pub unknown: Vec<String>,
 }
 
-/// Apply a preset's JSON to `params`; the problem as a phrase when it cannot be used.
-pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, String> {
+/// Why a preset cannot be used. Its text is a phrase, for "FILE: <phrase>" or the editor.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PresetError {
+    /// Not JSON, or not a JSON object with `params`.
+    #[error("not a Dyeflow preset ({0})")]
+    NotAPreset(String),
+    /// `fields.settings` is not a JSON object.
+    #[error("its \"settings\" are not a JSON object ({0})")]
+    SettingsNotAnObject(String),
+    /// A settings field has a value outside its allowed ones.
+    #[error("settings field '{name}' is {value}; use one of {allowed}")]
+    BadSetting {
+        name: String,
+        value: String,
+        allowed: String,
+    },
+    /// A parameter's value has the wrong type (text for a number, a number for a switch...).
+    #[error("parameter '{id}' has a value of the wrong type")]
+    WrongType { id: String },
+    /// A choice parameter names a choice it does not have.
+    #[error("parameter '{id}' has no choice '{choice}'")]
+    NoSuchChoice { id: String, choice: String },
+    /// A number that is NaN or infinite.
+    #[error("parameter '{id}' is {text}, not a finite number")]
+    NotFinite { id: String, text: String },
+    /// A number outside the parameter's range.
+    #[error("parameter '{id}' is {text}, outside its range {lo} to {hi}")]
+    OutOfRange {
+        id: String,
+        text: String,
+        lo: f32,
+        hi: f32,
+    },
+}
+
+/// Apply a preset's JSON to `params`, or say why it cannot be used (then nothing changes).
+pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, PresetError> {
     // Editors on Windows like to start UTF-8 files with a byte order mark.
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let (mut state, texts) = parse(bytes)?;
@@ -120,39 +155,33 @@ pub fn save_new(params: &DyeflowParams) -> std::io::Result<std::path::PathBuf> {
 
 /// Check a preset's settings (JSON text, or an inline object as text): every field known and
 /// of an allowed value. Returns the fields this Dyeflow does not know, as `settings.name`.
-fn check_settings(json: &str) -> Result<Vec<String>, String> {
+fn check_settings(json: &str) -> Result<Vec<String>, PresetError> {
     use crate::params::{DYE_SCALES, SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS};
     use serde_json::Value;
     let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(json) else {
-        return Err(format!(
-            "its \"settings\" are not a JSON object ({})",
-            short(json)
-        ));
+        return Err(PresetError::SettingsNotAnObject(short(json)));
     };
     let mut unknown = Vec::new();
     for (name, value) in &fields {
-        let one_of_numbers = |allowed: &[u32]| -> Result<(), String> {
-            let list = allowed
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ");
+        let bad = |allowed: String| PresetError::BadSetting {
+            name: name.clone(),
+            value: short(&value.to_string()),
+            allowed,
+        };
+        let one_of_numbers = |allowed: &[u32]| -> Result<(), PresetError> {
             match value.as_u64() {
                 Some(n) if allowed.iter().any(|&a| u64::from(a) == n) => Ok(()),
-                _ => Err(format!(
-                    "settings field '{name}' is {}; use one of {list}",
-                    short(&value.to_string())
-                )),
+                _ => Err(bad(allowed
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", "))),
             }
         };
-        let one_of_names = |allowed: &[&str]| -> Result<(), String> {
+        let one_of_names = |allowed: &[&str]| -> Result<(), PresetError> {
             match value.as_str() {
                 Some(s) if allowed.contains(&s) => Ok(()),
-                _ => Err(format!(
-                    "settings field '{name}' is {}; use one of {}",
-                    short(&value.to_string()),
-                    allowed.join(", ")
-                )),
+                _ => Err(bad(allowed.join(", "))),
             }
         };
         match name.as_str() {
@@ -182,15 +211,16 @@ type ValueTexts = std::collections::HashMap<String, String>;
 /// The plugin's state from JSON: exactly what the plugin saves (`"visc": {"f32": 120.0}`), or
 /// the same with plain values (`"visc": 120.0`, `"mapping": "circle"`), which is easier to
 /// write by hand. Also each parameter's value as written.
-fn parse(bytes: &[u8]) -> Result<(PluginState, ValueTexts), String> {
+fn parse(bytes: &[u8]) -> Result<(PluginState, ValueTexts), PresetError> {
     use serde_json::Value;
     let root: Value = serde_json::from_slice(bytes)
-        .map_err(|e| format!("not a Dyeflow preset (invalid JSON: {e})"))?;
+        .map_err(|e| PresetError::NotAPreset(format!("invalid JSON: {e}")))?;
     let Some(obj) = root.as_object() else {
-        return Err("not a Dyeflow preset (expected a JSON object with \"params\")".into());
+        let why = "expected a JSON object with \"params\"";
+        return Err(PresetError::NotAPreset(why.into()));
     };
     let Some(entries) = obj.get("params").and_then(Value::as_object) else {
-        return Err("not a Dyeflow preset (no \"params\" object)".into());
+        return Err(PresetError::NotAPreset("no \"params\" object".into()));
     };
     let mut params = std::collections::BTreeMap::new();
     let mut texts = ValueTexts::new();
@@ -205,7 +235,7 @@ fn parse(bytes: &[u8]) -> Result<(PluginState, ValueTexts), String> {
                 None => ParamValue::F32(n.as_f64().unwrap_or(f64::NAN) as f32),
             },
             tagged => serde_json::from_value::<ParamValue>(tagged.clone())
-                .map_err(|_| format!("parameter '{id}' has a value of the wrong type"))?,
+                .map_err(|_| PresetError::WrongType { id: id.clone() })?,
         };
         let text = match v {
             Value::Object(o) if o.len() == 1 => {
@@ -240,7 +270,7 @@ fn parse(bytes: &[u8]) -> Result<(PluginState, ValueTexts), String> {
 }
 
 /// The normalized value a preset entry sets (written as `text`), or why it cannot.
-fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue, text: &str) -> Result<f32, String> {
+fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue, text: &str) -> Result<f32, PresetError> {
     let plain = match (ptr, value) {
         (ParamPtr::FloatParam(_), ParamValue::F32(v)) => *v,
         (ParamPtr::IntParam(_) | ParamPtr::EnumParam(_), ParamValue::I32(v)) => *v as f32,
@@ -249,12 +279,20 @@ fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue, text: &str) -> Result
         (ParamPtr::BoolParam(_), ParamValue::Bool(b)) => f32::from(u8::from(*b)),
         (ParamPtr::EnumParam(_), ParamValue::String(s)) => match enum_index(id, s) {
             Some(index) => index as f32,
-            None => return Err(format!("parameter '{id}' has no choice '{s}'")),
+            None => {
+                return Err(PresetError::NoSuchChoice {
+                    id: id.to_owned(),
+                    choice: s.clone(),
+                });
+            }
         },
-        _ => return Err(format!("parameter '{id}' has a value of the wrong type")),
+        _ => return Err(PresetError::WrongType { id: id.to_owned() }),
     };
     if !plain.is_finite() {
-        return Err(format!("parameter '{id}' is {text}, not a finite number"));
+        return Err(PresetError::NotFinite {
+            id: id.to_owned(),
+            text: text.to_owned(),
+        });
     }
     // SAFETY: `ptr` comes from the caller's `params` (its `param_map`), which outlives this call;
     // previews only read the parameter's range.
@@ -267,9 +305,12 @@ fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue, text: &str) -> Result
     if (back - plain).abs() > tolerance {
         // SAFETY: as above.
         let (lo, hi) = unsafe { (ptr.preview_plain(0.0), ptr.preview_plain(1.0)) };
-        return Err(format!(
-            "parameter '{id}' is {text}, outside its range {lo} to {hi}"
-        ));
+        return Err(PresetError::OutOfRange {
+            id: id.to_owned(),
+            text: text.to_owned(),
+            lo,
+            hi,
+        });
     }
     Ok(n)
 }
@@ -401,7 +442,7 @@ mod tests {
                 "\"settings\" are not a JSON object",
             ),
         ] {
-            let err = apply(json, &params).unwrap_err();
+            let err = apply(json, &params).unwrap_err().to_string();
             assert!(err.contains(needle), "{err}");
             assert_eq!(
                 params.viscosity.value(),

@@ -430,7 +430,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     if let Some(p) = &opts.preset {
         let bytes = read_input(p, preset::MAX_PRESET_BYTES)?;
         let report =
-            preset::apply(&bytes, &params).map_err(|problem| RenderError::input(p, problem))?;
+            preset::apply(&bytes, &params).map_err(|e| RenderError::input(p, e.to_string()))?;
         if !report.unknown.is_empty() {
             notes_out.push(format!(
                 "{}: skipped parameters this Dyeflow does not know: {}",
