@@ -1,0 +1,152 @@
+//! Events in, steps out: the part of the engine the offline renderer shares.
+
+use super::*;
+
+/// Everything between the event queue and the solver, shared by the engine and the offline
+/// renderer so both drive the fluid identically: the mapping (notes and audio to splats),
+/// the parameter smoothing and the discrete knobs.
+pub struct Driver {
+    mapper: Mapper,
+    splats: Vec<Splat>,
+    smoother: KnobsSmoother,
+    discrete: Discrete,
+    /// Seconds of simulation so far.
+    sim_time: f64,
+    /// Counts every change put into the fluid from outside (splats injected, resets), so the
+    /// engine can tell whether anything happened since it last measured the fluid.
+    changes: u64,
+}
+
+impl Driver {
+    /// A driver starting from the current parameter values.
+    pub fn new(params: &DyeflowParams) -> Self {
+        Self {
+            mapper: Mapper::new(),
+            splats: Vec::with_capacity(2 * MAX_VOICES + 32),
+            smoother: KnobsSmoother::new(Knobs::from_params(params)),
+            discrete: Discrete::from_params(params),
+            sim_time: 0.0,
+            changes: 0,
+        }
+    }
+
+    /// Take one event: notes and audio go to the mapping, splats and resets to the solver.
+    pub fn event(&mut self, solver: &mut dyn Solver, event: &TimedEvent) {
+        match event.event {
+            SimEvent::Splat(s) => {
+                solver.inject(&[s]);
+                self.changes += 1;
+            }
+            SimEvent::Reset => {
+                solver.reset();
+                self.changes += 1;
+                self.mapper.handle(&TimedEvent {
+                    time_s: event.time_s,
+                    event: SimEvent::Silence,
+                });
+            }
+            _ => self.mapper.handle(event),
+        }
+    }
+
+    /// Advance `real_dt` seconds of wall (or music) time: emit the mapping's splats, smooth the
+    /// knobs and step the solver. Returns the step's simulated dt.
+    pub fn step(&mut self, solver: &mut dyn Solver, params: &DyeflowParams, real_dt: f32) -> f32 {
+        let d = Discrete::from_params(params);
+        if d.pressure_iterations != self.discrete.pressure_iterations {
+            let cfg = solver.config();
+            solver.set_pressure_iterations(iterations_for(cfg.pressure, d.pressure_iterations));
+        }
+        self.discrete = d;
+        let cfg = solver.config();
+        let aspect = cfg.width as f32 / cfg.height.max(1) as f32;
+        let mapping = mapping_config(params, aspect);
+        let drive = self.mapper.emit(real_dt, &mapping, &mut self.splats);
+        if !self.splats.is_empty() {
+            solver.inject(&self.splats);
+            self.changes += 1;
+        }
+        let knobs = self.smoother.advance(Knobs::from_params(params), real_dt);
+        let mut step_params = knobs.step_params(real_dt);
+        step_params.vorticity = (step_params.vorticity + drive.vorticity_boost)
+            .min(crate::params::vorticity_range().unnormalize(1.0));
+        solver.step(&step_params);
+        self.sim_time += f64::from(step_params.dt);
+        step_params.dt
+    }
+
+    /// A step's worth of waiting while paused: the events taken are kept (notes sound on, and
+    /// a note-off still ends them) but the notes emit nothing and the fluid does not move;
+    /// direct splats (the mouse) still paint, as in the original demo.
+    pub fn idle(&mut self, solver: &mut dyn Solver) {
+        solver.step(&StepParams {
+            dt: 0.0,
+            ..StepParams::default()
+        });
+    }
+
+    /// Inject what the events taken since the last step ask for at once (note bursts, onset
+    /// bursts, beat pulses) without advancing time, so they can be shown before the next step.
+    /// Returns whether anything was injected.
+    pub fn flush(&mut self, solver: &mut dyn Solver, params: &DyeflowParams) -> bool {
+        let cfg = solver.config();
+        let aspect = cfg.width as f32 / cfg.height.max(1) as f32;
+        let mapping = mapping_config(params, aspect);
+        self.mapper.emit(0.0, &mapping, &mut self.splats);
+        if self.splats.is_empty() {
+            return false;
+        }
+        solver.inject(&self.splats);
+        self.changes += 1;
+        // A step of no time applies the splats and nothing else.
+        solver.step(&StepParams {
+            dt: 0.0,
+            ..StepParams::default()
+        });
+        true
+    }
+
+    /// Whether the mapping would put nothing into the fluid (see [`Mapper::quiet`]).
+    pub fn quiet(&self, params: &DyeflowParams) -> bool {
+        // The aspect does not matter for quietness.
+        self.mapper.quiet(&mapping_config(params, 1.0))
+    }
+
+    /// Whether every knob has glided to its parameter's value and the discrete knobs are
+    /// applied: nothing about the fluid's behaviour or look is still changing.
+    pub fn settled(&self, params: &DyeflowParams) -> bool {
+        self.smoother.settled(Knobs::from_params(params))
+            && Discrete::from_params(params) == self.discrete
+    }
+
+    /// Changes put into the fluid from outside so far (splats, resets): a counter that moves
+    /// whenever the fluid was stirred.
+    pub fn changes(&self) -> u64 {
+        self.changes
+    }
+
+    /// The look for frames, from the smoothed knobs.
+    pub fn look(&self) -> Look {
+        self.smoother.current().look(self.discrete.color_mode)
+    }
+
+    /// The smoothed knobs as of the last step.
+    pub fn knobs(&self) -> Knobs {
+        self.smoother.current()
+    }
+
+    /// The discrete knobs as of the last step.
+    pub fn discrete(&self) -> &Discrete {
+        &self.discrete
+    }
+
+    /// Simulated seconds so far.
+    pub fn sim_time(&self) -> f64 {
+        self.sim_time
+    }
+
+    /// The mapping (for tests and the status line).
+    pub fn mapper(&self) -> &Mapper {
+        &self.mapper
+    }
+}
