@@ -730,16 +730,9 @@ mod tests {
         }
     }
 
+    /// The parameters' defaults on a 16:9 canvas (the known answers below assume them).
     fn cfg() -> MappingConfig {
-        MappingConfig {
-            mode: MappingMode::Keyboard,
-            aspect: 16.0 / 9.0,
-            splat_radius: 0.03,
-            splat_force: 1.0,
-            dye_amount: 1.0,
-            reactivity: 1.0,
-            beat_pulse: false,
-        }
+        MappingConfig::default()
     }
 
     /// The README's known answer: note 60 (middle C) at velocity 100 on channel 0, the first

@@ -11,8 +11,7 @@ mod common;
 use common::xvfb::Image;
 use dyeflow::params::BackendChoice;
 use dyeflow::render::{self, RenderOptions};
-use midly::num::{u4, u7, u15, u24, u28};
-use midly::{Format, Header, MetaMessage, MidiMessage, Smf, Timing, TrackEvent, TrackEventKind};
+use midly::Format;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -99,53 +98,9 @@ fn no_temporaries(dir: &Path) {
     assert!(left.is_empty(), "temporary files left in {dir:?}: {left:?}");
 }
 
-/// A type-0 MIDI file at 120 bpm (480 ticks per beat) with notes at (start s, length s, key).
+/// A type-0 MIDI file at 120 bpm with notes at (start s, length s, key).
 fn midi_file(notes: &[(f64, f64, u8)]) -> Vec<u8> {
-    let tick = |s: f64| (s * 960.0).round() as u64;
-    let mut events: Vec<(u64, MidiMessage)> = Vec::new();
-    for &(start, len, key) in notes {
-        events.push((
-            tick(start),
-            MidiMessage::NoteOn {
-                key: u7::new(key),
-                vel: u7::new(100),
-            },
-        ));
-        events.push((
-            tick(start + len),
-            MidiMessage::NoteOff {
-                key: u7::new(key),
-                vel: u7::new(0),
-            },
-        ));
-    }
-    events.sort_by_key(|e| e.0);
-    let mut track = vec![TrackEvent {
-        delta: u28::new(0),
-        kind: TrackEventKind::Meta(MetaMessage::Tempo(u24::new(500_000))),
-    }];
-    let mut now = 0;
-    for (t, message) in events {
-        track.push(TrackEvent {
-            delta: u28::new((t - now) as u32),
-            kind: TrackEventKind::Midi {
-                channel: u4::new(0),
-                message,
-            },
-        });
-        now = t;
-    }
-    track.push(TrackEvent {
-        delta: u28::new(0),
-        kind: TrackEventKind::Meta(MetaMessage::EndOfTrack),
-    });
-    let smf = Smf {
-        header: Header::new(Format::SingleTrack, Timing::Metrical(u15::new(480))),
-        tracks: vec![track],
-    };
-    let mut bytes = Vec::new();
-    smf.write_std(&mut bytes).unwrap();
-    bytes
+    common::midi::midi_file(Format::SingleTrack, notes)
 }
 
 /// A 48 kHz 16-bit WAV of `seconds` of a quiet tone.
@@ -164,6 +119,16 @@ fn tone_wav(path: &Path, seconds: f64, channels: u16) {
         }
     }
     w.finalize().unwrap();
+}
+
+/// Start `dyeflow args` with its output discarded.
+fn spawn_quiet(args: &[&str]) -> Child {
+    dyeflow()
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
 }
 
 /// Send `signal` to a child.
@@ -524,12 +489,7 @@ fn ctrl_c_during_the_pre_roll_stops_at_once() {
     let mut args = small_demo(&out, &["--start", "9", "--seconds", "3"]);
     args[8] = "1024";
     for sig in [libc::SIGINT, libc::SIGINT] {
-        let mut child = dyeflow()
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_quiet(&args);
         std::thread::sleep(Duration::from_millis(1000));
         let sent = Instant::now();
         signal(&child, sig);
@@ -554,12 +514,7 @@ fn sigterm_and_sighup_clean_up_like_ctrl_c() {
         let out_s = out.to_string_lossy().into_owned();
         let mut args = small_demo(&out_s, &["--seconds", "600"]);
         args[4] = "160x90";
-        let mut child = dyeflow()
-            .args(&args)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = spawn_quiet(&args);
         std::thread::sleep(Duration::from_millis(2500));
         signal(&child, sig);
         let status = wait_within(&mut child, Duration::from_secs(10));

@@ -8,8 +8,7 @@ mod common;
 use common::xvfb::{Image, hue_distance, hue_value};
 use dyeflow::params::BackendChoice;
 use dyeflow::render::{self, RenderOptions};
-use midly::num::{u4, u7, u15, u24, u28};
-use midly::{Format, Header, MetaMessage, MidiMessage, Smf, Timing, TrackEvent, TrackEventKind};
+use midly::Format;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
@@ -24,60 +23,9 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-/// A type-1 MIDI file at 120 bpm (480 ticks per beat): `notes` are (start s, length s, key).
+/// A type-1 MIDI file at 120 bpm with notes at (start s, length s, key).
 fn midi_file(notes: &[(f64, f64, u8)]) -> Vec<u8> {
-    let tick = |s: f64| (s * 960.0).round() as u64; // 120 bpm: 960 ticks per second
-    let mut events: Vec<(u64, MidiMessage)> = Vec::new();
-    for &(start, len, key) in notes {
-        events.push((
-            tick(start),
-            MidiMessage::NoteOn {
-                key: u7::new(key),
-                vel: u7::new(100),
-            },
-        ));
-        events.push((
-            tick(start + len),
-            MidiMessage::NoteOff {
-                key: u7::new(key),
-                vel: u7::new(0),
-            },
-        ));
-    }
-    events.sort_by_key(|e| e.0);
-    let mut track = Vec::new();
-    let mut now = 0;
-    for (t, message) in events {
-        track.push(TrackEvent {
-            delta: u28::new((t - now) as u32),
-            kind: TrackEventKind::Midi {
-                channel: u4::new(0),
-                message,
-            },
-        });
-        now = t;
-    }
-    track.push(TrackEvent {
-        delta: u28::new(0),
-        kind: TrackEventKind::Meta(MetaMessage::EndOfTrack),
-    });
-    let tempo = vec![
-        TrackEvent {
-            delta: u28::new(0),
-            kind: TrackEventKind::Meta(MetaMessage::Tempo(u24::new(500_000))),
-        },
-        TrackEvent {
-            delta: u28::new(0),
-            kind: TrackEventKind::Meta(MetaMessage::EndOfTrack),
-        },
-    ];
-    let smf = Smf {
-        header: Header::new(Format::Parallel, Timing::Metrical(u15::new(480))),
-        tracks: vec![tempo, track],
-    };
-    let mut bytes = Vec::new();
-    smf.write_std(&mut bytes).unwrap();
-    bytes
+    common::midi::midi_file(Format::Parallel, notes)
 }
 
 /// A small, fast CPU render into `dir` (PNG frames).

@@ -3,6 +3,8 @@
 
 pub mod clap_host;
 pub mod harness;
+#[cfg(feature = "cli")]
+pub mod midi;
 pub mod mock;
 pub mod xvfb;
 

@@ -404,16 +404,7 @@ impl FrameWriter for GifWriter {
             return Ok(None);
         }
         if let Some(part) = self.part.take() {
-            part.persist(&self.path).map_err(|e| {
-                RenderError::output(
-                    &self.path,
-                    format!(
-                        "could not rename {} to it: {}",
-                        e.file.path().display(),
-                        e.error
-                    ),
-                )
-            })?;
+            persist_beside(part, &self.path)?;
         }
         let size = human_size(file_size(&self.path));
         let path = self.path.display();

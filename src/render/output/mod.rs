@@ -403,6 +403,21 @@ fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile, RenderError> {
         .map_err(|e| RenderError::output(path, format!("could not create the file: {e}")))
 }
 
+/// Move a finished temporary file from [`temp_beside`] into place at `path` (an atomic rename,
+/// replacing an earlier output only now).
+fn persist_beside(part: tempfile::NamedTempFile, path: &Path) -> Result<(), RenderError> {
+    part.persist(path).map(drop).map_err(|e| {
+        RenderError::output(
+            path,
+            format!(
+                "could not rename {} to it: {}",
+                e.file.path().display(),
+                e.error
+            ),
+        )
+    })
+}
+
 /// Directories an output made, deepest first, so they can be removed again when nothing was
 /// written into them.
 #[derive(Debug, Default)]

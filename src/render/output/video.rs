@@ -295,16 +295,7 @@ impl FrameWriter for VideoWriter {
             )));
         }
         if let Some(part) = self.part.take() {
-            part.persist(&self.path).map_err(|e| {
-                RenderError::output(
-                    &self.path,
-                    format!(
-                        "could not rename {} to it: {}",
-                        e.file.path().display(),
-                        e.error
-                    ),
-                )
-            })?;
+            persist_beside(part, &self.path)?;
         }
         let seconds = self.frames as f64 / f64::from(self.fps);
         Ok(Some(format!(
