@@ -6,6 +6,8 @@
 //!   mapping, the engine, the editor, presets or the command line.
 //! - The audio side (`bridge`) and the mapping know no model.
 //! - The GPU solver does not reach into the CPU solver: what both need lives in `sim`.
+//! - The engine, the editor and the renderer drive the fluid through the model seam
+//!   (`sim::Model`), never the grid solvers themselves.
 //! - Only the plugin (`lib`), the engine, the editor, presets and the command line read the
 //!   plugin's parameters.
 //! - Nothing of the plugin imports the command line (`render`, `bench`).
@@ -112,6 +114,68 @@ fn the_audio_side_and_the_mapping_know_no_model() {
     assert!(found.is_empty(), "{found:#?}");
 }
 
+/// What `code` takes from `crate::sim` by name: `crate::sim::X` and each name of
+/// `crate::sim::{X, y::Z}` (the first segment of each).
+fn sim_names(code: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for (i, m) in code.match_indices("crate::sim::") {
+        let rest = &code[i + m.len()..];
+        let list = match rest.strip_prefix('{') {
+            Some(group) => &group[..group.find('}').unwrap_or(group.len())],
+            None => rest,
+        };
+        let items: Vec<&str> = if rest.starts_with('{') {
+            list.split(',').collect()
+        } else {
+            vec![list]
+        };
+        for item in items {
+            let first: String = item
+                .trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !first.is_empty() {
+                names.push(first);
+            }
+        }
+    }
+    names
+}
+
+/// The engine, the editor, the renderer and the plugin drive a fluid through the model seam
+/// (`sim::Model`): none of them reaches for what only the grid fluid has, so a particle model
+/// plugs in behind the same trait.
+#[test]
+fn the_engine_editor_and_renderer_drive_a_model_not_a_grid() {
+    let grid_only = [
+        "cpu",
+        "gpu",
+        "grid",
+        "multigrid",
+        "physics",
+        "Solver",
+        "SimConfig",
+        "Stage",
+        "GridModel",
+        "iterations_for",
+    ];
+    let mut found = Vec::new();
+    for (rel, code) in all_sources() {
+        let module = module_of(&rel);
+        // `bench` measures the grid solvers themselves.
+        if matches!(module, "engine" | "editor" | "render" | "lib" | "frame" | "preset") {
+            let code = code.split("mod tests").next().unwrap();
+            for name in sim_names(code) {
+                if grid_only.contains(&name.as_str()) {
+                    found.push(format!("src/{rel} uses crate::sim::{name}"));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "{found:#?}");
+}
+
 #[test]
 fn the_gpu_solver_does_not_reach_into_the_cpu_solver() {
     let mut found = Vec::new();
@@ -149,4 +213,10 @@ fn the_rules_catch_an_import() {
     assert!(!names("use crate::fluid::Splat;", "sim"));
     assert_eq!(module_of("sim/gpu/solver.rs"), "sim");
     assert_eq!(module_of("mapping.rs"), "mapping");
+    assert_eq!(sim_names("use crate::sim::gpu::GpuSolver;"), ["gpu"]);
+    assert_eq!(
+        sim_names("use crate::sim::{Model, grid::Fields,\n Solver};"),
+        ["Model", "grid", "Solver"]
+    );
+    assert!(sim_names("use crate::simulation::X;").is_empty());
 }

@@ -12,7 +12,7 @@ use dyeflow::engine::Driver;
 use dyeflow::mapping::{KEYBOARD_MARGIN, KEYBOARD_Y};
 use dyeflow::params::{Aspect, BackendChoice, DyeflowParams, Settings};
 use dyeflow::sim::cpu::CpuSolver;
-use dyeflow::sim::{SimConfig, Solver};
+use dyeflow::sim::{GridModel, Model, SimConfig};
 use nice_plug::midi::{Channel, Key, VoiceID};
 use nice_plug::prelude::*;
 use std::time::{Duration, Instant};
@@ -48,12 +48,14 @@ fn pixel_at(frame: &[u8], width: usize, height: usize, x: f32, y: f32) -> [u8; 4
     frame[i..i + 4].try_into().unwrap()
 }
 
-fn solver() -> CpuSolver {
-    CpuSolver::new(&SimConfig::new(160, 90), 2).expect("solver threads")
+/// The grid fluid on the CPU solver, as the engine drives it.
+fn solver() -> GridModel {
+    let cpu = CpuSolver::new(&SimConfig::new(160, 90), 2).expect("solver threads");
+    GridModel::new(Box::new(cpu))
 }
 
-fn total_dye(s: &mut CpuSolver) -> f64 {
-    let f = s.read_fields();
+fn total_dye(s: &mut GridModel) -> f64 {
+    let f = s.solver().read_fields();
     f.dye.iter().flatten().map(|&x| f64::from(x)).sum()
 }
 

@@ -2,7 +2,7 @@
 
 use super::*;
 
-/// Everything between the event queue and the solver, shared by the engine and the offline
+/// Everything between the event queue and the model, shared by the engine and the offline
 /// renderer so both drive the fluid identically: the mapping (notes and audio to splats),
 /// the parameter smoothing and the discrete knobs.
 pub struct Driver {
@@ -30,15 +30,15 @@ impl Driver {
         }
     }
 
-    /// Take one event: notes and audio go to the mapping, splats and resets to the solver.
-    pub fn event(&mut self, solver: &mut dyn Solver, event: &TimedEvent) {
+    /// Take one event: notes and audio go to the mapping, splats and resets to the model.
+    pub fn event(&mut self, model: &mut dyn Model, event: &TimedEvent) {
         match event.event {
             SimEvent::Splat(s) => {
-                solver.inject(&[s]);
+                model.inject(&[s]);
                 self.changes += 1;
             }
             SimEvent::Reset => {
-                solver.reset();
+                model.reset();
                 self.changes += 1;
                 self.mapper.handle(&TimedEvent {
                     time_s: event.time_s,
@@ -50,27 +50,24 @@ impl Driver {
     }
 
     /// Advance `real_dt` seconds of wall (or music) time: emit the mapping's splats, smooth the
-    /// knobs and step the solver. Returns the step's simulated dt.
-    pub fn step(&mut self, solver: &mut dyn Solver, params: &DyeflowParams, real_dt: f32) -> f32 {
+    /// knobs and advance the model. Returns the step's simulated dt.
+    pub fn step(&mut self, model: &mut dyn Model, params: &DyeflowParams, real_dt: f32) -> f32 {
         let d = Discrete::from_params(params);
         if d.pressure_iterations != self.discrete.pressure_iterations {
-            let cfg = solver.config();
-            solver.set_pressure_iterations(iterations_for(cfg.pressure, d.pressure_iterations));
+            model.set_effort(d.pressure_iterations);
         }
         self.discrete = d;
-        let cfg = solver.config();
-        let aspect = cfg.width as f32 / cfg.height.max(1) as f32;
-        let mapping = mapping_config(params, aspect);
+        let mapping = mapping_config(params, model.resolution().aspect());
         let drive = self.mapper.emit(real_dt, &mapping, &mut self.splats);
         if !self.splats.is_empty() {
-            solver.inject(&self.splats);
+            model.inject(&self.splats);
             self.changes += 1;
         }
         let knobs = self.smoother.advance(Knobs::from_params(params), real_dt);
         let mut step_params = knobs.step_params(real_dt);
         step_params.vorticity = (step_params.vorticity + drive.vorticity_boost)
             .min(crate::params::vorticity_range().unnormalize(1.0));
-        solver.step(&step_params);
+        model.advance(&step_params);
         self.sim_time += f64::from(step_params.dt);
         step_params.dt
     }
@@ -78,8 +75,8 @@ impl Driver {
     /// A step's worth of waiting while paused: the events taken are kept (notes sound on, and
     /// a note-off still ends them) but the notes emit nothing and the fluid does not move;
     /// direct splats (the mouse) still paint, as in the original demo.
-    pub fn idle(&mut self, solver: &mut dyn Solver) {
-        solver.step(&StepParams {
+    pub fn idle(&mut self, model: &mut dyn Model) {
+        model.advance(&StepParams {
             dt: 0.0,
             ..StepParams::default()
         });
@@ -88,18 +85,16 @@ impl Driver {
     /// Inject what the events taken since the last step ask for at once (note bursts, onset
     /// bursts, beat pulses) without advancing time, so they can be shown before the next step.
     /// Returns whether anything was injected.
-    pub fn flush(&mut self, solver: &mut dyn Solver, params: &DyeflowParams) -> bool {
-        let cfg = solver.config();
-        let aspect = cfg.width as f32 / cfg.height.max(1) as f32;
-        let mapping = mapping_config(params, aspect);
+    pub fn flush(&mut self, model: &mut dyn Model, params: &DyeflowParams) -> bool {
+        let mapping = mapping_config(params, model.resolution().aspect());
         self.mapper.emit(0.0, &mapping, &mut self.splats);
         if self.splats.is_empty() {
             return false;
         }
-        solver.inject(&self.splats);
+        model.inject(&self.splats);
         self.changes += 1;
         // A step of no time applies the splats and nothing else.
-        solver.step(&StepParams {
+        model.advance(&StepParams {
             dt: 0.0,
             ..StepParams::default()
         });

@@ -1,18 +1,16 @@
-//! The simulation thread: owns the solver (and with it the GPU device), steps the fluid at a
+//! The simulation thread: owns the fluid model (and with it the GPU device), steps the fluid at a
 //! steady rate with real, clamped time, drains the event queues once per step, reads the
 //! parameters, and publishes frames to whoever asks.
 //!
 //! [`Engine`] is an RAII handle: dropping it stops and joins the thread, which releases the
 //! GPU device.
 
-mod backend;
 mod driver;
 mod knobs;
 mod lazy;
 mod runner;
 mod sim;
 
-pub use backend::create_solver;
 pub use driver::Driver;
 pub use knobs::{Discrete, KNOB_SMOOTHING_MS, Knobs, KnobsSmoother, mapping_config};
 pub use lazy::LazyEngine;
@@ -25,8 +23,7 @@ use crate::mapping::{MAX_VOICES, Mapper};
 use crate::params::{DyeflowParams, Settings};
 #[cfg(doc)]
 use crate::sim::Activity;
-use crate::sim::gpu::GpuOptions;
-use crate::sim::{SimConfig, Solver, SolverInfo, StepParams, iterations_for};
+use crate::sim::{Backend, GpuOptions, Model, ModelInfo, ModelSpec, StepParams, create_model};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;

@@ -230,9 +230,9 @@ impl Runner<'_> {
     fn drain(&mut self) -> bool {
         let mut n = 0;
         for queue in self.queues.iter_mut() {
-            let solver = self.sim.solver.as_mut();
+            let model = self.sim.model.as_mut();
             let driver = &mut self.driver;
-            n += queue.drain(|e| driver.event(solver, &e));
+            n += queue.drain(|e| driver.event(model, &e));
         }
         self.period.events += n as u64;
         n > 0
@@ -295,11 +295,11 @@ impl Runner<'_> {
     /// without advancing time, and start a frame of it, when someone watches. Whether a frame
     /// was started.
     fn show_at_once(&mut self) -> bool {
-        if !self.driver.flush(self.sim.solver.as_mut(), self.params)
+        if !self.driver.flush(self.sim.model.as_mut(), self.params)
             && self.driver.changes() != self.changes_shown
         {
-            // Direct splats (the mouse) wait in the solver: a step of no time applies them.
-            self.driver.idle(self.sim.solver.as_mut());
+            // Direct splats (the mouse) wait in the model: a step of no time applies them.
+            self.driver.idle(self.sim.model.as_mut());
         }
         if !self.frame_pending
             && let Some((w, h)) = self.frames.wanted()
@@ -312,9 +312,9 @@ impl Runner<'_> {
         false
     }
 
-    /// Start a frame of `w x h` (the solver may refuse when its readback buffers are busy).
+    /// Start a frame of `w x h` (the model may refuse when its readback buffers are busy).
     fn request_frame(&mut self, w: usize, h: usize) {
-        if self.sim.solver.request_frame(&self.driver.look(), w, h) {
+        if self.sim.model.request_frame(&self.driver.look(), w, h) {
             self.frame_pending = true;
             self.shown = Some((w, h));
             self.changes_shown = self.driver.changes();
@@ -323,10 +323,10 @@ impl Runner<'_> {
 
     /// Hand over the pending frame if it is ready.
     fn publish_frame(&mut self) {
-        let solver = &mut self.sim.solver;
+        let model = &mut self.sim.model;
         if self
             .frames
-            .publish_from(self.driver.sim_time(), |pixels| solver.take_frame(pixels))
+            .publish_from(self.driver.sim_time(), |pixels| model.take_frame(pixels))
         {
             self.period.frames += 1;
             self.frame_pending = false;
@@ -360,12 +360,12 @@ impl Runner<'_> {
                 step
             };
             if paused {
-                self.driver.idle(self.sim.solver.as_mut());
+                self.driver.idle(self.sim.model.as_mut());
             } else {
                 self.driver
-                    .step(self.sim.solver.as_mut(), self.params, dt.as_secs_f32());
+                    .step(self.sim.model.as_mut(), self.params, dt.as_secs_f32());
             }
-            if let Some(reason) = self.sim.solver.failure() {
+            if let Some(reason) = self.sim.model.failure() {
                 self.sim
                     .fall_back(reason, self.driver.discrete(), self.options);
             }
@@ -442,7 +442,7 @@ impl Runner<'_> {
     /// knob has settled.
     fn at_rest(&mut self, paused: bool) -> bool {
         let changes = self.driver.changes();
-        let measured = self.sim.solver.probe_activity(changes);
+        let measured = self.sim.model.probe_activity(changes);
         let knobs = self.driver.knobs();
         // Frozen (paused, or speed 0): nothing moves whatever the velocity.
         let frozen = paused || knobs.speed <= 0.0;
@@ -479,13 +479,13 @@ impl Runner<'_> {
         let period = &self.period;
         let sim = &self.sim;
         let secs = period.start.elapsed().as_secs_f32().max(1e-3);
-        let cfg = sim.solver.config();
+        let resolution = sim.model.resolution();
         let status = EngineStatus {
             backend: sim.info.backend.to_owned(),
             device: sim.info.device.clone(),
             fallback: sim.info.fallback.clone(),
-            grid: (cfg.width, cfg.height),
-            dye_grid: (cfg.dye_width(), cfg.dye_height()),
+            grid: resolution.cells,
+            dye_grid: resolution.detail,
             ms_per_step: if period.steps > 0 {
                 period.step_time.as_secs_f32() * 1e3 / period.steps as f32
             } else {

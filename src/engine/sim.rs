@@ -1,6 +1,8 @@
-//! The solver the simulation thread runs, and what it is running on.
+//! The model the simulation thread runs, and what it is running on.
 
 use super::*;
+use crate::params::BackendChoice;
+use crate::sim::{CpuError, GpuError};
 
 fn cpu_threads(requested: usize) -> usize {
     if requested > 0 {
@@ -10,19 +12,32 @@ fn cpu_threads(requested: usize) -> usize {
     (cores / 2).max(1)
 }
 
-/// The solver configuration for `settings` and the discrete knobs.
-fn sim_config(settings: &Settings, discrete: &Discrete) -> SimConfig {
-    let (w, h) = settings.sim_grid();
-    let mut cfg = SimConfig::new(w, h);
-    cfg.dye_scale = settings.sanitized().dye_scale as usize;
-    cfg.pressure_iterations = iterations_for(cfg.pressure, discrete.pressure_iterations);
-    cfg.sanitized()
+impl From<BackendChoice> for Backend {
+    fn from(choice: BackendChoice) -> Self {
+        match choice {
+            BackendChoice::Auto => Backend::Auto,
+            BackendChoice::Gpu => Backend::Gpu,
+            BackendChoice::Cpu => Backend::Cpu,
+        }
+    }
 }
 
-/// The solver and what it is running on.
+/// The model to build for `settings` and the discrete knobs.
+fn model_spec(settings: &Settings, discrete: &Discrete, options: &EngineOptions) -> ModelSpec {
+    ModelSpec {
+        cells: settings.sim_grid(),
+        detail: settings.sanitized().dye_scale as usize,
+        effort_sweeps: discrete.pressure_iterations,
+        backend: settings.backend.into(),
+        gpu: options.gpu.clone(),
+        cpu_threads: cpu_threads(options.cpu_threads),
+    }
+}
+
+/// The model and what it is running on.
 pub(super) struct Sim {
-    pub(super) solver: Box<dyn Solver>,
-    pub(super) info: SolverInfo,
+    pub(super) model: Box<dyn Model>,
+    pub(super) info: ModelInfo,
     pub(super) settings: Settings,
 }
 
@@ -31,17 +46,10 @@ impl Sim {
         settings: Settings,
         discrete: &Discrete,
         options: &EngineOptions,
-    ) -> Result<Self, crate::sim::cpu::CpuError> {
-        let cfg = sim_config(&settings, discrete);
-        let (mut solver, info) = create_solver(
-            &cfg,
-            settings.backend,
-            &options.gpu,
-            cpu_threads(options.cpu_threads),
-        )?;
-        solver.set_measure(false);
+    ) -> Result<Self, CpuError> {
+        let (model, info) = create_model(&model_spec(&settings, discrete, options))?;
         Ok(Self {
-            solver,
+            model,
             info,
             settings,
         })
@@ -57,12 +65,11 @@ impl Sim {
     ) {
         match Self::new(settings.clone(), discrete, options) {
             Ok(mut sim) => {
-                let fields = self.solver.read_fields();
-                sim.solver.write_fields(&fields);
+                sim.model.restore(&self.model.snapshot());
                 *self = sim;
             }
             Err(e) => {
-                nice_plug::nice_error!("Keeping the current solver: {e}");
+                nice_plug::nice_error!("Keeping the current model: {e}");
                 // Do not retry every settings poll.
                 self.settings = settings;
             }
@@ -73,23 +80,24 @@ impl Sim {
     /// read them back.
     pub(super) fn fall_back(
         &mut self,
-        reason: String,
+        reason: GpuError,
         discrete: &Discrete,
         options: &EngineOptions,
     ) {
         nice_plug::nice_error!("The GPU failed, switching to the CPU solver: {reason}");
-        let fields = self.solver.read_fields();
-        let cfg = sim_config(&self.settings, discrete);
-        match crate::sim::cpu::CpuSolver::new(&cfg, cpu_threads(options.cpu_threads)) {
-            Ok(cpu) => {
-                self.info = SolverInfo {
-                    backend: "cpu",
-                    device: crate::sim::threads_label(cpu.threads()),
-                    fallback: Some(reason),
+        let snapshot = self.model.snapshot();
+        let spec = ModelSpec {
+            backend: Backend::Cpu,
+            ..model_spec(&self.settings, discrete, options)
+        };
+        match create_model(&spec) {
+            Ok((model, info)) => {
+                self.info = ModelInfo {
+                    fallback: Some(reason.to_string()),
+                    ..info
                 };
-                self.solver = Box::new(cpu);
-                self.solver.set_measure(false);
-                self.solver.write_fields(&fields);
+                self.model = model;
+                self.model.restore(&snapshot);
             }
             Err(e) => {
                 nice_plug::nice_error!("No CPU solver either: {e}");

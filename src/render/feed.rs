@@ -9,7 +9,7 @@ use crate::bridge::Bridge;
 use crate::bridge::queue::{self, EventReceiver};
 use crate::engine::Driver;
 use crate::params::DyeflowParams;
-use crate::sim::Solver;
+use crate::sim::Model;
 use nice_plug::midi::NoteEvent;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -135,11 +135,11 @@ impl Player {
     }
 
     /// Run `steps` steps: each plays its block of audio and its MIDI events into the bridge,
-    /// hands the events to the driver and steps the solver. Stops early (returning `false`)
+    /// hands the events to the driver and advances the model. Stops early (returning `false`)
     /// when `stop` is set.
     pub fn advance(
         &mut self,
-        solver: &mut dyn Solver,
+        model: &mut dyn Model,
         driver: &mut Driver,
         params: &DyeflowParams,
         steps: u64,
@@ -172,8 +172,8 @@ impl Player {
             let mut events = self.block_events.drain(..);
             self.bridge.process(&channels, None, || events.next());
             drop(events);
-            self.events.drain(|e| driver.event(solver, &e));
-            driver.step(solver, params, self.step_s as f32);
+            self.events.drain(|e| driver.event(model, &e));
+            driver.step(model, params, self.step_s as f32);
             self.steps += 1;
         }
         Ok(true)

@@ -1,5 +1,6 @@
-//! The fluid simulation: configuration, the [`Solver`] trait and the grid types shared by the
-//! CPU solver (the reference) and the GPU solver.
+//! The fluid simulation: the [`Model`] seam the engine drives, and the grid fluid behind it:
+//! configuration, the [`Solver`] trait and the grid types shared by the CPU solver (the
+//! reference) and the GPU solver.
 //!
 //! # Model
 //! Jos Stam's stable fluids on a staggered (MAC) grid, extended as GPU Gems ch. 38 and PixelFlow
@@ -29,8 +30,15 @@ pub mod cpu;
 pub mod gpu;
 pub mod grid;
 pub mod math;
+pub mod model;
 pub mod multigrid;
 pub mod physics;
+
+pub use cpu::CpuError;
+pub use gpu::{GpuError, GpuOptions};
+pub use model::{
+    Backend, GridModel, Model, ModelInfo, ModelSpec, Resolution, Snapshot, create_model,
+};
 
 use crate::fluid::{ColorMode, Look, Splat, VELOCITY_VALUE_SCALE};
 use grid::Fields;
@@ -358,7 +366,7 @@ pub trait Solver: Send {
     fn set_pressure_iterations(&mut self, iterations: u32);
 
     /// A failure that makes this solver unusable (GPU device lost, validation error).
-    fn failure(&self) -> Option<String> {
+    fn failure(&self) -> Option<gpu::GpuError> {
         None
     }
 
@@ -375,17 +383,6 @@ pub trait Solver: Send {
     /// been read back). The tag lets the caller tell how old the measurement is. Never
     /// blocks.
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)>;
-}
-
-/// Which solver runs, on what, and why (for the status line).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SolverInfo {
-    /// "gpu" or "cpu".
-    pub backend: &'static str,
-    /// The GPU adapter, or the CPU solver's thread count.
-    pub device: String,
-    /// Why the GPU is not used, when it was wanted.
-    pub fallback: Option<String>,
 }
 
 /// The solver iterations for the plugin's "pressure iterations" knob, which counts red-black

@@ -1,0 +1,344 @@
+//! The seam between the engine and the fluids: the [`Model`] trait the engine, the editor and
+//! the renderer drive, and [`create_model`], which picks the backend.
+//!
+//! A model takes model-neutral sources and forces ([`Splat`]s, in canvas units), advances by
+//! [`StepParams`], renders frames through a [`Look`], and reports its status. Today one model
+//! implements it: the grid fluid ([`GridModel`], over either [`Solver`]). A particle model
+//! implements the same trait and plugs in here, without changes to its callers.
+
+use super::cpu::{CpuError, CpuSolver};
+use super::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
+use super::grid::Fields;
+use super::{Activity, SimConfig, Solver, StepParams, iterations_for, threads_label};
+use crate::fluid::{Look, Splat};
+use std::any::Any;
+
+/// A fluid the engine runs: sources and forces in, frames out.
+///
+/// Every method returns promptly except [`Model::render`], which waits for its frame (the
+/// offline renderer's path); the real-time path is [`Model::request_frame`] and
+/// [`Model::take_frame`].
+pub trait Model: Send {
+    /// Short backend name ("cpu", "gpu").
+    fn backend(&self) -> &'static str;
+
+    /// The model's working resolution, for the status line and the mapping's canvas.
+    fn resolution(&self) -> Resolution;
+
+    /// Queue sources and forces; they act at the start of the next [`Model::advance`].
+    fn inject(&mut self, sources: &[Splat]);
+
+    /// Advance the fluid by `params.dt` simulated seconds (only apply the queued sources
+    /// when dt is 0).
+    fn advance(&mut self, params: &StepParams);
+
+    /// Set the solver effort, in red-black sweeps of work per step (the plugin's "pressure
+    /// iterations" knob). A model maps it onto its own iterations.
+    fn set_effort(&mut self, sweeps: u32);
+
+    /// Clear the fluid to rest.
+    fn reset(&mut self);
+
+    /// Render the fluid into `out` as RGBA8 rows, top row first, at any size, waiting for
+    /// the result. `out.len()` must be `width * height * 4`.
+    fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]);
+
+    /// Start rendering a frame of `width x height` without waiting for it; `false` when it
+    /// cannot be started now (all readback buffers busy). See [`Model::take_frame`].
+    fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool;
+
+    /// The newest finished frame, if any, into `out` (RGBA8, top row first); returns its size.
+    fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)>;
+
+    /// Start measuring the fluid's [`Activity`] without waiting, and return the newest
+    /// finished measurement with the `tag` its call passed (`None` until one is ready).
+    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)>;
+
+    /// A failure that makes this model unusable (GPU device lost, validation error): the
+    /// engine then replaces it with one on the CPU.
+    fn failure(&self) -> Option<GpuError>;
+
+    /// The fluid's state, to carry over into a rebuilt model (new resolution or backend).
+    fn snapshot(&mut self) -> Snapshot;
+
+    /// Take over the state of a [`Snapshot`], resampled to this model's resolution. Returns
+    /// `false` (and changes nothing) for a snapshot of another kind of model.
+    fn restore(&mut self, snapshot: &Snapshot) -> bool;
+}
+
+/// A model's working resolution.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Resolution {
+    /// The simulation's cells across and up (the grid fluid's velocity grid).
+    pub cells: (usize, usize),
+    /// The finest detail it draws, across and up (the grid fluid's dye grid).
+    pub detail: (usize, usize),
+}
+
+impl Resolution {
+    /// Canvas width over height.
+    pub fn aspect(&self) -> f32 {
+        self.cells.0 as f32 / self.cells.1.max(1) as f32
+    }
+}
+
+/// A model's state, opaque to everyone but models of its own kind.
+pub struct Snapshot(Box<dyn Any + Send>);
+
+impl Snapshot {
+    /// The state, when it is a `T`.
+    pub fn get<T: 'static>(&self) -> Option<&T> {
+        self.0.downcast_ref()
+    }
+}
+
+/// Which backend a model runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// A hardware GPU when one works, else the CPU (software GPUs are slower than the CPU).
+    Auto,
+    /// The GPU, software ones included, else the CPU.
+    Gpu,
+    /// The CPU.
+    Cpu,
+}
+
+/// What to build: the model-neutral description the engine and the renderer hand over.
+#[derive(Clone, Debug)]
+pub struct ModelSpec {
+    /// Simulation cells across and up.
+    pub cells: (usize, usize),
+    /// Finer detail cells per simulation cell, per axis (the grid fluid's dye scale).
+    pub detail: usize,
+    /// Solver effort in red-black sweeps per step (see [`Model::set_effort`]).
+    pub effort_sweeps: u32,
+    /// Where it runs.
+    pub backend: Backend,
+    /// GPU options.
+    pub gpu: GpuOptions,
+    /// CPU worker threads (at least 1).
+    pub cpu_threads: usize,
+}
+
+/// Which model runs, on what, and why (for the status line).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ModelInfo {
+    /// "gpu" or "cpu".
+    pub backend: &'static str,
+    /// The GPU adapter, or the CPU solver's thread count.
+    pub device: String,
+    /// Why the GPU is not used, when it was wanted.
+    pub fallback: Option<String>,
+}
+
+/// Create the model for `spec`: on the GPU when `spec.backend` allows and one works, else on
+/// the CPU (and say why). `Auto` takes a hardware GPU only: on a software adapter (Mesa's
+/// lavapipe, WARP, SwiftShader) the CPU solver is several times faster. Blocks while a GPU
+/// device is created; call it on the simulation (or render) thread.
+///
+/// # Errors
+/// [`CpuError`] when not even the CPU solver can start (its threads were refused).
+pub fn create_model(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
+    let cfg = grid_config(spec);
+    let mut fallback = None;
+    if spec.backend != Backend::Cpu {
+        let options = GpuOptions {
+            hardware_only: spec.gpu.hardware_only || spec.backend == Backend::Auto,
+            ..spec.gpu.clone()
+        };
+        match GpuContext::new(&options).and_then(|ctx| {
+            let device = ctx.adapter_name();
+            GpuSolver::new(ctx, &cfg).map(|s| (s, device))
+        }) {
+            Ok((solver, device)) => {
+                let info = ModelInfo {
+                    backend: "gpu",
+                    device,
+                    fallback: None,
+                };
+                return Ok((Box::new(GridModel::new(Box::new(solver))), info));
+            }
+            Err(e) => {
+                nice_plug::nice_warn!("Using the CPU solver: {e}");
+                fallback = Some(e.to_string());
+            }
+        }
+    }
+    let solver = CpuSolver::new(&cfg, spec.cpu_threads)?;
+    let info = ModelInfo {
+        backend: "cpu",
+        device: threads_label(solver.threads()),
+        fallback,
+    };
+    Ok((Box::new(GridModel::new(Box::new(solver))), info))
+}
+
+/// The grid solvers' configuration for `spec` (sanitised).
+pub fn grid_config(spec: &ModelSpec) -> SimConfig {
+    let mut cfg = SimConfig::new(spec.cells.0, spec.cells.1);
+    cfg.dye_scale = spec.detail;
+    cfg.pressure_iterations = iterations_for(cfg.pressure, spec.effort_sweeps);
+    cfg.sanitized()
+}
+
+/// The grid fluid (stable fluids on a MAC grid with RGB dye) as a [`Model`], over the CPU or
+/// the GPU [`Solver`]. Its [`Snapshot`] holds the grid's [`Fields`].
+pub struct GridModel {
+    solver: Box<dyn Solver>,
+}
+
+impl GridModel {
+    /// The model over `solver`. Divergence measuring is switched off: the model's callers never
+    /// read it, and on the GPU it costs a readback per step.
+    pub fn new(mut solver: Box<dyn Solver>) -> Self {
+        solver.set_measure(false);
+        Self { solver }
+    }
+
+    /// The grid solver, for what only grids have (fields, stages, divergence).
+    pub fn solver(&mut self) -> &mut dyn Solver {
+        self.solver.as_mut()
+    }
+}
+
+impl Model for GridModel {
+    fn backend(&self) -> &'static str {
+        self.solver.backend()
+    }
+
+    fn resolution(&self) -> Resolution {
+        let cfg = self.solver.config();
+        Resolution {
+            cells: (cfg.width, cfg.height),
+            detail: (cfg.dye_width(), cfg.dye_height()),
+        }
+    }
+
+    fn inject(&mut self, sources: &[Splat]) {
+        self.solver.inject(sources);
+    }
+
+    fn advance(&mut self, params: &StepParams) {
+        self.solver.step(params);
+    }
+
+    fn set_effort(&mut self, sweeps: u32) {
+        let method = self.solver.config().pressure;
+        self.solver
+            .set_pressure_iterations(iterations_for(method, sweeps));
+    }
+
+    fn reset(&mut self) {
+        self.solver.reset();
+    }
+
+    fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
+        self.solver.render(look, width, height, out);
+    }
+
+    fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        self.solver.request_frame(look, width, height)
+    }
+
+    fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        self.solver.take_frame(out)
+    }
+
+    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
+        self.solver.probe_activity(tag)
+    }
+
+    fn failure(&self) -> Option<GpuError> {
+        self.solver.failure()
+    }
+
+    fn snapshot(&mut self) -> Snapshot {
+        Snapshot(Box::new(self.solver.read_fields()))
+    }
+
+    fn restore(&mut self, snapshot: &Snapshot) -> bool {
+        match snapshot.get::<Fields>() {
+            Some(fields) => {
+                self.solver.write_fields(fields);
+                true
+            }
+            None => false,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cpu_model(w: usize, h: usize) -> Box<dyn Model> {
+        let spec = ModelSpec {
+            cells: (w, h),
+            detail: 2,
+            effort_sweeps: 20,
+            backend: Backend::Cpu,
+            gpu: GpuOptions::default(),
+            cpu_threads: 1,
+        };
+        create_model(&spec).expect("CPU model").0
+    }
+
+    fn splat() -> Splat {
+        Splat {
+            pos: [0.8, 0.5],
+            radius: 0.08,
+            force: [0.0, 2.0],
+            color: [1.0, 0.5, 0.25],
+            amount: 1.0,
+            ..Splat::default()
+        }
+    }
+
+    #[test]
+    fn resolution_follows_the_spec() {
+        let m = cpu_model(32, 18);
+        let r = m.resolution();
+        assert_eq!(r.cells, (32, 18));
+        assert_eq!(r.detail, (64, 36));
+        assert!((r.aspect() - 32.0 / 18.0).abs() < 1e-6);
+        assert_eq!(m.backend(), "cpu");
+    }
+
+    /// A snapshot carries the dye into a model of another resolution, and a model refuses a
+    /// snapshot of another kind.
+    #[test]
+    fn snapshots_carry_the_fluid_over() {
+        let mut a = cpu_model(32, 18);
+        a.inject(&[splat()]);
+        a.advance(&StepParams::default());
+        let mut b = cpu_model(64, 36);
+        assert!(b.restore(&a.snapshot()));
+        let (mut before, mut after) = (vec![0u8; 64 * 36 * 4], vec![0u8; 64 * 36 * 4]);
+        let look = Look::default();
+        a.render(&look, 64, 36, &mut before);
+        b.render(&look, 64, 36, &mut after);
+        let lit = |f: &[u8]| f.chunks(4).filter(|p| p[0] > 20).count();
+        assert!(lit(&before) > 10, "the splat shows: {}", lit(&before));
+        let diff = lit(&before).abs_diff(lit(&after));
+        assert!(
+            diff * 5 < lit(&before),
+            "{} vs {}",
+            lit(&before),
+            lit(&after)
+        );
+
+        let other = Snapshot(Box::new(42u32));
+        assert!(!b.restore(&other));
+    }
+
+    #[test]
+    fn reset_clears_the_fluid() {
+        let mut m = cpu_model(32, 18);
+        m.inject(&[splat()]);
+        m.advance(&StepParams::default());
+        let activity = |m: &mut Box<dyn Model>| m.probe_activity(1).expect("CPU measures").1;
+        assert!(activity(&mut m).max_dye > 0.1);
+        m.reset();
+        assert_eq!(activity(&mut m).max_dye, 0.0);
+    }
+}
