@@ -165,6 +165,7 @@ fn a_crashed_simulation_restarts_on_the_cpu_and_says_so() {
     let options = EngineOptions {
         faults: dyeflow::engine::Faults {
             panic_at_step: Some(5),
+            ..Default::default()
         },
         ..Default::default()
     };
@@ -189,4 +190,46 @@ fn a_crashed_simulation_restarts_on_the_cpu_and_says_so() {
     assert_eq!(status.backend, "cpu");
     let why = status.fallback.unwrap_or_default();
     assert!(why.contains("crashed") && why.contains("injected"), "{why}");
+}
+
+/// A simulation thread stuck in a step (here an injected 2 s hang, as a hung GPU would be)
+/// does not hold up the host: dropping the engine returns within about `DROP_WAIT_MS`, and the
+/// thread, left to itself, ends once the step returns.
+#[test]
+fn dropping_an_engine_never_waits_on_a_hung_step() {
+    let hang = Duration::from_secs(2);
+    let options = EngineOptions {
+        faults: dyeflow::engine::Faults {
+            hang_at_step: Some((3, hang)),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
+    let (mut tx, rx) = queue::channel(256);
+    let (input, output) = frame_channel();
+    let engine = Engine::start(params(BackendChoice::Cpu), vec![rx], input, options).unwrap();
+    // The thread owns the receiving end, which shares the queue's counters with `tx`.
+    let thread_alive = |tx: &dyeflow::bridge::queue::EventSender| Arc::strong_count(tx.stats()) > 1;
+    output.request(32, 32);
+    let start = Instant::now();
+    while engine.steps() < 3 {
+        assert!(start.elapsed() < Duration::from_secs(20), "no steps");
+        assert!(tx.send(red_splat_at(0.5, 0.5)));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // The thread is now asleep in its third step.
+    let t0 = Instant::now();
+    drop(engine);
+    let took = t0.elapsed();
+    assert!(
+        took < Duration::from_millis(dyeflow::engine::DROP_WAIT_MS * 5),
+        "drop waited {took:?} on a hung step"
+    );
+    assert!(thread_alive(&tx), "the thread ended before its hang did");
+    // Left alone, the thread ends after the hang.
+    let deadline = Instant::now() + hang + Duration::from_secs(5);
+    while thread_alive(&tx) {
+        assert!(Instant::now() < deadline, "the detached thread never ended");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -8,6 +8,7 @@
 mod driver;
 mod knobs;
 mod lazy;
+mod pin;
 mod runner;
 mod sim;
 
@@ -38,6 +39,10 @@ pub const MAX_STEPS_PER_WAKE: u32 = 4;
 /// Longest real time one step covers when the solver is too slow for the step rate (a weak
 /// GPU at a high resolution): past this the fluid slows down instead.
 pub const MAX_SLOW_STEP_MS: u64 = 50;
+/// Longest an [`Engine`]'s drop waits for its thread. A thread still busy then (a GPU hung in
+/// a step, a device still being created) is left to end on its own, with the library pinned
+/// in memory (see `pin.rs`): the host's thread never waits on a GPU.
+pub const DROP_WAIT_MS: u64 = 100;
 /// How often the simulation thread looks for changed settings.
 const SETTINGS_POLL_MS: u64 = 250;
 /// How often the status figures are refreshed.
@@ -106,6 +111,9 @@ pub struct EngineOptions {
 pub struct Faults {
     /// Panic when the step counter reaches this value.
     pub panic_at_step: Option<u64>,
+    /// Hang (sleep, as a GPU stuck in a step would) for this long when the step counter
+    /// reaches the first value.
+    pub hang_at_step: Option<(u64, Duration)>,
 }
 
 /// What the engine reports to the UI.
@@ -312,19 +320,29 @@ impl Engine {
 }
 
 impl Drop for Engine {
-    /// Stop the thread and wait for it: it ends after its current turn.
-    ///
-    /// NOTE: this waits for a GPU that hangs in a step. Leaving such a thread behind after a
-    /// bounded wait was tried, and the host crashed: the thread was still creating its GPU
-    /// device (over 100 ms on a software GPU) when clap-validator unloaded the library under
-    /// it. A safe detach needs the library pinned in memory first.
+    /// Stop the thread and wait for it, at most [`DROP_WAIT_MS`]: it ends after its current
+    /// turn. A thread still busy then (a GPU hung in a step, a device still being created) is
+    /// detached and ends on its own; it owns everything it uses, and the library it runs in is
+    /// pinned first, so a host that unloads the plugin right after cannot pull the code from
+    /// under it. Where pinning fails, the drop waits for the thread instead.
     fn drop(&mut self) {
         self.shared.stop.store(true, Ordering::Release);
-        if let Some(thread) = self.thread.take() {
-            thread.thread().unpark();
-            if thread.join().is_err() {
-                nice_plug::nice_error!("The simulation thread panicked");
-            }
+        let Some(thread) = self.thread.take() else {
+            return;
+        };
+        thread.thread().unpark();
+        let deadline = Instant::now() + Duration::from_millis(DROP_WAIT_MS);
+        while !thread.is_finished() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if !thread.is_finished() && pin::pin_library() {
+            nice_plug::nice_warn!(
+                "The simulation thread is still busy after {DROP_WAIT_MS} ms; it ends on its own"
+            );
+            return;
+        }
+        if thread.join().is_err() {
+            nice_plug::nice_error!("The simulation thread panicked");
         }
     }
 }

@@ -206,6 +206,11 @@ impl Runner<'_> {
         if faults.panic_at_step == Some(steps) {
             panic!("an injected fault at step {steps}");
         }
+        if let Some((at, hang)) = faults.hang_at_step
+            && at == steps
+        {
+            std::thread::sleep(hang);
+        }
     }
 
     fn set_resting(&mut self, resting: bool) {
