@@ -141,7 +141,7 @@ fn run_scene<S: Solver>(
     solver: &mut S,
     steps: usize,
     step_ms: impl Fn(&S, f64) -> f64,
-) -> Result<SceneRun, String> {
+) -> Result<SceneRun, GpuError> {
     let params = scene_params();
     let mut run = SceneRun {
         times: Vec::with_capacity(steps),
@@ -240,10 +240,6 @@ pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, Gpu
     solver.set_measure(true);
     let run = run_scene(&mut solver, opts.steps, |s, wall| {
         s.last_gpu_ms().unwrap_or(wall)
-    })
-    .map_err(|message| GpuError::Failed {
-        adapter: adapter.clone(),
-        message,
     })?;
     let timer = if solver.last_gpu_ms().is_some() {
         "timestamp"

@@ -28,6 +28,153 @@ pub const MAX_FILE_BYTES: u64 = 256 * 1024 * 1024;
 /// The tempo until the first Tempo meta event: 120 beats per minute.
 const DEFAULT_MICROS_PER_BEAT: f64 = 500_000.0;
 
+/// Why bytes are not a MIDI file Dyeflow reads. Each message is a short problem phrase without
+/// a file name (the caller adds it); offsets are bytes from the start of the SMF (chunks) or of
+/// the track's data (events), and tracks count from 1.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum MidiError {
+    /// Neither `MThd` nor a RIFF RMID container.
+    #[error("not a MIDI file (no MThd header)")]
+    NotMidi,
+    /// A RIFF WAVE file.
+    #[error("not a MIDI file (no MThd header; it is a WAV file)")]
+    WavFile,
+    /// A RIFF RMID container whose data chunk is not an SMF.
+    #[error("not a MIDI file (RIFF RMID data has no MThd header)")]
+    RmidDataNotSmf,
+    /// A RIFF RMID container without a data chunk.
+    #[error("not a MIDI file (RIFF RMID without a data chunk)")]
+    RmidWithoutData,
+    /// `RIFF` but fewer than the 12 bytes of a RIFF header.
+    #[error("truncated MIDI file (RIFF header ends early)")]
+    RiffHeaderCut,
+    /// A RIFF chunk that runs past the end of the file.
+    #[error("truncated MIDI file (RIFF chunk at byte {offset} ends early)")]
+    RiffChunkCut {
+        /// The chunk's offset in the RIFF file.
+        offset: usize,
+    },
+    /// The MThd chunk runs past the end of the file.
+    #[error("truncated MIDI file (header ends early)")]
+    HeaderCut,
+    /// An MThd chunk shorter than 6 bytes.
+    #[error("corrupt MIDI header (MThd length {0}, expected 6)")]
+    HeaderLength(usize),
+    /// An SMPTE division with a frame rate other than 24, 25, 29 or 30.
+    #[error("corrupt MIDI header (unknown SMPTE frame rate {0})")]
+    SmpteFrameRate(u8),
+    /// An SMPTE division with 0 ticks per frame.
+    #[error("corrupt MIDI header (0 ticks per SMPTE frame)")]
+    ZeroTicksPerFrame,
+    /// A metrical division of 0 ticks per beat.
+    #[error("corrupt MIDI header (0 ticks per beat)")]
+    ZeroTicksPerBeat,
+    /// Format 2: independent sequential tracks.
+    #[error("MIDI format 2 (sequential tracks) is not supported")]
+    Format2,
+    /// A format number other than 0, 1 or 2.
+    #[error("corrupt MIDI header (unknown format {0})")]
+    UnknownFormat(u16),
+    /// Fewer track chunks than the header declares.
+    #[error("truncated MIDI file (the header declares {declared} tracks, found {found})")]
+    MissingTracks {
+        /// Tracks the header declares.
+        declared: usize,
+        /// Track chunks present.
+        found: usize,
+    },
+    /// A track chunk that runs past the end of the file.
+    #[error("truncated MIDI file (track {0} ends early)")]
+    TrackCut(usize),
+    /// A chunk id that is not four printable ASCII characters.
+    #[error("corrupt MIDI file (invalid chunk at byte {offset})")]
+    BadChunk {
+        /// The chunk's offset.
+        offset: usize,
+    },
+    /// A chunk other than a track that runs past the end of the file.
+    #[error("truncated MIDI file (chunk \"{}\" at byte {offset} ends early)", id.escape_ascii())]
+    ChunkCut {
+        /// The chunk's id.
+        id: [u8; 4],
+        /// The chunk's offset.
+        offset: usize,
+    },
+    /// midly (in strict mode) rejected an event.
+    #[error("corrupt MIDI file (track {track}: {reason} at byte {offset} of the track)")]
+    BadEvent {
+        /// The track.
+        track: usize,
+        /// The event's offset in the track.
+        offset: usize,
+        /// midly's reason.
+        reason: &'static str,
+    },
+    /// midly (in lenient mode) stopped at a malformed or cut-off event.
+    #[error("corrupt MIDI file (track {track}: unreadable event at byte {offset} of the track)")]
+    UnreadableEvent {
+        /// The track.
+        track: usize,
+        /// The event's offset in the track.
+        offset: usize,
+    },
+    /// More than [`MAX_EVENTS`] events.
+    #[error("too many events (more than {max}); Dyeflow reads smaller MIDI files", max = MAX_EVENTS)]
+    TooManyEvents,
+    /// A Tempo meta event of 0 microseconds per beat.
+    #[error(
+        "corrupt MIDI file (track {track}: a tempo of 0 microseconds per beat at byte {offset} of \
+         the track)"
+    )]
+    ZeroTempo {
+        /// The track.
+        track: usize,
+        /// The event's offset in the track.
+        offset: usize,
+    },
+    /// A meta or SysEx event whose length field is cut off by the end of the track.
+    #[error(
+        "truncated MIDI file (track {track}: a {kind} event at byte {offset} of the track ends \
+         early)"
+    )]
+    EventLengthCut {
+        /// The track.
+        track: usize,
+        /// The event's offset in the track.
+        offset: usize,
+        /// "meta" or "SysEx".
+        kind: &'static str,
+    },
+    /// A meta or SysEx event whose declared length runs past the end of its track.
+    #[error(
+        "corrupt MIDI file (track {track}: a {kind} event at byte {offset} of the track claims \
+         {len} bytes, past the end of the track)"
+    )]
+    EventTooLong {
+        /// The track.
+        track: usize,
+        /// The event's offset in the track.
+        offset: usize,
+        /// "meta" or "SysEx".
+        kind: &'static str,
+        /// The declared data length.
+        len: usize,
+    },
+    /// A Tempo meta event with other than 3 data bytes.
+    #[error(
+        "corrupt MIDI file (track {track}: a tempo event at byte {offset} of the track has {len} \
+         data bytes, not 3)"
+    )]
+    TempoLength {
+        /// The track.
+        track: usize,
+        /// The event's offset in the track.
+        offset: usize,
+        /// The declared data length.
+        len: usize,
+    },
+}
+
 /// One MIDI event at its time in seconds from the start of the file.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TimedNote {
@@ -60,9 +207,9 @@ struct TickedEvent {
 /// result is sorted by time; events at the same tick keep file order (track by track, then
 /// within each track).
 ///
-/// Errors are a short problem phrase without the file name, e.g. "not a MIDI file (no MThd
-/// header)" or "truncated MIDI file (track 2 ends early)".
-pub fn parse(bytes: &[u8]) -> Result<Vec<TimedNote>, String> {
+/// # Errors
+/// A [`MidiError`] for bytes that are not a complete format 0 or 1 MIDI file.
+pub fn parse(bytes: &[u8]) -> Result<Vec<TimedNote>, MidiError> {
     parse_until(bytes, &|| false).map(|notes| notes.unwrap_or_default())
 }
 
@@ -71,13 +218,13 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<TimedNote>, String> {
 pub fn parse_until(
     bytes: &[u8],
     stop: &dyn Fn() -> bool,
-) -> Result<Option<Vec<TimedNote>>, String> {
+) -> Result<Option<Vec<TimedNote>>, MidiError> {
     let smf = unwrap_rmid(bytes)?;
     let (format, declared_tracks, division, mut rest) = parse_header(smf)?;
     match format {
         0 | 1 => {}
-        2 => return Err("MIDI format 2 (sequential tracks) is not supported".into()),
-        other => return Err(format!("corrupt MIDI header (unknown format {other})")),
+        2 => return Err(MidiError::Format2),
+        other => return Err(MidiError::UnknownFormat(other)),
     }
 
     let mut events: Vec<TickedEvent> = Vec::new();
@@ -91,33 +238,28 @@ pub fn parse_until(
     while found_tracks < declared {
         let chunk_offset = smf.len() - rest.len();
         if rest.is_empty() {
-            return Err(format!(
-                "truncated MIDI file (the header declares {declared} tracks, found {found_tracks})"
-            ));
+            return Err(MidiError::MissingTracks {
+                declared,
+                found: found_tracks,
+            });
         }
         let Some((id, len)) = chunk_header_be(rest) else {
-            return Err(format!(
-                "truncated MIDI file (track {} ends early)",
-                found_tracks + 1
-            ));
+            return Err(MidiError::TrackCut(found_tracks + 1));
         };
         if !id.iter().all(|b| b.is_ascii_graphic() || *b == b' ') {
-            return Err(format!(
-                "corrupt MIDI file (invalid chunk at byte {chunk_offset})"
-            ));
+            return Err(MidiError::BadChunk {
+                offset: chunk_offset,
+            });
         }
         let body = &rest[8..];
         let Some(data) = body.get(..len) else {
             return Err(if &id == b"MTrk" {
-                format!(
-                    "truncated MIDI file (track {} ends early)",
-                    found_tracks + 1
-                )
+                MidiError::TrackCut(found_tracks + 1)
             } else {
-                format!(
-                    "truncated MIDI file (chunk \"{}\" at byte {chunk_offset} ends early)",
-                    id.escape_ascii()
-                )
+                MidiError::ChunkCut {
+                    id,
+                    offset: chunk_offset,
+                }
             });
         };
         rest = &body[len..];
@@ -169,55 +311,53 @@ fn chunk_header_be(raw: &[u8]) -> Option<([u8; 4], usize)> {
 }
 
 /// The SMF inside a RIFF RMID container, or the input itself if it starts with `MThd`.
-fn unwrap_rmid(bytes: &[u8]) -> Result<&[u8], String> {
+fn unwrap_rmid(bytes: &[u8]) -> Result<&[u8], MidiError> {
     if bytes.starts_with(b"MThd") {
         return Ok(bytes);
     }
-    let not_midi = || "not a MIDI file (no MThd header)".to_string();
     if !bytes.starts_with(b"RIFF") {
-        return Err(not_midi());
+        return Err(MidiError::NotMidi);
     }
     match bytes.get(8..12) {
         Some(b"RMID") => {}
-        Some(b"WAVE") => return Err("not a MIDI file (no MThd header; it is a WAV file)".into()),
-        Some(_) => return Err(not_midi()),
-        None => return Err("truncated MIDI file (RIFF header ends early)".into()),
+        Some(b"WAVE") => return Err(MidiError::WavFile),
+        Some(_) => return Err(MidiError::NotMidi),
+        None => return Err(MidiError::RiffHeaderCut),
     }
     let mut rest = &bytes[12..];
     while !rest.is_empty() {
+        let offset = bytes.len() - rest.len();
         let (Some(id), Some(len)) = (rest.get(..4), rest.get(4..8)) else {
-            return Err("truncated MIDI file (RIFF chunk ends early)".into());
+            return Err(MidiError::RiffChunkCut { offset });
         };
         let len = u32::from_le_bytes([len[0], len[1], len[2], len[3]]) as usize;
         let Some(data) = rest.get(8..).and_then(|b| b.get(..len)) else {
-            return Err("truncated MIDI file (RIFF chunk ends early)".into());
+            return Err(MidiError::RiffChunkCut { offset });
         };
         if id == b"data" {
             return if data.starts_with(b"MThd") {
                 Ok(data)
             } else {
-                Err("not a MIDI file (RIFF RMID data has no MThd header)".into())
+                Err(MidiError::RmidDataNotSmf)
             };
         }
         // Chunks are padded to an even length.
         let skip = (8 + len + (len & 1)).min(rest.len());
         rest = &rest[skip..];
     }
-    Err("not a MIDI file (RIFF RMID without a data chunk)".into())
+    Err(MidiError::RmidWithoutData)
 }
 
 /// The header chunk: format, declared track count, division, and the bytes after the chunk.
-fn parse_header(smf: &[u8]) -> Result<(u16, u16, Division, &[u8]), String> {
+fn parse_header(smf: &[u8]) -> Result<(u16, u16, Division, &[u8]), MidiError> {
     let Some((_, len)) = chunk_header_be(smf) else {
-        return Err("truncated MIDI file (header ends early)".into());
+        return Err(MidiError::HeaderCut);
     };
     if len < 6 {
-        return Err(format!(
-            "corrupt MIDI header (MThd length {len}, expected 6)"
-        ));
+        return Err(MidiError::HeaderLength(len));
     }
     let Some(body) = smf.get(8..).and_then(|b| b.get(..len)) else {
-        return Err("truncated MIDI file (header ends early)".into());
+        return Err(MidiError::HeaderCut);
     };
     let word = |i: usize| u16::from_be_bytes([body[i], body[i + 1]]);
     let (format, tracks, raw_division) = (word(0), word(2), word(4));
@@ -230,21 +370,17 @@ fn parse_header(smf: &[u8]) -> Result<(u16, u16, Division, &[u8]), String> {
             // "29" is 30 drop-frame: 29.97 frames per second in real time.
             29 => 30.0 / 1.001,
             30 => 30.0,
-            other => {
-                return Err(format!(
-                    "corrupt MIDI header (unknown SMPTE frame rate {other})"
-                ));
-            }
+            other => return Err(MidiError::SmpteFrameRate(other)),
         };
         if lo == 0 {
-            return Err("corrupt MIDI header (0 ticks per SMPTE frame)".into());
+            return Err(MidiError::ZeroTicksPerFrame);
         }
         Division::Timecode {
             ticks_per_second: fps * f64::from(lo),
         }
     } else {
         if raw_division == 0 {
-            return Err("corrupt MIDI header (0 ticks per beat)".into());
+            return Err(MidiError::ZeroTicksPerBeat);
         }
         Division::Metrical {
             ticks_per_beat: raw_division,
@@ -264,7 +400,7 @@ fn read_track(
     tempos: &mut Vec<(u64, u32)>,
     event_count: &mut usize,
     stop: &dyn Fn() -> bool,
-) -> Result<bool, String> {
+) -> Result<bool, MidiError> {
     let mut iter = EventIter::new(data);
     let mut tick = 0u64;
     if stop() {
@@ -281,24 +417,23 @@ fn read_track(
             Some(Ok(event)) => event,
             // Only with midly's `strict` feature (if something else in the build enables it).
             Some(Err(e)) => {
-                return Err(format!(
-                    "corrupt MIDI file (track {number}: {} at byte {offset} of the track)",
-                    e.kind().message()
-                ));
+                return Err(MidiError::BadEvent {
+                    track: number,
+                    offset,
+                    reason: e.kind().message(),
+                });
             }
             // Lenient midly ends the iterator on a malformed or cut-off event.
             None => {
-                return Err(format!(
-                    "corrupt MIDI file (track {number}: unreadable event at byte {offset} of the \
-                     track)"
-                ));
+                return Err(MidiError::UnreadableEvent {
+                    track: number,
+                    offset,
+                });
             }
         };
         *event_count += 1;
         if *event_count > MAX_EVENTS {
-            return Err(format!(
-                "too many events (more than {MAX_EVENTS}); Dyeflow reads smaller MIDI files"
-            ));
+            return Err(MidiError::TooManyEvents);
         }
         tick += u64::from(event.delta.as_int());
         match event.kind {
@@ -309,10 +444,10 @@ fn read_track(
             }
             TrackEventKind::Meta(MetaMessage::Tempo(micros)) => {
                 if micros.as_int() == 0 {
-                    return Err(format!(
-                        "corrupt MIDI file (track {number}: a tempo of 0 microseconds per beat at \
-                         byte {offset} of the track)"
-                    ));
+                    return Err(MidiError::ZeroTempo {
+                        track: number,
+                        offset,
+                    });
                 }
                 if matches!(division, Division::Metrical { .. }) {
                     tempos.push((tick, micros.as_int()));
@@ -344,34 +479,38 @@ fn varint(bytes: &[u8]) -> Option<(usize, usize)> {
 /// being lenient, would accept: a meta or SysEx event's declared length must end inside its
 /// track (else midly cuts it short there and the events after it vanish into its data), and a
 /// Tempo meta event has exactly 3 data bytes.
-fn check_framing(event: &[u8], number: usize, offset: usize) -> Result<(), String> {
+fn check_framing(event: &[u8], number: usize, offset: usize) -> Result<(), MidiError> {
     let Some((_, delta_len)) = varint(event) else {
         return Ok(()); // midly reports a broken delta itself.
     };
     let rest = &event[delta_len..];
-    let (what, meta_type, header) = match rest.first() {
+    let (kind, meta_type, header) = match rest.first() {
         Some(0xFF) => ("meta", rest.get(1).copied(), 2),
         Some(0xF0 | 0xF7) => ("SysEx", None, 1),
         _ => return Ok(()),
     };
     let Some((len, len_len)) = rest.get(header..).and_then(varint) else {
-        return Err(format!(
-            "truncated MIDI file (track {number}: a {what} event at byte {offset} of the track \
-             ends early)"
-        ));
+        return Err(MidiError::EventLengthCut {
+            track: number,
+            offset,
+            kind,
+        });
     };
     let end = header + len_len + len;
     if end > rest.len() {
-        return Err(format!(
-            "corrupt MIDI file (track {number}: a {what} event at byte {offset} of the track \
-             claims {len} bytes, past the end of the track)"
-        ));
+        return Err(MidiError::EventTooLong {
+            track: number,
+            offset,
+            kind,
+            len,
+        });
     }
     if meta_type == Some(0x51) && len != 3 {
-        return Err(format!(
-            "corrupt MIDI file (track {number}: a tempo event at byte {offset} of the track has \
-             {len} data bytes, not 3)"
-        ));
+        return Err(MidiError::TempoLength {
+            track: number,
+            offset,
+            len,
+        });
     }
     Ok(())
 }
@@ -796,7 +935,9 @@ mod tests {
         ] {
             let mut track = event.to_vec();
             track.extend_from_slice(&note);
-            let err = parse(&hand_made(0, [0, 96], &track)).expect_err(what);
+            let err = parse(&hand_made(0, [0, 96], &track))
+                .expect_err(what)
+                .to_string();
             assert!(
                 err.contains(what) && err.contains("past the end of the track"),
                 "{what}: {err}"
@@ -813,14 +954,18 @@ mod tests {
         let note = [0x00, 0x90, 60, 100];
         let mut short = vec![0x00, 0xFF, 0x51, 0x02, 0x07, 0xA1];
         short.extend_from_slice(&note);
-        let err = parse(&hand_made(0, [0, 96], &short)).expect_err("2-byte tempo");
+        let err = parse(&hand_made(0, [0, 96], &short))
+            .expect_err("2-byte tempo")
+            .to_string();
         assert!(
             err.contains("tempo") && err.contains("2 data bytes"),
             "{err}"
         );
         let mut zero = vec![0x00, 0xFF, 0x51, 0x03, 0, 0, 0];
         zero.extend_from_slice(&note);
-        let err = parse(&hand_made(0, [0, 96], &zero)).expect_err("tempo 0");
+        let err = parse(&hand_made(0, [0, 96], &zero))
+            .expect_err("tempo 0")
+            .to_string();
         assert!(err.contains("tempo of 0"), "{err}");
     }
 
@@ -843,7 +988,9 @@ mod tests {
     fn event_cut_inside_its_chunk_is_an_error() {
         // The chunk length is right, but the last note-on lacks its velocity byte.
         let track = [0x00, 0x90, 60, 100, 0x60, 0x90, 60];
-        let err = parse(&hand_made(0, [0, 96], &track)).expect_err("must fail");
+        let err = parse(&hand_made(0, [0, 96], &track))
+            .expect_err("must fail")
+            .to_string();
         assert!(err.contains("track 1"), "{err}");
     }
 
@@ -852,13 +999,17 @@ mod tests {
         let bytes = type1_with_tempo_change();
         // Every cut, from inside the header to one byte short, is an error.
         for len in 0..bytes.len() {
-            let err = parse(&bytes[..len]).expect_err("truncated file must fail");
+            let err = parse(&bytes[..len])
+                .expect_err("truncated file must fail")
+                .to_string();
             assert!(
                 err.contains("truncated") || err.contains("not a MIDI file"),
                 "cut at {len}: {err}"
             );
         }
-        let err = parse(&bytes[..bytes.len() - 3]).expect_err("must fail");
+        let err = parse(&bytes[..bytes.len() - 3])
+            .expect_err("must fail")
+            .to_string();
         assert_eq!(err, "truncated MIDI file (track 2 ends early)");
     }
 
@@ -870,7 +1021,7 @@ mod tests {
             &[0xFF; 64][..],
             &b"RIFF\x24\0\0\0WAVEfmt "[..],
         ] {
-            let err = parse(garbage).expect_err("must fail");
+            let err = parse(garbage).expect_err("must fail").to_string();
             assert!(
                 err.contains("not a MIDI file") && err.contains("MThd"),
                 "{err}"
@@ -886,7 +1037,7 @@ mod tests {
             vec![vec![on(0, 0, 60, 100), eot(0)]],
         );
         assert_eq!(
-            parse(&bytes).expect_err("must fail"),
+            parse(&bytes).expect_err("must fail").to_string(),
             "MIDI format 2 (sequential tracks) is not supported"
         );
     }
@@ -912,15 +1063,19 @@ mod tests {
     #[test]
     fn corrupt_headers_are_errors() {
         // Zero ticks per beat.
-        let err = parse(&hand_made(0, [0, 0], &[0x00, 0xFF, 0x2F, 0x00])).expect_err("0 tpb");
+        let err = parse(&hand_made(0, [0, 0], &[0x00, 0xFF, 0x2F, 0x00]))
+            .expect_err("0 tpb")
+            .to_string();
         assert!(err.contains("ticks per beat"), "{err}");
         // Unknown format number.
-        let err = parse(&hand_made(7, [0, 96], &[0x00, 0xFF, 0x2F, 0x00])).expect_err("format");
+        let err = parse(&hand_made(7, [0, 96], &[0x00, 0xFF, 0x2F, 0x00]))
+            .expect_err("format")
+            .to_string();
         assert!(err.contains("format 7"), "{err}");
         // More tracks declared than present.
         let mut bytes = hand_made(1, [0, 96], &[0x00, 0xFF, 0x2F, 0x00]);
         bytes[11] = 3;
-        let err = parse(&bytes).expect_err("missing tracks");
+        let err = parse(&bytes).expect_err("missing tracks").to_string();
         assert!(err.contains("declares 3 tracks, found 1"), "{err}");
     }
 

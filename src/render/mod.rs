@@ -2,6 +2,7 @@
 //! drive the same bridge, mapping and simulation as the plugin, in simulation time.
 
 pub mod demo;
+pub mod error;
 pub mod feed;
 pub mod midi;
 pub mod output;
@@ -10,30 +11,78 @@ pub mod wav;
 
 use std::path::{Path, PathBuf};
 
+pub use error::{FfmpegFailure, InputProblem, UsageError};
+
 /// Why a render could not run. Every message is one sentence naming the file (if any) and
 /// the problem.
 #[derive(Debug, thiserror::Error)]
 pub enum RenderError {
     /// An input file is missing, unreadable, corrupt, or not what it claims to be.
     #[error("{}: {problem}", path.display())]
-    Input { path: PathBuf, problem: String },
+    Input {
+        /// The input file.
+        path: PathBuf,
+        /// What is wrong with it.
+        #[source]
+        problem: InputProblem,
+    },
     /// An argument is out of range or inconsistent.
-    #[error("{0}")]
-    Usage(String),
+    #[error(transparent)]
+    Usage(#[from] UsageError),
     /// The output could not be written.
     #[error("{}: {problem}", path.display())]
     Output { path: PathBuf, problem: String },
-    /// An external tool (ffmpeg) is missing or failed.
-    #[error("{0}")]
-    Tool(String),
-    /// The system refused what the render needs (threads, memory).
-    #[error("{0}")]
-    System(String),
+    /// ffmpeg is not on PATH.
+    #[error(
+        "ffmpeg was not found on PATH, so {} cannot be written; install ffmpeg (Debian: apt \
+         install ffmpeg) or render PNG frames with --out DIR and encode them later.",
+        path.display()
+    )]
+    FfmpegMissing {
+        /// The video that cannot be written.
+        path: PathBuf,
+    },
+    /// ffmpeg is there but could not be started.
+    #[error("ffmpeg could not be started to write {}: {source}", path.display())]
+    FfmpegStart {
+        /// The video that cannot be written.
+        path: PathBuf,
+        /// Why the process could not be spawned.
+        #[source]
+        source: std::io::Error,
+    },
+    /// ffmpeg stopped taking frames or exited with an error.
+    #[error(transparent)]
+    Ffmpeg(#[from] FfmpegFailure),
+    /// The temporary WAV file a video muxes in could not be written.
+    #[error("could not write a temporary file for the audio: {0}")]
+    TempAudio(#[source] std::io::Error),
+    /// An output's encoder threads could not be started.
+    #[error("{}: could not start the encoder threads: {source}", path.display())]
+    EncoderThreads {
+        /// The output.
+        path: PathBuf,
+        /// Why the threads could not be started.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+    /// The simulation could not be started (the system refused its threads).
+    #[error(transparent)]
+    Solver(#[from] crate::sim::CpuError),
+    /// The GPU failed during the render (device lost, validation error).
+    #[error("the GPU failed during the render: {0}")]
+    Gpu(#[from] crate::sim::GpuError),
+    /// The built-in demo's MIDI does not parse (a bug in Dyeflow).
+    #[error("the built-in demo's MIDI is broken: {0}")]
+    DemoMidi(#[source] midi::MidiError),
+    /// The built-in demo's audio could not be encoded (a bug in Dyeflow).
+    #[error("could not make the demo's audio: {0}")]
+    DemoAudio(#[source] hound::Error),
 }
 
 impl RenderError {
     /// An input-file error.
-    pub fn input(path: &Path, problem: impl Into<String>) -> Self {
+    pub fn input(path: &Path, problem: impl Into<InputProblem>) -> Self {
         Self::Input {
             path: path.to_owned(),
             problem: problem.into(),
@@ -41,9 +90,9 @@ impl RenderError {
     }
 
     /// An I/O error reading an input file: "file not found", "permission denied", or the
-    /// error's own text.
-    pub fn input_io(path: &Path, e: &std::io::Error) -> Self {
-        Self::input(path, io_problem(e))
+    /// error itself.
+    pub fn input_io(path: &Path, e: std::io::Error) -> Self {
+        Self::input(path, e)
     }
 
     /// An output error.
@@ -58,28 +107,28 @@ impl RenderError {
     pub fn exit_code(&self) -> u8 {
         match self {
             Self::Input { .. } | Self::Usage(_) => 2,
-            Self::Output { .. } | Self::Tool(_) | Self::System(_) => 1,
+            Self::Output { .. }
+            | Self::FfmpegMissing { .. }
+            | Self::FfmpegStart { .. }
+            | Self::Ffmpeg(_)
+            | Self::TempAudio(_)
+            | Self::EncoderThreads { .. }
+            | Self::Gpu(_)
+            | Self::Solver(_)
+            | Self::DemoMidi(_)
+            | Self::DemoAudio(_) => 1,
         }
-    }
-}
-
-/// A short phrase for an I/O error.
-fn io_problem(e: &std::io::Error) -> String {
-    match e.kind() {
-        std::io::ErrorKind::NotFound => "file not found".into(),
-        std::io::ErrorKind::PermissionDenied => "permission denied".into(),
-        _ => e.to_string(),
     }
 }
 
 /// Open an input file (not a directory); the file and its size.
 fn open_input(path: &Path) -> Result<(std::fs::File, u64), RenderError> {
-    let file = std::fs::File::open(path).map_err(|e| RenderError::input_io(path, &e))?;
+    let file = std::fs::File::open(path).map_err(|e| RenderError::input_io(path, e))?;
     let meta = file
         .metadata()
-        .map_err(|e| RenderError::input_io(path, &e))?;
+        .map_err(|e| RenderError::input_io(path, e))?;
     if meta.is_dir() {
-        return Err(RenderError::input(path, "is a directory, not a file"));
+        return Err(RenderError::input(path, InputProblem::Directory));
     }
     Ok((file, meta.len()))
 }
@@ -91,7 +140,9 @@ fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
     let too_large = || {
         RenderError::input(
             path,
-            format!("file too large (at most {} MiB)", (max_bytes >> 20).max(1)),
+            InputProblem::TooLarge {
+                max_mib: (max_bytes >> 20).max(1),
+            },
         )
     };
     if len > max_bytes {
@@ -101,9 +152,9 @@ fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
     // `take` guards against a file that grows while it is read.
     file.take(max_bytes + 1)
         .read_to_end(&mut bytes)
-        .map_err(|e| RenderError::input_io(path, &e))?;
+        .map_err(|e| RenderError::input_io(path, e))?;
     if bytes.is_empty() {
-        return Err(RenderError::input(path, "empty file"));
+        return Err(RenderError::input(path, InputProblem::Empty));
     }
     if bytes.len() as u64 > max_bytes {
         return Err(too_large());
@@ -112,10 +163,9 @@ fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
 }
 
 use crate::engine::Driver;
-use crate::engine::create_solver;
 use crate::params::{BackendChoice, DYE_SCALES, DyeflowParams, SIM_RESOLUTIONS_CELLS};
 use crate::preset;
-use crate::sim::{SimConfig, iterations_for};
+use crate::sim::{ModelSpec, create_model};
 use feed::{AudioSource, Player};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -243,8 +293,7 @@ struct Music {
 /// Load the inputs (or make the demo). `None` when `stop` was set meanwhile.
 fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, RenderError> {
     if opts.midi.is_none() && opts.audio.is_none() {
-        let notes = midi::parse(&demo::midi_bytes())
-            .map_err(|p| RenderError::Usage(format!("the built-in demo's MIDI is broken: {p}")))?;
+        let notes = midi::parse(&demo::midi_bytes()).map_err(RenderError::DemoMidi)?;
         let audio = wav::Audio {
             sample_rate: demo::DEMO_SAMPLE_RATE,
             channels: demo::audio(demo::DEMO_SAMPLE_RATE),
@@ -282,12 +331,7 @@ fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, 
             if opts.seconds.is_none() && last + TAIL_S > MAX_SECONDS {
                 return Err(RenderError::input(
                     path,
-                    format!(
-                        "the last event is at {}, and a render is at most {}; give --seconds \
-                         (and --start) to render a part of it",
-                        duration_text(last),
-                        duration_text(MAX_SECONDS)
-                    ),
+                    InputProblem::MusicTooLong { last_s: last },
                 ));
             }
             last + TAIL_S
@@ -329,15 +373,19 @@ pub fn number_text(x: f64) -> String {
 }
 
 fn check_range<T: PartialOrd + std::fmt::Display>(
-    what: &str,
+    what: &'static str,
     value: T,
     lo: T,
     hi: T,
 ) -> Result<(), RenderError> {
     if value < lo || value > hi {
-        return Err(RenderError::Usage(format!(
-            "{what} {value} is out of range; use {lo} to {hi}"
-        )));
+        return Err(UsageError::OutOfRange {
+            what,
+            value: value.to_string(),
+            lo: lo.to_string(),
+            hi: hi.to_string(),
+        }
+        .into());
     }
     Ok(())
 }
@@ -355,46 +403,39 @@ pub fn validate(opts: &RenderOptions) -> Result<(), RenderError> {
     if let Some(s) = opts.seconds
         && !(s.is_finite() && s > 0.0 && s <= MAX_SECONDS)
     {
-        return Err(RenderError::Usage(format!(
-            "--seconds {} is out of range; use more than 0 and at most {MAX_SECONDS}",
-            number_text(s)
-        )));
+        return Err(UsageError::Seconds { seconds: s }.into());
     }
     if !(opts.start_s.is_finite() && opts.start_s >= 0.0 && opts.start_s <= MAX_SECONDS) {
-        return Err(RenderError::Usage(format!(
-            "--start {} is out of range; use 0 to {MAX_SECONDS}",
-            number_text(opts.start_s)
-        )));
+        return Err(UsageError::Start {
+            start_s: opts.start_s,
+        }
+        .into());
     }
     if let Some(n) = opts.sim
         && !SIM_RESOLUTIONS_CELLS.contains(&n)
     {
-        return Err(RenderError::Usage(format!(
-            "--sim {n} is not a simulation resolution; use one of {SIM_RESOLUTIONS_CELLS:?}"
-        )));
+        return Err(UsageError::SimResolution(n).into());
     }
     if let Some(n) = opts.dye
         && !DYE_SCALES.contains(&n)
     {
-        return Err(RenderError::Usage(format!(
-            "--dye {n} is not a dye refinement; use one of {DYE_SCALES:?}"
-        )));
+        return Err(UsageError::DyeScale(n).into());
     }
     if opts.cpu_threads > max_threads() {
-        return Err(RenderError::Usage(format!(
-            "--threads {} is out of range; use 1 to {} ({MAX_THREADS_PER_CORE} per core), or 0 \
-             for one per core",
-            opts.cpu_threads,
-            max_threads()
-        )));
+        return Err(UsageError::Threads {
+            threads: opts.cpu_threads,
+            max: max_threads(),
+        }
+        .into());
     }
     // Large frames at a high rate for hours would fill any disk: cap the pixel count.
     let pixels = f64::from(opts.width) * f64::from(opts.height);
     if pixels > 7680.0 * 4320.0 {
-        return Err(RenderError::Usage(format!(
-            "--size {}x{} has more pixels than 8K (7680x4320)",
-            opts.width, opts.height
-        )));
+        return Err(UsageError::MorePixelsThan8k {
+            width: opts.width,
+            height: opts.height,
+        }
+        .into());
     }
     Ok(())
 }
@@ -429,8 +470,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     let mut notes_out = Vec::new();
     if let Some(p) = &opts.preset {
         let bytes = read_input(p, preset::MAX_PRESET_BYTES)?;
-        let report =
-            preset::apply(&bytes, &params).map_err(|e| RenderError::input(p, e.to_string()))?;
+        let report = preset::apply(&bytes, &params).map_err(|e| RenderError::input(p, e))?;
         if !report.unknown.is_empty() {
             notes_out.push(format!(
                 "{}: skipped parameters this Dyeflow does not know: {}",
@@ -466,11 +506,11 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         return Ok(interrupted(notes_out));
     };
     if opts.start_s >= music.length_s && opts.seconds.is_none() {
-        return Err(RenderError::Usage(format!(
-            "--start {} is past the end of the music ({:.2} s)",
-            number_text(opts.start_s),
-            music.length_s
-        )));
+        return Err(UsageError::StartPastEnd {
+            start_s: opts.start_s,
+            length_s: music.length_s,
+        }
+        .into());
     }
     let seconds = opts
         .seconds
@@ -493,18 +533,19 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     };
     let mut writer = output::open(&kind, &out_opts)?;
     let mut driver = Driver::new(&params);
-    let mut cfg = SimConfig::new(gw, gh);
-    cfg.dye_scale = settings.dye_scale as usize;
-    cfg.pressure_iterations = iterations_for(cfg.pressure, driver.discrete().pressure_iterations);
-    let cfg = cfg.sanitized();
-    let threads = if opts.cpu_threads > 0 {
-        opts.cpu_threads
-    } else {
-        std::thread::available_parallelism().map_or(1, |n| n.get())
+    let spec = ModelSpec {
+        cells: (gw, gh),
+        detail: settings.dye_scale as usize,
+        effort_sweeps: driver.discrete().pressure_iterations,
+        backend: backend.into(),
+        gpu: Default::default(),
+        cpu_threads: if opts.cpu_threads > 0 {
+            opts.cpu_threads
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        },
     };
-    let (mut solver, info) = create_solver(&cfg, backend, &Default::default(), threads)
-        .map_err(|e| RenderError::System(e.to_string()))?;
-    solver.set_measure(false);
+    let (mut model, info) = create_model(&spec).map_err(RenderError::Solver)?;
     if backend == BackendChoice::Gpu && info.backend != "gpu" {
         notes_out.push(format!(
             "no usable GPU ({}); rendered on the CPU",
@@ -529,23 +570,20 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
             number_text(opts.start_s)
         ));
     }
-    let mut stopped =
-        !player.advance(solver.as_mut(), &mut driver, &params, preroll_steps, stop)?;
+    let mut stopped = !player.advance(model.as_mut(), &mut driver, &params, preroll_steps, stop)?;
     let setup_s = started.elapsed().as_secs_f64();
     if !stopped {
         for frame in 0..frames_total {
             if frame > 0
-                && !player.advance(solver.as_mut(), &mut driver, &params, steps_per_frame, stop)?
+                && !player.advance(model.as_mut(), &mut driver, &params, steps_per_frame, stop)?
             {
                 stopped = true;
                 break;
             }
-            if let Some(reason) = solver.failure() {
-                return Err(RenderError::Tool(format!(
-                    "the GPU failed during the render: {reason}"
-                )));
+            if let Some(reason) = model.failure() {
+                return Err(RenderError::Gpu(reason));
             }
-            solver.render(
+            model.render(
                 &driver.look(),
                 opts.width as usize,
                 opts.height as usize,
@@ -584,7 +622,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         width: opts.width,
         height: opts.height,
         fps: opts.fps,
-        grid: (cfg.width, cfg.height),
+        grid: model.resolution().cells,
         wall_s: started.elapsed().as_secs_f64(),
         setup_s,
         backend: format!("{} ({})", info.backend, info.device),
@@ -603,8 +641,7 @@ fn wav_bytes(audio: &wav::Audio) -> Result<Vec<u8>, RenderError> {
         bits_per_sample: 32,
         sample_format: hound::SampleFormat::Float,
     };
-    let err =
-        |e: hound::Error| RenderError::System(format!("could not make the demo's audio: {e}"));
+    let err = RenderError::DemoAudio;
     let mut bytes = Vec::new();
     let mut w = hound::WavWriter::new(std::io::Cursor::new(&mut bytes), spec).map_err(err)?;
     for i in 0..audio.frames() {

@@ -28,6 +28,93 @@ pub const MAX_DURATION_S: u64 = 4 * 60 * 60;
 /// How many bytes of the file's start are kept to describe an encoding hound rejects.
 const HEADER_RECORD_BYTES: usize = 64 * 1024;
 
+/// Why a WAV stream cannot be read. Each message is a short problem phrase without a file
+/// name (the caller adds it), e.g. "not a WAV file (no RIFF/WAVE header)".
+#[derive(Debug, thiserror::Error)]
+pub enum WavError {
+    /// Reading the stream failed.
+    #[error("read error ({0})")]
+    Read(#[source] io::Error),
+    /// The stream has no bytes.
+    #[error("empty file")]
+    Empty,
+    /// An RF64 or BW64 container (64-bit sizes), which hound does not read.
+    #[error("unsupported WAV container (RF64/BW64); Dyeflow reads plain RIFF WAV files")]
+    Rf64,
+    /// `RIFF` but fewer than the 12 bytes of a RIFF/WAVE header.
+    #[error("truncated WAV file (header ends early)")]
+    HeaderCut,
+    /// No RIFF/WAVE header.
+    #[error("not a WAV file (no RIFF/WAVE header)")]
+    NotWav,
+    /// The header is unreadable for a reason other than a known unsupported encoding.
+    #[error("unreadable WAV header ({reason})")]
+    BadHeader {
+        /// hound's reason, without its "Ill-formed WAVE file: " prefix.
+        reason: String,
+    },
+    /// The file ends inside the chunks before the audio data.
+    #[error("truncated WAV file (it ends before the audio data)")]
+    EndsBeforeData,
+    /// More than two channels.
+    #[error("has {0} channels; Dyeflow reads mono or stereo WAV")]
+    Channels(usize),
+    /// An encoding other than 8/16/24/32-bit integer or 32-bit float PCM.
+    #[error(
+        "unsupported WAV encoding ({encoding}); Dyeflow reads 8/16/24/32-bit integer or 32-bit \
+         float PCM"
+    )]
+    Encoding {
+        /// A human name for the encoding, e.g. "A-law" or "64-bit float".
+        encoding: String,
+    },
+    /// hound could not decode the samples of an encoding that passed the header check.
+    #[error("unsupported WAV encoding ({encoding}: {source})")]
+    Samples {
+        /// A human name for the encoding.
+        encoding: String,
+        /// hound's error.
+        #[source]
+        source: hound::Error,
+    },
+    /// A sample rate outside [`MIN_SAMPLE_RATE`]..=[`MAX_SAMPLE_RATE`].
+    #[error(
+        "sample rate {0} Hz is outside the supported range {min}–{max} Hz",
+        min = MIN_SAMPLE_RATE,
+        max = MAX_SAMPLE_RATE
+    )]
+    SampleRate(u32),
+    /// The data chunk holds no frames.
+    #[error("no audio (the WAV data chunk is empty)")]
+    NoAudio,
+    /// Longer than [`MAX_DURATION_S`].
+    #[error(
+        "too long ({hours:.1} hours of audio; Dyeflow reads at most {max} hours)",
+        max = MAX_DURATION_S / 3600
+    )]
+    TooLong {
+        /// The audio's length in hours.
+        hours: f64,
+    },
+    /// The data chunk is shorter than its header says.
+    #[error(
+        "truncated WAV data (the header promises {promised} frames, the file ends after \
+         {present})"
+    )]
+    DataCut {
+        /// Frames the header declares.
+        promised: u64,
+        /// Whole frames in the file.
+        present: u64,
+    },
+    /// The stream ended while samples were read (it shrank after it was opened).
+    #[error("truncated WAV data (the file ended while it was read)")]
+    EndedWhileReading,
+    /// A seek to a frame past what hound can address.
+    #[error("cannot seek to frame {0}: past the end of what a WAV file can hold")]
+    SeekTooFar(u64),
+}
+
 /// Audio in memory: 1 or 2 channels of f32 samples, equal lengths. Integer samples are in
 /// -1..1 (full scale is 1); float samples keep their values (they may exceed 1), except that
 /// NaN and infinities become 0.
@@ -82,16 +169,19 @@ pub fn open(path: &Path) -> Result<WavStream, RenderError> {
     WavStream::new(BufReader::new(file), len).map_err(|problem| RenderError::input(path, problem))
 }
 
-/// Decode a whole WAV stream into memory. Errors are a short problem phrase without a file
-/// name, e.g. "not a WAV file (no RIFF/WAVE header)" or "truncated WAV data (…)".
-pub fn read(mut reader: impl Read) -> Result<Audio, String> {
+/// Decode a whole WAV stream into memory.
+///
+/// # Errors
+/// A [`WavError`] for a stream that is unreadable, not a WAV file, or one Dyeflow does not
+/// read.
+pub fn read(mut reader: impl Read) -> Result<Audio, WavError> {
     let mut bytes = Vec::new();
-    reader
-        .read_to_end(&mut bytes)
-        .map_err(|e| format!("read error ({e})"))?;
+    reader.read_to_end(&mut bytes).map_err(WavError::Read)?;
     let len = bytes.len() as u64;
     let mut stream = WavStream::new(io::Cursor::new(bytes), len)?;
-    let frames = usize::try_from(stream.frames).map_err(|_| "too long".to_string())?;
+    let frames = usize::try_from(stream.frames).map_err(|_| WavError::TooLong {
+        hours: stream.duration_s() / 3600.0,
+    })?;
     let mut channels = vec![Vec::new(); stream.channels];
     stream.block(0, frames as u64, &mut channels)?;
     Ok(Audio {
@@ -103,52 +193,40 @@ pub fn read(mut reader: impl Read) -> Result<Audio, String> {
 impl<R: Read + Seek> WavStream<R> {
     /// Read and check the header of a WAV stream `len` bytes long: the encoding, the rate, the
     /// length, and that the data chunk is all there.
-    pub fn new(mut reader: R, len: u64) -> Result<Self, String> {
+    pub fn new(mut reader: R, len: u64) -> Result<Self, WavError> {
         let mut record = Vec::with_capacity(256);
         (&mut reader)
             .take(HEADER_RECORD_BYTES as u64)
             .read_to_end(&mut record)
-            .map_err(|e| format!("read error ({e})"))?;
+            .map_err(WavError::Read)?;
         check_riff_wave(&record[..record.len().min(12)])?;
-        reader
-            .seek(SeekFrom::Start(0))
-            .map_err(|e| format!("read error ({e})"))?;
+        reader.seek(SeekFrom::Start(0)).map_err(WavError::Read)?;
         let wav = WavReader::new(reader).map_err(|e| header_problem(e, &record))?;
 
         let spec = wav.spec();
         let channels = usize::from(spec.channels);
         if channels > 2 {
-            return Err(format!(
-                "has {channels} channels; Dyeflow reads mono or stereo WAV"
-            ));
+            return Err(WavError::Channels(channels));
         }
         match (spec.sample_format, spec.bits_per_sample) {
             (SampleFormat::Int, 8 | 16 | 24 | 32) | (SampleFormat::Float, 32) => {}
             (format, bits) => {
-                return Err(format!(
-                    "unsupported WAV encoding ({}); Dyeflow reads 8/16/24/32-bit integer or 32-bit \
-                     float PCM",
-                    encoding_name(format, bits)
-                ));
+                return Err(WavError::Encoding {
+                    encoding: encoding_name(format, bits),
+                });
             }
         }
         if !(MIN_SAMPLE_RATE..=MAX_SAMPLE_RATE).contains(&spec.sample_rate) {
-            return Err(format!(
-                "sample rate {} Hz is outside the supported range {MIN_SAMPLE_RATE}–{MAX_SAMPLE_RATE} \
-                 Hz",
-                spec.sample_rate
-            ));
+            return Err(WavError::SampleRate(spec.sample_rate));
         }
         let frames = u64::from(wav.duration());
         if frames == 0 {
-            return Err("no audio (the WAV data chunk is empty)".into());
+            return Err(WavError::NoAudio);
         }
         if frames > MAX_DURATION_S * u64::from(spec.sample_rate) {
-            return Err(format!(
-                "too long ({:.1} hours of audio; Dyeflow reads at most {} hours)",
-                frames as f64 / f64::from(spec.sample_rate) / 3600.0,
-                MAX_DURATION_S / 3600
-            ));
+            return Err(WavError::TooLong {
+                hours: frames as f64 / f64::from(spec.sample_rate) / 3600.0,
+            });
         }
         // The data chunk must all be there: hound's reader stands at its start.
         let block_align = find_fmt(&record)
@@ -156,19 +234,15 @@ impl<R: Read + Seek> WavStream<R> {
             .filter(|&b| b > 0 && b.is_multiple_of(channels as u64))
             .unwrap_or(channels as u64 * u64::from(spec.bits_per_sample.div_ceil(8)));
         let mut reader = wav.into_inner();
-        let data_start = reader
-            .stream_position()
-            .map_err(|e| format!("read error ({e})"))?;
+        let data_start = reader.stream_position().map_err(WavError::Read)?;
         let present = len.saturating_sub(data_start) / block_align;
         if present < frames {
-            return Err(format!(
-                "truncated WAV data (the header promises {frames} frames, the file ends after \
-                 {present})"
-            ));
+            return Err(WavError::DataCut {
+                promised: frames,
+                present,
+            });
         }
-        reader
-            .seek(SeekFrom::Start(0))
-            .map_err(|e| format!("read error ({e})"))?;
+        reader.seek(SeekFrom::Start(0)).map_err(WavError::Read)?;
         let wav = WavReader::new(reader).map_err(|e| header_problem(e, &record))?;
         Ok(Self {
             wav,
@@ -192,7 +266,7 @@ impl<R: Read + Seek> WavStream<R> {
     /// Append frames `from..to` of each channel to `out` (one vector per channel: 1 or 2),
     /// with zeros past the end of the audio. Reading forwards block after block is cheapest;
     /// any other `from` seeks.
-    pub fn block(&mut self, from: u64, to: u64, out: &mut [Vec<f32>]) -> Result<(), String> {
+    pub fn block(&mut self, from: u64, to: u64, out: &mut [Vec<f32>]) -> Result<(), WavError> {
         let to = to.max(from);
         let end = to.min(self.frames);
         if from < end && from != self.next {
@@ -202,14 +276,12 @@ impl<R: Read + Seek> WavStream<R> {
         let count = n * self.channels;
         self.scratch.clear();
         let sample_problem = |e: hound::Error| match e {
-            hound::Error::IoError(e) if is_eof(&e) => {
-                "truncated WAV data (the file ended while it was read)".to_string()
-            }
-            hound::Error::IoError(e) => format!("read error ({e})"),
-            other => format!(
-                "unsupported WAV encoding ({}: {other})",
-                encoding_name(self.format, self.bits)
-            ),
+            hound::Error::IoError(e) if is_eof(&e) => WavError::EndedWhileReading,
+            hound::Error::IoError(e) => WavError::Read(e),
+            other => WavError::Samples {
+                encoding: encoding_name(self.format, self.bits),
+                source: other,
+            },
         };
         match self.format {
             SampleFormat::Int => {
@@ -228,7 +300,7 @@ impl<R: Read + Seek> WavStream<R> {
             }
         }
         if self.scratch.len() != count {
-            return Err("truncated WAV data (the file ended while it was read)".into());
+            return Err(WavError::EndedWhileReading);
         }
         self.next = from + n as u64;
         for (c, channel) in out.iter_mut().enumerate() {
@@ -241,15 +313,14 @@ impl<R: Read + Seek> WavStream<R> {
     }
 
     /// Make `frame` the next one read.
-    fn seek(&mut self, frame: u64) -> Result<(), String> {
-        let problem = |e: io::Error| format!("read error ({e})");
+    fn seek(&mut self, frame: u64) -> Result<(), WavError> {
         if self.seekable {
             self.wav
-                .seek(u32::try_from(frame).map_err(|_| "seek past the end".to_string())?)
-                .map_err(problem)?;
+                .seek(u32::try_from(frame).map_err(|_| WavError::SeekTooFar(frame))?)
+                .map_err(WavError::Read)?;
         } else {
             if frame < self.next {
-                self.wav.seek(0).map_err(problem)?;
+                self.wav.seek(0).map_err(WavError::Read)?;
                 self.next = 0;
             }
             // Read and discard: only for padded containers.
@@ -268,20 +339,18 @@ impl<R: Read + Seek> WavStream<R> {
 }
 
 /// Check the 12-byte RIFF/WAVE header (`head` is shorter if the stream is).
-fn check_riff_wave(head: &[u8]) -> Result<(), String> {
+fn check_riff_wave(head: &[u8]) -> Result<(), WavError> {
     if head.is_empty() {
-        return Err("empty file".into());
+        return Err(WavError::Empty);
     }
     if head.starts_with(b"RF64") || head.starts_with(b"BW64") {
-        return Err(
-            "unsupported WAV container (RF64/BW64); Dyeflow reads plain RIFF WAV files".into(),
-        );
+        return Err(WavError::Rf64);
     }
     if head.starts_with(b"RIFF") && head.len() < 12 {
-        return Err("truncated WAV file (header ends early)".into());
+        return Err(WavError::HeaderCut);
     }
     if head.len() < 12 || &head[..4] != b"RIFF" || &head[8..12] != b"WAVE" {
-        return Err("not a WAV file (no RIFF/WAVE header)".into());
+        return Err(WavError::NotWav);
     }
     Ok(())
 }
@@ -293,21 +362,22 @@ fn is_eof(e: &io::Error) -> bool {
         || (e.kind() == io::ErrorKind::Other && e.to_string().contains("enough bytes"))
 }
 
-/// The problem phrase for an error from [`WavReader::new`]; `record` is the file's start.
-fn header_problem(e: hound::Error, record: &[u8]) -> String {
+/// The error for a failure of [`WavReader::new`]; `record` is the file's start.
+fn header_problem(e: hound::Error, record: &[u8]) -> WavError {
     let fmt = find_fmt(record);
     match e {
-        hound::Error::IoError(e) if is_eof(&e) => {
-            "truncated WAV file (it ends before the audio data)".into()
-        }
-        hound::Error::IoError(e) => format!("read error ({e})"),
-        hound::Error::Unsupported => format!(
-            "unsupported WAV encoding ({})",
-            fmt.map_or_else(|| "unknown".to_string(), |f| f.describe())
-        ),
+        hound::Error::IoError(e) if is_eof(&e) => WavError::EndsBeforeData,
+        hound::Error::IoError(e) => WavError::Read(e),
+        hound::Error::Unsupported => WavError::Encoding {
+            encoding: fmt.map_or_else(|| "unknown".to_string(), |f| f.describe()),
+        },
         other => match fmt {
-            Some(f) if !f.is_supported() => format!("unsupported WAV encoding ({})", f.describe()),
-            _ => format!("unreadable WAV header ({})", hound_reason(&other)),
+            Some(f) if !f.is_supported() => WavError::Encoding {
+                encoding: f.describe(),
+            },
+            _ => WavError::BadHeader {
+                reason: hound_reason(&other),
+            },
         },
     }
 }
@@ -507,15 +577,15 @@ mod tests {
             &[0u8; 100][..],
         ] {
             assert_eq!(
-                read(garbage).expect_err("must fail"),
+                read(garbage).expect_err("must fail").to_string(),
                 "not a WAV file (no RIFF/WAVE header)"
             );
         }
-        assert_eq!(read(&b""[..]).expect_err("empty"), "empty file");
+        assert_eq!(read(&b""[..]).expect_err("empty").to_string(), "empty file");
         let mut avi = write(spec(1, 44_100, 16, SampleFormat::Int), &[0; 4]);
         avi[8..12].copy_from_slice(b"AVI ");
         assert_eq!(
-            read(&avi[..]).expect_err("avi"),
+            read(&avi[..]).expect_err("avi").to_string(),
             "not a WAV file (no RIFF/WAVE header)"
         );
     }
@@ -524,7 +594,7 @@ mod tests {
     fn six_channels_are_rejected() {
         let bytes = write(spec(6, 48_000, 16, SampleFormat::Int), &[0; 12]);
         assert_eq!(
-            read(&bytes[..]).expect_err("must fail"),
+            read(&bytes[..]).expect_err("must fail").to_string(),
             "has 6 channels; Dyeflow reads mono or stereo WAV"
         );
     }
@@ -533,7 +603,7 @@ mod tests {
     fn sample_rate_out_of_range_is_rejected() {
         for rate in [500, 800_000] {
             let bytes = write(spec(1, rate, 16, SampleFormat::Int), &[0; 4]);
-            let err = read(&bytes[..]).expect_err("must fail");
+            let err = read(&bytes[..]).expect_err("must fail").to_string();
             assert!(
                 err.contains(&rate.to_string()) && err.contains("1000–768000 Hz"),
                 "{err}"
@@ -552,10 +622,14 @@ mod tests {
         assert!(read(&bytes[..]).is_ok());
         // Every cut is an error, never a silently shorter file.
         for len in 4..bytes.len() {
-            let err = read(&bytes[..len]).expect_err("truncated file must fail");
+            let err = read(&bytes[..len])
+                .expect_err("truncated file must fail")
+                .to_string();
             assert!(err.contains("truncated"), "cut at {len}: {err}");
         }
-        let err = read(&bytes[..bytes.len() - 10]).expect_err("must fail");
+        let err = read(&bytes[..bytes.len() - 10])
+            .expect_err("must fail")
+            .to_string();
         assert_eq!(
             err,
             "truncated WAV data (the header promises 50 frames, the file ends after 47)"
@@ -572,7 +646,7 @@ mod tests {
             (raw_wav(0x55, 2, 44_100, 16, &[0; 8]), "MP3"),
         ];
         for (bytes, name) in cases {
-            let err = read(&bytes[..]).expect_err("must fail");
+            let err = read(&bytes[..]).expect_err("must fail").to_string();
             assert!(
                 err.starts_with("unsupported WAV encoding (") && err.contains(name),
                 "{name}: {err}"
@@ -585,7 +659,9 @@ mod tests {
 
     #[test]
     fn empty_data_and_overlong_audio_are_rejected() {
-        let err = read(&raw_wav(1, 1, 8_000, 16, &[])[..]).expect_err("empty data");
+        let err = read(&raw_wav(1, 1, 8_000, 16, &[])[..])
+            .expect_err("empty data")
+            .to_string();
         assert!(err.contains("empty"), "{err}");
 
         // The header claims 5 hours at 1 kHz, 8-bit mono; rejected before reading samples.
@@ -593,7 +669,7 @@ mod tests {
         let claimed = 5 * 3600 * 1000u32;
         let at = bytes.len() - 8;
         bytes[at..at + 4].copy_from_slice(&claimed.to_le_bytes());
-        let err = read(&bytes[..]).expect_err("too long");
+        let err = read(&bytes[..]).expect_err("too long").to_string();
         assert!(err.contains("at most 4 hours"), "{err}");
     }
 

@@ -195,68 +195,55 @@ impl GifWriter {
     pub(super) fn open(opts: &OutputOptions) -> Result<Self, RenderError> {
         let path = opts.path.clone();
         let (Ok(w16), Ok(h16)) = (u16::try_from(opts.width), u16::try_from(opts.height)) else {
-            return Err(RenderError::Usage(format!(
-                "{}: a GIF can be at most 65535x65535 pixels, not {}x{}",
-                path.display(),
-                opts.width,
-                opts.height
-            )));
+            return Err(UsageError::GifTooLarge {
+                path,
+                width: opts.width,
+                height: opts.height,
+            }
+            .into());
         };
         let mut made = create_parent(&path)?;
-        let part = match temp_beside(&path) {
-            Ok(part) => part,
-            Err(e) => {
-                made.remove_empty();
-                return Err(e);
-            }
-        };
-        let file = part
-            .as_file()
-            .try_clone()
-            .map_err(|e| RenderError::output(&path, format!("could not create the file: {e}")))?;
-        let header = ::gif::Encoder::new(BufWriter::new(file), w16, h16, &[]).and_then(|mut e| {
-            e.set_repeat(::gif::Repeat::Infinite)?;
-            Ok(e)
-        });
-        let encoder = match header {
-            Ok(encoder) => encoder,
-            Err(e) => {
-                return Err(RenderError::output(
-                    &path,
-                    format!("could not write the GIF header: {e}"),
-                ));
-            }
-        };
+        // On an error the temporary file is dropped (removed) first, then what `made` made.
+        let (part, encoders, results, file_thread, failure) = made.undo_on_error(|| {
+            let part = temp_beside(&path)?;
+            let file = part.as_file().try_clone().map_err(|e| {
+                RenderError::output(&path, format!("could not create the file: {e}"))
+            })?;
+            let encoder = ::gif::Encoder::new(BufWriter::new(file), w16, h16, &[])
+                .and_then(|mut e| {
+                    e.set_repeat(::gif::Repeat::Infinite)?;
+                    Ok(e)
+                })
+                .map_err(|e| {
+                    RenderError::output(&path, format!("could not write the GIF header: {e}"))
+                })?;
 
-        let failure = Arc::new(Failure::default());
-        let (results, quantised) = mpsc::sync_channel::<GifResult>(QUEUE_FRAMES);
-        let file_failure = Arc::clone(&failure);
-        let file_path = path.clone();
-        let spawned = thread::Builder::new()
-            .name("dyeflow-gif-file".into())
-            .spawn(move || gif_file_thread(encoder, &quantised, &file_failure, &file_path));
-        let file_thread = match spawned {
-            Ok(thread) => thread,
-            Err(e) => {
-                return Err(RenderError::output(
-                    &path,
-                    format!("could not start the encoder threads: {e}"),
-                ));
-            }
-        };
+            let failure = Arc::new(Failure::default());
+            let (results, quantised) = mpsc::sync_channel::<GifResult>(QUEUE_FRAMES);
+            let file_failure = Arc::clone(&failure);
+            let file_path = path.clone();
+            let file_thread = thread::Builder::new()
+                .name("dyeflow-gif-file".into())
+                .spawn(move || gif_file_thread(encoder, &quantised, &file_failure, &file_path))
+                .map_err(|e| RenderError::EncoderThreads {
+                    path: path.clone(),
+                    source: Box::new(e),
+                })?;
 
-        let encoders = match Encoders::new("dyeflow-gif", GIF_THREADS) {
-            Ok(encoders) => encoders,
-            Err(e) => {
-                // Without a sender the file thread ends at once.
-                drop(results);
-                let _ = file_thread.join();
-                return Err(RenderError::output(
-                    &path,
-                    format!("could not start the encoder threads: {e}"),
-                ));
-            }
-        };
+            let encoders = match Encoders::new("dyeflow-gif", GIF_THREADS) {
+                Ok(encoders) => encoders,
+                Err(e) => {
+                    // Without a sender the file thread ends at once.
+                    drop(results);
+                    let _ = file_thread.join();
+                    return Err(RenderError::EncoderThreads {
+                        path: path.clone(),
+                        source: Box::new(e),
+                    });
+                }
+            };
+            Ok((part, encoders, results, file_thread, failure))
+        })?;
         Ok(Self {
             path,
             part: Some(part),

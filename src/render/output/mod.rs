@@ -27,7 +27,7 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use super::RenderError;
+use super::{FfmpegFailure, InputProblem, RenderError, UsageError};
 
 mod gif;
 mod png;
@@ -62,7 +62,7 @@ pub enum OutputKind {
 pub fn kind_for(path: &Path) -> Result<OutputKind, RenderError> {
     let text = path.as_os_str().to_string_lossy();
     if text.is_empty() {
-        return Err(RenderError::Usage("the output path is empty".into()));
+        return Err(UsageError::EmptyOutputPath.into());
     }
     if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) || path.is_dir() {
         return Ok(OutputKind::PngSequence);
@@ -75,11 +75,11 @@ pub fn kind_for(path: &Path) -> Result<OutputKind, RenderError> {
         "gif" => Ok(OutputKind::Gif),
         "mp4" => Ok(OutputKind::Video { container: "mp4" }),
         "webm" => Ok(OutputKind::Video { container: "webm" }),
-        _ => Err(RenderError::Usage(format!(
-            "{}: unknown output type '.{extension}'; use a directory (PNG frames), .gif, .mp4 or \
-             .webm",
-            path.display()
-        ))),
+        _ => Err(UsageError::UnknownOutputType {
+            path: path.to_owned(),
+            extension: extension.into_owned(),
+        }
+        .into()),
     }
 }
 
@@ -154,24 +154,24 @@ pub trait FrameWriter: Send {
 /// [`RenderError::Usage`] for a zero size or frame rate, a size a GIF cannot hold, or an odd
 /// width or height for a video (yuv420p needs even sizes); [`RenderError::Output`] if the output
 /// cannot be created; [`RenderError::Input`] if the audio file for a video does not exist;
-/// [`RenderError::Tool`] if ffmpeg is missing or cannot be started.
+/// [`RenderError::FfmpegMissing`] or [`RenderError::FfmpegStart`] if ffmpeg is missing or
+/// cannot be started.
 pub fn open(kind: &OutputKind, opts: &OutputOptions) -> Result<Box<dyn FrameWriter>, RenderError> {
     if opts.width == 0 || opts.height == 0 {
-        return Err(RenderError::Usage(format!(
-            "the output size {}x{} is empty",
-            opts.width, opts.height
-        )));
+        return Err(UsageError::EmptySize {
+            width: opts.width,
+            height: opts.height,
+        }
+        .into());
     }
     if opts.fps == 0 {
-        return Err(RenderError::Usage(
-            "the frame rate must be at least 1 frame per second".into(),
-        ));
+        return Err(UsageError::ZeroFrameRate.into());
     }
     let too_large = || {
-        RenderError::Usage(format!(
-            "the output size {}x{} is too large",
-            opts.width, opts.height
-        ))
+        RenderError::from(UsageError::SizeTooLarge {
+            width: opts.width,
+            height: opts.height,
+        })
     };
     (opts.width as usize)
         .checked_mul(opts.height as usize)
@@ -431,6 +431,19 @@ impl MadeDirs {
                 break;
             }
         }
+    }
+
+    /// Runs `start`, the rest of an output's setup; if it fails, removes these directories
+    /// again (those still empty once what `start` made in them is dropped).
+    fn undo_on_error<T>(
+        &mut self,
+        start: impl FnOnce() -> Result<T, RenderError>,
+    ) -> Result<T, RenderError> {
+        let started = start();
+        if started.is_err() {
+            self.remove_empty();
+        }
+        started
     }
 }
 

@@ -107,42 +107,38 @@ impl PngWriter {
                     Ok(existing) if existing == *bytes => None,
                     Err(e) if e.kind() == io::ErrorKind::NotFound => Some((*name, bytes)),
                     _ if target.exists() => {
-                        return Err(RenderError::Usage(format!(
-                            "{}: a file of that name is already there and is not this render's \
-                             audio; Dyeflow does not overwrite it (render into another \
-                             directory with --out, or move the file)",
-                            target.display()
-                        )));
+                        return Err(UsageError::WouldOverwrite { path: target }.into());
                     }
                     _ => Some((*name, bytes)),
                 }
             }
             _ => None,
         };
-        let made = create_dir(&dir, &dir)?;
-        let mut cleanup = made;
-        let staging = match tempfile::Builder::new()
-            .prefix(".dyeflow-render-")
-            .suffix(".part")
-            .tempdir_in(&dir)
-        {
-            Ok(staging) => staging,
-            Err(e) => {
-                cleanup.remove_empty();
-                return Err(RenderError::output(
-                    &dir,
-                    format!("could not create a directory for the new frames in it: {e}"),
-                ));
+        let mut made = create_dir(&dir, &dir)?;
+        // On an error the staging directory is dropped (removed) first, then what `made` made.
+        let (staging, encoders) = made.undo_on_error(|| {
+            let staging = tempfile::Builder::new()
+                .prefix(".dyeflow-render-")
+                .suffix(".part")
+                .tempdir_in(&dir)
+                .map_err(|e| {
+                    RenderError::output(
+                        &dir,
+                        format!("could not create a directory for the new frames in it: {e}"),
+                    )
+                })?;
+            if let Some((name, bytes)) = sidecar {
+                let path = staging.path().join(name);
+                fs::write(&path, bytes)
+                    .map_err(|e| RenderError::output(&path, format!("could not write it: {e}")))?;
             }
-        };
-        if let Some((name, bytes)) = sidecar {
-            let path = staging.path().join(name);
-            fs::write(&path, bytes)
-                .map_err(|e| RenderError::output(&path, format!("could not write it: {e}")))?;
-        }
-
-        let encoders = Encoders::new("dyeflow-png", PNG_THREADS).map_err(|e| {
-            RenderError::output(&dir, format!("could not start the encoder threads: {e}"))
+            let encoders = Encoders::new("dyeflow-png", PNG_THREADS).map_err(|e| {
+                RenderError::EncoderThreads {
+                    path: dir.clone(),
+                    source: Box::new(e),
+                }
+            })?;
+            Ok((staging, encoders))
         })?;
         Ok(Self {
             dir,
@@ -155,7 +151,7 @@ impl PngWriter {
             staging: Some(staging),
             sidecar: sidecar_name,
             sidecar_staged: sidecar.is_some(),
-            made: cleanup,
+            made,
         })
     }
 

@@ -145,7 +145,8 @@ fn kind_for_table() {
         let got = kind_for(path);
         match (got, expected) {
             (Ok(got), Ok(expected)) => assert_eq!(got, expected, "{}", path.display()),
-            (Err(RenderError::Usage(message)), Err(())) => {
+            (Err(RenderError::Usage(usage)), Err(())) => {
+                let message = usage.to_string();
                 let ext = path.extension().unwrap().to_string_lossy();
                 assert!(message.contains(&format!("unknown output type '.{ext}'")));
                 assert!(message.contains("use a directory (PNG frames), .gif, .mp4 or .webm"));
@@ -155,7 +156,7 @@ fn kind_for_table() {
     }
     assert!(matches!(
         kind_for(Path::new("")),
-        Err(RenderError::Usage(_))
+        Err(RenderError::Usage(UsageError::EmptyOutputPath))
     ));
 }
 
@@ -254,6 +255,33 @@ fn png_errors_from_encoder_threads_surface() {
         matches!(&error, RenderError::Output { problem, .. } if problem.contains("could not write the frame")),
         "{error}"
     );
+}
+
+/// An early error in `PngWriter::open` (here: the demo's audio cannot be written into the
+/// staging directory) removes the directories it made, and only those.
+#[test]
+fn failed_png_open_removes_only_the_directories_it_made() {
+    let scratch = Scratch::new("pngundo");
+    let mut opts = options(scratch.0.join("new").join("frames"), 4, 4, 30);
+    opts.audio = Some(AudioOut::Generated {
+        name: "no-such-dir/demo.wav",
+        bytes: vec![1, 2, 3],
+    });
+    let result = open(&OutputKind::PngSequence, &opts);
+    assert!(
+        matches!(result, Err(RenderError::Output { .. })),
+        "{:?}",
+        result.err()
+    );
+    assert_eq!(file_names(&scratch.0), Vec::<String>::new());
+
+    // A directory that was there before stays, empty as it was.
+    let existing = scratch.0.join("existing");
+    fs::create_dir(&existing).unwrap();
+    opts.path = existing.clone();
+    assert!(open(&OutputKind::PngSequence, &opts).is_err());
+    assert!(existing.is_dir());
+    assert_eq!(file_names(&existing), Vec::<String>::new());
 }
 
 #[test]
@@ -396,12 +424,13 @@ fn bad_frames_and_sizes_are_errors() {
             "{kind:?} {w}x{h}@{fps}"
         );
     }
-    let Err(RenderError::Usage(message)) = open(
+    let Err(RenderError::Usage(usage @ UsageError::OddVideoSize { .. })) = open(
         &OutputKind::Video { container: "mp4" },
         &options(scratch.0.join("x.mp4"), 5, 4, 30),
     ) else {
         panic!("odd width accepted");
     };
+    let message = usage.to_string();
     assert!(message.contains("even"), "{message}");
 }
 
@@ -661,9 +690,10 @@ fn video_or_a_helpful_tool_error() {
             assert_no_part_files(&scratch.0);
         }
     } else {
-        let Err(RenderError::Tool(message)) = result else {
-            panic!("expected a Tool error");
+        let Err(error @ RenderError::FfmpegMissing { .. }) = result else {
+            panic!("expected ffmpeg to be missing");
         };
+        let message = error.to_string();
         assert!(
             message.contains("ffmpeg") && message.contains("--out"),
             "{message}"
@@ -696,7 +726,7 @@ fn ffmpeg_failures_are_tool_errors() {
     let error = error.unwrap_or_else(|| writer.finish().unwrap_err());
     println!("{error}");
     assert!(
-        matches!(&error, RenderError::Tool(m) if m.contains("ffmpeg")),
+        matches!(&error, RenderError::Ffmpeg(_)) && error.to_string().contains("ffmpeg"),
         "{error}"
     );
     assert!(!scratch.0.join("bad.webm").exists());

@@ -25,7 +25,7 @@ pub(super) struct VideoWriter {
     stdin: Option<ChildStdin>,
     stderr: Option<JoinHandle<VecDeque<String>>>,
     /// The error after ffmpeg died, repeated by later calls.
-    failed: Option<String>,
+    failed: Option<FfmpegFailure>,
 }
 
 impl VideoWriter {
@@ -46,24 +46,25 @@ impl VideoWriter {
                 &["-crf", "32", "-row-mt", "1", "-f", "webm"],
             ),
             other => {
-                return Err(RenderError::Usage(format!(
-                    "{}: unknown video container '{other}'; use mp4 or webm",
-                    path.display()
-                )));
+                return Err(UsageError::UnknownContainer {
+                    path,
+                    container: other.to_owned(),
+                }
+                .into());
             }
         };
         if !opts.width.is_multiple_of(2) || !opts.height.is_multiple_of(2) {
-            return Err(RenderError::Usage(format!(
-                "{}: a video needs an even width and height (yuv420p), not {}x{}",
-                path.display(),
-                opts.width,
-                opts.height
-            )));
+            return Err(UsageError::OddVideoSize {
+                path,
+                width: opts.width,
+                height: opts.height,
+            }
+            .into());
         }
         if let Some(AudioOut::File(audio)) = &opts.audio
             && !audio.is_file()
         {
-            return Err(RenderError::input(audio, "the audio file was not found"));
+            return Err(RenderError::input(audio, InputProblem::AudioNotFound));
         }
         let mut made = create_parent(&path)?;
         // Fail here, with a plain message, if the file cannot be created; ffmpeg overwrites it.
@@ -85,9 +86,7 @@ impl VideoWriter {
                     Ok(f) => Some(f),
                     Err(e) => {
                         made.remove_empty();
-                        return Err(RenderError::System(format!(
-                            "could not write a temporary file for the audio: {e}"
-                        )));
+                        return Err(RenderError::TempAudio(e));
                     }
                 }
             }
@@ -147,19 +146,11 @@ impl VideoWriter {
             Ok(child) => child,
             Err(e) => {
                 made.remove_empty();
-                return Err(RenderError::Tool(if e.kind() == io::ErrorKind::NotFound {
-                    format!(
-                        "ffmpeg was not found on PATH, so {} cannot be written; install ffmpeg \
-                         (Debian: apt install ffmpeg) or render PNG frames with --out DIR and \
-                         encode them later.",
-                        path.display()
-                    )
+                return Err(if e.kind() == io::ErrorKind::NotFound {
+                    RenderError::FfmpegMissing { path }
                 } else {
-                    format!(
-                        "ffmpeg could not be started to write {}: {e}",
-                        path.display()
-                    )
-                }));
+                    RenderError::FfmpegStart { path, source: e }
+                });
             }
         };
         let stdin = child.stdin.take();
@@ -241,15 +232,10 @@ pub(super) fn stderr_tail(stderr: impl io::Read) -> VecDeque<String> {
     lines
 }
 
-/// Describes an exit status for an error message.
-pub(super) fn describe_status(status: Option<ExitStatus>) -> String {
-    status.map_or_else(|| "it could not be waited for".into(), |s| s.to_string())
-}
-
 impl FrameWriter for VideoWriter {
     fn write(&mut self, rgba: &[u8]) -> Result<(), RenderError> {
         if let Some(failed) = &self.failed {
-            return Err(RenderError::Tool(failed.clone()));
+            return Err(failed.clone().into());
         }
         check_frame(&self.path, rgba, self.width, self.height)?;
         let result = match &mut self.stdin {
@@ -258,15 +244,16 @@ impl FrameWriter for VideoWriter {
         };
         if let Err(e) = result {
             let (status, tail) = self.wait(Some(Duration::from_secs(5)));
-            let message = format!(
-                "ffmpeg stopped taking frames after {} frames while writing {} ({e}; {}): {tail}",
-                self.frames,
-                self.path.display(),
-                describe_status(status)
-            );
+            let failure = FfmpegFailure::Stopped {
+                path: self.path.clone(),
+                frames: self.frames,
+                pipe: Arc::new(e),
+                status,
+                stderr: tail,
+            };
             self.abandon();
-            self.failed = Some(message.clone());
-            return Err(RenderError::Tool(message));
+            self.failed = Some(failure.clone());
+            return Err(failure.into());
         }
         self.frames += 1;
         Ok(())
@@ -274,7 +261,7 @@ impl FrameWriter for VideoWriter {
 
     fn finish(mut self: Box<Self>) -> Result<Option<String>, RenderError> {
         if let Some(failed) = self.failed.take() {
-            return Err(RenderError::Tool(failed));
+            return Err(failed.into());
         }
         if self.frames == 0 {
             // No frames, no video: stop ffmpeg; the earlier file stays as it was.
@@ -288,11 +275,12 @@ impl FrameWriter for VideoWriter {
         let (status, tail) = self.wait(None);
         if !status.is_some_and(|s| s.success()) {
             self.abandon();
-            return Err(RenderError::Tool(format!(
-                "ffmpeg failed to write {} ({}): {tail}",
-                self.path.display(),
-                describe_status(status)
-            )));
+            return Err(FfmpegFailure::Failed {
+                path: self.path.clone(),
+                status,
+                stderr: tail,
+            }
+            .into());
         }
         if let Some(part) = self.part.take() {
             persist_beside(part, &self.path)?;
