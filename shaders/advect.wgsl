@@ -1,7 +1,9 @@
 // advect.wgsl: semi-Lagrangian advection with bilinear interpolation (Stam). Velocity faces
 // trace back with Euler steps, dye cells with the midpoint rule (second order: Euler traces
-// spiral outwards in rotating flow and lose dye). Writes the transported values; the decay and
-// the limits are applied by dissipate.wgsl (the CPU fuses the two; the results are the same).
+// spiral outwards in rotating flow and lose dye). Dissipation is fused as on the CPU: each
+// transported value is multiplied by exp(-rate dt) (vel_decay, dye_decay: computed on the CPU,
+// exact for any dt, so decay is frame-rate independent), then limited to MAX_SPEED (velocity)
+// or [0, max_dye] (dye). Wall faces are written 0.
 // Coordinates: cell (i, j)'s centre at (i, j); u samples at (i - 1/2, j), v samples at
 // (i, j - 1/2); a velocity moves v * k cells (k = dt * h). Traced points clamp to the canvas.
 // Mirrors cpu/advect.rs.
@@ -52,7 +54,8 @@ fn advect_u(@builtin(global_invocation_id) id: vec3<u32>) {
     let vx = u[idx];
     let vy = 0.25 * ((v[j * w + i - 1u] + v[j * w + i]) + (v[(j + 1u) * w + i - 1u] + v[(j + 1u) * w + i]));
     // In u's own index space the face is at (i, j).
-    u_out[idx] = sample_u(f32(i) - P.k * vx, f32(j) - P.k * vy);
+    let value = sample_u(f32(i) - P.k * vx, f32(j) - P.k * vy) * P.vel_decay;
+    u_out[idx] = limit(value, -MAX_SPEED, MAX_SPEED);
 }
 
 @compute @workgroup_size(WG, WG)
@@ -72,7 +75,8 @@ fn advect_v(@builtin(global_invocation_id) id: vec3<u32>) {
     let ut = j * (w + 1u);
     let vx = 0.25 * ((u[ub + i] + u[ub + i + 1u]) + (u[ut + i] + u[ut + i + 1u]));
     let vy = v[idx];
-    v_out[idx] = sample_v(f32(i) - P.k * vx, f32(j) - P.k * vy);
+    let value = sample_v(f32(i) - P.k * vx, f32(j) - P.k * vy) * P.vel_decay;
+    v_out[idx] = limit(value, -MAX_SPEED, MAX_SPEED);
 }
 
 @compute @workgroup_size(WG, WG)
@@ -110,5 +114,11 @@ fn advect_dye(@builtin(global_invocation_id) id: vec3<u32>) {
     let fx = vec4(t.fx);
     let bottom = fma(fx, b - a, a);
     let top = fma(fx, d - c, c);
-    dye_out[j * P.dw + i] = fma(vec4(t.fy), top - bottom, bottom);
+    let x = fma(vec4(t.fy), top - bottom, bottom) * P.dye_decay;
+    dye_out[j * P.dw + i] = vec4(
+        min(max(x.r, 0.0), P.max_dye),
+        min(max(x.g, 0.0), P.max_dye),
+        min(max(x.b, 0.0), P.max_dye),
+        0.0,
+    );
 }

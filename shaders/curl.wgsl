@@ -5,10 +5,10 @@
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> u: array<f32>;
 @group(0) @binding(2) var<storage, read> v: array<f32>;
-@group(0) @binding(3) var<storage, read_write> curl: array<f32>;
+@group(0) @binding(3) var<storage, read_write> curl_out: array<f32>;
 
 @compute @workgroup_size(WG, WG)
-fn curl_main(@builtin(global_invocation_id) id: vec3<u32>) {
+fn curl(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
     let w = P.w;
@@ -33,5 +33,5 @@ fn curl_main(@builtin(global_invocation_id) id: vec3<u32>) {
     let uu = u[ju * (w + 1u) + i] + u[ju * (w + 1u) + i + 1u];
     let ud = u[jd * (w + 1u) + i] + u[jd * (w + 1u) + i + 1u];
     let dudy = (uu - ud) * dudy_scale;
-    curl[j * w + i] = (dvdx - dudy) * f32(h);
+    curl_out[j * w + i] = (dvdx - dudy) * f32(h);
 }

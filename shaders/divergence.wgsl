@@ -1,7 +1,8 @@
 // divergence.wgsl: flux divergence of the MAC velocity at cell centres,
 // D = (u_right - u_left) + (v_top - v_bottom), in velocity units (h div u). Writes both D
-// and the pressure right-hand side b = -D; `subtract_mean` later makes b mean-free (the
-// Neumann walls require it). Mirrors cpu/divergence.rs.
+// and the pressure right-hand side b = -D; `divergence_subtract_mean` later makes b mean-free
+// (the Neumann walls require it). `compressibility_decide` decides the second projection
+// (cpu/divergence.rs `compressibility`). Mirrors cpu/divergence.rs.
 
 struct Mean {
     // Reduction result slot holding the sum to remove.
@@ -35,7 +36,7 @@ fn divergence(@builtin(global_invocation_id) id: vec3<u32>) {
 
 // b -= mean(b), with mean(D) = sums[slot].x / count, so b + mean(D).
 @compute @workgroup_size(WG, WG)
-fn subtract_mean(@builtin(global_invocation_id) id: vec3<u32>) {
+fn divergence_subtract_mean(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
     if (i >= P.w || j >= P.h) {
@@ -67,7 +68,7 @@ struct Decide {
 @group(0) @binding(9) var<storage, read_write> args: array<u32>;
 
 @compute @workgroup_size(64)
-fn decide(@builtin(global_invocation_id) id: vec3<u32>) {
+fn compressibility_decide(@builtin(global_invocation_id) id: vec3<u32>) {
     let n = id.x;
     if (n >= DC.count) {
         return;

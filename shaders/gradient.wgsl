@@ -4,11 +4,12 @@
 // Mirrors cpu/gradient.rs.
 
 struct Grad {
-    // Reduction slot holding the sum of q; mean = sum / (w h).
+    // Reduction slot holding the sum of q; mean = sum / count.
     slot: u32,
+    // Cells of q (w h). The same layout as `Mean` in divergence.wgsl.
+    count: u32,
     _p0: u32,
     _p1: u32,
-    _p2: u32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
@@ -20,11 +21,11 @@ struct Grad {
 @group(0) @binding(6) var<storage, read_write> q_centred: array<f32>;
 
 fn mean() -> f32 {
-    return sums[G.slot].x / f32(P.w * P.h);
+    return sums[G.slot].x / f32(G.count);
 }
 
 @compute @workgroup_size(WG, WG)
-fn centre(@builtin(global_invocation_id) id: vec3<u32>) {
+fn subtract_gradient_centre(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= P.w || id.y >= P.h) {
         return;
     }
@@ -33,7 +34,7 @@ fn centre(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 @compute @workgroup_size(WG, WG)
-fn subtract_u(@builtin(global_invocation_id) id: vec3<u32>) {
+fn subtract_gradient_u(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
     if (i == 0u || i >= P.w || j >= P.h) {
@@ -45,7 +46,7 @@ fn subtract_u(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 @compute @workgroup_size(WG, WG)
-fn subtract_v(@builtin(global_invocation_id) id: vec3<u32>) {
+fn subtract_gradient_v(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
     if (i >= P.w || j == 0u || j >= P.h) {

@@ -10,9 +10,10 @@ struct Level {
     // This level's size.
     w: u32,
     h: u32,
-    // Red-black colour (0: (i + j) even) for relax_color; the results slot for scale.
+    // Red-black colour (0: (i + j) even) for rb_sor; the results slot for
+    // scale_warm_start.
     colour: u32,
-    // The other size in transfers: coarse columns (restrict_x, prolong_x) or fine rows
+    // The other size in transfers: coarse columns (restrict_x, prolongate_x) or fine rows
     // (restrict_y).
     cw: u32,
     cx: f32,
@@ -76,7 +77,7 @@ fn jacobi(@builtin(global_invocation_id) id: vec3<u32>) {
 // One colour of a red-black Gauss-Seidel/SOR sweep, in place. Thread (x, y) takes cell
 // (2x + ((y + colour) & 1), y).
 @compute @workgroup_size(WG, WG)
-fn relax_color(@builtin(global_invocation_id) id: vec3<u32>) {
+fn rb_sor(@builtin(global_invocation_id) id: vec3<u32>) {
     let j = id.y;
     let i = 2u * id.x + ((j + L.colour) & 1u);
     let w = L.w;
@@ -158,7 +159,7 @@ fn restrict_y(@builtin(global_invocation_id) id: vec3<u32>) {
 
 // Prolong along x: q_in (coarse, cw x h) -> q (h rows of w fine columns).
 @compute @workgroup_size(WG, WG)
-fn prolong_x(@builtin(global_invocation_id) id: vec3<u32>) {
+fn prolongate_x(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let cj = id.y;
     if (i >= L.w || cj >= L.h) {
@@ -171,7 +172,7 @@ fn prolong_x(@builtin(global_invocation_id) id: vec3<u32>) {
 
 // Prolong along y and add: q (fine, w x h) += lerp of rows of q_in (coarse rows x w).
 @compute @workgroup_size(WG, WG)
-fn prolong_y_add(@builtin(global_invocation_id) id: vec3<u32>) {
+fn prolongate_y_add(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
     if (i >= L.w || j >= L.h) {
@@ -192,7 +193,7 @@ var<workgroup> cb: array<f32, COARSE_MAX>;
 var<workgroup> partial: array<f32, 256>;
 
 @compute @workgroup_size(256)
-fn coarsest(@builtin(local_invocation_id) lid3: vec3<u32>) {
+fn rb_sor_coarsest(@builtin(local_invocation_id) lid3: vec3<u32>) {
     let lid = lid3.x;
     let w = L.w;
     let h = L.h;
@@ -247,7 +248,7 @@ fn coarsest(@builtin(local_invocation_id) lid3: vec3<u32>) {
 
 // q *= the warm-start scale in results[0].z (see reduce.wgsl, mode 1).
 @compute @workgroup_size(WG, WG)
-fn scale(@builtin(global_invocation_id) id: vec3<u32>) {
+fn scale_warm_start(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
     if (i >= L.w || j >= L.h) {
@@ -258,7 +259,7 @@ fn scale(@builtin(global_invocation_id) id: vec3<u32>) {
 
 // q = q_in (the last Jacobi iteration back into the warm-start buffer).
 @compute @workgroup_size(WG, WG)
-fn copy(@builtin(global_invocation_id) id: vec3<u32>) {
+fn jacobi_copy(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= L.w || id.y >= L.h) {
         return;
     }

@@ -36,7 +36,7 @@ fn tree(lid: u32) {
 }
 
 @compute @workgroup_size(RW)
-fn partial_norms(@builtin(local_invocation_id) lid3: vec3<u32>,
+fn reduce_norms(@builtin(local_invocation_id) lid3: vec3<u32>,
                  @builtin(workgroup_id) gid3: vec3<u32>) {
     let lid = lid3.x;
     var a = vec4(0.0);
@@ -53,7 +53,7 @@ fn partial_norms(@builtin(local_invocation_id) lid3: vec3<u32>,
 
 // x holds b (= -D after the mean fix), y holds -Aq (a residual with b = 0).
 @compute @workgroup_size(RW)
-fn partial_dots(@builtin(local_invocation_id) lid3: vec3<u32>,
+fn reduce_dots(@builtin(local_invocation_id) lid3: vec3<u32>,
                 @builtin(workgroup_id) gid3: vec3<u32>) {
     let lid = lid3.x;
     var a = vec4(0.0);
@@ -69,7 +69,7 @@ fn partial_dots(@builtin(local_invocation_id) lid3: vec3<u32>,
 }
 
 @compute @workgroup_size(RW)
-fn finish(@builtin(local_invocation_id) lid3: vec3<u32>) {
+fn reduce_finish(@builtin(local_invocation_id) lid3: vec3<u32>) {
     let lid = lid3.x;
     var a = vec4(0.0);
     for (var k = lid; k < R.groups; k += RW) {

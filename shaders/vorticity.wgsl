@@ -10,7 +10,7 @@
 @group(0) @binding(5) var<storage, read_write> v: array<f32>;
 
 @compute @workgroup_size(WG, WG)
-fn force(@builtin(global_invocation_id) id: vec3<u32>) {
+fn confine_force(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
     let w = P.w;
@@ -42,7 +42,7 @@ fn force(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 @compute @workgroup_size(WG, WG)
-fn apply_u(@builtin(global_invocation_id) id: vec3<u32>) {
+fn confine_u(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
     if (i == 0u || i >= P.w || j >= P.h) {
@@ -54,7 +54,7 @@ fn apply_u(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 @compute @workgroup_size(WG, WG)
-fn apply_v(@builtin(global_invocation_id) id: vec3<u32>) {
+fn confine_v(@builtin(global_invocation_id) id: vec3<u32>) {
     let i = id.x;
     let j = id.y;
     if (i >= P.w || j == 0u || j >= P.h) {

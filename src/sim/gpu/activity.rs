@@ -3,8 +3,10 @@
 //! back through one staging buffer without ever waiting. A probe started by one call is read
 //! by a later one; until then the last finished measurement is returned.
 
-use super::solver::{Kernels, Reduction, slot};
-use super::{GpuContext, kernel::Dispatch};
+use super::GpuContext;
+use super::buffers::{Buffers, Sizes};
+use super::kernel::Dispatcher;
+use super::passes::reduce::{Reduce, Reduction, slot};
 use crate::sim::Activity;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -17,9 +19,6 @@ const MAPPING: u8 = 1;
 const READY: u8 = 2;
 /// The mapping failed (device lost); the probe is given up and the buffer reused.
 const FAILED: u8 = 3;
-
-/// Builds a reduction of `n` values of a buffer into a result slot (the solver's `red`).
-type Reducer<'a> = &'a dyn Fn(&wgpu::Buffer, Option<&wgpu::Buffer>, usize, u32) -> Reduction;
 
 /// Bytes of the three result slots (vec4 each: sum, sum of squares, max |x|, 0).
 const RESULT_BYTES: u64 = 3 * 16;
@@ -40,25 +39,16 @@ pub(crate) struct ActivityProbe {
 }
 
 impl ActivityProbe {
-    /// Reductions over the `u` (`nu` values), `v` (its first `nv` values: the last row is the
-    /// wall) and RGBA `dye` (`nd` values) buffers of both parities. `red` builds a reduction
-    /// into the solver's shared partials and results buffers.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn new(
-        device: &wgpu::Device,
-        nu: usize,
-        nv: usize,
-        nd: usize,
-        u: &[wgpu::Buffer; 2],
-        v: &[wgpu::Buffer; 2],
-        dye: &[wgpu::Buffer; 2],
-        red: Reducer,
-    ) -> Self {
+    /// Reductions over the `u` (all faces), `v` (its first `w x h` values: the last row is
+    /// the wall) and RGBA `dye` buffers of both parities.
+    pub(crate) fn new(device: &wgpu::Device, reduce: &Reduce, b: &Buffers, s: &Sizes) -> Self {
         let at = slot::ACTIVITY;
+        let red =
+            |x: &wgpu::Buffer, n: usize, slot: u32| reduce.reduction(device, x, None, n, slot);
         Self {
-            u: [0, 1].map(|i| red(&u[i], None, nu, at)),
-            v: [0, 1].map(|i| red(&v[i], None, nv, at + 1)),
-            dye: [0, 1].map(|i| red(&dye[i], None, nd, at + 2)),
+            u: [0, 1].map(|i| red(&b.u[i], s.nu(), at)),
+            v: [0, 1].map(|i| red(&b.v[i], s.nc(), at + 1)),
+            dye: [0, 1].map(|i| red(&b.dye[i], s.nd() * 4, at + 2)),
             staging: device.create_buffer(&wgpu::BufferDescriptor {
                 label: Some("Buffer: activity staging"),
                 size: RESULT_BYTES,
@@ -74,11 +64,10 @@ impl ActivityProbe {
     /// Read a finished probe (if any), start a new one tagged `tag` when the staging buffer
     /// is free, and return the newest finished measurement with its tag. `vel` and `dye` are
     /// the current parities.
-    #[allow(clippy::too_many_arguments)]
     pub(crate) fn probe(
         &mut self,
         ctx: &GpuContext,
-        k: &Kernels,
+        reduce: &Reduce,
         results: &wgpu::Buffer,
         vel: usize,
         dye: usize,
@@ -107,14 +96,14 @@ impl ActivityProbe {
                     label: Some("Activity probe"),
                 });
             {
-                let mut pass = Some(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                    label: Some("Pass: activity"),
-                    timestamp_writes: None,
-                }));
-                let mut d = Dispatch::Direct;
-                self.u[vel].encode(k, &mut d, &mut pass);
-                self.v[vel].encode(k, &mut d, &mut pass);
-                self.dye[dye].encode(k, &mut d, &mut pass);
+                let mut d =
+                    Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("Pass: activity"),
+                        timestamp_writes: None,
+                    }));
+                reduce.encode(&mut d, &self.u[vel]);
+                reduce.encode(&mut d, &self.v[vel]);
+                reduce.encode(&mut d, &self.dye[dye]);
             }
             encoder.copy_buffer_to_buffer(
                 results,

@@ -8,6 +8,28 @@ use wgpu::util::DeviceExt;
 /// Workgroup edge of every 2D pass; mirrors `WG` in `shaders/common.wgsl`.
 pub const WORKGROUP: u32 = 16;
 
+/// A named `@group(0) @binding(index)` slot of a WGSL pass. `name` is the WGSL global at that
+/// slot; the layout tests (`gpu::layout_tests`) check the two agree for every pass.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Binding {
+    pub index: u32,
+    pub name: &'static str,
+}
+
+impl Binding {
+    pub const fn new(index: u32, name: &'static str) -> Self {
+        Self { index, name }
+    }
+}
+
+/// The shader module of pass `name` (`shaders/<name>.wgsl` after `common.wgsl`).
+pub fn module(device: &wgpu::Device, name: &str) -> wgpu::ShaderModule {
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(name),
+        source: wgpu::ShaderSource::Wgsl(super::shaders::source(name).into()),
+    })
+}
+
 /// A compute pipeline and the layout of its bind group 0 (derived from the entry point, so it
 /// lists only the bindings that entry uses).
 pub struct Kernel {
@@ -35,11 +57,15 @@ impl Kernel {
     }
 
     /// A bind group for this kernel from `(binding, buffer)` pairs.
-    pub fn bind(&self, device: &wgpu::Device, entries: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
+    pub fn bind(
+        &self,
+        device: &wgpu::Device,
+        entries: &[(Binding, &wgpu::Buffer)],
+    ) -> wgpu::BindGroup {
         let entries: Vec<wgpu::BindGroupEntry> = entries
             .iter()
             .map(|(binding, buffer)| wgpu::BindGroupEntry {
-                binding: *binding,
+                binding: binding.index,
                 resource: buffer.as_entire_binding(),
             })
             .collect();
@@ -88,8 +114,13 @@ pub fn groups(n: usize) -> u32 {
     (n as u32).div_ceil(WORKGROUP)
 }
 
+/// Workgroups to cover a `w x h` grid.
+pub fn groups2(w: usize, h: usize) -> (u32, u32) {
+    (groups(w), groups(h))
+}
+
 /// How dispatches are issued.
-pub enum Dispatch<'a> {
+pub enum Mode<'a> {
     /// Directly, with the given sizes.
     Direct,
     /// Not at all: the sizes are appended to a table (to build indirect arguments).
@@ -98,27 +129,51 @@ pub enum Dispatch<'a> {
     Indirect { args: &'a wgpu::Buffer, next: u64 },
 }
 
-impl Dispatch<'_> {
-    /// Dispatch `kernel` with `bind` over `x` by `y` workgroups.
-    pub fn go(
-        &mut self,
-        pass: &mut Option<wgpu::ComputePass<'_>>,
-        kernel: &Kernel,
-        bind: &wgpu::BindGroup,
-        x: u32,
-        y: u32,
-    ) {
-        match self {
-            Dispatch::Record(table) => table.push([x, y, 1]),
-            Dispatch::Direct => {
-                if let Some(pass) = pass {
+/// Where the passes' dispatches go: one labelled compute pass (none when recording), and how
+/// they are issued. Every pass's `encode` takes one; dropping it ends the compute pass.
+pub struct Dispatcher<'a, 'e> {
+    mode: Mode<'a>,
+    pass: Option<wgpu::ComputePass<'e>>,
+}
+
+impl<'a, 'e> Dispatcher<'a, 'e> {
+    /// Dispatches issued directly into `pass`.
+    pub fn direct(pass: wgpu::ComputePass<'e>) -> Self {
+        Self {
+            mode: Mode::Direct,
+            pass: Some(pass),
+        }
+    }
+
+    /// Dispatches issued into `pass` from the argument triples of `args`, in order.
+    pub fn indirect(pass: wgpu::ComputePass<'e>, args: &'a wgpu::Buffer) -> Self {
+        Self {
+            mode: Mode::Indirect { args, next: 0 },
+            pass: Some(pass),
+        }
+    }
+
+    /// Dispatch sizes appended to `table`, nothing issued.
+    pub fn record(table: &'a mut Vec<[u32; 3]>) -> Self {
+        Self {
+            mode: Mode::Record(table),
+            pass: None,
+        }
+    }
+
+    /// Dispatch `kernel` with `bind` over `(x, y)` workgroups.
+    pub fn go(&mut self, kernel: &Kernel, bind: &wgpu::BindGroup, (x, y): (u32, u32)) {
+        match &mut self.mode {
+            Mode::Record(table) => table.push([x, y, 1]),
+            Mode::Direct => {
+                if let Some(pass) = &mut self.pass {
                     pass.set_pipeline(&kernel.pipeline);
                     pass.set_bind_group(0, bind, &[]);
                     pass.dispatch_workgroups(x, y, 1);
                 }
             }
-            Dispatch::Indirect { args, next } => {
-                if let Some(pass) = pass {
+            Mode::Indirect { args, next } => {
+                if let Some(pass) = &mut self.pass {
                     pass.set_pipeline(&kernel.pipeline);
                     pass.set_bind_group(0, bind, &[]);
                     pass.dispatch_workgroups_indirect(args, *next);
@@ -126,10 +181,5 @@ impl Dispatch<'_> {
                 *next += 12;
             }
         }
-    }
-
-    /// Whether this only records sizes.
-    pub fn recording(&self) -> bool {
-        matches!(self, Dispatch::Record(_))
     }
 }

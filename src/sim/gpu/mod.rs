@@ -1,9 +1,16 @@
-//! The GPU solver: wgpu compute shaders (WGSL in `shaders/`), one struct of pipelines and
-//! bind groups built once, the same algorithm as the CPU solver pass for pass.
+//! The GPU solver: wgpu compute shaders (WGSL in `shaders/`), one struct per pass
+//! (`passes/`: pipelines and bind groups built once, and an `encode`), the same algorithm as
+//! the CPU solver pass for pass.
 
 mod activity;
+mod buffers;
 pub mod context;
+mod frames;
 pub mod kernel;
+#[cfg(test)]
+mod layout_tests;
+mod params;
+mod passes;
 pub mod shaders;
 pub mod solver;
 

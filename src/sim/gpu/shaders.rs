@@ -18,7 +18,6 @@ pub const PASSES: &[(&str, &str)] = &[
     ("pressure", include_str!("../../../shaders/pressure.wgsl")),
     ("gradient", include_str!("../../../shaders/gradient.wgsl")),
     ("advect", include_str!("../../../shaders/advect.wgsl")),
-    ("dissipate", include_str!("../../../shaders/dissipate.wgsl")),
     ("colorize", include_str!("../../../shaders/colorize.wgsl")),
 ];
 

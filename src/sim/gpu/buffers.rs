@@ -1,0 +1,101 @@
+//! The fields every pass shares: velocity and dye (two of each, ping-ponged by parity), the
+//! divergence and pressure right-hand side, the two projections' pressures, and the reduction
+//! results. Buffers only one pass uses belong to that pass.
+
+use super::kernel::{storage, uniform};
+use super::params::Params;
+use super::passes::reduce::slot;
+use crate::sim::SimConfig;
+
+/// The first projection's target (its pressure is the one the solver reports).
+pub(super) const MAIN: usize = 0;
+/// The second projection's target (run when advection left the flow compressible).
+pub(super) const EXTRA: usize = 1;
+
+/// Bytes of `n` f32 values.
+pub(super) fn bytes_f32(n: usize) -> u64 {
+    (n * 4) as u64
+}
+
+/// Cell counts of the grids, and their workgroup counts.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Sizes {
+    pub w: usize,
+    pub h: usize,
+    pub dw: usize,
+    pub dh: usize,
+}
+
+impl Sizes {
+    pub fn new(cfg: &SimConfig) -> Self {
+        Self {
+            w: cfg.width,
+            h: cfg.height,
+            dw: cfg.dye_width(),
+            dh: cfg.dye_height(),
+        }
+    }
+
+    /// u faces: `(w + 1) x h`.
+    pub fn nu(&self) -> usize {
+        (self.w + 1) * self.h
+    }
+
+    /// v faces: `w x (h + 1)`.
+    pub fn nv(&self) -> usize {
+        self.w * (self.h + 1)
+    }
+
+    /// Cells.
+    pub fn nc(&self) -> usize {
+        self.w * self.h
+    }
+
+    /// Dye cells (each RGBA).
+    pub fn nd(&self) -> usize {
+        self.dw * self.dh
+    }
+}
+
+/// The shared buffers.
+pub(super) struct Buffers {
+    /// `Params` (common.wgsl).
+    pub params: wgpu::Buffer,
+    pub u: [wgpu::Buffer; 2],
+    pub v: [wgpu::Buffer; 2],
+    /// RGBA dye (alpha unused).
+    pub dye: [wgpu::Buffer; 2],
+    /// Divergence D.
+    pub d: wgpu::Buffer,
+    /// Pressure right-hand side b = -D (mean-free after `divergence_subtract_mean`).
+    pub b: wgpu::Buffer,
+    /// Pressure of each projection target ([`MAIN`], [`EXTRA`]), warm-started step to step.
+    pub q: [wgpu::Buffer; 2],
+    /// The last projection's pressure minus its mean, as the gradient subtracts it.
+    pub q_centred: wgpu::Buffer,
+    /// Reduction results, vec4 per [`slot`].
+    pub results: wgpu::Buffer,
+}
+
+impl Buffers {
+    pub fn new(device: &wgpu::Device, s: &Sizes) -> Self {
+        let f = |label: &str, n: usize| storage(device, label, bytes_f32(n));
+        Self {
+            params: uniform(device, "Uniform: params", &Params::default()),
+            u: [f("Buffer: u A", s.nu()), f("Buffer: u B", s.nu())],
+            v: [f("Buffer: v A", s.nv()), f("Buffer: v B", s.nv())],
+            dye: [
+                f("Buffer: dye A", s.nd() * 4),
+                f("Buffer: dye B", s.nd() * 4),
+            ],
+            d: f("Buffer: divergence", s.nc()),
+            b: f("Buffer: pressure rhs", s.nc()),
+            q: [
+                f("Buffer: pressure", s.nc()),
+                f("Buffer: pressure extra", s.nc()),
+            ],
+            q_centred: f("Buffer: pressure centred", s.nc()),
+            results: storage(device, "Buffer: reduction results", slot::COUNT * 16),
+        }
+    }
+}

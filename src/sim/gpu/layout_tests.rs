@@ -1,0 +1,155 @@
+//! The Rust side of every shader's interface against the WGSL, by naga reflection (no GPU
+//! needed): each pass's named bindings against the globals at those `@binding`s, and each
+//! uniform struct's size and field offsets against its WGSL twin.
+
+use super::params::Params;
+use super::passes::diffuse::DiffuseUniform;
+use super::passes::divergence::{DecideUniform, SlotUniform};
+use super::passes::pressure::LevelUniform;
+use super::passes::reduce::ReduceUniform;
+use super::passes::{BINDINGS, GpuSplat};
+use super::shaders;
+use std::collections::BTreeMap;
+
+fn parse(shader: &str) -> naga::Module {
+    let source = shaders::source(shader);
+    naga::front::wgsl::parse_str(&source)
+        .unwrap_or_else(|e| panic!("{shader}.wgsl: {}", e.emit_to_string(&source)))
+}
+
+#[test]
+fn every_pass_names_its_bindings_as_the_wgsl_does() {
+    let mut listed: Vec<&str> = BINDINGS.iter().map(|(s, _)| *s).collect();
+    let mut shaders: Vec<&str> = shaders::PASSES.iter().map(|(s, _)| *s).collect();
+    listed.sort();
+    shaders.sort();
+    assert_eq!(listed, shaders, "every shader has its binding list");
+    for (shader, bindings) in BINDINGS {
+        let module = parse(shader);
+        let wgsl: BTreeMap<u32, String> = module
+            .global_variables
+            .iter()
+            .filter_map(|(_, g)| {
+                let b = g.binding.as_ref()?;
+                assert_eq!(b.group, 0, "{shader}.wgsl: {:?} is not in group 0", g.name);
+                Some((b.binding, g.name.clone().unwrap_or_default()))
+            })
+            .collect();
+        let rust: BTreeMap<u32, String> = bindings
+            .iter()
+            .map(|b| (b.index, b.name.to_string()))
+            .collect();
+        assert_eq!(
+            rust.len(),
+            bindings.len(),
+            "{shader}: two bindings share an index"
+        );
+        assert_eq!(
+            rust, wgsl,
+            "{shader}: Rust bindings (left) against the WGSL (right)"
+        );
+    }
+}
+
+/// A Rust uniform struct: its size and named fields' offsets (padding fields left out).
+struct Layout {
+    shader: &'static str,
+    wgsl: &'static str,
+    rust: &'static str,
+    size: usize,
+    fields: Vec<(&'static str, usize)>,
+}
+
+macro_rules! layout {
+    ($shader:literal, $wgsl:literal, $ty:ty, [$($field:ident),* $(,)?]) => {
+        Layout {
+            shader: $shader,
+            wgsl: $wgsl,
+            rust: stringify!($ty),
+            size: size_of::<$ty>(),
+            fields: vec![$((stringify!($field), std::mem::offset_of!($ty, $field))),*],
+        }
+    };
+}
+
+#[test]
+fn every_uniform_struct_matches_its_wgsl_twin() {
+    let layouts = [
+        layout!(
+            "splat",
+            "Params",
+            Params,
+            [
+                w,
+                h,
+                dw,
+                dh,
+                dye_scale,
+                splat_count,
+                out_w,
+                out_h,
+                dt,
+                k,
+                vel_decay,
+                dye_decay,
+                vort_k,
+                cell,
+                a_visc,
+                a_dye,
+                max_dye,
+                color_mode,
+                brightness,
+                saturation,
+                hue_shift,
+            ]
+        ),
+        layout!(
+            "splat",
+            "Splat",
+            GpuSplat,
+            [x, y, r, reach, dr, dg, db, fx, fy, shape]
+        ),
+        layout!(
+            "pressure",
+            "Level",
+            LevelUniform,
+            [w, h, colour, cw, cx, cy, omega, sweeps]
+        ),
+        layout!("diffuse", "Diffuse", DiffuseUniform, [nx, ny, fixed, a]),
+        layout!("reduce", "Reduce", ReduceUniform, [n, groups, slot, mode]),
+        layout!("divergence", "Mean", SlotUniform, [slot, count]),
+        layout!("gradient", "Grad", SlotUniform, [slot, count]),
+        layout!(
+            "divergence",
+            "Decide",
+            DecideUniform,
+            [w, h, count, slot_div, slot_u, slot_v, k, threshold]
+        ),
+    ];
+    for l in layouts {
+        let what = format!("{} ({}.wgsl) and {}", l.wgsl, l.shader, l.rust);
+        let module = parse(l.shader);
+        let (members, span) = module
+            .types
+            .iter()
+            .find_map(|(_, t)| match &t.inner {
+                naga::TypeInner::Struct { members, span } if t.name.as_deref() == Some(l.wgsl) => {
+                    Some((members.clone(), *span))
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{}.wgsl has no struct {}", l.shader, l.wgsl));
+        assert_eq!(span as usize, l.size, "{what}: sizes");
+        let named: Vec<(&str, usize)> = members
+            .iter()
+            .filter_map(|m| {
+                let name = m.name.as_deref()?;
+                (!name.starts_with('_')).then_some((name, m.offset as usize))
+            })
+            .collect();
+        assert_eq!(
+            named, l.fields,
+            "{what}: fields and offsets (WGSL left, Rust right)"
+        );
+    }
+}

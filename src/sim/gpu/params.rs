@@ -1,0 +1,81 @@
+//! `Params` (common.wgsl): the uniform every pass but the solves reads, written once per step
+//! (and once per frame for the look). The layout tests check it against its WGSL twin.
+
+use crate::sim::physics::{VORTICITY_SCALE_PER_S, decay_factor};
+use crate::sim::{Look, MAX_DYE, SimConfig, StepParams};
+use bytemuck::{Pod, Zeroable};
+
+/// `Params` in common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable, Default, Debug)]
+pub(super) struct Params {
+    pub w: u32,
+    pub h: u32,
+    pub dw: u32,
+    pub dh: u32,
+    pub dye_scale: u32,
+    pub splat_count: u32,
+    pub out_w: u32,
+    pub out_h: u32,
+    pub dt: f32,
+    pub k: f32,
+    pub vel_decay: f32,
+    pub dye_decay: f32,
+    pub vort_k: f32,
+    pub cell: f32,
+    pub a_visc: f32,
+    pub a_dye: f32,
+    pub max_dye: f32,
+    pub color_mode: u32,
+    pub brightness: f32,
+    pub saturation: f32,
+    pub hue_shift: f32,
+    pub _pad: [f32; 3],
+}
+
+impl Params {
+    /// The grid's sizes and constants; no step, no look.
+    pub fn base(c: &SimConfig) -> Self {
+        Self {
+            w: c.width as u32,
+            h: c.height as u32,
+            dw: c.dye_width() as u32,
+            dh: c.dye_height() as u32,
+            dye_scale: c.dye_scale as u32,
+            cell: 1.0 / c.height as f32,
+            max_dye: MAX_DYE,
+            ..Default::default()
+        }
+    }
+
+    /// The parameters of one step `p` (already sanitised) with `splat_count` splats.
+    pub fn step(c: &SimConfig, p: &StepParams, splat_count: u32) -> Self {
+        let mut gp = Self::base(c);
+        let cell = gp.cell;
+        gp.splat_count = splat_count;
+        gp.dt = p.dt;
+        gp.k = p.dt * c.height as f32;
+        gp.vel_decay = decay_factor(p.velocity_dissipation, p.dt);
+        gp.dye_decay = decay_factor(p.dye_dissipation, p.dt);
+        gp.vort_k = p.dt * p.vorticity * VORTICITY_SCALE_PER_S;
+        gp.a_visc = p.viscosity * p.dt / (cell * cell);
+        let dcell = cell / c.dye_scale as f32;
+        gp.a_dye = p.dye_diffusion * p.dt / (dcell * dcell);
+        gp
+    }
+
+    /// The parameters of colorizing a `width x height` frame with `look` (non-finite values
+    /// fall back to the neutral look).
+    pub fn frame(c: &SimConfig, look: &Look, width: usize, height: usize) -> Self {
+        let finite_or = |x: f32, neutral: f32| if x.is_finite() { x } else { neutral };
+        Self {
+            out_w: width as u32,
+            out_h: height as u32,
+            color_mode: look.color_mode as u32,
+            brightness: finite_or(look.brightness, 1.0),
+            saturation: finite_or(look.saturation, 1.0),
+            hue_shift: finite_or(look.hue_shift, 0.0),
+            ..Self::base(c)
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! Colorize (colorize.wgsl): the RGBA8 picture of the fluid at any output size. Mirrors
+//! cpu/colorize.rs (`colorize`).
+
+use crate::sim::gpu::buffers::{Buffers, bytes_f32};
+use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
+
+/// The `@binding`s of colorize.wgsl.
+pub(in crate::sim::gpu) mod binding {
+    use super::Binding;
+    pub const P: Binding = Binding::new(0, "P");
+    pub const U: Binding = Binding::new(1, "u");
+    pub const V: Binding = Binding::new(2, "v");
+    pub const DYE: Binding = Binding::new(3, "dye");
+    pub const FRAME: Binding = Binding::new(4, "frame");
+    #[cfg(test)]
+    pub const ALL: &[Binding] = &[P, U, V, DYE, FRAME];
+}
+
+/// The frame target of one output size and its bind groups.
+struct Target {
+    size: (usize, usize),
+    frame: wgpu::Buffer,
+    /// `[velocity parity][dye parity]`.
+    groups: [[wgpu::BindGroup; 2]; 2],
+}
+
+/// The colorize pass; its target is rebuilt only when the output size changes.
+pub(in crate::sim::gpu) struct Colorize {
+    colorize: Kernel,
+    target: Option<Target>,
+}
+
+impl Colorize {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let m = module(device, "colorize");
+        Self {
+            colorize: Kernel::new(device, &m, "colorize"),
+            target: None,
+        }
+    }
+
+    /// Make sure the frame target exists for `width x height`; whether it was (re)built.
+    pub fn ensure(
+        &mut self,
+        device: &wgpu::Device,
+        b: &Buffers,
+        width: usize,
+        height: usize,
+    ) -> bool {
+        use binding::*;
+        if self
+            .target
+            .as_ref()
+            .is_some_and(|t| t.size == (width, height))
+        {
+            return false;
+        }
+        let frame = storage(device, "Buffer: frame", bytes_f32(width * height));
+        let p = &b.params;
+        let groups = [0, 1].map(|i| {
+            [0, 1].map(|pd| {
+                self.colorize.bind(
+                    device,
+                    &[
+                        (P, p),
+                        (U, &b.u[i]),
+                        (V, &b.v[i]),
+                        (DYE, &b.dye[pd]),
+                        (FRAME, &frame),
+                    ],
+                )
+            })
+        });
+        self.target = Some(Target {
+            size: (width, height),
+            frame,
+            groups,
+        });
+        true
+    }
+
+    /// The frame buffer (after [`Colorize::ensure`]).
+    pub fn frame(&self) -> &wgpu::Buffer {
+        &self.target.as_ref().expect("ensure made the target").frame
+    }
+
+    /// Colorize velocity `vel` and dye `dye` into the frame buffer.
+    pub fn encode(&self, d: &mut Dispatcher, vel: usize, dye: usize) {
+        let t = self.target.as_ref().expect("ensure made the target");
+        d.go(
+            &self.colorize,
+            &t.groups[vel][dye],
+            groups2(t.size.0, t.size.1),
+        );
+    }
+}

@@ -1,0 +1,43 @@
+//! The GPU solver's passes: one struct per pass (its pipelines and bind groups, built once,
+//! and an `encode` method), named like the CPU pass (`sim/cpu/<name>.rs`) and the WGSL file
+//! (`shaders/<name>.wgsl`) it mirrors. Each pass names its `@binding`s in a `binding` module;
+//! the layout tests check them against the WGSL.
+
+pub(super) mod advect;
+pub(super) mod colorize;
+pub(super) mod curl;
+pub(super) mod diffuse;
+pub(super) mod divergence;
+pub(super) mod gradient;
+pub(super) mod multigrid;
+pub(super) mod pressure;
+pub(super) mod reduce;
+pub(super) mod splat;
+pub(super) mod vorticity;
+
+pub(super) use advect::Advect;
+pub(super) use colorize::Colorize;
+pub(super) use curl::Curl;
+pub(super) use diffuse::Diffuse;
+pub(super) use divergence::{Compressibility, Divergence, Norms};
+pub(super) use gradient::Gradient;
+pub(super) use multigrid::Multigrid;
+pub(super) use pressure::Pressure;
+pub(super) use reduce::Reduce;
+pub(super) use splat::{GpuSplat, Splat};
+pub(super) use vorticity::Vorticity;
+
+/// Every shader's bindings as the passes name them: `(shader, bindings)`.
+#[cfg(test)]
+pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
+    ("advect", advect::binding::ALL),
+    ("colorize", colorize::binding::ALL),
+    ("curl", curl::binding::ALL),
+    ("diffuse", diffuse::binding::ALL),
+    ("divergence", divergence::binding::ALL),
+    ("gradient", gradient::binding::ALL),
+    ("pressure", pressure::binding::ALL),
+    ("reduce", reduce::binding::ALL),
+    ("splat", splat::binding::ALL),
+    ("vorticity", vorticity::binding::ALL),
+];

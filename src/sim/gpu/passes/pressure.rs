@@ -1,0 +1,153 @@
+//! The pressure solve on the finest grid (pressure.wgsl): the warm start's scaling and the
+//! Jacobi iterations, per projection target. Red-black Gauss-Seidel and the V-cycles, which
+//! also run on coarse grids, are in [`super::Multigrid`]. Mirrors cpu/pressure.rs
+//! (`scale_warm_start`, `jacobi`).
+
+use super::reduce::{Reduce, Reduction, slot};
+use crate::sim::gpu::buffers::{Buffers, Sizes, bytes_f32};
+use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, storage, uniform};
+use bytemuck::{Pod, Zeroable};
+
+/// The `@binding`s of pressure.wgsl (shared with [`super::Multigrid`]).
+pub(in crate::sim::gpu) mod binding {
+    use super::Binding;
+    pub const L: Binding = Binding::new(0, "L");
+    pub const Q_IN: Binding = Binding::new(1, "q_in");
+    pub const Q: Binding = Binding::new(2, "q");
+    pub const B: Binding = Binding::new(3, "b");
+    pub const R: Binding = Binding::new(4, "r");
+    pub const RTAP_FIRST: Binding = Binding::new(5, "rtap_first");
+    pub const RTAP_FRAC: Binding = Binding::new(6, "rtap_frac");
+    pub const PTAP: Binding = Binding::new(7, "ptap");
+    pub const RESULTS: Binding = Binding::new(8, "results");
+    #[cfg(test)]
+    pub const ALL: &[Binding] = &[L, Q_IN, Q, B, R, RTAP_FIRST, RTAP_FRAC, PTAP, RESULTS];
+}
+
+/// `Level` in pressure.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable, Default)]
+pub(in crate::sim::gpu) struct LevelUniform {
+    pub w: u32,
+    pub h: u32,
+    /// Red-black colour for `rb_sor`; the results slot for `scale_warm_start`.
+    pub colour: u32,
+    /// The other size in transfers; 1 for a coarsest solve that keeps its warm start.
+    pub cw: u32,
+    pub cx: f32,
+    pub cy: f32,
+    pub omega: f32,
+    pub sweeps: u32,
+}
+
+impl LevelUniform {
+    /// The finest level: the projection's grid with the unit operator.
+    pub fn finest(s: &Sizes) -> Self {
+        Self {
+            w: s.w as u32,
+            h: s.h as u32,
+            cx: 1.0,
+            cy: 1.0,
+            omega: 1.0,
+            ..Default::default()
+        }
+    }
+}
+
+/// One projection target's bind groups.
+struct Target {
+    /// Jacobi q -> scratch and scratch -> q, and the final copy scratch -> q.
+    jacobi: [wgpu::BindGroup; 2],
+    copy: wgpu::BindGroup,
+    /// `aq = -A q` (a residual with b = 0), the dots and the scale of the warm start.
+    neg_a: wgpu::BindGroup,
+    dots: Reduction,
+    scale: wgpu::BindGroup,
+}
+
+/// Warm start and Jacobi on the finest grid.
+pub(in crate::sim::gpu) struct Pressure {
+    jacobi: Kernel,
+    jacobi_copy: Kernel,
+    residual: Kernel,
+    scale_warm_start: Kernel,
+    /// `[target]`.
+    targets: [Target; 2],
+    _scratch: [wgpu::Buffer; 3],
+    cells: (u32, u32),
+}
+
+impl Pressure {
+    pub fn new(
+        device: &wgpu::Device,
+        m: &wgpu::ShaderModule,
+        b: &Buffers,
+        s: &Sizes,
+        reduce: &Reduce,
+    ) -> Self {
+        use binding::*;
+        let jacobi = Kernel::new(device, m, "jacobi");
+        let jacobi_copy = Kernel::new(device, m, "jacobi_copy");
+        let residual = Kernel::new(device, m, "residual");
+        let scale_warm_start = Kernel::new(device, m, "scale_warm_start");
+        let nc = s.nc();
+        let tmp = storage(device, "Buffer: pressure scratch", bytes_f32(nc));
+        let zeros = storage(device, "Buffer: zeros", bytes_f32(nc));
+        let neg_aq = storage(device, "Buffer: residual", bytes_f32(nc));
+        let level0 = LevelUniform::finest(s);
+        let u0 = uniform(device, "Uniform: level 0", &level0);
+        let target = |q: &wgpu::Buffer, dots_slot: u32| {
+            let u_scale = uniform(
+                device,
+                "Uniform: warm-start scale",
+                &LevelUniform {
+                    colour: dots_slot,
+                    ..level0
+                },
+            );
+            Target {
+                jacobi: [
+                    jacobi.bind(device, &[(L, &u0), (Q_IN, q), (Q, &tmp), (B, &b.b)]),
+                    jacobi.bind(device, &[(L, &u0), (Q_IN, &tmp), (Q, q), (B, &b.b)]),
+                ],
+                copy: jacobi_copy.bind(device, &[(L, &u0), (Q_IN, &tmp), (Q, q)]),
+                neg_a: residual.bind(device, &[(L, &u0), (Q_IN, q), (B, &zeros), (R, &neg_aq)]),
+                dots: reduce.reduction(device, &b.b, Some(&neg_aq), nc, dots_slot),
+                scale: scale_warm_start
+                    .bind(device, &[(L, &u_scale), (Q, q), (RESULTS, &b.results)]),
+            }
+        };
+        let targets = [
+            target(&b.q[0], slot::DOTS_MAIN),
+            target(&b.q[1], slot::DOTS_EXTRA),
+        ];
+        Self {
+            jacobi,
+            jacobi_copy,
+            residual,
+            scale_warm_start,
+            targets,
+            _scratch: [tmp, zeros, neg_aq],
+            cells: groups2(s.w, s.h),
+        }
+    }
+
+    /// Scale target `t`'s warm start so it never hurts: q *= argmin_s |b - s A q|.
+    pub fn encode_warm_start(&self, d: &mut Dispatcher, reduce: &Reduce, t: usize) {
+        let tg = &self.targets[t];
+        d.go(&self.residual, &tg.neg_a, self.cells);
+        reduce.encode(d, &tg.dots);
+        d.go(&self.scale_warm_start, &tg.scale, self.cells);
+    }
+
+    /// `iterations` Jacobi iterations on target `t`, the result back in its pressure.
+    pub fn encode_jacobi(&self, d: &mut Dispatcher, t: usize, iterations: u32) {
+        let tg = &self.targets[t];
+        for it in 0..iterations {
+            d.go(&self.jacobi, &tg.jacobi[it as usize % 2], self.cells);
+        }
+        if iterations % 2 == 1 {
+            d.go(&self.jacobi_copy, &tg.copy, self.cells);
+        }
+    }
+}
