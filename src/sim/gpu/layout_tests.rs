@@ -1,6 +1,7 @@
 //! The Rust side of every shader's interface against the WGSL, by naga reflection (no GPU
-//! needed): each pass's named bindings against the globals at those `@binding`s, and each
-//! uniform struct's size and field offsets against its WGSL twin.
+//! needed): each pass's named bindings against the globals at those `@binding`s, each
+//! uniform struct's size and field offsets against its WGSL twin, and the Rust constants that
+//! mirror WGSL ones.
 
 use super::params::Params;
 use super::passes::diffuse::DiffuseUniform;
@@ -152,4 +153,33 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             "{what}: fields and offsets (WGSL left, Rust right)"
         );
     }
+}
+
+/// The value of WGSL constant `name` (a u32 literal) in `shader`.
+fn wgsl_u32(shader: &str, name: &str) -> u32 {
+    let module = parse(shader);
+    let (_, constant) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("{shader}.wgsl has no const {name}"));
+    match module.global_expressions[constant.init] {
+        naga::Expression::Literal(naga::Literal::U32(x)) => x,
+        ref e => panic!("{shader}.wgsl: const {name} is {e:?}, not a u32 literal"),
+    }
+}
+
+#[test]
+fn rust_constants_mirror_the_wgsl() {
+    assert_eq!(wgsl_u32("curl", "WG"), super::WORKGROUP, "WG (common.wgsl)");
+    assert_eq!(
+        wgsl_u32("reduce", "RW") as usize,
+        super::passes::reduce::REDUCE_THREADS,
+        "RW (reduce.wgsl)"
+    );
+    assert_eq!(
+        wgsl_u32("pressure", "COARSE_MAX") as usize,
+        super::solver::COARSE_MAX_CELLS,
+        "COARSE_MAX (pressure.wgsl)"
+    );
 }

@@ -25,7 +25,7 @@ pub use super::frames::FRAME_STAGING_BUFFERS;
 
 /// The largest coarsest multigrid level the single-workgroup solve holds (`COARSE_MAX` in
 /// pressure.wgsl). Grids flatter than about 256:1 exceed it and run on the CPU instead.
-const COARSE_MAX_CELLS: usize = 1024;
+pub(super) const COARSE_MAX_CELLS: usize = 1024;
 
 /// Steps the GPU may have queued before `step` waits for the oldest. Without a bound, a GPU
 /// slower than real time would queue work without end (the submit returns at once), and every

@@ -7,7 +7,7 @@ use bytemuck::{Pod, Zeroable};
 /// Workgroups of the first reduction stage (each folds a strided share of the field).
 const MAX_REDUCE_GROUPS: usize = 1024;
 /// Threads per reduction workgroup (`RW` in reduce.wgsl).
-const REDUCE_THREADS: usize = 256;
+pub(in crate::sim::gpu) const REDUCE_THREADS: usize = 256;
 
 /// The `@binding`s of reduce.wgsl.
 pub(in crate::sim::gpu) mod binding {
