@@ -1,0 +1,444 @@
+//! Tests of the mapping: events in, splats and forces out.
+
+use super::*;
+
+fn at(time_s: f64, event: SimEvent) -> TimedEvent {
+    TimedEvent { time_s, event }
+}
+
+fn note(key: u8, channel: u8) -> NoteId {
+    NoteId {
+        key,
+        channel,
+        voice: -1,
+    }
+}
+
+/// The parameters' defaults on a 16:9 canvas (the known answers below assume them).
+fn cfg() -> MappingConfig {
+    MappingConfig::default()
+}
+
+/// The README's known answer: note 60 (middle C) at velocity 100 on channel 0, the first
+/// note played, in keyboard mode on a 16:9 canvas.
+#[test]
+fn middle_c_known_answer() {
+    let mut m = Mapper::new();
+    m.handle(&at(
+        0.0,
+        SimEvent::NoteOn {
+            note: note(60, 0),
+            velocity: 100.0 / 127.0,
+        },
+    ));
+    let mut out = Vec::new();
+    m.emit(1.0 / 60.0, &cfg(), &mut out);
+    let burst = out[0];
+    // A lone note sits mid-range: x = aspect / 2 = 0.8889, at the emitter height 0.15.
+    assert!((burst.pos[0] - 8.0 / 9.0).abs() < 1e-6, "{:?}", burst.pos);
+    assert_eq!(burst.pos[1], KEYBOARD_Y);
+    // Pitch class 0: hue 0, red at saturation 0.85: rgb (1, 0.15, 0.15).
+    for (got, want) in burst.color.iter().zip([1.0, 0.15, 0.15]) {
+        assert!((got - want).abs() < 1e-6, "{:?}", burst.color);
+    }
+    // Velocity 100/127 = 0.787: dye 0.35 + 0.65 v = 0.8618; push 1.2 (0.4 + 0.6 v) = 1.0469
+    // straight up; radius 0.03 (0.7 + 0.6 v) = 0.03517.
+    let v = 100.0f32 / 127.0;
+    assert!(
+        (burst.amount - (0.35 + 0.65 * v) * 1.0).abs() < 1e-6,
+        "{}",
+        burst.amount
+    );
+    assert!((burst.amount - 0.8618).abs() < 1e-4);
+    assert!((burst.force[1] - 1.0469).abs() < 1e-4 && burst.force[0].abs() < 1e-6);
+    assert!((burst.radius - 0.035_17).abs() < 1e-5);
+}
+
+#[test]
+fn pitch_runs_across_the_range_in_use_and_hue_follows_pitch_class() {
+    let mut m = Mapper::new();
+    for (k, key) in [36u8, 96].into_iter().enumerate() {
+        m.handle(&at(
+            k as f64,
+            SimEvent::NoteOn {
+                note: note(key, 0),
+                velocity: 1.0,
+            },
+        ));
+    }
+    m.handle(&at(
+        2.0,
+        SimEvent::NoteOn {
+            note: note(66, 0),
+            velocity: 1.0,
+        },
+    ));
+    let mut out = Vec::new();
+    m.emit(0.01, &cfg(), &mut out);
+    let xs: Vec<f32> = out
+        .iter()
+        .filter(|s| s.force[1] > 0.5)
+        .map(|s| s.pos[0])
+        .collect();
+    let aspect = 16.0f32 / 9.0;
+    // 36 at the left margin, 96 at the right, 66 half way.
+    assert_eq!(xs.len(), 3);
+    assert!((xs[0] - KEYBOARD_MARGIN).abs() < 1e-6);
+    assert!((xs[1] - (aspect - KEYBOARD_MARGIN)).abs() < 1e-5);
+    assert!((xs[2] - aspect / 2.0).abs() < 1e-5);
+    // 66 is F#: hue 0.5, cyan.
+    let c = out
+        .iter()
+        .find(|s| (s.pos[0] - aspect / 2.0).abs() < 1e-5)
+        .unwrap()
+        .color;
+    assert!(c[0] < 0.2 && c[1] > 0.99 && c[2] > 0.99, "{c:?}");
+}
+
+#[test]
+fn circle_mode_places_pitch_class_by_angle_and_octave_by_radius() {
+    let c = MappingConfig {
+        mode: MappingMode::Circle,
+        ..cfg()
+    };
+    let pos = |key: u8| {
+        let mut m = Mapper::new();
+        m.handle(&at(
+            0.0,
+            SimEvent::NoteOn {
+                note: note(key, 0),
+                velocity: 1.0,
+            },
+        ));
+        let mut out = Vec::new();
+        m.emit(0.0, &c, &mut out);
+        let p = out[0].pos;
+        (p[0] - c.aspect / 2.0, p[1] - 0.5)
+    };
+    // C4 (60, octave 5): straight up at radius 0.06 + 0.2 = 0.26.
+    let (x, y) = pos(60);
+    assert!(x.abs() < 1e-6 && (y - 0.26).abs() < 1e-6, "{x} {y}");
+    // F#4 (66): straight down, same radius. C5 (72): up, farther out.
+    let (x, y) = pos(66);
+    assert!(x.abs() < 1e-5 && (y + 0.26).abs() < 1e-6);
+    let (_, y) = pos(72);
+    assert!((y - 0.30).abs() < 1e-6);
+    // D (62): a sixth of a turn clockwise from the top.
+    let (x, y) = pos(62);
+    assert!(x > 0.0 && (x.atan2(y).to_degrees() - 60.0).abs() < 1e-3);
+}
+
+/// Emission follows attack, decay, sustain and release: sample the held emission of a note
+/// every 10 ms and compare with the curve.
+#[test]
+fn emission_follows_the_note_envelope() {
+    let mut m = Mapper::new();
+    m.handle(&at(
+        0.0,
+        SimEvent::NoteOn {
+            note: note(60, 0),
+            velocity: 1.0,
+        },
+    ));
+    let dt = 0.01;
+    let mut out = Vec::new();
+    let rate = |out: &Vec<Splat>| {
+        out.iter()
+            .find(|s| s.amount < 0.5)
+            .map_or(0.0, |s| s.amount / (HOLD_DYE_PER_S * dt))
+    };
+    let mut t = 0.0f32;
+    for _ in 0..100 {
+        m.emit(dt, &cfg(), &mut out);
+        assert!(
+            (rate(&out) - held_level(t)).abs() < 1e-5,
+            "t {t}: {} vs {}",
+            rate(&out),
+            held_level(t)
+        );
+        t += dt;
+    }
+    // One second in: sustain.
+    assert!((held_level(t) - NOTE_SUSTAIN).abs() < 1e-6);
+    m.handle(&at(1.0, SimEvent::NoteOff { note: note(60, 0) }));
+    let mut r = 0.0f32;
+    while r < NOTE_RELEASE_S {
+        m.emit(dt, &cfg(), &mut out);
+        let want = release_level(NOTE_SUSTAIN, r);
+        assert!(
+            (rate(&out) - want).abs() < 1e-5,
+            "release {r}: {} vs {want}",
+            rate(&out)
+        );
+        r += dt;
+    }
+    m.emit(dt, &cfg(), &mut out);
+    assert!(out.is_empty(), "silent after the release");
+    assert_eq!(m.active_voices(), 0);
+    // Curve points: attack half way at 10 ms, decay end at 370 ms.
+    assert!((held_level(0.01) - 0.5).abs() < 1e-6);
+    assert!((held_level(0.37) - NOTE_SUSTAIN).abs() < 1e-6);
+}
+
+#[test]
+fn sustain_pedal_holds_and_all_notes_off_releases() {
+    let mut m = Mapper::new();
+    let mut out = Vec::new();
+    m.handle(&at(
+        0.0,
+        SimEvent::ControlChange {
+            channel: 0,
+            cc: 64,
+            value: 1.0,
+        },
+    ));
+    m.handle(&at(
+        0.0,
+        SimEvent::NoteOn {
+            note: note(60, 0),
+            velocity: 1.0,
+        },
+    ));
+    m.handle(&at(0.1, SimEvent::NoteOff { note: note(60, 0) }));
+    for _ in 0..200 {
+        m.emit(0.01, &cfg(), &mut out);
+    }
+    assert_eq!(m.active_voices(), 1, "the pedal holds the note");
+    m.handle(&at(
+        2.0,
+        SimEvent::ControlChange {
+            channel: 0,
+            cc: 64,
+            value: 0.0,
+        },
+    ));
+    for _ in 0..100 {
+        m.emit(0.01, &cfg(), &mut out);
+    }
+    assert_eq!(m.active_voices(), 0, "pedal up releases it");
+    // All notes off releases held notes even with the pedal down.
+    m.handle(&at(
+        3.0,
+        SimEvent::ControlChange {
+            channel: 0,
+            cc: 64,
+            value: 1.0,
+        },
+    ));
+    m.handle(&at(
+        3.0,
+        SimEvent::NoteOn {
+            note: note(64, 0),
+            velocity: 1.0,
+        },
+    ));
+    m.handle(&at(
+        3.0,
+        SimEvent::ControlChange {
+            channel: 0,
+            cc: 123,
+            value: 0.0,
+        },
+    ));
+    for _ in 0..100 {
+        m.emit(0.01, &cfg(), &mut out);
+    }
+    assert_eq!(m.active_voices(), 0);
+    // All sound off is immediate.
+    m.handle(&at(
+        4.0,
+        SimEvent::NoteOn {
+            note: note(64, 0),
+            velocity: 1.0,
+        },
+    ));
+    m.handle(&at(
+        4.0,
+        SimEvent::ControlChange {
+            channel: 0,
+            cc: 120,
+            value: 0.0,
+        },
+    ));
+    m.emit(0.01, &cfg(), &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn expressions_bend_boost_and_stir() {
+    let mut m = Mapper::new();
+    let mut out = Vec::new();
+    m.handle(&at(
+        0.0,
+        SimEvent::NoteOn {
+            note: note(60, 0),
+            velocity: 1.0,
+        },
+    ));
+    // Into the sustain, so both readings see the same envelope level.
+    for _ in 0..100 {
+        m.emit(0.01, &cfg(), &mut out);
+    }
+    let plain = out[0];
+    m.handle(&at(
+        0.0,
+        SimEvent::PitchBend {
+            channel: 0,
+            value: 1.0,
+        },
+    ));
+    m.handle(&at(
+        0.0,
+        SimEvent::ChannelPressure {
+            channel: 0,
+            pressure: 1.0,
+        },
+    ));
+    m.handle(&at(
+        0.0,
+        SimEvent::ControlChange {
+            channel: 0,
+            cc: 1,
+            value: 1.0,
+        },
+    ));
+    let drive = m.emit(0.01, &cfg(), &mut out);
+    let bent = out[0];
+    // Two semitones right, push turned 30 degrees right, three times the emission.
+    assert!(bent.pos[0] > plain.pos[0]);
+    assert!((bent.force[0].atan2(bent.force[1]).to_degrees() - 30.0).abs() < 1e-3);
+    assert!((bent.amount / plain.amount - 3.0).abs() < 1e-4);
+    assert!((drive.vorticity_boost - MOD_WHEEL_VORTICITY).abs() < 1e-6);
+}
+
+#[test]
+fn audio_level_breathes_onsets_spread_and_silence_is_calm() {
+    let mut m = Mapper::new();
+    let mut out = Vec::new();
+    m.handle(&at(
+        0.0,
+        SimEvent::Envelope {
+            rms: [0.0; 2],
+            peak: [0.0; 2],
+        },
+    ));
+    m.emit(0.01, &cfg(), &mut out);
+    assert!(out.is_empty(), "silence adds nothing");
+    m.handle(&at(
+        0.0,
+        SimEvent::Envelope {
+            rms: [0.5, 0.2],
+            peak: [0.9, 0.4],
+        },
+    ));
+    m.emit(0.01, &cfg(), &mut out);
+    assert_eq!(out.len(), 1);
+    assert!((out[0].force[1] - BREATH_ACCEL * 0.5 * 0.01).abs() < 1e-6);
+    // Onsets land far apart: no two of the first eight closer than 0.15 canvas heights.
+    m.handle(&at(
+        0.0,
+        SimEvent::Envelope {
+            rms: [0.0; 2],
+            peak: [0.0; 2],
+        },
+    ));
+    let mut spots = Vec::new();
+    for k in 0..8 {
+        m.handle(&at(k as f64, SimEvent::Onset { strength: 0.7 }));
+        m.emit(0.01, &cfg(), &mut out);
+        spots.push(out[0].pos);
+    }
+    for i in 0..8 {
+        for j in 0..i {
+            let d = (spots[i][0] - spots[j][0]).hypot(spots[i][1] - spots[j][1]);
+            assert!(
+                d > 0.15,
+                "onsets {i} and {j} at {:?} and {:?}",
+                spots[i],
+                spots[j]
+            );
+        }
+    }
+}
+
+#[test]
+fn beat_pulse_is_phase_locked_to_the_host() {
+    let c = MappingConfig {
+        beat_pulse: true,
+        ..cfg()
+    };
+    let mut m = Mapper::new();
+    let mut out = Vec::new();
+    let mut pulses = Vec::new();
+    // 120 BPM from beat 3.9 at t = 0: beats land at t = 0.05, 0.55, 1.05, ...
+    for step in 0..240 {
+        let t = step as f64 / 120.0;
+        m.handle(&at(
+            t,
+            SimEvent::Transport {
+                playing: true,
+                tempo_bpm: 120.0,
+                beat: 3.9 + t * 2.0,
+            },
+        ));
+        m.emit(1.0 / 120.0, &c, &mut out);
+        if !out.is_empty() {
+            pulses.push(t);
+        }
+    }
+    assert_eq!(pulses.len(), 4);
+    for (k, t) in pulses.iter().enumerate() {
+        let want = 0.05 + 0.5 * k as f64;
+        assert!(
+            (t - want).abs() <= 1.0 / 120.0,
+            "pulse {k} at {t}, beat at {want}"
+        );
+    }
+    // Stopped: no pulses.
+    m.handle(&at(
+        3.0,
+        SimEvent::Transport {
+            playing: false,
+            tempo_bpm: 120.0,
+            beat: 10.0,
+        },
+    ));
+    m.emit(1.0, &c, &mut out);
+    assert!(out.is_empty());
+}
+
+#[test]
+fn hostile_events_are_absorbed() {
+    let mut m = Mapper::new();
+    let mut out = Vec::new();
+    for k in 0..300u32 {
+        m.handle(&at(
+            f64::NAN,
+            SimEvent::NoteOn {
+                note: note((k % 200) as u8, 200),
+                velocity: f32::NAN,
+            },
+        ));
+        m.handle(&at(
+            1e300,
+            SimEvent::Envelope {
+                rms: [f32::INFINITY, f32::NAN],
+                peak: [0.0; 2],
+            },
+        ));
+        m.handle(&at(0.0, SimEvent::Onset { strength: f32::NAN }));
+    }
+    m.emit(f32::INFINITY, &cfg(), &mut out);
+    assert!(m.active_voices() <= MAX_VOICES);
+    for s in &out {
+        assert!(
+            s.pos
+                .iter()
+                .chain(&s.color)
+                .chain(&s.force)
+                .all(|x| x.is_finite()),
+            "{s:?}"
+        );
+        assert!(s.amount.is_finite() && s.radius.is_finite());
+    }
+}
