@@ -132,7 +132,7 @@ pub struct Drive {
 
 /// Envelope stage of a voice.
 #[derive(Clone, Copy, Debug, PartialEq)]
-enum Stage {
+enum VoiceStage {
     /// Free slot.
     Off,
     /// Held (attack, decay, sustain by `age`).
@@ -147,7 +147,7 @@ enum Stage {
 struct Voice {
     note: NoteId,
     velocity: f32,
-    stage: Stage,
+    stage: VoiceStage,
     /// Seconds since key-down.
     age: f32,
     /// Key-down burst not yet emitted.
@@ -172,7 +172,7 @@ impl Default for Voice {
                 voice: -1,
             },
             velocity: 0.0,
-            stage: Stage::Off,
+            stage: VoiceStage::Off,
             age: 0.0,
             burst: false,
             serial: 0,
@@ -206,22 +206,22 @@ pub fn release_level(from: f32, age: f32) -> f32 {
 impl Voice {
     fn level(&self) -> f32 {
         match self.stage {
-            Stage::Off => 0.0,
-            Stage::Held | Stage::Pedal => held_level(self.age),
-            Stage::Release { from, age } => release_level(from, age),
+            VoiceStage::Off => 0.0,
+            VoiceStage::Held | VoiceStage::Pedal => held_level(self.age),
+            VoiceStage::Release { from, age } => release_level(from, age),
         }
     }
 
     fn matches(&self, n: &NoteId) -> bool {
-        self.stage != Stage::Off
+        self.stage != VoiceStage::Off
             && (n.voice < 0 || self.note.voice < 0 || n.voice == self.note.voice)
             && (n.key == u8::MAX || n.key == self.note.key)
             && (n.channel == u8::MAX || n.channel == self.note.channel)
     }
 
     fn release(&mut self) {
-        if matches!(self.stage, Stage::Held | Stage::Pedal) {
-            self.stage = Stage::Release {
+        if matches!(self.stage, VoiceStage::Held | VoiceStage::Pedal) {
+            self.stage = VoiceStage::Release {
                 from: held_level(self.age),
                 age: 0.0,
             };
@@ -323,7 +323,10 @@ impl Mapper {
 
     /// Voices sounding (including releasing ones).
     pub fn active_voices(&self) -> usize {
-        self.voices.iter().filter(|v| v.stage != Stage::Off).count()
+        self.voices
+            .iter()
+            .filter(|v| v.stage != VoiceStage::Off)
+            .count()
     }
 
     /// Whether the next [`Mapper::emit`] would emit nothing, whatever its `dt`: no note
@@ -366,8 +369,8 @@ impl Mapper {
                 let sustain = note.channel != u8::MAX && self.channel(note.channel).sustain;
                 for v in self.voices.iter_mut().filter(|v| v.matches(&note)) {
                     if sustain {
-                        if v.stage == Stage::Held {
-                            v.stage = Stage::Pedal;
+                        if v.stage == VoiceStage::Held {
+                            v.stage = VoiceStage::Pedal;
                         }
                     } else {
                         v.release();
@@ -376,7 +379,7 @@ impl Mapper {
             }
             SimEvent::Choke { note } => {
                 for v in self.voices.iter_mut().filter(|v| v.matches(&note)) {
-                    v.stage = Stage::Off;
+                    v.stage = VoiceStage::Off;
                 }
             }
             SimEvent::NoteExpression { note, kind, value } => {
@@ -434,7 +437,7 @@ impl Mapper {
             }
             SimEvent::Silence => {
                 for v in &mut self.voices {
-                    v.stage = Stage::Off;
+                    v.stage = VoiceStage::Off;
                 }
                 self.level = 0.0;
                 self.pending_onsets = 0;
@@ -451,7 +454,7 @@ impl Mapper {
                 self.channel(channel).sustain = down;
                 if !down {
                     for v in self.voices.iter_mut() {
-                        if v.note.channel == channel && v.stage == Stage::Pedal {
+                        if v.note.channel == channel && v.stage == VoiceStage::Pedal {
                             v.release();
                         }
                     }
@@ -460,7 +463,7 @@ impl Mapper {
             // All sound off: silence the channel at once.
             120 => {
                 for v in self.voices.iter_mut().filter(|v| v.note.channel == channel) {
-                    v.stage = Stage::Off;
+                    v.stage = VoiceStage::Off;
                 }
             }
             // All notes off: release the channel's notes, pedal or not.
@@ -481,10 +484,10 @@ impl Mapper {
         self.serial += 1;
         // A free slot, else the oldest releasing voice, else the oldest.
         let slot = (0..MAX_VOICES)
-            .find(|&i| self.voices[i].stage == Stage::Off)
+            .find(|&i| self.voices[i].stage == VoiceStage::Off)
             .or_else(|| {
                 (0..MAX_VOICES)
-                    .filter(|&i| matches!(self.voices[i].stage, Stage::Release { .. }))
+                    .filter(|&i| matches!(self.voices[i].stage, VoiceStage::Release { .. }))
                     .min_by_key(|&i| self.voices[i].serial)
             })
             .unwrap_or_else(|| {
@@ -495,7 +498,7 @@ impl Mapper {
         self.voices[slot] = Voice {
             note,
             velocity: finite_in(velocity, 0.0, 1.0),
-            stage: Stage::Held,
+            stage: VoiceStage::Held,
             age: 0.0,
             burst: true,
             serial: self.serial,
@@ -561,7 +564,7 @@ impl Mapper {
         let radius = cfg.splat_radius;
         for i in 0..MAX_VOICES {
             let v = self.voices[i];
-            if v.stage == Stage::Off {
+            if v.stage == VoiceStage::Off {
                 continue;
             }
             let (pos, dir, color) = self.emitter(&v, cfg);
@@ -603,12 +606,12 @@ impl Mapper {
             let voice = &mut self.voices[i];
             voice.burst = false;
             voice.age += dt;
-            if let Stage::Release { from, age } = voice.stage {
+            if let VoiceStage::Release { from, age } = voice.stage {
                 let age = age + dt;
                 voice.stage = if age >= NOTE_RELEASE_S {
-                    Stage::Off
+                    VoiceStage::Off
                 } else {
-                    Stage::Release { from, age }
+                    VoiceStage::Release { from, age }
                 };
             }
         }
@@ -625,7 +628,7 @@ impl Mapper {
         let keys = self
             .voices
             .iter()
-            .filter(|v| v.stage != Stage::Off)
+            .filter(|v| v.stage != VoiceStage::Off)
             .map(|v| f32::from(v.note.key));
         let (min, max) = keys.fold((f32::MAX, f32::MIN), |(a, b), k| (a.min(k), b.max(k)));
         if min > max {

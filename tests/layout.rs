@@ -164,7 +164,10 @@ fn the_engine_editor_and_renderer_drive_a_model_not_a_grid() {
     for (rel, code) in all_sources() {
         let module = module_of(&rel);
         // `bench` measures the grid solvers themselves.
-        if matches!(module, "engine" | "editor" | "render" | "lib" | "frame" | "preset") {
+        if matches!(
+            module,
+            "engine" | "editor" | "render" | "lib" | "frame" | "preset"
+        ) {
             let code = code.split("mod tests").next().unwrap();
             for name in sim_names(code) {
                 if grid_only.contains(&name.as_str()) {
