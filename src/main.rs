@@ -116,6 +116,10 @@ struct RenderArgs {
     /// No progress (a bar in a terminal, else a line every few seconds on standard error).
     #[arg(long)]
     quiet: bool,
+    /// Print figures of the picture (mean luma, bright, clipped and lit shares, saturation)
+    /// over the last three quarters of the frames.
+    #[arg(long)]
+    stats: bool,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -209,6 +213,7 @@ fn render_command(args: RenderArgs) -> ExitCode {
         preset: args.preset,
         progress: !args.quiet,
         cpu_threads: args.threads,
+        stats: args.stats,
     };
     let stop = Arc::new(AtomicBool::new(false));
     install_stop_signals(&stop);
@@ -257,6 +262,14 @@ fn render_command(args: RenderArgs) -> ExitCode {
             }
             for note in &s.notes {
                 say(&format!("Note: {note}"));
+            }
+            if let Some(p) = &s.picture {
+                say(&format!(
+                    "Picture ({} of {} frames, the last three quarters): {}",
+                    p.frames,
+                    s.frames,
+                    p.line()
+                ));
             }
             if s.interrupted {
                 let signal = SIGNAL.load(Ordering::Relaxed);

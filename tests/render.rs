@@ -464,3 +464,60 @@ fn gpu_render_stays_close_to_the_cpu_render() {
         "the CPU render is black"
     );
 }
+
+/// `--stats` measures the frames the render wrote: the last three quarters of them, with the
+/// figures computed here from the PNG files agreeing; without `--stats` there are none. The
+/// command line prints them.
+#[test]
+fn stats_measure_the_frames_written() {
+    let dir = scratch("stats");
+    let opts = RenderOptions {
+        stats: true,
+        ..small(&dir, 10, 2.0)
+    };
+    let summary = render::render(&opts, &AtomicBool::new(false)).unwrap();
+    assert_eq!(summary.frames, 20);
+    let p = summary.picture.expect("stats asked for");
+    assert_eq!(p.frames, 15, "frames 6-20 of 20");
+
+    let (mut luma, mut lit, mut pixels) = (0.0f64, 0u64, 0u64);
+    for index in 5..20 {
+        for px in frame(&dir, index).rgba.chunks_exact(4) {
+            let y =
+                0.2126 * f64::from(px[0]) + 0.7152 * f64::from(px[1]) + 0.0722 * f64::from(px[2]);
+            luma += y;
+            lit += u64::from(y > 25.0);
+            pixels += 1;
+        }
+    }
+    assert!(lit > 0, "the demo lights something in 2 s");
+    assert!((p.mean_luma() - luma / pixels as f64).abs() < 1e-6);
+    assert!((p.coverage() - lit as f64 / pixels as f64).abs() < 1e-9);
+    assert!(p.lit_saturation() > 0.0 && p.lit_saturation() <= 1.0);
+
+    let plain = render::render(&small(&dir, 10, 0.5), &AtomicBool::new(false)).unwrap();
+    assert!(plain.picture.is_none());
+
+    let out = dir.join("cli");
+    let (code, stdout, stderr) = dyeflow(&[
+        "--out",
+        out.to_str().unwrap(),
+        "--size",
+        "160x90",
+        "--fps",
+        "8",
+        "--seconds",
+        "1",
+        "--backend",
+        "cpu",
+        "--sim",
+        "128",
+        "--quiet",
+        "--stats",
+    ]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(
+        stdout.contains("Picture (6 of 8 frames, the last three quarters): mean luma"),
+        "{stdout}"
+    );
+}

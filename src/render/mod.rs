@@ -7,6 +7,7 @@ pub mod feed;
 pub mod midi;
 pub mod output;
 pub mod progress;
+pub mod stats;
 pub mod wav;
 
 use std::path::{Path, PathBuf};
@@ -215,6 +216,8 @@ pub struct RenderOptions {
     pub progress: bool,
     /// CPU solver threads; 0 for one per core. At most [`max_threads`].
     pub cpu_threads: usize,
+    /// Measure the picture (see [`stats`]): [`RenderSummary::picture`].
+    pub stats: bool,
 }
 
 impl Default for RenderOptions {
@@ -234,6 +237,7 @@ impl Default for RenderOptions {
             preset: None,
             progress: true,
             cpu_threads: 0,
+            stats: false,
         }
     }
 }
@@ -266,6 +270,9 @@ pub struct RenderSummary {
     pub dropped_events: u64,
     /// Lines worth telling the user (preset ids skipped, how to encode PNG frames...).
     pub notes: Vec<String>,
+    /// With [`RenderOptions::stats`]: the picture's figures over the last three quarters of the
+    /// frames rendered.
+    pub picture: Option<stats::PictureStats>,
 }
 
 impl RenderSummary {
@@ -501,6 +508,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         interrupted: true,
         dropped_events: 0,
         notes,
+        picture: None,
     };
     let Some(music) = load_music(opts, stop)? else {
         return Ok(interrupted(notes_out));
@@ -570,6 +578,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
             number_text(opts.start_s)
         ));
     }
+    let mut picture = stats::PictureStats::default();
     let mut stopped = !player.advance(model.as_mut(), &mut driver, &params, preroll_steps, stop)?;
     let setup_s = started.elapsed().as_secs_f64();
     if !stopped {
@@ -590,6 +599,9 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
                 &mut rgba,
             );
             writer.write(&rgba)?;
+            if opts.stats && stats::measured(frame, frames_total) {
+                picture.add_frame(&rgba);
+            }
             progress.frame();
             if stop.load(Ordering::Relaxed) && frame + 1 < frames_total {
                 stopped = true;
@@ -630,6 +642,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         interrupted: stopped,
         dropped_events: player.dropped_events(),
         notes: notes_out,
+        picture: opts.stats.then_some(picture),
     })
 }
 
