@@ -20,11 +20,22 @@
 //!   canvas; silence adds nothing.
 //! - Tempo: with the beat pulse on and the host playing, a push on every beat, phase-locked to
 //!   the host's beat position.
+//! - Drums: the notes of the drum channel ([`MappingConfig::drum_channel`], channel 10 by
+//!   default, as in General MIDI) are instruments, not pitches: one-shot bursts placed, sized
+//!   and coloured by family (see [`drums`]): the kick a wide low band of orange-red pushing up
+//!   from the bottom; snare, clap and rimshot an electric-blue pair bursting sideways half way
+//!   up; hi-hats and cymbals small pale-gold sparkles near the top (hi-hats left, rides right);
+//!   toms magenta radial bursts along a low row, low tom left, high tom right; other
+//!   percussion small green bursts along a high row, by key. The note-off does nothing. With
+//!   no drum channel every channel plays pitched notes.
 
 use crate::bridge::events::{Expression, NoteId, SimEvent, TimedEvent};
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
 use nice_plug::prelude::Enum;
 use serde::{Deserialize, Serialize};
+
+pub mod drums;
+pub use drums::{DrumFamily, GM_DRUM_CHANNEL, gm_drum_family};
 
 /// Voices sounding at once; the oldest released (else the oldest) is reused beyond this.
 pub const MAX_VOICES: usize = 64;
@@ -106,6 +117,9 @@ pub struct MappingConfig {
     pub reactivity: f32,
     /// Beat pulse on.
     pub beat_pulse: bool,
+    /// The channel (0-based: 9 is MIDI channel 10) whose notes are General MIDI drums, or
+    /// none (every channel plays pitched notes).
+    pub drum_channel: Option<u8>,
 }
 
 impl Default for MappingConfig {
@@ -119,6 +133,7 @@ impl Default for MappingConfig {
             dye_amount: 1.0,
             reactivity: 1.0,
             beat_pulse: false,
+            drum_channel: Some(GM_DRUM_CHANNEL),
         }
     }
 }
@@ -261,6 +276,8 @@ pub struct Mapper {
     pending_onsets: usize,
     /// Onsets fired so far (drives their placement).
     onset_count: u32,
+    /// Drum hits so far (drives the cymbals' jitter).
+    drum_hits: u32,
     /// Latest audio time seen in an event.
     audio_now: f64,
     transport: Option<TransportState>,
@@ -314,6 +331,7 @@ impl Mapper {
             onsets: [0.0; 16],
             pending_onsets: 0,
             onset_count: 0,
+            drum_hits: 0,
             audio_now: 0.0,
             transport: None,
             last_beat: None,
@@ -340,7 +358,7 @@ impl Mapper {
             && !(cfg.beat_pulse && self.transport.is_some_and(|t| t.playing))
     }
 
-    /// The keyboard range in use (lowest, highest key), once a note has played.
+    /// The keyboard range in use (lowest, highest key), once a pitched note has been emitted.
     /// The span, widened about its middle to at least [`MIN_RANGE_SEMITONES`].
     pub fn range(&self) -> Option<(f32, f32)> {
         self.span.map(|(lo, hi)| {
@@ -480,7 +498,8 @@ impl Mapper {
         if note.key > 127 {
             return;
         }
-        self.widen_span(f32::from(note.key));
+        // NOTE: the keyboard span widens at the first emit, where the drum channel is known
+        // (see `strike_drums`): a drum note must not stretch the pitched notes' keyboard.
         self.serial += 1;
         // A free slot, else the oldest releasing voice, else the oldest.
         let slot = (0..MAX_VOICES)
@@ -560,6 +579,7 @@ impl Mapper {
             0.0
         };
         self.time += dt;
+        self.strike_drums(cfg, out);
         self.relax_span(dt);
         let radius = cfg.splat_radius;
         for i in 0..MAX_VOICES {
@@ -620,6 +640,25 @@ impl Mapper {
         Drive {
             vorticity_boost: self.channels.iter().fold(0.0f32, |m, c| m.max(c.mod_wheel))
                 * MOD_WHEEL_VORTICITY,
+        }
+    }
+
+    /// The new notes' first emission: a drum note (on the drum channel) fires its one-shot
+    /// burst and ends at once, so its note-off finds nothing; a pitched note widens the
+    /// keyboard span.
+    fn strike_drums(&mut self, cfg: &MappingConfig, out: &mut Vec<Splat>) {
+        for i in 0..MAX_VOICES {
+            let v = self.voices[i];
+            if v.stage == VoiceStage::Off || !v.burst {
+                continue;
+            }
+            if cfg.drum_channel == Some(v.note.channel) {
+                drums::strike(v.note.key, v.velocity, self.drum_hits, cfg, out);
+                self.drum_hits = self.drum_hits.wrapping_add(1);
+                self.voices[i].stage = VoiceStage::Off;
+            } else {
+                self.widen_span(f32::from(v.note.key));
+            }
         }
     }
 

@@ -13,6 +13,7 @@
 //! 1 cSt; water is about 1, olive oil about 80, honey about 10 000), and speeds in canvas heights
 //! per second.
 
+use nice_plug::plugin::ParamValue;
 use nice_plug::prelude::*;
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};
@@ -24,7 +25,13 @@ use crate::mapping::MappingMode;
 
 /// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
 /// or a settings field changes in a way that needs [`migrate_state`] to rewrite old projects.
-pub const STATE_VERSION: u32 = 1;
+///
+/// - 1: the first layout.
+/// - 2: the drum channel ([`DRUM_CHANNEL_ID`]); older states load with drums off.
+pub const STATE_VERSION: u32 = 2;
+
+/// Id of the drum channel parameter (also written by [`migrate_state`]).
+pub const DRUM_CHANNEL_ID: &str = "drum_ch";
 
 /// Key of the persisted state-version field.
 pub const STATE_VERSION_KEY: &str = "state-version";
@@ -247,6 +254,11 @@ pub struct DyeflowParams {
     /// A push on every beat while the host plays, phase-locked to its beat position.
     #[id = "pulse"]
     pub beat_pulse: BoolParam,
+    /// The MIDI channel (1 to 16) whose notes are General MIDI drums, played by instrument
+    /// rather than pitch; 0: none. A setup choice, so not automatable; a parameter (not a
+    /// setting) so the simulation thread reads it lock-free and presets carry it.
+    #[id = "drum_ch"]
+    pub drum_channel: IntParam,
 
     #[id = "colour"]
     pub color_mode: EnumParam<ColorMode>,
@@ -339,6 +351,11 @@ pub fn release_range() -> FloatRange {
     }
 }
 
+/// Drum channel: 0 (none), or MIDI channels 1 to 16.
+pub fn drum_channel_range() -> IntRange {
+    IntRange::Linear { min: 0, max: 16 }
+}
+
 /// Brightness (exposure) multiplier, 1.0 = 100 %.
 pub fn brightness_range() -> FloatRange {
     FloatRange::Linear { min: 0.0, max: 3.0 }
@@ -408,6 +425,25 @@ pub fn s2v_number() -> S2v {
         let v: f32 = s[..end].trim().parse().ok()?;
         v.is_finite().then_some(v)
     })
+}
+
+/// The drum channel as text: "Off" for 0, else the channel number.
+pub fn v2s_drum_channel(channel: i32) -> String {
+    if channel <= 0 {
+        "Off".to_owned()
+    } else {
+        channel.to_string()
+    }
+}
+
+/// Parse a drum channel: "off" or "none" (any case) for 0, else a number ("Ch 10" too).
+pub fn s2v_drum_channel(s: &str) -> Option<i32> {
+    let s = s.trim();
+    if s.eq_ignore_ascii_case("off") || s.eq_ignore_ascii_case("none") {
+        return Some(0);
+    }
+    let digits = s.trim_start_matches(|c: char| !c.is_ascii_digit());
+    digits.trim().parse().ok()
 }
 
 /// Format a fraction as a percentage with `digits` decimals (no sign: the unit carries "%").
@@ -488,6 +524,14 @@ impl Default for DyeflowParams {
                 .with_string_to_value(s2v_number()),
             mapping_mode: EnumParam::new("Note mapping", MappingMode::Keyboard),
             beat_pulse: BoolParam::new("Beat pulse", false),
+            drum_channel: IntParam::new(
+                "Drum channel",
+                i32::from(crate::mapping::GM_DRUM_CHANNEL) + 1,
+                drum_channel_range(),
+            )
+            .with_value_to_string(Arc::new(v2s_drum_channel))
+            .with_string_to_value(Arc::new(s2v_drum_channel))
+            .non_automatable(),
 
             color_mode: EnumParam::new("Colour mode", ColorMode::Dye),
             brightness: FloatParam::new("Brightness", 1.0, brightness_range())
@@ -533,8 +577,8 @@ impl DyeflowParams {
 /// Runs from [`nice_plug::prelude::Plugin::filter_state`], on the host's main thread. It:
 /// - reads the state's layout version (a missing field means a state from before versioning,
 ///   treated as version 1, the first layout);
-/// - applies each migration step from that version up to [`STATE_VERSION`] (none exist yet; add
-///   them here as `if version < N { ... }` blocks);
+/// - applies each migration step from that version up to [`STATE_VERSION`] (add new ones
+///   here as `if version < N { ... }` blocks);
 /// - parses the settings and editor fields leniently, keeps every readable field, snaps values to
 ///   the allowed ones, and writes them back, so a hand-edited or damaged state never puts the
 ///   plugin into an impossible configuration;
@@ -555,6 +599,15 @@ pub fn migrate_state(state: &mut PluginState) {
     }
 
     // Migration steps go here, oldest first.
+
+    // 1 -> 2: the drum channel. Before it, channel 10 played pitched notes like every other, so
+    // an old project loads with drums off (a value it names anyway is kept).
+    if version < 2 {
+        state
+            .params
+            .entry(DRUM_CHANNEL_ID.to_owned())
+            .or_insert(ParamValue::I32(0));
+    }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();
     let editor = parse_lenient::<EditorSettings>(state.fields.get(EDITOR_KEY)).sanitized();
@@ -657,5 +710,67 @@ mod tests {
             parse_lenient::<Settings>(Some(&garbage)),
             Settings::default()
         );
+    }
+
+    /// A state from before the drum channel (version 1, or no version at all) loads with drums
+    /// off, as it played; a new instance listens to channel 10.
+    #[test]
+    fn old_states_load_with_drums_off_new_instances_on_channel_10() {
+        let fresh = DyeflowParams::default();
+        assert_eq!(fresh.drum_channel.value(), 10);
+        assert!(
+            fresh
+                .param_map()
+                .iter()
+                .any(|(id, ..)| id == DRUM_CHANNEL_ID)
+        );
+        let drum_channel = |s: &PluginState| match s.params.get(DRUM_CHANNEL_ID) {
+            Some(ParamValue::I32(c)) => Some(*c),
+            Some(other) => panic!("{other:?}"),
+            None => None,
+        };
+        let state = |version: Option<u32>, drums: Option<i32>| {
+            let mut params = std::collections::BTreeMap::new();
+            params.insert("visc".to_owned(), ParamValue::F32(80.0));
+            if let Some(c) = drums {
+                params.insert(DRUM_CHANNEL_ID.to_owned(), ParamValue::I32(c));
+            }
+            let mut fields = std::collections::BTreeMap::new();
+            if let Some(v) = version {
+                fields.insert(STATE_VERSION_KEY.to_owned(), v.to_string());
+            }
+            PluginState {
+                version: "0.1.0".to_owned(),
+                params,
+                fields,
+            }
+        };
+        for version in [None, Some(1)] {
+            let mut s = state(version, None);
+            migrate_state(&mut s);
+            assert_eq!(drum_channel(&s), Some(0), "version {version:?}: drums off");
+            assert_eq!(s.fields[STATE_VERSION_KEY], STATE_VERSION.to_string());
+            assert!(matches!(s.params["visc"], ParamValue::F32(v) if v == 80.0));
+        }
+        // A current state keeps the channel it names; one that names none keeps the default.
+        let mut s = state(Some(STATE_VERSION), Some(4));
+        migrate_state(&mut s);
+        assert_eq!(drum_channel(&s), Some(4));
+        let mut s = state(Some(STATE_VERSION), None);
+        migrate_state(&mut s);
+        assert_eq!(drum_channel(&s), None);
+    }
+
+    #[test]
+    fn drum_channel_text_round_trips() {
+        for c in 0..=16 {
+            let text = v2s_drum_channel(c);
+            assert_eq!(s2v_drum_channel(&text), Some(c), "{text}");
+        }
+        assert_eq!(v2s_drum_channel(0), "Off");
+        assert_eq!(v2s_drum_channel(10), "10");
+        assert_eq!(s2v_drum_channel(" none "), Some(0));
+        assert_eq!(s2v_drum_channel("Ch 10"), Some(10));
+        assert_eq!(s2v_drum_channel("drums"), None);
     }
 }

@@ -23,6 +23,7 @@ const EXPECTED: &[(&str, f32)] = &[
     ("release", 200.0),
     ("mapping", 0.0),
     ("pulse", 0.0),
+    ("drum_ch", 10.0),
     ("colour", 0.0),
     ("bright", 1.0),
     ("sat", 1.0),
@@ -104,6 +105,7 @@ fn ranges_have_the_documented_ends() {
         ("release", 5.0, 5_000.0),
         ("mapping", 0.0, 1.0),
         ("pulse", 0.0, 1.0),
+        ("drum_ch", 0.0, 16.0),
         ("colour", 0.0, 2.0),
         ("bright", 0.0, 3.0),
         ("sat", 0.0, 1.0),
@@ -189,6 +191,8 @@ fn value_strings_are_readable_and_carry_units() {
     assert_eq!(text("mapping", 1.0), "Circle of pitch");
     assert_eq!(text("colour", 0.5), "Density hue");
     assert_eq!(text("p_iters", 0.0), "2");
+    assert_eq!(text("drum_ch", 0.0), "Off");
+    assert_eq!(text("drum_ch", 10.0 / 16.0), "10");
 }
 
 #[test]

@@ -365,7 +365,11 @@ fn damaged_settings_are_clamped_not_trusted() {
         serde_json::from_str(reloaded["fields"]["editor"].as_str().unwrap()).unwrap();
     assert_eq!(editor["width"], 320);
     assert_eq!(editor["height"], 4320);
-    assert_eq!(reloaded["fields"]["state-version"], "1");
+    // Migrated on load, so stamped with this version.
+    assert_eq!(
+        reloaded["fields"]["state-version"],
+        dyeflow::params::STATE_VERSION.to_string()
+    );
 }
 
 #[test]

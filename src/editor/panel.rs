@@ -9,7 +9,7 @@ use crate::params::{
     Aspect, BackendChoice, DYE_SCALES, DyeflowParams, SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
 };
 use egui::{self, Align2, Color32, RichText};
-use nice_plug::prelude::{BoolParam, Enum, EnumParam, Param, ParamSetter};
+use nice_plug::prelude::{BoolParam, Enum, EnumParam, IntParam, Param, ParamSetter};
 use nice_plug_egui::widgets::ParamSlider;
 
 /// Panel width in points.
@@ -54,6 +54,33 @@ fn choice<T: Enum + PartialEq + 'static>(
                 }
             }
         });
+}
+
+/// The drum channel as a labelled combo box row (Off, 1 to 16), with the host gesture.
+fn drum_channel(ui: &mut egui::Ui, param: &IntParam, setter: &ParamSetter) {
+    use crate::params::v2s_drum_channel;
+    ui.label(param.name()).on_hover_text(
+        "General MIDI drums: this channel's notes play as a kit (kick, snare, hats, toms), \
+         not as pitches",
+    );
+    let current = param.value();
+    egui::ComboBox::from_id_salt(param.name())
+        .width(SLIDER)
+        .selected_text(v2s_drum_channel(current))
+        .show_ui(ui, |ui| {
+            for c in 0..=16 {
+                if ui
+                    .selectable_label(c == current, v2s_drum_channel(c))
+                    .clicked()
+                    && c != current
+                {
+                    setter.begin_set_parameter(param);
+                    setter.set_parameter(param, c);
+                    setter.end_set_parameter(param);
+                }
+            }
+        });
+    ui.end_row();
 }
 
 /// A labelled slider row in a grid.
@@ -301,6 +328,7 @@ impl Panel {
             ui.label(p.mapping_mode.name());
             choice(ui, &p.mapping_mode, setter);
             ui.end_row();
+            drum_channel(ui, &p.drum_channel, setter);
             slider(ui, &p.splat_radius, setter);
             slider(ui, &p.splat_force, setter);
             slider(ui, &p.dye_amount, setter);

@@ -143,6 +143,11 @@ pub fn mapping_config(p: &DyeflowParams, aspect: f32) -> MappingConfig {
         dye_amount: p.dye_amount.value(),
         reactivity: p.audio_reactivity.value(),
         beat_pulse: p.beat_pulse.value(),
+        // 1 to 16 are MIDI channels; the mapping counts them from 0.
+        drum_channel: match p.drum_channel.value() {
+            c @ 1..=16 => Some((c - 1) as u8),
+            _ => None,
+        },
     }
 }
 

@@ -442,3 +442,330 @@ fn hostile_events_are_absorbed() {
         assert!(s.amount.is_finite() && s.radius.is_finite());
     }
 }
+
+// Drums: the General MIDI kit on the drum channel.
+
+/// The splats of one drum hit: `key` on `channel` at `velocity`, alone, in one step of `c`.
+fn hit(key: u8, channel: u8, velocity: f32, c: &MappingConfig) -> Vec<Splat> {
+    let mut m = Mapper::new();
+    m.handle(&at(
+        0.0,
+        SimEvent::NoteOn {
+            note: note(key, channel),
+            velocity,
+        },
+    ));
+    let mut out = Vec::new();
+    m.emit(1.0 / 60.0, c, &mut out);
+    out
+}
+
+/// The box around a hit's splats, one radius out: (left, bottom, right, top).
+fn footprint(splats: &[Splat]) -> (f32, f32, f32, f32) {
+    splats.iter().fold(
+        (f32::MAX, f32::MAX, f32::MIN, f32::MIN),
+        |(l, b, r, t), s| {
+            (
+                l.min(s.pos[0] - s.radius),
+                b.min(s.pos[1] - s.radius),
+                r.max(s.pos[0] + s.radius),
+                t.max(s.pos[1] + s.radius),
+            )
+        },
+    )
+}
+
+const DRUMS: u8 = GM_DRUM_CHANNEL;
+
+#[test]
+fn the_default_drum_channel_is_general_midis_channel_10() {
+    assert_eq!(GM_DRUM_CHANNEL, 9, "0-based: MIDI channel 10");
+    assert_eq!(cfg().drum_channel, Some(9));
+}
+
+#[test]
+fn the_general_midi_key_map_picks_the_family() {
+    for k in [35, 36] {
+        assert_eq!(gm_drum_family(k), DrumFamily::Kick, "{k}");
+    }
+    for k in [37, 38, 39, 40] {
+        assert_eq!(gm_drum_family(k), DrumFamily::Snare, "{k}");
+    }
+    for k in [42, 44, 46, 49, 51, 52, 53, 55, 57, 59] {
+        assert_eq!(gm_drum_family(k), DrumFamily::Cymbal, "{k}");
+    }
+    for (i, k) in [41, 43, 45, 47, 48, 50].into_iter().enumerate() {
+        assert_eq!(gm_drum_family(k), DrumFamily::Tom(i as u8), "{k}");
+    }
+    for k in [0, 27, 34, 54, 56, 58, 60, 81, 127] {
+        assert_eq!(gm_drum_family(k), DrumFamily::Other, "{k}");
+    }
+}
+
+#[test]
+fn a_kick_lands_low_and_wide_a_hat_high_and_small() {
+    let kick = hit(36, DRUMS, 1.0, &cfg());
+    let hat = hit(42, DRUMS, 1.0, &cfg());
+    let (kl, kb, kr, kt) = footprint(&kick);
+    let (hl, hb, hr, ht) = footprint(&hat);
+    // Kick: three splats of 3 x 0.03 x 1.3 = 0.117, centres 1.5 radii apart: a band
+    // 2 x 1.5 x 0.117 + 2 x 0.117 = 0.585 wide, centred at the bottom, pushing up.
+    assert_eq!(kick.len(), 3);
+    assert!(kick.iter().all(|s| s.pos[1] <= 0.1), "{kick:?}");
+    assert!((kr - kl - 0.585).abs() < 1e-3, "kick width {}", kr - kl);
+    assert!((kl + kr) / 2.0 - cfg().aspect / 2.0 < 1e-5, "centred");
+    assert!(kt < 0.2 && kb < 0.0, "low: {kb}..{kt}");
+    assert!(kick.iter().all(|s| s.force[1] > 2.0 && s.force[0] == 0.0));
+    // Hat: one splat of 0.5 x 0.03 x 1.3 = 0.0195, near the top.
+    assert_eq!(hat.len(), 1);
+    assert!(hat[0].pos[1] > 0.8, "{:?}", hat[0].pos);
+    assert!((hr - hl - 0.039).abs() < 1e-4 && hb > 0.75 && ht < 1.0);
+    assert!((kr - kl) > 10.0 * (hr - hl), "the kick is far wider");
+    // Hi-hats left of the rides.
+    let ride = hit(51, DRUMS, 1.0, &cfg());
+    assert!(hat[0].pos[0] < 0.5 && ride[0].pos[0] > cfg().aspect - 0.5);
+}
+
+#[test]
+fn a_snare_bursts_sideways_half_way_up() {
+    for key in [37, 38, 39, 40] {
+        let snare = hit(key, DRUMS, 1.0, &cfg());
+        assert_eq!(snare.len(), 2, "{key}");
+        // One pushing left, one right, nothing up or down.
+        let (left, right): (Vec<&Splat>, Vec<&Splat>) =
+            snare.iter().partition(|s| s.force[0] < 0.0);
+        assert_eq!((left.len(), right.len()), (1, 1));
+        for s in &snare {
+            assert!(s.force[0].abs() >= drums::SNARE_PUSH - 1e-6 && s.force[1] == 0.0);
+            assert!((s.pos[1] - 0.5).abs() < 1e-6);
+        }
+        assert!(
+            left[0].pos[0] < right[0].pos[0],
+            "each pushes away from the other"
+        );
+    }
+}
+
+#[test]
+fn toms_run_left_to_right_by_pitch() {
+    // Played high to low, after a pitched note far up: the place is the tom's, whatever
+    // came before.
+    let mut m = Mapper::new();
+    m.handle(&at(
+        0.0,
+        SimEvent::NoteOn {
+            note: note(100, 0),
+            velocity: 1.0,
+        },
+    ));
+    for key in [50, 48, 47, 45, 43, 41] {
+        m.handle(&at(
+            0.0,
+            SimEvent::NoteOn {
+                note: note(key, DRUMS),
+                velocity: 1.0,
+            },
+        ));
+    }
+    let mut out = Vec::new();
+    m.emit(0.0, &cfg(), &mut out);
+    let tom_x = |key: u8| {
+        let s = hit(key, DRUMS, 1.0, &cfg());
+        assert_eq!(s.len(), 1);
+        assert_eq!(s[0].shape, SplatShape::Radial, "a burst outwards");
+        assert!(s[0].force[0] < 0.0, "negative radial strength: pushes away");
+        assert_eq!(s[0].pos[1], drums::TOM_Y);
+        s[0].pos[0]
+    };
+    let xs: Vec<f32> = drums::TOM_KEYS.iter().map(|&k| tom_x(k)).collect();
+    for pair in xs.windows(2) {
+        assert!(pair[1] > pair[0] + 0.1, "{xs:?}");
+    }
+    // The same places when played together with a pitched note.
+    let together: Vec<f32> = out
+        .iter()
+        .filter(|s| s.shape == SplatShape::Radial)
+        .map(|s| s.pos[0])
+        .collect();
+    let mut sorted = together.clone();
+    sorted.sort_by(f32::total_cmp);
+    assert_eq!(sorted, xs);
+}
+
+#[test]
+fn other_percussion_is_small_mid_height_bursts() {
+    let cowbell = hit(56, DRUMS, 1.0, &cfg());
+    let conga = hit(63, DRUMS, 1.0, &cfg());
+    for s in cowbell.iter().chain(&conga) {
+        assert!(s.pos[1] > 0.55 && s.pos[1] < 0.75, "{s:?}");
+        assert!(s.radius < cfg().splat_radius * 1.3 && s.radius > 0.02);
+    }
+    assert!(conga[0].pos[0] > cowbell[0].pos[0], "by key along the row");
+}
+
+#[test]
+fn drum_families_have_distinct_vivid_colours() {
+    let families = [
+        DrumFamily::Kick,
+        DrumFamily::Snare,
+        DrumFamily::Cymbal,
+        DrumFamily::Tom(0),
+        DrumFamily::Other,
+    ];
+    for (i, a) in families.iter().enumerate() {
+        let ca = a.color();
+        assert!(
+            ca.iter().cloned().fold(0.0, f32::max) > 0.99,
+            "bright: {a:?}"
+        );
+        for b in &families[i + 1..] {
+            let cb = b.color();
+            let d: f32 = ca.iter().zip(cb).map(|(x, y)| (x - y).powi(2)).sum();
+            assert!(d.sqrt() > 0.4, "{a:?} {ca:?} vs {b:?} {cb:?}");
+        }
+    }
+    // The hit carries its family's colour.
+    assert_eq!(
+        hit(36, DRUMS, 1.0, &cfg())[0].color,
+        DrumFamily::Kick.color()
+    );
+}
+
+#[test]
+fn drums_are_one_shots_scaled_by_velocity() {
+    let mut m = Mapper::new();
+    let mut out = Vec::new();
+    let kick = note(36, DRUMS);
+    m.handle(&at(
+        0.0,
+        SimEvent::NoteOn {
+            note: kick,
+            velocity: 1.0,
+        },
+    ));
+    assert!(!m.quiet(&cfg()), "a hit waits for the next step");
+    m.emit(0.01, &cfg(), &mut out);
+    assert_eq!(out.len(), 3);
+    // Held or not, nothing more: no hold, no release.
+    assert_eq!(m.active_voices(), 0);
+    assert!(m.quiet(&cfg()));
+    m.emit(0.01, &cfg(), &mut out);
+    assert!(out.is_empty());
+    m.handle(&at(0.5, SimEvent::NoteOff { note: kick }));
+    m.emit(0.01, &cfg(), &mut out);
+    assert!(out.is_empty(), "the note-off does nothing");
+    // A note-on and its note-off in the same block still make the burst.
+    m.handle(&at(
+        1.0,
+        SimEvent::NoteOn {
+            note: kick,
+            velocity: 1.0,
+        },
+    ));
+    m.handle(&at(1.001, SimEvent::NoteOff { note: kick }));
+    m.emit(0.01, &cfg(), &mut out);
+    assert_eq!(out.len(), 3);
+    // Velocity: a ghost note is smaller, paler and softer.
+    let loud = hit(38, DRUMS, 1.0, &cfg());
+    let soft = hit(38, DRUMS, 0.2, &cfg());
+    // Dye 0.3 + 0.7 v: 1.0 vs 0.44; radius 0.7 + 0.6 v: 1.3 vs 0.82.
+    assert!((soft[0].amount / loud[0].amount - 0.44).abs() < 1e-5);
+    assert!((soft[0].force[0] / loud[0].force[0] - 0.44).abs() < 1e-5);
+    assert!((soft[0].radius / loud[0].radius - 0.82 / 1.3).abs() < 1e-5);
+}
+
+#[test]
+fn with_no_drum_channel_channel_10_plays_pitched_notes() {
+    let no_drums = MappingConfig {
+        drum_channel: None,
+        ..cfg()
+    };
+    let out = hit(36, DRUMS, 1.0, &no_drums);
+    // A lone pitched note's key-down burst (its envelope starts at 0), mid-range at the
+    // keyboard height, pushing up; C with channel 10's hue shift of 9/24 turn.
+    assert_eq!(out.len(), 1);
+    let burst = out[0];
+    assert!((burst.pos[0] - cfg().aspect / 2.0).abs() < 1e-6);
+    assert_eq!(burst.pos[1], KEYBOARD_Y);
+    assert_eq!(burst.shape, SplatShape::Gaussian);
+    assert!(burst.force[0].abs() < 1e-6 && burst.force[1] > 1.0);
+    assert_eq!(
+        burst.color,
+        hsv_to_rgb(9.0 * CHANNEL_HUE_TURNS, NOTE_SATURATION, 1.0)
+    );
+    // The same as a note on channel 10 when another channel holds the drums.
+    let elsewhere = MappingConfig {
+        drum_channel: Some(3),
+        ..cfg()
+    };
+    assert_eq!(hit(36, DRUMS, 1.0, &elsewhere), out);
+    // And it holds like a note.
+    let mut m = Mapper::new();
+    m.handle(&at(
+        0.0,
+        SimEvent::NoteOn {
+            note: note(36, DRUMS),
+            velocity: 1.0,
+        },
+    ));
+    let mut buf = Vec::new();
+    for _ in 0..10 {
+        m.emit(0.01, &no_drums, &mut buf);
+    }
+    assert_eq!(m.active_voices(), 1);
+    assert_eq!(buf.len(), 1, "held emission");
+}
+
+#[test]
+fn pitched_notes_on_other_channels_are_unaffected_by_the_kit() {
+    // Two pitched notes on channel 1 over a second, with and without a busy kit beside them.
+    let run = |with_kit: bool| {
+        let mut m = Mapper::new();
+        let mut pitched = Vec::new();
+        let mut out = Vec::new();
+        for step in 0..60u32 {
+            let t = f64::from(step) / 60.0;
+            if step == 0 || step == 30 {
+                let key = if step == 0 { 48 } else { 72 };
+                m.handle(&at(
+                    t,
+                    SimEvent::NoteOn {
+                        note: note(key, 0),
+                        velocity: 0.8,
+                    },
+                ));
+            }
+            if with_kit && step % 5 == 0 {
+                for key in [36, 38, 42, 45, 56, 20, 100] {
+                    m.handle(&at(
+                        t,
+                        SimEvent::NoteOn {
+                            note: note(key, DRUMS),
+                            velocity: 0.9,
+                        },
+                    ));
+                    m.handle(&at(
+                        t,
+                        SimEvent::NoteOff {
+                            note: note(key, DRUMS),
+                        },
+                    ));
+                }
+            }
+            m.emit(1.0 / 60.0, &cfg(), &mut out);
+            // No drum hit sits at the keyboard height.
+            pitched.extend(out.iter().filter(|s| s.pos[1] == KEYBOARD_Y).copied());
+        }
+        (pitched, m.range(), m.active_voices())
+    };
+    let (alone, range_alone, voices_alone) = run(false);
+    let (beside, range_beside, voices_beside) = run(true);
+    assert!(!alone.is_empty());
+    assert_eq!(alone, beside);
+    assert_eq!(range_alone, Some((48.0, 72.0)));
+    assert_eq!(
+        range_beside, range_alone,
+        "drum keys do not stretch the keyboard"
+    );
+    assert_eq!(voices_beside, voices_alone);
+}
