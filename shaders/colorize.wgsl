@@ -1,5 +1,8 @@
-// colorize.wgsl: the RGBA8 picture of the fluid at any output size, HSV-coloured.
-//   color_mode 0 (dye colour): the dye's own RGB, exposed 1 - e^-x, hue-shifted, saturated;
+// colorize.wgsl: the picture of the fluid at any output size, HSV-coloured, as light in
+// linear RGB exposed by the brightness knob. Tone 0 (legacy) tones each channel 1 - e^-x and
+// writes the RGBA8 frame; tone 1 (filmic) writes the light (vec4, alpha unused) for the
+// display pass (display.wgsl).
+//   color_mode 0 (dye colour): the dye's own RGB, exposed, hue-shifted, saturated;
 //   color_mode 1 (density hue): hue cycles with the dye's total density (Stam's demo);
 //   color_mode 2 (velocity hue): hue from the flow's direction, value from its speed.
 // Output rows run top to bottom (the simulation's row 0 is the bottom); one u32 per pixel,
@@ -14,8 +17,13 @@ const PI: f32 = 3.14159265358979;
 @group(0) @binding(2) var<storage, read> v: array<f32>;
 @group(0) @binding(3) var<storage, read> dye: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> frame: array<u32>;
+@group(0) @binding(5) var<storage, read_write> light: array<vec4<f32>>;
 
+// The legacy tone 1 - e^-x, or none (filmic: the display pass tones).
 fn tonemap(x: f32) -> f32 {
+    if (P.tone != 0u) {
+        return x;
+    }
     return 1.0 - exp_det(-max(x, 0.0));
 }
 
@@ -145,6 +153,10 @@ fn colorize(@builtin(global_invocation_id) id: vec3<u32>) {
         let speed = sqrt(fma(uu, uu, vv * vv));
         let value = tonemap(speed * VELOCITY_VALUE_SCALE * brightness);
         rgb = hsv_to_rgb(atan2_turns(vv, uu) + shift, saturation, value);
+    }
+    if (P.tone != 0u) {
+        light[py * width + px] = vec4(rgb, 0.0);
+        return;
     }
     frame[py * width + px] = to_u8(rgb.x) | (to_u8(rgb.y) << 8u) | (to_u8(rgb.z) << 16u) | (255u << 24u);
 }

@@ -44,9 +44,10 @@ struct Params {
     brightness: f32,
     saturation: f32,
     hue_shift: f32,
+    // 0: legacy (colorize writes the frame), 1: filmic (colorize writes light, display the frame).
+    tone: u32,
     _pad0: f32,
     _pad1: f32,
-    _pad2: f32,
 }
 
 fn lerp(a: f32, b: f32, t: f32) -> f32 {

@@ -2,7 +2,7 @@
 //! first 20 steps, then free flow; it reports the median step time and how well the pressure
 //! solve projected (the divergence left after the final projection, relative to before).
 
-use crate::fluid::{ColorMode, Look, Splat, SplatShape};
+use crate::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};
 use crate::sim::cpu::{CpuError, CpuSolver};
 use crate::sim::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
 use crate::sim::{PressureMethod, SimConfig, Solver, StepParams};
@@ -63,6 +63,10 @@ pub struct BenchResult {
     /// frame.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame_ms: Option<f64>,
+    /// Median wall time of the colour stage alone (a render of the same fields, no step) of
+    /// a 1280x720 frame: `[legacy, filmic]` tone (filmic: colorize plus the display pass).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub colour_ms: Option<[f64; 2]>,
     /// How `ms_per_step` was timed: "wall" (CPU clock) or "timestamp" (GPU timestamp queries).
     pub timer: &'static str,
 }
@@ -105,6 +109,24 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     }
 }
 
+/// Median time of the colour stage alone at 720p with `tone` (on the GPU, with readback).
+fn colour_time(solver: &mut dyn Solver, tone: ToneMode) -> f64 {
+    let (fw, fh) = FRAME_SIZE;
+    let mut pixels = vec![0u8; fw * fh * 4];
+    let look = Look {
+        tone,
+        ..Look::default()
+    };
+    let mut times: Vec<f64> = (0..FRAME_SAMPLES)
+        .map(|_| {
+            let t = Instant::now();
+            solver.render(&look, fw, fh, &mut pixels);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    median(&mut times)
+}
+
 /// Median time of a displayed frame: a step, then colorize at 720p (and, on the GPU, the
 /// readback), without statistics.
 fn frame_time(solver: &mut dyn Solver, params: &StepParams) -> f64 {
@@ -133,6 +155,7 @@ struct SceneRun {
     res_rms: Vec<f64>,
     projections: usize,
     frame_ms: f64,
+    colour_ms: [f64; 2],
 }
 
 /// Run the scene on `solver`: `step_ms` turns a step's wall time into the time reported (the
@@ -149,6 +172,7 @@ fn run_scene<S: Solver>(
         res_rms: Vec::with_capacity(steps),
         projections: 0,
         frame_ms: 0.0,
+        colour_ms: [0.0; 2],
     };
     for n in 0..steps {
         if let Some(s) = scene_splats(n) {
@@ -168,6 +192,7 @@ fn run_scene<S: Solver>(
         }
     }
     run.frame_ms = frame_time(solver, &params);
+    run.colour_ms = [ToneMode::Legacy, ToneMode::Filmic].map(|tone| colour_time(solver, tone));
     Ok(run)
 }
 
@@ -204,6 +229,7 @@ impl SceneRun {
             residual_rms: median(&mut self.res_rms),
             adapter,
             frame_ms: Some(self.frame_ms),
+            colour_ms: Some(self.colour_ms),
             timer,
         }
     }

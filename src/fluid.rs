@@ -62,11 +62,29 @@ pub enum ColorMode {
     VelocityHue,
 }
 
+/// How the colour stage's light becomes display values (the display pipeline).
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ToneMode {
+    /// Dyeflow's first look: `1 - e^-x` per channel, written as is (no sRGB encoding, no
+    /// dither). Projects saved before the display pipeline load with it.
+    #[id = "legacy"]
+    #[name = "Legacy"]
+    Legacy,
+    /// Dye as emitted light in linear RGB: exposure, a hue-preserving filmic curve
+    /// ([`filmic_ratio`]), sRGB encoding ([`srgb_encode`]) and a dither before rounding
+    /// ([`dither`]).
+    #[id = "filmic"]
+    #[name = "Filmic"]
+    Filmic,
+}
+
 /// How frames are coloured and exposed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Look {
     /// Colour mode.
     pub color_mode: ColorMode,
+    /// How light becomes display values.
+    pub tone: ToneMode,
     /// Exposure multiplier.
     pub brightness: f32,
     /// Saturation, 0..1.
@@ -79,6 +97,7 @@ impl Default for Look {
     fn default() -> Self {
         Self {
             color_mode: ColorMode::Dye,
+            tone: ToneMode::Filmic,
             brightness: 1.0,
             saturation: 1.0,
             hue_shift: 0.0,
@@ -90,6 +109,61 @@ impl Default for Look {
 pub const DENSITY_HUE_TURNS: f32 = 0.35;
 /// Exposure of speed in the velocity-hue mode: a speed of 1 canvas/s reads at 1 - e^-2.
 pub const VELOCITY_VALUE_SCALE: f32 = 2.0;
+
+/// The filmic curve's gain on a pixel's light: the display pipeline scales all three channels
+/// by `filmic_ratio(m)`, where `m` is the brightest channel, so the curve shapes brightness
+/// and leaves hue and saturation alone (red and green light mix to yellow at any exposure).
+///
+/// The curve is Narkowicz's fit of the ACES filmic reference (2015),
+/// `f(m) = m (2.51 m + 0.03) / (m (2.43 m + 0.59) + 0.14)`, a toe for contrast, mid-grey 0.18
+/// to 0.267, a soft shoulder, capped so that `m * ratio <= 1` (f reaches 1 at m = 7.24).
+/// Written as `f(m) / m` it needs no division by `m` (finite at 0: 0.03 / 0.14).
+#[inline(always)]
+pub fn filmic_ratio(m: f32) -> f32 {
+    let m = m.max(0.0);
+    let r = m.mul_add(2.51, 0.03) / m.mul_add(m.mul_add(2.43, 0.59), 0.14);
+    // 1 / m is +inf at 0: the cap does nothing there. Rounded up a little so that the
+    // brightest channel reaches 1 (and is clamped there) rather than 0.99999994.
+    r.min(1.000_001 / m)
+}
+
+/// The filmic curve itself, `m * filmic_ratio(m)` (at most 1): 0 at 0, monotonic, 1 from
+/// m = 7.24 on.
+#[inline(always)]
+pub fn filmic(m: f32) -> f32 {
+    (m.max(0.0) * filmic_ratio(m)).min(1.0)
+}
+
+/// The sRGB transfer function (IEC 61966-2-1): linear light in 0..1 to the encoded value in
+/// 0..1 (out-of-range input is clamped).
+#[inline]
+pub fn srgb_encode(x: f32) -> f32 {
+    let x = x.clamp(0.0, 1.0);
+    if x <= 0.003_130_8 {
+        12.92 * x
+    } else if x >= 1.0 {
+        // 1.055 - 0.055 rounds to 0.99999994: white must stay white.
+        1.0
+    } else {
+        1.055 * x.powf(1.0 / 2.4) - 0.055
+    }
+}
+
+/// A deterministic dither offset in [0, 1) for pixel (x, y): Jimenez's interleaved gradient
+/// noise, `fract(52.98 fract(0.0671 x + 0.00584 y))`, in 24-bit fixed point so the CPU and the
+/// GPU (display.wgsl) give the same bits. Added to `value * 255` before rounding down it
+/// keeps the mean and turns the 8-bit steps of a dark gradient into fine noise.
+#[inline(always)]
+pub fn dither(x: u32, y: u32) -> f32 {
+    // 0.06711056 * 2^24 = 1125928.2, 0.00583715 * 2^24 = 97931.4: fract(...) * 2^24.
+    let a = x
+        .wrapping_mul(1_125_928)
+        .wrapping_add(y.wrapping_mul(97_931))
+        & 0x00ff_ffff;
+    // 52.9829189 * 2^8 = 13563.6: a 24-bit fraction times an 8-bit one wraps to fract * 2^32.
+    let b = a.wrapping_mul(13_564);
+    (b >> 8) as f32 * (1.0 / 16_777_216.0)
+}
 
 /// HSV (hue in turns, any real; saturation and value in 0..1) to RGB in 0..1.
 #[inline(always)]
@@ -128,6 +202,67 @@ pub fn rgb_to_hsv(rgb: [f32; 3]) -> [f32; 3] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn filmic_curve_known_answers() {
+        assert_eq!(filmic(0.0), 0.0);
+        // 0.18 (2.51 * 0.18 + 0.03) / (0.18 (2.43 * 0.18 + 0.59) + 0.14)
+        //   = 0.086724 / 0.324932 = 0.26690.
+        approx::assert_relative_eq!(filmic(0.18), 0.266_90, max_relative = 1e-4);
+        // 1: 2.54 / 3.16 = 0.80380.
+        approx::assert_relative_eq!(filmic(1.0), 0.803_80, max_relative = 1e-4);
+        // The slope at 0 is 0.03 / 0.14: a gentle toe, never a crushed black.
+        approx::assert_relative_eq!(filmic_ratio(0.0), 0.214_29, max_relative = 1e-4);
+        let mut prev = 0.0;
+        for i in 1..=4000 {
+            let y = filmic(i as f32 * 0.005);
+            assert!(
+                y >= prev && y <= 1.0,
+                "monotonic and at most 1: f({i}) = {y}"
+            );
+            prev = y;
+        }
+        assert!(filmic(4.0) > 0.97 && filmic(4.0) < 1.0, "{}", filmic(4.0));
+        assert_eq!(filmic(1.0e6), 1.0);
+        assert_eq!(filmic(f32::INFINITY), 1.0);
+        assert_eq!(filmic(-1.0), 0.0);
+    }
+
+    #[test]
+    fn srgb_encoding_known_answers() {
+        assert_eq!(srgb_encode(0.0), 0.0);
+        assert_eq!(srgb_encode(1.0), 1.0);
+        // The linear segment: 0.002 * 12.92.
+        approx::assert_relative_eq!(srgb_encode(0.002), 0.025_84, max_relative = 1e-5);
+        // Mid-grey 0.18 encodes to 0.4614 (118 of 255); 0.5 to 0.7354 (188).
+        approx::assert_relative_eq!(srgb_encode(0.18), 0.461_36, max_relative = 1e-4);
+        approx::assert_relative_eq!(srgb_encode(0.5), 0.735_36, max_relative = 1e-4);
+        // The two pieces meet (continuity at 0.0031308).
+        let (a, b) = (srgb_encode(0.003_130_7), srgb_encode(0.003_131));
+        assert!((a - b).abs() < 1e-5, "{a} {b}");
+        assert_eq!(srgb_encode(2.0), 1.0);
+    }
+
+    #[test]
+    fn dither_is_uniform_and_deterministic() {
+        // 256 x 256 offsets: in [0, 1), mean 1/2, each tenth of the range about as common.
+        let mut bins = [0usize; 10];
+        let mut sum = 0.0f64;
+        for y in 0..256 {
+            for x in 0..256 {
+                let d = dither(x, y);
+                assert!((0.0..1.0).contains(&d));
+                assert_eq!(d, dither(x, y));
+                bins[(d * 10.0) as usize] += 1;
+                sum += f64::from(d);
+            }
+        }
+        let mean = sum / 65536.0;
+        assert!((mean - 0.5).abs() < 0.01, "mean {mean}");
+        for b in bins {
+            assert!((b as f64 / 6553.6 - 1.0).abs() < 0.1, "{bins:?}");
+        }
+    }
 
     #[test]
     fn hsv_round_trip() {

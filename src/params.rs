@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
-use crate::fluid::ColorMode;
+use crate::fluid::{ColorMode, ToneMode};
 use crate::mapping::MappingMode;
 
 /// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
@@ -28,7 +28,11 @@ use crate::mapping::MappingMode;
 ///
 /// - 1: the first layout.
 /// - 2: the drum channel ([`DRUM_CHANNEL_ID`]); older states load with drums off.
-pub const STATE_VERSION: u32 = 2;
+/// - 3: the display pipeline ([`TONE_MODE_ID`]); older states load with the legacy tone.
+pub const STATE_VERSION: u32 = 3;
+
+/// Id of the tone mode parameter (also written by [`migrate_state`]).
+pub const TONE_MODE_ID: &str = "display";
 
 /// Id of the drum channel parameter (also written by [`migrate_state`]).
 pub const DRUM_CHANNEL_ID: &str = "drum_ch";
@@ -268,6 +272,10 @@ pub struct DyeflowParams {
     pub saturation: FloatParam,
     #[id = "hue"]
     pub hue_shift: FloatParam,
+    /// How the picture's light becomes display values: filmic (tone curve, sRGB, dither) or
+    /// the legacy `1 - e^-x` of projects saved before it.
+    #[id = "display"]
+    pub tone_mode: EnumParam<ToneMode>,
 }
 
 // Ranges, as functions so the editor's widgets and the tests share them with the parameters.
@@ -546,6 +554,7 @@ impl Default for DyeflowParams {
                 .with_unit("°")
                 .with_value_to_string(formatters::v2s_f32_rounded(1))
                 .with_string_to_value(s2v_number()),
+            tone_mode: EnumParam::new("Display", ToneMode::Filmic),
         }
     }
 }
@@ -607,6 +616,15 @@ pub fn migrate_state(state: &mut PluginState) {
             .params
             .entry(DRUM_CHANNEL_ID.to_owned())
             .or_insert(ParamValue::I32(0));
+    }
+
+    // 2 -> 3: the display pipeline. Before it every picture was toned 1 - e^-x per channel,
+    // so an old project keeps that look (a value it names anyway is kept).
+    if version < 3 {
+        state
+            .params
+            .entry(TONE_MODE_ID.to_owned())
+            .or_insert(ParamValue::String("legacy".to_owned()));
     }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();
@@ -772,5 +790,51 @@ mod tests {
         assert_eq!(s2v_drum_channel(" none "), Some(0));
         assert_eq!(s2v_drum_channel("Ch 10"), Some(10));
         assert_eq!(s2v_drum_channel("drums"), None);
+    }
+
+    fn state(version: Option<u32>, params: &[(&str, ParamValue)]) -> PluginState {
+        PluginState {
+            version: String::new(),
+            params: params
+                .iter()
+                .map(|(id, v)| ((*id).to_owned(), v.clone()))
+                .collect(),
+            fields: version
+                .map(|v| (STATE_VERSION_KEY.to_owned(), v.to_string()))
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// The tone mode's id in `state`, if it names one.
+    fn tone_of(state: &PluginState) -> Option<&str> {
+        match state.params.get(TONE_MODE_ID) {
+            Some(ParamValue::String(id)) => Some(id),
+            _ => None,
+        }
+    }
+
+    #[test]
+    fn states_from_before_the_display_pipeline_load_the_legacy_tone() {
+        // Version 1 (no version field) and version 2: the legacy tone, stamped current.
+        for version in [None, Some(1), Some(2)] {
+            let mut s = state(version, &[("bright", ParamValue::F32(1.5))]);
+            migrate_state(&mut s);
+            assert_eq!(tone_of(&s), Some("legacy"), "version {version:?}");
+            assert!(matches!(s.params["bright"], ParamValue::F32(1.5)));
+            assert_eq!(s.fields[STATE_VERSION_KEY], STATE_VERSION.to_string());
+        }
+        // An old state that names a tone keeps it; a current one without it gets the default.
+        let filmic = ParamValue::String("filmic".to_owned());
+        let mut s = state(Some(2), &[(TONE_MODE_ID, filmic)]);
+        migrate_state(&mut s);
+        assert_eq!(tone_of(&s), Some("filmic"));
+        let mut s = state(Some(STATE_VERSION), &[]);
+        migrate_state(&mut s);
+        assert_eq!(tone_of(&s), None);
+        // The id written is the parameter's, and a new instance starts filmic.
+        let p = DyeflowParams::default();
+        assert!(p.param_map().iter().any(|(id, ..)| id == TONE_MODE_ID));
+        assert_eq!(p.tone_mode.value(), ToneMode::Filmic);
     }
 }

@@ -13,7 +13,7 @@
 //! checks every value first through the public `Param` previews and the enums' stable ids,
 //! and then sets them in one loop through `ParamPtr`, as the wrappers do.
 
-use crate::fluid::ColorMode;
+use crate::fluid::{ColorMode, ToneMode};
 use crate::mapping::MappingMode;
 use crate::params::{DyeflowParams, SETTINGS_KEY, Settings, migrate_state};
 use nice_plug::params::internals::ParamPtr;
@@ -321,6 +321,7 @@ fn enum_index(id: &str, choice: &str) -> Option<usize> {
     let ids = match id {
         "mapping" => MappingMode::ids(),
         "colour" => ColorMode::ids(),
+        "display" => ToneMode::ids(),
         _ => None,
     }?;
     ids.iter().position(|&c| c == choice)
@@ -367,7 +368,7 @@ mod tests {
                 assert!(count > 1, "{id}");
             }
         }
-        assert_eq!(enums, 2, "a new enum parameter needs a line in enum_index");
+        assert_eq!(enums, 3, "a new enum parameter needs a line in enum_index");
     }
 
     #[test]

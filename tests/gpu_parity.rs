@@ -3,7 +3,7 @@
 
 mod common;
 
-use dyeflow::fluid::{ColorMode, Look, Splat, SplatShape};
+use dyeflow::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};
 use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::grid::Fields;
@@ -275,10 +275,12 @@ fn hundred_lively_steps_stay_close() {
     }
 }
 
-/// The same fields render to the same picture: every colour mode, an odd output size, a hue
-/// shift and reduced saturation. Tolerance: 1 of 255 per channel (the exposure curve's exp and
-/// a GPU's fused multiply-adds can move a value across a rounding boundary), on at most 1 %
-/// of the pixels.
+/// The same fields render to the same picture: every colour mode and both tone modes (the
+/// filmic one through the display pass, a dim exposure too, where the sRGB curve is
+/// steepest), an odd output size, a hue shift and reduced saturation. Tolerance: 1 of 255 per
+/// channel (the exposure curve's exp, the CPU's sRGB table against the GPU's `pow`, and a
+/// GPU's fused multiply-adds can move a value across a rounding boundary; the dither is the
+/// same integer hash on both), on at most 1 % of the pixels.
 #[test]
 fn colorize_matches() {
     let Some(ctx) = common::gpu_context() else {
@@ -296,9 +298,16 @@ fn colorize_matches() {
         ColorMode::DensityHue,
         ColorMode::VelocityHue,
     ] {
-        for (brightness, saturation, hue_shift) in [(1.0, 1.0, 0.0), (1.7, 0.6, 75.0)] {
+        for (tone, brightness, saturation, hue_shift) in [
+            (ToneMode::Legacy, 1.0, 1.0, 0.0),
+            (ToneMode::Legacy, 1.7, 0.6, 75.0),
+            (ToneMode::Filmic, 1.0, 1.0, 0.0),
+            (ToneMode::Filmic, 1.7, 0.6, 75.0),
+            (ToneMode::Filmic, 0.05, 1.0, 0.0),
+        ] {
             let look = Look {
                 color_mode: mode,
+                tone,
                 brightness,
                 saturation,
                 hue_shift,
@@ -309,7 +318,7 @@ fn colorize_matches() {
             let worst = a.iter().zip(&b).map(|(x, y)| x.abs_diff(*y)).max().unwrap();
             let differing = a.chunks(4).zip(b.chunks(4)).filter(|(x, y)| x != y).count();
             eprintln!(
-                "{mode:?} b{brightness} s{saturation} h{hue_shift}: worst {worst}, {differing} pixels differ"
+                "{mode:?} {tone:?} b{brightness} s{saturation} h{hue_shift}: worst {worst}, {differing} pixels differ"
             );
             assert!(worst <= 1, "{mode:?}: a channel differs by {worst}");
             assert!(

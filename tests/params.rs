@@ -28,6 +28,7 @@ const EXPECTED: &[(&str, f32)] = &[
     ("bright", 1.0),
     ("sat", 1.0),
     ("hue", 0.0),
+    ("display", 1.0),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -110,6 +111,7 @@ fn ranges_have_the_documented_ends() {
         ("bright", 0.0, 3.0),
         ("sat", 0.0, 1.0),
         ("hue", 0.0, 360.0),
+        ("display", 0.0, 1.0),
         ("bypass", 0.0, 1.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
@@ -190,6 +192,8 @@ fn value_strings_are_readable_and_carry_units() {
     assert_eq!(text("bypass", 1.0), "Bypassed");
     assert_eq!(text("mapping", 1.0), "Circle of pitch");
     assert_eq!(text("colour", 0.5), "Density hue");
+    assert_eq!(text("display", 0.0), "Legacy");
+    assert_eq!(text("display", 1.0), "Filmic");
     assert_eq!(text("p_iters", 0.0), "2");
     assert_eq!(text("drum_ch", 0.0), "Off");
     assert_eq!(text("drum_ch", 10.0 / 16.0), "10");

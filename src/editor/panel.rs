@@ -345,6 +345,9 @@ impl Panel {
             ui.label(p.color_mode.name());
             choice(ui, &p.color_mode, setter);
             ui.end_row();
+            ui.label(p.tone_mode.name());
+            choice(ui, &p.tone_mode, setter);
+            ui.end_row();
             slider(ui, &p.brightness, setter);
             slider(ui, &p.saturation, setter);
             slider(ui, &p.hue_shift, setter);

@@ -122,7 +122,8 @@ impl Driver {
 
     /// The look for frames, from the smoothed knobs.
     pub fn look(&self) -> Look {
-        self.smoother.current().look(self.discrete.color_mode)
+        let d = &self.discrete;
+        self.smoother.current().look(d.color_mode, d.tone)
     }
 
     /// The smoothed knobs as of the last step.

@@ -7,7 +7,7 @@
 //! offline renders), and smoothing per simulation step in simulation time makes an automation
 //! step look the same at 30, 60 or 144 steps per second.
 
-use crate::fluid::{ColorMode, Look};
+use crate::fluid::{ColorMode, Look, ToneMode};
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
 use crate::sim::StepParams;
@@ -76,9 +76,10 @@ impl Knobs {
     }
 
     /// The look for rendering frames.
-    pub fn look(&self, color_mode: ColorMode) -> Look {
+    pub fn look(&self, color_mode: ColorMode, tone: ToneMode) -> Look {
         Look {
             color_mode,
+            tone,
             brightness: self.brightness,
             saturation: self.saturation,
             hue_shift: self.hue_shift,
@@ -121,6 +122,8 @@ pub struct Discrete {
     pub pressure_iterations: u32,
     /// How frames are coloured.
     pub color_mode: ColorMode,
+    /// How the picture's light becomes display values.
+    pub tone: ToneMode,
 }
 
 impl Discrete {
@@ -129,6 +132,7 @@ impl Discrete {
         Self {
             pressure_iterations: p.pressure_iterations.value().max(1) as u32,
             color_mode: p.color_mode.value(),
+            tone: p.tone_mode.value(),
         }
     }
 }

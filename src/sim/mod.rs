@@ -40,7 +40,7 @@ pub use model::{
     Backend, GridModel, Model, ModelInfo, ModelSpec, Resolution, Snapshot, create_model,
 };
 
-use crate::fluid::{ColorMode, Look, Splat, VELOCITY_VALUE_SCALE};
+use crate::fluid::{ColorMode, Look, Splat, ToneMode, VELOCITY_VALUE_SCALE};
 use grid::Fields;
 
 /// "1 thread", "4 threads": the CPU solver's device line.
@@ -257,6 +257,10 @@ pub struct Activity {
 /// Exposure below which nothing shows: the colour stage maps an exposure `x` to `1 - e^-x`,
 /// which stays under half an 8-bit level (0.5 / 255) below this.
 pub const INVISIBLE_EXPOSURE: f32 = 1.9e-3;
+/// The same for the filmic tone mode: near black the curve has slope 0.214 and sRGB 12.92,
+/// so an exposure `x` shows as 255 * 2.77 x levels, under half a level below this. (The
+/// dither lights that fraction of the pixels one level: 1 in 2 at most, at level 1.)
+pub const INVISIBLE_EXPOSURE_FILMIC: f32 = 7.0e-4;
 /// Below this speed the dye counts as still: 1 pixel per second on a picture 1000 pixels
 /// tall (speeds are in canvas heights per second).
 pub const STILL_SPEED: f32 = 1.0e-3;
@@ -274,7 +278,11 @@ impl Activity {
         } else {
             1.0
         };
-        let shows = |exposure: f32| exposure * brightness >= INVISIBLE_EXPOSURE;
+        let invisible = match look.tone {
+            ToneMode::Legacy => INVISIBLE_EXPOSURE,
+            ToneMode::Filmic => INVISIBLE_EXPOSURE_FILMIC,
+        };
+        let shows = |exposure: f32| exposure * brightness >= invisible;
         match look.color_mode {
             ColorMode::VelocityHue => !shows(self.max_speed * VELOCITY_VALUE_SCALE),
             ColorMode::Dye | ColorMode::DensityHue => {

@@ -1,13 +1,17 @@
 //! Colorize: turn the dye (or the velocity) into an RGBA8 picture of any size, HSV-coloured.
 //!
-//! - Dye colour: the dye's own RGB, exposed (`1 - e^-x`), then hue-shifted and saturated.
+//! The colours are light in linear RGB, exposed by the brightness knob. The filmic tone mode
+//! hands that light to the display pass (`display.rs`: tone curve, sRGB, dither); the legacy
+//! mode tones each channel with `1 - e^-x` here and writes it as is.
+//!
+//! - Dye colour: the dye's own RGB, exposed, then hue-shifted and saturated.
 //! - Density hue: the hue cycles with the dye's total density, as in Stam's demo.
 //! - Velocity hue: hue from the flow's direction, value from its speed.
 //!
 //! Output rows run top to bottom; the simulation's row 0 is the bottom.
 
 use crate::fluid::{
-    ColorMode, DENSITY_HUE_TURNS, Look, VELOCITY_VALUE_SCALE, hsv_to_rgb, rgb_to_hsv,
+    ColorMode, DENSITY_HUE_TURNS, Look, ToneMode, VELOCITY_VALUE_SCALE, hsv_to_rgb, rgb_to_hsv,
 };
 use crate::sim::math::{atan2_turns, bilerp, lerp, tonemap};
 use rayon::prelude::*;
@@ -105,12 +109,41 @@ fn check_taps(i0: &[u32], i1: &[u32], f: &[f32], out: usize, rows: &[&[f32]; 3])
     n
 }
 
+/// The legacy tone (`1 - e^-x`, already in 0..1) or none (the filmic mode's linear light,
+/// toned later by the display pass).
+#[inline(always)]
+fn tone<const LEGACY: bool>(x: f32) -> f32 {
+    if LEGACY { tonemap(x) } else { x }
+}
+
+/// Three output planes of one row.
+type Planes<'a> = [&'a mut [f32]; 3];
+
+/// Writes `rgb` at `px` of `out`.
+///
+/// # Safety
+/// `px` must be in bounds of every plane.
+#[inline(always)]
+unsafe fn put(out: &mut Planes, px: usize, rgb: [f32; 3]) {
+    // SAFETY: the caller checked px.
+    unsafe {
+        *out[0].get_unchecked_mut(px) = rgb[0];
+        *out[1].get_unchecked_mut(px) = rgb[1];
+        *out[2].get_unchecked_mut(px) = rgb[2];
+    }
+}
+
+/// Number of pixels every plane of `out` holds, at most `n`.
+fn planes_len(out: &Planes, n: usize) -> usize {
+    out.iter().map(|p| p.len()).fold(n, usize::min)
+}
+
 kernel! {
-/// Horizontal pass of the dye colour mode: resample the three vertically interpolated rows,
-/// expose, and pack. Without a saturation change or hue shift the loop is branch-free and
-/// vectorises (gathers).
+/// Horizontal pass of the dye colour mode: resample the three vertically interpolated rows
+/// and expose (legacy: and tone). Without a saturation change or hue shift the loop is
+/// branch-free and vectorises (gathers).
 #[allow(clippy::too_many_arguments)]
-fn dye_row(
+fn dye_row<const LEGACY: bool>(
     rows: [&[f32]; 3],
     i0: &[u32],
     i1: &[u32],
@@ -118,24 +151,26 @@ fn dye_row(
     brightness: f32,
     saturation: f32,
     shift: f32,
-    out: &mut [u32],
+    mut out: Planes,
 ) {
-    let n = check_taps(i0, i1, f, out.len(), &rows);
+    let n = check_taps(i0, i1, f, planes_len(&out, usize::MAX), &rows);
     let [r0, r1, r2] = rows;
     if saturation == 1.0 && shift == 0.0 {
         for px in 0..n {
             let (a, b, t) = (i0[px] as usize, i1[px] as usize, f[px]);
             // SAFETY: check_taps.
             let c = unsafe { [sample(r0, a, b, t), sample(r1, a, b, t), sample(r2, a, b, t)] };
-            out[px] = pack(c.map(|x| tonemap(x * brightness)));
+            // SAFETY: px < n <= every plane's length.
+            unsafe { put(&mut out, px, c.map(|x| tone::<LEGACY>(x * brightness))) };
         }
     } else {
         for px in 0..n {
             let (a, b, t) = (i0[px] as usize, i1[px] as usize, f[px]);
             // SAFETY: check_taps.
             let c = unsafe { [sample(r0, a, b, t), sample(r1, a, b, t), sample(r2, a, b, t)] };
-            let [h, s, v] = rgb_to_hsv(c.map(|x| tonemap(x * brightness)));
-            out[px] = pack(hsv_to_rgb(h + shift, s * saturation, v));
+            let [h, s, v] = rgb_to_hsv(c.map(|x| tone::<LEGACY>(x * brightness)));
+            // SAFETY: px < n <= every plane's length.
+            unsafe { put(&mut out, px, hsv_to_rgb(h + shift, s * saturation, v)) };
         }
     }
 }
@@ -144,7 +179,7 @@ fn dye_row(
 kernel! {
 /// Horizontal pass of the density-hue mode.
 #[allow(clippy::too_many_arguments)]
-fn density_row(
+fn density_row<const LEGACY: bool>(
     rows: [&[f32]; 3],
     i0: &[u32],
     i1: &[u32],
@@ -152,16 +187,18 @@ fn density_row(
     brightness: f32,
     saturation: f32,
     shift: f32,
-    out: &mut [u32],
+    mut out: Planes,
 ) {
-    let n = check_taps(i0, i1, f, out.len(), &rows);
+    let n = check_taps(i0, i1, f, planes_len(&out, usize::MAX), &rows);
     let [r0, r1, r2] = rows;
     for px in 0..n {
         let (a, b, t) = (i0[px] as usize, i1[px] as usize, f[px]);
         // SAFETY: check_taps.
         let d = unsafe { (sample(r0, a, b, t) + sample(r1, a, b, t)) + sample(r2, a, b, t) };
         let hue = d.mul_add(DENSITY_HUE_TURNS, shift);
-        out[px] = pack(hsv_to_rgb(hue, saturation, tonemap(d * brightness)));
+        let rgb = hsv_to_rgb(hue, saturation, tone::<LEGACY>(d * brightness));
+        // SAFETY: px < n <= every plane's length.
+        unsafe { put(&mut out, px, rgb) };
     }
 }
 }
@@ -169,7 +206,7 @@ fn density_row(
 kernel! {
 /// One row of the velocity-hue mode (row `py` of `height`, top first).
 #[allow(clippy::too_many_arguments)]
-fn velocity_row(
+fn velocity_row<const LEGACY: bool>(
     src: &Source,
     py: usize,
     width: usize,
@@ -177,33 +214,51 @@ fn velocity_row(
     brightness: f32,
     saturation: f32,
     shift: f32,
-    out: &mut [u32],
+    mut out: Planes,
 ) {
+    let n = planes_len(&out, width);
     let y = (height as f32 - py as f32 - 0.5) * src.h as f32 / height as f32;
-    for (px, o) in out.iter_mut().enumerate() {
+    for px in 0..n {
         // Pixel centre in simulation cells.
         let x = (px as f32 + 0.5) * src.w as f32 / width as f32;
         let u = bilerp(src.u, src.w + 1, src.h, x, y - 0.5);
         let v = bilerp(src.v, src.w, src.h + 1, x - 0.5, y);
         // sqrt is correctly rounded everywhere; libm's hypot is not.
         let speed = u.mul_add(u, v * v).sqrt();
-        let value = tonemap(speed * VELOCITY_VALUE_SCALE * brightness);
-        *o = pack(hsv_to_rgb(atan2_turns(v, u) + shift, saturation, value));
+        let value = tone::<LEGACY>(speed * VELOCITY_VALUE_SCALE * brightness);
+        let rgb = hsv_to_rgb(atan2_turns(v, u) + shift, saturation, value);
+        // SAFETY: px < n <= every plane's length.
+        unsafe { put(&mut out, px, rgb) };
     }
 }
 }
 
-/// Per-thread scratch: three interpolated dye rows and a row of packed pixels.
+kernel! {
+/// The legacy mode's last step: three planes in 0..1 to packed pixels.
+fn pack_row(light: [&[f32]; 3], out: &mut [u32]) {
+    let [r, g, b] = light;
+    let n = out.len().min(r.len()).min(g.len()).min(b.len());
+    for px in 0..n {
+        out[px] = pack([r[px], g[px], b[px]]);
+    }
+}
+}
+
+/// Per-thread scratch: three interpolated dye rows, three rows of light (legacy: of display
+/// values) and a row of packed pixels.
 struct Scratch {
     rows: [Vec<f32>; 3],
+    light: [Vec<f32>; 3],
     pixels: Vec<u32>,
 }
 
 /// Render `src` with `look` into `out` (`width * height * 4` bytes, RGBA, top row first).
 ///
 /// Rows run in parallel. Each output row interpolates its two dye rows vertically once (so
-/// upscaling costs one lerp per source cell, not per pixel), then resamples horizontally,
-/// exposes and packs the pixels in a vectorised kernel.
+/// upscaling costs one lerp per source cell, not per pixel), then resamples horizontally and
+/// exposes into three planes of light in a vectorised kernel. The legacy tone mode tones them
+/// there (`1 - e^-x`) and packs them; the filmic mode hands the linear light to the display
+/// pass ([`super::display`]).
 pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mut [u8]) {
     assert_eq!(out.len(), width * height * 4, "frame buffer size");
     if width == 0 || height == 0 {
@@ -224,6 +279,7 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
     } else {
         0.0
     };
+    let legacy = look.tone == ToneMode::Legacy;
     let xs = RowTaps::new(width, src.dw);
     let ys = taps(height, src.dh, true);
     let dw = src.dw;
@@ -233,10 +289,17 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
         .for_each_init(
             || Scratch {
                 rows: std::array::from_fn(|_| vec![0.0; dw]),
+                light: std::array::from_fn(|_| vec![0.0; width]),
                 pixels: vec![0; width],
             },
             |scratch, (py, row)| {
-                let Scratch { rows, pixels } = scratch;
+                let Scratch {
+                    rows,
+                    light,
+                    pixels,
+                } = scratch;
+                let [l0, l1, l2] = light;
+                let planes = [&mut l0[..], &mut l1[..], &mut l2[..]];
                 match look.color_mode {
                     ColorMode::Dye | ColorMode::DensityHue => {
                         let (j0, j1, fy) = ys[py];
@@ -246,20 +309,32 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                             lerp_rows(bottom, top, fy, r);
                         }
                         let rows = [&rows[0][..], &rows[1][..], &rows[2][..]];
-                        let row_fn = if look.color_mode == ColorMode::Dye {
-                            dye_row
-                        } else {
-                            density_row
+                        let row_fn = match (look.color_mode == ColorMode::Dye, legacy) {
+                            (true, true) => dye_row::<true>,
+                            (true, false) => dye_row::<false>,
+                            (false, true) => density_row::<true>,
+                            (false, false) => density_row::<false>,
                         };
                         row_fn(
-                            rows, &xs.i0, &xs.i1, &xs.f, brightness, saturation, shift, pixels,
+                            rows, &xs.i0, &xs.i1, &xs.f, brightness, saturation, shift, planes,
                         );
                     }
                     ColorMode::VelocityHue => {
-                        velocity_row(
-                            src, py, width, height, brightness, saturation, shift, pixels,
+                        let row_fn = if legacy {
+                            velocity_row::<true>
+                        } else {
+                            velocity_row::<false>
+                        };
+                        row_fn(
+                            src, py, width, height, brightness, saturation, shift, planes,
                         );
                     }
+                }
+                let light = [&l0[..], &l1[..], &l2[..]];
+                if legacy {
+                    pack_row(light, pixels);
+                } else {
+                    super::display::display_row(light, py, pixels);
                 }
                 for (dst, p) in row.chunks_exact_mut(4).zip(pixels.iter()) {
                     dst.copy_from_slice(&p.to_le_bytes());
@@ -275,8 +350,33 @@ mod tests {
     fn look(mode: ColorMode) -> Look {
         Look {
             color_mode: mode,
+            tone: ToneMode::Legacy,
             ..Look::default()
         }
+    }
+
+    fn filmic(mode: ColorMode) -> Look {
+        Look {
+            color_mode: mode,
+            ..Look::default()
+        }
+    }
+
+    /// A 1x1 picture of a 1x1 dye grid holding `rgb`, in the filmic look.
+    fn filmic_pixel(rgb: [f32; 3]) -> [u8; 3] {
+        let src = Source {
+            w: 1,
+            h: 1,
+            u: &[0.0; 2],
+            v: &[0.0; 2],
+            dw: 1,
+            dh: 1,
+            dye: [&[rgb[0]], &[rgb[1]], &[rgb[2]]],
+        };
+        let mut out = vec![0; 4];
+        colorize(&src, &filmic(ColorMode::Dye), 1, 1, &mut out);
+        assert_eq!(out[3], 255);
+        [out[0], out[1], out[2]]
     }
 
     #[test]
@@ -297,6 +397,50 @@ mod tests {
         let mut out = vec![0; 8];
         colorize(&src, &look(ColorMode::Dye), 1, 2, &mut out);
         assert_eq!(out, vec![0, 0, 0, 255, 161, 0, 0, 255]);
+    }
+
+    #[test]
+    fn filmic_known_answers() {
+        // Pixel (0, 0) has dither 0, so the values round down. No dye: black.
+        assert_eq!(filmic_pixel([0.0; 3]), [0, 0, 0]);
+        // Dye 1 of red: the curve gives 0.8038, sRGB 0.9082, 255 * 0.9082 = 231.6 (legacy
+        // showed the same dye as 161: 1 - e^-1, unencoded).
+        assert_eq!(filmic_pixel([1.0, 0.0, 0.0]), [231, 0, 0]);
+        // Grey 0.18: 0.2669 -> 0.5535 -> 141.1.
+        assert_eq!(filmic_pixel([0.18; 3]), [141, 141, 141]);
+        // Far past white: white, never above.
+        assert_eq!(filmic_pixel([50.0; 3]), [255, 255, 255]);
+    }
+
+    /// Red and green dye mixed half and half (the middle of where two notes' colours meet)
+    /// render yellow, bright and saturated: hue 60 degrees, as light adds. The legacy look
+    /// turned the same mix into a dull olive, (100, 100, 0).
+    #[test]
+    fn red_and_green_make_yellow_not_brown() {
+        for amount in [0.25, 0.5, 1.0, 4.0] {
+            let [r, g, b] = filmic_pixel([amount, amount, 0.0]);
+            let [h, s, v] = rgb_to_hsv([r, g, b].map(|c| f32::from(c) / 255.0));
+            assert!(
+                (h * 360.0 - 60.0).abs() < 2.0,
+                "{amount}: hue {}",
+                h * 360.0
+            );
+            assert!(s > 0.95, "{amount}: saturation {s}");
+            // Half and half (0.5 each) reads at 0.80, where legacy gave 0.39.
+            assert!(v > 0.6 || amount < 0.5, "{amount}: value {v}");
+        }
+        let src = Source {
+            w: 1,
+            h: 1,
+            u: &[0.0; 2],
+            v: &[0.0; 2],
+            dw: 1,
+            dh: 1,
+            dye: [&[0.5], &[0.5], &[0.0]],
+        };
+        let mut out = vec![0; 4];
+        colorize(&src, &look(ColorMode::Dye), 1, 1, &mut out);
+        assert_eq!(out, [100, 100, 0, 255]);
     }
 
     #[test]

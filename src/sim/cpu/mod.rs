@@ -7,6 +7,7 @@ pub mod band;
 pub mod colorize;
 pub mod curl;
 pub mod diffuse;
+pub mod display;
 pub mod divergence;
 pub mod gradient;
 pub mod pressure;

@@ -102,6 +102,7 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 brightness,
                 saturation,
                 hue_shift,
+                tone,
             ]
         ),
         layout!(

@@ -30,7 +30,9 @@ pub(super) struct Params {
     pub brightness: f32,
     pub saturation: f32,
     pub hue_shift: f32,
-    pub _pad: [f32; 3],
+    /// `ToneMode as u32`: 0 legacy, 1 filmic.
+    pub tone: u32,
+    pub _pad: [f32; 2],
 }
 
 impl Params {
@@ -75,6 +77,7 @@ impl Params {
             brightness: finite_or(look.brightness, 1.0),
             saturation: finite_or(look.saturation, 1.0),
             hue_shift: finite_or(look.hue_shift, 0.0),
+            tone: look.tone as u32,
             ..Self::base(c)
         }
     }

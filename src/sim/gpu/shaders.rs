@@ -19,6 +19,7 @@ pub const PASSES: &[(&str, &str)] = &[
     ("gradient", include_str!("../../../shaders/gradient.wgsl")),
     ("advect", include_str!("../../../shaders/advect.wgsl")),
     ("colorize", include_str!("../../../shaders/colorize.wgsl")),
+    ("display", include_str!("../../../shaders/display.wgsl")),
 ];
 
 /// The full source of pass `name` (common prelude included).

@@ -10,9 +10,10 @@ use super::kernel::{Dispatcher, module};
 use super::params::Params;
 use super::passes::reduce::slot;
 use super::passes::{
-    Advect, Colorize, Compressibility, Curl, Diffuse, Divergence, GpuSplat, Gradient, Multigrid,
-    Norms, Pressure, Reduce, Splat, Vorticity,
+    Advect, Colorize, Compressibility, Curl, Diffuse, Display, Divergence, GpuSplat, Gradient,
+    Multigrid, Norms, Pressure, Reduce, Splat, Vorticity,
 };
+use crate::fluid::ToneMode;
 use crate::sim::grid::Fields;
 use crate::sim::multigrid;
 use crate::sim::physics::{CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY};
@@ -61,6 +62,7 @@ pub struct GpuSolver {
     advect: Advect,
     compressibility: Compressibility,
     colorize: Colorize,
+    display: Display,
     /// Which buffer holds the current velocity and dye.
     vel: usize,
     dye: usize,
@@ -138,6 +140,7 @@ impl GpuSolver {
             advect: Advect::new(device, &b, &s),
             compressibility: Compressibility::new(device, &b, &s, &reduce),
             colorize: Colorize::new(device),
+            display: Display::new(device),
             activity: ActivityProbe::new(device, &reduce, &b, &s),
             reduce,
             buf: b,
@@ -368,8 +371,8 @@ impl GpuSolver {
         }
     }
 
-    /// Encode colorize and a copy into a free staging buffer, and request its mapping; returns
-    /// the frame's serial.
+    /// Encode colorize (and, in the filmic tone mode, display) and a copy into a free staging
+    /// buffer, and request its mapping; returns the frame's serial.
     fn encode_frame(&mut self, look: &Look, width: usize, height: usize) -> Option<u64> {
         if width == 0 || height == 0 {
             return None;
@@ -377,6 +380,9 @@ impl GpuSolver {
         let device = &self.ctx.device;
         if self.colorize.ensure(device, &self.buf, width, height) {
             self.frames.resize((width, height));
+            let c = &self.colorize;
+            self.display
+                .bind(device, &self.buf.params, c.light(), c.frame(), c.size());
         }
         let index = self.frames.take_free(device, (width, height))?;
         let params = Params::frame(&self.cfg, look, width, height);
@@ -386,6 +392,10 @@ impl GpuSolver {
         let mut d = self.pass(&mut encoder, "Pass: colorize");
         self.colorize.encode(&mut d, self.vel, self.dye);
         drop(d);
+        if look.tone != ToneMode::Legacy {
+            let mut d = self.pass(&mut encoder, "Pass: display");
+            self.display.encode(&mut d);
+        }
         let frame = self.colorize.frame();
         Some(self.frames.submit(&self.ctx, encoder, frame, index))
     }

@@ -1,5 +1,6 @@
-//! Colorize (colorize.wgsl): the RGBA8 picture of the fluid at any output size. Mirrors
-//! cpu/colorize.rs (`colorize`).
+//! Colorize (colorize.wgsl): the picture of the fluid at any output size: the RGBA8 frame
+//! (legacy tone) or the light the display pass tones (filmic). Mirrors cpu/colorize.rs
+//! (`colorize`).
 
 use crate::sim::gpu::buffers::{Buffers, bytes_f32};
 use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
@@ -12,14 +13,17 @@ pub(in crate::sim::gpu) mod binding {
     pub const V: Binding = Binding::new(2, "v");
     pub const DYE: Binding = Binding::new(3, "dye");
     pub const FRAME: Binding = Binding::new(4, "frame");
+    pub const LIGHT: Binding = Binding::new(5, "light");
     #[cfg(test)]
-    pub const ALL: &[Binding] = &[P, U, V, DYE, FRAME];
+    pub const ALL: &[Binding] = &[P, U, V, DYE, FRAME, LIGHT];
 }
 
 /// The frame target of one output size and its bind groups.
 struct Target {
     size: (usize, usize),
     frame: wgpu::Buffer,
+    /// Linear light, one `vec4<f32>` per pixel (filmic tone; the display pass reads it).
+    light: wgpu::Buffer,
     /// `[velocity parity][dye parity]`.
     groups: [[wgpu::BindGroup; 2]; 2],
 }
@@ -56,6 +60,7 @@ impl Colorize {
             return false;
         }
         let frame = storage(device, "Buffer: frame", bytes_f32(width * height));
+        let light = storage(device, "Buffer: light", bytes_f32(4 * width * height));
         let p = &b.params;
         let groups = [0, 1].map(|i| {
             [0, 1].map(|pd| {
@@ -67,6 +72,7 @@ impl Colorize {
                         (V, &b.v[i]),
                         (DYE, &b.dye[pd]),
                         (FRAME, &frame),
+                        (LIGHT, &light),
                     ],
                 )
             })
@@ -74,6 +80,7 @@ impl Colorize {
         self.target = Some(Target {
             size: (width, height),
             frame,
+            light,
             groups,
         });
         true
@@ -82,6 +89,16 @@ impl Colorize {
     /// The frame buffer (after [`Colorize::ensure`]).
     pub fn frame(&self) -> &wgpu::Buffer {
         &self.target.as_ref().expect("ensure made the target").frame
+    }
+
+    /// The light buffer (after [`Colorize::ensure`]).
+    pub fn light(&self) -> &wgpu::Buffer {
+        &self.target.as_ref().expect("ensure made the target").light
+    }
+
+    /// The frame size (after [`Colorize::ensure`]).
+    pub fn size(&self) -> (usize, usize) {
+        self.target.as_ref().expect("ensure made the target").size
     }
 
     /// Colorize velocity `vel` and dye `dye` into the frame buffer.

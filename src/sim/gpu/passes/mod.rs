@@ -7,6 +7,7 @@ pub(super) mod advect;
 pub(super) mod colorize;
 pub(super) mod curl;
 pub(super) mod diffuse;
+pub(super) mod display;
 pub(super) mod divergence;
 pub(super) mod gradient;
 pub(super) mod multigrid;
@@ -19,6 +20,7 @@ pub(super) use advect::Advect;
 pub(super) use colorize::Colorize;
 pub(super) use curl::Curl;
 pub(super) use diffuse::Diffuse;
+pub(super) use display::Display;
 pub(super) use divergence::{Compressibility, Divergence, Norms};
 pub(super) use gradient::Gradient;
 pub(super) use multigrid::Multigrid;
@@ -34,6 +36,7 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("colorize", colorize::binding::ALL),
     ("curl", curl::binding::ALL),
     ("diffuse", diffuse::binding::ALL),
+    ("display", display::binding::ALL),
     ("divergence", divergence::binding::ALL),
     ("gradient", gradient::binding::ALL),
     ("pressure", pressure::binding::ALL),

@@ -1,0 +1,150 @@
+//! Display: the picture's light (linear RGB, any brightness, from colorize) to sRGB-encoded,
+//! dithered RGBA8 pixels. The last pass of the filmic tone mode; mirrors shaders/display.wgsl.
+//!
+//! Per pixel:
+//! 1. tone: every channel times [`filmic_ratio`] of the brightest one, so the curve shapes
+//!    brightness and keeps hue and saturation (red and green light give yellow, not brown);
+//! 2. encode: the sRGB transfer function, through a 4097-entry table with linear
+//!    interpolation (worst error 0.005 of an 8-bit step, next to the exact curve the GPU
+//!    evaluates; `powf` per channel would cost about 20 ms a 1280x720 frame);
+//! 3. quantise: `floor(255 v + dither(x, y))`, which keeps the mean and breaks the 8-bit
+//!    steps of dark gradients into fine noise. The dither depends on the pixel only, so
+//!    renders stay reproducible.
+//!
+//! Rows are numbered top first, as in the frame.
+
+use crate::fluid::{dither, filmic_ratio, srgb_encode};
+use std::sync::LazyLock;
+
+/// Steps of the sRGB table over 0..1.
+const LUT_STEPS: usize = 4096;
+
+/// `255 * srgb_encode(i / LUT_STEPS)` for i in 0..=LUT_STEPS.
+static SRGB_255: LazyLock<Box<[f32; LUT_STEPS + 1]>> = LazyLock::new(|| {
+    let mut t = Box::new([0.0; LUT_STEPS + 1]);
+    for (i, v) in t.iter_mut().enumerate() {
+        *v = 255.0 * srgb_encode(i as f32 / LUT_STEPS as f32);
+    }
+    t
+});
+
+/// `255 * srgb_encode(x)` for x in 0..1 (clamped; NaN gives 0) from the table.
+#[inline(always)]
+#[allow(clippy::manual_clamp)] // clamp would keep NaN; max-then-min maps it to 0
+fn encode_255(lut: &[f32; LUT_STEPS + 1], x: f32) -> f32 {
+    let t = (x * LUT_STEPS as f32).max(0.0).min(LUT_STEPS as f32);
+    // SAFETY: t is finite and in [0, LUT_STEPS].
+    let i = (unsafe { t.to_int_unchecked::<u32>() } as usize).min(LUT_STEPS - 1);
+    let f = t - i as f32;
+    f.mul_add(lut[i + 1] - lut[i], lut[i])
+}
+
+/// An 8-bit channel from `255 v` and a dither offset in [0, 1): rounded down, clamped.
+#[inline(always)]
+#[allow(clippy::manual_clamp)] // clamp would keep NaN; max-then-min maps it to 0
+fn quantise(v255: f32, d: f32) -> u32 {
+    let y = (v255 + d).max(0.0).min(255.0);
+    // SAFETY: y is finite and in [0, 255].
+    unsafe { y.to_int_unchecked::<i32>() as u32 }
+}
+
+kernel! {
+/// One row (`py`, top first) of light planes to packed opaque RGBA8 pixels.
+fn display_row_kernel(light: [&[f32]; 3], py: u32, lut: &[f32; LUT_STEPS + 1], out: &mut [u32]) {
+    let [r, g, b] = light;
+    let n = out.len().min(r.len()).min(g.len()).min(b.len());
+    for px in 0..n {
+        let c = [r[px], g[px], b[px]];
+        let k = filmic_ratio(c[0].max(c[1]).max(c[2]));
+        let d = dither(px as u32, py);
+        let [r8, g8, b8] = c.map(|x| quantise(encode_255(lut, x * k), d));
+        out[px] = r8 | g8 << 8 | b8 << 16 | 0xff00_0000;
+    }
+}
+}
+
+/// One row (`py`, top first) of light planes to packed opaque RGBA8 pixels (little-endian).
+pub fn display_row(light: [&[f32]; 3], py: usize, out: &mut [u32]) {
+    display_row_kernel(light, py as u32, &SRGB_255, out);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn channel(p: u32, c: usize) -> u8 {
+        p.to_le_bytes()[c]
+    }
+
+    #[test]
+    fn table_matches_the_exact_curve() {
+        let mut worst = 0.0f32;
+        for i in 0..=100_000 {
+            let x = i as f32 / 100_000.0;
+            worst = worst.max((encode_255(&SRGB_255, x) - 255.0 * srgb_encode(x)).abs());
+        }
+        assert!(worst < 0.01, "worst error {worst} of an 8-bit step");
+        assert_eq!(encode_255(&SRGB_255, f32::NAN), 0.0);
+        assert_eq!(encode_255(&SRGB_255, 7.0), 255.0);
+    }
+
+    #[test]
+    fn known_pixels() {
+        // Black stays black (the dither never lifts 0), white light saturates to white, and
+        // light 0.18 (mid-grey) tones to 0.2669 and encodes to 0.5535: 141.1 + dither.
+        let zero = [0.0; 4];
+        let mut out = [0u32; 4];
+        display_row([&zero, &zero, &zero], 0, &mut out);
+        assert!(out.iter().all(|&p| p == 0xff00_0000), "{out:x?}");
+        let big = [100.0; 4];
+        display_row([&big, &big, &big], 0, &mut out);
+        assert!(out.iter().all(|&p| p == 0xffff_ffff), "{out:x?}");
+        let grey = [0.18; 4];
+        display_row([&grey, &grey, &grey], 3, &mut out);
+        for p in out {
+            assert!((141..=142).contains(&channel(p, 0)), "{p:x}");
+        }
+    }
+
+    /// A smooth dark ramp (1 to 9 levels over 1024 pixels): rounded plainly, each level would
+    /// be a flat band 128 pixels wide; with the dither no run of equal pixels is longer than a
+    /// quarter of that (runs next to a whole level are the longest), and the mean of every
+    /// 64-pixel stretch stays within a tenth of a level of the ramp's.
+    #[test]
+    fn dark_ramps_do_not_band() {
+        let n = 1024;
+        // Light whose display value is i / n * 8 / 255, found by inverting each stage.
+        let target: Vec<f32> = (0..n).map(|i| 1.0 + i as f32 / n as f32 * 8.0).collect();
+        let light: Vec<f32> = target
+            .iter()
+            .map(|&t| {
+                // Bisect the monotonic chain (tone, then encode) for 255 v = t.
+                let (mut lo, mut hi) = (0.0f32, 1.0f32);
+                for _ in 0..60 {
+                    let mid = 0.5 * (lo + hi);
+                    if 255.0 * srgb_encode(mid * filmic_ratio(mid)) < t {
+                        lo = mid;
+                    } else {
+                        hi = mid;
+                    }
+                }
+                0.5 * (lo + hi)
+            })
+            .collect();
+        for py in [0, 1, 17, 300] {
+            let mut out = vec![0u32; n];
+            display_row([&light, &light, &light], py, &mut out);
+            let red: Vec<u8> = out.iter().map(|&p| channel(p, 0)).collect();
+            let longest = red.chunk_by(|a, b| a == b).map(<[u8]>::len).max().unwrap();
+            assert!(longest <= 32, "row {py}: a flat band {longest} pixels wide");
+            for (k, (got, want)) in red.chunks(64).zip(target.chunks(64)).enumerate() {
+                let got = got.iter().map(|&v| f32::from(v)).sum::<f32>() / 64.0;
+                let want = want.iter().sum::<f32>() / 64.0;
+                assert!(
+                    (got - want).abs() < 0.1,
+                    "row {py} stretch {k}: mean {got}, ramp {want}"
+                );
+            }
+        }
+    }
+}

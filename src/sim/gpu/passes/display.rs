@@ -1,0 +1,53 @@
+//! Display (display.wgsl): the filmic tone mode's last pass, colorize's light to the RGBA8
+//! frame (tone curve, sRGB encoding, dither). Mirrors cpu/display.rs (`display_row`).
+
+use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module};
+
+/// The `@binding`s of display.wgsl.
+pub(in crate::sim::gpu) mod binding {
+    use super::Binding;
+    pub const P: Binding = Binding::new(0, "P");
+    pub const LIGHT: Binding = Binding::new(1, "light");
+    pub const FRAME: Binding = Binding::new(2, "frame");
+    #[cfg(test)]
+    pub const ALL: &[Binding] = &[P, LIGHT, FRAME];
+}
+
+/// The display pass; its bind group follows colorize's target (rebuilt with it).
+pub(in crate::sim::gpu) struct Display {
+    display: Kernel,
+    /// The bind group and frame size of the current target.
+    target: Option<(wgpu::BindGroup, (usize, usize))>,
+}
+
+impl Display {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let m = module(device, "display");
+        Self {
+            display: Kernel::new(device, &m, "display"),
+            target: None,
+        }
+    }
+
+    /// Bind `light` and `frame` (a `size` picture); call whenever colorize rebuilds its target.
+    pub fn bind(
+        &mut self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        light: &wgpu::Buffer,
+        frame: &wgpu::Buffer,
+        size: (usize, usize),
+    ) {
+        use binding::*;
+        let group = self
+            .display
+            .bind(device, &[(P, params), (LIGHT, light), (FRAME, frame)]);
+        self.target = Some((group, size));
+    }
+
+    /// Tone, encode and dither the light into the frame.
+    pub fn encode(&self, d: &mut Dispatcher) {
+        let (group, (w, h)) = self.target.as_ref().expect("bind made the target");
+        d.go(&self.display, group, groups2(*w, *h));
+    }
+}
