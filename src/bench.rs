@@ -192,6 +192,8 @@ fn run_scene<S: Solver>(
         }
     }
     run.frame_ms = frame_time(solver, &params);
+    // NOTE: one warm-up round first: the first renders at a new size pay for allocations.
+    let _ = [ToneMode::Legacy, ToneMode::Filmic].map(|tone| colour_time(solver, tone));
     run.colour_ms = [ToneMode::Legacy, ToneMode::Filmic].map(|tone| colour_time(solver, tone));
     Ok(run)
 }

@@ -138,11 +138,11 @@ fn planes_len(out: &Planes, n: usize) -> usize {
     out.iter().map(|p| p.len()).fold(n, usize::min)
 }
 
-kernel! {
 /// Horizontal pass of the dye colour mode: resample the three vertically interpolated rows
 /// and expose (legacy: and tone). Without a saturation change or hue shift the loop is
 /// branch-free and vectorises (gathers).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn dye_row<const LEGACY: bool>(
     rows: [&[f32]; 3],
     i0: &[u32],
@@ -159,7 +159,13 @@ fn dye_row<const LEGACY: bool>(
         for px in 0..n {
             let (a, b, t) = (i0[px] as usize, i1[px] as usize, f[px]);
             // SAFETY: check_taps.
-            let c = unsafe { [sample(r0, a, b, t), sample(r1, a, b, t), sample(r2, a, b, t)] };
+            let c = unsafe {
+                [
+                    sample(r0, a, b, t),
+                    sample(r1, a, b, t),
+                    sample(r2, a, b, t),
+                ]
+            };
             // SAFETY: px < n <= every plane's length.
             unsafe { put(&mut out, px, c.map(|x| tone::<LEGACY>(x * brightness))) };
         }
@@ -167,18 +173,23 @@ fn dye_row<const LEGACY: bool>(
         for px in 0..n {
             let (a, b, t) = (i0[px] as usize, i1[px] as usize, f[px]);
             // SAFETY: check_taps.
-            let c = unsafe { [sample(r0, a, b, t), sample(r1, a, b, t), sample(r2, a, b, t)] };
+            let c = unsafe {
+                [
+                    sample(r0, a, b, t),
+                    sample(r1, a, b, t),
+                    sample(r2, a, b, t),
+                ]
+            };
             let [h, s, v] = rgb_to_hsv(c.map(|x| tone::<LEGACY>(x * brightness)));
             // SAFETY: px < n <= every plane's length.
             unsafe { put(&mut out, px, hsv_to_rgb(h + shift, s * saturation, v)) };
         }
     }
 }
-}
 
-kernel! {
 /// Horizontal pass of the density-hue mode.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn density_row<const LEGACY: bool>(
     rows: [&[f32]; 3],
     i0: &[u32],
@@ -201,11 +212,10 @@ fn density_row<const LEGACY: bool>(
         unsafe { put(&mut out, px, rgb) };
     }
 }
-}
 
-kernel! {
 /// One row of the velocity-hue mode (row `py` of `height`, top first).
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn velocity_row<const LEGACY: bool>(
     src: &Source,
     py: usize,
@@ -230,6 +240,45 @@ fn velocity_row<const LEGACY: bool>(
         // SAFETY: px < n <= every plane's length.
         unsafe { put(&mut out, px, rgb) };
     }
+}
+
+// The row kernels for each tone: the target features (AVX2, FMA) of a multiversioned function
+// reach only what is inlined into it, and multiversion does not carry const generics, so each
+// instance gets its own wrapper (without FMA, `mul_add` is a slow libm call).
+kernel! {
+#[allow(clippy::too_many_arguments)]
+fn dye_row_legacy(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brightness: f32, saturation: f32, shift: f32, out: Planes) {
+    dye_row::<true>(rows, i0, i1, f, brightness, saturation, shift, out);
+}
+}
+kernel! {
+#[allow(clippy::too_many_arguments)]
+fn dye_row_light(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brightness: f32, saturation: f32, shift: f32, out: Planes) {
+    dye_row::<false>(rows, i0, i1, f, brightness, saturation, shift, out);
+}
+}
+kernel! {
+#[allow(clippy::too_many_arguments)]
+fn density_row_legacy(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brightness: f32, saturation: f32, shift: f32, out: Planes) {
+    density_row::<true>(rows, i0, i1, f, brightness, saturation, shift, out);
+}
+}
+kernel! {
+#[allow(clippy::too_many_arguments)]
+fn density_row_light(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brightness: f32, saturation: f32, shift: f32, out: Planes) {
+    density_row::<false>(rows, i0, i1, f, brightness, saturation, shift, out);
+}
+}
+kernel! {
+#[allow(clippy::too_many_arguments)]
+fn velocity_row_legacy(src: &Source, py: usize, width: usize, height: usize, brightness: f32, saturation: f32, shift: f32, out: Planes) {
+    velocity_row::<true>(src, py, width, height, brightness, saturation, shift, out);
+}
+}
+kernel! {
+#[allow(clippy::too_many_arguments)]
+fn velocity_row_light(src: &Source, py: usize, width: usize, height: usize, brightness: f32, saturation: f32, shift: f32, out: Planes) {
+    velocity_row::<false>(src, py, width, height, brightness, saturation, shift, out);
 }
 }
 
@@ -310,10 +359,10 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                         }
                         let rows = [&rows[0][..], &rows[1][..], &rows[2][..]];
                         let row_fn = match (look.color_mode == ColorMode::Dye, legacy) {
-                            (true, true) => dye_row::<true>,
-                            (true, false) => dye_row::<false>,
-                            (false, true) => density_row::<true>,
-                            (false, false) => density_row::<false>,
+                            (true, true) => dye_row_legacy,
+                            (true, false) => dye_row_light,
+                            (false, true) => density_row_legacy,
+                            (false, false) => density_row_light,
                         };
                         row_fn(
                             rows, &xs.i0, &xs.i1, &xs.f, brightness, saturation, shift, planes,
@@ -321,9 +370,9 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                     }
                     ColorMode::VelocityHue => {
                         let row_fn = if legacy {
-                            velocity_row::<true>
+                            velocity_row_legacy
                         } else {
-                            velocity_row::<false>
+                            velocity_row_light
                         };
                         row_fn(
                             src, py, width, height, brightness, saturation, shift, planes,
