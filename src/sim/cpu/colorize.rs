@@ -119,23 +119,48 @@ fn tone<const LEGACY: bool>(x: f32) -> f32 {
 /// Three output planes of one row.
 type Planes<'a> = [&'a mut [f32]; 3];
 
-/// Writes `rgb` at `px` of `out`.
-///
-/// # Safety
-/// `px` must be in bounds of every plane.
-#[inline(always)]
-unsafe fn put(out: &mut Planes, px: usize, rgb: [f32; 3]) {
-    // SAFETY: the caller checked px.
-    unsafe {
-        *out[0].get_unchecked_mut(px) = rgb[0];
-        *out[1].get_unchecked_mut(px) = rgb[1];
-        *out[2].get_unchecked_mut(px) = rgb[2];
+/// Where a row kernel writes its pixels: packed RGBA8 straight away (the legacy tone, whose
+/// values are final), or three planes of linear light for the display pass (filmic). Writing
+/// the legacy pixels packed keeps its loops as they were before the display pass existed: one
+/// pass, vectorised, with no planes to fill and read back.
+trait RowOut {
+    /// Pixels it holds.
+    fn len(&self) -> usize;
+    /// Write `rgb` at `px`.
+    ///
+    /// # Safety
+    /// `px` must be below [`RowOut::len`].
+    unsafe fn put(&mut self, px: usize, rgb: [f32; 3]);
+}
+
+impl RowOut for &mut [u32] {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        <[u32]>::len(self)
+    }
+
+    #[inline(always)]
+    unsafe fn put(&mut self, px: usize, rgb: [f32; 3]) {
+        // SAFETY: the caller checked px against len.
+        unsafe { *self.get_unchecked_mut(px) = pack(rgb) };
     }
 }
 
-/// Number of pixels every plane of `out` holds, at most `n`.
-fn planes_len(out: &Planes, n: usize) -> usize {
-    out.iter().map(|p| p.len()).fold(n, usize::min)
+impl RowOut for Planes<'_> {
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.iter().map(|p| p.len()).min().unwrap_or(0)
+    }
+
+    #[inline(always)]
+    unsafe fn put(&mut self, px: usize, rgb: [f32; 3]) {
+        // SAFETY: the caller checked px against len, the shortest plane's length.
+        unsafe {
+            *self[0].get_unchecked_mut(px) = rgb[0];
+            *self[1].get_unchecked_mut(px) = rgb[1];
+            *self[2].get_unchecked_mut(px) = rgb[2];
+        }
+    }
 }
 
 /// Horizontal pass of the dye colour mode: resample the three vertically interpolated rows
@@ -151,9 +176,9 @@ fn dye_row<const LEGACY: bool>(
     brightness: f32,
     saturation: f32,
     shift: f32,
-    mut out: Planes,
+    mut out: impl RowOut,
 ) {
-    let n = check_taps(i0, i1, f, planes_len(&out, usize::MAX), &rows);
+    let n = check_taps(i0, i1, f, out.len(), &rows);
     let [r0, r1, r2] = rows;
     if saturation == 1.0 && shift == 0.0 {
         for px in 0..n {
@@ -167,7 +192,7 @@ fn dye_row<const LEGACY: bool>(
                 ]
             };
             // SAFETY: px < n <= every plane's length.
-            unsafe { put(&mut out, px, c.map(|x| tone::<LEGACY>(x * brightness))) };
+            unsafe { out.put(px, c.map(|x| tone::<LEGACY>(x * brightness))) };
         }
     } else {
         for px in 0..n {
@@ -182,7 +207,7 @@ fn dye_row<const LEGACY: bool>(
             };
             let [h, s, v] = rgb_to_hsv(c.map(|x| tone::<LEGACY>(x * brightness)));
             // SAFETY: px < n <= every plane's length.
-            unsafe { put(&mut out, px, hsv_to_rgb(h + shift, s * saturation, v)) };
+            unsafe { out.put(px, hsv_to_rgb(h + shift, s * saturation, v)) };
         }
     }
 }
@@ -198,9 +223,9 @@ fn density_row<const LEGACY: bool>(
     brightness: f32,
     saturation: f32,
     shift: f32,
-    mut out: Planes,
+    mut out: impl RowOut,
 ) {
-    let n = check_taps(i0, i1, f, planes_len(&out, usize::MAX), &rows);
+    let n = check_taps(i0, i1, f, out.len(), &rows);
     let [r0, r1, r2] = rows;
     for px in 0..n {
         let (a, b, t) = (i0[px] as usize, i1[px] as usize, f[px]);
@@ -209,7 +234,7 @@ fn density_row<const LEGACY: bool>(
         let hue = d.mul_add(DENSITY_HUE_TURNS, shift);
         let rgb = hsv_to_rgb(hue, saturation, tone::<LEGACY>(d * brightness));
         // SAFETY: px < n <= every plane's length.
-        unsafe { put(&mut out, px, rgb) };
+        unsafe { out.put(px, rgb) };
     }
 }
 
@@ -224,9 +249,9 @@ fn velocity_row<const LEGACY: bool>(
     brightness: f32,
     saturation: f32,
     shift: f32,
-    mut out: Planes,
+    mut out: impl RowOut,
 ) {
-    let n = planes_len(&out, width);
+    let n = out.len().min(width);
     let y = (height as f32 - py as f32 - 0.5) * src.h as f32 / height as f32;
     for px in 0..n {
         // Pixel centre in simulation cells.
@@ -238,7 +263,7 @@ fn velocity_row<const LEGACY: bool>(
         let value = tone::<LEGACY>(speed * VELOCITY_VALUE_SCALE * brightness);
         let rgb = hsv_to_rgb(atan2_turns(v, u) + shift, saturation, value);
         // SAFETY: px < n <= every plane's length.
-        unsafe { put(&mut out, px, rgb) };
+        unsafe { out.put(px, rgb) };
     }
 }
 
@@ -247,7 +272,7 @@ fn velocity_row<const LEGACY: bool>(
 // instance gets its own wrapper (without FMA, `mul_add` is a slow libm call).
 kernel! {
 #[allow(clippy::too_many_arguments)]
-fn dye_row_legacy(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brightness: f32, saturation: f32, shift: f32, out: Planes) {
+fn dye_row_legacy(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brightness: f32, saturation: f32, shift: f32, out: &mut [u32]) {
     dye_row::<true>(rows, i0, i1, f, brightness, saturation, shift, out);
 }
 }
@@ -259,7 +284,7 @@ fn dye_row_light(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brightnes
 }
 kernel! {
 #[allow(clippy::too_many_arguments)]
-fn density_row_legacy(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brightness: f32, saturation: f32, shift: f32, out: Planes) {
+fn density_row_legacy(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brightness: f32, saturation: f32, shift: f32, out: &mut [u32]) {
     density_row::<true>(rows, i0, i1, f, brightness, saturation, shift, out);
 }
 }
@@ -271,7 +296,7 @@ fn density_row_light(rows: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32], brigh
 }
 kernel! {
 #[allow(clippy::too_many_arguments)]
-fn velocity_row_legacy(src: &Source, py: usize, width: usize, height: usize, brightness: f32, saturation: f32, shift: f32, out: Planes) {
+fn velocity_row_legacy(src: &Source, py: usize, width: usize, height: usize, brightness: f32, saturation: f32, shift: f32, out: &mut [u32]) {
     velocity_row::<true>(src, py, width, height, brightness, saturation, shift, out);
 }
 }
@@ -279,17 +304,6 @@ kernel! {
 #[allow(clippy::too_many_arguments)]
 fn velocity_row_light(src: &Source, py: usize, width: usize, height: usize, brightness: f32, saturation: f32, shift: f32, out: Planes) {
     velocity_row::<false>(src, py, width, height, brightness, saturation, shift, out);
-}
-}
-
-kernel! {
-/// The legacy mode's last step: three planes in 0..1 to packed pixels.
-fn pack_row(light: [&[f32]; 3], out: &mut [u32]) {
-    let [r, g, b] = light;
-    let n = out.len().min(r.len()).min(g.len()).min(b.len());
-    for px in 0..n {
-        out[px] = pack([r[px], g[px], b[px]]);
-    }
 }
 }
 
@@ -358,31 +372,32 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                             lerp_rows(bottom, top, fy, r);
                         }
                         let rows = [&rows[0][..], &rows[1][..], &rows[2][..]];
-                        let row_fn = match (look.color_mode == ColorMode::Dye, legacy) {
-                            (true, true) => dye_row_legacy,
-                            (true, false) => dye_row_light,
-                            (false, true) => density_row_legacy,
-                            (false, false) => density_row_light,
-                        };
-                        row_fn(
-                            rows, &xs.i0, &xs.i1, &xs.f, brightness, saturation, shift, planes,
-                        );
+                        let (i0, i1, f) = (&xs.i0[..], &xs.i1[..], &xs.f[..]);
+                        let dye = look.color_mode == ColorMode::Dye;
+                        match (dye, legacy) {
+                            (true, true) => dye_row_legacy(
+                                rows, i0, i1, f, brightness, saturation, shift, pixels,
+                            ),
+                            (true, false) => dye_row_light(
+                                rows, i0, i1, f, brightness, saturation, shift, planes,
+                            ),
+                            (false, true) => density_row_legacy(
+                                rows, i0, i1, f, brightness, saturation, shift, pixels,
+                            ),
+                            (false, false) => density_row_light(
+                                rows, i0, i1, f, brightness, saturation, shift, planes,
+                            ),
+                        }
                     }
-                    ColorMode::VelocityHue => {
-                        let row_fn = if legacy {
-                            velocity_row_legacy
-                        } else {
-                            velocity_row_light
-                        };
-                        row_fn(
-                            src, py, width, height, brightness, saturation, shift, planes,
-                        );
-                    }
+                    ColorMode::VelocityHue if legacy => velocity_row_legacy(
+                        src, py, width, height, brightness, saturation, shift, pixels,
+                    ),
+                    ColorMode::VelocityHue => velocity_row_light(
+                        src, py, width, height, brightness, saturation, shift, planes,
+                    ),
                 }
-                let light = [&l0[..], &l1[..], &l2[..]];
-                if legacy {
-                    pack_row(light, pixels);
-                } else {
+                if !legacy {
+                    let light = [&l0[..], &l1[..], &l2[..]];
                     super::display::display_row(light, py, pixels);
                 }
                 for (dst, p) in row.chunks_exact_mut(4).zip(pixels.iter()) {
