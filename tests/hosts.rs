@@ -60,6 +60,20 @@ fn vst3_bundle() -> PathBuf {
     bundle
 }
 
+/// The names of the plugin's parameters that a host lists (not the hidden ones), in order.
+fn parameter_names() -> Vec<String> {
+    use nice_plug::prelude::{ParamFlags, Params};
+    let params = dyeflow::params::DyeflowParams::default();
+    params
+        .param_map()
+        .into_iter()
+        // SAFETY: `params` outlives every pointer its map hands out (all used in this loop).
+        .filter(|(_, ptr, _)| unsafe { !ptr.flags().contains(ParamFlags::HIDDEN) })
+        // SAFETY: as above.
+        .map(|(_, ptr, _)| unsafe { ptr.name() }.to_owned())
+        .collect()
+}
+
 #[test]
 #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
 fn the_vst3_in_pedalboard_and_dawdreamer() {
@@ -72,6 +86,7 @@ fn the_vst3_in_pedalboard_and_dawdreamer() {
     let output = Command::new(&python)
         .arg(&script)
         .arg(&bundle)
+        .env("DYEFLOW_EXPECTED_PARAMETERS", parameter_names().join("\n"))
         .args(["--idle-seconds", "0"])
         .output()
         .expect("run the hosts script");

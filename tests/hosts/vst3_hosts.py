@@ -50,12 +50,15 @@ SAMPLE_RATE = 48_000
 BLOCK = 512
 SEED = 0x0D7EF10
 
-# The 20 automatable parameters, in the plugin's order, as the README documents them.
-EXPECTED_PARAMETERS = [
+# Dyeflow's parameters, in the plugin's order. tests/hosts.rs passes the list from the plugin's
+# own parameter map (DYEFLOW_EXPECTED_PARAMETERS, one name per line); run by hand, the script
+# falls back on this copy.
+_FROM_THE_TEST = os.environ.get("DYEFLOW_EXPECTED_PARAMETERS")
+EXPECTED_PARAMETERS = _FROM_THE_TEST.split("\n") if _FROM_THE_TEST else [
     "Bypass", "Viscosity", "Dye diffusion", "Velocity dissipation", "Dye dissipation",
     "Vorticity", "Pressure iterations", "Speed", "Splat radius", "Splat force", "Dye amount",
     "Audio reactivity", "Envelope attack", "Envelope release", "Note mapping", "Beat pulse",
-    "Colour mode", "Brightness", "Saturation", "Hue shift",
+    "Drum channel", "Colour mode", "Brightness", "Saturation", "Hue shift", "Display",
 ]
 
 # nice-plug's VST3 wrapper adds 16 x 130 hidden, read-only parameters ("MIDI Ch. 1 CC 0" ...)
