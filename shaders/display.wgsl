@@ -11,7 +11,8 @@
 // f(m) / m of Narkowicz's ACES fit, capped so that the brightest channel reaches 1
 // (fluid::filmic_ratio).
 fn filmic_ratio(m_in: f32) -> f32 {
-    let m = max(m_in, 0.0);
+    // fluid::FILMIC_MAX_LIGHT: past 7.24 the cap decides, and m * m cannot overflow.
+    let m = clamp(m_in, 0.0, 1.0e4);
     let r = fma(m, 2.51, 0.03) / fma(m, fma(m, 2.43, 0.59), 0.14);
     if (m > 0.0) {
         return min(r, 1.000001 / m);

@@ -110,6 +110,9 @@ pub const DENSITY_HUE_TURNS: f32 = 0.35;
 /// Exposure of speed in the velocity-hue mode: a speed of 1 canvas/s reads at 1 - e^-2.
 pub const VELOCITY_VALUE_SCALE: f32 = 2.0;
 
+/// Largest light [`filmic_ratio`] looks at; more is the same white.
+pub const FILMIC_MAX_LIGHT: f32 = 1.0e4;
+
 /// The filmic curve's gain on a pixel's light: the display pipeline scales all three channels
 /// by `filmic_ratio(m)`, where `m` is the brightest channel, so the curve shapes brightness
 /// and leaves hue and saturation alone (red and green light mix to yellow at any exposure).
@@ -119,8 +122,11 @@ pub const VELOCITY_VALUE_SCALE: f32 = 2.0;
 /// to 0.267, a soft shoulder, capped so that `m * ratio <= 1` (f reaches 1 at m = 7.24).
 /// Written as `f(m) / m` it needs no division by `m` (finite at 0: 0.03 / 0.14).
 #[inline(always)]
+#[allow(clippy::manual_clamp)] // clamp would keep NaN; max-then-min maps it to 0
 pub fn filmic_ratio(m: f32) -> f32 {
-    let m = m.max(0.0);
+    // Past 7.24 the cap decides; the clamp keeps `m * m` from overflowing to a gain of 0 (huge
+    // light would turn black) and maps NaN to 0.
+    let m = m.max(0.0).min(FILMIC_MAX_LIGHT);
     let r = m.mul_add(2.51, 0.03) / m.mul_add(m.mul_add(2.43, 0.59), 0.14);
     // 1 / m is +inf at 0: the cap does nothing there. Rounded up a little so that the
     // brightest channel reaches 1 (and is clamped there) rather than 0.99999994.

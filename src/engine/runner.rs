@@ -73,12 +73,14 @@ fn run(
         std::thread::park_timeout(Duration::from_millis(STANDBY_POLL_MS));
     }
     let driver = Driver::new(params);
-    let mut sim = loop {
-        let mut settings = params.settings().sanitized();
-        if crash.is_some() {
-            settings.backend = crate::params::BackendChoice::Cpu;
-        }
-        match Sim::new(settings, driver.discrete(), options) {
+    let sim = loop {
+        let settings = params.settings().sanitized();
+        match Sim::new(
+            settings,
+            driver.discrete(),
+            options,
+            crash.map(str::to_owned),
+        ) {
             Ok(sim) => break sim,
             Err(e) => {
                 // The plugin passes audio through meanwhile; the editor shows why.
@@ -94,9 +96,6 @@ fn run(
             }
         }
     };
-    if let Some(why) = crash {
-        sim.info.fallback = Some(why.to_owned());
-    }
     let now = Instant::now();
     let mut runner = Runner {
         shared,

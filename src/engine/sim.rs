@@ -38,20 +38,34 @@ fn model_spec(settings: &Settings, discrete: &Discrete, options: &EngineOptions)
 pub(super) struct Sim {
     pub(super) model: Box<dyn Model>,
     pub(super) info: ModelInfo,
+    /// The settings as the user chose them (the backend included, even when `cpu_only`).
     pub(super) settings: Settings,
+    /// Why the model runs on the CPU whatever the settings ask (a crash, a GPU failure): kept
+    /// through rebuilds, so a later settings change does not go back to what failed.
+    cpu_only: Option<String>,
 }
 
 impl Sim {
+    /// A model for `settings`; on the CPU, whatever they ask, when `cpu_only` says why.
     pub(super) fn new(
         settings: Settings,
         discrete: &Discrete,
         options: &EngineOptions,
+        cpu_only: Option<String>,
     ) -> Result<Self, CpuError> {
-        let (model, info) = create_model(&model_spec(&settings, discrete, options))?;
+        let mut spec = model_spec(&settings, discrete, options);
+        if cpu_only.is_some() {
+            spec.backend = Backend::Cpu;
+        }
+        let (model, mut info) = create_model(&spec)?;
+        if cpu_only.is_some() {
+            info.fallback.clone_from(&cpu_only);
+        }
         Ok(Self {
             model,
             info,
             settings,
+            cpu_only,
         })
     }
 
@@ -63,7 +77,7 @@ impl Sim {
         discrete: &Discrete,
         options: &EngineOptions,
     ) {
-        match Self::new(settings.clone(), discrete, options) {
+        match Self::new(settings.clone(), discrete, options, self.cpu_only.clone()) {
             Ok(mut sim) => {
                 sim.model.restore(&self.model.snapshot());
                 *self = sim;
@@ -98,6 +112,7 @@ impl Sim {
                 };
                 self.model = model;
                 self.model.restore(&snapshot);
+                self.cpu_only = Some(reason.to_string());
             }
             Err(e) => {
                 nice_plug::nice_error!("No CPU solver either: {e}");

@@ -118,9 +118,15 @@ mod tests {
         let mut out = [0u32; 4];
         display_row([&zero, &zero, &zero], 0, &mut out);
         assert!(out.iter().all(|&p| p == 0xff00_0000), "{out:x?}");
-        let big = [100.0; 4];
-        display_row([&big, &big, &big], 0, &mut out);
-        assert!(out.iter().all(|&p| p == 0xffff_ffff), "{out:x?}");
+        for v in [100.0, 1.0e20, f32::MAX, f32::INFINITY] {
+            let big = [v; 4];
+            display_row([&big, &big, &big], 0, &mut out);
+            assert!(out.iter().all(|&p| p == 0xffff_ffff), "light {v}: {out:x?}");
+        }
+        // Huge light keeps its hue: pure red stays pure red.
+        let (red, none) = ([1.0e30f32; 4], [0.0f32; 4]);
+        display_row([&red, &none, &none], 0, &mut out);
+        assert!(out.iter().all(|&p| p == 0xff00_00ff), "{out:x?}");
         let grey = [0.18; 4];
         display_row([&grey, &grey, &grey], 3, &mut out);
         for p in out {
