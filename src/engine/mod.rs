@@ -8,6 +8,7 @@
 mod driver;
 mod knobs;
 mod lazy;
+mod pin;
 mod runner;
 mod sim;
 
@@ -40,7 +41,7 @@ pub const MAX_STEPS_PER_WAKE: u32 = 4;
 pub const MAX_SLOW_STEP_MS: u64 = 50;
 /// Longest an [`Engine`]'s drop waits for its thread. A thread still busy then (a GPU hung in
 /// a step, a device still being created) is left to end on its own, with the library pinned
-/// in memory (see `src/pin.rs`): the host's thread never waits on a GPU.
+/// in memory (see `pin.rs`): the host's thread never waits on a GPU.
 pub const DROP_WAIT_MS: u64 = 100;
 /// How often the simulation thread looks for changed settings.
 const SETTINGS_POLL_MS: u64 = 250;
@@ -334,7 +335,7 @@ impl Drop for Engine {
         while !thread.is_finished() && Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(1));
         }
-        if !thread.is_finished() && crate::pin::pin_library() {
+        if !thread.is_finished() && pin::pin_library() {
             nice_plug::nice_warn!(
                 "The simulation thread is still busy after {DROP_WAIT_MS} ms; it ends on its own"
             );

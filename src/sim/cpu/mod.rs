@@ -14,7 +14,6 @@ pub mod pressure;
 pub mod reduce;
 pub mod splat;
 pub mod vorticity;
-mod workers;
 
 use super::grid::{AlignedVec, Fields};
 use super::{
@@ -94,7 +93,7 @@ impl State {
 /// The rayon CPU solver.
 pub struct CpuSolver {
     cfg: SimConfig,
-    pool: std::sync::Arc<workers::Workers>,
+    pool: std::sync::Arc<rayon::ThreadPool>,
     threads: usize,
     state: State,
     pending: Vec<Splat>,
@@ -128,9 +127,12 @@ impl CpuSolver {
     /// [`CpuError::Threads`] when the worker threads cannot be started.
     pub fn new(cfg: &SimConfig, threads: usize) -> Result<Self, CpuError> {
         let cfg = cfg.sanitized();
-        let pool = workers::Workers::new(threads)
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("dyeflow-cpu-{i}"))
+            .build()
             .map_err(|source| CpuError::Threads { threads, source })?;
-        let threads = pool.pool().current_num_threads();
+        let threads = pool.current_num_threads();
         Ok(Self {
             state: State::new(&cfg),
             cfg,
@@ -159,7 +161,7 @@ impl CpuSolver {
     /// pays a cross-thread wake-up per parallel loop, 0.7-0.9 ms per step at 512²).
     pub fn install<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
         let pool = self.pool.clone();
-        pool.pool().install(|| f(self))
+        pool.install(|| f(self))
     }
 
     /// One projection: make `u`, `v` divergence-free with the warm-started pressure `which`
