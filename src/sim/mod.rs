@@ -32,6 +32,7 @@ pub mod grid;
 pub mod math;
 pub mod model;
 pub mod multigrid;
+pub mod obstacles;
 pub mod physics;
 
 pub use cpu::CpuError;

@@ -1,0 +1,374 @@
+//! Obstacles: a solid mask on the simulation grid, and where it comes from (built-in layouts,
+//! a brush, an image).
+//!
+//! A [`Mask`] marks each cell of a `width x height` grid solid or fluid (row 0 is the bottom,
+//! as everywhere in `sim`). The solvers read it through face queries: a face is open only if
+//! the cells on both sides are fluid, and the canvas edges are always closed, so the outer
+//! walls and the obstacles follow one rule.
+//!
+//! Layouts and the brush are drawn in canvas coordinates (1 tall, `width / height` wide, y up):
+//! a cell is solid when its centre lies inside the shape, so a layout looks the same at every
+//! grid size. A mask keeps its own resolution when saved and is resampled (nearest cell centre)
+//! for a grid of another size.
+
+use serde::{Deserialize, Serialize};
+
+/// Largest grid side a mask accepts (the solvers' limit).
+pub const MAX_MASK_EDGE: usize = 8192;
+
+/// The built-in obstacle layouts.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Layout {
+    /// No obstacles.
+    #[default]
+    None,
+    /// A disc in the centre, 0.12 canvas heights in radius.
+    Disc,
+    /// Five pillars across the middle, 0.05 in radius.
+    Pillars,
+    /// Three walls with alternating gaps: the flow snakes from left to right.
+    Maze,
+    /// A ring around the centre (radii 0.22 to 0.26) with openings on the left and the right.
+    Ring,
+}
+
+impl Layout {
+    /// Every layout, in menu order.
+    pub const ALL: [Layout; 5] = [
+        Layout::None,
+        Layout::Disc,
+        Layout::Pillars,
+        Layout::Maze,
+        Layout::Ring,
+    ];
+
+    /// Whether the point `p` (canvas coordinates) of a canvas `aspect` wide is inside it.
+    pub fn contains(self, p: [f32; 2], aspect: f32) -> bool {
+        let centre = [aspect * 0.5, 0.5];
+        match self {
+            Layout::None => false,
+            Layout::Disc => dist(p, centre) <= 0.12,
+            Layout::Pillars => (1..=5).any(|k| dist(p, [aspect * k as f32 / 6.0, 0.5]) <= 0.05),
+            Layout::Maze => {
+                // Walls 0.04 thick at a quarter, a half and three quarters of the width,
+                // reaching up from the floor, down from the ceiling and up again.
+                let half = 0.02;
+                let wall =
+                    |x: f32, y0: f32, y1: f32| (p[0] - x).abs() <= half && p[1] >= y0 && p[1] <= y1;
+                wall(aspect * 0.25, 0.0, 0.7)
+                    || wall(aspect * 0.5, 0.3, 1.0)
+                    || wall(aspect * 0.75, 0.0, 0.7)
+            }
+            Layout::Ring => {
+                let r = dist(p, centre);
+                // Openings 30 degrees wide on the horizontal axis.
+                let dx = (p[0] - centre[0]).abs();
+                let opening =
+                    dx > 0.0 && (p[1] - centre[1]).abs() <= dx * (15f32.to_radians()).tan();
+                (0.22..=0.26).contains(&r) && !opening
+            }
+        }
+    }
+}
+
+fn dist(a: [f32; 2], b: [f32; 2]) -> f32 {
+    (a[0] - b[0]).hypot(a[1] - b[1])
+}
+
+/// Why a saved mask cannot be read.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum MaskError {
+    /// Not `W H run run ...` with numbers.
+    #[error("the obstacle mask is not readable ({0})")]
+    Malformed(String),
+    /// A side of 0 or over [`MAX_MASK_EDGE`].
+    #[error("the obstacle mask is {width}x{height}; each side must be 1 to {MAX_MASK_EDGE}")]
+    BadSize { width: usize, height: usize },
+    /// The runs do not add up to the cell count.
+    #[error("the obstacle mask's runs cover {got} cells, not {want}")]
+    WrongLength { got: usize, want: usize },
+}
+
+/// Solid cells of a grid.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Mask {
+    width: usize,
+    height: usize,
+    /// `width * height`, row-major, row 0 at the bottom.
+    solid: Vec<bool>,
+    /// How many cells are solid.
+    count: usize,
+}
+
+impl Mask {
+    /// All fluid. Sides are clamped to 1..=[`MAX_MASK_EDGE`].
+    pub fn empty(width: usize, height: usize) -> Self {
+        let (width, height) = (clamp_edge(width), clamp_edge(height));
+        Self {
+            width,
+            height,
+            solid: vec![false; width * height],
+            count: 0,
+        }
+    }
+
+    /// A built-in layout rasterised on a `width x height` grid.
+    pub fn layout(layout: Layout, width: usize, height: usize) -> Self {
+        let mut mask = Self::empty(width, height);
+        let aspect = mask.aspect();
+        mask.fill_where(|p| layout.contains(p, aspect), true);
+        mask
+    }
+
+    /// A mask from an RGBA8 image (`pixels` row-major, top row first, `4 * iw * ih` bytes),
+    /// scaled to `width x height`: a cell is solid when at least half of the image area it
+    /// covers is solid. An image with any transparent pixel is read by its alpha (opaque is
+    /// solid); a fully opaque one by its brightness (white is solid, black is fluid).
+    /// `None` if the buffer does not hold `iw x ih` pixels or either is 0.
+    pub fn from_rgba(
+        pixels: &[u8],
+        iw: usize,
+        ih: usize,
+        width: usize,
+        height: usize,
+    ) -> Option<Self> {
+        if iw == 0 || ih == 0 || pixels.len() != iw.checked_mul(ih)?.checked_mul(4)? {
+            return None;
+        }
+        let by_alpha = pixels.chunks_exact(4).any(|p| p[3] < 255);
+        let solid_px: Vec<bool> = pixels
+            .chunks_exact(4)
+            .map(|p| {
+                if by_alpha {
+                    p[3] >= 128
+                } else {
+                    // Rec. 709 luma of the 8-bit values; mid-grey and up is solid.
+                    0.2126 * f32::from(p[0]) + 0.7152 * f32::from(p[1]) + 0.0722 * f32::from(p[2])
+                        >= 127.5
+                }
+            })
+            .collect();
+        let mut mask = Self::empty(width, height);
+        let (w, h) = (mask.width, mask.height);
+        for j in 0..h {
+            // Grid row j (from the bottom) covers image rows [y0, y1) from the top.
+            let (y0, y1) = span(h - 1 - j, h, ih);
+            for i in 0..w {
+                let (x0, x1) = span(i, w, iw);
+                let mut solid = 0usize;
+                for y in y0..y1 {
+                    solid += solid_px[y * iw + x0..y * iw + x1]
+                        .iter()
+                        .filter(|&&s| s)
+                        .count();
+                }
+                if 2 * solid >= (y1 - y0) * (x1 - x0) {
+                    mask.set(i, j, true);
+                }
+            }
+        }
+        Some(mask)
+    }
+
+    /// This mask at another grid size: each new cell takes the cell under its centre.
+    pub fn resampled(&self, width: usize, height: usize) -> Self {
+        let mut out = Self::empty(width, height);
+        if (out.width, out.height) == (self.width, self.height) {
+            return self.clone();
+        }
+        for j in 0..out.height {
+            let sj = ((j as f64 + 0.5) * self.height as f64 / out.height as f64) as usize;
+            for i in 0..out.width {
+                let si = ((i as f64 + 0.5) * self.width as f64 / out.width as f64) as usize;
+                if self.is_solid(si.min(self.width - 1), sj.min(self.height - 1)) {
+                    out.set(i, j, true);
+                }
+            }
+        }
+        out
+    }
+
+    /// Make solid (or fluid) every cell whose centre is within `radius` canvas heights of
+    /// `centre`: the editor's brush. Non-finite input changes nothing.
+    pub fn paint_disc(&mut self, centre: [f32; 2], radius: f32, solid: bool) {
+        if !(centre[0].is_finite() && centre[1].is_finite() && radius.is_finite()) || radius < 0.0 {
+            return;
+        }
+        let h = self.height as f32;
+        // Only the columns and rows the disc can reach (one more each side for rounding).
+        let reach = |c: f32, n: usize| {
+            let lo = ((c - radius) * h - 1.5).ceil().clamp(0.0, n as f32) as usize;
+            let hi = ((c + radius) * h + 1.5).floor().clamp(0.0, n as f32) as usize;
+            lo..hi.max(lo)
+        };
+        let (cols, rows) = (reach(centre[0], self.width), reach(centre[1], self.height));
+        for j in rows {
+            for i in cols.clone() {
+                if dist(self.centre(i, j), centre) <= radius {
+                    self.set(i, j, solid);
+                }
+            }
+        }
+    }
+
+    /// Set every cell whose centre satisfies `inside` to `solid`.
+    pub fn fill_where(&mut self, inside: impl Fn([f32; 2]) -> bool, solid: bool) {
+        for j in 0..self.height {
+            for i in 0..self.width {
+                if inside(self.centre(i, j)) {
+                    self.set(i, j, solid);
+                }
+            }
+        }
+    }
+
+    /// Grid width in cells.
+    pub fn width(&self) -> usize {
+        self.width
+    }
+
+    /// Grid height in cells.
+    pub fn height(&self) -> usize {
+        self.height
+    }
+
+    /// Canvas width over height.
+    pub fn aspect(&self) -> f32 {
+        self.width as f32 / self.height as f32
+    }
+
+    /// Whether no cell is solid (the solvers then take their plain paths).
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    /// How many cells are solid.
+    pub fn solid_count(&self) -> usize {
+        self.count
+    }
+
+    /// Whether cell `(i, j)` is solid; outside the grid counts as solid (the walls).
+    pub fn is_solid(&self, i: usize, j: usize) -> bool {
+        i >= self.width || j >= self.height || self.solid[j * self.width + i]
+    }
+
+    /// The cells, row-major from the bottom row.
+    pub fn cells(&self) -> &[bool] {
+        &self.solid
+    }
+
+    /// Set cell `(i, j)`; outside the grid does nothing.
+    pub fn set(&mut self, i: usize, j: usize, solid: bool) {
+        if i < self.width && j < self.height {
+            let cell = &mut self.solid[j * self.width + i];
+            if *cell != solid {
+                *cell = solid;
+                if solid {
+                    self.count += 1;
+                } else {
+                    self.count -= 1;
+                }
+            }
+        }
+    }
+
+    /// Whether the vertical face `i` of row `j` (between cells `i - 1` and `i`; `i` in
+    /// `0..=width`) lets fluid through: both cells are fluid. The canvas edges never do.
+    pub fn u_open(&self, i: usize, j: usize) -> bool {
+        i > 0 && i < self.width && !self.is_solid(i - 1, j) && !self.is_solid(i, j)
+    }
+
+    /// Whether the horizontal face `j` of column `i` (between cells `j - 1` and `j`; `j` in
+    /// `0..=height`) lets fluid through.
+    pub fn v_open(&self, i: usize, j: usize) -> bool {
+        j > 0 && j < self.height && !self.is_solid(i, j - 1) && !self.is_solid(i, j)
+    }
+
+    /// The centre of cell `(i, j)` in canvas coordinates.
+    pub fn centre(&self, i: usize, j: usize) -> [f32; 2] {
+        let h = self.height as f32;
+        [(i as f32 + 0.5) / h, (j as f32 + 0.5) / h]
+    }
+
+    /// The mask as text for a saved state: `W H` and then the lengths of alternating runs of
+    /// fluid and solid cells (row-major from the bottom, starting with fluid), e.g.
+    /// `"4 2 3 2 3"` for a 4x2 grid whose cells 3 and 4 are solid.
+    pub fn encode(&self) -> String {
+        let mut out = format!("{} {}", self.width, self.height);
+        let mut state = false;
+        let mut run = 0usize;
+        for &cell in &self.solid {
+            if cell == state {
+                run += 1;
+            } else {
+                out.push_str(&format!(" {run}"));
+                state = cell;
+                run = 1;
+            }
+        }
+        out.push_str(&format!(" {run}"));
+        out
+    }
+
+    /// Read [`Mask::encode`]'s text.
+    pub fn decode(text: &str) -> Result<Self, MaskError> {
+        let mut numbers = text.split_ascii_whitespace().map(|t| {
+            t.parse::<usize>()
+                .map_err(|_| MaskError::Malformed(format!("'{}' is not a count", truncate(t))))
+        });
+        let mut next = |what: &str| {
+            numbers
+                .next()
+                .unwrap_or_else(|| Err(MaskError::Malformed(format!("no {what}"))))
+        };
+        let (width, height) = (next("width")?, next("height")?);
+        if width == 0 || height == 0 || width > MAX_MASK_EDGE || height > MAX_MASK_EDGE {
+            return Err(MaskError::BadSize { width, height });
+        }
+        let want = width * height;
+        let mut solid = Vec::with_capacity(want);
+        let mut state = false;
+        let mut got = 0usize;
+        for run in numbers {
+            let run = run?;
+            got = got.saturating_add(run);
+            if got > want {
+                return Err(MaskError::WrongLength { got, want });
+            }
+            solid.extend(std::iter::repeat_n(state, run));
+            state = !state;
+        }
+        if got != want {
+            return Err(MaskError::WrongLength { got, want });
+        }
+        let count = solid.iter().filter(|&&s| s).count();
+        Ok(Self {
+            width,
+            height,
+            solid,
+            count,
+        })
+    }
+}
+
+fn clamp_edge(n: usize) -> usize {
+    n.clamp(1, MAX_MASK_EDGE)
+}
+
+/// The image pixels `[a, b)` that cell `k` of `cells` covers on an axis of `pixels` pixels
+/// (at least one).
+fn span(k: usize, cells: usize, pixels: usize) -> (usize, usize) {
+    let a = k * pixels / cells;
+    let b = ((k + 1) * pixels / cells).max(a + 1).min(pixels);
+    (a.min(pixels - 1), b)
+}
+
+fn truncate(s: &str) -> &str {
+    match s.char_indices().nth(16) {
+        Some((i, _)) => &s[..i],
+        None => s,
+    }
+}
+
+#[cfg(test)]
+mod tests;
