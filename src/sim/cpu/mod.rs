@@ -15,6 +15,8 @@ pub mod reduce;
 pub mod splat;
 pub mod vorticity;
 
+mod obstacles;
+
 use super::grid::{AlignedVec, Fields};
 use super::{
     Activity, Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams, StepStats,
@@ -106,6 +108,8 @@ pub struct CpuSolver {
     /// The frame rendered by the last `request_frame`.
     frame: Vec<u8>,
     frame_size: Option<(usize, usize)>,
+    /// Solid cells, if any.
+    obstacles: Option<obstacles::Obstacles>,
 }
 
 /// Why a CPU solver could not be made.
@@ -144,7 +148,34 @@ impl CpuSolver {
             reach: 0.0,
             frame: Vec::new(),
             frame_size: None,
+            obstacles: None,
         })
+    }
+
+    /// Put solid obstacles in the flow (`None` or an empty mask: none), resampled to this
+    /// solver's grid. Velocity through solid faces and dye inside solids are cleared at once.
+    pub fn set_obstacles(&mut self, mask: Option<&crate::sim::obstacles::Mask>) {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        self.obstacles = mask
+            .filter(|m| !m.is_empty())
+            .map(|m| obstacles::Obstacles::new(&m.resampled(w, h), self.cfg.dye_scale))
+            .filter(|o| !o.mask.is_empty());
+        let faces = self.obstacles.as_ref().map(|o| &o.faces);
+        self.state.multigrid.set_faces(faces);
+        if let Some(o) = &self.obstacles {
+            let s = &mut self.state;
+            o.close_faces(&mut s.u, &mut s.v);
+            o.clear_solid_dye(&mut s.dye);
+            for p in [&mut s.project_main, &mut s.project_extra] {
+                p.q.clear();
+                p.q_natural.fill(0.0);
+            }
+        }
+    }
+
+    /// The obstacles on this solver's grid, if any.
+    pub fn obstacles(&self) -> Option<&crate::sim::obstacles::Mask> {
+        self.obstacles.as_ref().map(|o| &o.mask)
     }
 
     /// Worker threads in use.
@@ -175,10 +206,20 @@ impl CpuSolver {
         } else {
             &mut s.project_extra
         };
+        let mut ob = self.obstacles.as_mut();
+        if let Some(o) = &ob {
+            // No flow through solid faces, whatever the forces did.
+            o.close_faces(&mut s.u, &mut s.v);
+        }
         let norms = divergence::divergence_rhs(&s.u, &s.v, w, h, &mut s.div, &mut proj.b);
-        // Make the right-hand side exactly compatible with the Neumann walls (mean-free): the
-        // wall faces are 0, so the mean is only rounding.
-        proj.b.subtract(-norms.mean);
+        match &mut ob {
+            // Compatible with the Neumann faces region by region (an enclosed pocket of fluid
+            // is its own region), and 0 in solids.
+            Some(o) => o.set_rhs(&s.div, &mut proj.b),
+            // Make the right-hand side exactly compatible with the Neumann walls (mean-free):
+            // the wall faces are 0, so the mean is only rounding.
+            None => proj.b.subtract(-norms.mean),
+        }
         if self.cfg.pressure != PressureMethod::Multigrid {
             // Relaxation removes smooth error slowly: make sure the warm start helps.
             pressure::scale_warm_start(
@@ -187,19 +228,31 @@ impl CpuSolver {
                 norms.mean,
                 &mut proj.q_natural,
                 &mut s.aq,
+                ob.as_ref().map(|o| (&o.faces, &o.b[..])),
             );
         }
-        match self.cfg.pressure {
-            PressureMethod::Jacobi => {
+        let split = ob.as_ref().map(|o| &o.split);
+        match (self.cfg.pressure, split) {
+            (PressureMethod::Jacobi, None) => {
                 pressure::jacobi(&mut proj.q, &proj.b, &mut s.jacobi_tmp, iterations)
             }
-            PressureMethod::RbGs => pressure::rb_sor(&mut proj.q, &proj.b, iterations, 1.0),
-            PressureMethod::Multigrid => s.multigrid.solve(&mut proj.q, &proj.b, iterations),
+            (PressureMethod::Jacobi, Some(f)) => {
+                pressure::jacobi_faces(&mut proj.q, &proj.b, &mut s.jacobi_tmp, iterations, f)
+            }
+            (PressureMethod::RbGs, None) => pressure::rb_sor(&mut proj.q, &proj.b, iterations, 1.0),
+            (PressureMethod::RbGs, Some(f)) => {
+                pressure::rb_sor_faces(&mut proj.q, &proj.b, iterations, 1.0, f)
+            }
+            (PressureMethod::Multigrid, _) => s.multigrid.solve(&mut proj.q, &proj.b, iterations),
         }
         // The pressure's mean is arbitrary (constants are the null space): publish it centred.
         let mean = proj.q.mean();
         proj.q.write_natural(&mut proj.q_natural, mean);
         gradient::subtract_gradient(&mut s.u, &mut s.v, &proj.q_natural, w, h);
+        if let Some(o) = &ob {
+            // The gradient across a solid face is meaningless: the face stays closed.
+            o.close_faces(&mut s.u, &mut s.v);
+        }
         norms
     }
 
@@ -220,6 +273,11 @@ impl CpuSolver {
                     splat::splat_velocity(&splats, &mut s.u, &mut s.v, w, h);
                     let [r, g, b] = &mut s.dye;
                     splat::splat_dye(&splats, [r, g, b], self.cfg.dye_width(), self.cfg.dye_scale);
+                    // A splat inside a solid does nothing.
+                    if let Some(o) = &self.obstacles {
+                        o.close_faces(&mut s.u, &mut s.v);
+                        o.clear_solid_dye(&mut s.dye);
+                    }
                 }
             }
             Stage::Vorticity if p.vorticity > 0.0 => {
@@ -286,6 +344,9 @@ impl CpuSolver {
                     MAX_DYE,
                 );
                 std::mem::swap(&mut s.dye, &mut s.dye_tmp);
+                if let Some(o) = &self.obstacles {
+                    o.clear_solid_dye(&mut s.dye);
+                }
             }
             Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
                 let dcell = cell / self.cfg.dye_scale as f32;
@@ -297,6 +358,9 @@ impl CpuSolver {
                     let b = &mut s.dye_b;
                     diffuse::diffuse(plane, b, tmp, dw, dh, a, iters, diffuse::Fixed::None);
                 }
+                if let Some(o) = &self.obstacles {
+                    o.clear_solid_dye(&mut s.dye);
+                }
             }
             Stage::AdvectVelocity => {
                 // Velocity dissipation fused.
@@ -307,6 +371,9 @@ impl CpuSolver {
                     advect::advect_velocity(grid, u, v, &mut s.u_tmp, &mut s.v_tmp, p.dt, decay);
                 std::mem::swap(&mut s.u, &mut s.u_tmp);
                 std::mem::swap(&mut s.v, &mut s.v_tmp);
+                if let Some(o) = &self.obstacles {
+                    o.close_faces(&mut s.u, &mut s.v);
+                }
             }
             // When advection moved the flow more than a cell and left it noticeably
             // compressible. (Below one cell per step advection barely bends the flow, and the
@@ -405,11 +472,17 @@ impl Solver for CpuSolver {
         for c in 0..3 {
             s.dye[c].copy_from_slice(&f.dye[c]);
         }
+        if let Some(o) = &self.obstacles {
+            o.close_faces(&mut s.u, &mut s.v);
+            o.clear_solid_dye(&mut s.dye);
+        }
     }
 
     fn reset(&mut self) {
         self.state = State::new(&self.cfg);
         self.pending.clear();
+        let faces = self.obstacles.as_ref().map(|o| &o.faces);
+        self.state.multigrid.set_faces(faces);
     }
 
     fn set_measure(&mut self, on: bool) {

@@ -19,9 +19,14 @@
 //! naive cell-pairing instead, odd sizes converged at only 0.57 per V-cycle (measured on
 //! 67x45); with consistent geometry every size converges like a power of two (~0.07).
 
+mod faces;
+
+pub use faces::{Faces, Regions, SplitFaces};
+
 use super::band::{self, MIN_TASK_CELLS, Shared, min_rows};
 use crate::sim::grid::AlignedVec;
 use crate::sim::multigrid::*;
+use faces::{MaskedUpdate, relax_row_faces, residual_row_faces};
 use rayon::prelude::*;
 
 /// A cell-centred field in checkerboard layout.
@@ -339,6 +344,7 @@ fn relax_sweeps(
     sweeps: u32,
     update: Update,
     op: Operator,
+    faces: Option<&SplitFaces>,
 ) {
     let (w, h, hw) = (q.w, q.h, q.hw);
     if sweeps == 0 || w == 0 || h == 0 {
@@ -364,6 +370,29 @@ fn relax_sweeps(
             // `dst`); `src` and `dst` colour `1 - c` are not written in this phase.
             unsafe {
                 let other = src[1 - c];
+                if let Some(f) = faces {
+                    let same = other.get(row(j));
+                    let masked = match update {
+                        Update::InPlace(omega) => MaskedUpdate::InPlace(omega),
+                        Update::Replace => MaskedUpdate::Replace,
+                    };
+                    relax_row_faces(
+                        dst[c].get_mut(row(j)),
+                        same,
+                        if j > 0 { other.get(row(j - 1)) } else { same },
+                        if j + 1 < h {
+                            other.get(row(j + 1))
+                        } else {
+                            same
+                        },
+                        &rhs[c][row(j)],
+                        f.planes[c].each_ref().map(|p| &p[row(j)]),
+                        w,
+                        (j + c) & 1,
+                        masked,
+                    );
+                    continue;
+                }
                 relax_row(
                     dst[c].get_mut(row(j)),
                     other.get(row(j)),
@@ -387,16 +416,56 @@ fn relax_sweeps(
 
 /// `sweeps` red-black Gauss-Seidel/SOR sweeps of `A q = b` in place (finest-level operator).
 pub fn rb_sor(q: &mut Split, b: &Split, sweeps: u32, omega: f32) {
-    rb_sor_op(q, b, sweeps, omega, Operator::UNIT);
+    rb_sor_op(q, b, sweeps, omega, Operator::UNIT, None);
 }
 
-fn rb_sor_op(q: &mut Split, b: &Split, sweeps: u32, omega: f32, op: Operator) {
-    relax_sweeps(q, None, b, sweeps, Update::InPlace(omega), op);
+/// [`rb_sor`] with per-face couplings (obstacles).
+pub fn rb_sor_faces(q: &mut Split, b: &Split, sweeps: u32, omega: f32, faces: &SplitFaces) {
+    rb_sor_op(q, b, sweeps, omega, Operator::UNIT, Some(faces));
+}
+
+fn rb_sor_op(
+    q: &mut Split,
+    b: &Split,
+    sweeps: u32,
+    omega: f32,
+    op: Operator,
+    faces: Option<&SplitFaces>,
+) {
+    relax_sweeps(q, None, b, sweeps, Update::InPlace(omega), op, faces);
 }
 
 /// `iterations` Jacobi iterations of `A q = b`; `tmp` is scratch of the same size.
 pub fn jacobi(q: &mut Split, b: &Split, tmp: &mut Split, iterations: u32) {
-    relax_sweeps(q, Some(tmp), b, iterations, Update::Replace, Operator::UNIT);
+    relax_sweeps(
+        q,
+        Some(tmp),
+        b,
+        iterations,
+        Update::Replace,
+        Operator::UNIT,
+        None,
+    );
+}
+
+/// [`jacobi`] with per-face couplings (obstacles).
+pub fn jacobi_faces(
+    q: &mut Split,
+    b: &Split,
+    tmp: &mut Split,
+    iterations: u32,
+    faces: &SplitFaces,
+) {
+    let op = Operator::UNIT;
+    relax_sweeps(
+        q,
+        Some(tmp),
+        b,
+        iterations,
+        Update::Replace,
+        op,
+        Some(faces),
+    );
 }
 
 /// Scale the warm start `q` by the factor `a >= 0` that minimises the residual
@@ -406,8 +475,16 @@ pub fn jacobi(q: &mut Split, b: &Split, tmp: &mut Split, iterations: u32) {
 /// this step's divergence worse than nothing at all: with few relaxation sweeps the projection
 /// then left more divergence than it found (measured: RMS 1.2-1.6x "before" at 512² with 20
 /// red-black sweeps). Costs one pass. `q_nat` and `aq` are scratch of `w * h` values; `d` is the
-/// divergence (natural layout) with mean `d_mean`, so `b = d_mean - d`.
-pub fn scale_warm_start(q: &mut Split, d: &[f32], d_mean: f32, q_nat: &mut [f32], aq: &mut [f32]) {
+/// divergence (natural layout) with mean `d_mean`, so `b = d_mean - d`. With obstacles,
+/// `faces` holds the couplings and the right-hand side `b` (natural layout), used instead.
+pub fn scale_warm_start(
+    q: &mut Split,
+    d: &[f32],
+    d_mean: f32,
+    q_nat: &mut [f32],
+    aq: &mut [f32],
+    faces: Option<(&Faces, &[f32])>,
+) {
     let (w, h) = (q.w, q.h);
     q.write_natural(q_nat, 0.0);
     let zeros_row = vec![0.0f32; w];
@@ -418,21 +495,45 @@ pub fn scale_warm_start(q: &mut Split, d: &[f32], d_mean: f32, q_nat: &mut [f32]
         .map(|(j, row)| {
             let line = |r: usize| &q_nat[r * w..(r + 1) * w];
             // The residual with b = 0 is -A q.
-            residual_row(
-                line(j),
-                (j > 0).then(|| line(j - 1)),
-                (j + 1 < h).then(|| line(j + 1)),
-                &zeros_row,
-                row,
-                1.0,
-                1.0,
-            );
+            if let Some((f, _)) = faces {
+                residual_row_faces(
+                    line(j),
+                    line(j.saturating_sub(1)),
+                    line((j + 1).min(h - 1)),
+                    &zeros_row,
+                    row,
+                    &f.x[j * (w + 1)..(j + 1) * (w + 1)],
+                    &f.y[j * w..(j + 1) * w],
+                    &f.y[(j + 1) * w..(j + 2) * w],
+                );
+            } else {
+                residual_row(
+                    line(j),
+                    (j > 0).then(|| line(j - 1)),
+                    (j + 1 < h).then(|| line(j + 1)),
+                    &zeros_row,
+                    row,
+                    1.0,
+                    1.0,
+                );
+            }
             let mut b_aq = 0.0f64;
             let mut aq_aq = 0.0f64;
-            for (&neg_aq, &di) in row.iter().zip(&d[j * w..(j + 1) * w]) {
-                let b = f64::from(d_mean - di);
+            let mut add = |b: f64, neg_aq: f32| {
                 b_aq -= b * f64::from(neg_aq);
                 aq_aq += f64::from(neg_aq) * f64::from(neg_aq);
+            };
+            match faces {
+                Some((_, b)) => {
+                    for (&neg_aq, &bi) in row.iter().zip(&b[j * w..(j + 1) * w]) {
+                        add(f64::from(bi), neg_aq);
+                    }
+                }
+                None => {
+                    for (&neg_aq, &di) in row.iter().zip(&d[j * w..(j + 1) * w]) {
+                        add(f64::from(d_mean - di), neg_aq);
+                    }
+                }
             }
             (b_aq, aq_aq)
         })
@@ -550,6 +651,30 @@ struct Level {
     /// x finer columns (prolongation).
     transfer: Vec<f32>,
     scratch: Scratch,
+    /// The coarsened obstacles, if any.
+    faces: Option<LevelFaces>,
+}
+
+/// A level's couplings with obstacles, in both layouts.
+#[derive(Clone, Debug)]
+struct LevelFaces {
+    natural: Faces,
+    split: SplitFaces,
+    /// The fluid regions (only the coarsest level's solve needs them).
+    regions: Option<Regions>,
+    /// Whether any inner face is less than fully open (else the level smooths as usual).
+    walls: bool,
+}
+
+impl LevelFaces {
+    fn new(natural: Faces, coarsest: bool) -> Self {
+        Self {
+            split: SplitFaces::new(&natural),
+            regions: coarsest.then(|| Regions::new(&natural)),
+            walls: natural.has_walls(),
+            natural,
+        }
+    }
 }
 
 /// Multigrid workspace for a `w x h` grid: the coarse levels (the finest level's solution and
@@ -559,6 +684,8 @@ pub struct Multigrid {
     levels: Vec<Level>,
     /// The finest level's natural-layout scratch.
     finest: Scratch,
+    /// The finest level's obstacles, if any.
+    finest_faces: Option<LevelFaces>,
 }
 
 impl Multigrid {
@@ -577,11 +704,39 @@ impl Multigrid {
                 restrict_y: p.restrict_y,
                 prolong_x: p.prolong_x,
                 prolong_y: p.prolong_y,
+                faces: None,
             })
             .collect();
         Self {
             levels,
             finest: Scratch::new(w, h),
+            finest_faces: None,
+        }
+    }
+
+    /// Solve around obstacles: the finest level's couplings (`None`: no obstacles), coarsened
+    /// for every level below.
+    pub fn set_faces(&mut self, faces: Option<&Faces>) {
+        let Some(faces) = faces else {
+            self.finest_faces = None;
+            for level in &mut self.levels {
+                level.faces = None;
+            }
+            return;
+        };
+        let depth = self.levels.len();
+        self.finest_faces = Some(LevelFaces::new(faces.clone(), depth == 0));
+        let mut finer = faces.clone();
+        for (k, level) in self.levels.iter_mut().enumerate() {
+            let coarse = finer.coarsen(
+                level.e.w,
+                level.e.h,
+                &level.restrict_x,
+                &level.restrict_y,
+                level.op,
+            );
+            level.faces = Some(LevelFaces::new(coarse.clone(), k + 1 == depth));
+            finer = coarse;
         }
     }
 
@@ -594,24 +749,50 @@ impl Multigrid {
     pub fn solve(&mut self, q: &mut Split, b: &Split, cycles: u32) {
         b.write_natural(&mut self.finest.b, 0.0);
         for _ in 0..cycles {
-            v_cycle(q, b, Operator::UNIT, &mut self.finest, &mut self.levels);
+            let faces = self.finest_faces.as_ref();
+            v_cycle(
+                q,
+                b,
+                Operator::UNIT,
+                faces,
+                &mut self.finest,
+                &mut self.levels,
+            );
         }
     }
 }
 
-fn v_cycle(e: &mut Split, b: &Split, op: Operator, scratch: &mut Scratch, coarser: &mut [Level]) {
+fn v_cycle(
+    e: &mut Split,
+    b: &Split,
+    op: Operator,
+    faces: Option<&LevelFaces>,
+    scratch: &mut Scratch,
+    coarser: &mut [Level],
+) {
+    let split = faces.map(|f| &f.split);
     let Some((next, rest)) = coarser.split_first_mut() else {
         // Coarsest level: relax to convergence. The grid is at most 4 cells on its short side
         // and rarely more than ~10 on the long one; 4 * (w + h) SOR sweeps is plenty.
         let mut b = b.clone();
-        b.remove_mean();
-        rb_sor_op(e, &b, coarsest_sweeps(e.w, e.h), COARSEST_OMEGA, op);
+        match faces.and_then(|f| f.regions.as_ref()) {
+            Some(regions) => regions.remove_means_split(&mut b),
+            None => b.remove_mean(),
+        }
+        rb_sor_op(e, &b, coarsest_sweeps(e.w, e.h), COARSEST_OMEGA, op, split);
         return;
     };
-    rb_sor_op(e, b, MG_PRE_SWEEPS, 1.0, op);
+    // Around obstacles the correction from below is least accurate next to walls: smooth more.
+    let extra = if faces.is_some_and(|f| f.walls) {
+        MG_OBSTACLE_SWEEPS
+    } else {
+        0
+    };
+    rb_sor_op(e, b, MG_PRE_SWEEPS + extra, 1.0, op, split);
     let (w, h) = (e.w, e.h);
     e.write_natural(&mut scratch.e, 0.0);
-    residual(&scratch.e, &scratch.b, w, h, op, &mut scratch.r);
+    let natural = faces.map(|f| &f.natural);
+    residual(&scratch.e, &scratch.b, w, h, op, natural, &mut scratch.r);
     restrict(&scratch.r, w, h, next);
     next.e.clear();
     let Level {
@@ -619,12 +800,13 @@ fn v_cycle(e: &mut Split, b: &Split, op: Operator, scratch: &mut Scratch, coarse
         b: nb,
         op: nop,
         scratch: ns,
+        faces: nf,
         ..
     } = next;
-    v_cycle(ne, nb, *nop, ns, rest);
+    v_cycle(ne, nb, *nop, nf.as_ref(), ns, rest);
     prolongate(next, w, h, &mut scratch.r);
     e.add_natural(&scratch.r);
-    rb_sor_op(e, b, MG_POST_SWEEPS, 1.0, op);
+    rb_sor_op(e, b, MG_POST_SWEEPS + extra, 1.0, op, split);
 }
 
 kernel! {
@@ -684,12 +866,33 @@ fn residual_row(
 }
 
 /// Residual of a whole level, natural layout.
-fn residual(e: &[f32], b: &[f32], w: usize, h: usize, op: Operator, out: &mut [f32]) {
+fn residual(
+    e: &[f32],
+    b: &[f32],
+    w: usize,
+    h: usize,
+    op: Operator,
+    faces: Option<&Faces>,
+    out: &mut [f32],
+) {
     out.par_chunks_mut(w)
         .with_min_len(min_rows(w))
         .enumerate()
         .for_each(|(j, row)| {
             let line = |r: usize| &e[r * w..(r + 1) * w];
+            if let Some(f) = faces {
+                residual_row_faces(
+                    line(j),
+                    line(j.saturating_sub(1)),
+                    line((j + 1).min(h - 1)),
+                    &b[j * w..(j + 1) * w],
+                    row,
+                    &f.x[j * (w + 1)..(j + 1) * (w + 1)],
+                    &f.y[j * w..(j + 1) * w],
+                    &f.y[(j + 1) * w..(j + 2) * w],
+                );
+                return;
+            }
             residual_row(
                 line(j),
                 (j > 0).then(|| line(j - 1)),
@@ -739,6 +942,11 @@ fn prolongate(coarse: &mut Level, fw: usize, fh: usize, out: &mut [f32]) {
     let (cw, ch) = (coarse.e.w, coarse.e.h);
     let ce = &mut coarse.scratch.e;
     coarse.e.write_natural(ce, 0.0);
+    if let Some(f) = &coarse.faces {
+        let taps = (&coarse.prolong_x, &coarse.prolong_y);
+        faces::prolongate_faces(ce, &f.natural, taps, fw, out);
+        return;
+    }
     let px = &coarse.prolong_x.0;
     let py = &coarse.prolong_y.0;
     let tmp = &mut coarse.transfer[..ch * fw];
