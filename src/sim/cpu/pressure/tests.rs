@@ -1,5 +1,6 @@
 //! Tests of the CPU pressure solvers.
 
+use super::multigrid::{prolong_row_x, restrict_row_x};
 use super::*;
 
 /// Residual `r = b - A e` at cell `(i, j)` (tests).

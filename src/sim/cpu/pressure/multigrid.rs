@@ -1,0 +1,434 @@
+//! The multigrid V-cycle of the pressure solve: the coarse levels, the residual, restriction
+//! and prolongation (see the parent module's docs for the geometry, and `faces` for how the
+//! levels see obstacles).
+
+use super::band::min_rows;
+use super::faces::{self, Faces, Regions, SplitFaces, residual_row_faces};
+use super::{Split, rb_sor_op};
+use crate::sim::multigrid::*;
+use rayon::prelude::*;
+
+kernel! {
+/// Restrict one row along x: `out[I] = sum_t frac[I][t] * row[first[I] + t]`.
+pub(super) fn restrict_row_x(row: &[f32], first: &[u32], frac: &[[f32; 3]], out: &mut [f32]) {
+    let last = row.len() - 1;
+    if row.len() == 2 * out.len() {
+        // Exact halving: the taps are the two children with weight 1 (the fma below with
+        // fractions [1, 1, 0] gives exactly a + b too).
+        for (k, o) in out.iter_mut().enumerate() {
+            *o = row[2 * k] + row[2 * k + 1];
+        }
+        return;
+    }
+    for (o, (&f0, fr)) in out.iter_mut().zip(first.iter().zip(frac)) {
+        let i = f0 as usize;
+        // Indices past the row carry a zero fraction; clamping keeps the read in bounds.
+        let (a, b, c) = (row[i.min(last)], row[(i + 1).min(last)], row[(i + 2).min(last)]);
+        *o = fr[0].mul_add(a, fr[1].mul_add(b, fr[2] * c));
+    }
+}
+}
+
+kernel! {
+/// Restrict along y: `out = sum_t frac[t] * rows[t]`.
+fn restrict_rows_y(rows: [&[f32]; 3], frac: [f32; 3], out: &mut [f32]) {
+    let n = out.len();
+    let (a, b, c) = (&rows[0][..n], &rows[1][..n], &rows[2][..n]);
+    for i in 0..n {
+        out[i] = frac[0].mul_add(a[i], frac[1].mul_add(b[i], frac[2] * c[i]));
+    }
+}
+}
+
+kernel! {
+/// Interpolate one coarse row at the finer columns.
+pub(super) fn prolong_row_x(src: &[f32], taps: &[(u32, u32, f32)], out: &mut [f32]) {
+    let n = src.len();
+    if out.len() == 2 * n && n >= 2 {
+        // Exact halving (the taps give the same weights and clamps): fine cell 2c + 1 sits
+        // 1/4 and fine cell 2c + 2 sits 3/4 of the way from coarse c to c + 1; the two end
+        // cells copy the end values.
+        out[0] = src[0];
+        out[2 * n - 1] = src[n - 1];
+        let (a, b) = (&src[..n - 1], &src[1..]);
+        for (c, pair) in out[1..2 * n - 1].chunks_exact_mut(2).enumerate() {
+            pair[0] = crate::sim::math::lerp(a[c], b[c], 0.25);
+            pair[1] = crate::sim::math::lerp(a[c], b[c], 0.75);
+        }
+        return;
+    }
+    for (o, &(i0, i1, wx)) in out.iter_mut().zip(taps) {
+        *o = crate::sim::math::lerp(src[i0 as usize], src[i1 as usize], wx);
+    }
+}
+}
+
+/// Natural-layout scratch for one level.
+#[derive(Clone, Debug)]
+struct Scratch {
+    /// The level's unknowns, natural layout.
+    e: Vec<f32>,
+    /// The level's right-hand side, natural layout.
+    b: Vec<f32>,
+    /// The level's residual, then its correction from below.
+    r: Vec<f32>,
+}
+
+impl Scratch {
+    fn new(w: usize, h: usize) -> Self {
+        Self {
+            e: vec![0.0; w * h],
+            b: vec![0.0; w * h],
+            r: vec![0.0; w * h],
+        }
+    }
+}
+
+/// One coarse level of the multigrid hierarchy.
+#[derive(Clone, Debug)]
+struct Level {
+    /// Correction.
+    e: Split,
+    /// Right-hand side.
+    b: Split,
+    /// This level's operator.
+    op: Operator,
+    /// From the next finer level to this one.
+    restrict_x: RestrictTaps,
+    restrict_y: RestrictTaps,
+    /// From this level to the next finer one.
+    prolong_x: ProlongTaps,
+    prolong_y: ProlongTaps,
+    /// Transfer scratch: finer rows x this level's columns (restriction), or this level's rows
+    /// x finer columns (prolongation).
+    transfer: Vec<f32>,
+    scratch: Scratch,
+    /// The coarsened obstacles, if any.
+    faces: Option<LevelFaces>,
+}
+
+/// A level's couplings with obstacles, in both layouts.
+#[derive(Clone, Debug)]
+struct LevelFaces {
+    natural: Faces,
+    split: SplitFaces,
+    /// The fluid regions (only the coarsest level's solve needs them).
+    regions: Option<Regions>,
+    /// Whether any inner face is less than fully open (else the level smooths as usual).
+    walls: bool,
+}
+
+impl LevelFaces {
+    fn new(natural: Faces, coarsest: bool) -> Self {
+        Self {
+            split: SplitFaces::new(&natural),
+            regions: coarsest.then(|| Regions::new(&natural)),
+            walls: natural.has_walls(),
+            natural,
+        }
+    }
+}
+
+/// Multigrid workspace for a `w x h` grid: the coarse levels (the finest level's solution and
+/// right-hand side belong to the caller).
+#[derive(Clone, Debug)]
+pub struct Multigrid {
+    levels: Vec<Level>,
+    /// The finest level's natural-layout scratch.
+    finest: Scratch,
+    /// The finest level's obstacles, if any.
+    finest_faces: Option<LevelFaces>,
+}
+
+impl Multigrid {
+    /// Build the hierarchy below a `w x h` grid: halve (rounding up) until the short side is at
+    /// most 4 cells.
+    pub fn new(w: usize, h: usize) -> Self {
+        let levels = plan(w, h)
+            .into_iter()
+            .map(|p| Level {
+                e: Split::zeros(p.w, p.h),
+                b: Split::zeros(p.w, p.h),
+                op: p.op,
+                transfer: vec![0.0; (p.fine_h * p.w).max(p.h * p.fine_w)],
+                scratch: Scratch::new(p.w, p.h),
+                restrict_x: p.restrict_x,
+                restrict_y: p.restrict_y,
+                prolong_x: p.prolong_x,
+                prolong_y: p.prolong_y,
+                faces: None,
+            })
+            .collect();
+        Self {
+            levels,
+            finest: Scratch::new(w, h),
+            finest_faces: None,
+        }
+    }
+
+    /// Solve around obstacles: the finest level's couplings (`None`: no obstacles), coarsened
+    /// for every level below.
+    pub fn set_faces(&mut self, faces: Option<&Faces>) {
+        let Some(faces) = faces else {
+            self.finest_faces = None;
+            for level in &mut self.levels {
+                level.faces = None;
+            }
+            return;
+        };
+        let depth = self.levels.len();
+        self.finest_faces = Some(LevelFaces::new(faces.clone(), depth == 0));
+        let mut finer = faces.clone();
+        for (k, level) in self.levels.iter_mut().enumerate() {
+            let coarse = finer.coarsen(
+                level.e.w,
+                level.e.h,
+                &level.restrict_x,
+                &level.restrict_y,
+                level.op,
+            );
+            level.faces = Some(LevelFaces::new(coarse.clone(), k + 1 == depth));
+            finer = coarse;
+        }
+    }
+
+    /// Number of levels including the finest.
+    pub fn depth(&self) -> usize {
+        self.levels.len() + 1
+    }
+
+    /// `cycles` V(2,2)-cycles of `A q = b`, warm-started from `q`.
+    pub fn solve(&mut self, q: &mut Split, b: &Split, cycles: u32) {
+        b.write_natural(&mut self.finest.b, 0.0);
+        for _ in 0..cycles {
+            let faces = self.finest_faces.as_ref();
+            v_cycle(
+                q,
+                b,
+                Operator::UNIT,
+                faces,
+                &mut self.finest,
+                &mut self.levels,
+            );
+        }
+    }
+}
+
+fn v_cycle(
+    e: &mut Split,
+    b: &Split,
+    op: Operator,
+    faces: Option<&LevelFaces>,
+    scratch: &mut Scratch,
+    coarser: &mut [Level],
+) {
+    let split = faces.map(|f| &f.split);
+    let Some((next, rest)) = coarser.split_first_mut() else {
+        // Coarsest level: relax to convergence. The grid is at most 4 cells on its short side
+        // and rarely more than ~10 on the long one; 4 * (w + h) SOR sweeps is plenty.
+        let mut b = b.clone();
+        match faces.and_then(|f| f.regions.as_ref()) {
+            Some(regions) => regions.remove_means_split(&mut b),
+            None => b.remove_mean(),
+        }
+        rb_sor_op(e, &b, coarsest_sweeps(e.w, e.h), COARSEST_OMEGA, op, split);
+        return;
+    };
+    // Around obstacles the correction from below is least accurate next to walls: smooth more.
+    let extra = if faces.is_some_and(|f| f.walls) {
+        MG_OBSTACLE_SWEEPS
+    } else {
+        0
+    };
+    rb_sor_op(e, b, MG_PRE_SWEEPS + extra, 1.0, op, split);
+    let (w, h) = (e.w, e.h);
+    e.write_natural(&mut scratch.e, 0.0);
+    let natural = faces.map(|f| &f.natural);
+    residual(&scratch.e, &scratch.b, w, h, op, natural, &mut scratch.r);
+    restrict(&scratch.r, w, h, next);
+    next.e.clear();
+    let Level {
+        e: ne,
+        b: nb,
+        op: nop,
+        scratch: ns,
+        faces: nf,
+        ..
+    } = next;
+    v_cycle(ne, nb, *nop, nf.as_ref(), ns, rest);
+    prolongate(next, w, h, &mut scratch.r);
+    e.add_natural(&scratch.r);
+    rb_sor_op(e, b, MG_POST_SWEEPS + extra, 1.0, op, split);
+}
+
+kernel! {
+/// Residual `r = b - A e` of one natural row, Neumann at the walls.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn residual_row(
+    e: &[f32],
+    e_dn: Option<&[f32]>,
+    e_up: Option<&[f32]>,
+    b: &[f32],
+    out: &mut [f32],
+    cx: f32,
+    cy: f32,
+) {
+    let w = out.len();
+    let generic = |i: usize| -> f32 {
+        let c = e[i];
+        let mut acc = b[i];
+        if i > 0 {
+            acc -= cx * (c - e[i - 1]);
+        }
+        if i + 1 < w {
+            acc -= cx * (c - e[i + 1]);
+        }
+        if let Some(d) = e_dn {
+            acc -= cy * (c - d[i]);
+        }
+        if let Some(u) = e_up {
+            acc -= cy * (c - u[i]);
+        }
+        acc
+    };
+    let (Some(dn), Some(up)) = (e_dn, e_up) else {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = generic(i);
+        }
+        return;
+    };
+    if w < 3 {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = generic(i);
+        }
+        return;
+    }
+    out[0] = generic(0);
+    out[w - 1] = generic(w - 1);
+    let n = w - 2;
+    let (l, c, r) = (&e[..n], &e[1..n + 1], &e[2..n + 2]);
+    let (d, u, bb) = (&dn[1..n + 1], &up[1..n + 1], &b[1..n + 1]);
+    for (k, o) in out[1..n + 1].iter_mut().enumerate() {
+        let two_c = c[k] + c[k];
+        let lap_x = two_c - (l[k] + r[k]);
+        let lap_y = two_c - (d[k] + u[k]);
+        *o = bb[k] - cx.mul_add(lap_x, cy * lap_y);
+    }
+}
+}
+
+/// Residual of a whole level, natural layout.
+fn residual(
+    e: &[f32],
+    b: &[f32],
+    w: usize,
+    h: usize,
+    op: Operator,
+    faces: Option<&Faces>,
+    out: &mut [f32],
+) {
+    out.par_chunks_mut(w)
+        .with_min_len(min_rows(w))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let line = |r: usize| &e[r * w..(r + 1) * w];
+            if let Some(f) = faces {
+                residual_row_faces(
+                    line(j),
+                    line(j.saturating_sub(1)),
+                    line((j + 1).min(h - 1)),
+                    &b[j * w..(j + 1) * w],
+                    row,
+                    &f.x[j * (w + 1)..(j + 1) * (w + 1)],
+                    &f.y[j * w..(j + 1) * w],
+                    &f.y[(j + 1) * w..(j + 2) * w],
+                );
+                return;
+            }
+            residual_row(
+                line(j),
+                (j > 0).then(|| line(j - 1)),
+                (j + 1 < h).then(|| line(j + 1)),
+                &b[j * w..(j + 1) * w],
+                row,
+                op.cx,
+                op.cy,
+            );
+        });
+}
+
+/// Coarse right-hand side: each coarse cell gathers the residual of the finer cells it
+/// covers, weighted by the fraction of each finer cell inside it (the integral of the
+/// residual over the coarse cell, in the finer level's units). Separable: rows, then columns.
+fn restrict(r: &[f32], fw: usize, fh: usize, coarse: &mut Level) {
+    let cw = coarse.b.w;
+    let rx = &coarse.restrict_x;
+    let ry = &coarse.restrict_y;
+    let tmp = &mut coarse.transfer[..fh * cw];
+    tmp.par_chunks_mut(cw)
+        .with_min_len(min_rows(fw))
+        .enumerate()
+        .for_each(|(j, out)| {
+            restrict_row_x(&r[j * fw..(j + 1) * fw], &rx.first, &rx.frac, out);
+        });
+    let tmp = &coarse.transfer[..fh * cw];
+    let b_nat = &mut coarse.scratch.b;
+    b_nat
+        .par_chunks_mut(cw)
+        .with_min_len(min_rows(2 * cw))
+        .enumerate()
+        .for_each(|(cj, out)| {
+            let first = ry.first[cj] as usize;
+            let row = |t: usize| {
+                let j = (first + t).min(fh - 1);
+                &tmp[j * cw..(j + 1) * cw]
+            };
+            restrict_rows_y([row(0), row(1), row(2)], ry.frac[cj], out);
+        });
+    coarse.b.assign_natural(b_nat);
+}
+
+/// The bilinear interpolation of the coarse correction at each finer cell's centre, into
+/// `out` (natural layout, `fw x fh`). Separable: columns, then rows.
+fn prolongate(coarse: &mut Level, fw: usize, fh: usize, out: &mut [f32]) {
+    let (cw, ch) = (coarse.e.w, coarse.e.h);
+    let ce = &mut coarse.scratch.e;
+    coarse.e.write_natural(ce, 0.0);
+    if let Some(f) = &coarse.faces {
+        let taps = (&coarse.prolong_x, &coarse.prolong_y);
+        faces::prolongate_faces(ce, &f.natural, taps, fw, out);
+        return;
+    }
+    let px = &coarse.prolong_x.0;
+    let py = &coarse.prolong_y.0;
+    let tmp = &mut coarse.transfer[..ch * fw];
+    tmp.par_chunks_mut(fw)
+        .with_min_len(min_rows(fw))
+        .enumerate()
+        .for_each(|(cj, row)| {
+            prolong_row_x(&ce[cj * cw..(cj + 1) * cw], px, row);
+        });
+    let tmp = &coarse.transfer[..ch * fw];
+    out.par_chunks_mut(fw)
+        .with_min_len(min_rows(fw))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let (j0, j1, wy) = py[j];
+            let (j0, j1) = (j0 as usize, j1 as usize);
+            lerp_rows(
+                &tmp[j0 * fw..(j0 + 1) * fw],
+                &tmp[j1 * fw..(j1 + 1) * fw],
+                wy,
+                row,
+            );
+        });
+    debug_assert!(fh == py.len());
+}
+
+kernel! {
+fn lerp_rows(a: &[f32], b: &[f32], t: f32, out: &mut [f32]) {
+    for i in 0..out.len() {
+        out[i] = crate::sim::math::lerp(a[i], b[i], t);
+    }
+}
+}
