@@ -15,6 +15,8 @@
 mod input;
 mod panel;
 mod view;
+
+pub use view::FRAMES_SHOWN;
 mod window;
 
 pub use window::{DyeflowWindow, WindowThread};
