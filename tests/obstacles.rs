@@ -327,3 +327,82 @@ fn an_enclosed_pocket_projects_on_its_own() {
     eprintln!("pocket, multigrid 1, 2, 4 V-cycles: {r:?}");
     assert!(r[2] < 0.02 && r[2] < 0.5 * r[0], "{r:?}");
 }
+
+/// Total dye after `steps` of a stirred scene with no dissipation, over the total injected
+/// (the splats of the first 20 steps).
+fn dye_kept(mask: Option<&Mask>, steps: usize) -> f32 {
+    let mut s = solver(PressureMethod::Multigrid, 2);
+    s.set_obstacles(mask);
+    let aspect = W as f32 / H as f32;
+    let total = |s: &mut CpuSolver| -> f32 {
+        let f = s.read_fields();
+        f.dye.iter().flat_map(|p| p.iter()).sum()
+    };
+    let mut injected = 0.0;
+    for n in 0..steps {
+        if n < 20 {
+            let before = total(&mut s);
+            for (k, x) in [0.2f32, 0.4, 0.6, 0.8].iter().enumerate() {
+                let force = if k % 2 == 0 { [2.0, 1.5] } else { [-2.0, 1.0] };
+                s.inject(&[splat([x * aspect, 0.3 + 0.1 * k as f32], force, 0.05)]);
+            }
+            s.run_stage(Stage::Splat, &params());
+            injected += total(&mut s) - before;
+            s.step(&StepParams {
+                dye_dissipation: 0.0,
+                ..params()
+            });
+        } else {
+            s.step(&StepParams {
+                dye_dissipation: 0.0,
+                ..params()
+            });
+        }
+    }
+    total(&mut s) / injected
+}
+
+/// Advection never samples inside a solid, so dye stirred against walls does not fade into
+/// them: with no dissipation the scene keeps as much dye as without obstacles (within 2 % of
+/// the injected dye). Sampling solid cells (which hold 0) kept only 0.858 and 0.854 of it
+/// here, against 0.924 in open flow; renormalised, 0.957 and 0.937.
+#[test]
+fn dye_does_not_fade_into_walls() {
+    let open = dye_kept(None, 200);
+    for layout in [Layout::Pillars, Layout::Maze] {
+        let mask = Mask::layout(layout, W, H);
+        let kept = dye_kept(Some(&mask), 200);
+        eprintln!("{layout:?}: dye kept {kept:.3} (open flow {open:.3})");
+        assert!(
+            kept >= open - 0.02,
+            "{layout:?}: kept {kept}, open flow {open}"
+        );
+        assert!(
+            kept <= 1.05,
+            "{layout:?}: dye grew to {kept} of what was injected"
+        );
+    }
+}
+
+/// The cells near solids come nearest first, by chessboard distance, and a trace of `reach`
+/// cells takes those within `ceil(reach) + 1`.
+#[test]
+fn cells_near_solids_by_distance() {
+    use dyeflow::sim::cpu::advect::NearSolids;
+    // 6 x 2, the left column solid.
+    let mut solid = vec![false; 12];
+    solid[0] = true;
+    solid[6] = true;
+    let near = NearSolids::new(&solid, 6);
+    let sorted = |c: &[u32]| {
+        let mut c = c.to_vec();
+        c.sort_unstable();
+        c
+    };
+    assert_eq!(sorted(near.within(0.0)), vec![1, 7]);
+    assert_eq!(sorted(near.within(1.5)), vec![1, 2, 3, 7, 8, 9]);
+    assert_eq!(near.within(100.0).len(), 10);
+    assert_eq!(near.within(f32::NAN).len(), 10);
+    // Nothing solid: nothing near.
+    assert!(NearSolids::new(&[false; 12], 6).within(5.0).is_empty());
+}

@@ -416,6 +416,161 @@ fn advect_dye_row(
 }
 }
 
+/// Dye cells next to obstacles, advected again so that no sample is taken from inside a solid.
+///
+/// The plain pass samples solid dye cells (which hold 0), so dye next to a wall would fade
+/// into it. Here each listed cell (fluid, near a solid: see [`NearSolids`]) traces back as the
+/// plain pass does and takes the bilinear mean of only the fluid corners, their weights
+/// renormalised; a trace that ends among solid corners only keeps the cell's own dye.
+/// `solid` flags the dye grid's cells.
+#[allow(clippy::too_many_arguments)]
+pub fn advect_dye_near_solids(
+    g: Grid,
+    scale: usize,
+    u: &[f32],
+    v: &[f32],
+    dye_in: [&[f32]; 3],
+    dye_out: [&mut [f32]; 3],
+    cells: &[u32],
+    solid: &[bool],
+    dt: f32,
+    decay: f32,
+    max: f32,
+) {
+    let (dw, dh) = (g.w * scale, g.h * scale);
+    let flow = Flow::new(g, u, v);
+    let dye = Sampler::new(dye_in[0], dw, dh);
+    let k = dt * g.h as f32;
+    let (inv_s, s) = (1.0 / scale as f32, scale as f32);
+    let values: Vec<[f32; 3]> = cells
+        .par_iter()
+        .with_min_len(256)
+        .map(|&c| {
+            let (i, j) = (c as usize % dw, c as usize / dw);
+            // The plain pass's trace (advect_dye_row_1 / advect_dye_row).
+            let (x, y) = if scale == 1 {
+                (i as f32, j as f32)
+            } else {
+                (
+                    (i as f32 + 0.5).mul_add(inv_s, -0.5),
+                    (j as f32 + 0.5).mul_add(inv_s, -0.5),
+                )
+            };
+            let (vx, vy) = if scale == 1 {
+                let urow = &u[j * (g.w + 1)..];
+                (
+                    0.5 * (urow[i] + urow[i + 1]),
+                    0.5 * (v[j * g.w + i] + v[(j + 1) * g.w + i]),
+                )
+            } else {
+                flow.at(x, y)
+            };
+            let (bx, by) = flow.depart(x, y, vx, vy, k);
+            let (bx, by) = if scale == 1 {
+                (bx, by)
+            } else {
+                ((bx + 0.5).mul_add(s, -0.5), (by + 0.5).mul_add(s, -0.5))
+            };
+            let t = dye.taps(bx, by);
+            let corners = [
+                (t.k, (1.0 - t.fx) * (1.0 - t.fy)),
+                (t.k + dye.dx, t.fx * (1.0 - t.fy)),
+                (t.k + dye.dy, (1.0 - t.fx) * t.fy),
+                (t.k + dye.dy + dye.dx, t.fx * t.fy),
+            ];
+            let mut sum = [0.0f32; 3];
+            let mut weight = 0.0f32;
+            for (ck, cw) in corners {
+                if !solid[ck] {
+                    weight += cw;
+                    for p in 0..3 {
+                        sum[p] = cw.mul_add(dye_in[p][ck], sum[p]);
+                    }
+                }
+            }
+            if weight > 1e-6 {
+                sum.map(|v| (v / weight * decay).max(0.0).min(max))
+            } else {
+                std::array::from_fn(|p| (dye_in[p][c as usize] * decay).max(0.0).min(max))
+            }
+        })
+        .collect();
+    let [r, gr, b] = dye_out;
+    for (&c, [vr, vg, vb]) in cells.iter().zip(values) {
+        let c = c as usize;
+        (r[c], gr[c], b[c]) = (vr, vg, vb);
+    }
+}
+
+/// The fluid dye cells near solids, by distance, for [`advect_dye_near_solids`].
+#[derive(Clone, Debug)]
+pub struct NearSolids {
+    /// Fluid cells within [`NearSolids::MAX_CELLS`] of a solid, nearest first.
+    cells: Vec<u32>,
+    /// `ends[d]`: how many of them are within `d` cells (chessboard distance).
+    ends: Vec<usize>,
+}
+
+impl NearSolids {
+    /// The farthest a listed cell lies from a solid, in dye cells. A trace longer than this
+    /// (over 64 dye cells in one step) may still touch a solid corner unrenormalised.
+    pub const MAX_CELLS: usize = 64;
+
+    /// For a dye grid `dw` wide whose solid cells are flagged in `solid`.
+    pub fn new(solid: &[bool], dw: usize) -> Self {
+        let dh = solid.len() / dw.max(1);
+        // Breadth-first chessboard distance from the solids, up to MAX_CELLS.
+        let mut dist = vec![u16::MAX; solid.len()];
+        let mut front: Vec<usize> = (0..solid.len()).filter(|&c| solid[c]).collect();
+        for &c in &front {
+            dist[c] = 0;
+        }
+        let mut cells = Vec::new();
+        let mut ends = vec![0];
+        for d in 1..=Self::MAX_CELLS as u16 {
+            let mut next = Vec::new();
+            for &c in &front {
+                let (i, j) = ((c % dw) as isize, (c / dw) as isize);
+                for (di, dj) in [
+                    (-1, -1),
+                    (0, -1),
+                    (1, -1),
+                    (-1, 0),
+                    (1, 0),
+                    (-1, 1),
+                    (0, 1),
+                    (1, 1),
+                ] {
+                    let (ni, nj) = (i + di, j + dj);
+                    if ni < 0 || nj < 0 || ni >= dw as isize || nj >= dh as isize {
+                        continue;
+                    }
+                    let n = nj as usize * dw + ni as usize;
+                    if dist[n] == u16::MAX {
+                        dist[n] = d;
+                        next.push(n);
+                        cells.push(n as u32);
+                    }
+                }
+            }
+            ends.push(cells.len());
+            front = next;
+        }
+        Self { cells, ends }
+    }
+
+    /// The cells a trace of up to `reach` dye cells can carry to a solid corner (plus one cell
+    /// for the bilinear footprint).
+    pub fn within(&self, reach: f32) -> &[u32] {
+        let d = if reach.is_finite() {
+            (reach.max(0.0).ceil() as usize + 1).min(Self::MAX_CELLS)
+        } else {
+            Self::MAX_CELLS
+        };
+        &self.cells[..self.ends[d]]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

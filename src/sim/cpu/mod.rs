@@ -343,6 +343,27 @@ impl CpuSolver {
                     decay,
                     MAX_DYE,
                 );
+                if let Some(o) = &self.obstacles {
+                    // Trace length bound, in dye cells.
+                    let speed =
+                        s.u.iter()
+                            .chain(s.v.iter())
+                            .fold(0.0f32, |m, x| m.max(x.abs()));
+                    let reach = speed * p.dt * h as f32 * scale as f32;
+                    advect::advect_dye_near_solids(
+                        grid,
+                        scale,
+                        &s.u,
+                        &s.v,
+                        dye_in,
+                        [r, g, b],
+                        o.near.within(reach),
+                        &o.solid_dye_flags,
+                        p.dt,
+                        decay,
+                        MAX_DYE,
+                    );
+                }
                 std::mem::swap(&mut s.dye, &mut s.dye_tmp);
                 if let Some(o) = &self.obstacles {
                     o.clear_solid_dye(&mut s.dye);

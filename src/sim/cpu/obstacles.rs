@@ -7,6 +7,7 @@
 //! obstacle instead of sticking to it (no-slip would need ghost velocities in every pass for a
 //! boundary layer a grid this coarse cannot resolve anyway).
 
+use super::advect::NearSolids;
 use super::pressure::{Faces, Regions, Split, SplitFaces};
 use crate::sim::obstacles::Mask;
 
@@ -21,8 +22,11 @@ pub(super) struct Obstacles {
     /// Interior faces that are closed: indices into `u` and into `v`.
     closed_u: Vec<u32>,
     closed_v: Vec<u32>,
-    /// Dye cells inside solids.
+    /// Dye cells inside solids: their indices, and a flag per dye cell.
     solid_dye: Vec<u32>,
+    pub solid_dye_flags: Vec<bool>,
+    /// Fluid dye cells near solids (advected again without sampling solids).
+    pub near: NearSolids,
     /// The pressure right-hand side, natural layout (scratch, kept for the warm start).
     pub b: Vec<f32>,
 }
@@ -43,10 +47,13 @@ impl Obstacles {
             .map(|(i, j)| (j * w + i) as u32)
             .collect();
         let dw = w * dye_scale;
-        let solid_dye = (0..h * dye_scale)
+        let solid_dye_flags: Vec<bool> = (0..h * dye_scale)
             .flat_map(|dj| (0..dw).map(move |di| (di, dj)))
-            .filter(|&(di, dj)| mask.is_solid(di / dye_scale, dj / dye_scale))
-            .map(|(di, dj)| (dj * dw + di) as u32)
+            .map(|(di, dj)| mask.is_solid(di / dye_scale, dj / dye_scale))
+            .collect();
+        let solid_dye = (0..solid_dye_flags.len())
+            .filter(|&k| solid_dye_flags[k])
+            .map(|k| k as u32)
             .collect();
         Self {
             mask: mask.clone(),
@@ -56,6 +63,8 @@ impl Obstacles {
             closed_u,
             closed_v,
             solid_dye,
+            near: NearSolids::new(&solid_dye_flags, dw),
+            solid_dye_flags,
             b: vec![0.0; w * h],
         }
     }
