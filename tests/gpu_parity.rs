@@ -311,6 +311,7 @@ fn colorize_matches() {
                 brightness,
                 saturation,
                 hue_shift,
+                ..Look::default()
             };
             let (mut a, mut b) = (vec![0u8; w * h * 4], vec![0u8; w * h * 4]);
             cpu.render(&look, w, h, &mut a);
