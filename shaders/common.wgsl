@@ -50,6 +50,55 @@ struct Params {
     _pad1: f32,
 }
 
+// The picture effects of the filmic tone (bloom, sunrays, display). Mirrors
+// gpu::params::PictureUniform; the values are cpu::display::Fx's and fluid::Effects'.
+struct Picture {
+    // Bloom: soft threshold and its knee (absolute light), intensity, spread 0..1.
+    threshold: f32,
+    knee: f32,
+    bloom: f32,
+    spread: f32,
+    // Sunrays amount; shading amount, relief scale, stencil half-width in pixels.
+    rays: f32,
+    shade: f32,
+    relief: f32,
+    step: u32,
+    // Towards the shading light, divided by its height (xyz).
+    light: vec4<f32>,
+    // Background light (rgb).
+    background: vec4<f32>,
+    // Palette stops, luminance 1 each (rgb), dim to bright.
+    stops: array<vec4<f32>, 5>,
+    // 1: a palette is on.
+    palette: u32,
+    // 1: the glow buffer holds bloom and rays; its size (bloom level 0).
+    glow: u32,
+    glow_w: u32,
+    glow_h: u32,
+    // 1: any effect is on (0: the plain filmic picture).
+    effects: u32,
+    _pad0: u32,
+    _pad1: u32,
+    _pad2: u32,
+}
+
+// Bilinear taps of pixel p of out_n over src_n texels, centres aligned, clamped
+// (cpu::bloom::tap).
+struct Tap {
+    i0: u32,
+    i1: u32,
+    f: f32,
+}
+
+fn tap(p: u32, out_n: u32, src_n: u32) -> Tap {
+    let x = limit((f32(p) + 0.5) * f32(src_n) / f32(out_n) - 0.5, 0.0, f32(src_n - 1u));
+    var t: Tap;
+    t.i0 = u32(x);
+    t.i1 = min(t.i0 + 1u, src_n - 1u);
+    t.f = x - f32(t.i0);
+    return t;
+}
+
 fn lerp(a: f32, b: f32, t: f32) -> f32 {
     return fma(t, b - a, a);
 }

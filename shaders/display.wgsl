@@ -3,10 +3,75 @@
 // times the filmic curve's gain on the brightest one (hue-preserving), the exact sRGB transfer
 // function, then floor(255 v + dither) with a fixed-point interleaved gradient noise that gives
 // the CPU's bits. One u32 per pixel, bytes R, G, B, A; rows top first. Mirrors cpu/display.rs.
+// With effects (Q.effects), before the tone: shading by the relief of the light's compressed
+// luminance (a stencil Q.step pixels wide, clamped at the edges), the glow (bloom.wgsl)
+// sampled up bilinearly, a palette's gradient map of the luminance, and the background.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> light: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> frame: array<u32>;
+@group(0) @binding(3) var<uniform> Q: Picture;
+@group(0) @binding(4) var<storage, read> glow: array<vec4<f32>>;
+
+// Rec. 709 luminance (fluid::LUMA), cpu::bloom::BLOOM_MAX_LIGHT, fluid::PALETTE_HALF_LIGHT,
+// cpu::display::BG_COVER.
+const LUMA: vec3<f32> = vec3<f32>(0.2126, 0.7152, 0.0722);
+const MAX_LIGHT: f32 = 256.0;
+const PALETTE_HALF_LIGHT: f32 = 0.5;
+const BG_COVER: f32 = 4.0;
+
+fn luma(c: vec3<f32>) -> f32 {
+    return fma(LUMA.r, c.r, fma(LUMA.g, c.g, LUMA.b * c.b));
+}
+
+// The shading's height field at pixel i: compressed luminance of sane light, 0..1.
+fn height_at(i: u32) -> f32 {
+    let c = min(max(light[i].rgb, vec3<f32>(0.0)), vec3<f32>(MAX_LIGHT));
+    let y = luma(c);
+    return y / (1.0 + y);
+}
+
+// cpu::display::shade.
+fn shade(c: vec3<f32>, gx: f32, gy: f32) -> vec3<f32> {
+    let nx = -gx * Q.relief;
+    let ny = -gy * Q.relief;
+    let lit = fma(nx, Q.light.x, fma(ny, Q.light.y, 1.0));
+    let diffuse = lit / sqrt(fma(nx, nx, fma(ny, ny, 1.0)));
+    let k = max(fma(Q.shade, diffuse - 1.0, 1.0), 0.0);
+    return c * k;
+}
+
+// cpu::display::grade: palette, then background.
+fn grade(c_in: vec3<f32>) -> vec3<f32> {
+    var c = c_in;
+    if (Q.palette != 0u) {
+        let y = luma(c);
+        let t = y / (y + PALETTE_HALF_LIGHT);
+        let pos = t * 4.0;
+        let i = min(u32(pos), 3u);
+        let f = pos - f32(i);
+        let a = Q.stops[i].rgb;
+        let b = Q.stops[i + 1u].rgb;
+        c = fma(vec3<f32>(f), b - a, a) * y;
+    }
+    let cover = 1.0 / fma(BG_COVER, luma(c), 1.0);
+    return fma(Q.background.rgb, vec3<f32>(cover), c);
+}
+
+// The glow at pixel (px, py): bilinear from Q.glow_w x Q.glow_h (cpu::picture's order:
+// vertical first, then horizontal).
+fn glow_at(px: u32, py: u32) -> vec3<f32> {
+    let gw = Q.glow_w;
+    let ty = tap(py, P.out_h, Q.glow_h);
+    let tx = tap(px, P.out_w, gw);
+    let a0 = glow[ty.i0 * gw + tx.i0].rgb;
+    let b0 = glow[ty.i1 * gw + tx.i0].rgb;
+    let a1 = glow[ty.i0 * gw + tx.i1].rgb;
+    let b1 = glow[ty.i1 * gw + tx.i1].rgb;
+    let left = fma(vec3<f32>(ty.f), b0 - a0, a0);
+    let right = fma(vec3<f32>(ty.f), b1 - a1, a1);
+    return fma(vec3<f32>(tx.f), right - left, left);
+}
 
 // f(m) / m of Narkowicz's ACES fit, capped so that the brightest channel reaches 1
 // (fluid::filmic_ratio).
@@ -51,7 +116,24 @@ fn display(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let i = py * P.out_w + px;
-    let c = light[i].rgb;
+    var c = light[i].rgb;
+    if (Q.effects != 0u) {
+        if (Q.shade > 0.0) {
+            let w = P.out_w;
+            let row = py * w;
+            let left = row + select(0u, px - Q.step, px >= Q.step);
+            let right = row + min(px + Q.step, w - 1u);
+            let above = select(0u, py - Q.step, py >= Q.step) * w + px;
+            let below = min(py + Q.step, P.out_h - 1u) * w + px;
+            let gx = height_at(right) - height_at(left);
+            let gy = height_at(above) - height_at(below);
+            c = shade(c, gx, gy);
+        }
+        if (Q.glow != 0u) {
+            c = c + glow_at(px, py);
+        }
+        c = grade(c);
+    }
     let k = filmic_ratio(max(max(c.r, c.g), c.b));
     let d = dither(px, py);
     let r = quantise(srgb_encode(c.r * k), d);

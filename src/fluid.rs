@@ -91,9 +91,12 @@ pub struct Look {
     pub saturation: f32,
     /// Hue rotation in degrees.
     pub hue_shift: f32,
+    /// Bloom, rays, shading, palette and background (the filmic tone mode only).
+    pub effects: Effects,
 }
 
 impl Default for Look {
+    /// The plain look: dye colours, filmic tone, no effects.
     fn default() -> Self {
         Self {
             color_mode: ColorMode::Dye,
@@ -101,7 +104,191 @@ impl Default for Look {
             brightness: 1.0,
             saturation: 1.0,
             hue_shift: 0.0,
+            effects: Effects::OFF,
         }
+    }
+}
+
+/// Gradient maps of the light's luminance: a palette replaces each pixel's colour by the
+/// palette's colour at its brightness and keeps the luminance (dim light takes the first
+/// stop's hue, bright light the last's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[repr(u32)]
+pub enum Palette {
+    /// The dye's own colours.
+    #[default]
+    Off = 0,
+    /// Deep red, orange, yellow, white.
+    Fire = 1,
+    /// Deep blue, azure, cyan, white.
+    Ice = 2,
+    /// Magenta, violet, cyan, acid green.
+    Neon = 3,
+    /// Purple, magenta, orange, gold.
+    Sunset = 4,
+    /// Grey.
+    Mono = 5,
+}
+
+/// Colour stops of a palette, evenly spaced from dim (first) to bright (last).
+pub const PALETTE_STOPS: usize = 5;
+
+/// Light at which a palette reaches its middle stop: the map's position is
+/// `t = Y / (Y + PALETTE_HALF_LIGHT)` for luminance `Y`.
+pub const PALETTE_HALF_LIGHT: f32 = 0.5;
+
+/// Rec. 709 luminance weights of linear RGB.
+pub const LUMA: [f32; 3] = [0.2126, 0.7152, 0.0722];
+
+impl Palette {
+    /// Every palette, in parameter order.
+    pub const ALL: [Palette; 6] = [
+        Palette::Off,
+        Palette::Fire,
+        Palette::Ice,
+        Palette::Neon,
+        Palette::Sunset,
+        Palette::Mono,
+    ];
+
+    /// The palette's name (parameter text).
+    pub fn name(self) -> &'static str {
+        match self {
+            Palette::Off => "Off",
+            Palette::Fire => "Fire",
+            Palette::Ice => "Ice",
+            Palette::Neon => "Neon",
+            Palette::Sunset => "Sunset",
+            Palette::Mono => "Mono",
+        }
+    }
+
+    /// The palette at `index` (parameter value); out of range is [`Palette::Off`].
+    pub fn from_index(index: i32) -> Self {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| Self::ALL.get(i).copied())
+            .unwrap_or_default()
+    }
+
+    /// The stops as sRGB-encoded 8-bit colours (how they were chosen), dim to bright.
+    fn srgb_stops(self) -> Option<[u32; PALETTE_STOPS]> {
+        Some(match self {
+            Palette::Off => return None,
+            Palette::Fire => [0x8b0a00, 0xff2a00, 0xff8c00, 0xffd000, 0xfff4d8],
+            Palette::Ice => [0x1020ff, 0x1e6bff, 0x30c0ff, 0x9ff0ff, 0xf4ffff],
+            Palette::Neon => [0xff00c8, 0x8a00ff, 0x00e5ff, 0x39ff14, 0xf0ff40],
+            Palette::Sunset => [0x5a0a8c, 0xc8125a, 0xff4e3a, 0xff9e2c, 0xffe08a],
+            Palette::Mono => [0xffffff; PALETTE_STOPS],
+        })
+    }
+
+    /// The stops in linear RGB, each scaled to luminance 1, dim to bright; `None` for
+    /// [`Palette::Off`]. Any mix of two stops has luminance 1 too, so the display pass maps a
+    /// pixel of luminance `Y` to `Y` times the mix at its place.
+    pub fn stops(self) -> Option<[[f32; 3]; PALETTE_STOPS]> {
+        let srgb = self.srgb_stops()?;
+        Some(srgb.map(|hex| {
+            let rgb = [16, 8, 0].map(|shift| srgb_decode(((hex >> shift) & 0xff) as f32 / 255.0));
+            let y: f32 = rgb.iter().zip(LUMA).map(|(c, w)| c * w).sum();
+            rgb.map(|c| c / y)
+        }))
+    }
+}
+
+/// The picture effects of the filmic tone mode, in light units (linear RGB). [`Effects::OFF`]
+/// gives the plain filmic picture, bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Effects {
+    /// Bloom intensity: the glow added is this times the light above the threshold, spread
+    /// out (0: off).
+    pub bloom: f32,
+    /// Light (brightest channel) from which the bloom starts.
+    pub bloom_threshold: f32,
+    /// Softness of the threshold, as a share (0..1) of it: light from `threshold (1 - knee)`
+    /// on blooms a little, quadratically.
+    pub bloom_knee: f32,
+    /// Bloom spread, 0..1: how much of each mip level's glow comes from the wider levels.
+    pub bloom_radius: f32,
+    /// Sunrays: light scattered from bright dye along rays from the frame's centre (0: off).
+    pub rays: f32,
+    /// Shading: how much the light's relief, lit from [`Effects::light_angle`], shades the
+    /// dye (0: off, 1: full).
+    pub shading: f32,
+    /// Where the shading's light comes from, degrees anticlockwise from the right.
+    pub light_angle: f32,
+    /// A gradient map of the light's luminance.
+    pub palette: Palette,
+    /// Light under the fluid, linear RGB (dye covers it as it brightens).
+    pub background: [f32; 3],
+}
+
+impl Effects {
+    /// No effect at all.
+    pub const OFF: Effects = Effects {
+        bloom: 0.0,
+        bloom_threshold: 1.0,
+        bloom_knee: 0.5,
+        bloom_radius: 0.7,
+        rays: 0.0,
+        shading: 0.0,
+        light_angle: 135.0,
+        palette: Palette::Off,
+        background: [0.0; 3],
+    };
+
+    /// Finite values in their ranges (a non-finite value turns its effect off or takes the
+    /// neutral value).
+    pub fn sanitized(&self) -> Self {
+        let clamp = |x: f32, lo: f32, hi: f32, neutral: f32| {
+            if x.is_finite() {
+                x.clamp(lo, hi)
+            } else {
+                neutral
+            }
+        };
+        Self {
+            bloom: clamp(self.bloom, 0.0, 16.0, 0.0),
+            bloom_threshold: clamp(self.bloom_threshold, 0.0, 64.0, 1.0),
+            bloom_knee: clamp(self.bloom_knee, 0.0, 1.0, 0.5),
+            bloom_radius: clamp(self.bloom_radius, 0.0, 1.0, 0.7),
+            rays: clamp(self.rays, 0.0, 16.0, 0.0),
+            shading: clamp(self.shading, 0.0, 1.0, 0.0),
+            light_angle: clamp(self.light_angle, -1.0e4, 1.0e4, 135.0),
+            palette: self.palette,
+            background: self
+                .background
+                .map(|c| clamp(c, 0.0, FILMIC_MAX_LIGHT, 0.0)),
+        }
+    }
+
+    /// Whether any effect changes the picture (after [`Effects::sanitized`]).
+    pub fn any(&self) -> bool {
+        self.bloom > 0.0
+            || self.rays > 0.0
+            || self.shading > 0.0
+            || self.palette != Palette::Off
+            || self.background.iter().any(|&c| c > 0.0)
+    }
+}
+
+/// The light whose display value is `value` (0..1, sRGB-encoded) after the filmic curve: the
+/// inverse of `srgb_encode(filmic(m))`. A background of hue `h` and brightness `value` is the
+/// colour `hsv(h, s, 1)` times this, so its brightest channel shows at `value`.
+pub fn light_for_display(value: f32) -> f32 {
+    let y = srgb_decode(value.clamp(0.0, 1.0)).min(0.999);
+    // f(m) = y: (2.51 - 2.43 y) m^2 + (0.03 - 0.59 y) m - 0.14 y = 0, the positive root.
+    let (a, b, c) = (2.51 - 2.43 * y, 0.03 - 0.59 * y, -0.14 * y);
+    (-b + (b * b - 4.0 * a * c).sqrt()) / (2.0 * a)
+}
+
+/// The inverse of [`srgb_encode`]: an encoded value in 0..1 to linear light.
+pub fn srgb_decode(v: f32) -> f32 {
+    let v = v.clamp(0.0, 1.0);
+    if v <= 0.040_45 {
+        v / 12.92
+    } else {
+        ((v + 0.055) / 1.055).powf(2.4)
     }
 }
 
@@ -268,6 +455,33 @@ mod tests {
         for b in bins {
             assert!((b as f64 / 6553.6 - 1.0).abs() < 0.1, "{bins:?}");
         }
+    }
+
+    #[test]
+    fn palettes_keep_luminance_and_backgrounds_show_at_their_value() {
+        assert!(Palette::Off.stops().is_none());
+        for p in Palette::ALL.into_iter().skip(1) {
+            for stop in p.stops().unwrap() {
+                let y: f32 = stop.iter().zip(LUMA).map(|(c, w)| c * w).sum();
+                approx::assert_relative_eq!(y, 1.0, max_relative = 1e-5);
+            }
+        }
+        for (i, p) in Palette::ALL.into_iter().enumerate() {
+            assert_eq!(Palette::from_index(i as i32), p);
+        }
+        assert_eq!(Palette::from_index(-1), Palette::Off);
+        assert_eq!(Palette::from_index(99), Palette::Off);
+        for v in [0.0, 0.02, 0.1, 0.5, 0.9] {
+            let m = light_for_display(v);
+            approx::assert_abs_diff_eq!(srgb_encode(filmic(m)), v, epsilon = 1e-4);
+        }
+        assert!(!Effects::OFF.any());
+        let nan = Effects {
+            bloom: f32::NAN,
+            background: [f32::INFINITY, 0.0, f32::NAN],
+            ..Effects::OFF
+        };
+        assert!(!nan.sanitized().any(), "{:?}", nan.sanitized());
     }
 
     #[test]

@@ -83,6 +83,7 @@ impl Knobs {
             brightness: self.brightness,
             saturation: self.saturation,
             hue_shift: self.hue_shift,
+            effects: crate::fluid::Effects::OFF,
         }
     }
 

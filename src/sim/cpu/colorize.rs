@@ -117,7 +117,7 @@ fn tone<const LEGACY: bool>(x: f32) -> f32 {
 }
 
 /// Three output planes of one row.
-type Planes<'a> = [&'a mut [f32]; 3];
+pub(super) type Planes<'a> = [&'a mut [f32]; 3];
 
 /// Where a row kernel writes its pixels: packed RGBA8 straight away (the legacy tone, whose
 /// values are final), or three planes of linear light for the display pass (filmic). Writing
@@ -315,36 +315,114 @@ struct Scratch {
     pixels: Vec<u32>,
 }
 
+/// The colour knobs, sanitised: exposure, saturation (0..1) and hue shift in turns.
+#[derive(Clone, Copy)]
+pub(super) struct Knobs {
+    brightness: f32,
+    saturation: f32,
+    shift: f32,
+}
+
+impl Knobs {
+    pub(super) fn new(look: &Look) -> Self {
+        Self {
+            brightness: if look.brightness.is_finite() {
+                look.brightness.max(0.0)
+            } else {
+                1.0
+            },
+            saturation: if look.saturation.is_finite() {
+                look.saturation.clamp(0.0, 1.0)
+            } else {
+                1.0
+            },
+            shift: if look.hue_shift.is_finite() {
+                look.hue_shift / 360.0
+            } else {
+                0.0
+            },
+        }
+    }
+}
+
+/// The resampling taps of a `width x height` picture of `src`'s dye.
+pub(super) struct Resample {
+    xs: RowTaps,
+    ys: Vec<(usize, usize, f32)>,
+}
+
+impl Resample {
+    pub(super) fn new(src: &Source, width: usize, height: usize) -> Self {
+        Self {
+            xs: RowTaps::new(width, src.dw),
+            ys: taps(height, src.dh, true),
+        }
+    }
+}
+
+/// One row (`py`, top first) of linear light (the filmic tone's) into `planes`; `rows` is
+/// scratch of three dye rows.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn light_row(
+    src: &Source,
+    look: &Look,
+    k: Knobs,
+    taps: &Resample,
+    (width, height): (usize, usize),
+    py: usize,
+    rows: &mut [Vec<f32>; 3],
+    planes: Planes,
+) {
+    let Knobs {
+        brightness,
+        saturation,
+        shift,
+    } = k;
+    match look.color_mode {
+        ColorMode::Dye | ColorMode::DensityHue => {
+            let dw = src.dw;
+            let (j0, j1, fy) = taps.ys[py];
+            for (plane, r) in src.dye.iter().zip(rows.iter_mut()) {
+                let bottom = &plane[j0 * dw..(j0 + 1) * dw];
+                let top = &plane[j1 * dw..(j1 + 1) * dw];
+                lerp_rows(bottom, top, fy, r);
+            }
+            let rows = [&rows[0][..], &rows[1][..], &rows[2][..]];
+            let (i0, i1, f) = (&taps.xs.i0[..], &taps.xs.i1[..], &taps.xs.f[..]);
+            if look.color_mode == ColorMode::Dye {
+                dye_row_light(rows, i0, i1, f, brightness, saturation, shift, planes);
+            } else {
+                density_row_light(rows, i0, i1, f, brightness, saturation, shift, planes);
+            }
+        }
+        ColorMode::VelocityHue => velocity_row_light(
+            src, py, width, height, brightness, saturation, shift, planes,
+        ),
+    }
+}
+
 /// Render `src` with `look` into `out` (`width * height * 4` bytes, RGBA, top row first).
 ///
 /// Rows run in parallel. Each output row interpolates its two dye rows vertically once (so
 /// upscaling costs one lerp per source cell, not per pixel), then resamples horizontally and
 /// exposes into three planes of light in a vectorised kernel. The legacy tone mode tones them
 /// there (`1 - e^-x`) and packs them; the filmic mode hands the linear light to the display
-/// pass ([`super::display`]).
+/// pass ([`super::display`]), row by row. (With effects, [`super::picture`] keeps the whole
+/// frame's light instead, since bloom and rays need all of it.)
 pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mut [u8]) {
     assert_eq!(out.len(), width * height * 4, "frame buffer size");
     if width == 0 || height == 0 {
         return;
     }
-    let brightness = if look.brightness.is_finite() {
-        look.brightness.max(0.0)
-    } else {
-        1.0
-    };
-    let saturation = if look.saturation.is_finite() {
-        look.saturation.clamp(0.0, 1.0)
-    } else {
-        1.0
-    };
-    let shift = if look.hue_shift.is_finite() {
-        look.hue_shift / 360.0
-    } else {
-        0.0
-    };
+    let k = Knobs::new(look);
+    let Knobs {
+        brightness,
+        saturation,
+        shift,
+    } = k;
     let legacy = look.tone == ToneMode::Legacy;
-    let xs = RowTaps::new(width, src.dw);
-    let ys = taps(height, src.dh, true);
+    let resample = Resample::new(src, width, height);
+    let (xs, ys) = (&resample.xs, &resample.ys);
     let dw = src.dw;
     out.par_chunks_mut(width * 4)
         .with_min_len(super::band::min_rows(width * 4))
@@ -362,41 +440,34 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                     pixels,
                 } = scratch;
                 let [l0, l1, l2] = light;
-                let planes = [&mut l0[..], &mut l1[..], &mut l2[..]];
-                match look.color_mode {
-                    ColorMode::Dye | ColorMode::DensityHue => {
-                        let (j0, j1, fy) = ys[py];
-                        for (plane, r) in src.dye.iter().zip(rows.iter_mut()) {
-                            let bottom = &plane[j0 * dw..(j0 + 1) * dw];
-                            let top = &plane[j1 * dw..(j1 + 1) * dw];
-                            lerp_rows(bottom, top, fy, r);
+                if legacy {
+                    match look.color_mode {
+                        ColorMode::Dye | ColorMode::DensityHue => {
+                            let (j0, j1, fy) = ys[py];
+                            for (plane, r) in src.dye.iter().zip(rows.iter_mut()) {
+                                let bottom = &plane[j0 * dw..(j0 + 1) * dw];
+                                let top = &plane[j1 * dw..(j1 + 1) * dw];
+                                lerp_rows(bottom, top, fy, r);
+                            }
+                            let rows = [&rows[0][..], &rows[1][..], &rows[2][..]];
+                            let (i0, i1, f) = (&xs.i0[..], &xs.i1[..], &xs.f[..]);
+                            if look.color_mode == ColorMode::Dye {
+                                dye_row_legacy(
+                                    rows, i0, i1, f, brightness, saturation, shift, pixels,
+                                );
+                            } else {
+                                density_row_legacy(
+                                    rows, i0, i1, f, brightness, saturation, shift, pixels,
+                                );
+                            }
                         }
-                        let rows = [&rows[0][..], &rows[1][..], &rows[2][..]];
-                        let (i0, i1, f) = (&xs.i0[..], &xs.i1[..], &xs.f[..]);
-                        let dye = look.color_mode == ColorMode::Dye;
-                        match (dye, legacy) {
-                            (true, true) => dye_row_legacy(
-                                rows, i0, i1, f, brightness, saturation, shift, pixels,
-                            ),
-                            (true, false) => dye_row_light(
-                                rows, i0, i1, f, brightness, saturation, shift, planes,
-                            ),
-                            (false, true) => density_row_legacy(
-                                rows, i0, i1, f, brightness, saturation, shift, pixels,
-                            ),
-                            (false, false) => density_row_light(
-                                rows, i0, i1, f, brightness, saturation, shift, planes,
-                            ),
-                        }
+                        ColorMode::VelocityHue => velocity_row_legacy(
+                            src, py, width, height, brightness, saturation, shift, pixels,
+                        ),
                     }
-                    ColorMode::VelocityHue if legacy => velocity_row_legacy(
-                        src, py, width, height, brightness, saturation, shift, pixels,
-                    ),
-                    ColorMode::VelocityHue => velocity_row_light(
-                        src, py, width, height, brightness, saturation, shift, planes,
-                    ),
-                }
-                if !legacy {
+                } else {
+                    let planes = [&mut l0[..], &mut l1[..], &mut l2[..]];
+                    light_row(src, look, k, &resample, (width, height), py, rows, planes);
                     let light = [&l0[..], &l1[..], &l2[..]];
                     super::display::display_row(light, py, pixels);
                 }

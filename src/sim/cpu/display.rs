@@ -13,11 +13,16 @@
 //!    steps of dark gradients into fine noise. The dither depends on the pixel only, so
 //!    renders stay reproducible.
 //!
+//! With effects ([`Fx`], the filmic tone's look), before the tone each pixel's light is
+//! shaded by its relief, gets the glow (bloom and sunrays, `bloom.rs`) sampled up from half
+//! the frame, is gradient-mapped by a palette and laid over the background.
+//!
 //! Rows are numbered top first, as in the frame.
 
+use super::bloom::{Rgb, sane};
 #[cfg(test)]
 use crate::fluid::srgb_encode;
-use crate::fluid::{dither, filmic_ratio};
+use crate::fluid::{Effects, LUMA, PALETTE_HALF_LIGHT, PALETTE_STOPS, dither, filmic_ratio};
 
 /// Where the sRGB curve's linear toe ends.
 const SRGB_TOE: f32 = 0.003_130_8;
@@ -82,6 +87,132 @@ fn display_row_kernel(light: [&[f32]; 3], py: u32, out: &mut [u32]) {
 /// One row (`py`, top first) of light planes to packed opaque RGBA8 pixels (little-endian).
 pub fn display_row(light: [&[f32]; 3], py: usize, out: &mut [u32]) {
     display_row_kernel(light, py as u32, out);
+}
+
+/// Height of the shading's relief, in canvas heights per unit of compressed luminance
+/// `Y / (1 + Y)`: a dye edge rising to half over 3 % of the canvas tilts by about 34 degrees.
+pub const SHADE_RELIEF: f32 = 0.04;
+/// Elevation of the shading's light above the canvas, degrees.
+pub const SHADE_ELEVATION_DEG: f32 = 40.0;
+/// How fast dye covers the background: the background is divided by `1 + BG_COVER * Y`.
+pub const BG_COVER: f32 = 4.0;
+
+/// The display pass's effect constants for one frame, derived once from the look's
+/// [`Effects`] (the GPU's uniform carries the same numbers).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fx {
+    /// Shading amount (0: none).
+    pub shade: f32,
+    /// `SHADE_RELIEF` over the shading stencil's width in canvas heights.
+    pub relief: f32,
+    /// The unit vector towards the light, divided by its height (flat dye is lit by 1).
+    pub light: [f32; 3],
+    /// Half-width of the shading stencil in pixels: about one dye cell.
+    pub step: usize,
+    /// The palette's stops (luminance 1 each), if one is on.
+    pub stops: Option<[Rgb; PALETTE_STOPS]>,
+    /// Background light.
+    pub background: Rgb,
+}
+
+impl Fx {
+    /// The constants for a frame `height` pixels tall of a dye grid `dye_h` cells tall.
+    pub fn new(fx: &Effects, height: usize, dye_h: usize) -> Self {
+        let step = (height as f32 / dye_h.max(1) as f32).round().max(1.0) as usize;
+        let (a, e) = (
+            fx.light_angle.to_radians(),
+            SHADE_ELEVATION_DEG.to_radians(),
+        );
+        let (cos_e, sin_e) = (e.cos(), e.sin());
+        Self {
+            shade: fx.shading,
+            relief: SHADE_RELIEF * height as f32 / (2 * step) as f32,
+            light: [a.cos() * cos_e / sin_e, a.sin() * cos_e / sin_e, 1.0],
+            step,
+            stops: fx.palette.stops(),
+            background: fx.background,
+        }
+    }
+}
+
+/// Compressed luminance of sane light: the shading's height field, 0..1.
+#[inline(always)]
+fn height_of(r: f32, g: f32, b: f32) -> f32 {
+    let y = LUMA[0].mul_add(sane(r), LUMA[1].mul_add(sane(g), LUMA[2] * sane(b)));
+    y / (1.0 + y)
+}
+
+/// Luminance of light.
+#[inline(always)]
+fn luma(c: Rgb) -> f32 {
+    LUMA[0].mul_add(c[0], LUMA[1].mul_add(c[1], LUMA[2] * c[2]))
+}
+
+/// The light of one pixel, shaded by the gradient `(gx, gy)` (y up) of the height field.
+#[inline(always)]
+pub fn shade(c: Rgb, gx: f32, gy: f32, fx: &Fx) -> Rgb {
+    let (nx, ny) = (-gx * fx.relief, -gy * fx.relief);
+    let lit = nx.mul_add(fx.light[0], ny.mul_add(fx.light[1], 1.0));
+    let diffuse = lit / nx.mul_add(nx, ny.mul_add(ny, 1.0)).sqrt();
+    let k = fx.shade.mul_add(diffuse - 1.0, 1.0).max(0.0);
+    c.map(|x| x * k)
+}
+
+/// Palette and background on light that has its glow: `Y` times the palette's colour at
+/// `Y / (Y + PALETTE_HALF_LIGHT)`, then the background, covered as the light brightens.
+#[inline(always)]
+pub fn grade(c: Rgb, fx: &Fx) -> Rgb {
+    let mut c = c;
+    if let Some(stops) = &fx.stops {
+        let y = luma(c);
+        let t = y / (y + PALETTE_HALF_LIGHT);
+        let pos = t * (PALETTE_STOPS - 1) as f32;
+        let i = (pos as usize).min(PALETTE_STOPS - 2);
+        let f = pos - i as f32;
+        let (a, b) = (stops[i], stops[i + 1]);
+        c = std::array::from_fn(|k| f.mul_add(b[k] - a[k], a[k]) * y);
+    }
+    let cover = 1.0 / BG_COVER.mul_add(luma(c), 1.0);
+    std::array::from_fn(|k| fx.background[k].mul_add(cover, c[k]))
+}
+
+/// The rows a display row with effects reads.
+pub struct FxRows<'a> {
+    /// This row's light, and the rows `step` above and below (clamped to the frame).
+    pub light: [&'a [f32]; 3],
+    pub above: [&'a [f32]; 3],
+    pub below: [&'a [f32]; 3],
+    /// The glow of this row at the glow's width (already interpolated vertically), if any.
+    pub glow: Option<&'a [Rgb]>,
+    /// For each pixel, the glow's two texels and the second's weight.
+    pub glow_taps: &'a [(u32, u32, f32)],
+}
+
+/// One row (`py`, top first) of light with effects to packed opaque RGBA8 pixels.
+pub fn display_fx_row(rows: &FxRows, fx: &Fx, py: usize, out: &mut [u32]) {
+    let [r, g, b] = rows.light;
+    let n = out.len().min(r.len()).min(g.len()).min(b.len());
+    let k = fx.step;
+    let h = |p: [&[f32]; 3], x: usize| height_of(p[0][x], p[1][x], p[2][x]);
+    for px in 0..n {
+        let mut c = [r[px], g[px], b[px]];
+        if fx.shade > 0.0 {
+            let (left, right) = (px.saturating_sub(k), (px + k).min(n - 1));
+            let gx = h(rows.light, right) - h(rows.light, left);
+            let gy = h(rows.above, px) - h(rows.below, px);
+            c = shade(c, gx, gy, fx);
+        }
+        if let Some(glow) = rows.glow {
+            let (i0, i1, f) = rows.glow_taps[px];
+            let (a, b) = (glow[i0 as usize], glow[i1 as usize]);
+            c = std::array::from_fn(|k| c[k] + f.mul_add(b[k] - a[k], a[k]));
+        }
+        let c = grade(c, fx);
+        let m = filmic_ratio(c[0].max(c[1]).max(c[2]));
+        let d = dither(px as u32, py as u32);
+        let [r8, g8, b8] = c.map(|x| quantise(encode_255(x * m), d));
+        out[px] = r8 | g8 << 8 | b8 << 16 | 0xff00_0000;
+    }
 }
 
 #[cfg(test)]

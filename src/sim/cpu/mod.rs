@@ -4,15 +4,18 @@
 
 pub mod advect;
 pub mod band;
+pub mod bloom;
 pub mod colorize;
 pub mod curl;
 pub mod diffuse;
 pub mod display;
 pub mod divergence;
 pub mod gradient;
+pub mod picture;
 pub mod pressure;
 pub mod reduce;
 pub mod splat;
+pub mod sunrays;
 pub mod vorticity;
 
 mod obstacles;
@@ -110,6 +113,8 @@ pub struct CpuSolver {
     frame_size: Option<(usize, usize)>,
     /// Solid cells, if any.
     obstacles: Option<obstacles::Obstacles>,
+    /// The picture stage's buffers (light planes, bloom levels), kept between frames.
+    picture: picture::Picture,
 }
 
 /// Why a CPU solver could not be made.
@@ -149,6 +154,7 @@ impl CpuSolver {
             frame: Vec::new(),
             frame_size: None,
             obstacles: None,
+            picture: picture::Picture::default(),
         })
     }
 
@@ -454,7 +460,7 @@ impl Solver for CpuSolver {
     fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
         let cfg = self.cfg;
         self.install(|s| {
-            let st = &s.state;
+            let (st, picture) = (&s.state, &mut s.picture);
             let src = colorize::Source {
                 w: cfg.width,
                 h: cfg.height,
@@ -464,7 +470,7 @@ impl Solver for CpuSolver {
                 dh: cfg.dye_height(),
                 dye: [&st.dye[0], &st.dye[1], &st.dye[2]],
             };
-            colorize::colorize(&src, look, width, height, out);
+            picture.render(&src, look, width, height, out);
         });
     }
 

@@ -3,7 +3,8 @@
 //! uniform struct's size and field offsets against its WGSL twin, and the Rust constants that
 //! mirror WGSL ones.
 
-use super::params::Params;
+use super::params::{Params, PictureUniform};
+use super::passes::bloom::MipUniform;
 use super::passes::diffuse::DiffuseUniform;
 use super::passes::divergence::{DecideUniform, SlotUniform};
 use super::passes::pressure::LevelUniform;
@@ -117,6 +118,17 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             LevelUniform,
             [w, h, colour, cw, cx, cy, omega, sweeps]
         ),
+        layout!(
+            "display",
+            "Picture",
+            PictureUniform,
+            [
+                threshold, knee, bloom, spread, rays, shade, relief, step, light, background,
+                stops, palette, glow, glow_w, glow_h, effects,
+            ]
+        ),
+        layout!("bloom", "Mip", MipUniform, [src_w, src_h, dst_w, dst_h]),
+        layout!("sunrays", "Mip", MipUniform, [src_w, src_h, dst_w, dst_h]),
         layout!("diffuse", "Diffuse", DiffuseUniform, [nx, ny, fixed, a]),
         layout!("reduce", "Reduce", ReduceUniform, [n, groups, slot, mode]),
         layout!("divergence", "Mean", SlotUniform, [slot, count]),
@@ -168,6 +180,35 @@ fn wgsl_u32(shader: &str, name: &str) -> u32 {
         naga::Expression::Literal(naga::Literal::U32(x)) => x,
         ref e => panic!("{shader}.wgsl: const {name} is {e:?}, not a u32 literal"),
     }
+}
+
+/// The value of WGSL constant `name` (an f32 literal) in `shader`.
+fn wgsl_f32(shader: &str, name: &str) -> f32 {
+    let module = parse(shader);
+    let (_, constant) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("{shader}.wgsl has no const {name}"));
+    match module.global_expressions[constant.init] {
+        naga::Expression::Literal(naga::Literal::F32(x)) => x,
+        ref e => panic!("{shader}.wgsl: const {name} is {e:?}, not an f32 literal"),
+    }
+}
+
+#[test]
+fn the_picture_constants_mirror_the_wgsl() {
+    use crate::sim::cpu::{bloom, display, sunrays};
+    assert_eq!(wgsl_f32("bloom", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
+    assert_eq!(wgsl_f32("display", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
+    assert_eq!(wgsl_f32("display", "BG_COVER"), display::BG_COVER);
+    assert_eq!(
+        wgsl_f32("display", "PALETTE_HALF_LIGHT"),
+        crate::fluid::PALETTE_HALF_LIGHT
+    );
+    assert_eq!(wgsl_u32("sunrays", "SAMPLES"), sunrays::RAYS_SAMPLES);
+    assert_eq!(wgsl_f32("sunrays", "DENSITY"), sunrays::RAYS_DENSITY);
+    assert_eq!(wgsl_f32("sunrays", "DECAY"), sunrays::RAYS_DECAY);
 }
 
 #[test]

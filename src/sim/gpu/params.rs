@@ -1,6 +1,8 @@
 //! `Params` (common.wgsl): the uniform every pass but the solves reads, written once per step
 //! (and once per frame for the look). The layout tests check it against its WGSL twin.
 
+use crate::fluid::{PALETTE_STOPS, ToneMode};
+use crate::sim::cpu::display::Fx;
 use crate::sim::physics::{VORTICITY_SCALE_PER_S, decay_factor};
 use crate::sim::{Look, MAX_DYE, SimConfig, StepParams};
 use bytemuck::{Pod, Zeroable};
@@ -79,6 +81,59 @@ impl Params {
             hue_shift: finite_or(look.hue_shift, 0.0),
             tone: look.tone as u32,
             ..Self::base(c)
+        }
+    }
+}
+
+/// `Picture` in common.wgsl: the filmic tone's effects, written once per frame.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable, Default, Debug)]
+pub(super) struct PictureUniform {
+    pub threshold: f32,
+    pub knee: f32,
+    pub bloom: f32,
+    pub spread: f32,
+    pub rays: f32,
+    pub shade: f32,
+    pub relief: f32,
+    pub step: u32,
+    pub light: [f32; 4],
+    pub background: [f32; 4],
+    pub stops: [[f32; 4]; PALETTE_STOPS],
+    pub palette: u32,
+    pub glow: u32,
+    pub glow_w: u32,
+    pub glow_h: u32,
+    pub effects: u32,
+    pub _pad: [u32; 3],
+}
+
+impl PictureUniform {
+    /// The effects of `look` for a `width x height` frame of the grid `c` (the numbers the
+    /// CPU's display pass derives, [`Fx::new`]); `glow`: the size of bloom level 0.
+    pub fn new(c: &SimConfig, look: &Look, height: usize, glow: (usize, usize)) -> Self {
+        let fx = look.effects.sanitized();
+        let d = Fx::new(&fx, height, c.dye_height());
+        let on = look.tone != ToneMode::Legacy && fx.any();
+        let rgb = |v: [f32; 3]| [v[0], v[1], v[2], 0.0];
+        Self {
+            threshold: fx.bloom_threshold,
+            knee: fx.bloom_knee,
+            bloom: fx.bloom,
+            spread: fx.bloom_radius,
+            rays: fx.rays,
+            shade: d.shade,
+            relief: d.relief,
+            step: d.step as u32,
+            light: rgb(d.light),
+            background: rgb(d.background),
+            stops: d.stops.map_or([[0.0; 4]; PALETTE_STOPS], |s| s.map(rgb)),
+            palette: u32::from(d.stops.is_some()),
+            glow: u32::from(on && (fx.bloom > 0.0 || fx.rays > 0.0)),
+            glow_w: glow.0 as u32,
+            glow_h: glow.1 as u32,
+            effects: u32::from(on),
+            _pad: [0; 3],
         }
     }
 }

@@ -20,6 +20,8 @@ pub const PASSES: &[(&str, &str)] = &[
     ("advect", include_str!("../../../shaders/advect.wgsl")),
     ("colorize", include_str!("../../../shaders/colorize.wgsl")),
     ("display", include_str!("../../../shaders/display.wgsl")),
+    ("bloom", include_str!("../../../shaders/bloom.wgsl")),
+    ("sunrays", include_str!("../../../shaders/sunrays.wgsl")),
 ];
 
 /// The full source of pass `name` (common prelude included).

@@ -7,11 +7,11 @@ use super::buffers::{Buffers, EXTRA, MAIN, Sizes, bytes_f32};
 use super::context::{GpuContext, GpuError};
 use super::frames::{self, Frames, read_f32};
 use super::kernel::{Dispatcher, module};
-use super::params::Params;
+use super::params::{Params, PictureUniform};
 use super::passes::reduce::slot;
 use super::passes::{
-    Advect, Colorize, Compressibility, Curl, Diffuse, Display, Divergence, GpuSplat, Gradient,
-    Multigrid, Norms, Pressure, Reduce, Splat, Vorticity,
+    Advect, Bloom, Colorize, Compressibility, Curl, Diffuse, Display, Divergence, GpuSplat,
+    Gradient, Multigrid, Norms, Pressure, Reduce, Splat, Sunrays, Vorticity,
 };
 use crate::fluid::ToneMode;
 use crate::sim::grid::Fields;
@@ -62,7 +62,16 @@ pub struct GpuSolver {
     advect: Advect,
     compressibility: Compressibility,
     colorize: Colorize,
+    bloom: Bloom,
+    sunrays: Sunrays,
     display: Display,
+    /// The picture effects' uniform (`PictureUniform`), written per frame.
+    picture: wgpu::Buffer,
+    /// Frame timing with timestamp queries (colorize, then the display pipeline), when asked
+    /// for ([`GpuSolver::set_time_frames`]) and the adapter has them.
+    frame_timing: Option<Timing>,
+    /// GPU time of the last frame rendered with timing: `[colorize, display pipeline]` ms.
+    last_frame_gpu_ms: Option<[f64; 2]>,
     /// Which buffer holds the current velocity and dye.
     vel: usize,
     dye: usize,
@@ -140,7 +149,12 @@ impl GpuSolver {
             advect: Advect::new(device, &b, &s),
             compressibility: Compressibility::new(device, &b, &s, &reduce),
             colorize: Colorize::new(device),
+            bloom: Bloom::new(device),
+            sunrays: Sunrays::new(device),
             display: Display::new(device),
+            picture: super::kernel::uniform(device, "Uniform: picture", &PictureUniform::default()),
+            frame_timing: None,
+            last_frame_gpu_ms: None,
             activity: ActivityProbe::new(device, &reduce, &b, &s),
             reduce,
             buf: b,
@@ -187,6 +201,56 @@ impl GpuSolver {
     /// GPU time of the last measured step in ms, when the adapter supports timestamps.
     pub fn last_gpu_ms(&self) -> Option<f64> {
         self.last_gpu_ms
+    }
+
+    /// Time each frame's colorize and display pipeline on the GPU with timestamp queries
+    /// (when the adapter has them; [`GpuSolver::last_frame_gpu_ms`] after each
+    /// [`Solver::render`]). For the bench: reading the times back waits for the frame.
+    pub fn set_time_frames(&mut self, on: bool) {
+        let device = &self.ctx.device;
+        self.frame_timing = (on && self.ctx.timestamps).then(|| Timing {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("Queries: frame time"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 4,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("Buffer: frame time"),
+                size: 32,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            period_ns: self.ctx.queue.get_timestamp_period(),
+        });
+        self.last_frame_gpu_ms = None;
+    }
+
+    /// GPU time of the last frame [`Solver::render`] drew with timing on: colorize, and the
+    /// display pipeline after it (bloom, sunrays, display), in ms.
+    pub fn last_frame_gpu_ms(&self) -> Option<[f64; 2]> {
+        self.last_frame_gpu_ms
+    }
+
+    /// A labelled compute pass with direct dispatches, timed by the frame queries `first`
+    /// (start) and `first + 1` (end) when frame timing is on.
+    fn frame_pass<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        label: &str,
+        first: u32,
+    ) -> Dispatcher<'e, 'e> {
+        let timestamp_writes =
+            self.frame_timing
+                .as_ref()
+                .map(|t| wgpu::ComputePassTimestampWrites {
+                    query_set: &t.queries,
+                    beginning_of_pass_write_index: Some(first),
+                    end_of_pass_write_index: Some(first + 1),
+                });
+        Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(label),
+            timestamp_writes,
+        }))
     }
 
     /// Frames skipped because every staging buffer was still busy.
@@ -381,20 +445,46 @@ impl GpuSolver {
         if self.colorize.ensure(device, &self.buf, width, height) {
             self.frames.resize((width, height));
             let c = &self.colorize;
-            self.display
-                .bind(device, &self.buf.params, c.light(), c.frame(), c.size());
+            self.bloom.bind(device, &self.picture, c.light(), c.size());
+            self.sunrays.bind(device, &self.bloom);
+            let (glow, _) = self.bloom.glow();
+            let (params, picture) = (&self.buf.params, &self.picture);
+            self.display.bind(
+                device,
+                params,
+                picture,
+                c.light(),
+                glow,
+                c.frame(),
+                c.size(),
+            );
         }
+        debug_assert!(self.bloom.fits((width, height)));
         let index = self.frames.take_free(device, (width, height))?;
         let params = Params::frame(&self.cfg, look, width, height);
+        let picture = PictureUniform::new(&self.cfg, look, height, self.bloom.glow().1);
         let queue = &self.ctx.queue;
         queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&params));
+        queue.write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
         let mut encoder = device.create_command_encoder(&Default::default());
-        let mut d = self.pass(&mut encoder, "Pass: colorize");
+        let mut d = self.frame_pass(&mut encoder, "Pass: colorize", 0);
         self.colorize.encode(&mut d, self.vel, self.dye);
         drop(d);
-        if look.tone != ToneMode::Legacy {
-            let mut d = self.pass(&mut encoder, "Pass: display");
+        let filmic = look.tone != ToneMode::Legacy;
+        if filmic {
+            let mut d = self.frame_pass(&mut encoder, "Pass: display", 2);
+            let fx = look.effects.sanitized();
+            if picture.effects != 0 && self.bloom.encode_down_up(&mut d, &fx) {
+                if fx.rays > 0.0 {
+                    self.sunrays.encode(&mut d);
+                }
+                self.bloom.encode_glow(&mut d);
+            }
             self.display.encode(&mut d);
+        }
+        if let Some(t) = &self.frame_timing {
+            let n = if filmic { 4 } else { 2 };
+            encoder.resolve_query_set(&t.queries, 0..n, &t.resolve, 0);
         }
         let frame = self.colorize.frame();
         Some(self.frames.submit(&self.ctx, encoder, frame, index))
@@ -514,6 +604,17 @@ impl Solver for GpuSolver {
             return;
         };
         let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+        if let Some(t) = &self.frame_timing {
+            let bytes = frames::read_buffer(&self.ctx, &t.resolve, 32);
+            let stamps: Vec<u64> = bytemuck::cast_slice(&bytes).to_vec();
+            let ms = |a: u64, b: u64| b.wrapping_sub(a) as f64 * f64::from(t.period_ns) * 1e-6;
+            let display = if look.tone == ToneMode::Legacy {
+                0.0
+            } else {
+                ms(stamps[2], stamps[3])
+            };
+            self.last_frame_gpu_ms = Some([ms(stamps[0], stamps[1]), display]);
+        }
         match self.frames.collect(&mut scratch) {
             Some((size, got)) if size == (width, height) && got == serial => {
                 out.copy_from_slice(&scratch)

@@ -1,5 +1,6 @@
 //! Display (display.wgsl): the filmic tone mode's last pass, colorize's light to the RGBA8
-//! frame (tone curve, sRGB encoding, dither). Mirrors cpu/display.rs (`display_row`).
+//! frame (effects, tone curve, sRGB encoding, dither). Mirrors cpu/display.rs (`display_row`,
+//! `display_fx_row`).
 
 use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module};
 
@@ -9,8 +10,10 @@ pub(in crate::sim::gpu) mod binding {
     pub const P: Binding = Binding::new(0, "P");
     pub const LIGHT: Binding = Binding::new(1, "light");
     pub const FRAME: Binding = Binding::new(2, "frame");
+    pub const Q: Binding = Binding::new(3, "Q");
+    pub const GLOW: Binding = Binding::new(4, "glow");
     #[cfg(test)]
-    pub const ALL: &[Binding] = &[P, LIGHT, FRAME];
+    pub const ALL: &[Binding] = &[P, LIGHT, FRAME, Q, GLOW];
 }
 
 /// The display pass; its bind group follows colorize's target (rebuilt with it).
@@ -29,19 +32,30 @@ impl Display {
         }
     }
 
-    /// Bind `light` and `frame` (a `size` picture); call whenever colorize rebuilds its target.
+    /// Bind `light`, the effects `picture` and `glow`, and `frame` (a `size` picture); call
+    /// whenever colorize rebuilds its target.
+    #[allow(clippy::too_many_arguments)]
     pub fn bind(
         &mut self,
         device: &wgpu::Device,
         params: &wgpu::Buffer,
+        picture: &wgpu::Buffer,
         light: &wgpu::Buffer,
+        glow: &wgpu::Buffer,
         frame: &wgpu::Buffer,
         size: (usize, usize),
     ) {
         use binding::*;
-        let group = self
-            .display
-            .bind(device, &[(P, params), (LIGHT, light), (FRAME, frame)]);
+        let group = self.display.bind(
+            device,
+            &[
+                (P, params),
+                (LIGHT, light),
+                (FRAME, frame),
+                (Q, picture),
+                (GLOW, glow),
+            ],
+        );
         self.target = Some((group, size));
     }
 

@@ -4,6 +4,7 @@
 //! the layout tests check them against the WGSL.
 
 pub(super) mod advect;
+pub(super) mod bloom;
 pub(super) mod colorize;
 pub(super) mod curl;
 pub(super) mod diffuse;
@@ -14,9 +15,11 @@ pub(super) mod multigrid;
 pub(super) mod pressure;
 pub(super) mod reduce;
 pub(super) mod splat;
+pub(super) mod sunrays;
 pub(super) mod vorticity;
 
 pub(super) use advect::Advect;
+pub(super) use bloom::Bloom;
 pub(super) use colorize::Colorize;
 pub(super) use curl::Curl;
 pub(super) use diffuse::Diffuse;
@@ -27,12 +30,14 @@ pub(super) use multigrid::Multigrid;
 pub(super) use pressure::Pressure;
 pub(super) use reduce::Reduce;
 pub(super) use splat::{GpuSplat, Splat};
+pub(super) use sunrays::Sunrays;
 pub(super) use vorticity::Vorticity;
 
 /// Every shader's bindings as the passes name them: `(shader, bindings)`.
 #[cfg(test)]
 pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("advect", advect::binding::ALL),
+    ("bloom", bloom::binding::ALL),
     ("colorize", colorize::binding::ALL),
     ("curl", curl::binding::ALL),
     ("diffuse", diffuse::binding::ALL),
@@ -42,5 +47,6 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("pressure", pressure::binding::ALL),
     ("reduce", reduce::binding::ALL),
     ("splat", splat::binding::ALL),
+    ("sunrays", sunrays::binding::ALL),
     ("vorticity", vorticity::binding::ALL),
 ];

@@ -1,0 +1,457 @@
+//! Bloom: the light above a threshold, spread wide through a mip chain, added back before
+//! the tone curve (Jimenez, "Next generation post processing in Call of Duty", 2014, with a
+//! separable filter in place of the 13 bilinear taps, since these passes fetch texels by
+//! hand). Mirrors shaders/bloom.wgsl. Linear RGB throughout; rows top first.
+//!
+//! - prefilter: the frame's light, averaged over 2x2 pixels into level 0 (half the frame,
+//!   rounded up) and passed through a soft threshold ([`soft_threshold`]);
+//! - down: level k to level k + 1 (half again) with the `[1 3 3 1] / 8` filter per axis, which
+//!   keeps the mean (every texel's weights over the coarser level add up to a quarter);
+//! - up: from the coarsest level back to level 0, `up_k = (1 - s) down_k + s tent(up_k+1)`,
+//!   a bilinear sample of the coarser level blurred by a 3x3 tent (also mean-keeping), so the
+//!   glow is a weighted mean of every level, the weights set by the spread `s`;
+//! - glow: `bloom * up_0`, plus the sunrays (`super::sunrays`) sampled up to level 0: what the
+//!   display pass samples up to the frame and adds to the light.
+//!
+//! Edges clamp (a texel past the edge reads the edge texel). Light is made finite and capped
+//! at [`BLOOM_MAX_LIGHT`] as it enters (NaN as 0), so a broken pixel cannot poison the glow.
+//! The level count follows the frame size, so the glow spans the same share of any frame.
+
+use super::sunrays;
+use crate::fluid::Effects;
+use rayon::prelude::*;
+
+/// Linear RGB.
+pub type Rgb = [f32; 3];
+
+/// Most levels in the chain (level 0 is half the frame).
+pub const BLOOM_MAX_LEVELS: usize = 8;
+/// A level is added only while both its edges keep at least this many texels (level 0
+/// always exists, even for a 1x1 frame).
+pub const BLOOM_MIN_EDGE_PX: usize = 4;
+/// Light (per channel) above which the bloom sees no more: past what any dye can show
+/// (`MAX_DYE` 64 at the brightness knob's 300 %), and finite.
+pub const BLOOM_MAX_LIGHT: f32 = 256.0;
+
+/// The down filter's weights per axis, for texels `2i - 1 ..= 2i + 2`.
+const DOWN_WEIGHTS: [f32; 4] = [0.125, 0.375, 0.375, 0.125];
+
+/// Level sizes of the chain for a `w x h` frame, level 0 first.
+pub fn level_sizes(w: usize, h: usize) -> Vec<(usize, usize)> {
+    let mut sizes = vec![(w.div_ceil(2).max(1), h.div_ceil(2).max(1))];
+    while sizes.len() < BLOOM_MAX_LEVELS {
+        let (lw, lh) = sizes[sizes.len() - 1];
+        let next = (lw.div_ceil(2), lh.div_ceil(2));
+        if next.0.min(next.1) < BLOOM_MIN_EDGE_PX {
+            break;
+        }
+        sizes.push(next);
+    }
+    sizes
+}
+
+/// Light made finite and capped: NaN and negatives to 0, +inf to [`BLOOM_MAX_LIGHT`].
+#[inline(always)]
+#[allow(clippy::manual_clamp)] // clamp would keep NaN; max-then-min maps it to 0
+pub fn sane(x: f32) -> f32 {
+    x.max(0.0).min(BLOOM_MAX_LIGHT)
+}
+
+/// The soft threshold (Unity's, after Karis): light whose brightest channel `m` is below
+/// `threshold - knee` gives nothing, above `threshold + knee` it gives `m - threshold`, and in
+/// between a quadratic joins the two; the colour keeps its hue. `knee` is absolute.
+#[inline(always)]
+pub fn soft_threshold(c: Rgb, threshold: f32, knee: f32) -> Rgb {
+    let m = c[0].max(c[1]).max(c[2]);
+    let soft = (m - threshold + knee).max(0.0).min(2.0 * knee);
+    let soft = soft * soft / (4.0 * knee + 1.0e-5);
+    let k = soft.max(m - threshold) / m.max(1.0e-5);
+    c.map(|x| x * k)
+}
+
+/// Bilinear taps of pixel `p` of `out_n` over `src_n` texels: the two texels and the weight
+/// of the second (centres aligned, clamped at the edges; as colorize's).
+#[inline(always)]
+pub fn tap(p: usize, out_n: usize, src_n: usize) -> (usize, usize, f32) {
+    let x = ((p as f32 + 0.5) * src_n as f32 / out_n as f32 - 0.5)
+        .max(0.0)
+        .min((src_n - 1) as f32);
+    let i0 = x as usize;
+    (i0, (i0 + 1).min(src_n - 1), x - i0 as f32)
+}
+
+/// One level: its size, what came down (thresholded light, filtered) and what goes up.
+#[derive(Default)]
+pub struct Level {
+    pub w: usize,
+    pub h: usize,
+    pub down: Vec<Rgb>,
+    pub up: Vec<Rgb>,
+}
+
+impl Level {
+    fn new((w, h): (usize, usize)) -> Self {
+        Self {
+            w,
+            h,
+            down: vec![[0.0; 3]; w * h],
+            up: vec![[0.0; 3]; w * h],
+        }
+    }
+}
+
+/// The chain's buffers for one frame size, kept between frames.
+#[derive(Default)]
+pub struct Chain {
+    /// The frame size the levels are for.
+    pub size: (usize, usize),
+    pub levels: Vec<Level>,
+    /// The sunrays, at the size of level [`Chain::rays_level`].
+    pub rays: Vec<Rgb>,
+}
+
+impl Chain {
+    /// Make the levels fit a `w x h` frame.
+    pub fn ensure(&mut self, w: usize, h: usize) {
+        if self.size == (w, h) && !self.levels.is_empty() {
+            return;
+        }
+        self.size = (w, h);
+        self.levels = level_sizes(w, h).into_iter().map(Level::new).collect();
+        let r = &self.levels[self.rays_level()];
+        self.rays = vec![[0.0; 3]; r.w * r.h];
+    }
+
+    /// The level the sunrays are traced on (see [`sunrays::rays_level`]).
+    pub fn rays_level(&self) -> usize {
+        let sizes: Vec<_> = self.levels.iter().map(|l| (l.w, l.h)).collect();
+        sunrays::rays_level(&sizes)
+    }
+
+    /// The glow (level 0's `up`): bloom and sunrays of `light` (three planes of a `w x h`
+    /// frame, rows top first), or `false` when `fx` asks for neither.
+    pub fn run(&mut self, light: [&[f32]; 3], w: usize, h: usize, fx: &Effects) -> bool {
+        if fx.bloom <= 0.0 && fx.rays <= 0.0 {
+            return false;
+        }
+        self.ensure(w, h);
+        let knee = fx.bloom_threshold * fx.bloom_knee;
+        prefilter(light, w, h, fx.bloom_threshold, knee, &mut self.levels[0]);
+        let r = self.rays_level();
+        let deepest = if fx.bloom > 0.0 {
+            self.levels.len() - 1
+        } else {
+            r
+        };
+        for k in 0..deepest {
+            let (fine, coarse) = self.levels.split_at_mut(k + 1);
+            down(&fine[k], &mut coarse[0]);
+        }
+        if fx.bloom > 0.0 {
+            let last = self.levels.len() - 1;
+            let l = &mut self.levels[last];
+            l.up.copy_from_slice(&l.down);
+            for k in (0..last).rev() {
+                let (fine, coarse) = self.levels.split_at_mut(k + 1);
+                up(&coarse[0], &mut fine[k], fx.bloom_radius);
+            }
+        }
+        if fx.rays > 0.0 {
+            let l = &self.levels[r];
+            sunrays::sunrays(&l.down, l.w, l.h, &mut self.rays);
+        }
+        let rays = (fx.rays > 0.0).then(|| {
+            let l = &self.levels[r];
+            (&self.rays[..], l.w, l.h)
+        });
+        glow(&mut self.levels[0], fx.bloom, rays, fx.rays);
+        true
+    }
+}
+
+/// Level 0 from the frame: 2x2 averages of sane light, soft-thresholded.
+fn prefilter(light: [&[f32]; 3], w: usize, h: usize, threshold: f32, knee: f32, l: &mut Level) {
+    let lw = l.w;
+    l.down
+        .par_chunks_mut(lw)
+        .with_min_len(super::band::min_rows(lw * 4))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let (y0, y1) = (2 * j, (2 * j + 1).min(h - 1));
+            for (i, out) in row.iter_mut().enumerate() {
+                let (x0, x1) = (2 * i, (2 * i + 1).min(w - 1));
+                let c = light.map(|p| {
+                    let a = sane(p[y0 * w + x0]) + sane(p[y0 * w + x1]);
+                    let b = sane(p[y1 * w + x0]) + sane(p[y1 * w + x1]);
+                    (a + b) * 0.25
+                });
+                *out = soft_threshold(c, threshold, knee);
+            }
+        });
+}
+
+/// `fine.down` to `coarse.down`: `[1 3 3 1] / 8` per axis over texels `2i - 1 ..= 2i + 2`.
+fn down(fine: &Level, coarse: &mut Level) {
+    let (fw, fh) = (fine.w, fine.h);
+    let cw = coarse.w;
+    let clamp = |x: isize, n: usize| x.clamp(0, n as isize - 1) as usize;
+    coarse
+        .down
+        .par_chunks_mut(cw)
+        .with_min_len(super::band::min_rows(cw * 16))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let ys: [usize; 4] =
+                std::array::from_fn(|t| clamp(2 * j as isize - 1 + t as isize, fh));
+            for (i, out) in row.iter_mut().enumerate() {
+                let xs: [usize; 4] =
+                    std::array::from_fn(|t| clamp(2 * i as isize - 1 + t as isize, fw));
+                let mut acc = [0.0f32; 3];
+                for (&y, wy) in ys.iter().zip(DOWN_WEIGHTS) {
+                    for (&x, wx) in xs.iter().zip(DOWN_WEIGHTS) {
+                        let s = fine.down[y * fw + x];
+                        let wt = wy * wx;
+                        for c in 0..3 {
+                            acc[c] = wt.mul_add(s[c], acc[c]);
+                        }
+                    }
+                }
+                *out = acc;
+            }
+        });
+}
+
+/// The tent-filtered bilinear taps of fine pixel `p` over `src_n` coarse texels: four texels
+/// (clamped) and their weights.
+#[inline(always)]
+pub fn tent_taps(p: usize, out_n: usize, src_n: usize) -> ([usize; 4], [f32; 4]) {
+    let (i0, _, f) = tap(p, out_n, src_n);
+    let g = 1.0 - f;
+    let at = |d: isize| (i0 as isize + d).clamp(0, src_n as isize - 1) as usize;
+    (
+        [at(-1), at(0), at(1), at(2)],
+        [
+            0.25 * g,
+            0.5f32.mul_add(g, 0.25 * f),
+            0.25f32.mul_add(g, 0.5 * f),
+            0.25 * f,
+        ],
+    )
+}
+
+/// `fine.up = (1 - s) fine.down + s tent(coarse.up)`.
+fn up(coarse: &Level, fine: &mut Level, s: f32) {
+    let (cw, ch) = (coarse.w, coarse.h);
+    let (fw, fh) = (fine.w, fine.h);
+    let xs: Vec<([usize; 4], [f32; 4])> = (0..fw).map(|i| tent_taps(i, fw, cw)).collect();
+    let Level { down, up, .. } = fine;
+    up.par_chunks_mut(fw)
+        .zip(down.par_chunks(fw))
+        .with_min_len(super::band::min_rows(fw * 16))
+        .enumerate()
+        .for_each(|(j, (row, own))| {
+            let (ys, wys) = tent_taps(j, fh, ch);
+            for (i, (out, d)) in row.iter_mut().zip(own).enumerate() {
+                let (xs, wxs) = &xs[i];
+                let mut acc = [0.0f32; 3];
+                for (&y, wy) in ys.iter().zip(wys) {
+                    for (&x, &wx) in xs.iter().zip(wxs) {
+                        let c = coarse.up[y * cw + x];
+                        let wt = wy * wx;
+                        for k in 0..3 {
+                            acc[k] = wt.mul_add(c[k], acc[k]);
+                        }
+                    }
+                }
+                for k in 0..3 {
+                    out[k] = s.mul_add(acc[k] - d[k], d[k]);
+                }
+            }
+        });
+}
+
+/// Level 0's `up` becomes the glow: `bloom * up` (or nothing without bloom) plus `amount`
+/// times the sunrays `(rays, w, h)` sampled bilinearly.
+fn glow(l0: &mut Level, bloom: f32, rays: Option<(&[Rgb], usize, usize)>, amount: f32) {
+    let (w, h) = (l0.w, l0.h);
+    let xs: Option<Vec<(usize, usize, f32)>> =
+        rays.map(|(_, rw, _)| (0..w).map(|i| tap(i, w, rw)).collect());
+    l0.up
+        .par_chunks_mut(w)
+        .with_min_len(super::band::min_rows(w * 4))
+        .enumerate()
+        .for_each(|(j, row)| {
+            for out in row.iter_mut() {
+                *out = if bloom > 0.0 {
+                    out.map(|x| x * bloom)
+                } else {
+                    [0.0; 3]
+                };
+            }
+            if let (Some((rays, rw, rh)), Some(xs)) = (rays, &xs) {
+                let (j0, j1, fy) = tap(j, h, rh);
+                for (out, &(i0, i1, fx)) in row.iter_mut().zip(xs) {
+                    let (a, b) = (rays[j0 * rw + i0], rays[j0 * rw + i1]);
+                    let (c, d) = (rays[j1 * rw + i0], rays[j1 * rw + i1]);
+                    for k in 0..3 {
+                        let top = fx.mul_add(b[k] - a[k], a[k]);
+                        let bottom = fx.mul_add(d[k] - c[k], c[k]);
+                        let v = fy.mul_add(bottom - top, top);
+                        out[k] = amount.mul_add(v, out[k]);
+                    }
+                }
+            }
+        });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fx(bloom: f32, threshold: f32) -> Effects {
+        Effects {
+            bloom,
+            bloom_threshold: threshold,
+            bloom_knee: 0.5,
+            bloom_radius: 0.7,
+            ..Effects::OFF
+        }
+    }
+
+    /// The glow of a `w x h` frame of grey light `frame(x, y)`, upsampled to the frame.
+    fn glow_of(w: usize, h: usize, fx: &Effects, frame: impl Fn(usize, usize) -> f32) -> Vec<f32> {
+        let plane: Vec<f32> = (0..w * h).map(|i| frame(i % w, i / w)).collect();
+        let mut chain = Chain::default();
+        if !chain.run([&plane, &plane, &plane], w, h, fx) {
+            return vec![0.0; w * h];
+        }
+        let l = &chain.levels[0];
+        (0..w * h)
+            .map(|i| {
+                let (x0, x1, fx) = tap(i % w, w, l.w);
+                let (y0, y1, fy) = tap(i / w, h, l.h);
+                let g = |x: usize, y: usize| l.up[y * l.w + x][1];
+                let top = fx.mul_add(g(x1, y0) - g(x0, y0), g(x0, y0));
+                let bottom = fx.mul_add(g(x1, y1) - g(x0, y1), g(x0, y1));
+                fy.mul_add(bottom - top, top)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn level_sizes_halve_down_to_a_few_texels() {
+        assert_eq!(level_sizes(1, 1), vec![(1, 1)]);
+        assert_eq!(level_sizes(3, 2), vec![(2, 1)]);
+        assert_eq!(
+            level_sizes(640, 360),
+            vec![(320, 180), (160, 90), (80, 45), (40, 23), (20, 12), (10, 6)]
+        );
+        assert_eq!(level_sizes(1920, 1080).len(), BLOOM_MAX_LEVELS);
+    }
+
+    #[test]
+    fn the_soft_threshold_known_answers() {
+        // Threshold 1, knee 0.5: nothing up to 0.5, (m - 0.5)^2 / 2 up to 1.5, m - 1 above.
+        assert_eq!(soft_threshold([0.5, 0.2, 0.0], 1.0, 0.5), [0.0; 3]);
+        let [r, g, _] = soft_threshold([1.0, 0.5, 0.0], 1.0, 0.5);
+        approx::assert_relative_eq!(r, 0.125, max_relative = 1e-4);
+        approx::assert_relative_eq!(g, 0.0625, max_relative = 1e-4);
+        let [r, ..] = soft_threshold([3.0, 0.0, 0.0], 1.0, 0.5);
+        approx::assert_relative_eq!(r, 2.0, max_relative = 1e-5);
+        // A hard threshold (knee 0) and a threshold of 0 (everything blooms, as it is).
+        assert_eq!(soft_threshold([0.9, 0.0, 0.0], 1.0, 0.0), [0.0; 3]);
+        assert_eq!(soft_threshold([0.25, 0.5, 0.0], 0.0, 0.0), [0.25, 0.5, 0.0]);
+    }
+
+    #[test]
+    fn below_the_threshold_nothing_blooms() {
+        // Light up to threshold (1 - knee) = 0.5 everywhere: the glow is exactly 0.
+        let g = glow_of(37, 23, &fx(2.0, 1.0), |x, y| {
+            ((x * 7 + y * 3) % 11) as f32 / 20.0
+        });
+        assert!(g.iter().all(|&v| v == 0.0));
+    }
+
+    /// The glow keeps the energy above the threshold: far from the edges its sum over the
+    /// frame is `bloom` times the sum of the thresholded light (the filters keep the mean).
+    #[test]
+    fn the_glow_keeps_the_energy() {
+        let (w, h) = (128, 128);
+        // A 2x2 block of light 5 at the centre, one texel of level 0: threshold 1 leaves 4 on
+        // 4 pixels, 16 in all. (The threshold acts on the 2x2 averages, so a block across
+        // texels would lose more.)
+        let block = |x: usize, y: usize| {
+            if (64..66).contains(&x) && (64..66).contains(&y) {
+                5.0
+            } else {
+                0.0
+            }
+        };
+        let g = glow_of(w, h, &fx(0.5, 1.0), block);
+        let sum: f32 = g.iter().sum();
+        approx::assert_relative_eq!(sum, 0.5 * 16.0, max_relative = 0.02);
+    }
+
+    #[test]
+    fn a_bright_spot_spreads_symmetrically() {
+        let (w, h) = (64, 48);
+        // A 2x2 block (one texel of level 0) centred at (32, 24).
+        let block = |x: usize, y: usize| {
+            if (31..33).contains(&x) && (23..25).contains(&y) {
+                8.0
+            } else {
+                0.0
+            }
+        };
+        let g = glow_of(w, h, &fx(1.0, 1.0), block);
+        let at = |x: usize, y: usize| g[y * w + x];
+        for d in 0..12 {
+            for e in 0..12 {
+                let (a, b) = (at(32 + d, 24 + e), at(31 - d, 23 - e));
+                approx::assert_relative_eq!(a, b, max_relative = 1e-4, epsilon = 1e-7);
+                approx::assert_relative_eq!(
+                    a,
+                    at(31 - d, 24 + e),
+                    max_relative = 1e-4,
+                    epsilon = 1e-7
+                );
+            }
+        }
+        // It spreads: lit well past the block, falling off with distance.
+        assert!(at(40, 24) > 0.0 && at(40, 24) < at(34, 24) && at(34, 24) < at(32, 24));
+        // And a lone pixel mirrored gives the mirrored glow.
+        let one = glow_of(w, h, &fx(1.0, 1.0), |x, y| {
+            if (x, y) == (20, 10) { 30.0 } else { 0.0 }
+        });
+        let mirrored = glow_of(w, h, &fx(1.0, 1.0), |x, y| {
+            if (x, y) == (w - 21, 10) { 30.0 } else { 0.0 }
+        });
+        for y in 0..h {
+            for x in 0..w {
+                approx::assert_relative_eq!(
+                    one[y * w + x],
+                    mirrored[y * w + w - 1 - x],
+                    max_relative = 1e-4,
+                    epsilon = 1e-7
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn broken_light_never_poisons_the_glow() {
+        for (w, h) in [(1, 1), (3, 2), (2, 3), (17, 9)] {
+            for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY, f32::MAX] {
+                let fx = Effects {
+                    rays: 1.0,
+                    ..fx(1.0, 0.5)
+                };
+                let g = glow_of(w, h, &fx, |x, y| if (x, y) == (0, 0) { bad } else { 1.0 });
+                assert!(
+                    g.iter().all(|v| v.is_finite() && *v >= 0.0),
+                    "{w}x{h} {bad}: {g:?}"
+                );
+            }
+        }
+    }
+}
