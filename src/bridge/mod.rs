@@ -6,6 +6,7 @@
 //! allocates, locks or waits; a full queue drops the event and counts it. It does not depend on
 //! nice-plug's process context, so tests drive it directly.
 
+pub mod bands;
 pub mod envelope;
 pub mod events;
 pub mod onset;
