@@ -460,6 +460,7 @@ impl Mapper {
                 self.level = 0.0;
                 self.pending_onsets = 0;
             }
+            SimEvent::Bands { .. } | SimEvent::BandOnset { .. } | SimEvent::Chroma { .. } => {}
             SimEvent::Splat(_) | SimEvent::Reset => {}
         }
     }
