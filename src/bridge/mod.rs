@@ -8,6 +8,7 @@
 //! nice-plug's process context, so tests drive it directly.
 
 pub mod bands;
+pub mod chroma;
 pub mod envelope;
 pub mod events;
 pub mod onset;
