@@ -7,9 +7,10 @@
 //! child process, so the no-allocation test cannot pass vacuously.
 
 use dyeflow::bridge::bands::Band;
+use dyeflow::bridge::chroma::{ChromaAnalyzer, TARGET_RATE_HZ};
 use dyeflow::bridge::events::{SimEvent, TimedEvent};
 use dyeflow::bridge::queue::{self, EventReceiver};
-use dyeflow::bridge::{Bridge, TransportInfo};
+use dyeflow::bridge::{Bridge, ChromaSink, TransportInfo};
 use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
 use std::process::Command;
 
@@ -183,6 +184,61 @@ fn ten_thousand_dense_blocks_allocate_nothing_even_with_a_full_queue() {
     );
     assert_eq!(stats.pushed(), received);
     assert_eq!(stats.received(), received);
+}
+
+/// The chroma's two sinks under the no-allocation guard: the tap to the chroma thread, never
+/// drained, so it runs full and drops; and the inline analyzer (the renderer's), its 4096-point
+/// FFT every 512 reduced-rate samples, into an event queue that also runs full. Rates change
+/// and resets come on the way, as in the dense test.
+#[test]
+fn the_chroma_tap_and_the_inline_analysis_allocate_nothing_even_when_full() {
+    let (tap, taps) = queue::tap_channel(4096);
+    let (tx, _rx) = queue::channel(256);
+    let mut tapped = Bridge::new(tx, 48_000.0, 5.0, 200.0);
+    tapped.set_chroma_sink(ChromaSink::Queue(tap));
+    let (tx, mut inline_rx) = queue::channel(64);
+    let mut inline = Bridge::new(tx, 48_000.0, 5.0, 200.0);
+    inline.set_chroma_sink(ChromaSink::Inline(Box::new(ChromaAnalyzer::new(
+        TARGET_RATE_HZ,
+    ))));
+    let mut block = vec![0.0f32; 4096];
+    let mut chroma_events = 0;
+    nice_assert_no_alloc::assert_no_alloc(|| {
+        for k in 0..600usize {
+            if k % 200 == 0 {
+                for b in [&mut tapped, &mut inline] {
+                    b.set_sample_rate([44_100.0, 96_000.0, 22_050.0][k / 200]);
+                    b.reset();
+                }
+            }
+            for (i, x) in block.iter_mut().enumerate() {
+                let n = k * 4096 + i;
+                *x = 0.3 * (n as f32 * 0.06).sin() + if n % 9000 < 20 { 0.9 } else { 0.0 };
+            }
+            if k % 50 == 7 {
+                block[100] = f32::NAN;
+                block[200] = 1.0e30;
+            }
+            tapped.process(&[&block], None, || None::<NoteEvent<()>>);
+            inline.process(&[&block, &block], None, || None::<NoteEvent<()>>);
+            if k % 8 == 0 {
+                inline_rx.drain(|e| {
+                    if let SimEvent::Chroma { weights } = e.event {
+                        chroma_events += 1;
+                        assert!(weights.iter().all(|w| (0.0..=1.0).contains(w)));
+                    }
+                });
+            }
+        }
+    });
+    let stats = taps.stats();
+    assert!(stats.dropped() > 100_000, "the tap never ran full");
+    assert_eq!(stats.pushed(), 4096);
+    assert!(
+        inline.stats().dropped() > 0,
+        "the event queue never ran full"
+    );
+    assert!(chroma_events > 10, "{chroma_events} chroma events");
 }
 
 fn receive_all(rx: &mut EventReceiver, out: &mut Vec<u64>) -> usize {

@@ -24,6 +24,16 @@ use realfft::num_complex::Complex;
 use realfft::{RealFftPlanner, RealToComplex};
 use std::sync::Arc;
 
+/// What the audio thread sends the chroma thread: the decimated input, one sample a slot.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Tap {
+    /// The stream (re)starts (activation, a new sample rate, the host's reset): its rate, Hz,
+    /// and the audio time of its first sample, seconds.
+    Start { rate: f32, time_s: f64 },
+    /// The next sample at that rate.
+    Sample(f32),
+}
+
 /// The rate the decimator aims for.
 pub const TARGET_RATE_HZ: f32 = 11_025.0;
 /// Analysis frame, samples at the reduced rate (0.37 s at 11 kHz: bins 2.7 Hz apart, finer

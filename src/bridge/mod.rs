@@ -16,11 +16,12 @@ pub mod passthrough;
 pub mod queue;
 
 use bands::{Band, Crossover};
+use chroma::{ChromaAnalyzer, Decimator, Tap};
 use envelope::EnvelopeFollower;
 use events::{Expression, NoteId, SimEvent, TimedEvent};
 use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
 use onset::OnsetDetector;
-use queue::EventSender;
+use queue::{EventSender, TapSender};
 
 /// Envelope readings go out this often: fast enough to follow a beat, slow enough not to
 /// flood the queue (200 events per second).
@@ -35,6 +36,19 @@ pub struct TransportInfo {
     pub beat: f64,
 }
 
+/// Where the bridge sends its decimated input for the chroma analysis.
+pub enum ChromaSink {
+    /// Nowhere: no chroma.
+    Off,
+    /// To the chroma thread, through a lock-free queue (the plugin): a full queue drops the
+    /// sample and counts it. The thread's weights reach the simulation on its own queue.
+    Queue(TapSender),
+    /// To an analyzer run right here, whose weights are sent as [`events::SimEvent::Chroma`] at
+    /// their exact sample (the offline renderer: reproducible to the sample). Never on a
+    /// host's audio thread: a hop takes a 4096-point FFT.
+    Inline(Box<ChromaAnalyzer>),
+}
+
 /// The audio thread's bridge.
 pub struct Bridge {
     sender: EventSender,
@@ -47,6 +61,9 @@ pub struct Bridge {
     band_envelopes: [EnvelopeFollower; 3],
     /// Onset detector of each band, on the band's energy.
     band_onsets: [OnsetDetector; 3],
+    /// The channels' mean, reduced to about 11 kHz for the chroma analysis.
+    decimator: Decimator,
+    chroma: ChromaSink,
     attack_ms: f32,
     release_ms: f32,
     reading_samples: u32,
@@ -224,6 +241,8 @@ impl Bridge {
             crossover: Crossover::new(48_000.0),
             band_envelopes: [EnvelopeFollower::new(48_000.0, attack_ms, release_ms); 3],
             band_onsets: [OnsetDetector::new(48_000.0); 3],
+            decimator: Decimator::new(48_000.0),
+            chroma: ChromaSink::Off,
             attack_ms,
             release_ms,
             reading_samples: 240,
@@ -253,6 +272,8 @@ impl Bridge {
         self.onset = OnsetDetector::new(fs);
         self.crossover = Crossover::new(fs);
         self.band_onsets = [OnsetDetector::new(fs); 3];
+        self.decimator = Decimator::new(fs);
+        self.restart_chroma();
         self.reading_samples = ((READING_INTERVAL_MS * 1e-3 * fs) as u32).max(1);
         self.until_reading = self.reading_samples;
     }
@@ -286,7 +307,29 @@ impl Bridge {
         for d in &mut self.band_onsets {
             d.reset();
         }
+        self.decimator.reset();
+        self.restart_chroma();
         self.until_reading = self.reading_samples;
+    }
+
+    /// Send the decimated input to `sink` from now on (the plugin's activation, the renderer).
+    pub fn set_chroma_sink(&mut self, sink: ChromaSink) {
+        self.chroma = sink;
+        self.restart_chroma();
+    }
+
+    /// The chroma analysis starts over at the decimator's rate, from the current audio time.
+    /// Never allocates.
+    fn restart_chroma(&mut self) {
+        let rate = self.decimator.rate();
+        let time_s = self.time_s(0);
+        match &mut self.chroma {
+            ChromaSink::Off => {}
+            ChromaSink::Queue(tx) => {
+                tx.send(Tap::Start { rate, time_s });
+            }
+            ChromaSink::Inline(analyzer) => analyzer.set_rate(rate),
+        }
     }
 
     /// Audio time in seconds of sample `offset` of the current block: seconds of audio
@@ -350,7 +393,11 @@ impl Bridge {
             {
                 self.push(i, SimEvent::Onset { strength });
             }
-            let split = self.crossover.split(sum / n as f32);
+            let mono = sum / n as f32;
+            if !self.bypassed {
+                self.chroma_sample(i, mono);
+            }
+            let split = self.crossover.split(mono);
             for band in Band::ALL {
                 let y = split[band.index()];
                 self.band_envelopes[band.index()].next(y);
@@ -365,6 +412,28 @@ impl Bridge {
                 self.until_reading = self.reading_samples;
                 self.reading(i, n);
             }
+        }
+    }
+
+    /// Feed sample `offset` (the channels' mean) to the chroma analysis.
+    #[inline]
+    fn chroma_sample(&mut self, offset: usize, x: f32) {
+        if matches!(self.chroma, ChromaSink::Off) {
+            return;
+        }
+        let Some(y) = self.decimator.next(x) else {
+            return;
+        };
+        let weights = match &mut self.chroma {
+            ChromaSink::Off => None,
+            ChromaSink::Queue(tx) => {
+                tx.send(Tap::Sample(y));
+                None
+            }
+            ChromaSink::Inline(analyzer) => analyzer.push(y),
+        };
+        if let Some(weights) = weights {
+            self.push(offset, SimEvent::Chroma { weights });
         }
     }
 
