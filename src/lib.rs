@@ -23,9 +23,10 @@ pub mod render;
 pub mod sim;
 
 use bridge::queue;
-use bridge::{Bridge, TransportInfo};
+use bridge::{Bridge, ChromaSink, TransportInfo};
 use editor::EditorShared;
-use engine::{EngineOptions, LazyEngine, Waker};
+use engine::chroma::{CHROMA_QUEUE_EVENTS, CHROMA_TAP_SAMPLES};
+use engine::{ChromaThread, EngineOptions, LazyEngine, Waker};
 use frame::FrameOutput;
 use params::DyeflowParams;
 use parking_lot::Mutex;
@@ -48,6 +49,10 @@ pub struct Dyeflow {
     bridge: Option<Bridge>,
     /// Raises the engine's "needed" flag (audio processed); made in `activate`.
     waker: Option<Waker>,
+    /// The pitch-class analysis of the input, fed by the bridge through a lock-free queue and
+    /// feeding the engine through another; made in the first `activate`, stopped on drop
+    /// (waiting at most `engine::DROP_WAIT_MS`).
+    chroma: Option<ChromaThread>,
 }
 
 impl Default for Dyeflow {
@@ -74,6 +79,7 @@ impl Default for Dyeflow {
             params,
             bridge: None,
             waker: None,
+            chroma: None,
         }
     }
 }
@@ -155,12 +161,24 @@ impl Plugin for Dyeflow {
             None => {
                 let (tx, rx) = queue::channel(AUDIO_QUEUE_EVENTS);
                 self.engine.add_queue(rx);
-                self.bridge = Some(Bridge::new(
+                let mut bridge = Bridge::new(
                     tx,
                     sample_rate,
                     self.params.envelope_attack.value(),
                     self.params.envelope_release.value(),
-                ));
+                );
+                let (tap, taps) = queue::tap_channel(CHROMA_TAP_SAMPLES);
+                let (chroma_tx, chroma_rx) = queue::channel(CHROMA_QUEUE_EVENTS);
+                match ChromaThread::spawn(taps, chroma_tx) {
+                    Ok(thread) => {
+                        self.engine.add_queue(chroma_rx);
+                        bridge.set_chroma_sink(ChromaSink::Queue(tap));
+                        self.chroma = Some(thread);
+                    }
+                    // The fluid goes on without colours from the audio's pitch.
+                    Err(e) => nice_error!("Could not start the chroma thread: {e}"),
+                }
+                self.bridge = Some(bridge);
             }
         }
         // The simulation thread waits in standby (no solver, no GPU device) until audio

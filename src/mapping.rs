@@ -15,9 +15,13 @@
 //!   wheel (CC1) raises the vorticity; channel and poly pressure raise the emission; the
 //!   sustain pedal (CC64) holds notes; all-notes-off (CC123) releases and all-sound-off (CC120)
 //!   silences.
-//! - Audio: the level drives a slow, swaying upward push from the bottom ("breathing"); onsets
-//!   fire bursts placed along a low-discrepancy sequence, so successive hits spread across the
-//!   canvas; silence adds nothing.
+//! - Audio: the low, mid and high bands each paint their own place (lows swell from the
+//!   bottom, mids swirl in the middle, highs sparkle at the top), coloured by the pitch classes
+//!   sounding (the chroma analysis), which also stream dye in MIDI notes' hues (see [`audio`]).
+//!   With the band amounts at 0 (projects from before them), the full-band path of old: the
+//!   level drives a slow, swaying upward push from the bottom ("breathing"); onsets fire
+//!   bursts placed along a low-discrepancy sequence, so successive hits spread across the
+//!   canvas. Silence adds nothing.
 //! - Tempo: with the beat pulse on and the host playing, a push on every beat, phase-locked to
 //!   the host's beat position.
 //! - Drums: the notes of the drum channel ([`MappingConfig::drum_channel`], channel 10 by
@@ -34,6 +38,7 @@ use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
 use nice_plug::prelude::Enum;
 use serde::{Deserialize, Serialize};
 
+pub mod audio;
 pub mod drums;
 pub use drums::{DrumFamily, GM_DRUM_CHANNEL, gm_drum_family};
 
@@ -120,6 +125,12 @@ pub struct MappingConfig {
     /// The channel (0-based: 9 is MIDI channel 10) whose notes are General MIDI drums, or
     /// none (every channel plays pitched notes).
     pub drum_channel: Option<u8>,
+    /// Amount of the low, mid and high bands' painting (1 = 100 %). The full-band path of old
+    /// (breathing and pale onset bursts) fades out as the largest of them goes from 0 to 1.
+    pub bands: [f32; 3],
+    /// Amount of colour by pitch: the pitch classes' streams, and whether they colour the
+    /// bands (1 = 100 %; 0: the bands keep their own colours).
+    pub chroma: f32,
 }
 
 impl Default for MappingConfig {
@@ -134,7 +145,17 @@ impl Default for MappingConfig {
             reactivity: 1.0,
             beat_pulse: false,
             drum_channel: Some(GM_DRUM_CHANNEL),
+            bands: [1.0; 3],
+            chroma: 1.0,
         }
+    }
+}
+
+impl MappingConfig {
+    /// How much of the full-band path of old still plays: 1 with every band amount at 0, none
+    /// once one reaches 100 %.
+    pub fn legacy_audio(&self) -> f32 {
+        (1.0 - self.bands.iter().fold(0.0f32, |m, &b| m.max(b))).clamp(0.0, 1.0)
     }
 }
 
@@ -285,6 +306,8 @@ pub struct Mapper {
     last_beat: Option<i64>,
     /// Seconds of emission so far (breathing sway, vibrato).
     time: f32,
+    /// The bands and pitch classes' painting.
+    audio: audio::AudioPaint,
 }
 
 impl Default for Mapper {
@@ -336,7 +359,13 @@ impl Mapper {
             transport: None,
             last_beat: None,
             time: 0.0,
+            audio: audio::AudioPaint::default(),
         }
+    }
+
+    /// The bands and pitch classes' painting state.
+    pub fn audio(&self) -> &audio::AudioPaint {
+        &self.audio
     }
 
     /// Voices sounding (including releasing ones).
@@ -354,7 +383,8 @@ impl Mapper {
     pub fn quiet(&self, cfg: &MappingConfig) -> bool {
         self.active_voices() == 0
             && self.pending_onsets == 0
-            && (self.level <= SILENCE_RMS || cfg.reactivity <= 0.0)
+            && (self.level <= SILENCE_RMS || cfg.reactivity <= 0.0 || cfg.legacy_audio() <= 0.0)
+            && self.audio.quiet(cfg)
             && !(cfg.beat_pulse && self.transport.is_some_and(|t| t.playing))
     }
 
@@ -459,6 +489,10 @@ impl Mapper {
                 }
                 self.level = 0.0;
                 self.pending_onsets = 0;
+                self.audio.handle(&SimEvent::Silence);
+            }
+            SimEvent::Bands { .. } | SimEvent::BandOnset { .. } | SimEvent::Chroma { .. } => {
+                self.audio.handle(&e.event);
             }
             SimEvent::Splat(_) | SimEvent::Reset => {}
         }
@@ -581,6 +615,13 @@ impl Mapper {
         self.time += dt;
         self.strike_drums(cfg, out);
         self.relax_span(dt);
+        // How strongly MIDI notes sound (the drums struck above are gone): the pitch-class
+        // streams give way to them.
+        let midi = self
+            .voices
+            .iter()
+            .fold(0.0f32, |m, v| m.max(v.level()))
+            .min(1.0);
         let radius = cfg.splat_radius;
         for i in 0..MAX_VOICES {
             let v = self.voices[i];
@@ -636,6 +677,7 @@ impl Mapper {
             }
         }
         self.emit_audio(dt, cfg, out);
+        self.audio.emit(dt, cfg, midi, out);
         self.emit_beat(cfg, out);
         Drive {
             vorticity_boost: self.channels.iter().fold(0.0f32, |m, c| m.max(c.mod_wheel))
@@ -679,8 +721,9 @@ impl Mapper {
         self.span = Some((lo, hi));
     }
 
+    /// The full-band path of old, faded out by the band amounts.
     fn emit_audio(&mut self, dt: f32, cfg: &MappingConfig, out: &mut Vec<Splat>) {
-        let react = cfg.reactivity.max(0.0);
+        let react = cfg.reactivity.max(0.0) * cfg.legacy_audio();
         if self.level > SILENCE_RMS && dt > 0.0 && react > 0.0 {
             let sway = (self.time / BREATH_SWAY_S * std::f32::consts::TAU).sin();
             let push = BREATH_ACCEL * self.level * react * dt;

@@ -29,10 +29,16 @@ use crate::mapping::MappingMode;
 /// - 1: the first layout.
 /// - 2: the drum channel ([`DRUM_CHANNEL_ID`]); older states load with drums off.
 /// - 3: the display pipeline ([`TONE_MODE_ID`]); older states load with the legacy tone.
-pub const STATE_VERSION: u32 = 3;
+/// - 6: the audio bands and colour by pitch ([`AUDIO_AMOUNT_IDS`]); older states load with
+///   them at 0, the full-band audio path of old.
+pub const STATE_VERSION: u32 = 6;
 
 /// Id of the tone mode parameter (also written by [`migrate_state`]).
 pub const TONE_MODE_ID: &str = "display";
+
+/// Ids of the low, mid and high band amounts and the colour-by-pitch amount (also written by
+/// [`migrate_state`]).
+pub const AUDIO_AMOUNT_IDS: [&str; 4] = ["low_amt", "mid_amt", "high_amt", "chroma_amt"];
 
 /// Id of the drum channel parameter (also written by [`migrate_state`]).
 pub const DRUM_CHANNEL_ID: &str = "drum_ch";
@@ -253,6 +259,18 @@ pub struct DyeflowParams {
     pub envelope_attack: FloatParam,
     #[id = "release"]
     pub envelope_release: FloatParam,
+    /// How much the low band (kick, bass) paints: a wide swell up from the bottom.
+    #[id = "low_amt"]
+    pub low_amount: FloatParam,
+    /// How much the mid band (voices, guitars, chords, snare) paints, in the middle.
+    #[id = "mid_amt"]
+    pub mid_amount: FloatParam,
+    /// How much the high band (cymbals, air) paints: small bright sparkles at the top.
+    #[id = "high_amt"]
+    pub high_amount: FloatParam,
+    /// How much the audio's pitch classes colour the bands and stream dye in MIDI notes' hues.
+    #[id = "chroma_amt"]
+    pub chroma_amount: FloatParam,
     #[id = "mapping"]
     pub mapping_mode: EnumParam<MappingMode>,
     /// A push on every beat while the host plays, phase-locked to its beat position.
@@ -530,6 +548,10 @@ impl Default for DyeflowParams {
                 .with_unit(" ms")
                 .with_value_to_string(v2s_adaptive())
                 .with_string_to_value(s2v_number()),
+            low_amount: amount_param("Low band"),
+            mid_amount: amount_param("Mid band"),
+            high_amount: amount_param("High band"),
+            chroma_amount: amount_param("Pitch colour"),
             mapping_mode: EnumParam::new("Note mapping", MappingMode::Keyboard),
             beat_pulse: BoolParam::new("Beat pulse", false),
             drum_channel: IntParam::new(
@@ -557,6 +579,14 @@ impl Default for DyeflowParams {
             tone_mode: EnumParam::new("Display", ToneMode::Filmic),
         }
     }
+}
+
+/// A 0 to 400 % amount knob of the audio's painting, 100 % by default.
+fn amount_param(name: &str) -> FloatParam {
+    FloatParam::new(name, 1.0, multiplier_range())
+        .with_unit(" %")
+        .with_value_to_string(v2s_percent(1))
+        .with_string_to_value(s2v_percent())
 }
 
 impl DyeflowParams {
@@ -627,6 +657,18 @@ pub fn migrate_state(state: &mut PluginState) {
             .or_insert(ParamValue::String("legacy".to_owned()));
     }
 
+    // 5 -> 6: the audio bands and colour by pitch. Before them the audio painted only through
+    // the full-band level and onsets, so an old project loads with all four amounts at 0 and
+    // looks as it did (a value it names anyway is kept).
+    if version < 6 {
+        for id in AUDIO_AMOUNT_IDS {
+            state
+                .params
+                .entry(id.to_owned())
+                .or_insert(ParamValue::F32(0.0));
+        }
+    }
+
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();
     let editor = parse_lenient::<EditorSettings>(state.fields.get(EDITOR_KEY)).sanitized();
     state.fields.insert(
@@ -671,6 +713,9 @@ fn parse_lenient<T: Default + Serialize + for<'de> Deserialize<'de>>(json: Optio
     }
     serde_json::from_value(serde_json::Value::Object(merged)).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod audio_migration_tests;
 
 #[cfg(test)]
 mod tests {

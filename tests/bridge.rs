@@ -6,9 +6,11 @@
 //! `assert_no_alloc` aborts the process. `the_allocation_guard_is_armed` proves that in a
 //! child process, so the no-allocation test cannot pass vacuously.
 
+use dyeflow::bridge::bands::Band;
+use dyeflow::bridge::chroma::{ChromaAnalyzer, TARGET_RATE_HZ};
 use dyeflow::bridge::events::{SimEvent, TimedEvent};
 use dyeflow::bridge::queue::{self, EventReceiver};
-use dyeflow::bridge::{Bridge, TransportInfo};
+use dyeflow::bridge::{Bridge, ChromaSink, TransportInfo};
 use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
 use std::process::Command;
 
@@ -184,6 +186,61 @@ fn ten_thousand_dense_blocks_allocate_nothing_even_with_a_full_queue() {
     assert_eq!(stats.received(), received);
 }
 
+/// The chroma's two sinks under the no-allocation guard: the tap to the chroma thread, never
+/// drained, so it runs full and drops; and the inline analyzer (the renderer's), its 4096-point
+/// FFT every 512 reduced-rate samples, into an event queue that also runs full. Rates change
+/// and resets come on the way, as in the dense test.
+#[test]
+fn the_chroma_tap_and_the_inline_analysis_allocate_nothing_even_when_full() {
+    let (tap, taps) = queue::tap_channel(4096);
+    let (tx, _rx) = queue::channel(256);
+    let mut tapped = Bridge::new(tx, 48_000.0, 5.0, 200.0);
+    tapped.set_chroma_sink(ChromaSink::Queue(tap));
+    let (tx, mut inline_rx) = queue::channel(64);
+    let mut inline = Bridge::new(tx, 48_000.0, 5.0, 200.0);
+    inline.set_chroma_sink(ChromaSink::Inline(Box::new(ChromaAnalyzer::new(
+        TARGET_RATE_HZ,
+    ))));
+    let mut block = vec![0.0f32; 4096];
+    let mut chroma_events = 0;
+    nice_assert_no_alloc::assert_no_alloc(|| {
+        for k in 0..600usize {
+            if k % 200 == 0 {
+                for b in [&mut tapped, &mut inline] {
+                    b.set_sample_rate([44_100.0, 96_000.0, 22_050.0][k / 200]);
+                    b.reset();
+                }
+            }
+            for (i, x) in block.iter_mut().enumerate() {
+                let n = k * 4096 + i;
+                *x = 0.3 * (n as f32 * 0.06).sin() + if n % 9000 < 20 { 0.9 } else { 0.0 };
+            }
+            if k % 50 == 7 {
+                block[100] = f32::NAN;
+                block[200] = 1.0e30;
+            }
+            tapped.process(&[&block], None, || None::<NoteEvent<()>>);
+            inline.process(&[&block, &block], None, || None::<NoteEvent<()>>);
+            if k % 8 == 0 {
+                inline_rx.drain(|e| {
+                    if let SimEvent::Chroma { weights } = e.event {
+                        chroma_events += 1;
+                        assert!(weights.iter().all(|w| (0.0..=1.0).contains(w)));
+                    }
+                });
+            }
+        }
+    });
+    let stats = taps.stats();
+    assert!(stats.dropped() > 100_000, "the tap never ran full");
+    assert_eq!(stats.pushed(), 4096);
+    assert!(
+        inline.stats().dropped() > 0,
+        "the event queue never ran full"
+    );
+    assert!(chroma_events > 10, "{chroma_events} chroma events");
+}
+
 fn receive_all(rx: &mut EventReceiver, out: &mut Vec<u64>) -> usize {
     rx.drain(|e| out.push(e.time_s as u64))
 }
@@ -237,4 +294,113 @@ fn two_threads_keep_order_and_account_for_every_event() {
         "the producer never outran the consumer"
     );
     assert!(accepted > 1024, "the consumer took almost nothing");
+}
+
+/// Onsets per band of `signal` (mono, 48 kHz) through the bridge: (band, sample) pairs.
+fn band_onsets(signal: &[f32]) -> Vec<(Band, usize)> {
+    let (tx, mut rx) = queue::channel(1 << 16);
+    let mut bridge = Bridge::new(tx, 48_000.0, 5.0, 200.0);
+    let mut found = Vec::new();
+    for block in signal.chunks(480) {
+        bridge.process(&[block], None, || None::<NoteEvent<()>>);
+        rx.drain(|e| {
+            if let SimEvent::BandOnset { band, .. } = e.event {
+                found.push((band, (e.time_s * 48_000.0).round() as usize));
+            }
+        });
+    }
+    found
+}
+
+/// A busy rock-like mix, 8 s at 48 kHz: a bass line changing note with every kick, held
+/// three-note chords changing every 2 s, a constant hiss, eighth-note hi-hats, kicks (a sine
+/// sweeping 120 -> 45 Hz, 150 ms) on the beats 0.5 + k s and noise-burst snares on the
+/// off-beats 1.0 + k s. Returns the signal, the kick starts and the snare starts (samples).
+fn busy_mix() -> (Vec<f32>, Vec<usize>, Vec<usize>) {
+    use rand::{Rng, SeedableRng};
+    let fs = 48_000.0f32;
+    let n = (fs * 8.0) as usize;
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(13);
+    let tau = std::f32::consts::TAU;
+    let mut out = vec![0.0f32; n];
+    let (mut bass_phase, mut kick_phase) = (0.0f32, 0.0f32);
+    let kicks: Vec<usize> = (0..8).map(|k| ((0.5 + k as f32) * fs) as usize).collect();
+    let snares: Vec<usize> = (0..7).map(|k| ((1.0 + k as f32) * fs) as usize).collect();
+    for (i, x) in out.iter_mut().enumerate() {
+        let t = i as f32 / fs;
+        // Bass: a soft square-ish wave, a new note at each kick.
+        let beat = ((t - 0.5).max(0.0)).floor() as usize;
+        let bass_hz = [55.0, 73.4, 82.4, 61.7][beat % 4];
+        bass_phase = (bass_phase + bass_hz / fs).fract();
+        let bass = (tau * bass_phase).sin() + 0.3 * (3.0 * tau * bass_phase).sin();
+        // Chords: C major, then A minor, every 2 s, with 30 ms fades.
+        let chord: [f32; 3] = if ((t / 2.0) as usize).is_multiple_of(2) {
+            [261.6, 329.6, 392.0]
+        } else {
+            [220.0, 261.6, 329.6]
+        };
+        let pad: f32 = chord.iter().map(|f| (tau * f * t).sin()).sum::<f32>();
+        let fade = ((t % 2.0) / 0.03).min(1.0);
+        // Hiss and hi-hats (noise, 20 ms decays every 125 ms).
+        let white: f32 = rng.random_range(-1.0..1.0);
+        let hat_t = t % 0.125;
+        let hat = 0.15 * (-hat_t / 0.02).exp() * white;
+        *x = 0.25 * bass + 0.06 * fade * pad + 0.02 * white + hat;
+        // Kicks: a decaying sine sweeping down.
+        if let Some(&k) = kicks.iter().rev().find(|&&k| k <= i) {
+            let kt = (i - k) as f32 / fs;
+            if kt < 0.3 {
+                let hz = 45.0 + 75.0 * (-kt / 0.03).exp();
+                kick_phase = (kick_phase + hz / fs).fract();
+                *x += 0.8 * (-kt / 0.15).exp() * (tau * kick_phase).sin();
+            }
+        }
+        // Snares: a noise burst.
+        if let Some(&s) = snares.iter().rev().find(|&&s| s <= i) {
+            let st = (i - s) as f32 / fs;
+            *x += 0.5 * (-st / 0.08).exp() * rng.random_range(-1.0f32..1.0);
+        }
+    }
+    (out, kicks, snares)
+}
+
+/// In a busy mix every kick fires a low-band onset within 12 ms (the 200 Hz low-pass and a
+/// 120 Hz sweep's first crests take most of it: under a 60 Hz frame), and the low band fires
+/// nowhere else but at the mix's start (the bass out of silence); every noise-burst snare
+/// fires a mid- or high-band onset within 12 ms.
+#[test]
+fn kicks_fire_the_low_band_and_snares_the_mid_or_high_band_in_a_busy_mix() {
+    let (signal, kicks, snares) = busy_mix();
+    let found = band_onsets(&signal);
+    let near = |at: usize, starts: &[usize]| starts.iter().any(|&s| near_any(&[at], s));
+    let low: Vec<usize> = found
+        .iter()
+        .filter(|f| f.0 == Band::Low)
+        .map(|f| f.1)
+        .collect();
+    for &k in &kicks {
+        assert!(near_any(&low, k), "kick at {k}: low onsets {low:?}");
+    }
+    assert!(
+        low.iter().all(|&at| at < 2_400 || near(at, &kicks)),
+        "low onsets away from the kicks: {low:?} (kicks {kicks:?})"
+    );
+    let upper: Vec<usize> = found
+        .iter()
+        .filter(|f| f.0 != Band::Low)
+        .map(|f| f.1)
+        .collect();
+    for &s in &snares {
+        assert!(
+            near_any(&upper, s),
+            "snare at {s}: mid/high onsets {upper:?}"
+        );
+    }
+}
+
+/// Whether any of `found` lies within 12 ms after `start` (48 kHz).
+fn near_any(found: &[usize], start: usize) -> bool {
+    found
+        .iter()
+        .any(|&at| at >= start && ((at - start) as f32) < 0.012 * 48_000.0)
 }

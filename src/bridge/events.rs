@@ -1,6 +1,7 @@
 //! Events that cross from the audio thread (and the editor) to the simulation thread: small,
 //! fixed-size, `Copy`, so the ring buffer never allocates.
 
+use super::bands::Band;
 use crate::fluid::Splat;
 
 /// A per-note expression (CLAP note expressions and their MIDI equivalents).
@@ -64,6 +65,15 @@ pub enum SimEvent {
     Envelope { rms: [f32; 2], peak: [f32; 2] },
     /// A transient in the input (drum hit, pluck); strength 0 to 1.
     Onset { strength: f32 },
+    /// Envelope reading of the input's low, mid and high bands (the channels' mean), RMS,
+    /// linear; sent with every [`SimEvent::Envelope`].
+    Bands { rms: [f32; 3] },
+    /// A transient in one band (a kick in the low band, a snare in the mid or high band);
+    /// strength 0 to 1.
+    BandOnset { band: Band, strength: f32 },
+    /// The input's pitch classes (C first, then C#, ... B), each 0 to 1: how strongly that
+    /// class sounds, scaled by loudness (silence: all 0). From the chroma analysis.
+    Chroma { weights: [f32; 12] },
     /// Stop every note now (bypass engaged, all sound off).
     Silence,
     /// Paint directly: dye and momentum at a point (the editor's mouse, tests).

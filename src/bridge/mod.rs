@@ -1,22 +1,27 @@
 //! What crosses threads, and the audio thread's side of it.
 //!
 //! [`Bridge`] runs inside `process()`: it turns the host's note events into fixed-size
-//! [`events::SimEvent`]s, follows the input's envelope and detects onsets, and pushes all of it,
+//! [`events::SimEvent`]s, follows the input's envelope and detects onsets, full-band and in
+//! three bands (low, mid, high: [`bands`]), and pushes all of it,
 //! timestamped in audio time, into a lock-free queue for the simulation thread. It never
 //! allocates, locks or waits; a full queue drops the event and counts it. It does not depend on
 //! nice-plug's process context, so tests drive it directly.
 
+pub mod bands;
+pub mod chroma;
 pub mod envelope;
 pub mod events;
 pub mod onset;
 pub mod passthrough;
 pub mod queue;
 
+use bands::{Band, Crossover};
+use chroma::{ChromaAnalyzer, Decimator, Tap};
 use envelope::EnvelopeFollower;
 use events::{Expression, NoteId, SimEvent, TimedEvent};
 use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
 use onset::OnsetDetector;
-use queue::EventSender;
+use queue::{EventSender, TapSender};
 
 /// Envelope readings go out this often: fast enough to follow a beat, slow enough not to
 /// flood the queue (200 events per second).
@@ -31,12 +36,34 @@ pub struct TransportInfo {
     pub beat: f64,
 }
 
+/// Where the bridge sends its decimated input for the chroma analysis.
+pub enum ChromaSink {
+    /// Nowhere: no chroma.
+    Off,
+    /// To the chroma thread, through a lock-free queue (the plugin): a full queue drops the
+    /// sample and counts it. The thread's weights reach the simulation on its own queue.
+    Queue(TapSender),
+    /// To an analyzer run right here, whose weights are sent as [`events::SimEvent::Chroma`] at
+    /// their exact sample (the offline renderer: reproducible to the sample). Never on a
+    /// host's audio thread: a hop takes a 4096-point FFT.
+    Inline(Box<ChromaAnalyzer>),
+}
+
 /// The audio thread's bridge.
 pub struct Bridge {
     sender: EventSender,
     sample_rate: f32,
     envelopes: [EnvelopeFollower; 2],
     onset: OnsetDetector,
+    /// The channels' mean split into low, mid and high.
+    crossover: Crossover,
+    /// Envelope of each band (RMS; the envelope attack and release).
+    band_envelopes: [EnvelopeFollower; 3],
+    /// Onset detector of each band, on the band's energy.
+    band_onsets: [OnsetDetector; 3],
+    /// The channels' mean, reduced to about 11 kHz for the chroma analysis.
+    decimator: Decimator,
+    chroma: ChromaSink,
     attack_ms: f32,
     release_ms: f32,
     reading_samples: u32,
@@ -211,6 +238,11 @@ impl Bridge {
             sample_rate: 48_000.0,
             envelopes: [EnvelopeFollower::new(48_000.0, attack_ms, release_ms); 2],
             onset: OnsetDetector::new(48_000.0),
+            crossover: Crossover::new(48_000.0),
+            band_envelopes: [EnvelopeFollower::new(48_000.0, attack_ms, release_ms); 3],
+            band_onsets: [OnsetDetector::new(48_000.0); 3],
+            decimator: Decimator::new(48_000.0),
+            chroma: ChromaSink::Off,
             attack_ms,
             release_ms,
             reading_samples: 240,
@@ -234,10 +266,14 @@ impl Bridge {
             48_000.0
         };
         self.sample_rate = fs;
-        for e in &mut self.envelopes {
+        for e in self.envelopes.iter_mut().chain(&mut self.band_envelopes) {
             e.set_times(fs, self.attack_ms, self.release_ms);
         }
         self.onset = OnsetDetector::new(fs);
+        self.crossover = Crossover::new(fs);
+        self.band_onsets = [OnsetDetector::new(fs); 3];
+        self.decimator = Decimator::new(fs);
+        self.restart_chroma();
         self.reading_samples = ((READING_INTERVAL_MS * 1e-3 * fs) as u32).max(1);
         self.until_reading = self.reading_samples;
     }
@@ -247,7 +283,7 @@ impl Bridge {
         if attack_ms != self.attack_ms || release_ms != self.release_ms {
             self.attack_ms = attack_ms;
             self.release_ms = release_ms;
-            for e in &mut self.envelopes {
+            for e in self.envelopes.iter_mut().chain(&mut self.band_envelopes) {
                 e.set_times(self.sample_rate, attack_ms, release_ms);
             }
         }
@@ -263,11 +299,37 @@ impl Bridge {
 
     /// Back to rest (the host's reset): followers and detector cleared, audio time kept.
     pub fn reset(&mut self) {
-        for e in &mut self.envelopes {
+        for e in self.envelopes.iter_mut().chain(&mut self.band_envelopes) {
             e.reset();
         }
         self.onset.reset();
+        self.crossover.reset();
+        for d in &mut self.band_onsets {
+            d.reset();
+        }
+        self.decimator.reset();
+        self.restart_chroma();
         self.until_reading = self.reading_samples;
+    }
+
+    /// Send the decimated input to `sink` from now on (the plugin's activation, the renderer).
+    pub fn set_chroma_sink(&mut self, sink: ChromaSink) {
+        self.chroma = sink;
+        self.restart_chroma();
+    }
+
+    /// The chroma analysis starts over at the decimator's rate, from the current audio time.
+    /// Never allocates.
+    fn restart_chroma(&mut self) {
+        let rate = self.decimator.rate();
+        let time_s = self.time_s(0);
+        match &mut self.chroma {
+            ChromaSink::Off => {}
+            ChromaSink::Queue(tx) => {
+                tx.send(Tap::Start { rate, time_s });
+            }
+            ChromaSink::Inline(analyzer) => analyzer.set_rate(rate),
+        }
     }
 
     /// Audio time in seconds of sample `offset` of the current block: seconds of audio
@@ -313,6 +375,7 @@ impl Bridge {
         let n = channels.len().clamp(1, 2);
         for i in from..to {
             let mut energy = 0.0f32;
+            let mut sum = 0.0f32;
             for (c, e) in self.envelopes.iter_mut().enumerate().take(n) {
                 let x = channels
                     .get(c)
@@ -322,6 +385,7 @@ impl Bridge {
                 e.next(x);
                 if x.is_finite() {
                     energy += x * x;
+                    sum += x.clamp(-bands::INPUT_LIMIT, bands::INPUT_LIMIT);
                 }
             }
             if let Some(strength) = self.onset.next(energy / n as f32)
@@ -329,11 +393,47 @@ impl Bridge {
             {
                 self.push(i, SimEvent::Onset { strength });
             }
+            let mono = sum / n as f32;
+            if !self.bypassed {
+                self.chroma_sample(i, mono);
+            }
+            let split = self.crossover.split(mono);
+            for band in Band::ALL {
+                let y = split[band.index()];
+                self.band_envelopes[band.index()].next(y);
+                if let Some(strength) = self.band_onsets[band.index()].next(y * y)
+                    && !self.bypassed
+                {
+                    self.push(i, SimEvent::BandOnset { band, strength });
+                }
+            }
             self.until_reading -= 1;
             if self.until_reading == 0 {
                 self.until_reading = self.reading_samples;
                 self.reading(i, n);
             }
+        }
+    }
+
+    /// Feed sample `offset` (the channels' mean) to the chroma analysis.
+    #[inline]
+    fn chroma_sample(&mut self, offset: usize, x: f32) {
+        if matches!(self.chroma, ChromaSink::Off) {
+            return;
+        }
+        let Some(y) = self.decimator.next(x) else {
+            return;
+        };
+        let weights = match &mut self.chroma {
+            ChromaSink::Off => None,
+            ChromaSink::Queue(tx) => {
+                tx.send(Tap::Sample(y));
+                None
+            }
+            ChromaSink::Inline(analyzer) => analyzer.push(y),
+        };
+        if let Some(weights) = weights {
+            self.push(offset, SimEvent::Chroma { weights });
         }
     }
 
@@ -345,6 +445,8 @@ impl Bridge {
         let rms = [self.envelopes[0].rms(), self.envelopes[second].rms()];
         let peak = [self.envelopes[0].peak(), self.envelopes[second].peak()];
         self.push(offset, SimEvent::Envelope { rms, peak });
+        let rms = self.band_envelopes.map(|e| e.rms());
+        self.push(offset, SimEvent::Bands { rms });
         if let Some(t) = self.transport
             && t.tempo_bpm.is_finite()
             && t.beat.is_finite()
@@ -395,12 +497,17 @@ mod tests {
         b.process(&[&silence, &silence], None, || events.next());
         let mut got = Vec::new();
         rx.drain(|e| got.push(e));
-        // Readings at samples 239, 479, 719, 959; notes at 10 and 500.
+        // Readings (full band, then bands) at samples 239, 479, 719, 959; notes at 10 and 500.
         let samples: Vec<u64> = got
             .iter()
             .map(|e| (e.time_s * 48_000.0).round() as u64)
             .collect();
-        assert_eq!(samples, vec![10, 239, 479, 500, 719, 959]);
+        assert_eq!(
+            samples,
+            vec![10, 239, 239, 479, 479, 500, 719, 719, 959, 959]
+        );
+        assert!(matches!(got[1].event, SimEvent::Envelope { .. }));
+        assert!(matches!(got[2].event, SimEvent::Bands { .. }));
         assert!(
             matches!(got[0].event, SimEvent::NoteOn { note: NoteId { key: 60, channel: 2, voice: 7 }, velocity } if velocity == 0.5)
         );
@@ -454,6 +561,36 @@ mod tests {
                 pressure: 0.0
             })
         );
+    }
+
+    #[test]
+    fn garbage_audio_never_sends_a_non_finite_value() {
+        let (tx, mut rx) = queue::channel(1 << 14);
+        let mut b = Bridge::new(tx, 44_100.0, 5.0, 200.0);
+        for (k, v) in [f32::NAN, f32::INFINITY, 1.0e30, -3.0e38, 1.0e-40, 0.5]
+            .into_iter()
+            .enumerate()
+        {
+            let block: Vec<f32> = (0..4410)
+                .map(|i| if i % 3 == k % 3 { v } else { -v })
+                .collect();
+            b.process(&[&block, &block], None, || None::<NoteEvent<()>>);
+        }
+        let mut n = 0;
+        rx.drain(|e| {
+            n += 1;
+            let values: Vec<f32> = match e.event {
+                SimEvent::Envelope { rms, peak } => rms.into_iter().chain(peak).collect(),
+                SimEvent::Bands { rms } => rms.to_vec(),
+                SimEvent::Onset { strength } | SimEvent::BandOnset { strength, .. } => {
+                    vec![strength]
+                }
+                SimEvent::Chroma { weights } => weights.to_vec(),
+                _ => Vec::new(),
+            };
+            assert!(values.iter().all(|v| v.is_finite()), "{e:?}");
+        });
+        assert!(n > 100, "{n} events");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //!
 //! Pushing never blocks, retries or allocates: a full queue drops the event and counts it.
 
+use super::chroma::Tap;
 use super::events::TimedEvent;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -109,6 +110,74 @@ impl EventReceiver {
             }
             Err(_) => false,
         }
+    }
+
+    /// The shared counters.
+    pub fn stats(&self) -> &Arc<QueueStats> {
+        &self.stats
+    }
+}
+
+/// The producer end of the chroma tap: the audio thread's decimated input for the chroma
+/// thread. Realtime-safe: a full queue drops the sample and counts it.
+pub struct TapSender {
+    producer: rtrb::Producer<Tap>,
+    stats: Arc<QueueStats>,
+}
+
+/// The consumer end of the chroma tap, owned by the chroma thread.
+pub struct TapReceiver {
+    consumer: rtrb::Consumer<Tap>,
+    stats: Arc<QueueStats>,
+}
+
+/// A chroma tap holding up to `capacity` samples.
+pub fn tap_channel(capacity: usize) -> (TapSender, TapReceiver) {
+    let (producer, consumer) = rtrb::RingBuffer::new(capacity.max(1));
+    let stats = Arc::new(QueueStats::default());
+    (
+        TapSender {
+            producer,
+            stats: stats.clone(),
+        },
+        TapReceiver { consumer, stats },
+    )
+}
+
+impl TapSender {
+    /// Queue `tap`; `false` (and counted) when the queue is full.
+    #[inline]
+    pub fn send(&mut self, tap: Tap) -> bool {
+        match self.producer.push(tap) {
+            Ok(()) => {
+                self.stats.pushed.fetch_add(1, Ordering::Relaxed);
+                true
+            }
+            Err(_) => {
+                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+                false
+            }
+        }
+    }
+
+    /// The shared counters.
+    pub fn stats(&self) -> &Arc<QueueStats> {
+        &self.stats
+    }
+}
+
+impl TapReceiver {
+    /// Take every queued item (at most `limit`), oldest first; returns how many.
+    pub fn drain(&mut self, limit: usize, mut f: impl FnMut(Tap)) -> usize {
+        let mut n = 0;
+        while n < limit
+            && let Ok(t) = self.consumer.pop()
+        {
+            f(t);
+            n += 1;
+        }
+        self.stats.received.fetch_add(n as u64, Ordering::Relaxed);
+        n
     }
 
     /// The shared counters.

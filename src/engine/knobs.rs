@@ -153,6 +153,12 @@ pub fn mapping_config(p: &DyeflowParams, aspect: f32) -> MappingConfig {
             c @ 1..=16 => Some((c - 1) as u8),
             _ => None,
         },
+        bands: [
+            p.low_amount.value(),
+            p.mid_amount.value(),
+            p.high_amount.value(),
+        ],
+        chroma: p.chroma_amount.value(),
     }
 }
 

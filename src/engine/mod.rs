@@ -5,6 +5,7 @@
 //! [`Engine`] is an RAII handle: dropping it stops and joins the thread, which releases the
 //! GPU device.
 
+pub mod chroma;
 mod driver;
 mod knobs;
 mod lazy;
@@ -12,6 +13,7 @@ mod pin;
 mod runner;
 mod sim;
 
+pub use chroma::ChromaThread;
 pub use driver::Driver;
 pub use knobs::{Discrete, KNOB_SMOOTHING_MS, Knobs, KnobsSmoother, mapping_config};
 pub use lazy::LazyEngine;

@@ -511,7 +511,10 @@ impl Runner<'_> {
 fn shows_at_once(e: &SimEvent) -> bool {
     matches!(
         e,
-        SimEvent::NoteOn { .. } | SimEvent::Onset { .. } | SimEvent::Splat(_)
+        SimEvent::NoteOn { .. }
+            | SimEvent::Onset { .. }
+            | SimEvent::BandOnset { .. }
+            | SimEvent::Splat(_)
     )
 }
 

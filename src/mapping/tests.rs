@@ -311,8 +311,19 @@ fn expressions_bend_boost_and_stir() {
     assert!((drive.vorticity_boost - MOD_WHEEL_VORTICITY).abs() < 1e-6);
 }
 
+/// The full-band audio path of old: every band and pitch amount at 0 (projects from before
+/// them).
+fn legacy() -> MappingConfig {
+    MappingConfig {
+        bands: [0.0; 3],
+        chroma: 0.0,
+        ..cfg()
+    }
+}
+
 #[test]
 fn audio_level_breathes_onsets_spread_and_silence_is_calm() {
+    let cfg = legacy;
     let mut m = Mapper::new();
     let mut out = Vec::new();
     m.handle(&at(

@@ -5,8 +5,9 @@
 use super::RenderError;
 use super::midi::TimedNote;
 use super::wav::{Audio, WavStream};
-use crate::bridge::Bridge;
+use crate::bridge::chroma::ChromaAnalyzer;
 use crate::bridge::queue::{self, EventReceiver};
+use crate::bridge::{Bridge, ChromaSink};
 use crate::engine::Driver;
 use crate::params::DyeflowParams;
 use crate::sim::Model;
@@ -108,12 +109,18 @@ impl Player {
         step_s: f64,
     ) -> Self {
         let (sender, events) = queue::channel(STEP_EVENTS);
-        let bridge = Bridge::new(
+        let mut bridge = Bridge::new(
             sender,
             audio.rate() as f32,
             params.envelope_attack.value(),
             params.envelope_release.value(),
         );
+        // The chroma analysis runs inline, at exact sample positions: the plugin runs the same
+        // analysis on its own thread, which a render must not (its timing would leak into the
+        // pixels).
+        bridge.set_chroma_sink(ChromaSink::Inline(Box::new(ChromaAnalyzer::new(
+            crate::bridge::chroma::TARGET_RATE_HZ,
+        ))));
         let next_note = notes.partition_point(|n| n.time_s < start_s);
         Self {
             notes,
