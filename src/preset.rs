@@ -453,7 +453,8 @@ mod tests {
         }
         assert_eq!(
             params.mapping_mode.value(),
-            crate::mapping::MappingMode::Keyboard
+            crate::mapping::MappingMode::Rows,
+            "the default, unchanged"
         );
         assert_eq!(params.settings(), Settings::default(), "settings changed");
     }
