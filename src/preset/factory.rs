@@ -33,18 +33,18 @@ pub const FACTORY_PRESETS: [FactoryPreset; 5] = [
         name: "Ink",
         description: "Dark, dense dye that lingers and curls slowly, like ink in water",
         params: r#"{
-            "visc": 2.0, "dye_diff": 0.0, "vel_diss": 0.35, "dye_diss": 0.12,
-            "vort": 0.35, "radius": 0.035, "force": 0.7, "amount": 2.5,
-            "colour": "dye", "bright": 0.45, "sat": 0.8, "hue": 0.0
+            "visc": 2.0, "dye_diff": 0.0, "vel_diss": 0.35, "dye_diss": 0.15,
+            "vort": 0.35, "radius": 0.035, "force": 0.7, "amount": 1.5,
+            "colour": "dye", "bright": 0.3, "sat": 1.0, "hue": 0.0
         }"#,
     },
     FactoryPreset {
         name: "Neon",
         description: "Thin, saturated, glowing streaks that whip and fade fast",
         params: r#"{
-            "visc": 0.0, "dye_diff": 0.0, "vel_diss": 0.3, "dye_diss": 0.9,
-            "vort": 0.7, "radius": 0.018, "force": 1.6, "amount": 1.4,
-            "colour": "dye", "bright": 1.8, "sat": 1.0, "hue": 0.0
+            "visc": 0.0, "dye_diff": 0.0, "vel_diss": 0.3, "dye_diss": 0.6,
+            "vort": 0.7, "radius": 0.02, "force": 1.6, "amount": 2.0,
+            "colour": "dye", "bright": 2.5, "sat": 1.0, "hue": 0.0
         }"#,
     },
     FactoryPreset {
@@ -68,11 +68,11 @@ pub const FACTORY_PRESETS: [FactoryPreset; 5] = [
     },
     FactoryPreset {
         name: "Honey",
-        description: "Slow, thick amber blobs that ooze and hold their shape",
+        description: "Slow, thick golden swirls that ooze and hold their shape",
         params: r#"{
-            "visc": 1500.0, "dye_diff": 0.0, "vel_diss": 0.5, "dye_diss": 0.15,
-            "vort": 0.0, "radius": 0.06, "force": 2.5, "amount": 0.5,
-            "colour": "density", "bright": 1.4, "sat": 0.85, "hue": 25.0
+            "visc": 1500.0, "dye_diff": 0.0, "vel_diss": 0.5, "dye_diss": 0.4,
+            "vort": 0.0, "radius": 0.06, "force": 2.5, "amount": 0.2,
+            "colour": "density", "bright": 1.5, "sat": 0.85, "hue": 25.0
         }"#,
     },
 ];
@@ -182,10 +182,10 @@ mod tests {
             crate::mapping::MappingMode::Keyboard
         );
         assert!(
-            ink.brightness.value() < 1.0 && ink.dye_amount.value() > 1.5,
+            ink.brightness.value() < 0.5 && ink.dye_amount.value() >= 1.5,
             "Ink: dark, dense"
         );
-        assert!(neon.saturation.value() == 1.0 && neon.brightness.value() > 1.5);
+        assert!(neon.saturation.value() == 1.0 && neon.brightness.value() > 2.0);
         assert!(fire.vorticity.value() > 0.7, "Fire is turbulent");
         assert!(find("Lava").is_none());
         assert_eq!(names(), "Ink, Neon, Smoke, Fire, Honey");
