@@ -332,6 +332,12 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
     use std::time::Duration;
 
     let params = DyeflowParams::default();
+    // Keyboard mode: a lone note stays at one spot (rows mode sways it).
+    let keyboard = format!(
+        r#"{{"params": {{"mapping": "keyboard"}}, "fields": {{"state-version": "{}"}}}}"#,
+        crate::params::STATE_VERSION
+    );
+    crate::preset::apply(keyboard.as_bytes(), &params).expect("a valid preset");
     params.set_settings(Settings {
         sim_resolution: opts.size as u32,
         dye_scale: 1,
@@ -355,7 +361,7 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
     frames.request(fw, fh);
     let mut bridge = Bridge::new(audio_tx, 48_000.0, 5.0, 200.0);
     let silence = vec![0.0f32; 64];
-    // The note's spot: a lone note sits mid-canvas at the emitter height.
+    // The note's spot: a lone note sits mid-canvas at the keyboard's emitter height.
     let (px, py) = (fw / 2, ((1.0 - KEYBOARD_Y) * fh as f32) as usize);
     let value_at = |f: &crate::frame::Frame| -> Option<u8> {
         (f.width == fw && f.height == fh).then(|| {

@@ -107,8 +107,9 @@ struct RenderArgs {
     /// Dye grid refinement over the simulation grid: 1, 2 or 4 (default: the preset's, else 2).
     #[arg(long, value_name = "N")]
     dye: Option<u32>,
-    /// Parameter set in the plugin's state format (JSON).
-    #[arg(long, value_name = "FILE")]
+    /// Parameter set: a preset file in the plugin's state format (JSON), or the name of a
+    /// factory preset: Ink, Neon, Smoke, Fire, Honey.
+    #[arg(long, value_name = "FILE|NAME")]
     preset: Option<PathBuf>,
     /// CPU solver threads, up to 4 per core (default: one per core).
     #[arg(long, default_value_t = 0)]

@@ -6,6 +6,9 @@
 //! - A note injects a burst of dye and momentum at its key-down, then keeps emitting while it
 //!   sounds, shaped by an attack-decay-sustain-release envelope: chords and pads glow and
 //!   stream, staccato notes flash.
+//! - Rows mode (the default): each pitched channel in use gets its own row, spread over the
+//!   height in track order (channel 1 at the top), swaying slowly; along its row pitch runs
+//!   left to right across the range that channel plays (see [`rows`]).
 //! - Keyboard mode: pitch runs left to right across the range of notes in use; pitch class
 //!   picks the hue on a 12-step wheel (C red, then every semitone 30 degrees on); velocity
 //!   scales the dye, the push and the size; the channel can shift the hue.
@@ -40,6 +43,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod audio;
 pub mod drums;
+pub mod rows;
 pub use drums::{DrumFamily, GM_DRUM_CHANNEL, gm_drum_family};
 
 /// Voices sounding at once; the oldest released (else the oldest) is reused beyond this.
@@ -104,6 +108,11 @@ pub enum MappingMode {
     #[id = "circle"]
     #[name = "Circle of pitch"]
     Circle,
+    /// A row per channel over the whole height, pitch left to right along it (see [`rows`]).
+    /// Last, so the indices of the older choices (a preset may name them by number) stay.
+    #[id = "rows"]
+    #[name = "Rows by channel"]
+    Rows,
 }
 
 /// The knobs the mapping reads, in plain values.
@@ -137,7 +146,7 @@ impl Default for MappingConfig {
     /// The parameters' defaults (the engine's tests check that they agree) on a 16:9 canvas.
     fn default() -> Self {
         Self {
-            mode: MappingMode::Keyboard,
+            mode: MappingMode::Rows,
             aspect: 16.0 / 9.0,
             splat_radius: 0.03,
             splat_force: 1.0,
@@ -289,6 +298,9 @@ pub struct Mapper {
     channels: [ChannelState; 16],
     /// Lowest and highest key played (their edges relax towards the notes in use).
     span: Option<(f32, f32)>,
+    /// Rows mode's per-channel ranges and row places (kept up in every mode, so switching
+    /// modes mid-song finds them ready).
+    rows: rows::Rows,
     serial: u64,
     /// RMS level of the input, from the latest reading.
     level: f32,
@@ -349,6 +361,7 @@ impl Mapper {
             voices: [Voice::default(); MAX_VOICES],
             channels: [ChannelState::default(); 16],
             span: None,
+            rows: rows::Rows::default(),
             serial: 0,
             level: 0.0,
             onsets: [0.0; 16],
@@ -391,10 +404,12 @@ impl Mapper {
     /// The keyboard range in use (lowest, highest key), once a pitched note has been emitted.
     /// The span, widened about its middle to at least [`MIN_RANGE_SEMITONES`].
     pub fn range(&self) -> Option<(f32, f32)> {
-        self.span.map(|(lo, hi)| {
-            let pad = ((MIN_RANGE_SEMITONES - (hi - lo)) / 2.0).max(0.0);
-            (lo - pad, hi + pad)
-        })
+        self.span.map(rows::padded)
+    }
+
+    /// Rows mode's state: each channel's range and row.
+    pub fn rows(&self) -> &rows::Rows {
+        &self.rows
     }
 
     fn widen_span(&mut self, key: f32) {
@@ -581,6 +596,20 @@ impl Mapper {
                     color,
                 )
             }
+            MappingMode::Rows => {
+                let place = self
+                    .rows
+                    .place(v.note.channel, key, v.serial, self.time, cfg.aspect);
+                let [x, y] = place.pos;
+                let [dx, dy] = place.dir;
+                let (s, c) = turn.sin_cos();
+                (
+                    [(x + v.pan * 0.1 * cfg.aspect).clamp(0.0, cfg.aspect), y],
+                    // Turned by the bend.
+                    [dx * c + dy * s, dy * c - dx * s],
+                    color,
+                )
+            }
             MappingMode::Circle => {
                 // C at the top, clockwise; the bend moves along the circle.
                 let angle = std::f32::consts::FRAC_PI_2
@@ -615,6 +644,7 @@ impl Mapper {
         self.time += dt;
         self.strike_drums(cfg, out);
         self.relax_span(dt);
+        self.advance_rows(dt);
         // How strongly MIDI notes sound (the drums struck above are gone): the pitch-class
         // streams give way to them.
         let midi = self
@@ -700,6 +730,7 @@ impl Mapper {
                 self.voices[i].stage = VoiceStage::Off;
             } else {
                 self.widen_span(f32::from(v.note.key));
+                self.rows.widen(v.note.channel, f32::from(v.note.key));
             }
         }
     }
@@ -719,6 +750,18 @@ impl Mapper {
         let lo = if min > lo { (lo + step).min(min) } else { lo };
         let hi = if max < hi { (hi - step).max(max) } else { hi };
         self.span = Some((lo, hi));
+    }
+
+    /// Rows mode: place new rows, glide the others, relax each channel's range.
+    fn advance_rows(&mut self, dt: f32) {
+        let mut in_use = [None::<(f32, f32)>; 16];
+        for v in self.voices.iter().filter(|v| v.stage != VoiceStage::Off) {
+            let key = f32::from(v.note.key);
+            let slot = &mut in_use[usize::from(v.note.channel.min(15))];
+            let (lo, hi) = slot.unwrap_or((key, key));
+            *slot = Some((lo.min(key), hi.max(key)));
+        }
+        self.rows.advance(dt, &in_use);
     }
 
     /// The full-band path of old, faded out by the band amounts.

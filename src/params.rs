@@ -29,9 +29,14 @@ use crate::mapping::MappingMode;
 /// - 1: the first layout.
 /// - 2: the drum channel ([`DRUM_CHANNEL_ID`]); older states load with drums off.
 /// - 3: the display pipeline ([`TONE_MODE_ID`]); older states load with the legacy tone.
+/// - 5: rows mode, the new default note mapping ([`MAPPING_MODE_ID`]); older states that name
+///   no mapping load with the keyboard.
 /// - 6: the audio bands and colour by pitch ([`AUDIO_AMOUNT_IDS`]); older states load with
 ///   them at 0, the full-band audio path of old.
 pub const STATE_VERSION: u32 = 6;
+
+/// Id of the note mapping parameter (also written by [`migrate_state`]).
+pub const MAPPING_MODE_ID: &str = "mapping";
 
 /// Id of the tone mode parameter (also written by [`migrate_state`]).
 pub const TONE_MODE_ID: &str = "display";
@@ -552,7 +557,7 @@ impl Default for DyeflowParams {
             mid_amount: amount_param("Mid band"),
             high_amount: amount_param("High band"),
             chroma_amount: amount_param("Pitch colour"),
-            mapping_mode: EnumParam::new("Note mapping", MappingMode::Keyboard),
+            mapping_mode: EnumParam::new("Note mapping", MappingMode::Rows),
             beat_pulse: BoolParam::new("Beat pulse", false),
             drum_channel: IntParam::new(
                 "Drum channel",
@@ -655,6 +660,16 @@ pub fn migrate_state(state: &mut PluginState) {
             .params
             .entry(TONE_MODE_ID.to_owned())
             .or_insert(ParamValue::String("legacy".to_owned()));
+    }
+
+    // 3 -> 5: rows mode became the default note mapping. nice-plug saves every parameter, so
+    // an old project names its mapping anyway; one that does not (a hand-written or partial
+    // state or preset) keeps the keyboard it was made with.
+    if version < 5 {
+        state
+            .params
+            .entry(MAPPING_MODE_ID.to_owned())
+            .or_insert(ParamValue::String("keyboard".to_owned()));
     }
 
     // 5 -> 6: the audio bands and colour by pitch. Before them the audio painted only through
@@ -857,6 +872,37 @@ mod tests {
             Some(ParamValue::String(id)) => Some(id),
             _ => None,
         }
+    }
+
+    /// States from before rows mode (version 1, no version, or 3) that name no mapping load
+    /// with the keyboard they were made with; one that names a mapping keeps it; a current
+    /// state without one (and a new instance) gets rows.
+    #[test]
+    fn states_from_before_rows_mode_keep_the_keyboard() {
+        let mapping_of = |s: &PluginState| match s.params.get(MAPPING_MODE_ID) {
+            Some(ParamValue::String(id)) => Some(id.clone()),
+            _ => None,
+        };
+        for version in [None, Some(1), Some(2), Some(3), Some(4)] {
+            let mut s = state(version, &[("visc", ParamValue::F32(80.0))]);
+            migrate_state(&mut s);
+            assert_eq!(mapping_of(&s).as_deref(), Some("keyboard"), "{version:?}");
+            assert_eq!(s.fields[STATE_VERSION_KEY], STATE_VERSION.to_string());
+        }
+        let circle = ParamValue::String("circle".to_owned());
+        let mut s = state(Some(1), &[(MAPPING_MODE_ID, circle)]);
+        migrate_state(&mut s);
+        assert_eq!(mapping_of(&s).as_deref(), Some("circle"));
+        let mut s = state(Some(STATE_VERSION), &[]);
+        migrate_state(&mut s);
+        assert_eq!(mapping_of(&s), None);
+        let p = DyeflowParams::default();
+        assert!(p.param_map().iter().any(|(id, ..)| id == MAPPING_MODE_ID));
+        assert_eq!(p.mapping_mode.value(), MappingMode::Rows);
+        assert_eq!(
+            MappingMode::ids(),
+            Some(["keyboard", "circle", "rows"].as_slice())
+        );
     }
 
     #[test]

@@ -20,6 +20,9 @@ use nice_plug::params::internals::ParamPtr;
 use nice_plug::plugin::{ParamValue, PluginState};
 use nice_plug::prelude::{Enum, Params};
 
+pub mod factory;
+pub use factory::{FACTORY_PRESETS, FactoryPreset};
+
 /// Largest preset file read (a real one is a few kilobytes).
 pub const MAX_PRESET_BYTES: u64 = 1 << 20;
 
@@ -28,6 +31,8 @@ pub const MAX_PRESET_BYTES: u64 = 1 << 20;
 pub struct PresetReport {
     /// Parameter ids the preset names that this Dyeflow does not know.
     pub unknown: Vec<String>,
+    /// Whether the preset carries settings (grid, canvas, solver), which [`apply`] then set.
+    pub settings: bool,
 }
 
 /// Why a preset cannot be used. Its text is a phrase, for "FILE: <phrase>" or the editor.
@@ -75,6 +80,7 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
     // plugin's own state loading snaps them instead, so a damaged project still opens).
     if let Some(json) = state.fields.get(SETTINGS_KEY) {
         report.unknown.extend(check_settings(json)?);
+        report.settings = true;
     }
     migrate_state(&mut state);
     let map: std::collections::HashMap<String, ParamPtr> = params
@@ -102,6 +108,56 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
         params.set_settings(settings.sanitized());
     }
     Ok(report)
+}
+
+/// What loading a preset as a whole sets: every parameter (by id, normalized), those it does
+/// not name at their defaults, and the settings if it carries any.
+pub struct Resolved {
+    /// Every parameter's id and normalized value, in the order of `param_map`.
+    pub values: Vec<(String, f32)>,
+    /// The preset's settings, if it carries any.
+    pub settings: Option<Settings>,
+    /// What else loading it found.
+    pub report: PresetReport,
+}
+
+/// Read a preset as a whole (see [`Resolved`]), or say why it cannot be used.
+pub fn resolve(bytes: &[u8]) -> Result<Resolved, PresetError> {
+    let scratch = DyeflowParams::default();
+    let report = apply(bytes, &scratch)?;
+    let values = scratch
+        .param_map()
+        .into_iter()
+        // SAFETY: the pointers come from `scratch`, alive for this closure.
+        .map(|(id, ptr, _)| (id, unsafe { ptr.unmodulated_normalized_value() }))
+        .collect();
+    Ok(Resolved {
+        values,
+        settings: report.settings.then(|| scratch.settings()),
+        report,
+    })
+}
+
+/// Load a preset as a whole into `params`: the values it names, defaults for every other
+/// parameter, and its settings if it carries any (else the settings stay). Nothing changes if
+/// it cannot be used. (The editor does the same through the host's gestures.)
+pub fn load(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, PresetError> {
+    let resolved = resolve(bytes)?;
+    let map: std::collections::HashMap<String, ParamPtr> = params
+        .param_map()
+        .into_iter()
+        .map(|(id, ptr, _)| (id, ptr))
+        .collect();
+    for (id, normalized) in &resolved.values {
+        if let Some(ptr) = map.get(id) {
+            // SAFETY: the pointers come from `params`, which outlives this call.
+            unsafe { ptr._internal_set_normalized_value(*normalized) };
+        }
+    }
+    if let Some(settings) = resolved.settings {
+        params.set_settings(settings);
+    }
+    Ok(resolved.report)
 }
 
 /// The current parameter values and settings as a preset, in the plugin's own state format
@@ -453,7 +509,8 @@ mod tests {
         }
         assert_eq!(
             params.mapping_mode.value(),
-            crate::mapping::MappingMode::Keyboard
+            crate::mapping::MappingMode::Rows,
+            "the default, unchanged"
         );
         assert_eq!(params.settings(), Settings::default(), "settings changed");
     }

@@ -44,6 +44,14 @@ fn harness_window_with_panel() {
 
 #[test]
 #[ignore = "the editor harness, run by the editor tests in a child process"]
+fn harness_smallest_window_with_panel() {
+    if in_harness() {
+        harness::run_sized(harness::small_cpu(), true, Some((320, 200)));
+    }
+}
+
+#[test]
+#[ignore = "the editor harness, run by the editor tests in a child process"]
 fn harness_cycles() {
     if in_harness() {
         let n = std::env::var("DYEFLOW_CYCLES")
@@ -383,7 +391,7 @@ fn panel_widgets_use_host_gestures() {
         }
         display.xdotool(&["mouseup", "1"]);
     };
-    drag((770, 144), (830, 144));
+    drag((770, 159), (830, 159));
     assert!(
         h.wait_for(|l| l.ends_with("GESTURE end visc"), Duration::from_secs(5)),
         "no gesture end: {:?}",
@@ -403,6 +411,172 @@ fn panel_widgets_use_host_gestures() {
         "the harness did not exit cleanly"
     );
 }
+
+/// On a fresh instance the empty canvas says what to do (light text in its middle); the
+/// first key (R here) takes the hint away for good.
+#[test]
+fn first_run_hint_shows_until_something_happens() {
+    if !xvfb::tools_available() {
+        return;
+    }
+    let _serial = serial();
+    let (display, mut h, win, area) = open_window(1280, 800, "harness_window");
+    let (_, _, ww, wh) = area;
+    let middle = |s: &Image| s.crop(ww / 2 - 250, wh / 2 - 20, 500, 40);
+    let (shot, ok) = shoot_until(&display, area, Duration::from_secs(20), |s| {
+        lit_fraction(&middle(s), 150) > 0.02
+    });
+    save(&shot, "hint.png");
+    assert!(ok, "no hint: {} lit", lit_fraction(&middle(&shot), 150));
+    display.xdotool(&["mousemove", "--window", &win, "480", "400"]);
+    display.xdotool(&["key", "r"]);
+    let (shot, ok) = shoot_until(&display, area, Duration::from_secs(10), |s| {
+        lit_fraction(&middle(s), 40) < 0.001
+    });
+    save(&shot, "hint-gone.png");
+    assert!(
+        ok,
+        "the hint stayed: {} lit",
+        lit_fraction(&middle(&shot), 40)
+    );
+    // A note does not bring it back.
+    h.send("notes 60");
+    std::thread::sleep(Duration::from_secs(1));
+    let shot = display
+        .screenshot()
+        .crop(area.0 as u32, area.1 as u32, ww, wh);
+    assert!(
+        lit_fraction(&middle(&shot), 150) < 0.001,
+        "the hint came back"
+    );
+    assert!(
+        h.quit(Duration::from_secs(20)),
+        "the harness did not exit cleanly"
+    );
+}
+
+/// The panel's Presets menu lists the factory presets; picking Neon sets its knobs through
+/// the host's gestures (begin, set, end for each one that changes), and never Bypass.
+#[test]
+fn preset_menu_loads_a_factory_preset_through_host_gestures() {
+    if !xvfb::tools_available() {
+        return;
+    }
+    let _serial = serial();
+    let (display, mut h, win, area) = open_window(1280, 800, "harness_window_with_panel");
+    h.send("notes 48,55,60,64,67,72,79");
+    std::thread::sleep(Duration::from_secs(2));
+    let click = |x: u32, y: u32| {
+        display.xdotool(&[
+            "mousemove",
+            "--window",
+            &win,
+            &x.to_string(),
+            &y.to_string(),
+        ]);
+        std::thread::sleep(Duration::from_millis(150));
+        display.xdotool(&["click", "1"]);
+        std::thread::sleep(Duration::from_millis(400));
+    };
+    // "Presets", right of the panel's title; then "Neon", the second factory entry.
+    click(PRESETS_BUTTON.0, PRESETS_BUTTON.1);
+    let shot = display
+        .screenshot()
+        .crop(area.0 as u32, area.1 as u32, area.2, area.3);
+    save(&shot, "preset-menu.png");
+    click(NEON_ENTRY.0, NEON_ENTRY.1);
+    // Brightness is the last of Neon's knobs in the parameter order (its saturation, 100 %,
+    // is the default).
+    assert!(
+        h.wait_for(
+            |l| l.ends_with("GESTURE end bright"),
+            Duration::from_secs(5)
+        ),
+        "no preset gestures: {:?}",
+        gestures(&h)
+    );
+    let g = gestures(&h);
+    // Neon's own knobs, and the mapping back to its default (the harness plays in keyboard
+    // mode): a preset is a whole look.
+    for id in ["radius", "force", "dye_diss", "vort", "bright", "mapping"] {
+        let at = |what: &str| g.iter().position(|l| *l == format!("{what} {id}"));
+        let (begin, set, end) = (at("begin"), at("set"), at("end"));
+        assert!(
+            begin.is_some() && begin < set && set < end,
+            "{id}: begin, set, end: {g:?}"
+        );
+    }
+    assert!(!g.iter().any(|l| l.ends_with(" bypass")), "bypass: {g:?}");
+    std::thread::sleep(Duration::from_secs(1));
+    let shot = display
+        .screenshot()
+        .crop(area.0 as u32, area.1 as u32, area.2, area.3);
+    save(&shot, "preset-neon.png");
+    assert!(
+        h.quit(Duration::from_secs(20)),
+        "the harness did not exit cleanly"
+    );
+}
+
+/// Where the preset menu's entries are in the default 960x540 window, in window pixels.
+const PRESETS_BUTTON: (u32, u32) = (672, 26);
+const NEON_ENTRY: (u32, u32) = (668, 94);
+
+/// At the smallest window (320x200) the open panel fits inside it (its title is not cut off
+/// at the left), and everything under the title scrolls: scrolled to the end, the last slider
+/// (Hue shift) is there to drag.
+#[test]
+fn the_panel_fits_and_scrolls_in_the_smallest_window() {
+    if !xvfb::tools_available() {
+        return;
+    }
+    let _serial = serial();
+    let (display, mut h, win, area) = open_window(640, 480, "harness_smallest_window_with_panel");
+    let (_, _, ww, wh) = area;
+    assert_eq!((ww, wh), (320, 200), "the smallest editor size");
+    let (shot, ok) = shoot_until(&display, area, Duration::from_secs(20), |s| {
+        lit_fraction(&s.crop(8, 8, 60, 24), 150) > 0.02
+    });
+    save(&shot, "panel-320x200.png");
+    assert!(ok, "the panel's title is not in the window's left corner");
+    // Scroll the panel to its end.
+    display.xdotool(&["mousemove", "--window", &win, "160", "120"]);
+    for _ in 0..40 {
+        display.xdotool(&["click", "5"]);
+    }
+    std::thread::sleep(Duration::from_millis(600));
+    let shot = display
+        .screenshot()
+        .crop(area.0 as u32, area.1 as u32, ww, wh);
+    save(&shot, "panel-320x200-scrolled.png");
+    let (x, y) = HUE_SLIDER_SCROLLED;
+    display.xdotool(&[
+        "mousemove",
+        "--window",
+        &win,
+        &x.to_string(),
+        &y.to_string(),
+    ]);
+    display.xdotool(&["mousedown", "1"]);
+    for k in 1..=6 {
+        let to = (x + 5 * k).to_string();
+        display.xdotool(&["mousemove", "--window", &win, &to, &y.to_string()]);
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    display.xdotool(&["mouseup", "1"]);
+    assert!(
+        h.wait_for(|l| l.ends_with("GESTURE end hue"), Duration::from_secs(5)),
+        "the Hue shift slider was not there: {:?}",
+        gestures(&h)
+    );
+    assert!(
+        h.quit(Duration::from_secs(20)),
+        "the harness did not exit cleanly"
+    );
+}
+
+/// Where the Hue shift slider is in the 320x200 window once the panel is scrolled to its end.
+const HUE_SLIDER_SCROLLED: (u32, u32) = (160, 123);
 
 /// The gesture reports so far, without the prefix: "begin visc", "set visc", ...
 fn gestures(h: &HarnessChild) -> Vec<String> {

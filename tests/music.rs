@@ -35,6 +35,22 @@ fn note_on(key: u8, velocity: f32) -> TimedEvent {
     }
 }
 
+/// Parameters at their defaults but for keyboard mode (a state of this version that names
+/// it), which the tests below place notes by.
+fn keyboard_params() -> DyeflowParams {
+    let params = DyeflowParams::default();
+    keyboard(&params);
+    params
+}
+
+fn keyboard(params: &DyeflowParams) {
+    let json = format!(
+        r#"{{"params": {{"mapping": "keyboard"}}, "fields": {{"state-version": "{}"}}}}"#,
+        dyeflow::params::STATE_VERSION
+    );
+    dyeflow::preset::apply(json.as_bytes(), params).expect("keyboard mode");
+}
+
 fn hue_distance(a: f32, b: f32) -> f32 {
     let d = (a - b).rem_euclid(360.0);
     d.min(360.0 - d)
@@ -59,11 +75,11 @@ fn total_dye(s: &mut GridModel) -> f64 {
     f.dye.iter().flatten().map(|&x| f64::from(x)).sum()
 }
 
-/// A C, an E and a G in one step, keyboard mode (the default): the next frame shows red at
-/// the C's place, green at the E's and blue at the G's, on black elsewhere.
+/// A C, an E and a G in one step, keyboard mode: the next frame shows red at the C's place,
+/// green at the E's and blue at the G's, on black elsewhere.
 #[test]
 fn notes_show_their_hues_at_their_mapped_places_in_the_next_frame() {
-    let params = DyeflowParams::default();
+    let params = keyboard_params();
     let mut s = solver();
     let mut driver = Driver::new(&params);
     // C3 (red, 0 deg), E4 (pitch class 4: 120 deg), G5 (pitch class 7: 210 deg).
@@ -93,6 +109,40 @@ fn notes_show_their_hues_at_their_mapped_places_in_the_next_frame() {
     for (x, y) in [(0.5, KEYBOARD_Y), (1.3, KEYBOARD_Y), (ASPECT / 2.0, 0.8)] {
         let (_, v) = hue_value(pixel_at(&frame, W, H, x, y));
         assert!(v < 0.02, "dye at ({x}, {y}): value {v}");
+    }
+}
+
+/// Rows mode (the default): a C on channel 1, an E on channel 2 and a G on channel 3 in one
+/// step. Three rows, channel 1 on top: at 0.94 - (k + 0.5) / 3 x 0.88 = 0.793, 0.5 and 0.207,
+/// each note alone on its row, so mid-width. The next frame shows each hue (pitch class, plus
+/// 15 degrees a channel) on its own row, and black between the rows.
+#[test]
+fn rows_mode_gives_each_channel_its_own_row() {
+    let params = DyeflowParams::default();
+    let mut s = solver();
+    let mut driver = Driver::new(&params);
+    for (channel, key) in [(0u8, 48u8), (1, 64), (2, 79)] {
+        let mut e = note_on(key, 100.0 / 127.0);
+        if let SimEvent::NoteOn { note, .. } = &mut e.event {
+            note.channel = channel;
+        }
+        driver.event(&mut s, &e);
+    }
+    driver.step(&mut s, &params, 1.0 / 60.0);
+    let mut frame = vec![0u8; W * H * 4];
+    s.render(&driver.look(), W, H, &mut frame);
+    let x = ASPECT / 2.0;
+    for (y, hue) in [(0.7933, 0.0), (0.5, 135.0), (0.2067, 240.0)] {
+        let (h, v) = hue_value(pixel_at(&frame, W, H, x, y));
+        assert!(v > 0.3, "no dye at y = {y}: value {v}");
+        assert!(
+            hue_distance(h, hue) < 15.0,
+            "at y = {y}: hue {h}, expected {hue}"
+        );
+    }
+    for y in [0.65, 0.35, 0.05, 0.95] {
+        let (_, v) = hue_value(pixel_at(&frame, W, H, x, y));
+        assert!(v < 0.02, "dye between the rows at y = {y}: value {v}");
     }
 }
 
@@ -158,6 +208,7 @@ fn all_notes_off_releases_a_hanging_note() {
 #[test]
 fn a_note_into_the_plugin_reaches_the_frames() {
     let mut plugin = Dyeflow::default();
+    keyboard(&plugin.shared_params());
     plugin.shared_params().set_settings(Settings {
         sim_resolution: 90,
         dye_scale: 1,

@@ -21,7 +21,7 @@ const EXPECTED: &[(&str, f32)] = &[
     ("react", 1.0),
     ("attack", 5.0),
     ("release", 200.0),
-    ("mapping", 0.0),
+    ("mapping", 2.0), // Rows by channel (index 2)
     ("pulse", 0.0),
     ("drum_ch", 10.0),
     ("colour", 0.0),
@@ -104,7 +104,7 @@ fn ranges_have_the_documented_ends() {
         ("react", 0.0, 2.0),
         ("attack", 0.1, 200.0),
         ("release", 5.0, 5_000.0),
-        ("mapping", 0.0, 1.0),
+        ("mapping", 0.0, 2.0),
         ("pulse", 0.0, 1.0),
         ("drum_ch", 0.0, 16.0),
         ("colour", 0.0, 2.0),
@@ -190,7 +190,8 @@ fn value_strings_are_readable_and_carry_units() {
     assert_eq!(text("attack", at("attack", 5.0)), "5.00 ms");
     assert_eq!(text("hue", at("hue", 90.0)), "90.0°");
     assert_eq!(text("bypass", 1.0), "Bypassed");
-    assert_eq!(text("mapping", 1.0), "Circle of pitch");
+    assert_eq!(text("mapping", 0.5), "Circle of pitch");
+    assert_eq!(text("mapping", 1.0), "Rows by channel");
     assert_eq!(text("colour", 0.5), "Density hue");
     assert_eq!(text("display", 0.0), "Legacy");
     assert_eq!(text("display", 1.0), "Filmic");

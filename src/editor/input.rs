@@ -82,14 +82,15 @@ impl Painter {
         (x >> 40) as f32 / (1u64 << 24) as f32
     }
 
-    /// Handle this frame's mouse and keys over the canvas.
+    /// Handle this frame's mouse and keys over the canvas; whether the user did anything
+    /// (dragged, scrolled, pressed one of the keys).
     pub fn handle(
         &mut self,
         ui: &mut egui::Ui,
         canvas: &Canvas,
         shared: &EditorShared,
         typing: bool,
-    ) {
+    ) -> bool {
         let response = ui.interact(
             canvas.rect,
             ui.scope_id().with("fluid"),
@@ -98,6 +99,7 @@ impl Painter {
         let mut editor = shared.params.editor_settings();
         let brush = editor.brush_radius;
         let dt = ui.input(|i| i.stable_dt).clamp(1e-3, 0.1);
+        let mut acted = response.dragged();
 
         if response.drag_started_by(PointerButton::Primary) {
             self.hue = (self.hue + HUE_STEP).fract();
@@ -149,6 +151,7 @@ impl Painter {
         if response.hovered() {
             let scroll = ui.input(|i| i.smooth_scroll_delta.y);
             if scroll != 0.0 {
+                acted = true;
                 editor.brush_radius = (brush * (scroll * 0.004).exp())
                     .clamp(BRUSH_RADIUS_RANGE.0, BRUSH_RADIUS_RANGE.1);
                 shared.params.set_editor_settings(editor.clone());
@@ -162,7 +165,7 @@ impl Painter {
         }
 
         if typing {
-            return;
+            return acted;
         }
         let (pause, splats, reset, panel) = ui.input(|i| {
             (
@@ -187,6 +190,7 @@ impl Painter {
             editor.panel_open = open;
             shared.params.set_editor_settings(editor);
         }
+        acted || pause || splats || reset || panel
     }
 
     /// A burst of random coloured splats with random pushes.

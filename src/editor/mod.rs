@@ -11,9 +11,13 @@
 //! - [`panel`]: every parameter (with the host's begin/set/end gestures), the settings and a
 //!   status line.
 //! - [`input`]: mouse painting and the keys (P pause, Space splats, R reset, F panel).
+//! - [`presets`]: the panel's preset menu (factory presets, the user's, save).
+//! - [`hint`]: the first-run hint on the empty canvas.
 
+mod hint;
 mod input;
 mod panel;
+mod presets;
 mod view;
 
 pub use view::FRAMES_SHOWN;
@@ -286,6 +290,7 @@ pub struct EditorApp {
     view: view::FluidView,
     input: input::Painter,
     panel: panel::Panel,
+    hint: hint::Hint,
 }
 
 impl EditorApp {
@@ -297,6 +302,7 @@ impl EditorApp {
             view: view::FluidView::default(),
             input: input::Painter::default(),
             panel: panel::Panel::default(),
+            hint: hint::Hint::default(),
         }
     }
 }
@@ -325,7 +331,13 @@ impl NiceEguiApp for EditorApp {
         let canvas = self.view.show(ui, &self.shared, &settings);
         let typing = ui.ctx().memory(|m| m.focused().is_some());
         frame.set_key_capture(input::key_capture(typing));
-        self.input.handle(ui, &canvas, &self.shared, typing);
+        let acted = self.input.handle(ui, &canvas, &self.shared, typing);
+        if self.hint.showing() {
+            // Not under the open panel: it is the controls the hint points to.
+            let notes = self.shared.engine.status().map_or(0, |s| s.notes);
+            let panel_open = self.shared.params.editor_settings().panel_open;
+            self.hint.show(ui, &canvas, acted, notes, !panel_open);
+        }
         self.panel
             .show(ui, &self.shared, &setter, &self.view, &self.input);
         // The fluid moves: draw again soon (the frames come at the simulation rate).

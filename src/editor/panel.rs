@@ -1,9 +1,14 @@
 //! The control panel, over the right edge of the fluid: every parameter (each change wrapped in
 //! the host's begin/set/end gesture, so automation records it), the mapping and colour modes,
-//! the non-automatable settings, and a status line. F (or the button) hides it.
+//! the non-automatable settings, a status line and the preset menu. F (or the button) hides it.
+//!
+//! It fits any window from the smallest (320x200): it narrows to the window, and everything
+//! under its title row scrolls. Every section's grid has the same two columns (labels, then
+//! widgets of one width), so the sliders line up from section to section.
 
 use super::EditorShared;
 use super::input::Painter;
+use super::presets::PresetMenu;
 use super::view::FluidView;
 use crate::params::{
     Aspect, BackendChoice, DYE_SCALES, DyeflowParams, SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
@@ -12,16 +17,62 @@ use egui::{self, Align2, Color32, RichText};
 use nice_plug::prelude::{BoolParam, Enum, EnumParam, IntParam, Param, ParamSetter};
 use nice_plug_egui::widgets::ParamSlider;
 
-/// Panel width in points.
-const WIDTH: f32 = 330.0;
-/// Slider width in points.
-const SLIDER: f32 = 120.0;
+/// Panel width in points, where the window has room.
+const WIDTH: f32 = 380.0;
+/// Room for a slider's value box ("10000 mm²/s") right of the slider, points.
+const VALUE_BOX: f32 = 86.0;
+/// The panel's distance from the window's edges, points.
+const MARGIN: f32 = 8.0;
+/// Inner margin of the panel's frame, points.
+const PADDING: f32 = 8.0;
+/// Room kept for the scroll bar, points.
+const SCROLL_BAR: f32 = 14.0;
+/// Gap between the label and widget columns, points.
+const GAP: f32 = 8.0;
+/// Height of the title row, points.
+const TITLE: f32 = 26.0;
+
+/// The two columns of every grid in the panel, in points.
+#[derive(Clone, Copy, Debug)]
+struct Cols {
+    label: f32,
+    widget: f32,
+}
+
+impl Cols {
+    /// The columns for a panel `width` points wide.
+    fn for_width(width: f32) -> Self {
+        let inner = (width - 2.0 * PADDING - SCROLL_BAR - GAP).max(120.0);
+        let label = (inner * 0.4).clamp(80.0, 140.0);
+        Self {
+            label,
+            widget: inner - label,
+        }
+    }
+}
 
 /// The panel's state.
 #[derive(Default)]
 pub struct Panel {
-    /// What the last "Save preset" did, shown under the button.
-    saved: Option<String>,
+    /// The preset menu (and what it last did).
+    presets: PresetMenu,
+}
+
+/// The panel's width in a window `window_width` points wide.
+pub fn panel_width(window_width: f32) -> f32 {
+    WIDTH.min(window_width - 2.0 * MARGIN).max(120.0)
+}
+
+/// A label in the label column: its full width, cut short with "…" if longer.
+fn label(ui: &mut egui::Ui, text: &str, cols: Cols) {
+    ui.allocate_ui_with_layout(
+        egui::vec2(cols.label, ui.spacing().interact_size.y),
+        egui::Layout::left_to_right(egui::Align::Center),
+        |ui| {
+            ui.set_min_width(cols.label);
+            ui.add(egui::Label::new(text).truncate());
+        },
+    );
 }
 
 /// A bool parameter as a checkbox, with the host gesture.
@@ -39,11 +90,13 @@ fn choice<T: Enum + PartialEq + 'static>(
     ui: &mut egui::Ui,
     param: &EnumParam<T>,
     setter: &ParamSetter,
+    cols: Cols,
 ) {
+    label(ui, param.name(), cols);
     let current = param.value().to_index();
     let names = T::variants();
     egui::ComboBox::from_id_salt(param.name())
-        .width(SLIDER)
+        .width(cols.widget)
         .selected_text(names.get(current).copied().unwrap_or("?"))
         .show_ui(ui, |ui| {
             for (i, name) in names.iter().enumerate() {
@@ -54,18 +107,16 @@ fn choice<T: Enum + PartialEq + 'static>(
                 }
             }
         });
+    ui.end_row();
 }
 
 /// The drum channel as a labelled combo box row (Off, 1 to 16), with the host gesture.
-fn drum_channel(ui: &mut egui::Ui, param: &IntParam, setter: &ParamSetter) {
+fn drum_channel(ui: &mut egui::Ui, param: &IntParam, setter: &ParamSetter, cols: Cols) {
     use crate::params::v2s_drum_channel;
-    ui.label(param.name()).on_hover_text(
-        "General MIDI drums: this channel's notes play as a kit (kick, snare, hats, toms), \
-         not as pitches",
-    );
+    label(ui, param.name(), cols);
     let current = param.value();
     egui::ComboBox::from_id_salt(param.name())
-        .width(SLIDER)
+        .width(cols.widget)
         .selected_text(v2s_drum_channel(current))
         .show_ui(ui, |ui| {
             for c in 0..=16 {
@@ -79,24 +130,33 @@ fn drum_channel(ui: &mut egui::Ui, param: &IntParam, setter: &ParamSetter) {
                     setter.end_set_parameter(param);
                 }
             }
-        });
+        })
+        .response
+        .on_hover_text(
+            "General MIDI drums: this channel's notes play as a kit (kick, snare, hats, toms), \
+             not as pitches",
+        );
     ui.end_row();
 }
 
 /// A labelled slider row in a grid.
-fn slider<P: Param>(ui: &mut egui::Ui, param: &P, setter: &ParamSetter) {
-    ui.label(param.name());
-    ui.add(ParamSlider::for_param(param, setter).with_width(SLIDER));
+fn slider<P: Param>(ui: &mut egui::Ui, param: &P, setter: &ParamSetter, cols: Cols) {
+    label(ui, param.name(), cols);
+    let bar = (cols.widget - VALUE_BOX).max(40.0);
+    ui.add(ParamSlider::for_param(param, setter).with_width(bar));
     ui.end_row();
 }
 
+/// A collapsing section holding a two-column grid.
 fn section(ui: &mut egui::Ui, title: &str, open: bool, add: impl FnOnce(&mut egui::Ui)) {
     egui::CollapsingHeader::new(RichText::new(title).strong())
         .default_open(open)
         .show(ui, |ui| {
+            // NOTE: no indent, so every section's columns start at the same x.
+            ui.spacing_mut().indent = 0.0;
             egui::Grid::new(title)
                 .num_columns(2)
-                .spacing([8.0, 4.0])
+                .spacing([GAP, 4.0])
                 .show(ui, add);
         });
 }
@@ -104,18 +164,19 @@ fn section(ui: &mut egui::Ui, title: &str, open: bool, add: impl FnOnce(&mut egu
 /// A settings combo box over `options`, written back to the plugin's settings on change.
 fn setting<T: Copy + PartialEq>(
     ui: &mut egui::Ui,
-    label: &str,
+    name: &str,
     current: T,
     options: &[(T, String)],
+    cols: Cols,
 ) -> Option<T> {
-    ui.label(label);
+    label(ui, name, cols);
     let mut picked = None;
     let text = options
         .iter()
         .find(|(v, _)| *v == current)
         .map_or("?", |(_, t)| t.as_str());
-    egui::ComboBox::from_id_salt(label)
-        .width(SLIDER)
+    egui::ComboBox::from_id_salt(name)
+        .width(cols.widget)
         .selected_text(text)
         .show_ui(ui, |ui| {
             for (v, t) in options {
@@ -128,7 +189,7 @@ fn setting<T: Copy + PartialEq>(
     picked
 }
 
-fn settings_section(ui: &mut egui::Ui, params: &DyeflowParams) {
+fn settings_section(ui: &mut egui::Ui, params: &DyeflowParams, cols: Cols) {
     let mut s = params.settings();
     let before = s.clone();
     let resolutions: Vec<(u32, String)> = SIM_RESOLUTIONS_CELLS
@@ -164,30 +225,23 @@ fn settings_section(ui: &mut egui::Ui, params: &DyeflowParams) {
         .iter()
         .map(|&r| (r, format!("{r} Hz")))
         .collect();
-    egui::CollapsingHeader::new(RichText::new("Settings").strong())
-        .default_open(false)
-        .show(ui, |ui| {
-            egui::Grid::new("settings")
-                .num_columns(2)
-                .spacing([8.0, 4.0])
-                .show(ui, |ui| {
-                    if let Some(v) = setting(ui, "Resolution", s.sim_resolution, &resolutions) {
-                        s.sim_resolution = v;
-                    }
-                    if let Some(v) = setting(ui, "Dye detail", s.dye_scale, &scales) {
-                        s.dye_scale = v;
-                    }
-                    if let Some(v) = setting(ui, "Canvas", s.aspect, &aspects) {
-                        s.aspect = v;
-                    }
-                    if let Some(v) = setting(ui, "Solver", s.backend, &backends) {
-                        s.backend = v;
-                    }
-                    if let Some(v) = setting(ui, "Rate", s.sim_rate_hz, &rates) {
-                        s.sim_rate_hz = v;
-                    }
-                });
-        });
+    section(ui, "Settings", false, |ui| {
+        if let Some(v) = setting(ui, "Resolution", s.sim_resolution, &resolutions, cols) {
+            s.sim_resolution = v;
+        }
+        if let Some(v) = setting(ui, "Dye detail", s.dye_scale, &scales, cols) {
+            s.dye_scale = v;
+        }
+        if let Some(v) = setting(ui, "Canvas", s.aspect, &aspects, cols) {
+            s.aspect = v;
+        }
+        if let Some(v) = setting(ui, "Solver", s.backend, &backends, cols) {
+            s.backend = v;
+        }
+        if let Some(v) = setting(ui, "Rate", s.sim_rate_hz, &rates, cols) {
+            s.sim_rate_hz = v;
+        }
+    });
     if s != before {
         params.set_settings(s);
     }
@@ -244,7 +298,7 @@ impl Panel {
         if shared.engine.paused() {
             // Visible with the panel hidden too: a frozen picture should say why.
             egui::Area::new(egui::Id::unique("dyeflow-paused"))
-                .anchor(Align2::LEFT_TOP, [8.0, 8.0])
+                .anchor(Align2::LEFT_TOP, [MARGIN, MARGIN])
                 .order(egui::Order::Foreground)
                 .interactable(false)
                 .show(&ctx, |ui| {
@@ -258,7 +312,7 @@ impl Panel {
         let mut editor = shared.params.editor_settings();
         if !editor.panel_open {
             egui::Area::new(egui::Id::unique("dyeflow-panel-button"))
-                .anchor(Align2::RIGHT_TOP, [-8.0, 8.0])
+                .anchor(Align2::RIGHT_TOP, [-MARGIN, MARGIN])
                 .order(egui::Order::Foreground)
                 .show(&ctx, |ui| {
                     if ui.button("Controls (F)").clicked() {
@@ -268,9 +322,12 @@ impl Panel {
                 });
             return;
         }
-        let height = ctx.content_rect().height() - 16.0;
+        let screen = ctx.content_rect();
+        let height = screen.height() - 2.0 * MARGIN;
+        let width = panel_width(screen.width());
+        let cols = Cols::for_width(width);
         egui::Area::new(egui::Id::unique("dyeflow-panel"))
-            .anchor(Align2::RIGHT_TOP, [-8.0, 8.0])
+            .anchor(Align2::RIGHT_TOP, [-MARGIN, MARGIN])
             .order(egui::Order::Foreground)
             .default_height(height)
             .show(&ctx, |ui| {
@@ -278,13 +335,14 @@ impl Panel {
                 // would not grow with the window.
                 ui.set_max_height(height);
                 egui::Frame::new()
-                    .fill(Color32::from_black_alpha(190))
+                    .fill(Color32::from_black_alpha(200))
                     .corner_radius(6)
-                    .inner_margin(8)
+                    .inner_margin(PADDING)
                     .show(ui, |ui| {
-                        ui.set_width(WIDTH);
+                        ui.set_width(width - 2.0 * PADDING);
                         ui.horizontal(|ui| {
                             ui.label(RichText::new("Dyeflow").strong().size(16.0));
+                            self.presets.button(ui, shared, setter);
                             ui.with_layout(
                                 egui::Layout::right_to_left(egui::Align::Center),
                                 |ui| {
@@ -295,15 +353,27 @@ impl Panel {
                                 },
                             );
                         });
-                        for line in status_text(shared, view) {
-                            ui.label(RichText::new(line).small().color(Color32::LIGHT_GRAY));
-                        }
-                        ui.separator();
+                        // Everything else scrolls, so the last control is reachable in the
+                        // smallest window.
                         egui::ScrollArea::vertical()
-                            .max_height((height - 124.0).max(60.0))
-                            .show(ui, |ui| self.controls(ui, shared, setter, painter));
+                            .max_height((height - 2.0 * PADDING - TITLE).max(40.0))
+                            .show(ui, |ui| {
+                                self.status(ui, shared, view);
+                                ui.separator();
+                                self.controls(ui, shared, setter, painter, cols);
+                            });
                     });
             });
+    }
+
+    /// The status lines and what the preset menu last did, wrapped to the panel.
+    fn status(&self, ui: &mut egui::Ui, shared: &EditorShared, view: &FluidView) {
+        for line in status_text(shared, view) {
+            ui.add(egui::Label::new(RichText::new(line).color(Color32::from_gray(205))).wrap());
+        }
+        if let Some(msg) = &self.presets.message {
+            ui.add(egui::Label::new(RichText::new(msg).color(Color32::from_gray(235))).wrap());
+        }
     }
 
     fn controls(
@@ -312,62 +382,42 @@ impl Panel {
         shared: &EditorShared,
         setter: &ParamSetter,
         painter: &Painter,
+        cols: Cols,
     ) {
         let p = &shared.params;
         toggle(ui, &p.bypass, setter);
         section(ui, "Fluid", true, |ui| {
-            slider(ui, &p.viscosity, setter);
-            slider(ui, &p.dye_diffusion, setter);
-            slider(ui, &p.velocity_dissipation, setter);
-            slider(ui, &p.dye_dissipation, setter);
-            slider(ui, &p.vorticity, setter);
-            slider(ui, &p.pressure_iterations, setter);
-            slider(ui, &p.speed, setter);
+            slider(ui, &p.viscosity, setter, cols);
+            slider(ui, &p.dye_diffusion, setter, cols);
+            slider(ui, &p.velocity_dissipation, setter, cols);
+            slider(ui, &p.dye_dissipation, setter, cols);
+            slider(ui, &p.vorticity, setter, cols);
+            slider(ui, &p.pressure_iterations, setter, cols);
+            slider(ui, &p.speed, setter, cols);
         });
         section(ui, "Notes", true, |ui| {
-            ui.label(p.mapping_mode.name());
-            choice(ui, &p.mapping_mode, setter);
-            ui.end_row();
-            drum_channel(ui, &p.drum_channel, setter);
-            slider(ui, &p.splat_radius, setter);
-            slider(ui, &p.splat_force, setter);
-            slider(ui, &p.dye_amount, setter);
-            ui.label("");
+            choice(ui, &p.mapping_mode, setter, cols);
+            drum_channel(ui, &p.drum_channel, setter, cols);
+            slider(ui, &p.splat_radius, setter, cols);
+            slider(ui, &p.splat_force, setter, cols);
+            slider(ui, &p.dye_amount, setter, cols);
+            label(ui, "", cols);
             toggle(ui, &p.beat_pulse, setter);
             ui.end_row();
         });
         section(ui, "Audio", false, |ui| {
-            slider(ui, &p.audio_reactivity, setter);
-            slider(ui, &p.envelope_attack, setter);
-            slider(ui, &p.envelope_release, setter);
+            slider(ui, &p.audio_reactivity, setter, cols);
+            slider(ui, &p.envelope_attack, setter, cols);
+            slider(ui, &p.envelope_release, setter, cols);
         });
         section(ui, "Look", true, |ui| {
-            ui.label(p.color_mode.name());
-            choice(ui, &p.color_mode, setter);
-            ui.end_row();
-            ui.label(p.tone_mode.name());
-            choice(ui, &p.tone_mode, setter);
-            ui.end_row();
-            slider(ui, &p.brightness, setter);
-            slider(ui, &p.saturation, setter);
-            slider(ui, &p.hue_shift, setter);
+            choice(ui, &p.color_mode, setter, cols);
+            choice(ui, &p.tone_mode, setter, cols);
+            slider(ui, &p.brightness, setter, cols);
+            slider(ui, &p.saturation, setter, cols);
+            slider(ui, &p.hue_shift, setter, cols);
         });
-        settings_section(ui, p);
-        ui.horizontal(|ui| {
-            if ui
-                .button("Save preset")
-                .on_hover_text("Save these settings for `dyeflow render --preset FILE`")
-                .clicked()
-            {
-                self.saved = Some(match crate::preset::save_new(p) {
-                    Ok(path) => format!("Saved {}", path.display()),
-                    Err(e) => format!("Could not save the preset: {e}"),
-                });
-            }
-        });
-        if let Some(msg) = &self.saved {
-            ui.label(RichText::new(msg).small().color(Color32::LIGHT_GRAY));
-        }
+        settings_section(ui, p, cols);
         egui::CollapsingHeader::new(RichText::new("Mouse and keys").strong())
             .default_open(false)
             .show(ui, |ui| {
@@ -375,7 +425,7 @@ impl Panel {
                     let c = crate::fluid::hsv_to_rgb(painter.hue(), 0.9, 1.0);
                     (c[0], c[1], c[2])
                 };
-                ui.horizontal(|ui| {
+                ui.horizontal_wrapped(|ui| {
                     ui.label("Left-drag: paint dye and push (next colour:");
                     let (rect, _) =
                         ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());

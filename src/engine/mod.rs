@@ -140,6 +140,9 @@ pub struct EngineStatus {
     pub dropped_events: u64,
     /// Steps skipped because the solver could not keep up.
     pub skipped_steps: u64,
+    /// Note-ons taken since the engine started (the editor's first-run hint goes away at
+    /// the first).
+    pub notes: u64,
     /// The fluid is frozen.
     pub paused: bool,
     /// The fluid is at rest (or no one feeds or watches it): no steps, no frames.

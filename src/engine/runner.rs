@@ -110,6 +110,7 @@ fn run(
         last_settings_poll: now,
         period: Period::new(now),
         skipped_steps: 0,
+        notes: 0,
         frame_pending: false,
         step_cost: Duration::ZERO,
         blocks: shared.blocks.load(Ordering::Acquire),
@@ -150,6 +151,8 @@ struct Runner<'a> {
     last_settings_poll: Instant,
     period: Period,
     skipped_steps: u64,
+    /// Note-ons taken so far (for the status).
+    notes: u64,
     /// A frame was started and not yet handed over.
     frame_pending: bool,
     /// Wall time of a step, smoothed.
@@ -236,7 +239,11 @@ impl Runner<'_> {
         for queue in self.queues.iter_mut() {
             let model = self.sim.model.as_mut();
             let driver = &mut self.driver;
-            n += queue.drain(|e| driver.event(model, &e));
+            let notes = &mut self.notes;
+            n += queue.drain(|e| {
+                *notes += u64::from(matches!(e.event, SimEvent::NoteOn { .. }));
+                driver.event(model, &e);
+            });
         }
         self.period.events += n as u64;
         n > 0
@@ -500,6 +507,7 @@ impl Runner<'_> {
             events_per_s: period.events as f32 / secs,
             dropped_events: self.queues.iter().map(|q| q.stats().dropped()).sum(),
             skipped_steps: self.skipped_steps,
+            notes: self.notes,
             paused: self.shared.paused.load(Ordering::Acquire),
             resting: self.resting,
         };

@@ -275,7 +275,10 @@ impl AudioPaint {
                 continue;
             }
             let (pos, dir) = match cfg.mode {
-                MappingMode::Keyboard => ([column(pc, cfg.aspect), CHROMA_Y], [0.0, 1.0]),
+                // Audio has no channels: in rows mode it streams as in keyboard mode.
+                MappingMode::Keyboard | MappingMode::Rows => {
+                    ([column(pc, cfg.aspect), CHROMA_Y], [0.0, 1.0])
+                }
                 MappingMode::Circle => {
                     let angle =
                         std::f32::consts::FRAC_PI_2 - pc as f32 / 12.0 * std::f32::consts::TAU;

@@ -14,9 +14,13 @@ fn note(key: u8, channel: u8) -> NoteId {
     }
 }
 
-/// The parameters' defaults on a 16:9 canvas (the known answers below assume them).
+/// The parameters' defaults on a 16:9 canvas, in keyboard mode (the known answers below
+/// assume them; rows mode has its own tests in `rows_tests`).
 fn cfg() -> MappingConfig {
-    MappingConfig::default()
+    MappingConfig {
+        mode: MappingMode::Keyboard,
+        ..MappingConfig::default()
+    }
 }
 
 /// The README's known answer: note 60 (middle C) at velocity 100 on channel 0, the first

@@ -48,6 +48,12 @@ pub enum InputProblem {
     /// Not a preset Dyeflow reads.
     #[error(transparent)]
     Preset(#[from] PresetError),
+    /// `--preset` names neither a file nor a factory preset.
+    #[error("no such preset file or factory preset; the factory presets are {names}")]
+    NoSuchPreset {
+        /// The factory presets' names, comma-separated.
+        names: String,
+    },
     /// A MIDI file longer than a render may be, with no `--seconds` to cut it.
     #[error(
         "the last event is at {}, and a render is at most {}; give --seconds (and --start) to \

@@ -135,6 +135,26 @@ fn open_input(path: &Path) -> Result<(std::fs::File, u64), RenderError> {
 }
 
 /// Read a whole input file of at most `max_bytes` (not empty, not a directory).
+/// The preset `--preset` names: the file at that path or, when there is no such file and
+/// the argument is a bare name (no directory, no extension), the factory preset of that name
+/// (any case); a bare name that is neither says which names there are.
+fn preset_bytes(path: &Path) -> Result<Vec<u8>, RenderError> {
+    let text = path.to_string_lossy();
+    let bare = path.components().count() == 1 && path.extension().is_none();
+    if bare && !path.is_file() {
+        return match preset::factory::find(&text) {
+            Some(factory) => Ok(factory.json().into_bytes()),
+            None => Err(RenderError::input(
+                path,
+                InputProblem::NoSuchPreset {
+                    names: preset::factory::names(),
+                },
+            )),
+        };
+    }
+    read_input(path, preset::MAX_PRESET_BYTES)
+}
+
 fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
     use std::io::Read;
     let (file, len) = open_input(path)?;
@@ -476,7 +496,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     let params = Arc::new(DyeflowParams::default());
     let mut notes_out = Vec::new();
     if let Some(p) = &opts.preset {
-        let bytes = read_input(p, preset::MAX_PRESET_BYTES)?;
+        let bytes = preset_bytes(p)?;
         let report = preset::apply(&bytes, &params).map_err(|e| RenderError::input(p, e))?;
         if !report.unknown.is_empty() {
             notes_out.push(format!(

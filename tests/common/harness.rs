@@ -100,12 +100,28 @@ pub struct Session {
 
 impl Session {
     /// Create, activate and start processing. `settings` picks the simulation; `panel` whether
-    /// the control panel starts open.
+    /// the control panel starts open. The notes map in keyboard mode (the editor tests place
+    /// them by it).
     pub fn start(settings: Settings, panel: bool) -> Self {
+        Self::start_sized(settings, panel, None)
+    }
+
+    /// [`Session::start`] with the editor window `size` (logical points) instead of the
+    /// default.
+    pub fn start_sized(settings: Settings, panel: bool, size: Option<(u32, u32)>) -> Self {
         let mut plugin = Dyeflow::default();
         let params = plugin.shared_params();
+        let keyboard = format!(
+            r#"{{"params": {{"mapping": "keyboard"}}, "fields": {{"state-version": "{}"}}}}"#,
+            dyeflow::params::STATE_VERSION
+        );
+        dyeflow::preset::apply(keyboard.as_bytes(), &params).expect("keyboard mode");
         params.set_settings(settings);
         let mut editor_settings = params.editor_settings();
+        if let Some((w, h)) = size {
+            editor_settings.width = w;
+            editor_settings.height = h;
+        }
         editor_settings.panel_open = panel;
         params.set_editor_settings(editor_settings);
         let ids: HashMap<ParamPtr, String> = params
@@ -271,7 +287,12 @@ fn audio_thread(mut plugin: Dyeflow, rx: mpsc::Receiver<Command>, quit: Arc<Atom
 
 /// The harness as a window: open the editor, follow standard input, close on `quit`.
 pub fn run(settings: Settings, panel: bool) {
-    let session = Session::start(settings, panel);
+    run_sized(settings, panel, None);
+}
+
+/// [`run`] with the editor window `size` (logical points) instead of the default.
+pub fn run_sized(settings: Settings, panel: bool, size: Option<(u32, u32)>) {
+    let session = Session::start_sized(settings, panel, size);
     session.follow_stdin();
     let spawned = session
         .editor
