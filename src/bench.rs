@@ -34,6 +34,8 @@ pub struct BenchOptions {
     pub threads: usize,
     /// Dye cells per simulation cell, per axis.
     pub dye_scale: usize,
+    /// Built-in obstacles in the scene (CPU only).
+    pub obstacles: crate::sim::obstacles::Layout,
 }
 
 /// What a run measured.
@@ -243,6 +245,8 @@ impl SceneRun {
 /// [`CpuError`] when the solver's threads cannot be started.
 pub fn run_cpu(opts: &BenchOptions) -> Result<BenchResult, CpuError> {
     let mut solver = CpuSolver::new(&config(opts), opts.threads)?;
+    let mask = crate::sim::obstacles::Mask::layout(opts.obstacles, opts.size, opts.size);
+    solver.set_obstacles(Some(&mask));
     let threads = solver.threads();
     match run_scene(&mut solver, opts.steps, |_, wall| wall) {
         Ok(run) => Ok(run.result(opts, "cpu", threads, None, "wall")),

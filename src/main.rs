@@ -24,6 +24,34 @@ enum Backend {
     Gpu,
 }
 
+/// A built-in obstacle layout (`sim::obstacles::Layout`).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Obstacles {
+    /// No obstacles.
+    None,
+    /// A disc in the centre.
+    Disc,
+    /// Five pillars across the middle.
+    Pillars,
+    /// Three walls with alternating gaps.
+    Maze,
+    /// A ring with two openings.
+    Ring,
+}
+
+impl From<Obstacles> for dyeflow::sim::obstacles::Layout {
+    fn from(o: Obstacles) -> Self {
+        use dyeflow::sim::obstacles::Layout;
+        match o {
+            Obstacles::None => Layout::None,
+            Obstacles::Disc => Layout::Disc,
+            Obstacles::Pillars => Layout::Pillars,
+            Obstacles::Maze => Layout::Maze,
+            Obstacles::Ring => Layout::Ring,
+        }
+    }
+}
+
 #[derive(Clone, Copy, ValueEnum)]
 enum Pressure {
     /// Jacobi iterations.
@@ -311,6 +339,9 @@ struct BenchArgs {
     /// Dye cells per simulation cell, per axis.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4))]
     dye_scale: u32,
+    /// Solid obstacles in the flow (CPU solver only, so far).
+    #[arg(long, value_enum, default_value = "none")]
+    obstacles: Obstacles,
     /// Behave as if there were no GPU (checks the error path).
     #[arg(long, hide = true)]
     no_gpu: bool,
@@ -420,6 +451,10 @@ fn bench(args: BenchArgs) -> ExitCode {
     if args.latency {
         return latency(&args);
     }
+    if args.obstacles != Obstacles::None && matches!(args.backend, Backend::Gpu) {
+        warn("dyeflow bench: obstacles run on the CPU solver only so far; use --backend cpu.");
+        return ExitCode::from(2);
+    }
     let sizes = if args.size.is_empty() {
         vec![512]
     } else {
@@ -456,6 +491,7 @@ fn bench(args: BenchArgs) -> ExitCode {
                 steps: args.steps as usize,
                 threads: args.threads,
                 dye_scale: args.dye_scale as usize,
+                obstacles: args.obstacles.into(),
             };
             let r = match args.backend {
                 Backend::Cpu => match bench::run_cpu(&opts) {
