@@ -23,13 +23,17 @@ use std::sync::atomic::AtomicU32;
 use crate::fluid::{ColorMode, ToneMode};
 use crate::mapping::MappingMode;
 
+pub mod effects;
+pub use effects::EffectsParams;
+
 /// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
 /// or a settings field changes in a way that needs [`migrate_state`] to rewrite old projects.
 ///
 /// - 1: the first layout.
 /// - 2: the drum channel ([`DRUM_CHANNEL_ID`]); older states load with drums off.
 /// - 3: the display pipeline ([`TONE_MODE_ID`]); older states load with the legacy tone.
-pub const STATE_VERSION: u32 = 3;
+/// - 4: the picture effects ([`EffectsParams`]); older states load with every effect off.
+pub const STATE_VERSION: u32 = 4;
 
 /// Id of the tone mode parameter (also written by [`migrate_state`]).
 pub const TONE_MODE_ID: &str = "display";
@@ -276,6 +280,9 @@ pub struct DyeflowParams {
     /// the legacy `1 - e^-x` of projects saved before it.
     #[id = "display"]
     pub tone_mode: EnumParam<ToneMode>,
+    /// Bloom, sunrays, shading, palette and background (the filmic tone's effects).
+    #[nested(group = "Picture")]
+    pub effects: EffectsParams,
 }
 
 // Ranges, as functions so the editor's widgets and the tests share them with the parameters.
@@ -555,6 +562,7 @@ impl Default for DyeflowParams {
                 .with_value_to_string(formatters::v2s_f32_rounded(1))
                 .with_string_to_value(s2v_number()),
             tone_mode: EnumParam::new("Display", ToneMode::Filmic),
+            effects: EffectsParams::default(),
         }
     }
 }
@@ -625,6 +633,11 @@ pub fn migrate_state(state: &mut PluginState) {
             .params
             .entry(TONE_MODE_ID.to_owned())
             .or_insert(ParamValue::String("legacy".to_owned()));
+    }
+
+    // 3 -> 4: the picture effects, off for an old project.
+    if version < 4 {
+        effects::migrate_to_v4(state);
     }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();

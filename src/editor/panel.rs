@@ -351,6 +351,19 @@ impl Panel {
             slider(ui, &p.brightness, setter);
             slider(ui, &p.saturation, setter);
             slider(ui, &p.hue_shift, setter);
+            // The filmic tone's effects.
+            let e = &p.effects;
+            slider(ui, &e.bloom, setter);
+            slider(ui, &e.bloom_threshold, setter);
+            slider(ui, &e.bloom_knee, setter);
+            slider(ui, &e.bloom_radius, setter);
+            slider(ui, &e.rays, setter);
+            slider(ui, &e.shading, setter);
+            slider(ui, &e.light_angle, setter);
+            slider(ui, &e.palette, setter);
+            slider(ui, &e.bg_hue, setter);
+            slider(ui, &e.bg_saturation, setter);
+            slider(ui, &e.bg_brightness, setter);
         });
         settings_section(ui, p);
         ui.horizontal(|ui| {
