@@ -29,17 +29,17 @@ const EXPECTED: &[(&str, f32)] = &[
     ("sat", 1.0),
     ("hue", 0.0),
     ("display", 1.0),
-    ("bloom", 0.6),
-    ("bloom_thr", 0.6),
+    ("bloom", 1.0),
+    ("bloom_thr", 0.3),
     ("bloom_knee", 0.5),
     ("bloom_rad", 0.75),
-    ("rays", 0.35),
+    ("rays", 0.6),
     ("shade", 0.35),
     ("light_dir", 120.0),
     ("palette", 0.0),
     ("bg_hue", 235.0),
     ("bg_sat", 0.7),
-    ("bg_bright", 0.07),
+    ("bg_bright", 0.04),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -224,7 +224,7 @@ fn value_strings_are_readable_and_carry_units() {
     assert_eq!(text("palette", 1.0), "Mono");
     assert_eq!(text("bloom", at("bloom", 0.6)), "60 %");
     assert_eq!(text("light_dir", at("light_dir", 120.0)), "120°");
-    assert_eq!(text("bg_bright", at("bg_bright", 0.07)), "7 %");
+    assert_eq!(text("bg_bright", at("bg_bright", 0.04)), "4 %");
 }
 
 #[test]

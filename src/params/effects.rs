@@ -144,13 +144,13 @@ impl Default for EffectsParams {
     /// A new instance's show look (chosen on the demo render, see NOTES-display.md).
     fn default() -> Self {
         Self {
-            bloom: share("Bloom", 0.6, bloom_range()),
-            bloom_threshold: FloatParam::new("Bloom threshold", 0.6, bloom_threshold_range())
+            bloom: share("Bloom", 1.0, bloom_range()),
+            bloom_threshold: FloatParam::new("Bloom threshold", 0.3, bloom_threshold_range())
                 .with_value_to_string(v2s_adaptive())
                 .with_string_to_value(s2v_number()),
             bloom_knee: share("Bloom knee", 0.5, unit_range()),
             bloom_radius: share("Bloom radius", 0.75, unit_range()),
-            rays: share("Sunrays", 0.35, rays_range()),
+            rays: share("Sunrays", 0.6, rays_range()),
             shading: share("Shading", 0.35, unit_range()),
             light_angle: degrees("Light angle", 120.0),
             palette: IntParam::new("Palette", 0, palette_range())
@@ -158,7 +158,7 @@ impl Default for EffectsParams {
                 .with_string_to_value(Arc::new(s2v_palette)),
             bg_hue: degrees("Background hue", 235.0),
             bg_saturation: share("Background saturation", 0.7, unit_range()),
-            bg_brightness: share("Background", 0.07, bg_brightness_range()),
+            bg_brightness: share("Background", 0.04, bg_brightness_range()),
         }
     }
 }
