@@ -36,6 +36,8 @@ pub struct BenchOptions {
     pub dye_scale: usize,
     /// Built-in obstacles in the scene (CPU only).
     pub obstacles: crate::sim::obstacles::Layout,
+    /// Output size of the colour stage's timings (`colour_ms`, `display_gpu_ms`).
+    pub frame_size: (usize, usize),
 }
 
 /// What a run measured.
@@ -66,9 +68,22 @@ pub struct BenchResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame_ms: Option<f64>,
     /// Median wall time of the colour stage alone (a render of the same fields, no step) of
-    /// a 1280x720 frame: `[legacy, filmic]` tone (filmic: colorize plus the display pass).
+    /// a `frame` frame: `[legacy, filmic]` tone (filmic: colorize plus the display pipeline
+    /// with a new instance's effects; on the GPU with the readback).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colour_ms: Option<[f64; 2]>,
+    /// The same for the filmic tone without effects (colorize plus the tone pass alone).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub colour_plain_ms: Option<f64>,
+    /// The frame size of `colour_ms` and the GPU frame times.
+    pub frame: String,
+    /// GPU time (timestamp queries) of colorize alone at `frame`, median, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub colorize_gpu_ms: Option<f64>,
+    /// GPU time (timestamp queries) of the display pipeline after colorize (bloom, sunrays,
+    /// display) with a new instance's effects at `frame`, median, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display_gpu_ms: Option<f64>,
     /// How `ms_per_step` was timed: "wall" (CPU clock) or "timestamp" (GPU timestamp queries).
     pub timer: &'static str,
 }
@@ -111,22 +126,50 @@ fn percentile(v: &mut [f64], p: f64) -> f64 {
     }
 }
 
-/// Median time of the colour stage alone at 720p with `tone` (on the GPU, with readback).
-fn colour_time(solver: &mut dyn Solver, tone: ToneMode) -> f64 {
-    let (fw, fh) = FRAME_SIZE;
+/// The looks the colour stage is timed with: legacy, filmic with a new instance's effects,
+/// and plain filmic.
+pub fn bench_looks() -> [Look; 3] {
+    use crate::engine::{Discrete, Knobs};
+    use crate::params::DyeflowParams;
+    let p = DyeflowParams::default();
+    let d = Discrete::from_params(&p);
+    let show = Knobs::from_params(&p).look(ColorMode::Dye, ToneMode::Filmic, d.palette);
+    [
+        Look {
+            tone: ToneMode::Legacy,
+            ..Look::default()
+        },
+        show,
+        Look::default(),
+    ]
+}
+
+/// Median time of the colour stage alone at `size` with `look` (on the GPU, with readback),
+/// after one untimed render (the first at a new size pays for allocations); with
+/// `gpu_ms`, also the medians of what it reports after each render.
+fn colour_time<S: Solver>(
+    solver: &mut S,
+    look: &Look,
+    (fw, fh): (usize, usize),
+    gpu_ms: impl Fn(&S) -> Option<[f64; 2]>,
+) -> (f64, Option<[f64; 2]>) {
     let mut pixels = vec![0u8; fw * fh * 4];
-    let look = Look {
-        tone,
-        ..Look::default()
-    };
+    solver.render(look, fw, fh, &mut pixels);
+    let mut gpu = [Vec::new(), Vec::new()];
     let mut times: Vec<f64> = (0..FRAME_SAMPLES)
         .map(|_| {
             let t = Instant::now();
-            solver.render(&look, fw, fh, &mut pixels);
-            t.elapsed().as_secs_f64() * 1e3
+            solver.render(look, fw, fh, &mut pixels);
+            let ms = t.elapsed().as_secs_f64() * 1e3;
+            if let Some(g) = gpu_ms(solver) {
+                gpu[0].push(g[0]);
+                gpu[1].push(g[1]);
+            }
+            ms
         })
         .collect();
-    median(&mut times)
+    let gpu = (!gpu[0].is_empty()).then(|| gpu.map(|mut v| median(&mut v)));
+    (median(&mut times), gpu)
 }
 
 /// Median time of a displayed frame: a step, then colorize at 720p (and, on the GPU, the
@@ -158,6 +201,10 @@ struct SceneRun {
     projections: usize,
     frame_ms: f64,
     colour_ms: [f64; 2],
+    colour_plain_ms: f64,
+    frame: (usize, usize),
+    /// GPU times of the show look: colorize, display pipeline.
+    gpu_frame_ms: Option<[f64; 2]>,
 }
 
 /// Run the scene on `solver`: `step_ms` turns a step's wall time into the time reported (the
@@ -165,6 +212,7 @@ struct SceneRun {
 fn run_scene<S: Solver>(
     solver: &mut S,
     steps: usize,
+    frame: (usize, usize),
     step_ms: impl Fn(&S, f64) -> f64,
 ) -> Result<SceneRun, GpuError> {
     let params = scene_params();
@@ -175,6 +223,9 @@ fn run_scene<S: Solver>(
         projections: 0,
         frame_ms: 0.0,
         colour_ms: [0.0; 2],
+        colour_plain_ms: 0.0,
+        frame,
+        gpu_frame_ms: None,
     };
     for n in 0..steps {
         if let Some(s) = scene_splats(n) {
@@ -194,9 +245,13 @@ fn run_scene<S: Solver>(
         }
     }
     run.frame_ms = frame_time(solver, &params);
-    // NOTE: one warm-up round first: the first renders at a new size pay for allocations.
-    let _ = [ToneMode::Legacy, ToneMode::Filmic].map(|tone| colour_time(solver, tone));
-    run.colour_ms = [ToneMode::Legacy, ToneMode::Filmic].map(|tone| colour_time(solver, tone));
+    let [legacy, show, plain] = bench_looks();
+    let none = |_: &S| None;
+    run.colour_ms = [
+        colour_time(solver, &legacy, frame, none).0,
+        colour_time(solver, &show, frame, none).0,
+    ];
+    run.colour_plain_ms = colour_time(solver, &plain, frame, none).0;
     Ok(run)
 }
 
@@ -234,6 +289,10 @@ impl SceneRun {
             adapter,
             frame_ms: Some(self.frame_ms),
             colour_ms: Some(self.colour_ms),
+            colour_plain_ms: Some(self.colour_plain_ms),
+            frame: format!("{}x{}", self.frame.0, self.frame.1),
+            colorize_gpu_ms: self.gpu_frame_ms.map(|g| g[0]),
+            display_gpu_ms: self.gpu_frame_ms.map(|g| g[1]),
             timer,
         }
     }
@@ -248,7 +307,7 @@ pub fn run_cpu(opts: &BenchOptions) -> Result<BenchResult, CpuError> {
     let mask = crate::sim::obstacles::Mask::layout(opts.obstacles, opts.size, opts.size);
     solver.set_obstacles(Some(&mask));
     let threads = solver.threads();
-    match run_scene(&mut solver, opts.steps, |_, wall| wall) {
+    match run_scene(&mut solver, opts.steps, opts.frame_size, |_, wall| wall) {
         Ok(run) => Ok(run.result(opts, "cpu", threads, None, "wall")),
         Err(e) => unreachable!("the CPU solver reported a failure: {e}"),
     }
@@ -270,9 +329,16 @@ pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, Gpu
     let adapter = ctx.adapter_name();
     let mut solver = GpuSolver::new(ctx, &config(opts))?;
     solver.set_measure(true);
-    let run = run_scene(&mut solver, opts.steps, |s, wall| {
+    let mut run = run_scene(&mut solver, opts.steps, opts.frame_size, |s, wall| {
         s.last_gpu_ms().unwrap_or(wall)
     })?;
+    // The display pipeline alone, from timestamp queries around its compute pass (the
+    // renders above ran without them: reading the stamps back waits for each frame).
+    solver.set_time_frames(true);
+    let [_, show, _] = bench_looks();
+    let gpu_ms = |s: &GpuSolver| s.last_frame_gpu_ms();
+    run.gpu_frame_ms = colour_time(&mut solver, &show, opts.frame_size, gpu_ms).1;
+    solver.set_time_frames(false);
     let timer = if solver.last_gpu_ms().is_some() {
         "timestamp"
     } else {

@@ -342,6 +342,10 @@ struct BenchArgs {
     /// Solid obstacles in the flow (CPU solver only, so far).
     #[arg(long, value_enum, default_value = "none")]
     obstacles: Obstacles,
+    /// Output size WxH of the colour stage's timings (colour_ms; on the GPU also
+    /// colorize_gpu_ms and display_gpu_ms, from timestamp queries).
+    #[arg(long, default_value = "1280x720", value_parser = parse_frame_size)]
+    frame_size: (usize, usize),
     /// Behave as if there were no GPU (checks the error path).
     #[arg(long, hide = true)]
     no_gpu: bool,
@@ -359,6 +363,19 @@ struct BenchArgs {
     /// Notes timed by --latency.
     #[arg(long, default_value_t = 100, value_parser = clap::value_parser!(u32).range(1..=100_000))]
     trials: u32,
+}
+
+/// `WxH` (each 1 to 8192) as a frame size.
+fn parse_frame_size(text: &str) -> Result<(usize, usize), String> {
+    let bad = || format!("'{text}' is not a frame size; use WxH, e.g. 1920x1080 (1 to 8192 each)");
+    let (w, h) = text.split_once(['x', 'X']).ok_or_else(bad)?;
+    let side = |s: &str| {
+        s.trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=8192).contains(n))
+    };
+    Ok((side(w).ok_or_else(bad)?, side(h).ok_or_else(bad)?))
 }
 
 /// A row of the bench table; `false` when standard output is gone.
@@ -381,6 +398,20 @@ fn print_row(r: &BenchResult) -> bool {
         .adapter
         .as_ref()
         .is_none_or(|a| say(&format!("         on {a}; step timed by {}", r.timer)))
+        && r.colour_ms.is_none_or(|[legacy, filmic]| {
+            let gpu = match (r.colorize_gpu_ms, r.display_gpu_ms) {
+                (Some(c), Some(d)) => {
+                    format!("; GPU timestamps: colorize {c:.3} ms, display pipeline {d:.3} ms")
+                }
+                _ => String::new(),
+            };
+            say(&format!(
+                "         colour stage at {}: legacy {legacy:.3} ms, filmic {filmic:.3} ms \
+                 (without effects {:.3} ms){gpu}",
+                r.frame,
+                r.colour_plain_ms.unwrap_or(0.0)
+            ))
+        })
 }
 
 fn latency(args: &BenchArgs) -> ExitCode {
@@ -492,6 +523,7 @@ fn bench(args: BenchArgs) -> ExitCode {
                 threads: args.threads,
                 dye_scale: args.dye_scale as usize,
                 obstacles: args.obstacles.into(),
+                frame_size: args.frame_size,
             };
             let r = match args.backend {
                 Backend::Cpu => match bench::run_cpu(&opts) {

@@ -23,12 +23,16 @@ use std::sync::atomic::AtomicU32;
 use crate::fluid::{ColorMode, ToneMode};
 use crate::mapping::MappingMode;
 
+pub mod effects;
+pub use effects::EffectsParams;
+
 /// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
 /// or a settings field changes in a way that needs [`migrate_state`] to rewrite old projects.
 ///
 /// - 1: the first layout.
 /// - 2: the drum channel ([`DRUM_CHANNEL_ID`]); older states load with drums off.
 /// - 3: the display pipeline ([`TONE_MODE_ID`]); older states load with the legacy tone.
+/// - 4: the picture effects ([`EffectsParams`]); older states load with every effect off.
 /// - 5: rows mode, the new default note mapping ([`MAPPING_MODE_ID`]); older states that name
 ///   no mapping load with the keyboard.
 /// - 6: the audio bands and colour by pitch ([`AUDIO_AMOUNT_IDS`]); older states load with
@@ -299,6 +303,9 @@ pub struct DyeflowParams {
     /// the legacy `1 - e^-x` of projects saved before it.
     #[id = "display"]
     pub tone_mode: EnumParam<ToneMode>,
+    /// Bloom, sunrays, shading, palette and background (the filmic tone's effects).
+    #[nested(group = "Picture")]
+    pub effects: EffectsParams,
 }
 
 // Ranges, as functions so the editor's widgets and the tests share them with the parameters.
@@ -582,6 +589,7 @@ impl Default for DyeflowParams {
                 .with_value_to_string(formatters::v2s_f32_rounded(1))
                 .with_string_to_value(s2v_number()),
             tone_mode: EnumParam::new("Display", ToneMode::Filmic),
+            effects: EffectsParams::default(),
         }
     }
 }
@@ -662,7 +670,12 @@ pub fn migrate_state(state: &mut PluginState) {
             .or_insert(ParamValue::String("legacy".to_owned()));
     }
 
-    // 3 -> 5: rows mode became the default note mapping. nice-plug saves every parameter, so
+    // 3 -> 4: the picture effects, off for an old project.
+    if version < 4 {
+        effects::migrate_to_v4(state);
+    }
+
+    // 4 -> 5: rows mode became the default note mapping. nice-plug saves every parameter, so
     // an old project names its mapping anyway; one that does not (a hand-written or partial
     // state or preset) keeps the keyboard it was made with.
     if version < 5 {

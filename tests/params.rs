@@ -29,6 +29,17 @@ const EXPECTED: &[(&str, f32)] = &[
     ("sat", 1.0),
     ("hue", 0.0),
     ("display", 1.0),
+    ("bloom", 1.0),
+    ("bloom_thr", 0.3),
+    ("bloom_knee", 0.5),
+    ("bloom_rad", 0.75),
+    ("rays", 0.6),
+    ("shade", 0.35),
+    ("light_dir", 120.0),
+    ("palette", 0.0),
+    ("bg_hue", 235.0),
+    ("bg_sat", 0.7),
+    ("bg_bright", 0.04),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -113,6 +124,17 @@ fn ranges_have_the_documented_ends() {
         ("hue", 0.0, 360.0),
         ("display", 0.0, 1.0),
         ("bypass", 0.0, 1.0),
+        ("bloom", 0.0, 2.0),
+        ("bloom_thr", 0.0, 8.0),
+        ("bloom_knee", 0.0, 1.0),
+        ("bloom_rad", 0.0, 1.0),
+        ("rays", 0.0, 2.0),
+        ("shade", 0.0, 1.0),
+        ("light_dir", 0.0, 360.0),
+        ("palette", 0.0, 5.0),
+        ("bg_hue", 0.0, 360.0),
+        ("bg_sat", 0.0, 1.0),
+        ("bg_bright", 0.0, 0.5),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {
@@ -198,6 +220,12 @@ fn value_strings_are_readable_and_carry_units() {
     assert_eq!(text("p_iters", 0.0), "2");
     assert_eq!(text("drum_ch", 0.0), "Off");
     assert_eq!(text("drum_ch", 10.0 / 16.0), "10");
+    assert_eq!(text("palette", 0.0), "Off");
+    assert_eq!(text("palette", 0.2), "Fire");
+    assert_eq!(text("palette", 1.0), "Mono");
+    assert_eq!(text("bloom", at("bloom", 0.6)), "60 %");
+    assert_eq!(text("light_dir", at("light_dir", 120.0)), "120°");
+    assert_eq!(text("bg_bright", at("bg_bright", 0.04)), "4 %");
 }
 
 #[test]

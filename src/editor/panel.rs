@@ -416,6 +416,19 @@ impl Panel {
             slider(ui, &p.brightness, setter, cols);
             slider(ui, &p.saturation, setter, cols);
             slider(ui, &p.hue_shift, setter, cols);
+            // The filmic tone's effects.
+            let e = &p.effects;
+            slider(ui, &e.bloom, setter, cols);
+            slider(ui, &e.bloom_threshold, setter, cols);
+            slider(ui, &e.bloom_knee, setter, cols);
+            slider(ui, &e.bloom_radius, setter, cols);
+            slider(ui, &e.rays, setter, cols);
+            slider(ui, &e.shading, setter, cols);
+            slider(ui, &e.light_angle, setter, cols);
+            slider(ui, &e.palette, setter, cols);
+            slider(ui, &e.bg_hue, setter, cols);
+            slider(ui, &e.bg_saturation, setter, cols);
+            slider(ui, &e.bg_brightness, setter, cols);
         });
         settings_section(ui, p, cols);
         egui::CollapsingHeader::new(RichText::new("Mouse and keys").strong())

@@ -123,7 +123,9 @@ impl Driver {
     /// The look for frames, from the smoothed knobs.
     pub fn look(&self) -> Look {
         let d = &self.discrete;
-        self.smoother.current().look(d.color_mode, d.tone)
+        self.smoother
+            .current()
+            .look(d.color_mode, d.tone, d.palette)
     }
 
     /// The smoothed knobs as of the last step.

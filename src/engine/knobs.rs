@@ -7,7 +7,7 @@
 //! offline renders), and smoothing per simulation step in simulation time makes an automation
 //! step look the same at 30, 60 or 144 steps per second.
 
-use crate::fluid::{ColorMode, Look, ToneMode};
+use crate::fluid::{ColorMode, Effects, Look, Palette, ToneMode, hsv_to_rgb, light_for_display};
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
 use crate::sim::StepParams;
@@ -37,7 +37,22 @@ pub struct Knobs {
     pub saturation: f32,
     /// Hue rotation in degrees.
     pub hue_shift: f32,
+    /// The picture effects' continuous knobs, as the parameters read (see
+    /// [`crate::params::EffectsParams`]).
+    pub bloom: f32,
+    pub bloom_threshold: f32,
+    pub bloom_knee: f32,
+    pub bloom_radius: f32,
+    pub rays: f32,
+    pub shading: f32,
+    pub light_angle: f32,
+    pub bg_hue: f32,
+    pub bg_saturation: f32,
+    pub bg_brightness: f32,
 }
+
+/// Continuous knobs smoothed together.
+const KNOBS: usize = 19;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -58,6 +73,16 @@ impl Knobs {
             brightness: p.brightness.value(),
             saturation: p.saturation.value(),
             hue_shift: p.hue_shift.value(),
+            bloom: p.effects.bloom.value(),
+            bloom_threshold: p.effects.bloom_threshold.value(),
+            bloom_knee: p.effects.bloom_knee.value(),
+            bloom_radius: p.effects.bloom_radius.value(),
+            rays: p.effects.rays.value(),
+            shading: p.effects.shading.value(),
+            light_angle: p.effects.light_angle.value(),
+            bg_hue: p.effects.bg_hue.value(),
+            bg_saturation: p.effects.bg_saturation.value(),
+            bg_brightness: p.effects.bg_brightness.value(),
         }
     }
 
@@ -76,18 +101,30 @@ impl Knobs {
     }
 
     /// The look for rendering frames.
-    pub fn look(&self, color_mode: ColorMode, tone: ToneMode) -> Look {
+    pub fn look(&self, color_mode: ColorMode, tone: ToneMode, palette: Palette) -> Look {
+        let bg = light_for_display(self.bg_brightness);
+        let hue = hsv_to_rgb(self.bg_hue / 360.0, self.bg_saturation.clamp(0.0, 1.0), 1.0);
         Look {
             color_mode,
             tone,
             brightness: self.brightness,
             saturation: self.saturation,
             hue_shift: self.hue_shift,
-            effects: crate::fluid::Effects::OFF,
+            effects: Effects {
+                bloom: self.bloom,
+                bloom_threshold: self.bloom_threshold,
+                bloom_knee: self.bloom_knee,
+                bloom_radius: self.bloom_radius,
+                rays: self.rays,
+                shading: self.shading,
+                light_angle: self.light_angle,
+                palette,
+                background: hue.map(|c| c * bg),
+            },
         }
     }
 
-    fn fields_mut(&mut self) -> [&mut f32; 9] {
+    fn fields_mut(&mut self) -> [&mut f32; KNOBS] {
         [
             &mut self.viscosity,
             &mut self.dye_diffusion,
@@ -98,10 +135,20 @@ impl Knobs {
             &mut self.brightness,
             &mut self.saturation,
             &mut self.hue_shift,
+            &mut self.bloom,
+            &mut self.bloom_threshold,
+            &mut self.bloom_knee,
+            &mut self.bloom_radius,
+            &mut self.rays,
+            &mut self.shading,
+            &mut self.light_angle,
+            &mut self.bg_hue,
+            &mut self.bg_saturation,
+            &mut self.bg_brightness,
         ]
     }
 
-    fn fields(&self) -> [f32; 9] {
+    fn fields(&self) -> [f32; KNOBS] {
         [
             self.viscosity,
             self.dye_diffusion,
@@ -112,6 +159,16 @@ impl Knobs {
             self.brightness,
             self.saturation,
             self.hue_shift,
+            self.bloom,
+            self.bloom_threshold,
+            self.bloom_knee,
+            self.bloom_radius,
+            self.rays,
+            self.shading,
+            self.light_angle,
+            self.bg_hue,
+            self.bg_saturation,
+            self.bg_brightness,
         ]
     }
 }
@@ -125,6 +182,8 @@ pub struct Discrete {
     pub color_mode: ColorMode,
     /// How the picture's light becomes display values.
     pub tone: ToneMode,
+    /// The picture's palette.
+    pub palette: Palette,
 }
 
 impl Discrete {
@@ -134,6 +193,7 @@ impl Discrete {
             pressure_iterations: p.pressure_iterations.value().max(1) as u32,
             color_mode: p.color_mode.value(),
             tone: p.tone_mode.value(),
+            palette: Palette::from_index(p.effects.palette.value()),
         }
     }
 }

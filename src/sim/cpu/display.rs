@@ -151,68 +151,197 @@ fn luma(c: Rgb) -> f32 {
 /// The light of one pixel, shaded by the gradient `(gx, gy)` (y up) of the height field.
 #[inline(always)]
 pub fn shade(c: Rgb, gx: f32, gy: f32, fx: &Fx) -> Rgb {
-    let (nx, ny) = (-gx * fx.relief, -gy * fx.relief);
-    let lit = nx.mul_add(fx.light[0], ny.mul_add(fx.light[1], 1.0));
-    let diffuse = lit / nx.mul_add(nx, ny.mul_add(ny, 1.0)).sqrt();
-    let k = fx.shade.mul_add(diffuse - 1.0, 1.0).max(0.0);
+    let k = shade_gain(gx, gy, fx.relief, fx.light, fx.shade);
     c.map(|x| x * k)
+}
+
+/// The shading's gain on a pixel with height gradient `(gx, gy)`.
+#[inline(always)]
+fn shade_gain(gx: f32, gy: f32, relief: f32, light: [f32; 3], amount: f32) -> f32 {
+    let (nx, ny) = (-gx * relief, -gy * relief);
+    let lit = nx.mul_add(light[0], ny.mul_add(light[1], 1.0));
+    let diffuse = lit / nx.mul_add(nx, ny.mul_add(ny, 1.0)).sqrt();
+    amount.mul_add(diffuse - 1.0, 1.0).max(0.0)
+}
+
+/// The palette's colour at luminance `y`, times `y`.
+#[inline(always)]
+fn palette_at(y: f32, stops: &[Rgb; PALETTE_STOPS]) -> Rgb {
+    let t = y / (y + PALETTE_HALF_LIGHT);
+    let pos = t * (PALETTE_STOPS - 1) as f32;
+    let i = (pos as usize).min(PALETTE_STOPS - 2);
+    let f = pos - i as f32;
+    let (a, b) = (stops[i], stops[i + 1]);
+    std::array::from_fn(|k| f.mul_add(b[k] - a[k], a[k]) * y)
 }
 
 /// Palette and background on light that has its glow: `Y` times the palette's colour at
 /// `Y / (Y + PALETTE_HALF_LIGHT)`, then the background, covered as the light brightens.
 #[inline(always)]
 pub fn grade(c: Rgb, fx: &Fx) -> Rgb {
-    let mut c = c;
-    if let Some(stops) = &fx.stops {
-        let y = luma(c);
-        let t = y / (y + PALETTE_HALF_LIGHT);
-        let pos = t * (PALETTE_STOPS - 1) as f32;
-        let i = (pos as usize).min(PALETTE_STOPS - 2);
-        let f = pos - i as f32;
-        let (a, b) = (stops[i], stops[i + 1]);
-        c = std::array::from_fn(|k| f.mul_add(b[k] - a[k], a[k]) * y);
-    }
-    let cover = 1.0 / BG_COVER.mul_add(luma(c), 1.0);
-    std::array::from_fn(|k| fx.background[k].mul_add(cover, c[k]))
+    let c = match &fx.stops {
+        Some(stops) => palette_at(luma(c), stops),
+        None => c,
+    };
+    over_background(c, fx.background)
 }
 
-/// The rows a display row with effects reads.
+/// Light over the background.
+#[inline(always)]
+fn over_background(c: Rgb, bg: Rgb) -> Rgb {
+    let cover = 1.0 / BG_COVER.mul_add(luma(c), 1.0);
+    std::array::from_fn(|k| bg[k].mul_add(cover, c[k]))
+}
+
+/// What a display row with effects reads.
 pub struct FxRows<'a> {
     /// This row's light, and the rows `step` above and below (clamped to the frame).
     pub light: [&'a [f32]; 3],
     pub above: [&'a [f32]; 3],
     pub below: [&'a [f32]; 3],
-    /// The glow of this row at the glow's width (already interpolated vertically), if any.
-    pub glow: Option<&'a [Rgb]>,
+    /// The glow of this row, three planes at the glow's width (already interpolated
+    /// vertically), if any.
+    pub glow: Option<[&'a [f32]; 3]>,
     /// For each pixel, the glow's two texels and the second's weight.
-    pub glow_taps: &'a [(u32, u32, f32)],
+    pub glow_i0: &'a [u32],
+    pub glow_i1: &'a [u32],
+    pub glow_f: &'a [f32],
 }
 
-/// One row (`py`, top first) of light with effects to packed opaque RGBA8 pixels.
-pub fn display_fx_row(rows: &FxRows, fx: &Fx, py: usize, out: &mut [u32]) {
-    let [r, g, b] = rows.light;
-    let n = out.len().min(r.len()).min(g.len()).min(b.len());
-    let k = fx.step;
-    let h = |p: [&[f32]; 3], x: usize| height_of(p[0][x], p[1][x], p[2][x]);
-    for px in 0..n {
-        let mut c = [r[px], g[px], b[px]];
-        if fx.shade > 0.0 {
-            let (left, right) = (px.saturating_sub(k), (px + k).min(n - 1));
-            let gx = h(rows.light, right) - h(rows.light, left);
-            let gy = h(rows.above, px) - h(rows.below, px);
-            c = shade(c, gx, gy, fx);
-        }
-        if let Some(glow) = rows.glow {
-            let (i0, i1, f) = rows.glow_taps[px];
-            let (a, b) = (glow[i0 as usize], glow[i1 as usize]);
-            c = std::array::from_fn(|k| c[k] + f.mul_add(b[k] - a[k], a[k]));
-        }
-        let c = grade(c, fx);
-        let m = filmic_ratio(c[0].max(c[1]).max(c[2]));
-        let d = dither(px as u32, py as u32);
-        let [r8, g8, b8] = c.map(|x| quantise(encode_255(x * m), d));
-        out[px] = r8 | g8 << 8 | b8 << 16 | 0xff00_0000;
+/// A display row's scratch: three planes of light, three rows of heights (this row, above,
+/// below) and the horizontal height differences.
+#[derive(Default)]
+pub struct FxScratch {
+    c: [Vec<f32>; 3],
+    h: [Vec<f32>; 3],
+    gx: Vec<f32>,
+}
+
+kernel! {
+/// The shading's height field of a row of light.
+fn heights(p: [&[f32]; 3], out: &mut [f32]) {
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = height_of(p[0][i], p[1][i], p[2][i]);
     }
+}
+}
+
+kernel! {
+/// Shade `c` in place: `gx` holds the row's horizontal height differences on entry.
+#[allow(clippy::too_many_arguments)]
+fn shade_row(c: [&mut [f32]; 3], gx: &[f32], above: &[f32], below: &[f32], relief: f32, light: [f32; 3], amount: f32) {
+    let [r, g, b] = c;
+    let n = r.len().min(g.len()).min(b.len()).min(gx.len()).min(above.len()).min(below.len());
+    for i in 0..n {
+        let k = shade_gain(gx[i], above[i] - below[i], relief, light, amount);
+        r[i] *= k;
+        g[i] *= k;
+        b[i] *= k;
+    }
+}
+}
+
+kernel! {
+/// Add the glow, sampled at each pixel's taps (checked by the caller), to `c`.
+fn add_glow(c: [&mut [f32]; 3], glow: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32]) {
+    for (plane, g) in c.into_iter().zip(glow) {
+        let n = plane.len().min(i0.len()).min(i1.len()).min(f.len());
+        for x in 0..n {
+            // SAFETY: the caller checked every tap against the glow's width.
+            let (a, b) = unsafe {
+                (*g.get_unchecked(i0[x] as usize), *g.get_unchecked(i1[x] as usize))
+            };
+            plane[x] += f[x].mul_add(b - a, a);
+        }
+    }
+}
+}
+
+kernel! {
+/// Palette (if any) and background on a row of light, in place.
+fn grade_row(c: [&mut [f32]; 3], stops: Option<&[Rgb; PALETTE_STOPS]>, bg: Rgb) {
+    let [r, g, b] = c;
+    let n = r.len().min(g.len()).min(b.len());
+    match stops {
+        Some(stops) => {
+            for i in 0..n {
+                let p = palette_at(luma([r[i], g[i], b[i]]), stops);
+                let [x, y, z] = over_background(p, bg);
+                (r[i], g[i], b[i]) = (x, y, z);
+            }
+        }
+        None => {
+            for i in 0..n {
+                let [x, y, z] = over_background([r[i], g[i], b[i]], bg);
+                (r[i], g[i], b[i]) = (x, y, z);
+            }
+        }
+    }
+}
+}
+
+/// `out[x] = h[x + k] - h[x - k]`, the indices clamped to the row.
+fn differences(h: &[f32], k: usize, out: &mut [f32]) {
+    let n = h.len().min(out.len());
+    let at = |x: usize| h[(x + k).min(n - 1)] - h[x.saturating_sub(k)];
+    if n <= 2 * k {
+        for (x, o) in out[..n].iter_mut().enumerate() {
+            *o = at(x);
+        }
+        return;
+    }
+    for x in (0..k).chain(n - k..n) {
+        out[x] = at(x);
+    }
+    for ((o, a), b) in out[k..n - k]
+        .iter_mut()
+        .zip(&h[2 * k..])
+        .zip(&h[..n - 2 * k])
+    {
+        *o = a - b;
+    }
+}
+
+/// One row (`py`, top first) of light with effects to packed opaque RGBA8 pixels: shading,
+/// glow, palette and background, then the plain display row (tone, encode, dither), in
+/// separate loops over the row so that each vectorises.
+pub fn display_fx_row(rows: &FxRows, fx: &Fx, py: usize, scratch: &mut FxScratch, out: &mut [u32]) {
+    let n = out
+        .len()
+        .min(rows.light.iter().map(|p| p.len()).min().unwrap_or(0));
+    let FxScratch { c, h, gx } = scratch;
+    for (plane, src) in c.iter_mut().zip(rows.light) {
+        plane.clear();
+        plane.extend_from_slice(&src[..n]);
+    }
+    let [c0, c1, c2] = c;
+    if fx.shade > 0.0 {
+        for plane in h.iter_mut().chain([&mut *gx]) {
+            plane.resize(n, 0.0);
+        }
+        let [hm, ha, hb] = h;
+        heights(rows.above.map(|p| &p[..n]), ha);
+        heights(rows.below.map(|p| &p[..n]), hb);
+        heights(rows.light.map(|p| &p[..n]), hm);
+        differences(hm, fx.step, gx);
+        let c = [&mut c0[..], &mut c1[..], &mut c2[..]];
+        shade_row(c, gx, ha, hb, fx.relief, fx.light, fx.shade);
+    }
+    if let Some(glow) = rows.glow {
+        let (i0, i1, f) = (&rows.glow_i0[..n], &rows.glow_i1[..n], &rows.glow_f[..n]);
+        let len = glow.iter().map(|g| g.len()).min().unwrap_or(0);
+        assert!(
+            i0.iter().chain(i1).all(|&i| (i as usize) < len),
+            "glow taps out of range"
+        );
+        add_glow([&mut c0[..], &mut c1[..], &mut c2[..]], glow, i0, i1, f);
+    }
+    grade_row(
+        [&mut c0[..], &mut c1[..], &mut c2[..]],
+        fx.stops.as_ref(),
+        fx.background,
+    );
+    display_row([&c0[..], &c1[..], &c2[..]], py, &mut out[..n]);
 }
 
 #[cfg(test)]

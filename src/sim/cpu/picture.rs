@@ -6,9 +6,9 @@
 //! The buffers (three planes of light, the bloom levels) are kept between frames of the
 //! same size, so a frame allocates nothing.
 
-use super::bloom::{Chain, Rgb, tap};
+use super::bloom::{Chain, tap};
 use super::colorize::{Knobs, Resample, Source, colorize, light_row};
-use super::display::{Fx, FxRows, display_fx_row};
+use super::display::{Fx, FxRows, FxScratch, display_fx_row};
 use crate::fluid::{Look, ToneMode};
 use rayon::prelude::*;
 
@@ -22,7 +22,8 @@ pub struct Picture {
 
 /// Per-thread scratch of the passes over rows.
 struct Scratch {
-    glow: Vec<Rgb>,
+    glow: [Vec<f32>; 3],
+    fx: FxScratch,
     pixels: Vec<u32>,
 }
 
@@ -76,13 +77,17 @@ impl Picture {
                 (a as u32, b as u32, f)
             })
             .collect();
+        let glow_i0: Vec<u32> = glow_taps.iter().map(|t| t.0).collect();
+        let glow_i1: Vec<u32> = glow_taps.iter().map(|t| t.1).collect();
+        let glow_f: Vec<f32> = glow_taps.iter().map(|t| t.2).collect();
         let step = consts.step;
         out.par_chunks_mut(width * 4)
             .with_min_len(min_rows)
             .enumerate()
             .for_each_init(
                 || Scratch {
-                    glow: vec![[0.0; 3]; gw],
+                    glow: std::array::from_fn(|_| vec![0.0; gw]),
+                    fx: FxScratch::default(),
                     pixels: vec![0; width],
                 },
                 |scratch, (py, row)| {
@@ -90,19 +95,24 @@ impl Picture {
                     let glow_row = glowing.then(|| {
                         let (j0, j1, f) = tap(py, height, gh);
                         let (top, bottom) = (&glow[j0 * gw..][..gw], &glow[j1 * gw..][..gw]);
-                        for ((o, a), b) in scratch.glow.iter_mut().zip(top).zip(bottom) {
-                            *o = std::array::from_fn(|k| f.mul_add(b[k] - a[k], a[k]));
+                        let [g0, g1, g2] = &mut scratch.glow;
+                        for (x, (a, b)) in top.iter().zip(bottom).enumerate() {
+                            g0[x] = f.mul_add(b[0] - a[0], a[0]);
+                            g1[x] = f.mul_add(b[1] - a[1], a[1]);
+                            g2[x] = f.mul_add(b[2] - a[2], a[2]);
                         }
-                        &scratch.glow[..]
+                        [&g0[..], &g1[..], &g2[..]]
                     });
                     let rows = FxRows {
                         light: at(py),
                         above: at(py.saturating_sub(step)),
                         below: at((py + step).min(height - 1)),
                         glow: glow_row,
-                        glow_taps: &glow_taps,
+                        glow_i0: &glow_i0,
+                        glow_i1: &glow_i1,
+                        glow_f: &glow_f,
                     };
-                    display_fx_row(&rows, &consts, py, &mut scratch.pixels);
+                    display_fx_row(&rows, &consts, py, &mut scratch.fx, &mut scratch.pixels);
                     for (dst, p) in row.chunks_exact_mut(4).zip(scratch.pixels.iter()) {
                         dst.copy_from_slice(&p.to_le_bytes());
                     }
