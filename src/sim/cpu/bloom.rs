@@ -169,6 +169,22 @@ impl Chain {
     }
 }
 
+kernel! {
+/// One row of level 0: 2x2 averages of frame rows `top` and `bottom` (`w` wide), thresholded.
+fn prefilter_row(top: [&[f32]; 3], bottom: [&[f32]; 3], w: usize, threshold: f32, knee: f32, row: &mut [Rgb]) {
+    for (i, out) in row.iter_mut().enumerate() {
+        let (x0, x1) = (2 * i, (2 * i + 1).min(w - 1));
+        let mut c = [0.0f32; 3];
+        for k in 0..3 {
+            let a = sane(top[k][x0]) + sane(top[k][x1]);
+            let b = sane(bottom[k][x0]) + sane(bottom[k][x1]);
+            c[k] = (a + b) * 0.25;
+        }
+        *out = soft_threshold(c, threshold, knee);
+    }
+}
+}
+
 /// Level 0 from the frame: 2x2 averages of sane light, soft-thresholded.
 fn prefilter(light: [&[f32]; 3], w: usize, h: usize, threshold: f32, knee: f32, l: &mut Level) {
     let lw = l.w;
@@ -178,16 +194,31 @@ fn prefilter(light: [&[f32]; 3], w: usize, h: usize, threshold: f32, knee: f32, 
         .enumerate()
         .for_each(|(j, row)| {
             let (y0, y1) = (2 * j, (2 * j + 1).min(h - 1));
-            for (i, out) in row.iter_mut().enumerate() {
-                let (x0, x1) = (2 * i, (2 * i + 1).min(w - 1));
-                let c = light.map(|p| {
-                    let a = sane(p[y0 * w + x0]) + sane(p[y0 * w + x1]);
-                    let b = sane(p[y1 * w + x0]) + sane(p[y1 * w + x1]);
-                    (a + b) * 0.25
-                });
-                *out = soft_threshold(c, threshold, knee);
-            }
+            let top = light.map(|p| &p[y0 * w..(y0 + 1) * w]);
+            let bottom = light.map(|p| &p[y1 * w..(y1 + 1) * w]);
+            prefilter_row(top, bottom, w, threshold, knee, row);
         });
+}
+
+kernel! {
+/// One row of the coarser level: `[1 3 3 1] / 8` over the fine rows `ys` (`fw` wide).
+fn down_row(fine: &[Rgb], fw: usize, ys: [usize; 4], row: &mut [Rgb]) {
+    let clamp = |x: isize| x.clamp(0, fw as isize - 1) as usize;
+    for (i, out) in row.iter_mut().enumerate() {
+        let xs: [usize; 4] = std::array::from_fn(|t| clamp(2 * i as isize - 1 + t as isize));
+        let mut acc = [0.0f32; 3];
+        for (&y, wy) in ys.iter().zip(DOWN_WEIGHTS) {
+            for (&x, wx) in xs.iter().zip(DOWN_WEIGHTS) {
+                let s = fine[y * fw + x];
+                let wt = wy * wx;
+                for c in 0..3 {
+                    acc[c] = wt.mul_add(s[c], acc[c]);
+                }
+            }
+        }
+        *out = acc;
+    }
+}
 }
 
 /// `fine.down` to `coarse.down`: `[1 3 3 1] / 8` per axis over texels `2i - 1 ..= 2i + 2`.
@@ -203,21 +234,7 @@ fn down(fine: &Level, coarse: &mut Level) {
         .for_each(|(j, row)| {
             let ys: [usize; 4] =
                 std::array::from_fn(|t| clamp(2 * j as isize - 1 + t as isize, fh));
-            for (i, out) in row.iter_mut().enumerate() {
-                let xs: [usize; 4] =
-                    std::array::from_fn(|t| clamp(2 * i as isize - 1 + t as isize, fw));
-                let mut acc = [0.0f32; 3];
-                for (&y, wy) in ys.iter().zip(DOWN_WEIGHTS) {
-                    for (&x, wx) in xs.iter().zip(DOWN_WEIGHTS) {
-                        let s = fine.down[y * fw + x];
-                        let wt = wy * wx;
-                        for c in 0..3 {
-                            acc[c] = wt.mul_add(s[c], acc[c]);
-                        }
-                    }
-                }
-                *out = acc;
-            }
+            down_row(&fine.down, fw, ys, row);
         });
 }
 
@@ -239,6 +256,28 @@ pub fn tent_taps(p: usize, out_n: usize, src_n: usize) -> ([usize; 4], [f32; 4])
     )
 }
 
+kernel! {
+/// One row of `fine.up`: `(1 - s) own + s tent(coarse)` with the rows `ys` and weights `wys`.
+#[allow(clippy::too_many_arguments)]
+fn up_row(coarse: &[Rgb], cw: usize, ys: [usize; 4], wys: [f32; 4], xs: &[([usize; 4], [f32; 4])], own: &[Rgb], s: f32, row: &mut [Rgb]) {
+    for ((out, d), (xs, wxs)) in row.iter_mut().zip(own).zip(xs) {
+        let mut acc = [0.0f32; 3];
+        for (&y, wy) in ys.iter().zip(wys) {
+            for (&x, &wx) in xs.iter().zip(wxs) {
+                let c = coarse[y * cw + x];
+                let wt = wy * wx;
+                for k in 0..3 {
+                    acc[k] = wt.mul_add(c[k], acc[k]);
+                }
+            }
+        }
+        for k in 0..3 {
+            out[k] = s.mul_add(acc[k] - d[k], d[k]);
+        }
+    }
+}
+}
+
 /// `fine.up = (1 - s) fine.down + s tent(coarse.up)`.
 fn up(coarse: &Level, fine: &mut Level, s: f32) {
     let (cw, ch) = (coarse.w, coarse.h);
@@ -251,56 +290,59 @@ fn up(coarse: &Level, fine: &mut Level, s: f32) {
         .enumerate()
         .for_each(|(j, (row, own))| {
             let (ys, wys) = tent_taps(j, fh, ch);
-            for (i, (out, d)) in row.iter_mut().zip(own).enumerate() {
-                let (xs, wxs) = &xs[i];
-                let mut acc = [0.0f32; 3];
-                for (&y, wy) in ys.iter().zip(wys) {
-                    for (&x, &wx) in xs.iter().zip(wxs) {
-                        let c = coarse.up[y * cw + x];
-                        let wt = wy * wx;
-                        for k in 0..3 {
-                            acc[k] = wt.mul_add(c[k], acc[k]);
-                        }
-                    }
-                }
-                for k in 0..3 {
-                    out[k] = s.mul_add(acc[k] - d[k], d[k]);
-                }
-            }
+            up_row(&coarse.up, cw, ys, wys, &xs, own, s, row);
         });
+}
+
+kernel! {
+/// One row of the glow: `bloom * row` (0 without bloom), plus `amount` times the rays rows
+/// `r0`, `r1` blended by `fy` and sampled at the taps `xs`.
+#[allow(clippy::too_many_arguments)]
+fn glow_row(row: &mut [Rgb], bloom: f32, rays: Option<(&[Rgb], &[Rgb], f32)>, xs: &[(usize, usize, f32)], amount: f32) {
+    for out in row.iter_mut() {
+        *out = if bloom > 0.0 {
+            out.map(|x| x * bloom)
+        } else {
+            [0.0; 3]
+        };
+    }
+    if let Some((r0, r1, fy)) = rays {
+        for (out, &(i0, i1, fx)) in row.iter_mut().zip(xs) {
+            let (a, b) = (r0[i0], r0[i1]);
+            let (c, d) = (r1[i0], r1[i1]);
+            for k in 0..3 {
+                let top = fx.mul_add(b[k] - a[k], a[k]);
+                let bottom = fx.mul_add(d[k] - c[k], c[k]);
+                let v = fy.mul_add(bottom - top, top);
+                out[k] = amount.mul_add(v, out[k]);
+            }
+        }
+    }
+}
 }
 
 /// Level 0's `up` becomes the glow: `bloom * up` (or nothing without bloom) plus `amount`
 /// times the sunrays `(rays, w, h)` sampled bilinearly.
 fn glow(l0: &mut Level, bloom: f32, rays: Option<(&[Rgb], usize, usize)>, amount: f32) {
     let (w, h) = (l0.w, l0.h);
-    let xs: Option<Vec<(usize, usize, f32)>> =
-        rays.map(|(_, rw, _)| (0..w).map(|i| tap(i, w, rw)).collect());
+    let xs: Vec<(usize, usize, f32)> = match rays {
+        Some((_, rw, _)) => (0..w).map(|i| tap(i, w, rw)).collect(),
+        None => Vec::new(),
+    };
     l0.up
         .par_chunks_mut(w)
         .with_min_len(super::band::min_rows(w * 4))
         .enumerate()
         .for_each(|(j, row)| {
-            for out in row.iter_mut() {
-                *out = if bloom > 0.0 {
-                    out.map(|x| x * bloom)
-                } else {
-                    [0.0; 3]
-                };
-            }
-            if let (Some((rays, rw, rh)), Some(xs)) = (rays, &xs) {
+            let rows = rays.map(|(rays, rw, rh)| {
                 let (j0, j1, fy) = tap(j, h, rh);
-                for (out, &(i0, i1, fx)) in row.iter_mut().zip(xs) {
-                    let (a, b) = (rays[j0 * rw + i0], rays[j0 * rw + i1]);
-                    let (c, d) = (rays[j1 * rw + i0], rays[j1 * rw + i1]);
-                    for k in 0..3 {
-                        let top = fx.mul_add(b[k] - a[k], a[k]);
-                        let bottom = fx.mul_add(d[k] - c[k], c[k]);
-                        let v = fy.mul_add(bottom - top, top);
-                        out[k] = amount.mul_add(v, out[k]);
-                    }
-                }
-            }
+                (
+                    &rays[j0 * rw..(j0 + 1) * rw],
+                    &rays[j1 * rw..(j1 + 1) * rw],
+                    fy,
+                )
+            });
+            glow_row(row, bloom, rows, &xs, amount);
         });
 }
 

@@ -6,11 +6,23 @@
 //! The buffers (three planes of light, the bloom levels) are kept between frames of the
 //! same size, so a frame allocates nothing.
 
-use super::bloom::{Chain, tap};
+use super::bloom::{Chain, Rgb, tap};
 use super::colorize::{Knobs, Resample, Source, colorize, light_row};
 use super::display::{Fx, FxRows, FxScratch, display_fx_row};
 use crate::fluid::{Look, ToneMode};
 use rayon::prelude::*;
+
+kernel! {
+/// The glow row between rows `top` and `bottom` (weight `f` on the second), as three planes.
+fn glow_rows(top: &[Rgb], bottom: &[Rgb], f: f32, out: [&mut [f32]; 3]) {
+    let [g0, g1, g2] = out;
+    for (x, (a, b)) in top.iter().zip(bottom).enumerate() {
+        g0[x] = f.mul_add(b[0] - a[0], a[0]);
+        g1[x] = f.mul_add(b[1] - a[1], a[1]);
+        g2[x] = f.mul_add(b[2] - a[2], a[2]);
+    }
+}
+}
 
 /// The picture stage's buffers.
 #[derive(Default)]
@@ -96,11 +108,7 @@ impl Picture {
                         let (j0, j1, f) = tap(py, height, gh);
                         let (top, bottom) = (&glow[j0 * gw..][..gw], &glow[j1 * gw..][..gw]);
                         let [g0, g1, g2] = &mut scratch.glow;
-                        for (x, (a, b)) in top.iter().zip(bottom).enumerate() {
-                            g0[x] = f.mul_add(b[0] - a[0], a[0]);
-                            g1[x] = f.mul_add(b[1] - a[1], a[1]);
-                            g2[x] = f.mul_add(b[2] - a[2], a[2]);
-                        }
+                        glow_rows(top, bottom, f, [&mut g0[..], &mut g1[..], &mut g2[..]]);
                         [&g0[..], &g1[..], &g2[..]]
                     });
                     let rows = FxRows {

@@ -44,40 +44,39 @@ fn sample(src: &[Rgb], w: usize, h: usize, x: f32, y: f32) -> Rgb {
     })
 }
 
+kernel! {
+/// Row `j` of the rays of `src` (`w x h`).
+fn sunrays_row(src: &[Rgb], w: usize, h: usize, j: usize, row: &mut [Rgb]) {
+    let step = RAYS_DENSITY / RAYS_SAMPLES as f32;
+    // Texel centres in 0..1 across the level, and the step towards the centre.
+    let v0 = (j as f32 + 0.5) / h as f32;
+    let dv = (v0 - 0.5) * step;
+    for (i, o) in row.iter_mut().enumerate() {
+        let u0 = (i as f32 + 0.5) / w as f32;
+        let du = (u0 - 0.5) * step;
+        let (mut u, mut v) = (u0, v0);
+        let mut weight = 1.0f32;
+        let mut acc = [0.0f32; 3];
+        for _ in 0..RAYS_SAMPLES {
+            u -= du;
+            v -= dv;
+            let c = sample(src, w, h, u.mul_add(w as f32, -0.5), v.mul_add(h as f32, -0.5));
+            for k in 0..3 {
+                acc[k] = weight.mul_add(c[k], acc[k]);
+            }
+            weight *= RAYS_DECAY;
+        }
+        *o = acc.map(|x| x * (1.0 / RAYS_SAMPLES as f32));
+    }
+}
+}
+
 /// The rays of `src` (`w x h` thresholded light) into `out` (the same size).
 pub fn sunrays(src: &[Rgb], w: usize, h: usize, out: &mut [Rgb]) {
-    let step = RAYS_DENSITY / RAYS_SAMPLES as f32;
     out.par_chunks_mut(w)
         .with_min_len(super::band::min_rows(w * RAYS_SAMPLES as usize * 4))
         .enumerate()
-        .for_each(|(j, row)| {
-            // Texel centres in 0..1 across the level, and the step towards the centre.
-            let v = (j as f32 + 0.5) / h as f32;
-            let dv = (v - 0.5) * step;
-            for (i, o) in row.iter_mut().enumerate() {
-                let u = (i as f32 + 0.5) / w as f32;
-                let du = (u - 0.5) * step;
-                let (mut u, mut v) = (u, v);
-                let mut weight = 1.0f32;
-                let mut acc = [0.0f32; 3];
-                for _ in 0..RAYS_SAMPLES {
-                    u -= du;
-                    v -= dv;
-                    let c = sample(
-                        src,
-                        w,
-                        h,
-                        u.mul_add(w as f32, -0.5),
-                        v.mul_add(h as f32, -0.5),
-                    );
-                    for k in 0..3 {
-                        acc[k] = weight.mul_add(c[k], acc[k]);
-                    }
-                    weight *= RAYS_DECAY;
-                }
-                *o = acc.map(|x| x * (1.0 / RAYS_SAMPLES as f32));
-            }
-        });
+        .for_each(|(j, row)| sunrays_row(src, w, h, j, row));
 }
 
 #[cfg(test)]
