@@ -19,7 +19,9 @@
 //! quiet mix still paints and a loud one does not blow out. Everything scales with Audio
 //! reactivity, Dye amount and Splat force like the rest of the audio.
 
-use super::{KEYBOARD_MARGIN, MappingConfig, MappingMode, NOTE_SATURATION, r2};
+#[cfg(doc)]
+use super::NOTE_SATURATION;
+use super::{KEYBOARD_MARGIN, MappingConfig, MappingMode, r2};
 use crate::bridge::bands::Band;
 use crate::bridge::events::SimEvent;
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
@@ -35,7 +37,7 @@ pub const BAND_Y: [f32; 3] = [0.05, 0.5, 0.86];
 pub const BAND_RADIUS: [f32; 3] = [0.11, 0.06, 0.022];
 /// Dye a band streams per second at full level (times its amount, reactivity, Dye amount),
 /// shared among the sounding pitch classes.
-pub const BAND_DYE_PER_S: [f32; 3] = [2.5, 2.0, 1.5];
+pub const BAND_DYE_PER_S: [f32; 3] = [1.8, 1.4, 1.2];
 /// Push a band gives per second at full level, canvas heights per second squared: the lows up,
 /// the mids sideways (alternating, a swirl), the highs a little down.
 pub const BAND_ACCEL: [f32; 3] = [3.0, 1.5, 0.6];
@@ -49,7 +51,7 @@ pub const BURST_RADIUS: [f32; 3] = [0.13, 0.07, 0.025];
 /// kit's kick, snare and cymbals.
 pub const BAND_COLOUR: [(f32, f32); 3] = [(20.0 / 360.0, 0.9), (195.0 / 360.0, 0.9), (0.13, 0.45)];
 /// Dye a pitch class streams per second at weight 1 (times the chroma knob).
-pub const CHROMA_DYE_PER_S: f32 = 2.5;
+pub const CHROMA_DYE_PER_S: f32 = 1.8;
 /// Push of a pitch-class stream per second at weight 1, canvas heights per second squared.
 pub const CHROMA_ACCEL: f32 = 1.0;
 /// Radius of a pitch-class stream, canvas heights.
@@ -97,9 +99,16 @@ pub fn column(pc: usize, aspect: f32) -> f32 {
     KEYBOARD_MARGIN.min(aspect / 2.0) + (pc as f32 + 0.5) / 12.0 * width
 }
 
-/// The hue a MIDI note of pitch class `pc` on channel 1 gets (see `Mapper::emitter`).
+/// Saturation of the audio's pitch-class dye: fuller than a note's ([`NOTE_SATURATION`]),
+/// since many classes stream side by side and mix at their edges, and a full mix would
+/// otherwise come out pastel (measured on a full rock mix: lit pixels' saturation 0.55 at
+/// 0.85, the notes' own).
+pub const CLASS_SATURATION: f32 = 1.0;
+
+/// The colour of pitch class `pc`: the hue a MIDI note of that class on channel 1 gets (see
+/// `Mapper::emitter`), at [`CLASS_SATURATION`].
 pub fn class_colour(pc: usize) -> [f32; 3] {
-    hsv_to_rgb(pc as f32 / 12.0, NOTE_SATURATION, 1.0)
+    hsv_to_rgb(pc as f32 / 12.0, CLASS_SATURATION, 1.0)
 }
 
 /// A band's level 0 to 1 from its RMS, on the dB scale.
@@ -431,9 +440,10 @@ mod tests {
             chroma(&[(0, 1.0), (4, 0.8), (7, 0.8)]),
         ];
         let out = run(&mut m, &cfg, &events, 30);
-        // Middle C's colour, as a MIDI note on channel 1 gets it: rgb (1, 0.15, 0.15).
+        // Middle C's hue, as a MIDI note on channel 1 gets it (rgb (1, 0.15, 0.15)), fully
+        // saturated: pure red.
         assert!(
-            near(class_colour(0), [1.0, 0.15, 0.15]),
+            near(class_colour(0), [1.0, 0.0, 0.0]),
             "{:?}",
             class_colour(0)
         );
@@ -448,7 +458,12 @@ mod tests {
         }));
         let mut midi = Vec::new();
         note.emit(0.01, &cfg, &mut midi);
-        assert!(near(midi[0].color, class_colour(4)), "E");
+        let hue = |c: [f32; 3]| {
+            let s = crate::mapping::NOTE_SATURATION;
+            // hsv_to_rgb(h, s, 1): the smallest channel is 1 - s; unsaturate to compare.
+            c.map(|x| 1.0 - (1.0 - x) * s)
+        };
+        assert!(near(midi[0].color, hue(class_colour(4))), "E: {midi:?}");
         for pc in 0..12 {
             let here: Vec<&Splat> = out
                 .iter()
