@@ -40,6 +40,10 @@ const EXPECTED: &[(&str, f32)] = &[
     ("bg_hue", 235.0),
     ("bg_sat", 0.7),
     ("bg_bright", 0.04),
+    ("low_amt", 1.0),
+    ("mid_amt", 1.0),
+    ("high_amt", 1.0),
+    ("chroma_amt", 1.0),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -135,6 +139,10 @@ fn ranges_have_the_documented_ends() {
         ("bg_hue", 0.0, 360.0),
         ("bg_sat", 0.0, 1.0),
         ("bg_bright", 0.0, 0.5),
+        ("low_amt", 0.0, 4.0),
+        ("mid_amt", 0.0, 4.0),
+        ("high_amt", 0.0, 4.0),
+        ("chroma_amt", 0.0, 4.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {

@@ -27,6 +27,7 @@ macro_rules! kernel {
 }
 
 pub mod cpu;
+pub mod effects;
 pub mod gpu;
 pub mod grid;
 pub mod math;

@@ -19,36 +19,13 @@
 
 use super::sunrays;
 use crate::fluid::Effects;
+pub use crate::sim::effects::{
+    BLOOM_MAX_LEVELS, BLOOM_MAX_LIGHT, BLOOM_MIN_EDGE_PX, Rgb, level_sizes,
+};
 use rayon::prelude::*;
-
-/// Linear RGB.
-pub type Rgb = [f32; 3];
-
-/// Most levels in the chain (level 0 is half the frame).
-pub const BLOOM_MAX_LEVELS: usize = 8;
-/// A level is added only while both its edges keep at least this many texels (level 0
-/// always exists, even for a 1x1 frame).
-pub const BLOOM_MIN_EDGE_PX: usize = 4;
-/// Light (per channel) above which the bloom sees no more: past what any dye can show
-/// (`MAX_DYE` 64 at the brightness knob's 300 %), and finite.
-pub const BLOOM_MAX_LIGHT: f32 = 256.0;
 
 /// The down filter's weights per axis, for texels `2i - 1 ..= 2i + 2`.
 const DOWN_WEIGHTS: [f32; 4] = [0.125, 0.375, 0.375, 0.125];
-
-/// Level sizes of the chain for a `w x h` frame, level 0 first.
-pub fn level_sizes(w: usize, h: usize) -> Vec<(usize, usize)> {
-    let mut sizes = vec![(w.div_ceil(2).max(1), h.div_ceil(2).max(1))];
-    while sizes.len() < BLOOM_MAX_LEVELS {
-        let (lw, lh) = sizes[sizes.len() - 1];
-        let next = (lw.div_ceil(2), lh.div_ceil(2));
-        if next.0.min(next.1) < BLOOM_MIN_EDGE_PX {
-            break;
-        }
-        sizes.push(next);
-    }
-    sizes
-}
 
 /// Light made finite and capped: NaN and negatives to 0, +inf to [`BLOOM_MAX_LIGHT`].
 #[inline(always)]

@@ -22,7 +22,8 @@
 use super::bloom::{Rgb, sane};
 #[cfg(test)]
 use crate::fluid::srgb_encode;
-use crate::fluid::{Effects, LUMA, PALETTE_HALF_LIGHT, PALETTE_STOPS, dither, filmic_ratio};
+use crate::fluid::{LUMA, PALETTE_HALF_LIGHT, PALETTE_STOPS, dither, filmic_ratio};
+pub use crate::sim::effects::{BG_COVER, Fx, SHADE_ELEVATION_DEG, SHADE_RELIEF};
 
 /// Where the sRGB curve's linear toe ends.
 const SRGB_TOE: f32 = 0.003_130_8;
@@ -87,52 +88,6 @@ fn display_row_kernel(light: [&[f32]; 3], py: u32, out: &mut [u32]) {
 /// One row (`py`, top first) of light planes to packed opaque RGBA8 pixels (little-endian).
 pub fn display_row(light: [&[f32]; 3], py: usize, out: &mut [u32]) {
     display_row_kernel(light, py as u32, out);
-}
-
-/// Height of the shading's relief, in canvas heights per unit of compressed luminance
-/// `Y / (1 + Y)`: a dye edge rising to half over 3 % of the canvas tilts by about 34 degrees.
-pub const SHADE_RELIEF: f32 = 0.04;
-/// Elevation of the shading's light above the canvas, degrees.
-pub const SHADE_ELEVATION_DEG: f32 = 40.0;
-/// How fast dye covers the background: the background is divided by `1 + BG_COVER * Y`.
-pub const BG_COVER: f32 = 4.0;
-
-/// The display pass's effect constants for one frame, derived once from the look's
-/// [`Effects`] (the GPU's uniform carries the same numbers).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Fx {
-    /// Shading amount (0: none).
-    pub shade: f32,
-    /// `SHADE_RELIEF` over the shading stencil's width in canvas heights.
-    pub relief: f32,
-    /// The unit vector towards the light, divided by its height (flat dye is lit by 1).
-    pub light: [f32; 3],
-    /// Half-width of the shading stencil in pixels: about one dye cell.
-    pub step: usize,
-    /// The palette's stops (luminance 1 each), if one is on.
-    pub stops: Option<[Rgb; PALETTE_STOPS]>,
-    /// Background light.
-    pub background: Rgb,
-}
-
-impl Fx {
-    /// The constants for a frame `height` pixels tall of a dye grid `dye_h` cells tall.
-    pub fn new(fx: &Effects, height: usize, dye_h: usize) -> Self {
-        let step = (height as f32 / dye_h.max(1) as f32).round().max(1.0) as usize;
-        let (a, e) = (
-            fx.light_angle.to_radians(),
-            SHADE_ELEVATION_DEG.to_radians(),
-        );
-        let (cos_e, sin_e) = (e.cos(), e.sin());
-        Self {
-            shade: fx.shading,
-            relief: SHADE_RELIEF * height as f32 / (2 * step) as f32,
-            light: [a.cos() * cos_e / sin_e, a.sin() * cos_e / sin_e, 1.0],
-            step,
-            stops: fx.palette.stops(),
-            background: fx.background,
-        }
-    }
 }
 
 /// Compressed luminance of sane light: the shading's height field, 0..1.

@@ -6,25 +6,8 @@
 //! ([`rays_level`]), whatever the frame size. Mirrors shaders/sunrays.wgsl; rows top first.
 
 use super::bloom::Rgb;
+pub use crate::sim::effects::{RAYS_DECAY, RAYS_DENSITY, RAYS_MAX_ROWS, RAYS_SAMPLES, rays_level};
 use rayon::prelude::*;
-
-/// Samples along each ray.
-pub const RAYS_SAMPLES: u32 = 16;
-/// The share of the way to the centre the samples cover.
-pub const RAYS_DENSITY: f32 = 0.65;
-/// Each sample's weight relative to the one before.
-pub const RAYS_DECAY: f32 = 0.94;
-/// The rays are traced on the first bloom level at most this many texels tall (the
-/// coarsest when none is): 45 rows at 720p and 360p, 34 at 1080p.
-pub const RAYS_MAX_ROWS: usize = 64;
-
-/// Which of the bloom levels (sizes, level 0 first) the rays are traced on.
-pub fn rays_level(sizes: &[(usize, usize)]) -> usize {
-    sizes
-        .iter()
-        .position(|&(_, h)| h <= RAYS_MAX_ROWS)
-        .unwrap_or(sizes.len().saturating_sub(1))
-}
 
 /// Bilinear sample of `src` (`w x h`) at texel coordinates `(x, y)`, clamped to the edges.
 #[inline(always)]

@@ -198,7 +198,9 @@ fn wgsl_f32(shader: &str, name: &str) -> f32 {
 
 #[test]
 fn the_picture_constants_mirror_the_wgsl() {
-    use crate::sim::cpu::{bloom, display, sunrays};
+    use crate::sim::effects as bloom;
+    use crate::sim::effects as display;
+    use crate::sim::effects as sunrays;
     assert_eq!(wgsl_f32("bloom", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
     assert_eq!(wgsl_f32("display", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
     assert_eq!(wgsl_f32("display", "BG_COVER"), display::BG_COVER);

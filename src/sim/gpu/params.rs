@@ -2,7 +2,7 @@
 //! (and once per frame for the look). The layout tests check it against its WGSL twin.
 
 use crate::fluid::{PALETTE_STOPS, ToneMode};
-use crate::sim::cpu::display::Fx;
+use crate::sim::effects::Fx;
 use crate::sim::physics::{VORTICITY_SCALE_PER_S, decay_factor};
 use crate::sim::{Look, MAX_DYE, SimConfig, StepParams};
 use bytemuck::{Pod, Zeroable};

@@ -2,8 +2,7 @@
 //! the display pass adds (bloom plus the sunrays). Mirrors cpu/bloom.rs (`Chain::run`).
 
 use crate::fluid::Effects;
-use crate::sim::cpu::bloom::level_sizes;
-use crate::sim::cpu::sunrays::rays_level;
+use crate::sim::effects::{level_sizes, rays_level};
 use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
 use bytemuck::{Pod, Zeroable};
 
