@@ -409,6 +409,10 @@ impl Panel {
             slider(ui, &p.audio_reactivity, setter, cols);
             slider(ui, &p.envelope_attack, setter, cols);
             slider(ui, &p.envelope_release, setter, cols);
+            slider(ui, &p.low_amount, setter, cols);
+            slider(ui, &p.mid_amount, setter, cols);
+            slider(ui, &p.high_amount, setter, cols);
+            slider(ui, &p.chroma_amount, setter, cols);
         });
         section(ui, "Look", true, |ui| {
             choice(ui, &p.color_mode, setter, cols);
