@@ -92,7 +92,12 @@ fn play(params: &DyeflowParams, key: u8) -> Lit {
     }
     driver.step(&mut s, params, 1.0 / 60.0);
     let mut frame = vec![0u8; W * H * 4];
-    s.render(&driver.look(), W, H, &mut frame);
+    // Where the dye lands, without the glow, rays and background that spread the light.
+    let look = dyeflow::fluid::Look {
+        effects: dyeflow::fluid::Effects::OFF,
+        ..driver.look()
+    };
+    s.render(&look, W, H, &mut frame);
     lit(&frame)
 }
 
