@@ -72,10 +72,11 @@ fn events_in_frames_out(backend: BackendChoice, options: EngineOptions) -> Strin
     assert!(tx.send(red_splat_at(0.25, 0.75)));
     let frame = wait_for(&mut output, |f| f.width == 64 && pixel(f, 16, 16)[0] > 100);
     assert_eq!(frame.pixels.len(), 64 * 64 * 4);
-    assert_eq!(
-        pixel(&frame, 48, 48),
-        [0, 0, 0, 255],
-        "dye appeared away from the splat"
+    // Away from the splat only the dim background (4 % by default) shows.
+    let away = pixel(&frame, 48, 48);
+    assert!(
+        away[..3].iter().all(|&c| c < 24) && away[3] == 255,
+        "dye appeared away from the splat: {away:?}"
     );
     // The size follows the consumer.
     output.request(100, 30);
