@@ -88,7 +88,12 @@ fn notes_show_their_hues_at_their_mapped_places_in_the_next_frame() {
     }
     driver.step(&mut s, &params, 1.0 / 60.0);
     let mut frame = vec![0u8; W * H * 4];
-    s.render(&driver.look(), W, H, &mut frame);
+    // Where the dye lands, without the glow, rays and background that spread the light.
+    let look = dyeflow::fluid::Look {
+        effects: dyeflow::fluid::Effects::OFF,
+        ..driver.look()
+    };
+    s.render(&look, W, H, &mut frame);
 
     // The range in use runs from 48 (left margin) to 79 (right margin).
     let span = ASPECT - 2.0 * KEYBOARD_MARGIN;
@@ -130,7 +135,12 @@ fn rows_mode_gives_each_channel_its_own_row() {
     }
     driver.step(&mut s, &params, 1.0 / 60.0);
     let mut frame = vec![0u8; W * H * 4];
-    s.render(&driver.look(), W, H, &mut frame);
+    // Where the dye lands, without the glow, rays and background that spread the light.
+    let look = dyeflow::fluid::Look {
+        effects: dyeflow::fluid::Effects::OFF,
+        ..driver.look()
+    };
+    s.render(&look, W, H, &mut frame);
     let x = ASPECT / 2.0;
     for (y, hue) in [(0.7933, 0.0), (0.5, 135.0), (0.2067, 240.0)] {
         let (h, v) = hue_value(pixel_at(&frame, W, H, x, y));
