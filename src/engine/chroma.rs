@@ -18,7 +18,7 @@ use crate::bridge::queue::{EventSender, TapReceiver};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How often the thread looks for new samples: a hop is 46 ms, so this adds at most a fifth of
 /// a hop of delay. One look is a few atomic loads when nothing came.
@@ -117,19 +117,7 @@ impl Drop for ChromaThread {
             return;
         };
         thread.thread().unpark();
-        let deadline = Instant::now() + Duration::from_millis(DROP_WAIT_MS);
-        while !thread.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        if !thread.is_finished() && pin::pin_library() {
-            nice_plug::nice_warn!(
-                "The chroma thread is still busy after {DROP_WAIT_MS} ms; it ends on its own"
-            );
-            return;
-        }
-        if thread.join().is_err() {
-            nice_plug::nice_error!("The chroma thread panicked");
-        }
+        pin::join_within(thread, DROP_WAIT_MS, "The chroma thread");
     }
 }
 
@@ -138,6 +126,7 @@ mod tests {
     use super::*;
     use crate::bridge::chroma::Decimator;
     use crate::bridge::queue;
+    use std::time::Instant;
 
     /// The names of this process's threads.
     fn thread_names() -> Vec<String> {

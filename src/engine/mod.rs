@@ -336,18 +336,6 @@ impl Drop for Engine {
             return;
         };
         thread.thread().unpark();
-        let deadline = Instant::now() + Duration::from_millis(DROP_WAIT_MS);
-        while !thread.is_finished() && Instant::now() < deadline {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-        if !thread.is_finished() && pin::pin_library() {
-            nice_plug::nice_warn!(
-                "The simulation thread is still busy after {DROP_WAIT_MS} ms; it ends on its own"
-            );
-            return;
-        }
-        if thread.join().is_err() {
-            nice_plug::nice_error!("The simulation thread panicked");
-        }
+        pin::join_within(thread, DROP_WAIT_MS, "The simulation thread");
     }
 }

@@ -75,6 +75,24 @@ pub(super) fn pin_library() -> bool {
     false
 }
 
+/// End a thread that was told to stop (and unparked): wait for it at most `wait_ms`. One still
+/// busy then is left to end on its own, with the library pinned first so a host unloading the
+/// plugin cannot pull the code from under it; where pinning fails, wait for it instead. `what`
+/// names it in the log ("The simulation thread").
+pub(super) fn join_within(thread: std::thread::JoinHandle<()>, wait_ms: u64, what: &str) {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(wait_ms);
+    while !thread.is_finished() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    if !thread.is_finished() && pin_library() {
+        nice_plug::nice_warn!("{what} is still busy after {wait_ms} ms; it ends on its own");
+        return;
+    }
+    if thread.join().is_err() {
+        nice_plug::nice_error!("{what} panicked");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     #[test]
