@@ -22,6 +22,7 @@ use crate::fluid::Effects;
 pub use crate::sim::effects::{
     BLOOM_MAX_LEVELS, BLOOM_MAX_LIGHT, BLOOM_MIN_EDGE_PX, Rgb, level_sizes,
 };
+use crate::sim::math::map3;
 use rayon::prelude::*;
 
 /// The down filter's weights per axis, for texels `2i - 1 ..= 2i + 2`.
@@ -43,7 +44,7 @@ pub fn soft_threshold(c: Rgb, threshold: f32, knee: f32) -> Rgb {
     let soft = (m - threshold + knee).max(0.0).min(2.0 * knee);
     let soft = soft * soft / (4.0 * knee + 1.0e-5);
     let k = soft.max(m - threshold) / m.max(1.0e-5);
-    c.map(|x| x * k)
+    map3(c, |x| x * k)
 }
 
 /// Bilinear taps of pixel `p` of `out_n` over `src_n` texels: the two texels and the weight
@@ -278,7 +279,7 @@ kernel! {
 fn glow_row(row: &mut [Rgb], bloom: f32, rays: Option<(&[Rgb], &[Rgb], f32)>, xs: &[(usize, usize, f32)], amount: f32) {
     for out in row.iter_mut() {
         *out = if bloom > 0.0 {
-            out.map(|x| x * bloom)
+            map3(*out, |x| x * bloom)
         } else {
             [0.0; 3]
         };

@@ -13,7 +13,7 @@
 use crate::fluid::{
     ColorMode, DENSITY_HUE_TURNS, Look, ToneMode, VELOCITY_VALUE_SCALE, hsv_to_rgb, rgb_to_hsv,
 };
-use crate::sim::math::{atan2_turns, bilerp, lerp, tonemap};
+use crate::sim::math::{atan2_turns, bilerp, lerp, map3, tonemap};
 use rayon::prelude::*;
 
 /// What the colorize pass reads.
@@ -192,7 +192,7 @@ fn dye_row<const LEGACY: bool>(
                 ]
             };
             // SAFETY: px < n <= every plane's length.
-            unsafe { out.put(px, c.map(|x| tone::<LEGACY>(x * brightness))) };
+            unsafe { out.put(px, map3(c, |x| tone::<LEGACY>(x * brightness))) };
         }
     } else {
         for px in 0..n {
@@ -205,7 +205,7 @@ fn dye_row<const LEGACY: bool>(
                     sample(r2, a, b, t),
                 ]
             };
-            let [h, s, v] = rgb_to_hsv(c.map(|x| tone::<LEGACY>(x * brightness)));
+            let [h, s, v] = rgb_to_hsv(map3(c, |x| tone::<LEGACY>(x * brightness)));
             // SAFETY: px < n <= every plane's length.
             unsafe { out.put(px, hsv_to_rgb(h + shift, s * saturation, v)) };
         }

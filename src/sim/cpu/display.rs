@@ -24,6 +24,7 @@ use super::bloom::{Rgb, sane};
 use crate::fluid::srgb_encode;
 use crate::fluid::{LUMA, PALETTE_HALF_LIGHT, PALETTE_STOPS, dither, filmic_ratio};
 pub use crate::sim::effects::{BG_COVER, Fx, SHADE_ELEVATION_DEG, SHADE_RELIEF};
+use crate::sim::math::{from_fn3, map3};
 
 /// Where the sRGB curve's linear toe ends.
 const SRGB_TOE: f32 = 0.003_130_8;
@@ -79,7 +80,8 @@ fn display_row_kernel(light: [&[f32]; 3], py: u32, out: &mut [u32]) {
         let c = [r[px], g[px], b[px]];
         let k = filmic_ratio(c[0].max(c[1]).max(c[2]));
         let d = dither(px as u32, py);
-        let [r8, g8, b8] = c.map(|x| quantise(encode_255(x * k), d));
+        let q = |x: f32| quantise(encode_255(x * k), d);
+        let (r8, g8, b8) = (q(c[0]), q(c[1]), q(c[2]));
         out[px] = r8 | g8 << 8 | b8 << 16 | 0xff00_0000;
     }
 }
@@ -107,7 +109,7 @@ fn luma(c: Rgb) -> f32 {
 #[inline(always)]
 pub fn shade(c: Rgb, gx: f32, gy: f32, fx: &Fx) -> Rgb {
     let k = shade_gain(gx, gy, fx.relief, fx.light, fx.shade);
-    c.map(|x| x * k)
+    map3(c, |x| x * k)
 }
 
 /// The shading's gain on a pixel with height gradient `(gx, gy)`.
@@ -127,7 +129,7 @@ fn palette_at(y: f32, stops: &[Rgb; PALETTE_STOPS]) -> Rgb {
     let i = (pos as usize).min(PALETTE_STOPS - 2);
     let f = pos - i as f32;
     let (a, b) = (stops[i], stops[i + 1]);
-    std::array::from_fn(|k| f.mul_add(b[k] - a[k], a[k]) * y)
+    from_fn3(|k| f.mul_add(b[k] - a[k], a[k]) * y)
 }
 
 /// Palette and background on light that has its glow: `Y` times the palette's colour at
@@ -145,7 +147,7 @@ pub fn grade(c: Rgb, fx: &Fx) -> Rgb {
 #[inline(always)]
 fn over_background(c: Rgb, bg: Rgb) -> Rgb {
     let cover = 1.0 / BG_COVER.mul_add(luma(c), 1.0);
-    std::array::from_fn(|k| bg[k].mul_add(cover, c[k]))
+    from_fn3(|k| bg[k].mul_add(cover, c[k]))
 }
 
 /// What a display row with effects reads.

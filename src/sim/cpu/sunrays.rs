@@ -7,6 +7,7 @@
 
 use super::bloom::Rgb;
 pub use crate::sim::effects::{RAYS_DECAY, RAYS_DENSITY, RAYS_MAX_ROWS, RAYS_SAMPLES, rays_level};
+use crate::sim::math::{from_fn3, map3};
 use rayon::prelude::*;
 
 /// Bilinear sample of `src` (`w x h`) at texel coordinates `(x, y)`, clamped to the edges.
@@ -20,7 +21,7 @@ fn sample(src: &[Rgb], w: usize, h: usize, x: f32, y: f32) -> Rgb {
     let (fx, fy) = (x - i0 as f32, y - j0 as f32);
     let (a, b) = (src[j0 * w + i0], src[j0 * w + i1]);
     let (c, d) = (src[j1 * w + i0], src[j1 * w + i1]);
-    std::array::from_fn(|k| {
+    from_fn3(|k| {
         let top = fx.mul_add(b[k] - a[k], a[k]);
         let bottom = fx.mul_add(d[k] - c[k], c[k]);
         fy.mul_add(bottom - top, top)
@@ -49,7 +50,7 @@ fn sunrays_row(src: &[Rgb], w: usize, h: usize, j: usize, row: &mut [Rgb]) {
             }
             weight *= RAYS_DECAY;
         }
-        *o = acc.map(|x| x * (1.0 / RAYS_SAMPLES as f32));
+        *o = map3(acc, |x| x * (1.0 / RAYS_SAMPLES as f32));
     }
 }
 }
