@@ -106,15 +106,26 @@ impl Chain {
         sunrays::rays_level(&sizes)
     }
 
+    /// Whether `fx` asks for a glow (bloom or sunrays).
+    pub fn glows(fx: &Effects) -> bool {
+        fx.bloom > 0.0 || fx.rays > 0.0
+    }
+
     /// The glow (level 0's `up`): bloom and sunrays of `light` (three planes of a `w x h`
     /// frame, rows top first), or `false` when `fx` asks for neither.
     pub fn run(&mut self, light: [&[f32]; 3], w: usize, h: usize, fx: &Effects) -> bool {
-        if fx.bloom <= 0.0 && fx.rays <= 0.0 {
+        if !Self::glows(fx) {
             return false;
         }
         self.ensure(w, h);
-        let knee = fx.bloom_threshold * fx.bloom_knee;
-        prefilter(light, w, h, fx.bloom_threshold, knee, &mut self.levels[0]);
+        prefilter(light, w, h, fx, &mut self.levels[0]);
+        self.finish(fx);
+        true
+    }
+
+    /// The rest of [`Chain::run`] once level 0's `down` holds the prefiltered light (see
+    /// [`prefilter_rows`]); the chain must have been sized with [`Chain::ensure`].
+    pub fn finish(&mut self, fx: &Effects) {
         let r = self.rays_level();
         let deepest = if fx.bloom > 0.0 {
             self.levels.len() - 1
@@ -125,73 +136,126 @@ impl Chain {
             let (fine, coarse) = self.levels.split_at_mut(k + 1);
             down(&fine[k], &mut coarse[0]);
         }
+        if fx.rays > 0.0 {
+            let l = &self.levels[r];
+            sunrays::sunrays(&l.down, l.w, l.h, &mut self.rays);
+        }
+        let (w0, h0) = (self.levels[0].w, self.levels[0].h);
+        let rays = (fx.rays > 0.0).then(|| {
+            let l = &self.levels[r];
+            (&self.rays[..], l.w, l.h)
+        });
+        let glow = Glow::new(fx.bloom, rays, fx.rays, w0, h0);
         if fx.bloom > 0.0 {
             let last = self.levels.len() - 1;
             let l = &mut self.levels[last];
             l.up.copy_from_slice(&l.down);
             for k in (0..last).rev() {
                 let (fine, coarse) = self.levels.split_at_mut(k + 1);
-                up(&coarse[0], &mut fine[k], fx.bloom_radius);
+                // Level 0 becomes the glow row by row, while each row is in cache.
+                let glow = (k == 0).then_some(&glow);
+                up(&coarse[0], &mut fine[k], fx.bloom_radius, glow);
             }
+            if last == 0 {
+                glow_level(&mut self.levels[0], &glow);
+            }
+        } else {
+            glow_level(&mut self.levels[0], &glow);
         }
-        if fx.rays > 0.0 {
-            let l = &self.levels[r];
-            sunrays::sunrays(&l.down, l.w, l.h, &mut self.rays);
-        }
-        let rays = (fx.rays > 0.0).then(|| {
-            let l = &self.levels[r];
-            (&self.rays[..], l.w, l.h)
-        });
-        glow(&mut self.levels[0], fx.bloom, rays, fx.rays);
-        true
     }
 }
 
 kernel! {
-/// One row of level 0: 2x2 averages of frame rows `top` and `bottom` (`w` wide), thresholded.
-fn prefilter_row(top: [&[f32]; 3], bottom: [&[f32]; 3], w: usize, threshold: f32, knee: f32, row: &mut [Rgb]) {
-    for (i, out) in row.iter_mut().enumerate() {
-        let (x0, x1) = (2 * i, (2 * i + 1).min(w - 1));
-        let mut c = [0.0f32; 3];
-        for k in 0..3 {
-            let a = sane(top[k][x0]) + sane(top[k][x1]);
-            let b = sane(bottom[k][x0]) + sane(bottom[k][x1]);
-            c[k] = (a + b) * 0.25;
-        }
-        *out = soft_threshold(c, threshold, knee);
+/// `out[i] = (sane(a[2i]) + sane(b[2i]) + sane(a[2i + 1]) + sane(b[2i + 1])) / 4`: the
+/// prefilter's 2x2 averages of one channel (a last odd column pairs with itself).
+fn average_2x2(a: &[f32], b: &[f32], out: &mut [f32]) {
+    let w = a.len().min(b.len());
+    let pairs = (w / 2).min(out.len());
+    for ((o, a), b) in out[..pairs].iter_mut().zip(a.chunks_exact(2)).zip(b.chunks_exact(2)) {
+        *o = ((sane(a[0]) + sane(b[0])) + (sane(a[1]) + sane(b[1]))) * 0.25;
+    }
+    if w % 2 == 1 && pairs < out.len() {
+        let s = sane(a[w - 1]) + sane(b[w - 1]);
+        out[pairs] = (s + s) * 0.25;
     }
 }
+}
+
+kernel! {
+/// One row of level 0 from its three planes of 2x2 averages: soft-thresholded.
+fn threshold_row(c: [&[f32]; 3], threshold: f32, knee: f32, row: &mut [Rgb]) {
+    let [r, g, b] = c;
+    for (i, out) in row.iter_mut().enumerate().take(r.len().min(g.len()).min(b.len())) {
+        *out = soft_threshold([r[i], g[i], b[i]], threshold, knee);
+    }
+}
+}
+
+/// Scratch of [`prefilter_rows`]: three rows of level 0's width.
+pub type PrefilterScratch = [Vec<f32>; 3];
+
+/// One row of level 0 from the frame rows `top` and `bottom` (the same row twice for the last
+/// row of a frame with an odd height): 2x2 averages of sane light, soft-thresholded with
+/// `fx`'s threshold and knee.
+pub fn prefilter_rows(
+    top: [&[f32]; 3],
+    bottom: [&[f32]; 3],
+    fx: &Effects,
+    scratch: &mut PrefilterScratch,
+    row: &mut [Rgb],
+) {
+    for ((avg, t), b) in scratch.iter_mut().zip(top).zip(bottom) {
+        avg.resize(row.len(), 0.0);
+        average_2x2(t, b, avg);
+    }
+    let knee = fx.bloom_threshold * fx.bloom_knee;
+    let c = [&scratch[0][..], &scratch[1][..], &scratch[2][..]];
+    threshold_row(c, fx.bloom_threshold, knee, row);
 }
 
 /// Level 0 from the frame: 2x2 averages of sane light, soft-thresholded.
-fn prefilter(light: [&[f32]; 3], w: usize, h: usize, threshold: f32, knee: f32, l: &mut Level) {
+fn prefilter(light: [&[f32]; 3], w: usize, h: usize, fx: &Effects, l: &mut Level) {
     let lw = l.w;
     l.down
         .par_chunks_mut(lw)
-        .with_min_len(super::band::min_rows(lw * 4))
+        .with_min_len(super::band::min_rows(w * 2))
         .enumerate()
-        .for_each(|(j, row)| {
+        .for_each_init(PrefilterScratch::default, |scratch, (j, row)| {
             let (y0, y1) = (2 * j, (2 * j + 1).min(h - 1));
             let top = light.map(|p| &p[y0 * w..(y0 + 1) * w]);
             let bottom = light.map(|p| &p[y1 * w..(y1 + 1) * w]);
-            prefilter_row(top, bottom, w, threshold, knee, row);
+            prefilter_rows(top, bottom, fx, scratch, row);
         });
 }
 
 kernel! {
-/// One row of the coarser level: `[1 3 3 1] / 8` over the fine rows `ys` (`fw` wide).
-fn down_row(fine: &[Rgb], fw: usize, ys: [usize; 4], row: &mut [Rgb]) {
-    let clamp = |x: isize| x.clamp(0, fw as isize - 1) as usize;
+/// `out = sum_t w[t] rows[t]`, element by element: the vertical half of a separable filter
+/// (rows of texels as flat floats, so it vectorises).
+fn weigh_rows(rows: [&[f32]; 4], w: [f32; 4], out: &mut [f32]) {
+    let [a, b, c, d] = rows;
+    let n = out.len().min(a.len()).min(b.len()).min(c.len()).min(d.len());
+    for i in 0..n {
+        out[i] = w[3].mul_add(d[i], w[2].mul_add(c[i], w[1].mul_add(b[i], w[0] * a[i])));
+    }
+}
+}
+
+/// Rows `ys` of a level (`w` texels wide) as flat floats.
+fn rows_at(texels: &[Rgb], w: usize, ys: [usize; 4]) -> [&[f32]; 4] {
+    ys.map(|y| bytemuck::cast_slice::<Rgb, f32>(&texels[y * w..(y + 1) * w]))
+}
+
+kernel! {
+/// One row of the coarser level from the fine rows already weighed vertically (`col`, the
+/// fine level's width): `[1 3 3 1] / 8` over texels `2i - 1 ..= 2i + 2`, clamped.
+fn down_row(col: &[Rgb], row: &mut [Rgb]) {
+    let last = col.len() as isize - 1;
     for (i, out) in row.iter_mut().enumerate() {
-        let xs: [usize; 4] = std::array::from_fn(|t| clamp(2 * i as isize - 1 + t as isize));
         let mut acc = [0.0f32; 3];
-        for (&y, wy) in ys.iter().zip(DOWN_WEIGHTS) {
-            for (&x, wx) in xs.iter().zip(DOWN_WEIGHTS) {
-                let s = fine[y * fw + x];
-                let wt = wy * wx;
-                for c in 0..3 {
-                    acc[c] = wt.mul_add(s[c], acc[c]);
-                }
+        for (t, wx) in DOWN_WEIGHTS.into_iter().enumerate() {
+            let s = col[(2 * i as isize - 1 + t as isize).clamp(0, last) as usize];
+            for c in 0..3 {
+                acc[c] = wx.mul_add(s[c], acc[c]);
             }
         }
         *out = acc;
@@ -199,7 +263,8 @@ fn down_row(fine: &[Rgb], fw: usize, ys: [usize; 4], row: &mut [Rgb]) {
 }
 }
 
-/// `fine.down` to `coarse.down`: `[1 3 3 1] / 8` per axis over texels `2i - 1 ..= 2i + 2`.
+/// `fine.down` to `coarse.down`: `[1 3 3 1] / 8` per axis over texels `2i - 1 ..= 2i + 2`,
+/// separably (rows, then columns).
 fn down(fine: &Level, coarse: &mut Level) {
     let (fw, fh) = (fine.w, fine.h);
     let cw = coarse.w;
@@ -207,13 +272,18 @@ fn down(fine: &Level, coarse: &mut Level) {
     coarse
         .down
         .par_chunks_mut(cw)
-        .with_min_len(super::band::min_rows(cw * 16))
+        .with_min_len(super::band::min_rows(fw * 4))
         .enumerate()
-        .for_each(|(j, row)| {
-            let ys: [usize; 4] =
-                std::array::from_fn(|t| clamp(2 * j as isize - 1 + t as isize, fh));
-            down_row(&fine.down, fw, ys, row);
-        });
+        .for_each_init(
+            || vec![[0.0f32; 3]; fw],
+            |col, (j, row)| {
+                let ys: [usize; 4] =
+                    std::array::from_fn(|t| clamp(2 * j as isize - 1 + t as isize, fh));
+                let flat = bytemuck::cast_slice_mut::<Rgb, f32>(col);
+                weigh_rows(rows_at(&fine.down, fw, ys), DOWN_WEIGHTS, flat);
+                down_row(col, row);
+            },
+        );
 }
 
 /// The tent-filtered bilinear taps of fine pixel `p` over `src_n` coarse texels: four texels
@@ -235,18 +305,15 @@ pub fn tent_taps(p: usize, out_n: usize, src_n: usize) -> ([usize; 4], [f32; 4])
 }
 
 kernel! {
-/// One row of `fine.up`: `(1 - s) own + s tent(coarse)` with the rows `ys` and weights `wys`.
-#[allow(clippy::too_many_arguments)]
-fn up_row(coarse: &[Rgb], cw: usize, ys: [usize; 4], wys: [f32; 4], xs: &[([usize; 4], [f32; 4])], own: &[Rgb], s: f32, row: &mut [Rgb]) {
+/// One row of `fine.up`, `(1 - s) own + s tent(coarse)`, from the coarse rows already
+/// weighed vertically (`col`, the coarse level's width) and each pixel's taps `xs`.
+fn up_row(col: &[Rgb], xs: &[([usize; 4], [f32; 4])], own: &[Rgb], s: f32, row: &mut [Rgb]) {
     for ((out, d), (xs, wxs)) in row.iter_mut().zip(own).zip(xs) {
         let mut acc = [0.0f32; 3];
-        for (&y, wy) in ys.iter().zip(wys) {
-            for (&x, &wx) in xs.iter().zip(wxs) {
-                let c = coarse[y * cw + x];
-                let wt = wy * wx;
-                for k in 0..3 {
-                    acc[k] = wt.mul_add(c[k], acc[k]);
-                }
+        for (&x, &wx) in xs.iter().zip(wxs) {
+            let c = col[x];
+            for k in 0..3 {
+                acc[k] = wx.mul_add(c[k], acc[k]);
             }
         }
         for k in 0..3 {
@@ -256,27 +323,118 @@ fn up_row(coarse: &[Rgb], cw: usize, ys: [usize; 4], wys: [f32; 4], xs: &[([usiz
 }
 }
 
-/// `fine.up = (1 - s) fine.down + s tent(coarse.up)`.
-fn up(coarse: &Level, fine: &mut Level, s: f32) {
-    let (cw, ch) = (coarse.w, coarse.h);
-    let (fw, fh) = (fine.w, fine.h);
-    let xs: Vec<([usize; 4], [f32; 4])> = (0..fw).map(|i| tent_taps(i, fw, cw)).collect();
-    let Level { down, up, .. } = fine;
-    up.par_chunks_mut(fw)
-        .zip(down.par_chunks(fw))
-        .with_min_len(super::band::min_rows(fw * 16))
-        .enumerate()
-        .for_each(|(j, (row, own))| {
-            let (ys, wys) = tent_taps(j, fh, ch);
-            up_row(&coarse.up, cw, ys, wys, &xs, own, s, row);
-        });
+kernel! {
+/// The tent filter across a coarse row twice as wide, away from the edges, on flat texel
+/// channels `f` (`3 cw` floats): fine pixel `2i` weighs texels `i - 2 ..= i + 1` by `we`,
+/// pixel `2i + 1` texels `i - 1 ..= i + 2` by `wo`, for `i` in `2 .. cw - 2`. The same sums in
+/// the same order as [`up_row`], as contiguous stencils that vectorise.
+fn tent_double(f: &[f32], we: [f32; 4], wo: [f32; 4], even: &mut [f32], odd: &mut [f32]) {
+    let n = (f.len() / 3).saturating_sub(4) * 3;
+    let (even, odd) = (&mut even[..n], &mut odd[..n]);
+    let at = |k: usize| &f[k..k + n];
+    let (a, b, c, d, e) = (at(0), at(3), at(6), at(9), at(12));
+    for m in 0..n {
+        even[m] = we[3].mul_add(d[m], we[2].mul_add(c[m], we[1].mul_add(b[m], we[0] * a[m])));
+        odd[m] = wo[3].mul_add(e[m], wo[2].mul_add(d[m], wo[1].mul_add(c[m], wo[0] * b[m])));
+    }
+}
 }
 
 kernel! {
-/// One row of the glow: `bloom * row` (0 without bloom), plus `amount` times the rays rows
-/// `r0`, `r1` blended by `fy` and sampled at the taps `xs`.
-#[allow(clippy::too_many_arguments)]
-fn glow_row(row: &mut [Rgb], bloom: f32, rays: Option<(&[Rgb], &[Rgb], f32)>, xs: &[(usize, usize, f32)], amount: f32) {
+/// `row = (1 - s) own + s acc` over flat rows, where `row` holds `acc` on entry.
+fn blend_own(row: &mut [f32], own: &[f32], s: f32) {
+    for (o, &d) in row.iter_mut().zip(own) {
+        *o = s.mul_add(*o - d, d);
+    }
+}
+}
+
+/// Each fine pixel's tent taps across a coarse row, and, when the fine row is exactly twice
+/// as wide and the taps follow the pattern of two, the two weight sets of its interior.
+struct TentRow {
+    xs: Vec<([usize; 4], [f32; 4])>,
+    double: Option<([f32; 4], [f32; 4])>,
+}
+
+impl TentRow {
+    fn new(fw: usize, cw: usize) -> Self {
+        let xs: Vec<_> = (0..fw).map(|i| tent_taps(i, fw, cw)).collect();
+        let double = (fw == 2 * cw && cw >= 5)
+            .then(|| (xs[4].1, xs[5].1))
+            .filter(|&(we, wo)| {
+                (2..cw - 2).all(|i| {
+                    let i = i as isize;
+                    let at = |d: isize| std::array::from_fn(|t| (i + d + t as isize) as usize);
+                    xs[2 * i as usize] == (at(-2), we) && xs[2 * i as usize + 1] == (at(-1), wo)
+                })
+            });
+        Self { xs, double }
+    }
+
+    /// `row = (1 - s) own + s tent(col)`.
+    fn apply(
+        &self,
+        col: &[Rgb],
+        own: &[Rgb],
+        s: f32,
+        scratch: &mut [Vec<f32>; 2],
+        row: &mut [Rgb],
+    ) {
+        let Some((we, wo)) = self.double else {
+            return up_row(col, &self.xs, own, s, row);
+        };
+        let cw = col.len();
+        let (lo, hi) = (4, 2 * (cw - 2));
+        let [even, odd] = scratch;
+        for v in [&mut *even, &mut *odd] {
+            v.resize(3 * (cw - 4), 0.0);
+        }
+        tent_double(bytemuck::cast_slice(col), we, wo, even, odd);
+        let pairs = row[lo..hi].chunks_exact_mut(2);
+        for ((pair, e), o) in pairs.zip(even.chunks_exact(3)).zip(odd.chunks_exact(3)) {
+            pair[0].copy_from_slice(e);
+            pair[1].copy_from_slice(o);
+        }
+        blend_own(
+            bytemuck::cast_slice_mut(&mut row[lo..hi]),
+            bytemuck::cast_slice(&own[lo..hi]),
+            s,
+        );
+        for r in [0..lo, hi..row.len()] {
+            up_row(col, &self.xs[r.clone()], &own[r.clone()], s, &mut row[r]);
+        }
+    }
+}
+
+/// `fine.up = (1 - s) fine.down + s tent(coarse.up)`, separably (rows, then columns).
+fn up(coarse: &Level, fine: &mut Level, s: f32, glow: Option<&Glow>) {
+    let (cw, ch) = (coarse.w, coarse.h);
+    let (fw, fh) = (fine.w, fine.h);
+    let tent = TentRow::new(fw, cw);
+    let Level { down, up, .. } = fine;
+    up.par_chunks_mut(fw)
+        .zip(down.par_chunks(fw))
+        .with_min_len(super::band::min_rows(fw * 4))
+        .enumerate()
+        .for_each_init(
+            || (vec![[0.0f32; 3]; cw], [Vec::new(), Vec::new()]),
+            |(col, scratch), (j, (row, own))| {
+                let (ys, wys) = tent_taps(j, fh, ch);
+                let flat = bytemuck::cast_slice_mut::<Rgb, f32>(col);
+                weigh_rows(rows_at(&coarse.up, cw, ys), wys, flat);
+                tent.apply(col, own, s, scratch, row);
+                if let Some(glow) = glow {
+                    glow.row(j, row);
+                }
+            },
+        );
+}
+
+kernel! {
+/// A row of level 0 becomes its glow: `bloom * row` (nothing without bloom) plus `amount`
+/// times the sunrays, sampled at `xs` from the rays row `rays` (already interpolated
+/// vertically).
+fn glow_row(row: &mut [Rgb], bloom: f32, rays: Option<&[Rgb]>, xs: &[(usize, usize, f32)], amount: f32) {
     for out in row.iter_mut() {
         *out = if bloom > 0.0 {
             map3(*out, |x| x * bloom)
@@ -284,14 +442,11 @@ fn glow_row(row: &mut [Rgb], bloom: f32, rays: Option<(&[Rgb], &[Rgb], f32)>, xs
             [0.0; 3]
         };
     }
-    if let Some((r0, r1, fy)) = rays {
+    if let Some(rays) = rays {
         for (out, &(i0, i1, fx)) in row.iter_mut().zip(xs) {
-            let (a, b) = (r0[i0], r0[i1]);
-            let (c, d) = (r1[i0], r1[i1]);
+            let (a, b) = (rays[i0], rays[i1]);
             for k in 0..3 {
-                let top = fx.mul_add(b[k] - a[k], a[k]);
-                let bottom = fx.mul_add(d[k] - c[k], c[k]);
-                let v = fy.mul_add(bottom - top, top);
+                let v = fx.mul_add(b[k] - a[k], a[k]);
                 out[k] = amount.mul_add(v, out[k]);
             }
         }
@@ -299,34 +454,104 @@ fn glow_row(row: &mut [Rgb], bloom: f32, rays: Option<(&[Rgb], &[Rgb], f32)>, xs
 }
 }
 
-/// Level 0's `up` becomes the glow: `bloom * up` (or nothing without bloom) plus `amount`
-/// times the sunrays `(rays, w, h)` sampled bilinearly.
-fn glow(l0: &mut Level, bloom: f32, rays: Option<(&[Rgb], usize, usize)>, amount: f32) {
-    let (w, h) = (l0.w, l0.h);
-    let xs: Vec<(usize, usize, f32)> = match rays {
-        Some((_, rw, _)) => (0..w).map(|i| tap(i, w, rw)).collect(),
-        None => Vec::new(),
-    };
+kernel! {
+/// `out = lerp(a, b, f)` over flat rows.
+fn lerp_flat(a: &[f32], b: &[f32], f: f32, out: &mut [f32]) {
+    for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
+        *o = f.mul_add(b - a, a);
+    }
+}
+}
+
+/// What turns level 0's `up` into the glow: the bloom's intensity and the sunrays.
+struct Glow<'a> {
+    bloom: f32,
+    /// The rays `(texels, w, h)`, their amount, and each level-0 column's taps across them.
+    rays: Option<(&'a [Rgb], usize, usize)>,
+    amount: f32,
+    xs: Vec<(usize, usize, f32)>,
+    /// Level 0's height.
+    h: usize,
+}
+
+impl<'a> Glow<'a> {
+    fn new(
+        bloom: f32,
+        rays: Option<(&'a [Rgb], usize, usize)>,
+        amount: f32,
+        w: usize,
+        h: usize,
+    ) -> Self {
+        let xs = match rays {
+            Some((_, rw, _)) => (0..w).map(|i| tap(i, w, rw)).collect(),
+            None => Vec::new(),
+        };
+        Self {
+            bloom,
+            rays,
+            amount,
+            xs,
+            h,
+        }
+    }
+
+    /// Row `j` of level 0 (its `up`) to its glow.
+    fn row(&self, j: usize, row: &mut [Rgb]) {
+        match self.rays {
+            Some((rays, rw, rh)) => {
+                // The rays level is at most `RAYS_MAX_ROWS` tall and, but for very wide
+                // frames, a few dozen texels wide: a row on the stack.
+                let mut stack = [[0.0f32; 3]; 256];
+                let mut heap = Vec::new();
+                let line: &mut [Rgb] = if rw <= stack.len() {
+                    &mut stack[..rw]
+                } else {
+                    heap.resize(rw, [0.0; 3]);
+                    &mut heap
+                };
+                let (j0, j1, fy) = tap(j, self.h, rh);
+                let at = |y: usize| bytemuck::cast_slice::<Rgb, f32>(&rays[y * rw..][..rw]);
+                lerp_flat(at(j0), at(j1), fy, bytemuck::cast_slice_mut(line));
+                glow_row(row, self.bloom, Some(&*line), &self.xs, self.amount);
+            }
+            None => glow_row(row, self.bloom, None, &self.xs, self.amount),
+        }
+    }
+}
+
+/// Level 0's `up` becomes the glow (when no upsampling pass wrote it row by row).
+fn glow_level(l0: &mut Level, glow: &Glow) {
+    let w = l0.w;
     l0.up
         .par_chunks_mut(w)
         .with_min_len(super::band::min_rows(w * 4))
         .enumerate()
-        .for_each(|(j, row)| {
-            let rows = rays.map(|(rays, rw, rh)| {
-                let (j0, j1, fy) = tap(j, h, rh);
-                (
-                    &rays[j0 * rw..(j0 + 1) * rw],
-                    &rays[j1 * rw..(j1 + 1) * rw],
-                    fy,
-                )
-            });
-            glow_row(row, bloom, rows, &xs, amount);
-        });
+        .for_each(|(j, row)| glow.row(j, row));
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Upsampling a row twice as wide takes the stencil path, with the same bits as the
+    /// per-pixel taps, edges included.
+    #[test]
+    fn the_double_tent_row_matches_the_taps() {
+        for cw in 1..40 {
+            let fw = 2 * cw;
+            let tent = TentRow::new(fw, cw);
+            assert_eq!(tent.double.is_some(), cw >= 5, "{cw}");
+            let col: Vec<Rgb> = (0..cw)
+                .map(|i| std::array::from_fn(|k| ((i * 7 + k * 3) % 13) as f32 * 0.37))
+                .collect();
+            let own: Vec<Rgb> = (0..fw).map(|i| [i as f32 * 0.1, 1.0, 0.5]).collect();
+            let (mut fast, mut slow) = (vec![[0.0; 3]; fw], vec![[0.0; 3]; fw]);
+            tent.apply(&col, &own, 0.7, &mut [Vec::new(), Vec::new()], &mut fast);
+            up_row(&col, &tent.xs, &own, 0.7, &mut slow);
+            assert_eq!(fast, slow, "{cw}");
+        }
+        assert!(TentRow::new(9, 5).double.is_none());
+    }
 
     fn fx(bloom: f32, threshold: f32) -> Effects {
         Effects {

@@ -471,9 +471,7 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                     let light = [&l0[..], &l1[..], &l2[..]];
                     super::display::display_row(light, py, pixels);
                 }
-                for (dst, p) in row.chunks_exact_mut(4).zip(pixels.iter()) {
-                    dst.copy_from_slice(&p.to_le_bytes());
-                }
+                super::band::write_pixels(row, pixels);
             },
         );
 }

@@ -152,63 +152,148 @@ fn over_background(c: Rgb, bg: Rgb) -> Rgb {
 
 /// What a display row with effects reads.
 pub struct FxRows<'a> {
-    /// This row's light, and the rows `step` above and below (clamped to the frame).
+    /// This row's light.
     pub light: [&'a [f32]; 3],
-    pub above: [&'a [f32]; 3],
-    pub below: [&'a [f32]; 3],
+    /// With shading: the shading's height field ([`heights`]) of this row and of the rows
+    /// `step` above and below (clamped to the frame).
+    pub heights: Option<[&'a [f32]; 3]>,
     /// The glow of this row, three planes at the glow's width (already interpolated
-    /// vertically), if any.
-    pub glow: Option<[&'a [f32]; 3]>,
-    /// For each pixel, the glow's two texels and the second's weight.
-    pub glow_i0: &'a [u32],
-    pub glow_i1: &'a [u32],
-    pub glow_f: &'a [f32],
+    /// vertically), and the taps that sample it across the frame, if any.
+    pub glow: Option<([&'a [f32]; 3], &'a GlowTaps)>,
 }
 
-/// A display row's scratch: three planes of light, three rows of heights (this row, above,
-/// below) and the horizontal height differences.
+/// A display row's scratch: three planes of light and the horizontal height differences.
 #[derive(Default)]
 pub struct FxScratch {
     c: [Vec<f32>; 3],
-    h: [Vec<f32>; 3],
     gx: Vec<f32>,
 }
 
 kernel! {
 /// The shading's height field of a row of light.
-fn heights(p: [&[f32]; 3], out: &mut [f32]) {
+pub fn heights(p: [&[f32]; 3], out: &mut [f32]) {
     for (i, o) in out.iter_mut().enumerate() {
         *o = height_of(p[0][i], p[1][i], p[2][i]);
     }
 }
 }
 
+/// How a frame's pixels sample a glow row across: each pixel's two texels and the second's
+/// weight (bilinear, as [`super::bloom::tap`]), checked against the glow's width once.
+pub struct GlowTaps {
+    i0: Vec<u32>,
+    i1: Vec<u32>,
+    f: Vec<f32>,
+    /// The glow's width.
+    src: usize,
+    /// The frame is exactly twice as wide as the glow: every pixel's taps and weights follow
+    /// a pattern of two (0.75 and 0.25 between neighbours), computed without gathers.
+    double: bool,
+}
+
+impl GlowTaps {
+    /// The taps of a frame `width` pixels wide over a glow `src` texels wide (at least 1).
+    pub fn new(width: usize, src: usize) -> Self {
+        let src = src.max(1);
+        let taps: Vec<_> = (0..width)
+            .map(|px| super::bloom::tap(px, width, src))
+            .collect();
+        Self {
+            i0: taps.iter().map(|t| t.0 as u32).collect(),
+            i1: taps.iter().map(|t| t.1 as u32).collect(),
+            f: taps.iter().map(|t| t.2).collect(),
+            src,
+            double: width == 2 * src,
+        }
+    }
+
+    /// `out[px]`, the glow row `g` (the glow's width) sampled at every pixel.
+    fn expand(&self, g: &[f32], out: &mut [f32]) {
+        assert!(
+            g.len() >= self.src && out.len() >= self.i0.len(),
+            "glow row size"
+        );
+        if self.double {
+            expand_double(&g[..self.src], &mut out[..2 * self.src]);
+        } else {
+            // SAFETY: every tap is below `src` (`tap` clamps), and `g` holds `src` texels.
+            unsafe { expand_taps(g, &self.i0, &self.i1, &self.f, out) };
+        }
+    }
+}
+
 kernel! {
-/// Shade `c` in place: `gx` holds the row's horizontal height differences on entry.
-#[allow(clippy::too_many_arguments)]
-fn shade_row(c: [&mut [f32]; 3], gx: &[f32], above: &[f32], below: &[f32], relief: f32, light: [f32; 3], amount: f32) {
-    let [r, g, b] = c;
-    let n = r.len().min(g.len()).min(b.len()).min(gx.len()).min(above.len()).min(below.len());
-    for i in 0..n {
-        let k = shade_gain(gx[i], above[i] - below[i], relief, light, amount);
-        r[i] *= k;
-        g[i] *= k;
-        b[i] *= k;
+/// `out` (twice as wide as `g`): `g` upsampled 2x with bilinear taps, the same arithmetic as
+/// the gathering path: pixel `2i + 1` is 0.25 and pixel `2i + 2` 0.75 of the way from `g[i]`
+/// to `g[i + 1]`; the end pixels are the end texels.
+fn expand_double(g: &[f32], out: &mut [f32]) {
+    let n = g.len();
+    if n == 0 || out.len() < 2 * n {
+        return;
+    }
+    out[0] = g[0];
+    out[2 * n - 1] = g[n - 1];
+    for (o, w) in out[1..2 * n - 1].chunks_exact_mut(2).zip(g.windows(2)) {
+        let (a, b) = (w[0], w[1]);
+        o[0] = 0.25f32.mul_add(b - a, a);
+        o[1] = 0.75f32.mul_add(b - a, a);
     }
 }
 }
 
 kernel! {
-/// Add the glow, sampled at each pixel's taps (checked by the caller), to `c`.
-fn add_glow(c: [&mut [f32]; 3], glow: [&[f32]; 3], i0: &[u32], i1: &[u32], f: &[f32]) {
-    for (plane, g) in c.into_iter().zip(glow) {
-        let n = plane.len().min(i0.len()).min(i1.len()).min(f.len());
-        for x in 0..n {
-            // SAFETY: the caller checked every tap against the glow's width.
-            let (a, b) = unsafe {
-                (*g.get_unchecked(i0[x] as usize), *g.get_unchecked(i1[x] as usize))
-            };
-            plane[x] += f[x].mul_add(b - a, a);
+/// `out[x] = lerp(g[i0[x]], g[i1[x]], f[x])`.
+///
+/// # Safety
+/// Every index in `i0` and `i1` must be below `g.len()`.
+unsafe fn expand_taps(g: &[f32], i0: &[u32], i1: &[u32], f: &[f32], out: &mut [f32]) {
+    let n = out.len().min(i0.len()).min(i1.len()).min(f.len());
+    for x in 0..n {
+        // SAFETY: the caller's contract.
+        let (a, b) = unsafe { (*g.get_unchecked(i0[x] as usize), *g.get_unchecked(i1[x] as usize)) };
+        out[x] = f[x].mul_add(b - a, a);
+    }
+}
+}
+
+kernel! {
+/// `c = light * gain + c` (`GLOW`) or `light * gain`, with the shading's gain per pixel from
+/// the height differences across (`gx`) and the rows above and below, or 1 without shading.
+#[allow(clippy::too_many_arguments)]
+fn combine(light: [&[f32]; 3], shade: Option<(&[f32], &[f32], &[f32])>, relief: f32, dir: [f32; 3], amount: f32, glow: bool, c: [&mut [f32]; 3]) {
+    let [r, g, b] = light;
+    let [c0, c1, c2] = c;
+    let n = r.len().min(g.len()).min(b.len()).min(c0.len()).min(c1.len()).min(c2.len());
+    match (shade, glow) {
+        (Some((gx, above, below)), true) => {
+            let n = n.min(gx.len()).min(above.len()).min(below.len());
+            for i in 0..n {
+                let k = shade_gain(gx[i], above[i] - below[i], relief, dir, amount);
+                c0[i] = r[i].mul_add(k, c0[i]);
+                c1[i] = g[i].mul_add(k, c1[i]);
+                c2[i] = b[i].mul_add(k, c2[i]);
+            }
+        }
+        (Some((gx, above, below)), false) => {
+            let n = n.min(gx.len()).min(above.len()).min(below.len());
+            for i in 0..n {
+                let k = shade_gain(gx[i], above[i] - below[i], relief, dir, amount);
+                c0[i] = r[i] * k;
+                c1[i] = g[i] * k;
+                c2[i] = b[i] * k;
+            }
+        }
+        (None, true) => {
+            for i in 0..n {
+                c0[i] += r[i];
+                c1[i] += g[i];
+                c2[i] += b[i];
+            }
+        }
+        (None, false) => {
+            c0[..n].copy_from_slice(&r[..n]);
+            c1[..n].copy_from_slice(&g[..n]);
+            c2[..n].copy_from_slice(&b[..n]);
         }
     }
 }
@@ -266,33 +351,35 @@ pub fn display_fx_row(rows: &FxRows, fx: &Fx, py: usize, scratch: &mut FxScratch
     let n = out
         .len()
         .min(rows.light.iter().map(|p| p.len()).min().unwrap_or(0));
-    let FxScratch { c, h, gx } = scratch;
-    for (plane, src) in c.iter_mut().zip(rows.light) {
-        plane.clear();
-        plane.extend_from_slice(&src[..n]);
+    let FxScratch { c, gx } = scratch;
+    for plane in c.iter_mut() {
+        plane.resize(n, 0.0);
     }
     let [c0, c1, c2] = c;
-    if fx.shade > 0.0 {
-        for plane in h.iter_mut().chain([&mut *gx]) {
-            plane.resize(n, 0.0);
+    if let Some((glow, taps)) = rows.glow {
+        for (plane, g) in [&mut *c0, &mut *c1, &mut *c2].into_iter().zip(glow) {
+            taps.expand(g, plane);
         }
-        let [hm, ha, hb] = h;
-        heights(rows.above.map(|p| &p[..n]), ha);
-        heights(rows.below.map(|p| &p[..n]), hb);
-        heights(rows.light.map(|p| &p[..n]), hm);
-        differences(hm, fx.step, gx);
-        let c = [&mut c0[..], &mut c1[..], &mut c2[..]];
-        shade_row(c, gx, ha, hb, fx.relief, fx.light, fx.shade);
     }
-    if let Some(glow) = rows.glow {
-        let (i0, i1, f) = (&rows.glow_i0[..n], &rows.glow_i1[..n], &rows.glow_f[..n]);
-        let len = glow.iter().map(|g| g.len()).min().unwrap_or(0);
-        assert!(
-            i0.iter().chain(i1).all(|&i| (i as usize) < len),
-            "glow taps out of range"
-        );
-        add_glow([&mut c0[..], &mut c1[..], &mut c2[..]], glow, i0, i1, f);
-    }
+    let shade = match rows.heights.filter(|_| fx.shade > 0.0) {
+        Some([hm, ha, hb]) => {
+            gx.resize(n, 0.0);
+            differences(&hm[..n], fx.step, gx);
+            Some((&gx[..], &ha[..n], &hb[..n]))
+        }
+        None => None,
+    };
+    let light = rows.light.map(|p| &p[..n]);
+    let c = [&mut c0[..], &mut c1[..], &mut c2[..]];
+    combine(
+        light,
+        shade,
+        fx.relief,
+        fx.light,
+        fx.shade,
+        rows.glow.is_some(),
+        c,
+    );
     grade_row(
         [&mut c0[..], &mut c1[..], &mut c2[..]],
         fx.stops.as_ref(),
@@ -304,6 +391,25 @@ pub fn display_fx_row(rows: &FxRows, fx: &Fx, py: usize, scratch: &mut FxScratch
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A frame twice as wide as its glow takes the gather-free path, with the same bits as
+    /// the taps' gathers.
+    #[test]
+    fn the_double_glow_row_matches_the_gathers() {
+        for src in 1..40 {
+            let taps = GlowTaps::new(2 * src, src);
+            assert!(taps.double);
+            let g: Vec<f32> = (0..src)
+                .map(|i| ((i * 37 % 11) as f32).sin() * 3.0)
+                .collect();
+            let (mut fast, mut slow) = (vec![0.0; 2 * src], vec![0.0; 2 * src]);
+            taps.expand(&g, &mut fast);
+            // SAFETY: `tap` clamps every index below `src`.
+            unsafe { expand_taps(&g, &taps.i0, &taps.i1, &taps.f, &mut slow) };
+            assert_eq!(fast, slow, "{src}");
+        }
+        assert!(!GlowTaps::new(7, 4).double);
+    }
 
     fn channel(p: u32, c: usize) -> u8 {
         p.to_le_bytes()[c]

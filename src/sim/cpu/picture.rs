@@ -6,10 +6,11 @@
 //! The buffers (three planes of light, the bloom levels) are kept between frames of the
 //! same size, so a frame allocates nothing.
 
-use super::bloom::{Chain, Rgb, tap};
+use super::bloom::{Chain, PrefilterScratch, Rgb, prefilter_rows, tap};
 use super::colorize::{Knobs, Resample, Source, colorize, light_row};
-use super::display::{Fx, FxRows, FxScratch, display_fx_row};
-use crate::fluid::{Look, ToneMode};
+use super::display::{Fx, FxRows, FxScratch, GlowTaps, display_fx_row, heights};
+use crate::fluid::{Effects, Look, ToneMode};
+use rayon::iter::Either;
 use rayon::prelude::*;
 
 kernel! {
@@ -29,6 +30,8 @@ fn glow_rows(top: &[Rgb], bottom: &[Rgb], f: f32, out: [&mut [f32]; 3]) {
 pub struct Picture {
     /// The frame's light, three planes, rows top first.
     light: [Vec<f32>; 3],
+    /// The shading's height field of the light, rows top first (with shading).
+    heights: Vec<f32>,
     chain: Chain,
 }
 
@@ -41,6 +44,11 @@ struct Scratch {
 
 impl Picture {
     /// Render `src` with `look` into `out` (`width * height * 4` bytes, RGBA, top row first).
+    ///
+    /// Two passes over the frame, rows in parallel, with the bloom chain between them:
+    /// 1. each pair of rows: their light (colorize), its height field (with shading) and,
+    ///    while both rows are in cache, their 2x2 prefilter into the chain's level 0;
+    /// 2. each row: shading, glow, palette, background, tone, encode and dither.
     pub fn render(
         &mut self,
         src: &Source,
@@ -59,42 +67,83 @@ impl Picture {
         for plane in &mut self.light {
             plane.resize(n, 0.0);
         }
+        let shading = fx.shading > 0.0;
+        let glowing = Chain::glows(&fx);
+        self.heights.resize(if shading { n } else { 0 }, 0.0);
+        if glowing {
+            self.chain.ensure(width, height);
+        }
+        self.light_pass(src, look, &fx, (width, height));
+        if glowing {
+            self.chain.finish(&fx);
+        }
+        self.display_pass(&fx, src.dh, (width, height), out);
+    }
+
+    /// Pass 1: light, heights and the bloom's prefilter, a pair of rows at a time.
+    fn light_pass(&mut self, src: &Source, look: &Look, fx: &Effects, (w, h): (usize, usize)) {
         let k = Knobs::new(look);
-        let resample = Resample::new(src, width, height);
-        let dw = src.dw;
+        let resample = Resample::new(src, w, h);
+        let pairs = h.div_ceil(2);
+        let hts = chunks_or_none(&mut self.heights, 2 * w, pairs);
+        let level0 = match self.chain.levels.first_mut() {
+            Some(l) if Chain::glows(fx) => chunks_or_none(&mut l.down, l.w, pairs),
+            _ => chunks_or_none(&mut [], 1, pairs),
+        };
         let [l0, l1, l2] = &mut self.light;
-        let min_rows = super::band::min_rows(width * 4);
-        l0.par_chunks_mut(width)
-            .zip(l1.par_chunks_mut(width))
-            .zip(l2.par_chunks_mut(width))
-            .with_min_len(min_rows)
+        l0.par_chunks_mut(2 * w)
+            .zip(l1.par_chunks_mut(2 * w))
+            .zip(l2.par_chunks_mut(2 * w))
+            .zip(hts)
+            .zip(level0)
+            .with_min_len(super::band::min_rows(w * 8))
             .enumerate()
             .for_each_init(
-                || std::array::from_fn::<_, 3, _>(|_| vec![0.0; dw]),
-                |rows, (py, ((r, g), b))| {
-                    let size = (width, height);
-                    light_row(src, look, k, &resample, size, py, rows, [r, g, b]);
+                || {
+                    let rows = std::array::from_fn::<_, 3, _>(|_| vec![0.0; src.dw]);
+                    (rows, PrefilterScratch::default())
+                },
+                |(rows, scratch), (j, ((((r, g), b), hts), pre))| {
+                    let mut planes = [r, g, b];
+                    let count = planes[0].len() / w;
+                    for t in 0..count {
+                        let [r, g, b] = planes.each_mut().map(|p| &mut p[t * w..(t + 1) * w]);
+                        light_row(src, look, k, &resample, (w, h), 2 * j + t, rows, [r, g, b]);
+                    }
+                    let planes = planes.map(|p| &*p);
+                    let row = |t: usize| planes.map(|p| &p[t.min(count - 1) * w..][..w]);
+                    if let Some(hts) = hts {
+                        for (t, out) in hts.chunks_mut(w).enumerate() {
+                            heights(row(t), out);
+                        }
+                    }
+                    if let Some(pre) = pre {
+                        prefilter_rows(row(0), row(1), fx, scratch, pre);
+                    }
                 },
             );
+    }
+
+    /// Pass 2: each row's pixels, from its light, heights and glow.
+    fn display_pass(
+        &self,
+        fx: &Effects,
+        dye_h: usize,
+        (width, height): (usize, usize),
+        out: &mut [u8],
+    ) {
         let light = [&self.light[0][..], &self.light[1][..], &self.light[2][..]];
-        let glowing = self.chain.run(light, width, height, &fx);
-        let consts = Fx::new(&fx, height, src.dh);
-        let (gw, gh, glow) = match self.chain.levels.first() {
-            Some(l0) if glowing => (l0.w, l0.h, &l0.up[..]),
-            _ => (0, 0, &[][..]),
+        let consts = Fx::new(fx, height, dye_h);
+        let glow = self.chain.levels.first().filter(|_| Chain::glows(fx));
+        let (gw, gh, glow) = match glow {
+            Some(l0) => (l0.w, l0.h, &l0.up[..]),
+            None => (0, 0, &[][..]),
         };
-        let glow_taps: Vec<(u32, u32, f32)> = (0..if glowing { width } else { 0 })
-            .map(|px| {
-                let (a, b, f) = tap(px, width, gw);
-                (a as u32, b as u32, f)
-            })
-            .collect();
-        let glow_i0: Vec<u32> = glow_taps.iter().map(|t| t.0).collect();
-        let glow_i1: Vec<u32> = glow_taps.iter().map(|t| t.1).collect();
-        let glow_f: Vec<f32> = glow_taps.iter().map(|t| t.2).collect();
+        let taps = GlowTaps::new(if gw > 0 { width } else { 0 }, gw);
         let step = consts.step;
+        let hts = &self.heights;
         out.par_chunks_mut(width * 4)
-            .with_min_len(min_rows)
+            .with_min_len(super::band::min_rows(width * 4))
             .enumerate()
             .for_each_init(
                 || Scratch {
@@ -104,7 +153,8 @@ impl Picture {
                 },
                 |scratch, (py, row)| {
                     let at = |y: usize| light.map(|p| &p[y * width..(y + 1) * width]);
-                    let glow_row = glowing.then(|| {
+                    let h_at = |y: usize| &hts[y * width..(y + 1) * width];
+                    let glow_row = (gw > 0).then(|| {
                         let (j0, j1, f) = tap(py, height, gh);
                         let (top, bottom) = (&glow[j0 * gw..][..gw], &glow[j1 * gw..][..gw]);
                         let [g0, g1, g2] = &mut scratch.glow;
@@ -113,19 +163,32 @@ impl Picture {
                     });
                     let rows = FxRows {
                         light: at(py),
-                        above: at(py.saturating_sub(step)),
-                        below: at((py + step).min(height - 1)),
-                        glow: glow_row,
-                        glow_i0: &glow_i0,
-                        glow_i1: &glow_i1,
-                        glow_f: &glow_f,
+                        heights: (!hts.is_empty()).then(|| {
+                            [
+                                h_at(py),
+                                h_at(py.saturating_sub(step)),
+                                h_at((py + step).min(height - 1)),
+                            ]
+                        }),
+                        glow: glow_row.map(|g| (g, &taps)),
                     };
                     display_fx_row(&rows, &consts, py, &mut scratch.fx, &mut scratch.pixels);
-                    for (dst, p) in row.chunks_exact_mut(4).zip(scratch.pixels.iter()) {
-                        dst.copy_from_slice(&p.to_le_bytes());
-                    }
+                    super::band::write_pixels(row, &scratch.pixels);
                 },
             );
+    }
+}
+
+/// `count` chunks of `len` items of `v` as `Some`, or `count` times `None` when `v` is empty.
+fn chunks_or_none<T: Send>(
+    v: &mut [T],
+    len: usize,
+    count: usize,
+) -> impl IndexedParallelIterator<Item = Option<&mut [T]>> {
+    if v.is_empty() {
+        Either::Right((0..count).into_par_iter().map(|_| None))
+    } else {
+        Either::Left(v.par_chunks_mut(len).map(Some))
     }
 }
 
