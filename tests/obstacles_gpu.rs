@@ -564,3 +564,37 @@ fn gpu_without_a_mask_runs_the_plain_path() {
     }
 }
 
+/// `dyeflow bench --obstacles`: the `solid_flux_max` it reports (the largest speed through a
+/// solid face after a projection, over the flow's peak) is 0 on both backends after the bench
+/// scene, with every pressure method, and 0 without obstacles.
+#[cfg(feature = "cli")]
+#[test]
+fn bench_reports_no_flux_through_solid_faces() {
+    use dyeflow::bench::{scene_params, scene_splats, solid_flux_after_projection};
+    for method in METHODS {
+        let Some(ctx) = common::gpu_context() else {
+            return;
+        };
+        let cfg = config(method, 32, 32);
+        let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+        let mut cpu = CpuSolver::new(&cfg, 2).expect("solver threads");
+        let solvers: [&mut dyn Solver; 2] = [&mut cpu, &mut gpu];
+        for solver in solvers {
+            assert_eq!(solid_flux_after_projection(solver), 0.0, "no obstacles");
+            solver.set_obstacles(Some(&Mask::layout(Layout::Pillars, 32, 32)));
+            for n in 0..25 {
+                solver.inject(&scene_splats(n).into_iter().collect::<Vec<_>>());
+                solver.step(&scene_params());
+            }
+            let peak = solver
+                .read_fields()
+                .v
+                .iter()
+                .fold(0.0f32, |m, x| m.max(x.abs()));
+            assert!(peak > 0.01, "the scene does not move ({peak})");
+            let flux = solid_flux_after_projection(solver);
+            eprintln!("{} {method:?}: solid flux {flux:e}", solver.backend());
+            assert_eq!(flux, 0.0, "{} {method:?}", solver.backend());
+        }
+    }
+}
