@@ -7,6 +7,10 @@
 // Coordinates: cell (i, j)'s centre at (i, j); u samples at (i - 1/2, j), v samples at
 // (i, j - 1/2); a velocity moves v * k cells (k = dt * h). Traced points clamp to the canvas.
 // Mirrors cpu/advect.rs.
+// With obstacles, `advect_dye_near_solids` then takes the fluid dye cells near solids again
+// (those a trace of this step's length can carry to a solid corner, nearest first) and gives
+// each the bilinear mean of only the fluid corners, renormalised, so that no dye is sampled
+// from inside a solid (cpu advect_dye_near_solids).
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> u: array<f32>;
@@ -15,6 +19,21 @@
 @group(0) @binding(4) var<storage, read_write> v_out: array<f32>;
 @group(0) @binding(5) var<storage, read> dye: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read_write> dye_out: array<vec4<f32>>;
+// With obstacles: the fluid dye cells near solids, nearest first; near_ends[d]: how many lie
+// within d dye cells (chessboard) of a solid; the solid flag of each simulation cell; the
+// reduction results holding this step's largest |u| and |v|.
+@group(0) @binding(7) var<storage, read> near: array<u32>;
+@group(0) @binding(8) var<storage, read> near_ends: array<u32>;
+@group(0) @binding(9) var<storage, read> solid: array<u32>;
+@group(0) @binding(10) var<storage, read> sums: array<vec4<f32>>;
+
+// Result slots of the largest |u| and |v| (gpu reduce::slot::SPEED_U, SPEED_V).
+const SLOT_SPEED_U: u32 = 12u;
+const SLOT_SPEED_V: u32 = 13u;
+// The farthest a listed cell lies from a solid (cpu NearSolids::MAX_CELLS).
+const NEAR_MAX_CELLS: u32 = 64u;
+// Threads per workgroup of the near-solids pass (1D, folded into 2D as in obstacles.wgsl).
+const LW: u32 = 256u;
 
 fn sample_u(x: f32, y: f32) -> f32 {
     let t = taps(P.w + 1u, P.h, x, y);
@@ -79,13 +98,8 @@ fn advect_v(@builtin(global_invocation_id) id: vec3<u32>) {
     v_out[idx] = limit(value, -MAX_SPEED, MAX_SPEED);
 }
 
-@compute @workgroup_size(WG, WG)
-fn advect_dye(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x;
-    let j = id.y;
-    if (i >= P.dw || j >= P.dh) {
-        return;
-    }
+// The bilinear taps of the departure point of dye cell (i, j).
+fn dye_taps(i: u32, j: u32) -> Taps {
     var back: vec2<f32>;
     var tx: f32;
     var ty: f32;
@@ -106,7 +120,26 @@ fn advect_dye(@builtin(global_invocation_id) id: vec3<u32>) {
         tx = fma(back.x + 0.5, s, -0.5);
         ty = fma(back.y + 0.5, s, -0.5);
     }
-    let t = taps(P.dw, P.dh, tx, ty);
+    return taps(P.dw, P.dh, tx, ty);
+}
+
+fn limit_dye(x: vec4<f32>) -> vec4<f32> {
+    return vec4(
+        min(max(x.r, 0.0), P.max_dye),
+        min(max(x.g, 0.0), P.max_dye),
+        min(max(x.b, 0.0), P.max_dye),
+        0.0,
+    );
+}
+
+@compute @workgroup_size(WG, WG)
+fn advect_dye(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i >= P.dw || j >= P.dh) {
+        return;
+    }
+    let t = dye_taps(i, j);
     let a = dye[t.k];
     let b = dye[t.k + t.dx];
     let c = dye[t.k + t.dy];
@@ -115,10 +148,53 @@ fn advect_dye(@builtin(global_invocation_id) id: vec3<u32>) {
     let bottom = fma(fx, b - a, a);
     let top = fma(fx, d - c, c);
     let x = fma(vec4(t.fy), top - bottom, bottom) * P.dye_decay;
-    dye_out[j * P.dw + i] = vec4(
-        min(max(x.r, 0.0), P.max_dye),
-        min(max(x.g, 0.0), P.max_dye),
-        min(max(x.b, 0.0), P.max_dye),
-        0.0,
-    );
+    dye_out[j * P.dw + i] = limit_dye(x);
+}
+
+// Whether dye cell k lies in a solid simulation cell.
+fn dye_solid(k: u32) -> bool {
+    let cell = (k / P.dw) / P.dye_scale * P.w + (k % P.dw) / P.dye_scale;
+    return solid[cell] != 0u;
+}
+
+// A bilinear corner's dye and weight, added unless it is solid: (sum rgb, weight).
+fn corner(acc: vec4<f32>, k: u32, wgt: f32) -> vec4<f32> {
+    if (dye_solid(k)) {
+        return acc;
+    }
+    let x = dye[k];
+    return vec4(fma(wgt, x.r, acc.r), fma(wgt, x.g, acc.g), fma(wgt, x.b, acc.b), acc.w + wgt);
+}
+
+// The listed cells that a trace of this step's length (the largest face speed times dt, in
+// dye cells) can carry to a solid corner, again: the mean of the fluid corners only,
+// renormalised; a trace that ends among solid corners keeps the cell's own dye.
+@compute @workgroup_size(LW)
+fn advect_dye_near_solids(@builtin(global_invocation_id) gid: vec3<u32>,
+                          @builtin(num_workgroups) nwg: vec3<u32>) {
+    let n = gid.y * (nwg.x * LW) + gid.x;
+    let speed = max(sums[SLOT_SPEED_U].z, sums[SLOT_SPEED_V].z);
+    let reach = speed * P.dt * f32(P.h) * f32(P.dye_scale);
+    var within = NEAR_MAX_CELLS;
+    // (NaN and infinity fail the test: every listed cell.)
+    if (reach <= 1.0e30) {
+        within = min(u32(ceil(min(max(reach, 0.0), f32(NEAR_MAX_CELLS)))) + 1u, NEAR_MAX_CELLS);
+    }
+    if (n >= near_ends[within]) {
+        return;
+    }
+    let c = near[n];
+    let t = dye_taps(c % P.dw, c / P.dw);
+    var acc = vec4(0.0);
+    acc = corner(acc, t.k, (1.0 - t.fx) * (1.0 - t.fy));
+    acc = corner(acc, t.k + t.dx, t.fx * (1.0 - t.fy));
+    acc = corner(acc, t.k + t.dy, (1.0 - t.fx) * t.fy);
+    acc = corner(acc, t.k + t.dy + t.dx, t.fx * t.fy);
+    var x: vec4<f32>;
+    if (acc.w > 1.0e-6) {
+        x = vec4(acc.rgb / acc.w * P.dye_decay, 0.0);
+    } else {
+        x = dye[c] * P.dye_decay;
+    }
+    dye_out[c] = limit_dye(x);
 }

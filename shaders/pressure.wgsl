@@ -5,6 +5,12 @@
 // formula (interior and edge forms), the anisotropic coarse operators (cx, cy), the
 // area-weighted restriction and bilinear prolongation tables (uploaded from the CPU code), and
 // the coarsest level's over-relaxed solve.
+// With obstacles (the `_faces` kernels, cpu pressure/faces.rs) each cell couples to its
+// neighbours through per-face couplings instead: the level's cx or cy times the face's open
+// fraction (0 at a solid face: pure Neumann there, as at the walls), with the inverse of their
+// sum per cell (0 for a cell with no open face, whose value the relaxation then sets to 0).
+// Coarse levels read coarsened couplings, the correction is prolongated only from coarse cells
+// joined to the finer cell's own, and the coarsest solve makes b mean-free per fluid region.
 
 struct Level {
     // This level's size.
@@ -32,6 +38,16 @@ struct Level {
 @group(0) @binding(6) var<storage, read> rtap_frac: array<vec4<f32>>;
 @group(0) @binding(7) var<storage, read> ptap: array<vec4<u32>>;
 @group(0) @binding(8) var<storage, read> results: array<vec4<f32>>;
+// With obstacles: this level's couplings of the vertical faces ((w + 1) x h) and horizontal
+// faces (w x (h + 1)), the inverse of each cell's total coupling, and (coarsest level) each
+// cell's fluid region and that region's cell count (x = u32::MAX: no region).
+@group(0) @binding(9) var<storage, read> face_x: array<f32>;
+@group(0) @binding(10) var<storage, read> face_y: array<f32>;
+@group(0) @binding(11) var<storage, read> inv_diag: array<f32>;
+@group(0) @binding(12) var<storage, read> region: array<vec2<u32>>;
+// The prolongation's row taps (ptap holds the column taps); .w: the coarse cell that holds
+// the finer cell's centre.
+@group(0) @binding(13) var<storage, read> ptap_y: array<vec4<u32>>;
 
 // The relaxed value of cell (i, j) from its neighbours' values (those outside the grid are
 // ignored) and its own (cpu relax_row: the interior and the edge forms).
@@ -273,4 +289,181 @@ fn clear(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     q[id.y * L.w + id.x] = 0.0;
+}
+
+// ---- With obstacles: per-face couplings (cpu pressure/faces.rs) ----
+
+// The relaxed value of cell c = (i, j) from its neighbours' values through the couplings
+// (cpu relax_row_faces; absent neighbours have coupling 0).
+fn relaxed_faces(c: u32, i: u32, j: u32, left: f32, right: f32, dn: f32, up: f32, rhs: f32)
+    -> f32 {
+    let row = j * (L.w + 1u) + i;
+    let sum = fma(face_x[row], left, fma(face_x[row + 1u], right,
+        fma(face_y[c], dn, fma(face_y[c + L.w], up, rhs))));
+    return sum * inv_diag[c];
+}
+
+// One Jacobi iteration with couplings: q = J(q_in).
+@compute @workgroup_size(WG, WG)
+fn jacobi_faces(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    let w = L.w;
+    if (i >= w || j >= L.h) {
+        return;
+    }
+    let c = j * w + i;
+    let left = q_in[select(c, c - 1u, i > 0u)];
+    let right = q_in[select(c, c + 1u, i + 1u < w)];
+    let dn = q_in[select(c, c - w, j > 0u)];
+    let up = q_in[select(c, c + w, j + 1u < L.h)];
+    q[c] = relaxed_faces(c, i, j, left, right, dn, up, b[c]);
+}
+
+// One colour of a red-black sweep with couplings, in place (as rb_sor).
+@compute @workgroup_size(WG, WG)
+fn rb_sor_faces(@builtin(global_invocation_id) id: vec3<u32>) {
+    let j = id.y;
+    let i = 2u * id.x + ((j + L.colour) & 1u);
+    let w = L.w;
+    if (i >= w || j >= L.h) {
+        return;
+    }
+    let c = j * w + i;
+    let left = q[select(c, c - 1u, i > 0u)];
+    let right = q[select(c, c + 1u, i + 1u < w)];
+    let dn = q[select(c, c - w, j > 0u)];
+    let up = q[select(c, c + w, j + 1u < L.h)];
+    let old = q[c];
+    let gs = relaxed_faces(c, i, j, left, right, dn, up, b[c]);
+    q[c] = fma(L.omega, gs - old, old);
+}
+
+// r = b - A q with couplings (cpu residual_row_faces).
+@compute @workgroup_size(WG, WG)
+fn residual_faces(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    let w = L.w;
+    if (i >= w || j >= L.h) {
+        return;
+    }
+    let c = j * w + i;
+    let e = q_in[c];
+    let left = q_in[select(c, c - 1u, i > 0u)];
+    let right = q_in[select(c, c + 1u, i + 1u < w)];
+    let dn = q_in[select(c, c - w, j > 0u)];
+    let up = q_in[select(c, c + w, j + 1u < L.h)];
+    let row = j * (w + 1u) + i;
+    let flux = fma(face_x[row], e - left, fma(face_x[row + 1u], e - right,
+        fma(face_y[c], e - dn, face_y[c + w] * (e - up))));
+    r[c] = b[c] - flux;
+}
+
+// Whether coarse cell (ci, cj) is fluid and joined to the coarse cell (hi, hj) by an open
+// coarse face (cpu prolongate_faces; the taps are at most one cell from (hi, hj)).
+fn joined(ci: u32, cj: u32, hi: u32, hj: u32) -> bool {
+    let cw = L.cw;
+    if (inv_diag[cj * cw + ci] <= 0.0) {
+        return false;
+    }
+    let x_ok = ci == hi || face_x[hj * (cw + 1u) + max(ci, hi)] > 0.0;
+    let y_ok = cj == hj || face_y[max(cj, hj) * cw + hi] > 0.0;
+    return x_ok && y_ok;
+}
+
+// Prolongation around obstacles, added: q (finer level, L.w x L.h) += the bilinear
+// interpolation of the coarse correction q_in (L.cw wide; face_x, face_y, inv_diag are the
+// coarse level's) from the coarse cells joined to the finer cell's own, renormalised (cpu
+// prolongate_faces, then add_natural).
+@compute @workgroup_size(WG, WG)
+fn prolongate_faces_add(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i >= L.w || j >= L.h) {
+        return;
+    }
+    let tx = ptap[i];
+    let ty = ptap_y[j];
+    let wx = bitcast<f32>(tx.z);
+    let wy = bitcast<f32>(ty.z);
+    var sum = 0.0;
+    var weight = 0.0;
+    for (var a = 0u; a < 2u; a++) {
+        let cj = select(ty.x, ty.y, a == 1u);
+        let fy = select(1.0 - wy, wy, a == 1u);
+        for (var k = 0u; k < 2u; k++) {
+            let ci = select(tx.x, tx.y, k == 1u);
+            let fx = select(1.0 - wx, wx, k == 1u);
+            let t = fx * fy;
+            if (t > 0.0 && joined(ci, cj, tx.w, ty.w)) {
+                sum += t * q_in[cj * L.cw + ci];
+                weight += t;
+            }
+        }
+    }
+    var value = 0.0;
+    if (weight > 0.0) {
+        value = sum / weight;
+    }
+    q[j * L.w + i] = q[j * L.w + i] + value;
+}
+
+// The coarsest level with couplings: as rb_sor_coarsest, but b is made mean-free per fluid
+// region (summed by one thread in natural order) and 0 outside them, and the sweeps relax
+// through the couplings.
+var<workgroup> rsum: array<f32, COARSE_MAX>;
+
+@compute @workgroup_size(256)
+fn rb_sor_coarsest_faces(@builtin(local_invocation_id) lid3: vec3<u32>) {
+    let lid = lid3.x;
+    let w = L.w;
+    let h = L.h;
+    let n = w * h;
+    for (var c = lid; c < n; c += 256u) {
+        cb[c] = b[c];
+        cq[c] = select(0.0, q[c], L.cw == 1u);
+        rsum[c] = 0.0;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+        for (var c = 0u; c < n; c++) {
+            let r = region[c].x;
+            if (r < n) {
+                rsum[r] = rsum[r] + cb[c];
+            }
+        }
+    }
+    workgroupBarrier();
+    for (var c = lid; c < n; c += 256u) {
+        let r = region[c];
+        var x = 0.0;
+        if (r.x < n) {
+            x = cb[c] - rsum[r.x] / f32(r.y);
+        }
+        cb[c] = x;
+    }
+    workgroupBarrier();
+    for (var sweep = 0u; sweep < L.sweeps; sweep++) {
+        for (var colour = 0u; colour < 2u; colour++) {
+            for (var c = lid; c < n; c += 256u) {
+                let i = c % w;
+                let j = c / w;
+                if (((i + j) & 1u) != colour) {
+                    continue;
+                }
+                let left = cq[select(c, c - 1u, i > 0u)];
+                let right = cq[select(c, c + 1u, i + 1u < w)];
+                let dn = cq[select(c, c - w, j > 0u)];
+                let up = cq[select(c, c + w, j + 1u < h)];
+                let old = cq[c];
+                let gs = relaxed_faces(c, i, j, left, right, dn, up, cb[c]);
+                cq[c] = fma(L.omega, gs - old, old);
+            }
+            workgroupBarrier();
+        }
+    }
+    for (var c = lid; c < n; c += 256u) {
+        q[c] = cq[c];
+    }
 }

@@ -34,7 +34,7 @@ pub struct BenchOptions {
     pub threads: usize,
     /// Dye cells per simulation cell, per axis.
     pub dye_scale: usize,
-    /// Built-in obstacles in the scene (CPU only).
+    /// Built-in obstacles in the scene.
     pub obstacles: crate::sim::obstacles::Layout,
     /// Output size of the colour stage's timings (`colour_ms`, `display_gpu_ms`).
     pub frame_size: (usize, usize),
@@ -60,6 +60,9 @@ pub struct BenchResult {
     pub residual_max: f64,
     /// Median over steps of RMS div after the final projection / RMS before it.
     pub residual_rms: f64,
+    /// After the run and one more projection: the largest speed through a solid face over the
+    /// largest speed of any face (0 without obstacles).
+    pub solid_flux_max: f64,
     /// The GPU adapter (GPU runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
@@ -205,6 +208,39 @@ struct SceneRun {
     frame: (usize, usize),
     /// GPU times of the show look: colorize, display pipeline.
     gpu_frame_ms: Option<[f64; 2]>,
+    solid_flux_max: f64,
+}
+
+/// Project the current flow once more and measure the largest speed through a solid face
+/// relative to the largest speed of any face (0 without obstacles or without flow).
+pub fn solid_flux_after_projection(solver: &mut dyn Solver) -> f64 {
+    let Some(mask) = solver.obstacles().cloned() else {
+        return 0.0;
+    };
+    solver.run_stage(crate::sim::Stage::Project, &scene_params());
+    let f = solver.read_fields();
+    let (w, h) = (f.width, f.height);
+    let mut flux = 0.0f32;
+    for j in 0..h {
+        for i in 1..w {
+            if !mask.u_open(i, j) {
+                flux = flux.max(f.u[j * (w + 1) + i].abs());
+            }
+        }
+    }
+    for j in 1..h {
+        for i in 0..w {
+            if !mask.v_open(i, j) {
+                flux = flux.max(f.v[j * w + i].abs());
+            }
+        }
+    }
+    let scale = f.u.iter().chain(&f.v).fold(0.0f32, |m, x| m.max(x.abs()));
+    if scale > 0.0 {
+        f64::from(flux / scale)
+    } else {
+        0.0
+    }
 }
 
 /// Run the scene on `solver`: `step_ms` turns a step's wall time into the time reported (the
@@ -226,6 +262,7 @@ fn run_scene<S: Solver>(
         colour_plain_ms: 0.0,
         frame,
         gpu_frame_ms: None,
+        solid_flux_max: 0.0,
     };
     for n in 0..steps {
         if let Some(s) = scene_splats(n) {
@@ -244,6 +281,7 @@ fn run_scene<S: Solver>(
             return Err(e);
         }
     }
+    run.solid_flux_max = solid_flux_after_projection(solver);
     run.frame_ms = frame_time(solver, &params);
     let [legacy, show, plain] = bench_looks();
     let none = |_: &S| None;
@@ -286,6 +324,7 @@ impl SceneRun {
             },
             residual_max: median(&mut self.res_max),
             residual_rms: median(&mut self.res_rms),
+            solid_flux_max: self.solid_flux_max,
             adapter,
             frame_ms: Some(self.frame_ms),
             colour_ms: Some(self.colour_ms),
@@ -328,6 +367,8 @@ pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, Gpu
     let ctx = GpuContext::new(gpu)?;
     let adapter = ctx.adapter_name();
     let mut solver = GpuSolver::new(ctx, &config(opts))?;
+    let mask = crate::sim::obstacles::Mask::layout(opts.obstacles, opts.size, opts.size);
+    solver.set_obstacles(Some(&mask));
     solver.set_measure(true);
     let mut run = run_scene(&mut solver, opts.steps, opts.frame_size, |s, wall| {
         s.last_gpu_ms().unwrap_or(wall)

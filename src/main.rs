@@ -339,7 +339,7 @@ struct BenchArgs {
     /// Dye cells per simulation cell, per axis.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4))]
     dye_scale: u32,
-    /// Solid obstacles in the flow (CPU solver only, so far).
+    /// Solid obstacles in the flow (the JSON reports solid_flux_max).
     #[arg(long, value_enum, default_value = "none")]
     obstacles: Obstacles,
     /// Output size WxH of the colour stage's timings (colour_ms; on the GPU also
@@ -481,10 +481,6 @@ fn bench(args: BenchArgs) -> ExitCode {
     }
     if args.latency {
         return latency(&args);
-    }
-    if args.obstacles != Obstacles::None && matches!(args.backend, Backend::Gpu) {
-        warn("dyeflow bench: obstacles run on the CPU solver only so far; use --backend cpu.");
-        return ExitCode::from(2);
     }
     let sizes = if args.size.is_empty() {
         vec![512]

@@ -13,6 +13,9 @@
 
 use serde::{Deserialize, Serialize};
 
+pub mod faces;
+pub mod near;
+
 /// Largest grid side a mask accepts (the solvers' limit).
 pub const MAX_MASK_EDGE: usize = 8192;
 

@@ -18,6 +18,8 @@ use crate::sim::MAX_SPEED;
 use crate::sim::math::{lerp, limit};
 use rayon::prelude::*;
 
+pub use crate::sim::obstacles::near::NearSolids;
+
 #[cfg(target_arch = "x86_64")]
 #[path = "advect_avx2.rs"]
 mod simd;
@@ -499,75 +501,6 @@ pub fn advect_dye_near_solids(
     for (&c, [vr, vg, vb]) in cells.iter().zip(values) {
         let c = c as usize;
         (r[c], gr[c], b[c]) = (vr, vg, vb);
-    }
-}
-
-/// The fluid dye cells near solids, by distance, for [`advect_dye_near_solids`].
-#[derive(Clone, Debug)]
-pub struct NearSolids {
-    /// Fluid cells within [`NearSolids::MAX_CELLS`] of a solid, nearest first.
-    cells: Vec<u32>,
-    /// `ends[d]`: how many of them are within `d` cells (chessboard distance).
-    ends: Vec<usize>,
-}
-
-impl NearSolids {
-    /// The farthest a listed cell lies from a solid, in dye cells. A trace longer than this
-    /// (over 64 dye cells in one step) may still touch a solid corner unrenormalised.
-    pub const MAX_CELLS: usize = 64;
-
-    /// For a dye grid `dw` wide whose solid cells are flagged in `solid`.
-    pub fn new(solid: &[bool], dw: usize) -> Self {
-        let dh = solid.len() / dw.max(1);
-        // Breadth-first chessboard distance from the solids, up to MAX_CELLS.
-        let mut dist = vec![u16::MAX; solid.len()];
-        let mut front: Vec<usize> = (0..solid.len()).filter(|&c| solid[c]).collect();
-        for &c in &front {
-            dist[c] = 0;
-        }
-        let mut cells = Vec::new();
-        let mut ends = vec![0];
-        for d in 1..=Self::MAX_CELLS as u16 {
-            let mut next = Vec::new();
-            for &c in &front {
-                let (i, j) = ((c % dw) as isize, (c / dw) as isize);
-                for (di, dj) in [
-                    (-1, -1),
-                    (0, -1),
-                    (1, -1),
-                    (-1, 0),
-                    (1, 0),
-                    (-1, 1),
-                    (0, 1),
-                    (1, 1),
-                ] {
-                    let (ni, nj) = (i + di, j + dj);
-                    if ni < 0 || nj < 0 || ni >= dw as isize || nj >= dh as isize {
-                        continue;
-                    }
-                    let n = nj as usize * dw + ni as usize;
-                    if dist[n] == u16::MAX {
-                        dist[n] = d;
-                        next.push(n);
-                        cells.push(n as u32);
-                    }
-                }
-            }
-            ends.push(cells.len());
-            front = next;
-        }
-        Self { cells, ends }
-    }
-
-    /// The cells a trace of up to `reach` dye cells can carry to a solid corner (plus one cell
-    /// for the bilinear footprint).
-    pub fn within(&self, reach: f32) -> &[u32] {
-        let d = if reach.is_finite() {
-            (reach.max(0.0).ceil() as usize + 1).min(Self::MAX_CELLS)
-        } else {
-            Self::MAX_CELLS
-        };
-        &self.cells[..self.ends[d]]
     }
 }
 

@@ -7,6 +7,7 @@ use super::params::{Params, PictureUniform};
 use super::passes::bloom::MipUniform;
 use super::passes::diffuse::DiffuseUniform;
 use super::passes::divergence::{DecideUniform, SlotUniform};
+use super::passes::obstacles::SolidsUniform;
 use super::passes::pressure::LevelUniform;
 use super::passes::reduce::ReduceUniform;
 use super::passes::{BINDINGS, GpuSplat};
@@ -131,6 +132,12 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
         layout!("sunrays", "Mip", MipUniform, [src_w, src_h, dst_w, dst_h]),
         layout!("diffuse", "Diffuse", DiffuseUniform, [nx, ny, fixed, a]),
         layout!("reduce", "Reduce", ReduceUniform, [n, groups, slot, mode]),
+        layout!(
+            "obstacles",
+            "Solids",
+            SolidsUniform,
+            [closed_u, closed_v, solid_dye, regions, chunks, cells]
+        ),
         layout!("divergence", "Mean", SlotUniform, [slot, count]),
         layout!("gradient", "Grad", SlotUniform, [slot, count]),
         layout!(
@@ -225,5 +232,17 @@ fn rust_constants_mirror_the_wgsl() {
         wgsl_u32("pressure", "COARSE_MAX") as usize,
         super::solver::COARSE_MAX_CELLS,
         "COARSE_MAX (pressure.wgsl)"
+    );
+    use super::passes::obstacles::LIST_THREADS;
+    use super::passes::reduce::slot;
+    assert_eq!(wgsl_u32("obstacles", "LW") as usize, LIST_THREADS, "LW");
+    assert_eq!(wgsl_u32("advect", "LW") as usize, LIST_THREADS, "LW");
+    assert_eq!(wgsl_u32("obstacles", "NO_REGION"), u32::MAX, "NO_REGION");
+    assert_eq!(wgsl_u32("advect", "SLOT_SPEED_U"), slot::SPEED_U);
+    assert_eq!(wgsl_u32("advect", "SLOT_SPEED_V"), slot::SPEED_V);
+    assert_eq!(
+        wgsl_u32("advect", "NEAR_MAX_CELLS") as usize,
+        crate::sim::obstacles::near::NearSolids::MAX_CELLS,
+        "NEAR_MAX_CELLS (advect.wgsl)"
     );
 }

@@ -1,6 +1,6 @@
 //! The GPU solver: the CPU solver's algorithm as wgpu compute passes (`passes/`), one step per
-//! command buffer, every bind group built once. `step` reads as the algorithm: one line per
-//! stage, each pass in a labelled compute pass.
+//! command buffer, every bind group built once (and those of obstacles once per mask). `step`
+//! reads as the algorithm: one line per stage, each pass in a labelled compute pass.
 
 use super::activity::ActivityProbe;
 use super::buffers::{Buffers, EXTRA, MAIN, Sizes, bytes_f32};
@@ -11,11 +11,12 @@ use super::params::{Params, PictureUniform};
 use super::passes::reduce::slot;
 use super::passes::{
     Advect, Bloom, Colorize, Compressibility, Curl, Diffuse, Display, Divergence, GpuSplat,
-    Gradient, Multigrid, Norms, Pressure, Reduce, Splat, Sunrays, Vorticity,
+    Gradient, Multigrid, Norms, Obstacles, Pressure, Reduce, Splat, Sunrays, Vorticity,
 };
 use crate::fluid::ToneMode;
 use crate::sim::grid::Fields;
 use crate::sim::multigrid;
+use crate::sim::obstacles::Mask;
 use crate::sim::physics::{CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY};
 use crate::sim::{
     Activity, Look, PressureMethod, SimConfig, Solver, Splat as SplatEvent, Stage, StepParams,
@@ -61,6 +62,8 @@ pub struct GpuSolver {
     gradient: Gradient,
     advect: Advect,
     compressibility: Compressibility,
+    /// Solid obstacles: their boundary rules, and the buffers the other passes bind.
+    obstacles: Obstacles,
     colorize: Colorize,
     bloom: Bloom,
     sunrays: Sunrays,
@@ -148,6 +151,7 @@ impl GpuSolver {
             gradient: Gradient::new(device, &b, &s, &reduce),
             advect: Advect::new(device, &b, &s),
             compressibility: Compressibility::new(device, &b, &s, &reduce),
+            obstacles: Obstacles::new(device),
             colorize: Colorize::new(device),
             bloom: Bloom::new(device),
             sunrays: Sunrays::new(device),
@@ -177,8 +181,19 @@ impl GpuSolver {
         Ok(solver)
     }
 
+    /// Close the solid faces of the current velocity and clear the dye inside solids (after
+    /// fields were written or obstacles set), and submit.
+    fn enforce_obstacles(&self) {
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        let mut d = self.pass(&mut encoder, "Pass: obstacles");
+        self.obstacles.encode_close(&mut d, self.vel);
+        self.obstacles.encode_clear(&mut d, self.dye);
+        drop(d);
+        self.ctx.queue.submit([encoder.finish()]);
+    }
+
     /// Record the second projection's dispatch sizes into its table (the sizes depend on
-    /// neither parity, only on the method and its iterations).
+    /// neither parity, only on the method, its iterations and the obstacles).
     fn build_extra_table(&mut self) {
         let mut table: Vec<[u32; 3]> = Vec::new();
         self.encode_projection(&mut Dispatcher::record(&mut table), EXTRA);
@@ -296,13 +311,20 @@ impl GpuSolver {
 
     /// One projection of the current velocity with target `t` ([`MAIN`] or [`EXTRA`]). The
     /// main projection computes its divergence; the extra one reuses the divergence the
-    /// compressibility test computed from the advected velocity.
+    /// compressibility test computed from the advected velocity. Around obstacles the solid
+    /// faces are closed before and after (the gradient across one is meaningless), and the
+    /// right-hand side is mean-free per fluid region.
     fn encode_projection(&self, d: &mut Dispatcher, t: usize) {
-        let (reduce, vel) = (&self.reduce, self.vel);
+        let (reduce, vel, ob) = (&self.reduce, self.vel, &self.obstacles);
+        ob.encode_close(d, vel);
         if t == MAIN {
             self.divergence.encode(d, reduce, vel, Norms::Before);
         }
-        self.divergence.encode_subtract_mean(d, t);
+        if ob.solids().is_some() {
+            ob.encode_rhs(d);
+        } else {
+            self.divergence.encode_subtract_mean(d, t);
+        }
         let iterations = self.cfg.pressure_iterations;
         match self.cfg.pressure {
             PressureMethod::Jacobi => {
@@ -316,6 +338,7 @@ impl GpuSolver {
             PressureMethod::Multigrid => self.multigrid.encode_v_cycles(d, t, iterations),
         }
         self.gradient.encode(d, reduce, t, vel);
+        ob.encode_close(d, vel);
     }
 
     /// Upload this step's parameters (and, when `splats`, the queued splats).
@@ -355,8 +378,11 @@ impl GpuSolver {
         match stage {
             // Nothing to add: skip three full-grid passes (the dye one is the largest buffer).
             Stage::Splat if self.splat_count > 0 => {
-                self.splat
-                    .encode(&mut self.pass(encoder, "Pass: splat"), vel, dye);
+                let mut d = self.pass(encoder, "Pass: splat");
+                self.splat.encode(&mut d, vel, dye);
+                // A splat inside a solid does nothing.
+                self.obstacles.encode_close(&mut d, vel);
+                self.obstacles.encode_clear(&mut d, dye);
             }
             Stage::Vorticity if p.vorticity > 0.0 => {
                 self.curl.encode(&mut self.pass(encoder, "Pass: curl"), vel);
@@ -379,16 +405,22 @@ impl GpuSolver {
             }
             Stage::AdvectDye => {
                 let mut d = self.pass(encoder, "Pass: advect dye");
+                // How far this step's traces reach decides which cells near solids are
+                // advected again without sampling the solids.
+                self.obstacles.encode_speed(&mut d, &self.reduce, vel);
                 self.dye = self.advect.encode_dye(&mut d, vel, dye);
+                self.obstacles.encode_clear(&mut d, self.dye);
             }
             Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
                 self.diffuse.keep_dye(encoder, &self.buf, dye);
                 let mut d = self.pass(encoder, "Pass: diffuse dye");
                 self.dye = self.diffuse.encode_dye(&mut d, dye, iterations);
+                self.obstacles.encode_clear(&mut d, self.dye);
             }
             Stage::AdvectVelocity => {
                 let mut d = self.pass(encoder, "Pass: advect velocity");
                 self.vel = self.advect.encode_velocity(&mut d, vel);
+                self.obstacles.encode_close(&mut d, self.vel);
             }
             Stage::ProjectAgain => {
                 // Decided on the GPU: no readback, no stall.
@@ -518,6 +550,40 @@ impl Solver for GpuSolver {
             // The second projection's dispatch list depends on the count.
             self.build_extra_table();
         }
+    }
+
+    fn set_obstacles(&mut self, mask: Option<&Mask>) {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let mask = mask
+            .filter(|m| !m.is_empty())
+            .map(|m| m.resampled(w, h))
+            .filter(|m| !m.is_empty());
+        let plans = multigrid::plan(w, h);
+        let device = &self.ctx.device;
+        let (b, s) = (&self.buf, &self.sizes);
+        self.obstacles
+            .set(device, b, s, &plans, &self.reduce, mask.as_ref());
+        let solids = self.obstacles.solids();
+        self.pressure
+            .set_faces(device, solids.map(|o| &o.levels[0]));
+        self.multigrid
+            .set_faces(device, solids.map(|o| &o.levels[..]));
+        self.advect.set_solids(device, b, solids);
+        // The second projection's dispatch list changes with the obstacles.
+        self.build_extra_table();
+        if self.obstacles.solids().is_some() {
+            let b = &self.buf;
+            let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+            for q in [&b.q[MAIN], &b.q[EXTRA], &b.q_centred] {
+                encoder.clear_buffer(q, 0, None);
+            }
+            self.ctx.queue.submit([encoder.finish()]);
+            self.enforce_obstacles();
+        }
+    }
+
+    fn obstacles(&self) -> Option<&Mask> {
+        self.obstacles.solids().map(|o| &o.mask)
     }
 
     fn failure(&self) -> Option<GpuError> {
@@ -680,7 +746,11 @@ impl Solver for GpuSolver {
             .flat_map(|i| [f.dye[0][i], f.dye[1][i], f.dye[2][i], 0.0])
             .collect();
         q.write_buffer(&b.dye[self.dye], 0, bytemuck::cast_slice(&rgba));
-        q.submit([]);
+        if self.obstacles.solids().is_some() {
+            self.enforce_obstacles();
+        } else {
+            q.submit([]);
+        }
     }
 
     fn reset(&mut self) {

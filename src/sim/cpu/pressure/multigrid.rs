@@ -228,7 +228,7 @@ fn v_cycle(
         // and rarely more than ~10 on the long one; 4 * (w + h) SOR sweeps is plenty.
         let mut b = b.clone();
         match faces.and_then(|f| f.regions.as_ref()) {
-            Some(regions) => regions.remove_means_split(&mut b),
+            Some(regions) => faces::remove_means_split(regions, &mut b),
             None => b.remove_mean(),
         }
         rb_sor_op(e, &b, coarsest_sweeps(e.w, e.h), COARSEST_OMEGA, op, split);

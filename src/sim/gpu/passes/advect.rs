@@ -1,7 +1,9 @@
 //! Advection (advect.wgsl): semi-Lagrangian transport of the velocity by itself and of the dye
 //! through it, with the dissipation and the limits fused in (as the CPU does). Writes the
-//! other buffer of the pair. Mirrors cpu/advect.rs (`advect_velocity`, `advect_dye`).
+//! other buffer of the pair. Mirrors cpu/advect.rs (`advect_velocity`, `advect_dye`, and with
+//! obstacles `advect_dye_near_solids`).
 
+use super::obstacles::{Solids, list_groups};
 use crate::sim::gpu::buffers::{Buffers, Sizes};
 use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module};
 
@@ -15,8 +17,14 @@ pub(in crate::sim::gpu) mod binding {
     pub const V_OUT: Binding = Binding::new(4, "v_out");
     pub const DYE: Binding = Binding::new(5, "dye");
     pub const DYE_OUT: Binding = Binding::new(6, "dye_out");
+    pub const NEAR: Binding = Binding::new(7, "near");
+    pub const NEAR_ENDS: Binding = Binding::new(8, "near_ends");
+    pub const SOLID: Binding = Binding::new(9, "solid");
+    pub const SUMS: Binding = Binding::new(10, "sums");
     #[cfg(test)]
-    pub const ALL: &[Binding] = &[P, U, V, U_OUT, V_OUT, DYE, DYE_OUT];
+    pub const ALL: &[Binding] = &[
+        P, U, V, U_OUT, V_OUT, DYE, DYE_OUT, NEAR, NEAR_ENDS, SOLID, SUMS,
+    ];
 }
 
 /// The advection pass.
@@ -29,6 +37,9 @@ pub(in crate::sim::gpu) struct Advect {
     v: [wgpu::BindGroup; 2],
     /// `[velocity parity][dye parity]`: reads `dye`, writes `1 - dye`.
     dye: [[wgpu::BindGroup; 2]; 2],
+    advect_dye_near_solids: Kernel,
+    /// With obstacles: as `dye`, for the dye cells near solids; and how many cells are listed.
+    near: Option<([[wgpu::BindGroup; 2]; 2], usize)>,
     sizes: Sizes,
 }
 
@@ -70,8 +81,37 @@ impl Advect {
             advect_u,
             advect_v,
             advect_dye,
+            advect_dye_near_solids: Kernel::new(device, &m, "advect_dye_near_solids"),
+            near: None,
             sizes: *s,
         }
+    }
+
+    /// Advect the dye near the obstacles `solids` without sampling them (`None`: the plain
+    /// pass alone).
+    pub fn set_solids(&mut self, device: &wgpu::Device, b: &Buffers, solids: Option<&Solids>) {
+        use binding::*;
+        self.near = solids.filter(|s| s.near_count > 0).map(|s| {
+            let groups = [0, 1].map(|i| {
+                [0, 1].map(|pd| {
+                    self.advect_dye_near_solids.bind(
+                        device,
+                        &[
+                            (P, &b.params),
+                            (U, &b.u[i]),
+                            (V, &b.v[i]),
+                            (DYE, &b.dye[pd]),
+                            (DYE_OUT, &b.dye[1 - pd]),
+                            (NEAR, &s.near),
+                            (NEAR_ENDS, &s.near_ends),
+                            (SOLID, &s.solid),
+                            (SUMS, &b.results),
+                        ],
+                    )
+                })
+            });
+            (groups, s.near_count)
+        });
     }
 
     /// Advect velocity `vel` by itself; returns the parity holding the result.
@@ -82,13 +122,23 @@ impl Advect {
         1 - vel
     }
 
-    /// Advect dye `dye` through velocity `vel`; returns the parity holding the result.
+    /// Advect dye `dye` through velocity `vel`; returns the parity holding the result. With
+    /// obstacles, the largest |u| and |v| must be in their result slots already
+    /// (`Obstacles::encode_speed`).
     pub fn encode_dye(&self, d: &mut Dispatcher, vel: usize, dye: usize) -> usize {
         d.go(
             &self.advect_dye,
             &self.dye[vel][dye],
             groups2(self.sizes.dw, self.sizes.dh),
         );
+        if let Some((groups, count)) = &self.near {
+            // Every listed cell gets a thread; those beyond this step's reach return at once.
+            d.go(
+                &self.advect_dye_near_solids,
+                &groups[vel][dye],
+                list_groups(*count),
+            );
+        }
         1 - dye
     }
 }

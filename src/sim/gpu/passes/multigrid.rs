@@ -2,12 +2,17 @@
 //! of `sim::multigrid::plan`, each level's bind groups built once. Level 0 is the finest: its
 //! unknowns and right-hand side are the projection's (one set of bind groups per projection
 //! target). Mirrors cpu/pressure.rs (`rb_sor`, `v_cycle`, `residual`, `restrict`,
-//! `prolongate`).
+//! `prolongate`). Around obstacles every level relaxes and takes residuals through its
+//! couplings (coarse levels through coarsened ones), smooths `MG_OBSTACLE_SWEEPS` more where
+//! it has walls, prolongates only between joined cells, and the coarsest solve is mean-free per
+//! fluid region (cpu pressure/faces.rs and pressure/multigrid.rs); those bind groups are built
+//! once per mask ([`Multigrid::set_faces`]).
 
+use super::obstacles::LevelFaces;
 use super::pressure::{LevelUniform, binding::*};
 use crate::sim::gpu::buffers::{Buffers, Sizes, bytes_f32};
 use crate::sim::gpu::kernel::{
-    Dispatcher, Kernel, groups, groups2, storage, storage_init, uniform,
+    Binding, Dispatcher, Kernel, groups, groups2, storage, storage_init, uniform,
 };
 use crate::sim::multigrid::{self, COARSEST_OMEGA, LevelPlan};
 
@@ -34,7 +39,32 @@ struct Level {
     transfers: Option<Transfers>,
     /// The direct solve, on the last level (per target when that is level 0).
     coarsest: Vec<wgpu::BindGroup>,
+    /// What the bind groups around obstacles need: the unknowns (per target at level 0), the
+    /// right-hand side, the residual, the colour, residual and coarsest uniforms, and (coarse
+    /// levels) the prolongation taps.
+    e: Vec<wgpu::Buffer>,
+    b: wgpu::Buffer,
+    r: wgpu::Buffer,
+    relax_u: [wgpu::Buffer; 2],
+    res_u: wgpu::Buffer,
+    co_u: wgpu::Buffer,
+    ptaps: Option<[wgpu::Buffer; 2]>,
+    /// With obstacles.
+    faces: Option<FacesLevel>,
     _buffers: Vec<wgpu::Buffer>,
+}
+
+/// One level's bind groups around obstacles (as [`Level`]'s, with the kernels with
+/// couplings).
+struct FacesLevel {
+    rb_sor: Vec<[wgpu::BindGroup; 2]>,
+    residual: Vec<wgpu::BindGroup>,
+    coarsest: Vec<wgpu::BindGroup>,
+    /// Coarse levels: the correction into the finer level's unknowns, per finer target.
+    prolongate: Vec<wgpu::BindGroup>,
+    /// The level has walls: smooth `MG_OBSTACLE_SWEEPS` more.
+    walls: bool,
+    _uniform: Option<wgpu::Buffer>,
 }
 
 /// The levels and their kernels.
@@ -47,6 +77,10 @@ pub(in crate::sim::gpu) struct Multigrid {
     prolongate_y_add: Kernel,
     clear: Kernel,
     rb_sor_coarsest: Kernel,
+    rb_sor_faces: Kernel,
+    residual_faces: Kernel,
+    prolongate_faces_add: Kernel,
+    rb_sor_coarsest_faces: Kernel,
     levels: Vec<Level>,
 }
 
@@ -68,6 +102,10 @@ impl Multigrid {
             prolongate_y_add: k("prolongate_y_add"),
             clear: k("clear"),
             rb_sor_coarsest: k("rb_sor_coarsest"),
+            rb_sor_faces: k("rb_sor_faces"),
+            residual_faces: k("residual_faces"),
+            prolongate_faces_add: k("prolongate_faces_add"),
+            rb_sor_coarsest_faces: k("rb_sor_coarsest_faces"),
             levels: Vec::new(),
         };
         mg.levels = mg.build_levels(device, b, s, plans);
@@ -161,7 +199,15 @@ impl Multigrid {
             } else {
                 Vec::new()
             },
-            _buffers: vec![r0.clone()],
+            e: b.q.to_vec(),
+            b: b0.clone(),
+            r: r0.clone(),
+            relax_u: relax_u0,
+            res_u: res_u0,
+            co_u: co_u0,
+            ptaps: None,
+            faces: None,
+            _buffers: Vec::new(),
         });
         // Buffers of the previous level: (unknowns per target, residual).
         let mut fine_e: Vec<wgpu::Buffer> = b.q.to_vec();
@@ -182,8 +228,8 @@ impl Multigrid {
             let rx_frac = storage_init(device, "Buffer: restrict x", &frac4(&plan.restrict_x.frac));
             let ry_first = storage_init(device, "Buffer: restrict y", &plan.restrict_y.first);
             let ry_frac = storage_init(device, "Buffer: restrict y", &frac4(&plan.restrict_y.frac));
-            let px = storage_init(device, "Buffer: prolong x", &ptaps(&plan.prolong_x.0));
-            let py = storage_init(device, "Buffer: prolong y", &ptaps(&plan.prolong_y.0));
+            let px = storage_init(device, "Buffer: prolong x", &ptaps(&plan.prolong_x.0, lw));
+            let py = storage_init(device, "Buffer: prolong y", &ptaps(&plan.prolong_y.0, lh));
             let lu = |w: usize, h: usize, cw: usize| {
                 uniform(
                     device,
@@ -262,18 +308,15 @@ impl Multigrid {
                 } else {
                     Vec::new()
                 },
-                _buffers: vec![
-                    bl,
-                    transfer,
-                    rx_first,
-                    rx_frac,
-                    ry_first,
-                    ry_frac,
-                    px,
-                    py,
-                    e.clone(),
-                    r.clone(),
-                ],
+                e: vec![e.clone()],
+                b: bl,
+                r: r.clone(),
+                relax_u,
+                res_u,
+                co_u,
+                ptaps: Some([px, py]),
+                faces: None,
+                _buffers: vec![transfer, rx_first, rx_frac, ry_first, ry_frac],
             });
             fine_e = vec![e];
             fine_r = r;
@@ -281,7 +324,99 @@ impl Multigrid {
         levels
     }
 
-    /// `sweeps` red-black Gauss-Seidel sweeps on target `t`'s pressure (cpu `rb_sor`).
+    /// Solve around obstacles with every level's couplings `levels` (finest first; `None`:
+    /// the plain kernels).
+    pub fn set_faces(&mut self, device: &wgpu::Device, levels: Option<&[LevelFaces]>) {
+        let built: Vec<Option<FacesLevel>> = match levels {
+            Some(faces) => {
+                assert_eq!(faces.len(), self.levels.len(), "couplings for every level");
+                (0..faces.len())
+                    .map(|n| Some(self.faces_level(device, n, &faces[n])))
+                    .collect()
+            }
+            None => self.levels.iter().map(|_| None).collect(),
+        };
+        for (level, faces) in self.levels.iter_mut().zip(built) {
+            level.faces = faces;
+        }
+    }
+
+    /// Level `n`'s bind groups around obstacles, with its couplings `f`.
+    fn faces_level(&self, device: &wgpu::Device, n: usize, f: &LevelFaces) -> FacesLevel {
+        let lv = &self.levels[n];
+        // The residual reads only the couplings; the others the inverse diagonal too.
+        let all = [(FACE_X, &f.x), (FACE_Y, &f.y), (INV_DIAG, &f.inv)];
+        let bind_with = |k: &Kernel, c: &[(Binding, &wgpu::Buffer)], more: &[_]| {
+            let entries: Vec<_> = more.iter().chain(c).copied().collect();
+            k.bind(device, &entries)
+        };
+        let bind = |k: &Kernel, more: &[_]| bind_with(k, &all, more);
+        let rb_sor =
+            lv.e.iter()
+                .map(|e| {
+                    [0, 1].map(|c| {
+                        bind(
+                            &self.rb_sor_faces,
+                            &[(L, &lv.relax_u[c]), (Q, e), (B, &lv.b)],
+                        )
+                    })
+                })
+                .collect();
+        let residual =
+            lv.e.iter()
+                .map(|e| {
+                    let entries = [(L, &lv.res_u), (Q_IN, e), (B, &lv.b), (R, &lv.r)];
+                    bind_with(&self.residual_faces, &all[..2], &entries)
+                })
+                .collect();
+        let coarsest = match &f.region {
+            Some(region) if n + 1 == self.levels.len() => {
+                lv.e.iter()
+                    .map(|e| {
+                        let entries = [(L, &lv.co_u), (Q, e), (B, &lv.b), (REGION, region)];
+                        bind(&self.rb_sor_coarsest_faces, &entries)
+                    })
+                    .collect()
+            }
+            _ => Vec::new(),
+        };
+        let (prolongate, prolongate_u) = match (n.checked_sub(1), &lv.ptaps) {
+            (Some(finer), Some([px, py])) => {
+                let fl = &self.levels[finer];
+                let u = uniform(
+                    device,
+                    "Uniform: mg prolongate",
+                    &LevelUniform {
+                        w: fl.w as u32,
+                        h: fl.h as u32,
+                        cw: lv.w as u32,
+                        ..Default::default()
+                    },
+                );
+                let groups =
+                    fl.e.iter()
+                        .map(|fe| {
+                            let entries =
+                                [(L, &u), (Q_IN, &lv.e[0]), (Q, fe), (PTAP, px), (PTAP_Y, py)];
+                            bind(&self.prolongate_faces_add, &entries)
+                        })
+                        .collect();
+                (groups, Some(u))
+            }
+            _ => (Vec::new(), None),
+        };
+        FacesLevel {
+            rb_sor,
+            residual,
+            coarsest,
+            prolongate,
+            walls: f.walls,
+            _uniform: prolongate_u,
+        }
+    }
+
+    /// `sweeps` red-black Gauss-Seidel sweeps on target `t`'s pressure (cpu `rb_sor`, or
+    /// `rb_sor_faces` around obstacles).
     pub fn encode_rb_sor(&self, d: &mut Dispatcher, t: usize, sweeps: u32) {
         self.encode_smooth(d, 0, t, sweeps);
     }
@@ -296,14 +431,14 @@ impl Multigrid {
     /// `sweeps` red-black sweeps on level `l` (target `t` at level 0).
     fn encode_smooth(&self, d: &mut Dispatcher, l: usize, t: usize, sweeps: u32) {
         let lv = &self.levels[l];
-        let colours = &lv.rb_sor[if l == 0 { t } else { 0 }];
+        let ti = if l == 0 { t } else { 0 };
+        let (kernel, colours) = match &lv.faces {
+            Some(f) => (&self.rb_sor_faces, &f.rb_sor[ti]),
+            None => (&self.rb_sor, &lv.rb_sor[ti]),
+        };
         for _ in 0..sweeps {
             for colour in colours {
-                d.go(
-                    &self.rb_sor,
-                    colour,
-                    (groups(lv.w.div_ceil(2)), groups(lv.h)),
-                );
+                d.go(kernel, colour, (groups(lv.w.div_ceil(2)), groups(lv.h)));
             }
         }
     }
@@ -312,12 +447,26 @@ impl Multigrid {
     fn encode_v_cycle(&self, d: &mut Dispatcher, l: usize, t: usize) {
         let lv = &self.levels[l];
         let ti = if l == 0 { t } else { 0 };
+        let faces = lv.faces.as_ref();
         if l + 1 == self.levels.len() {
-            d.go(&self.rb_sor_coarsest, &lv.coarsest[ti], (1, 1));
+            match faces {
+                Some(f) => d.go(&self.rb_sor_coarsest_faces, &f.coarsest[ti], (1, 1)),
+                None => d.go(&self.rb_sor_coarsest, &lv.coarsest[ti], (1, 1)),
+            }
             return;
         }
-        self.encode_smooth(d, l, t, multigrid::MG_PRE_SWEEPS);
-        d.go(&self.residual, &lv.residual[ti], groups2(lv.w, lv.h));
+        // Around obstacles the correction from below is least accurate next to walls: smooth
+        // more (as the CPU).
+        let extra = if faces.is_some_and(|f| f.walls) {
+            multigrid::MG_OBSTACLE_SWEEPS
+        } else {
+            0
+        };
+        self.encode_smooth(d, l, t, multigrid::MG_PRE_SWEEPS + extra);
+        match faces {
+            Some(f) => d.go(&self.residual_faces, &f.residual[ti], groups2(lv.w, lv.h)),
+            None => d.go(&self.residual, &lv.residual[ti], groups2(lv.w, lv.h)),
+        }
         let next = &self.levels[l + 1];
         let tr = next
             .transfers
@@ -327,13 +476,22 @@ impl Multigrid {
         d.go(&self.restrict_y, &tr.restrict_y, groups2(next.w, next.h));
         d.go(&self.clear, &tr.clear, groups2(next.w, next.h));
         self.encode_v_cycle(d, l + 1, t);
-        d.go(&self.prolongate_x, &tr.prolongate_x, groups2(lv.w, next.h));
-        d.go(
-            &self.prolongate_y_add,
-            &tr.prolongate_y_add[ti],
-            groups2(lv.w, lv.h),
-        );
-        self.encode_smooth(d, l, t, multigrid::MG_POST_SWEEPS);
+        match &next.faces {
+            Some(nf) => d.go(
+                &self.prolongate_faces_add,
+                &nf.prolongate[ti],
+                groups2(lv.w, lv.h),
+            ),
+            None => {
+                d.go(&self.prolongate_x, &tr.prolongate_x, groups2(lv.w, next.h));
+                d.go(
+                    &self.prolongate_y_add,
+                    &tr.prolongate_y_add[ti],
+                    groups2(lv.w, lv.h),
+                );
+            }
+        }
+        self.encode_smooth(d, l, t, multigrid::MG_POST_SWEEPS + extra);
     }
 }
 
@@ -341,8 +499,15 @@ fn frac4(frac: &[[f32; 3]]) -> Vec<[f32; 4]> {
     frac.iter().map(|f| [f[0], f[1], f[2], 0.0]).collect()
 }
 
-fn ptaps(taps: &[(u32, u32, f32)]) -> Vec<[u32; 4]> {
+/// The prolongation taps of the finer cells, with (in the fourth value) the coarse cell that
+/// holds each finer cell's centre, of `coarse` (cpu `prolongate_faces`' home cell).
+fn ptaps(taps: &[(u32, u32, f32)], coarse: usize) -> Vec<[u32; 4]> {
+    let fine = taps.len();
     taps.iter()
-        .map(|&(a, b, w)| [a, b, w.to_bits(), 0])
+        .enumerate()
+        .map(|(k, &(a, b, w))| {
+            let home = ((k as f64 + 0.5) * coarse as f64 / fine as f64) as usize;
+            [a, b, w.to_bits(), home.min(coarse - 1) as u32]
+        })
         .collect()
 }

@@ -1,8 +1,10 @@
 //! The pressure solve on the finest grid (pressure.wgsl): the warm start's scaling and the
 //! Jacobi iterations, per projection target. Red-black Gauss-Seidel and the V-cycles, which
 //! also run on coarse grids, are in [`super::Multigrid`]. Mirrors cpu/pressure.rs
-//! (`scale_warm_start`, `jacobi`).
+//! (`scale_warm_start`, `jacobi`, and with obstacles `jacobi_faces` and the warm start's
+//! residual with couplings).
 
+use super::obstacles::LevelFaces;
 use super::reduce::{Reduce, Reduction, slot};
 use crate::sim::gpu::buffers::{Buffers, Sizes, bytes_f32};
 use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, storage, uniform};
@@ -20,8 +22,16 @@ pub(in crate::sim::gpu) mod binding {
     pub const RTAP_FRAC: Binding = Binding::new(6, "rtap_frac");
     pub const PTAP: Binding = Binding::new(7, "ptap");
     pub const RESULTS: Binding = Binding::new(8, "results");
+    pub const FACE_X: Binding = Binding::new(9, "face_x");
+    pub const FACE_Y: Binding = Binding::new(10, "face_y");
+    pub const INV_DIAG: Binding = Binding::new(11, "inv_diag");
+    pub const REGION: Binding = Binding::new(12, "region");
+    pub const PTAP_Y: Binding = Binding::new(13, "ptap_y");
     #[cfg(test)]
-    pub const ALL: &[Binding] = &[L, Q_IN, Q, B, R, RTAP_FIRST, RTAP_FRAC, PTAP, RESULTS];
+    pub const ALL: &[Binding] = &[
+        L, Q_IN, Q, B, R, RTAP_FIRST, RTAP_FRAC, PTAP, RESULTS, FACE_X, FACE_Y, INV_DIAG, REGION,
+        PTAP_Y,
+    ];
 }
 
 /// `Level` in pressure.wgsl.
@@ -65,15 +75,32 @@ struct Target {
     scale: wgpu::BindGroup,
 }
 
+/// One projection target's bind groups around obstacles (the kernels with couplings).
+struct FacesTarget {
+    jacobi: [wgpu::BindGroup; 2],
+    neg_a: wgpu::BindGroup,
+}
+
 /// Warm start and Jacobi on the finest grid.
 pub(in crate::sim::gpu) struct Pressure {
     jacobi: Kernel,
     jacobi_copy: Kernel,
     residual: Kernel,
     scale_warm_start: Kernel,
+    jacobi_faces: Kernel,
+    residual_faces: Kernel,
     /// `[target]`.
     targets: [Target; 2],
-    _scratch: [wgpu::Buffer; 3],
+    /// `[target]`, with obstacles.
+    faces: Option<[FacesTarget; 2]>,
+    /// The finest level's uniform, the Jacobi scratch, zeros and `-A q`.
+    level0: wgpu::Buffer,
+    tmp: wgpu::Buffer,
+    zeros: wgpu::Buffer,
+    neg_aq: wgpu::Buffer,
+    /// The projection targets' pressures and right-hand side.
+    q: [wgpu::Buffer; 2],
+    b: wgpu::Buffer,
     cells: (u32, u32),
 }
 
@@ -126,16 +153,62 @@ impl Pressure {
             jacobi_copy,
             residual,
             scale_warm_start,
+            jacobi_faces: Kernel::new(device, m, "jacobi_faces"),
+            residual_faces: Kernel::new(device, m, "residual_faces"),
             targets,
-            _scratch: [tmp, zeros, neg_aq],
+            faces: None,
+            level0: u0,
+            tmp,
+            zeros,
+            neg_aq,
+            q: b.q.clone(),
+            b: b.b.clone(),
             cells: groups2(s.w, s.h),
         }
+    }
+
+    /// Solve around obstacles with the finest level's couplings `f` (`None`: the plain
+    /// kernels).
+    pub fn set_faces(&mut self, device: &wgpu::Device, f: Option<&LevelFaces>) {
+        use binding::*;
+        self.faces = f.map(|f| {
+            // The relaxation reads the inverse diagonal too, the residual only the couplings.
+            let relax = [(FACE_X, &f.x), (FACE_Y, &f.y), (INV_DIAG, &f.inv)];
+            let residual = &relax[..2];
+            let bind = |k: &Kernel, c: &[(Binding, &wgpu::Buffer)], more: &[_]| {
+                let entries: Vec<_> = more.iter().chain(c).copied().collect();
+                k.bind(device, &entries)
+            };
+            let (u0, tmp, b) = (&self.level0, &self.tmp, &self.b);
+            self.q.each_ref().map(|q| FacesTarget {
+                jacobi: [
+                    bind(
+                        &self.jacobi_faces,
+                        &relax,
+                        &[(L, u0), (Q_IN, q), (Q, tmp), (B, b)],
+                    ),
+                    bind(
+                        &self.jacobi_faces,
+                        &relax,
+                        &[(L, u0), (Q_IN, tmp), (Q, q), (B, b)],
+                    ),
+                ],
+                neg_a: bind(
+                    &self.residual_faces,
+                    residual,
+                    &[(L, u0), (Q_IN, q), (B, &self.zeros), (R, &self.neg_aq)],
+                ),
+            })
+        });
     }
 
     /// Scale target `t`'s warm start so it never hurts: q *= argmin_s |b - s A q|.
     pub fn encode_warm_start(&self, d: &mut Dispatcher, reduce: &Reduce, t: usize) {
         let tg = &self.targets[t];
-        d.go(&self.residual, &tg.neg_a, self.cells);
+        match &self.faces {
+            Some(f) => d.go(&self.residual_faces, &f[t].neg_a, self.cells),
+            None => d.go(&self.residual, &tg.neg_a, self.cells),
+        }
         reduce.encode(d, &tg.dots);
         d.go(&self.scale_warm_start, &tg.scale, self.cells);
     }
@@ -144,7 +217,11 @@ impl Pressure {
     pub fn encode_jacobi(&self, d: &mut Dispatcher, t: usize, iterations: u32) {
         let tg = &self.targets[t];
         for it in 0..iterations {
-            d.go(&self.jacobi, &tg.jacobi[it as usize % 2], self.cells);
+            let parity = it as usize % 2;
+            match &self.faces {
+                Some(f) => d.go(&self.jacobi_faces, &f[t].jacobi[parity], self.cells),
+                None => d.go(&self.jacobi, &tg.jacobi[parity], self.cells),
+            }
         }
         if iterations % 2 == 1 {
             d.go(&self.jacobi_copy, &tg.copy, self.cells);

@@ -34,6 +34,10 @@ pub(in crate::sim::gpu) mod slot {
     pub const Q_EXTRA: u32 = 8;
     /// The activity probe's three slots: u, v and dye (see `activity.rs`).
     pub const ACTIVITY: u32 = 9;
+    /// The largest |u| and |v| before dye advection, with obstacles (`SLOT_SPEED_U`,
+    /// `SLOT_SPEED_V` in advect.wgsl).
+    pub const SPEED_U: u32 = 12;
+    pub const SPEED_V: u32 = 13;
     pub const COUNT: u64 = 16;
 }
 
