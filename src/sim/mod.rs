@@ -375,6 +375,13 @@ pub trait Solver: Send {
     /// Change the pressure solve's iterations (sweeps, or V-cycles for multigrid).
     fn set_pressure_iterations(&mut self, iterations: u32);
 
+    /// Put solid obstacles in the flow (`None` or an empty mask: none), resampled to this
+    /// solver's grid. Velocity through solid faces and dye inside solids are cleared at once.
+    fn set_obstacles(&mut self, mask: Option<&crate::sim::obstacles::Mask>);
+
+    /// The obstacles on this solver's grid, if any.
+    fn obstacles(&self) -> Option<&crate::sim::obstacles::Mask>;
+
     /// A failure that makes this solver unusable (GPU device lost, validation error).
     fn failure(&self) -> Option<gpu::GpuError> {
         None

@@ -158,32 +158,6 @@ impl CpuSolver {
         })
     }
 
-    /// Put solid obstacles in the flow (`None` or an empty mask: none), resampled to this
-    /// solver's grid. Velocity through solid faces and dye inside solids are cleared at once.
-    pub fn set_obstacles(&mut self, mask: Option<&crate::sim::obstacles::Mask>) {
-        let (w, h) = (self.cfg.width, self.cfg.height);
-        self.obstacles = mask
-            .filter(|m| !m.is_empty())
-            .map(|m| obstacles::Obstacles::new(&m.resampled(w, h), self.cfg.dye_scale))
-            .filter(|o| !o.mask.is_empty());
-        let faces = self.obstacles.as_ref().map(|o| &o.faces);
-        self.state.multigrid.set_faces(faces);
-        if let Some(o) = &self.obstacles {
-            let s = &mut self.state;
-            o.close_faces(&mut s.u, &mut s.v);
-            o.clear_solid_dye(&mut s.dye);
-            for p in [&mut s.project_main, &mut s.project_extra] {
-                p.q.clear();
-                p.q_natural.fill(0.0);
-            }
-        }
-    }
-
-    /// The obstacles on this solver's grid, if any.
-    pub fn obstacles(&self) -> Option<&crate::sim::obstacles::Mask> {
-        self.obstacles.as_ref().map(|o| &o.mask)
-    }
-
     /// Worker threads in use.
     pub fn threads(&self) -> usize {
         self.threads
@@ -518,6 +492,29 @@ impl Solver for CpuSolver {
 
     fn set_pressure_iterations(&mut self, iterations: u32) {
         self.cfg.pressure_iterations = iterations.clamp(1, 10_000);
+    }
+
+    fn set_obstacles(&mut self, mask: Option<&crate::sim::obstacles::Mask>) {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        self.obstacles = mask
+            .filter(|m| !m.is_empty())
+            .map(|m| obstacles::Obstacles::new(&m.resampled(w, h), self.cfg.dye_scale))
+            .filter(|o| !o.mask.is_empty());
+        let faces = self.obstacles.as_ref().map(|o| &o.faces);
+        self.state.multigrid.set_faces(faces);
+        if let Some(o) = &self.obstacles {
+            let s = &mut self.state;
+            o.close_faces(&mut s.u, &mut s.v);
+            o.clear_solid_dye(&mut s.dye);
+            for p in [&mut s.project_main, &mut s.project_extra] {
+                p.q.clear();
+                p.q_natural.fill(0.0);
+            }
+        }
+    }
+
+    fn obstacles(&self) -> Option<&crate::sim::obstacles::Mask> {
+        self.obstacles.as_ref().map(|o| &o.mask)
     }
 
     fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {

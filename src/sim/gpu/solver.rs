@@ -87,6 +87,10 @@ pub struct GpuSolver {
     in_flight: std::collections::VecDeque<wgpu::SubmissionIndex>,
     /// Measures the fluid's motion and dye for the engine, read back without waiting.
     activity: ActivityProbe,
+    /// The obstacles on this solver's grid, if any.
+    // TODO(merge): GPU obstacles land from the GPU branch; until then the mask is only kept,
+    // the GPU passes do not see it.
+    obstacles: Option<crate::sim::obstacles::Mask>,
 }
 
 impl GpuSolver {
@@ -170,6 +174,7 @@ impl GpuSolver {
             splat_count: 0,
             in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
             frames: Frames::default(),
+            obstacles: None,
             ctx,
         };
         solver.build_extra_table();
@@ -522,6 +527,19 @@ impl Solver for GpuSolver {
 
     fn failure(&self) -> Option<GpuError> {
         self.ctx.check().err()
+    }
+
+    fn set_obstacles(&mut self, mask: Option<&crate::sim::obstacles::Mask>) {
+        // TODO(merge): GPU obstacles land from the GPU branch.
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        self.obstacles = mask
+            .filter(|m| !m.is_empty())
+            .map(|m| m.resampled(w, h))
+            .filter(|m| !m.is_empty());
+    }
+
+    fn obstacles(&self) -> Option<&crate::sim::obstacles::Mask> {
+        self.obstacles.as_ref()
     }
 
     fn step(&mut self, params: &StepParams) -> StepStats {
