@@ -7,7 +7,9 @@
 //! offline renders), and smoothing per simulation step in simulation time makes an automation
 //! step look the same at 30, 60 or 144 steps per second.
 
-use crate::fluid::{ColorMode, Effects, Look, Palette, ToneMode, hsv_to_rgb, light_for_display};
+use crate::fluid::{
+    ColorMode, Effects, Look, ObstacleStyle, Palette, ToneMode, hsv_to_rgb, light_for_display,
+};
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
 use crate::sim::StepParams;
@@ -121,6 +123,7 @@ impl Knobs {
                 palette,
                 background: hue.map(|c| c * bg),
             },
+            obstacles: ObstacleStyle::default(),
         }
     }
 

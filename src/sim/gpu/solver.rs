@@ -11,9 +11,9 @@ use super::params::{Params, PictureUniform};
 use super::passes::reduce::slot;
 use super::passes::{
     Advect, Bloom, Colorize, Compressibility, Curl, Diffuse, Display, Divergence, GpuSplat,
-    Gradient, Multigrid, Norms, Pressure, Reduce, Splat, Sunrays, Vorticity,
+    Gradient, Multigrid, Norms, ObstacleOverlay, Pressure, Reduce, Splat, Sunrays, Vorticity,
 };
-use crate::fluid::ToneMode;
+use crate::fluid::{ObstacleStyle, ToneMode};
 use crate::sim::grid::Fields;
 use crate::sim::multigrid;
 use crate::sim::physics::{CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY};
@@ -65,6 +65,8 @@ pub struct GpuSolver {
     bloom: Bloom,
     sunrays: Sunrays,
     display: Display,
+    /// The obstacles drawn over the finished frame.
+    overlay: ObstacleOverlay,
     /// The picture effects' uniform (`PictureUniform`), written per frame.
     picture: wgpu::Buffer,
     /// Frame timing with timestamp queries (colorize, then the display pipeline), when asked
@@ -88,8 +90,8 @@ pub struct GpuSolver {
     /// Measures the fluid's motion and dye for the engine, read back without waiting.
     activity: ActivityProbe,
     /// The obstacles on this solver's grid, if any.
-    // TODO(merge): GPU obstacles land from the GPU branch; until then the mask is only kept,
-    // the GPU passes do not see it.
+    // TODO(merge): GPU obstacles land from the GPU branch; until then the mask is only kept
+    // (and drawn), the GPU passes do not see it.
     obstacles: Option<crate::sim::obstacles::Mask>,
 }
 
@@ -156,6 +158,7 @@ impl GpuSolver {
             bloom: Bloom::new(device),
             sunrays: Sunrays::new(device),
             display: Display::new(device),
+            overlay: ObstacleOverlay::new(device),
             picture: super::kernel::uniform(device, "Uniform: picture", &PictureUniform::default()),
             frame_timing: None,
             last_frame_gpu_ms: None,
@@ -463,6 +466,7 @@ impl GpuSolver {
                 c.frame(),
                 c.size(),
             );
+            self.overlay.unbind();
         }
         debug_assert!(self.bloom.fits((width, height)));
         let index = self.frames.take_free(device, (width, height))?;
@@ -486,6 +490,13 @@ impl GpuSolver {
                 self.bloom.encode_glow(&mut d);
             }
             self.display.encode(&mut d);
+        }
+        if self.obstacles.is_some() && look.obstacles != ObstacleStyle::Hidden {
+            // Over the finished frame, in both tone modes.
+            let mut d = self.pass(&mut encoder, "Pass: obstacle overlay");
+            let (frame, size) = (self.colorize.frame(), self.colorize.size());
+            self.overlay
+                .encode(device, queue, &mut d, frame, size, look.obstacles);
         }
         if let Some(t) = &self.frame_timing {
             let n = if filmic { 4 } else { 2 };
@@ -536,6 +547,8 @@ impl Solver for GpuSolver {
             .filter(|m| !m.is_empty())
             .map(|m| m.resampled(w, h))
             .filter(|m| !m.is_empty());
+        self.overlay
+            .set_mask(&self.ctx.device, self.obstacles.as_ref());
     }
 
     fn obstacles(&self) -> Option<&crate::sim::obstacles::Mask> {
