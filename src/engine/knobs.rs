@@ -187,6 +187,8 @@ pub struct Discrete {
     pub tone: ToneMode,
     /// The picture's palette.
     pub palette: Palette,
+    /// How obstacles are drawn.
+    pub obstacles: ObstacleStyle,
 }
 
 impl Discrete {
@@ -197,6 +199,7 @@ impl Discrete {
             color_mode: p.color_mode.value(),
             tone: p.tone_mode.value(),
             palette: Palette::from_index(p.effects.palette.value()),
+            obstacles: p.obstacle_style.value(),
         }
     }
 }
@@ -222,6 +225,10 @@ pub fn mapping_config(p: &DyeflowParams, aspect: f32) -> MappingConfig {
             p.high_amount.value(),
         ],
         chroma: p.chroma_amount.value(),
+        pillar_channel: match p.pillar_channel.value() {
+            c @ 1..=16 => Some((c - 1) as u8),
+            _ => None,
+        },
     }
 }
 
