@@ -192,6 +192,9 @@ pub struct EditorSettings {
     pub panel_open: bool,
     /// Radius of the mouse brush, fraction of the canvas height (the mouse wheel sets it).
     pub brush_radius: f32,
+    /// Radius of the obstacle brush (Draw and Erase), fraction of the canvas height (the
+    /// panel's slider, or the wheel while drawing, sets it).
+    pub wall_radius: f32,
 }
 
 impl Default for EditorSettings {
@@ -201,6 +204,7 @@ impl Default for EditorSettings {
             height: 540,
             panel_open: false,
             brush_radius: 0.04,
+            wall_radius: 0.02,
         }
     }
 }
@@ -217,6 +221,12 @@ impl EditorSettings {
                     .clamp(BRUSH_RADIUS_RANGE.0, BRUSH_RADIUS_RANGE.1)
             } else {
                 EditorSettings::default().brush_radius
+            },
+            wall_radius: if self.wall_radius.is_finite() {
+                self.wall_radius
+                    .clamp(BRUSH_RADIUS_RANGE.0, BRUSH_RADIUS_RANGE.1)
+            } else {
+                EditorSettings::default().wall_radius
             },
         }
     }
@@ -612,7 +622,7 @@ impl Default for DyeflowParams {
                 .with_value_to_string(formatters::v2s_f32_rounded(1))
                 .with_string_to_value(s2v_number()),
             tone_mode: EnumParam::new("Display", ToneMode::Filmic),
-            obstacle_style: EnumParam::new("Obstacles", ObstacleStyle::Fill),
+            obstacle_style: EnumParam::new("Obstacle look", ObstacleStyle::Fill),
             effects: EffectsParams::default(),
         }
     }
