@@ -126,6 +126,11 @@ impl Scene {
     /// The mask for a grid of `w x h` cells: the base and the standing pillars; `None` when
     /// nothing is solid.
     pub fn compose(&self, w: usize, h: usize) -> Option<Mask> {
+        let no_pillars = self.pillars.iter().all(Option::is_none);
+        if self.base == Base::Layout && self.layout == Layout::None && no_pillars {
+            // Nothing at all (every project from before obstacles): no grid-sized work.
+            return None;
+        }
         let mut mask = match &self.base {
             Base::Layout => Mask::layout(self.layout, w, h),
             Base::Drawn(m) => m.resampled(w, h),
@@ -136,7 +141,8 @@ impl Scene {
         (!mask.is_empty()).then_some(mask)
     }
 
-    /// Give the model its mask if it is out of date; whether it was.
+    /// Give the model its mask if it is out of date; whether the model's obstacles changed
+    /// (none before and none now is no change).
     pub fn apply(&mut self, model: &mut dyn Model) -> bool {
         if !self.stale {
             return false;
@@ -144,6 +150,9 @@ impl Scene {
         self.stale = false;
         let (w, h) = model.resolution().cells;
         let mask = self.compose(w.max(1), h.max(1));
+        if mask.is_none() && model.obstacles().is_none() {
+            return false;
+        }
         model.set_obstacles(mask.as_ref());
         true
     }
