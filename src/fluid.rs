@@ -78,6 +78,31 @@ pub enum ToneMode {
     Filmic,
 }
 
+/// How obstacles (solid cells) show in the picture: drawn over the finished frame.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum ObstacleStyle {
+    /// Filled with a stone colour ([`OBSTACLE_FILL_RGB8`]), anti-aliased edges.
+    #[default]
+    #[id = "fill"]
+    #[name = "Fill"]
+    Fill,
+    /// Only their outline ([`OBSTACLE_OUTLINE_RGB8`]): the fluid's own picture shows inside
+    /// (dark, since no dye lives in solids).
+    #[id = "outline"]
+    #[name = "Outline"]
+    Outline,
+    /// Not drawn: the flow still goes round them.
+    #[id = "hidden"]
+    #[name = "Hidden"]
+    Hidden,
+}
+
+/// The fill colour of obstacles, 8-bit sRGB: a cool slate grey, lighter than the default
+/// background and darker than lit dye, so walls read as objects in either.
+pub const OBSTACLE_FILL_RGB8: [u8; 3] = [88, 96, 112];
+/// The outline colour of obstacles, 8-bit sRGB: near white.
+pub const OBSTACLE_OUTLINE_RGB8: [u8; 3] = [232, 238, 250];
+
 /// How frames are coloured and exposed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Look {
@@ -93,6 +118,8 @@ pub struct Look {
     pub hue_shift: f32,
     /// Bloom, rays, shading, palette and background (the filmic tone mode only).
     pub effects: Effects,
+    /// How obstacles are drawn (both tone modes).
+    pub obstacles: ObstacleStyle,
 }
 
 impl Default for Look {
@@ -105,6 +132,7 @@ impl Default for Look {
             saturation: 1.0,
             hue_shift: 0.0,
             effects: Effects::OFF,
+            obstacles: ObstacleStyle::Fill,
         }
     }
 }

@@ -139,6 +139,11 @@ struct RenderArgs {
     /// factory preset: Ink, Neon, Smoke, Fire, Honey.
     #[arg(long, value_name = "FILE|NAME")]
     preset: Option<PathBuf>,
+    /// Obstacles: a built-in layout (none, disc, pillars, maze, ring) or a PNG image scaled
+    /// to the simulation grid (white, or opaque where it has transparency, is solid). Over
+    /// the preset's.
+    #[arg(long, value_name = "LAYOUT|MASK.png")]
+    obstacles: Option<PathBuf>,
     /// CPU solver threads, up to 4 per core (default: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -240,6 +245,7 @@ fn render_command(args: RenderArgs) -> ExitCode {
         sim: args.sim,
         dye: args.dye,
         preset: args.preset,
+        obstacles: args.obstacles,
         progress: !args.quiet,
         cpu_threads: args.threads,
         stats: args.stats,

@@ -35,6 +35,10 @@
 //!   toms magenta radial bursts along a low row, low tom left, high tom right; other
 //!   percussion small green bursts along a high row, by key. The note-off does nothing. With
 //!   no drum channel every channel plays pitched notes.
+//! - Pillars: the notes of the pillar channel ([`MappingConfig::pillar_channel`], none by
+//!   default) paint nothing; each raises a pillar (a solid disc on the middle line, placed by
+//!   pitch, sized by velocity) while its key is down (see [`pillars`]). The mapping says what
+//!   to raise and lower ([`Mapper::pillar_edits`]); the engine builds the walls.
 
 use crate::bridge::events::{Expression, NoteId, SimEvent, TimedEvent};
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
@@ -43,8 +47,10 @@ use serde::{Deserialize, Serialize};
 
 pub mod audio;
 pub mod drums;
+pub mod pillars;
 pub mod rows;
 pub use drums::{DrumFamily, GM_DRUM_CHANNEL, gm_drum_family};
+pub use pillars::{MAX_PILLAR_EDITS, ObstacleEdit, Pillar};
 
 /// Voices sounding at once; the oldest released (else the oldest) is reused beyond this.
 pub const MAX_VOICES: usize = 64;
@@ -140,6 +146,8 @@ pub struct MappingConfig {
     /// Amount of colour by pitch: the pitch classes' streams, and whether they colour the
     /// bands (1 = 100 %; 0: the bands keep their own colours).
     pub chroma: f32,
+    /// The channel (0-based) whose notes raise and lower pillars instead of painting, or none.
+    pub pillar_channel: Option<u8>,
 }
 
 impl Default for MappingConfig {
@@ -156,6 +164,7 @@ impl Default for MappingConfig {
             drum_channel: Some(GM_DRUM_CHANNEL),
             bands: [1.0; 3],
             chroma: 1.0,
+            pillar_channel: None,
         }
     }
 }
@@ -320,6 +329,8 @@ pub struct Mapper {
     time: f32,
     /// The bands and pitch classes' painting.
     audio: audio::AudioPaint,
+    /// The keys down on every channel and the pillars standing.
+    pillars: pillars::PillarNotes,
 }
 
 impl Default for Mapper {
@@ -373,6 +384,7 @@ impl Mapper {
             last_beat: None,
             time: 0.0,
             audio: audio::AudioPaint::default(),
+            pillars: pillars::PillarNotes::default(),
         }
     }
 
@@ -391,14 +403,15 @@ impl Mapper {
 
     /// Whether the next [`Mapper::emit`] would emit nothing, whatever its `dt`: no note
     /// sounds (or releases), no onset waits, the audio is below [`SILENCE_RMS`] (or reactivity
-    /// is off), and no beat pulse runs (the host stopped, or Beat pulse is off). The engine
-    /// lets the fluid rest only then.
+    /// is off), no beat pulse runs (the host stopped, or Beat pulse is off), and no pillar
+    /// waits to be raised or lowered. The engine lets the fluid rest only then.
     pub fn quiet(&self, cfg: &MappingConfig) -> bool {
         self.active_voices() == 0
             && self.pending_onsets == 0
             && (self.level <= SILENCE_RMS || cfg.reactivity <= 0.0 || cfg.legacy_audio() <= 0.0)
             && self.audio.quiet(cfg)
             && !(cfg.beat_pulse && self.transport.is_some_and(|t| t.playing))
+            && !self.pillars.pending(cfg.pillar_channel)
     }
 
     /// The keyboard range in use (lowest, highest key), once a pitched note has been emitted.
@@ -427,8 +440,12 @@ impl Mapper {
             self.audio_now = self.audio_now.max(e.time_s);
         }
         match e.event {
-            SimEvent::NoteOn { note, velocity } => self.note_on(note, velocity),
+            SimEvent::NoteOn { note, velocity } => {
+                self.pillars.note_on(note.channel, note.key, velocity);
+                self.note_on(note, velocity);
+            }
             SimEvent::NoteOff { note } => {
+                self.pillars.note_off(note.channel, note.key);
                 let sustain = note.channel != u8::MAX && self.channel(note.channel).sustain;
                 for v in self.voices.iter_mut().filter(|v| v.matches(&note)) {
                     if sustain {
@@ -441,6 +458,7 @@ impl Mapper {
                 }
             }
             SimEvent::Choke { note } => {
+                self.pillars.note_off(note.channel, note.key);
                 for v in self.voices.iter_mut().filter(|v| v.matches(&note)) {
                     v.stage = VoiceStage::Off;
                 }
@@ -505,11 +523,12 @@ impl Mapper {
                 self.level = 0.0;
                 self.pending_onsets = 0;
                 self.audio.handle(&SimEvent::Silence);
+                self.pillars.silence();
             }
             SimEvent::Bands { .. } | SimEvent::BandOnset { .. } | SimEvent::Chroma { .. } => {
                 self.audio.handle(&e.event);
             }
-            SimEvent::Splat(_) | SimEvent::Reset => {}
+            SimEvent::Splat(_) | SimEvent::Brush(_) | SimEvent::Reset => {}
         }
     }
 
@@ -529,12 +548,14 @@ impl Mapper {
             }
             // All sound off: silence the channel at once.
             120 => {
+                self.pillars.note_off(channel, u8::MAX);
                 for v in self.voices.iter_mut().filter(|v| v.note.channel == channel) {
                     v.stage = VoiceStage::Off;
                 }
             }
             // All notes off: release the channel's notes, pedal or not.
             123 => {
+                self.pillars.note_off(channel, u8::MAX);
                 for v in self.voices.iter_mut().filter(|v| v.note.channel == channel) {
                     v.release();
                 }
@@ -715,16 +736,19 @@ impl Mapper {
         }
     }
 
-    /// The new notes' first emission: a drum note (on the drum channel) fires its one-shot
-    /// burst and ends at once, so its note-off finds nothing; a pitched note widens the
-    /// keyboard span.
+    /// The new notes' first emission: a pillar note (on the pillar channel) ends at once
+    /// without painting (its pillar is [`Mapper::pillar_edits`]'); a drum note (on the drum
+    /// channel) fires its one-shot burst and ends at once, so its note-off finds nothing; a
+    /// pitched note widens the keyboard span.
     fn strike_drums(&mut self, cfg: &MappingConfig, out: &mut Vec<Splat>) {
         for i in 0..MAX_VOICES {
             let v = self.voices[i];
             if v.stage == VoiceStage::Off || !v.burst {
                 continue;
             }
-            if cfg.drum_channel == Some(v.note.channel) {
+            if cfg.pillar_channel == Some(v.note.channel) {
+                self.voices[i].stage = VoiceStage::Off;
+            } else if cfg.drum_channel == Some(v.note.channel) {
                 drums::strike(v.note.key, v.velocity, self.drum_hits, cfg, out);
                 self.drum_hits = self.drum_hits.wrapping_add(1);
                 self.voices[i].stage = VoiceStage::Off;
@@ -804,6 +828,13 @@ impl Mapper {
             });
         }
         self.pending_onsets = 0;
+    }
+
+    /// The pillar changes the keys down on the pillar channel ask for since the last call,
+    /// into `out` (cleared first; at most [`MAX_PILLAR_EDITS`]: a vector of that capacity
+    /// never grows). Call once per step, after [`Mapper::emit`].
+    pub fn pillar_edits(&mut self, cfg: &MappingConfig, out: &mut Vec<ObstacleEdit>) {
+        self.pillars.edits(cfg.pillar_channel, cfg.aspect, out);
     }
 
     /// The host's beat position now, extrapolated from its last report.

@@ -20,11 +20,13 @@ use serde::{Deserialize, Serialize};
 use std::sync::Arc;
 use std::sync::atomic::AtomicU32;
 
-use crate::fluid::{ColorMode, ToneMode};
+use crate::fluid::{ColorMode, ObstacleStyle, ToneMode};
 use crate::mapping::MappingMode;
 
 pub mod effects;
+pub mod obstacles;
 pub use effects::EffectsParams;
+pub use obstacles::{OBSTACLES_KEY, ObstacleField, ObstacleSettings};
 
 /// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
 /// or a settings field changes in a way that needs [`migrate_state`] to rewrite old projects.
@@ -37,7 +39,9 @@ pub use effects::EffectsParams;
 ///   no mapping load with the keyboard.
 /// - 6: the audio bands and colour by pitch ([`AUDIO_AMOUNT_IDS`]); older states load with
 ///   them at 0, the full-band audio path of old.
-pub const STATE_VERSION: u32 = 6;
+/// - 7: obstacles ([`OBSTACLES_KEY`], the pillar channel and the obstacle look); older states
+///   load with no obstacles and no pillar channel.
+pub const STATE_VERSION: u32 = 7;
 
 /// Id of the note mapping parameter (also written by [`migrate_state`]).
 pub const MAPPING_MODE_ID: &str = "mapping";
@@ -188,6 +192,9 @@ pub struct EditorSettings {
     pub panel_open: bool,
     /// Radius of the mouse brush, fraction of the canvas height (the mouse wheel sets it).
     pub brush_radius: f32,
+    /// Radius of the obstacle brush (Draw and Erase), fraction of the canvas height (the
+    /// panel's slider, or the wheel while drawing, sets it).
+    pub wall_radius: f32,
 }
 
 impl Default for EditorSettings {
@@ -197,6 +204,7 @@ impl Default for EditorSettings {
             height: 540,
             panel_open: false,
             brush_radius: 0.04,
+            wall_radius: 0.02,
         }
     }
 }
@@ -213,6 +221,12 @@ impl EditorSettings {
                     .clamp(BRUSH_RADIUS_RANGE.0, BRUSH_RADIUS_RANGE.1)
             } else {
                 EditorSettings::default().brush_radius
+            },
+            wall_radius: if self.wall_radius.is_finite() {
+                self.wall_radius
+                    .clamp(BRUSH_RADIUS_RANGE.0, BRUSH_RADIUS_RANGE.1)
+            } else {
+                EditorSettings::default().wall_radius
             },
         }
     }
@@ -237,6 +251,12 @@ pub struct DyeflowParams {
     /// Editor window size and panel visibility. Written by the editor and by state loads.
     #[persist = "editor"]
     pub editor: RwLock<EditorSettings>,
+
+    /// The obstacles: the layout last picked and the mask as drawn. Written by the editor,
+    /// by state loads and by the simulation thread (the brush's strokes); see
+    /// [`ObstacleField`].
+    #[persist = "obstacles"]
+    pub obstacles: ObstacleField,
 
     #[id = "bypass"]
     pub bypass: BoolParam,
@@ -290,6 +310,10 @@ pub struct DyeflowParams {
     /// setting) so the simulation thread reads it lock-free and presets carry it.
     #[id = "drum_ch"]
     pub drum_channel: IntParam,
+    /// The MIDI channel (1 to 16) whose notes raise and lower pillars instead of painting
+    /// (the performer plays the walls); 0: none. Not automatable, like the drum channel.
+    #[id = "pillar_ch"]
+    pub pillar_channel: IntParam,
 
     #[id = "colour"]
     pub color_mode: EnumParam<ColorMode>,
@@ -303,6 +327,9 @@ pub struct DyeflowParams {
     /// the legacy `1 - e^-x` of projects saved before it.
     #[id = "display"]
     pub tone_mode: EnumParam<ToneMode>,
+    /// How obstacles show in the picture: filled, outlined or hidden.
+    #[id = "obst_look"]
+    pub obstacle_style: EnumParam<ObstacleStyle>,
     /// Bloom, sunrays, shading, palette and background (the filmic tone's effects).
     #[nested(group = "Picture")]
     pub effects: EffectsParams,
@@ -465,7 +492,7 @@ pub fn s2v_number() -> S2v {
     })
 }
 
-/// The drum channel as text: "Off" for 0, else the channel number.
+/// The drum (or pillar) channel as text: "Off" for 0, else the channel number.
 pub fn v2s_drum_channel(channel: i32) -> String {
     if channel <= 0 {
         "Off".to_owned()
@@ -474,7 +501,8 @@ pub fn v2s_drum_channel(channel: i32) -> String {
     }
 }
 
-/// Parse a drum channel: "off" or "none" (any case) for 0, else a number ("Ch 10" too).
+/// Parse a drum (or pillar) channel: "off" or "none" (any case) for 0, else a number ("Ch 10"
+/// too).
 pub fn s2v_drum_channel(s: &str) -> Option<i32> {
     let s = s.trim();
     if s.eq_ignore_ascii_case("off") || s.eq_ignore_ascii_case("none") {
@@ -501,6 +529,7 @@ impl Default for DyeflowParams {
             state_version: AtomicU32::new(STATE_VERSION),
             settings: RwLock::new(Settings::default()),
             editor: RwLock::new(EditorSettings::default()),
+            obstacles: ObstacleField::default(),
 
             bypass: BoolParam::new("Bypass", false)
                 .with_value_to_string(formatters::v2s_bool_bypass())
@@ -574,6 +603,10 @@ impl Default for DyeflowParams {
             .with_value_to_string(Arc::new(v2s_drum_channel))
             .with_string_to_value(Arc::new(s2v_drum_channel))
             .non_automatable(),
+            pillar_channel: IntParam::new("Pillar channel", 0, drum_channel_range())
+                .with_value_to_string(Arc::new(v2s_drum_channel))
+                .with_string_to_value(Arc::new(s2v_drum_channel))
+                .non_automatable(),
 
             color_mode: EnumParam::new("Colour mode", ColorMode::Dye),
             brightness: FloatParam::new("Brightness", 1.0, brightness_range())
@@ -589,6 +622,7 @@ impl Default for DyeflowParams {
                 .with_value_to_string(formatters::v2s_f32_rounded(1))
                 .with_string_to_value(s2v_number()),
             tone_mode: EnumParam::new("Display", ToneMode::Filmic),
+            obstacle_style: EnumParam::new("Obstacle look", ObstacleStyle::Fill),
             effects: EffectsParams::default(),
         }
     }
@@ -697,7 +731,24 @@ pub fn migrate_state(state: &mut PluginState) {
         }
     }
 
+    // 6 -> 7: obstacles. An old project has none (a field it names anyway, as a preset
+    // written by hand may, is kept).
+    if version < 7 {
+        state
+            .fields
+            .entry(OBSTACLES_KEY.to_owned())
+            .or_insert_with(|| {
+                serde_json::to_string(&ObstacleSettings::default())
+                    .expect("plain struct serialises")
+            });
+    }
+
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();
+    let obstacles = parse_lenient::<ObstacleSettings>(state.fields.get(OBSTACLES_KEY)).sanitized();
+    state.fields.insert(
+        OBSTACLES_KEY.to_owned(),
+        serde_json::to_string(&obstacles).expect("plain struct serialises"),
+    );
     let editor = parse_lenient::<EditorSettings>(state.fields.get(EDITOR_KEY)).sanitized();
     state.fields.insert(
         SETTINGS_KEY.to_owned(),
@@ -744,6 +795,8 @@ fn parse_lenient<T: Default + Serialize + for<'de> Deserialize<'de>>(json: Optio
 
 #[cfg(test)]
 mod audio_migration_tests;
+#[cfg(test)]
+mod obstacle_migration_tests;
 
 #[cfg(test)]
 mod tests {

@@ -1,7 +1,9 @@
 //! Presets: a parameter set saved in the plugin's own state format (readable JSON:
 //! `{"version": ..., "params": {"visc": 120.0, "mapping": "circle", ...}, "fields":
-//! {"settings": "{...}", ...}}`). The editor saves them; `dyeflow render --preset FILE` loads
-//! them, so a look tuned in the DAW renders the same offline.
+//! {"settings": "{...}", "obstacles": "{...}", ...}}`). The editor saves them; `dyeflow render
+//! --preset FILE` loads them, so a look tuned in the DAW renders the same offline. A preset
+//! that carries obstacles (`{"layout": "pillars", "mask": "W H runs..."}`) sets them; one
+//! that carries none (the factory presets) leaves the walls as they are.
 //!
 //! It goes through the same migration as a project the plugin loads ([`migrate_state`]).
 //! Parameters it does not name keep their defaults; ids this Dyeflow does not know are
@@ -13,9 +15,12 @@
 //! checks every value first through the public `Param` previews and the enums' stable ids,
 //! and then sets them in one loop through `ParamPtr`, as the wrappers do.
 
-use crate::fluid::{ColorMode, ToneMode};
+use crate::fluid::{ColorMode, ObstacleStyle, ToneMode};
 use crate::mapping::MappingMode;
-use crate::params::{DyeflowParams, SETTINGS_KEY, Settings, migrate_state};
+use crate::params::{
+    DyeflowParams, OBSTACLES_KEY, ObstacleSettings, SETTINGS_KEY, Settings, migrate_state,
+};
+use crate::sim::obstacles::{Layout, Mask};
 use nice_plug::params::internals::ParamPtr;
 use nice_plug::plugin::{ParamValue, PluginState};
 use nice_plug::prelude::{Enum, Params};
@@ -33,6 +38,8 @@ pub struct PresetReport {
     pub unknown: Vec<String>,
     /// Whether the preset carries settings (grid, canvas, solver), which [`apply`] then set.
     pub settings: bool,
+    /// Whether the preset carries obstacles, which [`apply`] then set.
+    pub obstacles: bool,
 }
 
 /// Why a preset cannot be used. Its text is a phrase, for "FILE: <phrase>" or the editor.
@@ -44,6 +51,12 @@ pub enum PresetError {
     /// `fields.settings` is not a JSON object.
     #[error("its \"settings\" are not a JSON object ({0})")]
     SettingsNotAnObject(String),
+    /// `fields.obstacles` is not a JSON object.
+    #[error("its \"obstacles\" are not a JSON object ({0})")]
+    ObstaclesNotAnObject(String),
+    /// `fields.obstacles.mask` is not a mask Dyeflow reads.
+    #[error("its obstacle \"mask\" does not read: {0}")]
+    BadObstacleMask(String),
     /// A settings field has a value outside its allowed ones.
     #[error("settings field '{name}' is {value}; use one of {allowed}")]
     BadSetting {
@@ -82,6 +95,15 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
         report.unknown.extend(check_settings(json)?);
         report.settings = true;
     }
+    let obstacles = match state.fields.get(OBSTACLES_KEY) {
+        Some(json) => {
+            let (obstacles, unknown) = check_obstacles(json)?;
+            report.unknown.extend(unknown);
+            report.obstacles = true;
+            Some(obstacles)
+        }
+        None => None,
+    };
     migrate_state(&mut state);
     let map: std::collections::HashMap<String, ParamPtr> = params
         .param_map()
@@ -107,6 +129,9 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
     {
         params.set_settings(settings.sanitized());
     }
+    if let Some(obstacles) = obstacles {
+        params.obstacles.set(obstacles);
+    }
     Ok(report)
 }
 
@@ -117,6 +142,8 @@ pub struct Resolved {
     pub values: Vec<(String, f32)>,
     /// The preset's settings, if it carries any.
     pub settings: Option<Settings>,
+    /// The preset's obstacles, if it carries any.
+    pub obstacles: Option<ObstacleSettings>,
     /// What else loading it found.
     pub report: PresetReport,
 }
@@ -134,13 +161,14 @@ pub fn resolve(bytes: &[u8]) -> Result<Resolved, PresetError> {
     Ok(Resolved {
         values,
         settings: report.settings.then(|| scratch.settings()),
+        obstacles: report.obstacles.then(|| scratch.obstacles.get().0),
         report,
     })
 }
 
 /// Load a preset as a whole into `params`: the values it names, defaults for every other
-/// parameter, and its settings if it carries any (else the settings stay). Nothing changes if
-/// it cannot be used. (The editor does the same through the host's gestures.)
+/// parameter, and its settings and obstacles if it carries any (else they stay). Nothing
+/// changes if it cannot be used. (The editor does the same through the host's gestures.)
 pub fn load(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, PresetError> {
     let resolved = resolve(bytes)?;
     let map: std::collections::HashMap<String, ParamPtr> = params
@@ -157,11 +185,14 @@ pub fn load(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Preset
     if let Some(settings) = resolved.settings {
         params.set_settings(settings);
     }
+    if let Some(obstacles) = resolved.obstacles {
+        params.obstacles.set(obstacles);
+    }
     Ok(resolved.report)
 }
 
-/// The current parameter values and settings as a preset, in the plugin's own state format
-/// (what [`apply`] reads back).
+/// The current parameter values, settings and obstacles as a preset, in the plugin's own
+/// state format (what [`apply`] reads back).
 pub fn to_json(params: &DyeflowParams) -> String {
     let mut values = std::collections::BTreeMap::new();
     for (id, ptr, _) in params.param_map() {
@@ -183,6 +214,10 @@ pub fn to_json(params: &DyeflowParams) -> String {
     fields.insert(
         SETTINGS_KEY.to_owned(),
         serde_json::to_string(&params.settings()).unwrap_or_default(),
+    );
+    fields.insert(
+        OBSTACLES_KEY.to_owned(),
+        serde_json::to_string(&params.obstacles.get().0).unwrap_or_default(),
     );
     let state = PluginState {
         version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -250,6 +285,42 @@ fn check_settings(json: &str) -> Result<Vec<String>, PresetError> {
         }
     }
     Ok(unknown)
+}
+
+/// Check a preset's obstacles (JSON text, or an inline object as text): a known layout and a
+/// mask that reads (or none). Returns them, and the fields this Dyeflow does not know, as
+/// `obstacles.name`.
+fn check_obstacles(json: &str) -> Result<(ObstacleSettings, Vec<String>), PresetError> {
+    use serde_json::Value;
+    let Ok(Value::Object(fields)) = serde_json::from_str::<Value>(json) else {
+        return Err(PresetError::ObstaclesNotAnObject(short(json)));
+    };
+    let mut out = ObstacleSettings::default();
+    let mut unknown = Vec::new();
+    for (name, value) in &fields {
+        match name.as_str() {
+            "layout" => {
+                out.layout = value.as_str().and_then(Layout::from_id).ok_or_else(|| {
+                    PresetError::BadSetting {
+                        name: "obstacles.layout".into(),
+                        value: short(&value.to_string()),
+                        allowed: Layout::ALL.map(Layout::id).join(", "),
+                    }
+                })?;
+            }
+            "mask" => {
+                let text = value
+                    .as_str()
+                    .ok_or_else(|| PresetError::BadObstacleMask(short(&value.to_string())))?;
+                if !text.trim().is_empty() {
+                    Mask::decode(text).map_err(|e| PresetError::BadObstacleMask(e.to_string()))?;
+                }
+                out.mask = text.to_owned();
+            }
+            _ => unknown.push(format!("obstacles.{name}")),
+        }
+    }
+    Ok((out, unknown))
 }
 
 /// A value's text for a message, cut short if long.
@@ -378,6 +449,7 @@ fn enum_index(id: &str, choice: &str) -> Option<usize> {
         "mapping" => MappingMode::ids(),
         "colour" => ColorMode::ids(),
         "display" => ToneMode::ids(),
+        "obst_look" => ObstacleStyle::ids(),
         _ => None,
     }?;
     ids.iter().position(|&c| c == choice)
@@ -424,7 +496,7 @@ mod tests {
                 assert!(count > 1, "{id}");
             }
         }
-        assert_eq!(enums, 3, "a new enum parameter needs a line in enum_index");
+        assert_eq!(enums, 4, "a new enum parameter needs a line in enum_index");
     }
 
     #[test]
@@ -513,6 +585,60 @@ mod tests {
             "the default, unchanged"
         );
         assert_eq!(params.settings(), Settings::default(), "settings changed");
+    }
+
+    /// A preset carries the layout and the drawing; one without obstacles leaves them; a bad
+    /// one says why and changes nothing.
+    #[test]
+    fn presets_carry_the_obstacles() {
+        let a = DyeflowParams::default();
+        let mut drawn = Mask::layout(Layout::Ring, 48, 27);
+        drawn.paint_disc([0.4, 0.6], 0.08, true);
+        let saved = ObstacleSettings {
+            layout: Layout::Ring,
+            mask: drawn.encode(),
+        };
+        apply(br#"{"params": {"obst_look": "outline"}}"#, &a).unwrap();
+        a.obstacles.set(saved.clone());
+        let json = to_json(&a);
+        let b = DyeflowParams::default();
+        let report = apply(json.as_bytes(), &b).unwrap();
+        assert!(report.obstacles && report.unknown.is_empty(), "{report:?}");
+        assert_eq!(b.obstacles.get().0, saved);
+        assert_eq!(b.obstacle_style.value(), ObstacleStyle::Outline);
+        assert_eq!(
+            resolve(json.as_bytes()).unwrap().obstacles,
+            Some(saved.clone())
+        );
+
+        // Written by hand, inline; a preset without obstacles (a factory one) leaves them.
+        let c = DyeflowParams::default();
+        let hand = br#"{"params": {}, "fields": {"obstacles": {"layout": "Maze", "glow": 1}}}"#;
+        let report = apply(hand, &c).unwrap();
+        assert_eq!(report.unknown, vec!["obstacles.glow".to_owned()]);
+        assert_eq!(c.obstacles.get().0, ObstacleSettings::layout(Layout::Maze));
+        load(crate::preset::FACTORY_PRESETS[0].json().as_bytes(), &c).unwrap();
+        assert_eq!(c.obstacles.get().0.layout, Layout::Maze);
+        assert_eq!(resolve(br#"{"params": {}}"#).unwrap().obstacles, None);
+
+        for (json, needle) in [
+            (
+                &br#"{"params":{},"fields":{"obstacles":{"layout":"spiral"}}}"#[..],
+                "'obstacles.layout' is \"spiral\"; use one of none, disc, pillars, maze, ring",
+            ),
+            (
+                br#"{"params":{},"fields":{"obstacles":{"mask":"4 2 3"}}}"#,
+                "obstacle \"mask\" does not read",
+            ),
+            (
+                br#"{"params":{},"fields":{"obstacles":[1]}}"#,
+                "\"obstacles\" are not a JSON object",
+            ),
+        ] {
+            let err = apply(json, &c).unwrap_err().to_string();
+            assert!(err.contains(needle), "{err}");
+            assert_eq!(c.obstacles.get().0.layout, Layout::Maze, "changed by {err}");
+        }
     }
 
     #[test]

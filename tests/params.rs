@@ -44,6 +44,8 @@ const EXPECTED: &[(&str, f32)] = &[
     ("mid_amt", 1.0),
     ("high_amt", 1.0),
     ("chroma_amt", 1.0),
+    ("pillar_ch", 0.0),
+    ("obst_look", 0.0), // Fill
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -143,6 +145,8 @@ fn ranges_have_the_documented_ends() {
         ("mid_amt", 0.0, 4.0),
         ("high_amt", 0.0, 4.0),
         ("chroma_amt", 0.0, 4.0),
+        ("pillar_ch", 0.0, 16.0),
+        ("obst_look", 0.0, 2.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {
@@ -228,6 +232,11 @@ fn value_strings_are_readable_and_carry_units() {
     assert_eq!(text("p_iters", 0.0), "2");
     assert_eq!(text("drum_ch", 0.0), "Off");
     assert_eq!(text("drum_ch", 10.0 / 16.0), "10");
+    assert_eq!(text("pillar_ch", 0.0), "Off");
+    assert_eq!(text("pillar_ch", 1.0), "16");
+    assert_eq!(text("obst_look", 0.0), "Fill");
+    assert_eq!(text("obst_look", 0.5), "Outline");
+    assert_eq!(text("obst_look", 1.0), "Hidden");
     assert_eq!(text("palette", 0.0), "Off");
     assert_eq!(text("palette", 0.2), "Fire");
     assert_eq!(text("palette", 1.0), "Mono");

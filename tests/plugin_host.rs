@@ -295,7 +295,8 @@ fn settings_and_editor_size_come_back_with_the_project() {
         "sim_resolution": 512, "dye_scale": 4, "aspect": "4:3", "backend": "cpu", "sim_rate_hz": 120
     });
     let editor = serde_json::json!({
-        "width": 1280, "height": 720, "panel_open": true, "brush_radius": 0.125
+        "width": 1280, "height": 720, "panel_open": true, "brush_radius": 0.125,
+        "wall_radius": 0.05
     });
     state["fields"]["settings"] = settings.to_string().into();
     state["fields"]["editor"] = editor.to_string().into();
@@ -310,7 +311,8 @@ fn settings_and_editor_size_come_back_with_the_project() {
     assert_eq!(field("settings"), settings);
     assert_eq!(field("editor"), editor);
 
-    // A project saved before the brush radius existed loads with the default brush.
+    // A project saved before the brush radius (and the obstacle brush) existed loads with
+    // the default brushes.
     let older = serde_json::json!({ "width": 800, "height": 600, "panel_open": false });
     state["fields"]["editor"] = older.to_string().into();
     let mut c = Instance::new();
@@ -321,6 +323,7 @@ fn settings_and_editor_size_come_back_with_the_project() {
     assert_eq!(editor["width"], 800);
     assert_eq!(editor["panel_open"], false);
     assert_eq!(editor["brush_radius"], 0.04);
+    assert_eq!(editor["wall_radius"], 0.02);
 }
 
 #[test]

@@ -282,6 +282,8 @@ fn bad_input_gets_one_clear_sentence_and_exit_code_2() {
         p.to_string_lossy().into_owned()
     };
     let bad_preset = write("bad.json", br#"{"params": {"visc": "thick"}}"#);
+    let not_png = write("walls.png", b"GIF89a, not a PNG");
+    let missing_png = dir.join("walls-missing.png").to_string_lossy().into_owned();
     let missing = dir.join("missing.mid").to_string_lossy().into_owned();
     let a_dir = dir.to_string_lossy().into_owned();
     let out = dir.join("out").to_string_lossy().into_owned();
@@ -306,6 +308,15 @@ fn bad_input_gets_one_clear_sentence_and_exit_code_2() {
         (vec!["--sim", "300"], "128, 256, 512, 1024, 2048"),
         (vec!["--dye", "3"], "1, 2, 4"),
         (vec!["--start", "500"], "past the end"),
+        (
+            vec!["--obstacles", "spiral"],
+            "spiral: no such file or obstacle layout; the layouts are none, disc, pillars",
+        ),
+        (
+            vec!["--obstacles", &not_png],
+            "not a PNG image Dyeflow reads",
+        ),
+        (vec!["--obstacles", &missing_png], "file not found"),
     ];
     for (args, needle) in cases {
         let mut all = args.clone();
@@ -520,4 +531,96 @@ fn stats_measure_the_frames_written() {
         stdout.contains("Picture (6 of 8 frames, the last three quarters): mean luma"),
         "{stdout}"
     );
+}
+
+/// The colour of the frame's pixel at canvas point `p` (16:9, 1 tall, y up).
+fn colour_at(image: &Image, p: [f32; 2]) -> [u8; 3] {
+    let aspect = image.width as f32 / image.height as f32;
+    let x = ((p[0] / aspect * image.width as f32) as usize).min(image.width as usize - 1);
+    let y = (((1.0 - p[1]) * image.height as f32) as usize).min(image.height as usize - 1);
+    let i = (y * image.width as usize + x) * 4;
+    [image.rgba[i], image.rgba[i + 1], image.rgba[i + 2]]
+}
+
+/// `--obstacles` by name and by PNG, and the pillar channel's notes, show in the frames:
+/// the pillars of the layout, a wall where the image is white, and a pillar exactly while
+/// its note is held.
+#[test]
+fn obstacles_show_in_the_render() {
+    use dyeflow::fluid::OBSTACLE_FILL_RGB8 as FILL;
+    let dir = scratch("obstacles");
+    let mid = dir.join("one.mid");
+    // Middle C on channel 1 from 0.5 s to 1.5 s.
+    std::fs::write(&mid, midi_file(&[(0.5, 1.0, 60)])).unwrap();
+    let aspect = 16.0f32 / 9.0;
+
+    // The Pillars layout: five discs on the middle line, at sixths of the width.
+    let opts = RenderOptions {
+        midi: Some(mid.clone()),
+        obstacles: Some("pillars".into()),
+        ..small(&dir, 10, 0.3)
+    };
+    render::render(&opts, &AtomicBool::new(false)).unwrap();
+    let f = frame(&dir, 2);
+    for k in 1..=5 {
+        assert_eq!(
+            colour_at(&f, [aspect * k as f32 / 6.0, 0.5]),
+            FILL,
+            "pillar {k}"
+        );
+    }
+    assert_ne!(colour_at(&f, [aspect / 12.0, 0.5]), FILL);
+
+    // A PNG: a white bar across the top third of a black image, any size.
+    let (w, h) = (64u32, 30u32);
+    let mut grey = vec![0u8; (w * h) as usize];
+    for y in 0..10 {
+        for x in 8..56 {
+            grey[(y * w + x) as usize] = 255;
+        }
+    }
+    let png_path = dir.join("bar.png");
+    {
+        let mut bytes = Vec::new();
+        let mut e = png::Encoder::new(&mut bytes, w, h);
+        e.set_color(png::ColorType::Grayscale);
+        e.set_depth(png::BitDepth::Eight);
+        let mut writer = e.write_header().unwrap();
+        writer.write_image_data(&grey).unwrap();
+        writer.finish().unwrap();
+        std::fs::write(&png_path, bytes).unwrap();
+    }
+    let opts = RenderOptions {
+        midi: Some(mid.clone()),
+        obstacles: Some(png_path),
+        ..small(&dir, 10, 0.3)
+    };
+    render::render(&opts, &AtomicBool::new(false)).unwrap();
+    let f = frame(&dir, 2);
+    assert_eq!(colour_at(&f, [aspect / 2.0, 0.85]), FILL, "the bar");
+    assert_ne!(colour_at(&f, [aspect / 2.0, 0.4]), FILL, "below the bar");
+    assert_ne!(colour_at(&f, [0.05, 0.85]), FILL, "left of the bar");
+
+    // Notes on channel 1 as the pillar channel: middle C stands a pillar from 0.5 s to
+    // 1.5 s, in the middle of the canvas (the pillar range is C2 to C6).
+    let preset = dir.join("pillars.json");
+    std::fs::write(
+        &preset,
+        r#"{"params": {"pillar_ch": 1}, "fields": {"state-version": "7"}}"#,
+    )
+    .unwrap();
+    let opts = RenderOptions {
+        midi: Some(mid),
+        preset: Some(preset),
+        ..small(&dir, 10, 2.0)
+    };
+    render::render(&opts, &AtomicBool::new(false)).unwrap();
+    let centre = dyeflow::mapping::Pillar::for_key(60, 100.0 / 127.0, aspect).centre;
+    assert_ne!(colour_at(&frame(&dir, 3), centre), FILL, "before the note");
+    assert_eq!(
+        colour_at(&frame(&dir, 10), centre),
+        FILL,
+        "while it is held"
+    );
+    assert_ne!(colour_at(&frame(&dir, 18), centre), FILL, "after it");
 }

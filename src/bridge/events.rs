@@ -34,6 +34,16 @@ pub struct NoteId {
     pub voice: i32,
 }
 
+/// A stroke of the obstacle brush (the editor's Draw and Erase): every cell within `radius`
+/// of the segment from `from` to `to` becomes solid (`solid`) or fluid. Canvas units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Brush {
+    pub from: [f32; 2],
+    pub to: [f32; 2],
+    pub radius: f32,
+    pub solid: bool,
+}
+
 /// Something that should happen to the fluid.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum SimEvent {
@@ -78,6 +88,8 @@ pub enum SimEvent {
     Silence,
     /// Paint directly: dye and momentum at a point (the editor's mouse, tests).
     Splat(Splat),
+    /// Draw or erase obstacles (the editor's brush).
+    Brush(Brush),
     /// Clear the fluid to rest.
     Reset,
 }

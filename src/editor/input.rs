@@ -1,14 +1,16 @@
 //! Mouse painting and keys, as in the original stable-fluids demo.
 //!
 //! - Left-drag: dye and a push along the drag, at the drag's speed; each stroke takes the next
-//!   hue (golden-ratio steps around the wheel, so strokes never repeat a colour soon).
+//!   hue (golden-ratio steps around the wheel, so strokes never repeat a colour soon). With
+//!   the obstacle brush on (the panel's Draw or Erase), it draws or erases solid walls along
+//!   the drag instead (a click stamps one disc).
 //! - Right-drag: pulls the fluid towards the cursor; with Shift it pushes it away.
-//! - Wheel: brush radius.
+//! - Wheel: brush radius (the obstacle brush's while it is on).
 //! - Keys: P pauses, Space fires random splats, R resets, F hides the panel.
 
 use super::EditorShared;
 use super::view::Canvas;
-use crate::bridge::events::{SimEvent, TimedEvent};
+use crate::bridge::events::{Brush, SimEvent, TimedEvent};
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
 use crate::params::BRUSH_RADIUS_RANGE;
 use egui::{self, Color32, PointerButton, Sense, Stroke};
@@ -43,15 +45,47 @@ pub fn key_capture(typing: bool) -> KeyCapture {
     )
 }
 
+/// What a left-drag on the canvas does.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BrushMode {
+    /// Paints dye (the obstacle brush is off).
+    #[default]
+    Off,
+    /// Draws solid walls.
+    Draw,
+    /// Erases walls (the cells become fluid).
+    Erase,
+}
+
+impl BrushMode {
+    /// Every mode, in the panel's order.
+    pub const ALL: [BrushMode; 3] = [BrushMode::Off, BrushMode::Draw, BrushMode::Erase];
+
+    /// Its name on the panel.
+    pub fn name(self) -> &'static str {
+        match self {
+            BrushMode::Off => "Off",
+            BrushMode::Draw => "Draw",
+            BrushMode::Erase => "Erase",
+        }
+    }
+}
+
 /// Mouse and key state of one editor window.
 pub struct Painter {
     hue: f32,
     rng: u64,
+    /// What a left-drag does (the panel sets it; a new window starts with dye).
+    pub mode: BrushMode,
+    /// Where the obstacle brush's drag was last (its strokes join up), canvas units.
+    last: Option<[f32; 2]>,
 }
 
 impl Default for Painter {
     fn default() -> Self {
         Self {
+            mode: BrushMode::Off,
+            last: None,
             hue: 0.0,
             // A different burst each session; xorshift needs a non-zero state.
             rng: std::time::SystemTime::now()
@@ -100,13 +134,41 @@ impl Painter {
         let brush = editor.brush_radius;
         let dt = ui.input(|i| i.stable_dt).clamp(1e-3, 0.1);
         let mut acted = response.dragged();
+        let walls = self.mode != BrushMode::Off;
 
         if response.drag_started_by(PointerButton::Primary) {
-            self.hue = (self.hue + HUE_STEP).fract();
+            // A drag starts once the pointer has moved a little: the wall starts where the
+            // button went down.
+            self.last = ui
+                .input(|i| i.pointer.press_origin())
+                .filter(|_| walls)
+                .map(|p| canvas.to_canvas(p));
+            if !walls {
+                self.hue = (self.hue + HUE_STEP).fract();
+            }
         }
         if let Some(pos) = response.interact_pointer_pos() {
             let at = canvas.to_canvas(pos);
-            if response.dragged_by(PointerButton::Primary) {
+            let stroke = response.dragged_by(PointerButton::Primary)
+                || response.clicked_by(PointerButton::Primary);
+            if walls && stroke {
+                // From where the drag was last, so a fast drag leaves no gaps (a pointer held
+                // still sends nothing more).
+                let from = self.last.unwrap_or(at);
+                if self.last != Some(at) {
+                    send(
+                        shared,
+                        SimEvent::Brush(Brush {
+                            from,
+                            to: at,
+                            radius: editor.wall_radius,
+                            solid: self.mode == BrushMode::Draw,
+                        }),
+                    );
+                }
+                self.last = Some(at);
+                acted = true;
+            } else if response.dragged_by(PointerButton::Primary) {
                 let d = canvas.delta_to_canvas(ui.input(|i| i.pointer.delta()));
                 let (vx, vy) = (d[0] / dt, d[1] / dt);
                 let speed = vx.hypot(vy);
@@ -148,19 +210,38 @@ impl Painter {
             }
         }
 
+        if !response.dragged() {
+            self.last = None;
+        }
+
         if response.hovered() {
             let scroll = ui.input(|i| i.smooth_scroll_delta.y);
             if scroll != 0.0 {
                 acted = true;
-                editor.brush_radius = (brush * (scroll * 0.004).exp())
+                let radius = if walls {
+                    &mut editor.wall_radius
+                } else {
+                    &mut editor.brush_radius
+                };
+                *radius = (*radius * (scroll * 0.004).exp())
                     .clamp(BRUSH_RADIUS_RANGE.0, BRUSH_RADIUS_RANGE.1);
                 shared.params.set_editor_settings(editor.clone());
             }
             if let Some(p) = response.hover_pos() {
-                // The brush outline.
-                let r = canvas.length_to_screen(editor.brush_radius);
-                ui.painter()
-                    .circle_stroke(p, r, Stroke::new(1.0, Color32::from_white_alpha(90)));
+                // The brush outline: white for dye, amber to draw walls, red to erase them.
+                let (radius, colour) = match self.mode {
+                    BrushMode::Off => (editor.brush_radius, Color32::from_white_alpha(90)),
+                    BrushMode::Draw => (
+                        editor.wall_radius,
+                        Color32::from_rgba_unmultiplied(255, 190, 60, 200),
+                    ),
+                    BrushMode::Erase => (
+                        editor.wall_radius,
+                        Color32::from_rgba_unmultiplied(255, 80, 80, 200),
+                    ),
+                };
+                let r = canvas.length_to_screen(radius);
+                ui.painter().circle_stroke(p, r, Stroke::new(1.0, colour));
             }
         }
 

@@ -339,7 +339,7 @@ impl NiceEguiApp for EditorApp {
             self.hint.show(ui, &canvas, acted, notes, !panel_open);
         }
         self.panel
-            .show(ui, &self.shared, &setter, &self.view, &self.input);
+            .show(ui, &self.shared, &setter, &self.view, &mut self.input);
         // The fluid moves: draw again soon (the frames come at the simulation rate).
         ui.ctx()
             .request_repaint_after(std::time::Duration::from_millis(8));

@@ -7,12 +7,14 @@
 //! widgets of one width), so the sliders line up from section to section.
 
 use super::EditorShared;
-use super::input::Painter;
+use super::input::{BrushMode, Painter};
 use super::presets::PresetMenu;
 use super::view::FluidView;
 use crate::params::{
-    Aspect, BackendChoice, DYE_SCALES, DyeflowParams, SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
+    Aspect, BRUSH_RADIUS_RANGE, BackendChoice, DYE_SCALES, DyeflowParams, ObstacleSettings,
+    SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
 };
+use crate::sim::obstacles::Layout;
 use egui::{self, Align2, Color32, RichText};
 use nice_plug::prelude::{BoolParam, Enum, EnumParam, IntParam, Param, ParamSetter};
 use nice_plug_egui::widgets::ParamSlider;
@@ -31,6 +33,8 @@ const SCROLL_BAR: f32 = 14.0;
 const GAP: f32 = 8.0;
 /// Height of the title row, points.
 const TITLE: f32 = 26.0;
+/// Width of the obstacles' Clear button, points.
+const CLEAR_BUTTON: f32 = 52.0;
 
 /// The two columns of every grid in the panel, in points.
 #[derive(Clone, Copy, Debug)]
@@ -110,8 +114,9 @@ fn choice<T: Enum + PartialEq + 'static>(
     ui.end_row();
 }
 
-/// The drum channel as a labelled combo box row (Off, 1 to 16), with the host gesture.
-fn drum_channel(ui: &mut egui::Ui, param: &IntParam, setter: &ParamSetter, cols: Cols) {
+/// A channel parameter (drums, pillars) as a labelled combo box row (Off, 1 to 16), with
+/// the host gesture and `hover` as its tooltip.
+fn channel(ui: &mut egui::Ui, param: &IntParam, setter: &ParamSetter, cols: Cols, hover: &str) {
     use crate::params::v2s_drum_channel;
     label(ui, param.name(), cols);
     let current = param.value();
@@ -132,10 +137,7 @@ fn drum_channel(ui: &mut egui::Ui, param: &IntParam, setter: &ParamSetter, cols:
             }
         })
         .response
-        .on_hover_text(
-            "General MIDI drums: this channel's notes play as a kit (kick, snare, hats, toms), \
-             not as pitches",
-        );
+        .on_hover_text(hover);
     ui.end_row();
 }
 
@@ -187,6 +189,86 @@ fn setting<T: Copy + PartialEq>(
         });
     ui.end_row();
     picked
+}
+
+/// The obstacles: the layout, the brush (what a left-drag does, and its size), Clear, how
+/// they look, and the pillar channel.
+fn obstacles_section(
+    ui: &mut egui::Ui,
+    shared: &EditorShared,
+    setter: &ParamSetter,
+    painter: &mut Painter,
+    cols: Cols,
+) {
+    let p = &shared.params;
+    let current = p.obstacles.get().0;
+    let layouts: Vec<(Layout, &str)> = Layout::ALL.iter().map(|&l| (l, l.name())).collect();
+    section(ui, "Obstacles", true, |ui| {
+        label(ui, "Layout", cols);
+        ui.horizontal(|ui| {
+            let clear = CLEAR_BUTTON.min(cols.widget / 3.0);
+            egui::ComboBox::from_id_salt("Layout")
+                .width((cols.widget - clear - GAP).max(40.0))
+                .selected_text(current.layout.name())
+                .show_ui(ui, |ui| {
+                    for &(l, name) in &layouts {
+                        if ui.selectable_label(l == current.layout, name).clicked() {
+                            // A layout replaces what was drawn (picking the same one again
+                            // too: it is how to undo a drawing).
+                            p.obstacles.set(ObstacleSettings::layout(l));
+                        }
+                    }
+                });
+            if ui
+                .add(egui::Button::new("Clear").min_size(egui::vec2(clear, 0.0)))
+                .on_hover_text("No obstacles: the layout and everything drawn go")
+                .clicked()
+            {
+                p.obstacles.set(ObstacleSettings::default());
+            }
+        });
+        ui.end_row();
+        label(ui, "Brush", cols);
+        ui.horizontal(|ui| {
+            for mode in BrushMode::ALL {
+                ui.selectable_value(&mut painter.mode, mode, mode.name())
+                    .on_hover_text(match mode {
+                        BrushMode::Off => "Left-drag paints dye",
+                        BrushMode::Draw => "Left-drag draws walls",
+                        BrushMode::Erase => "Left-drag erases walls",
+                    });
+            }
+        });
+        ui.end_row();
+        label(ui, "Brush size", cols);
+        let mut editor = p.editor_settings();
+        let mut percent = editor.wall_radius * 100.0;
+        let range = BRUSH_RADIUS_RANGE.0 * 100.0..=BRUSH_RADIUS_RANGE.1 * 100.0;
+        ui.spacing_mut().slider_width = (cols.widget - VALUE_BOX).max(40.0);
+        let slider = egui::Slider::new(&mut percent, range)
+            .logarithmic(true)
+            .suffix(" %")
+            .max_decimals(1);
+        if ui
+            .add(slider)
+            .on_hover_text("The obstacle brush's radius, in percent of the canvas height")
+            .changed()
+        {
+            editor.wall_radius = percent / 100.0;
+            p.set_editor_settings(editor);
+        }
+        ui.end_row();
+        choice(ui, &p.obstacle_style, setter, cols);
+        channel(
+            ui,
+            &p.pillar_channel,
+            setter,
+            cols,
+            "This channel's notes raise pillars instead of painting: pitch places them on the \
+             middle line (C2 left to C6 right), velocity sizes them, and each stands while its \
+             key is down",
+        );
+    });
 }
 
 fn settings_section(ui: &mut egui::Ui, params: &DyeflowParams, cols: Cols) {
@@ -292,7 +374,7 @@ impl Panel {
         shared: &EditorShared,
         setter: &ParamSetter,
         view: &FluidView,
-        painter: &Painter,
+        painter: &mut Painter,
     ) {
         let ctx = ui.ctx().clone();
         if shared.engine.paused() {
@@ -381,7 +463,7 @@ impl Panel {
         ui: &mut egui::Ui,
         shared: &EditorShared,
         setter: &ParamSetter,
-        painter: &Painter,
+        painter: &mut Painter,
         cols: Cols,
     ) {
         let p = &shared.params;
@@ -397,7 +479,14 @@ impl Panel {
         });
         section(ui, "Notes", true, |ui| {
             choice(ui, &p.mapping_mode, setter, cols);
-            drum_channel(ui, &p.drum_channel, setter, cols);
+            channel(
+                ui,
+                &p.drum_channel,
+                setter,
+                cols,
+                "General MIDI drums: this channel's notes play as a kit (kick, snare, hats, \
+                 toms), not as pitches",
+            );
             slider(ui, &p.splat_radius, setter, cols);
             slider(ui, &p.splat_force, setter, cols);
             slider(ui, &p.dye_amount, setter, cols);
@@ -414,6 +503,8 @@ impl Panel {
             slider(ui, &p.high_amount, setter, cols);
             slider(ui, &p.chroma_amount, setter, cols);
         });
+        // NOTE: before Look, so the panel's end (scrolled to) stays as it was.
+        obstacles_section(ui, shared, setter, painter, cols);
         section(ui, "Look", true, |ui| {
             choice(ui, &p.color_mode, setter, cols);
             choice(ui, &p.tone_mode, setter, cols);
@@ -452,6 +543,10 @@ impl Panel {
                 });
                 ui.label("Right-drag: pull the fluid; Shift + right-drag: push it away");
                 ui.label("Wheel: brush size");
+                ui.label(
+                    "Obstacles: Draw or Erase, then left-drag on the fluid (the wheel sizes \
+                     that brush); Off paints dye again",
+                );
                 ui.label("P pause · Space random splats · R reset · F hide this panel");
             });
     }

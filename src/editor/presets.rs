@@ -5,7 +5,8 @@
 //! if the user had moved each knob: the host records it (and can undo it), and the values it
 //! sends back are the ones shown. A preset is a whole look: the knobs it does not name go
 //! back to their defaults ([`crate::preset::resolve`]). Bypass is left alone (a look does not
-//! switch the plugin off), and so are the settings, unless a user preset carries them.
+//! switch the plugin off), and so are the settings and the obstacles, unless a user preset
+//! carries them.
 
 use super::EditorShared;
 use crate::preset::{self, FACTORY_PRESETS, FactoryPreset};
@@ -84,6 +85,9 @@ pub fn load(bytes: &[u8], shared: &EditorShared, setter: &ParamSetter) -> Result
     }
     if let Some(settings) = resolved.settings {
         params.set_settings(settings);
+    }
+    if let Some(obstacles) = resolved.obstacles {
+        params.obstacles.set(obstacles);
     }
     Ok(changed)
 }

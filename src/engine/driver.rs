@@ -1,13 +1,18 @@
 //! Events in, steps out: the part of the engine the offline renderer shares.
 
 use super::*;
+use crate::mapping::{MAX_PILLAR_EDITS, ObstacleEdit};
 
 /// Everything between the event queue and the model, shared by the engine and the offline
 /// renderer so both drive the fluid identically: the mapping (notes and audio to splats),
-/// the parameter smoothing and the discrete knobs.
+/// the parameter smoothing, the discrete knobs and the obstacles.
 pub struct Driver {
     mapper: Mapper,
     splats: Vec<Splat>,
+    /// The mapping's pillar edits of one step (never grows past its capacity).
+    edits: Vec<ObstacleEdit>,
+    /// The obstacles: the project's and the pillar channel's.
+    scene: super::obstacles::Scene,
     smoother: KnobsSmoother,
     discrete: Discrete,
     /// Seconds of simulation so far.
@@ -23,6 +28,8 @@ impl Driver {
         Self {
             mapper: Mapper::new(),
             splats: Vec::with_capacity(2 * MAX_VOICES + 32),
+            edits: Vec::with_capacity(MAX_PILLAR_EDITS),
+            scene: super::obstacles::Scene::default(),
             smoother: KnobsSmoother::new(Knobs::from_params(params)),
             discrete: Discrete::from_params(params),
             sim_time: 0.0,
@@ -30,13 +37,16 @@ impl Driver {
         }
     }
 
-    /// Take one event: notes and audio go to the mapping, splats and resets to the model.
+    /// Take one event: notes and audio go to the mapping, splats and resets to the model,
+    /// brush strokes to the obstacles (applied with the next step, or
+    /// [`Driver::sync_obstacles`]).
     pub fn event(&mut self, model: &mut dyn Model, event: &TimedEvent) {
         match event.event {
             SimEvent::Splat(s) => {
                 model.inject(&[s]);
                 self.changes += 1;
             }
+            SimEvent::Brush(b) => self.scene.brush(&b, model.resolution().cells),
             SimEvent::Reset => {
                 model.reset();
                 self.changes += 1;
@@ -59,6 +69,8 @@ impl Driver {
         self.discrete = d;
         let mapping = mapping_config(params, model.resolution().aspect());
         let drive = self.mapper.emit(real_dt, &mapping, &mut self.splats);
+        self.pillars(&mapping);
+        self.sync_obstacles(model, params);
         if !self.splats.is_empty() {
             model.inject(&self.splats);
             self.changes += 1;
@@ -76,6 +88,9 @@ impl Driver {
     /// a note-off still ends them) but the notes emit nothing and the fluid does not move;
     /// direct splats (the mouse) still paint, as in the original demo.
     pub fn idle(&mut self, model: &mut dyn Model) {
+        if self.scene.apply(model) {
+            self.changes += 1;
+        }
         model.advance(&StepParams {
             dt: 0.0,
             ..StepParams::default()
@@ -88,8 +103,17 @@ impl Driver {
     pub fn flush(&mut self, model: &mut dyn Model, params: &DyeflowParams) -> bool {
         let mapping = mapping_config(params, model.resolution().aspect());
         self.mapper.emit(0.0, &mapping, &mut self.splats);
+        self.pillars(&mapping);
+        let walls = self.sync_obstacles(model, params);
         if self.splats.is_empty() {
-            return false;
+            if walls {
+                // A step of no time clears what the new walls cover.
+                model.advance(&StepParams {
+                    dt: 0.0,
+                    ..StepParams::default()
+                });
+            }
+            return walls;
         }
         model.inject(&self.splats);
         self.changes += 1;
@@ -99,6 +123,54 @@ impl Driver {
             ..StepParams::default()
         });
         true
+    }
+
+    /// The mapping's pillar edits into the scene.
+    fn pillars(&mut self, mapping: &crate::mapping::MappingConfig) {
+        self.mapper.pillar_edits(mapping, &mut self.edits);
+        for e in &self.edits {
+            self.scene.edit(e);
+        }
+    }
+
+    /// Take the project's obstacles when they changed (the editor's layout or Clear, a state
+    /// or preset load: the field's serial moved), and give the model its mask when anything
+    /// changed (those, the brush, the pillars). One atomic load when nothing did. Whether the
+    /// model got a new mask.
+    pub fn sync_obstacles(&mut self, model: &mut dyn Model, params: &DyeflowParams) -> bool {
+        if self.scene.seen != Some(params.obstacles.serial()) {
+            let (settings, serial) = params.obstacles.get();
+            self.scene.set_settings(&settings, serial);
+        }
+        let applied = self.scene.apply(model);
+        if applied {
+            self.changes += 1;
+        }
+        applied
+    }
+
+    /// The model was rebuilt (new resolution or backend): compose its mask again at its grid.
+    pub fn obstacles_rebuilt(&mut self, model: &mut dyn Model, params: &DyeflowParams) {
+        self.scene.invalidate();
+        self.sync_obstacles(model, params);
+    }
+
+    /// Write what the brush drew back into the project (so it is saved with it), unless the
+    /// project's obstacles changed meanwhile (they win). Whether it wrote.
+    pub fn write_back_obstacles(&mut self, params: &DyeflowParams) -> bool {
+        let Some(drawn) = self.scene.take_drawn() else {
+            return false;
+        };
+        let Some(seen) = self.scene.seen else {
+            return false;
+        };
+        match params.obstacles.set_if(seen, drawn) {
+            Some(serial) => {
+                self.scene.seen = Some(serial);
+                true
+            }
+            None => false,
+        }
     }
 
     /// Whether the mapping would put nothing into the fluid (see [`Mapper::quiet`]).
@@ -123,9 +195,13 @@ impl Driver {
     /// The look for frames, from the smoothed knobs.
     pub fn look(&self) -> Look {
         let d = &self.discrete;
-        self.smoother
-            .current()
-            .look(d.color_mode, d.tone, d.palette)
+        Look {
+            obstacles: d.obstacles,
+            ..self
+                .smoother
+                .current()
+                .look(d.color_mode, d.tone, d.palette)
+        }
     }
 
     /// The smoothed knobs as of the last step.

@@ -7,7 +7,9 @@
 //! offline renders), and smoothing per simulation step in simulation time makes an automation
 //! step look the same at 30, 60 or 144 steps per second.
 
-use crate::fluid::{ColorMode, Effects, Look, Palette, ToneMode, hsv_to_rgb, light_for_display};
+use crate::fluid::{
+    ColorMode, Effects, Look, ObstacleStyle, Palette, ToneMode, hsv_to_rgb, light_for_display,
+};
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
 use crate::sim::StepParams;
@@ -121,6 +123,7 @@ impl Knobs {
                 palette,
                 background: hue.map(|c| c * bg),
             },
+            obstacles: ObstacleStyle::default(),
         }
     }
 
@@ -184,6 +187,8 @@ pub struct Discrete {
     pub tone: ToneMode,
     /// The picture's palette.
     pub palette: Palette,
+    /// How obstacles are drawn.
+    pub obstacles: ObstacleStyle,
 }
 
 impl Discrete {
@@ -194,6 +199,7 @@ impl Discrete {
             color_mode: p.color_mode.value(),
             tone: p.tone_mode.value(),
             palette: Palette::from_index(p.effects.palette.value()),
+            obstacles: p.obstacle_style.value(),
         }
     }
 }
@@ -219,6 +225,10 @@ pub fn mapping_config(p: &DyeflowParams, aspect: f32) -> MappingConfig {
             p.high_amount.value(),
         ],
         chroma: p.chroma_amount.value(),
+        pillar_channel: match p.pillar_channel.value() {
+            c @ 1..=16 => Some((c - 1) as u8),
+            _ => None,
+        },
     }
 }
 

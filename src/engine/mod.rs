@@ -9,6 +9,7 @@ pub mod chroma;
 mod driver;
 mod knobs;
 mod lazy;
+pub mod obstacles;
 mod pin;
 mod runner;
 mod sim;

@@ -275,6 +275,8 @@ impl Runner<'_> {
     fn stirred(&mut self) -> bool {
         let before = self.driver.changes();
         self.drain();
+        self.driver
+            .sync_obstacles(self.sim.model.as_mut(), self.params);
         let paused = self.shared.paused.load(Ordering::Acquire);
         self.driver.changes() != before
             || !(paused || self.driver.quiet(self.params))
@@ -349,6 +351,9 @@ impl Runner<'_> {
     /// note that arrives meanwhile at once), and now and then a look whether the fluid rests.
     fn running(&mut self) {
         let paused = self.shared.paused.load(Ordering::Acquire);
+        // The project's obstacles (and the brush's strokes) take effect even while paused.
+        self.driver
+            .sync_obstacles(self.sim.model.as_mut(), self.params);
         let step = self.step_period();
         let now = Instant::now();
         self.backlog += (now - self.clock).min(Duration::from_millis(MAX_CATCH_UP_MS));
@@ -379,6 +384,8 @@ impl Runner<'_> {
             if let Some(reason) = self.sim.model.failure() {
                 self.sim
                     .fall_back(reason, self.driver.discrete(), self.options);
+                self.driver
+                    .obstacles_rebuilt(self.sim.model.as_mut(), self.params);
             }
             self.backlog = self.backlog.saturating_sub(dt);
             ran += 1;
@@ -476,8 +483,12 @@ impl Runner<'_> {
             if settings != self.sim.settings {
                 self.sim
                     .rebuild(settings, self.driver.discrete(), self.options);
+                self.driver
+                    .obstacles_rebuilt(self.sim.model.as_mut(), self.params);
                 rebuilt = true;
             }
+            // What the brush drew goes into the project, to be saved with it.
+            self.driver.write_back_obstacles(self.params);
         }
         if now - self.period.start >= Duration::from_millis(STATUS_MS) {
             self.publish_status();
@@ -523,6 +534,7 @@ fn shows_at_once(e: &SimEvent) -> bool {
             | SimEvent::Onset { .. }
             | SimEvent::BandOnset { .. }
             | SimEvent::Splat(_)
+            | SimEvent::Brush(_)
     )
 }
 

@@ -54,6 +54,15 @@ pub enum InputProblem {
         /// The factory presets' names, comma-separated.
         names: String,
     },
+    /// `--obstacles` names neither a file nor a built-in layout.
+    #[error("no such file or obstacle layout; the layouts are {names}")]
+    NoSuchLayout {
+        /// The layouts' names, comma-separated.
+        names: String,
+    },
+    /// The `--obstacles` file is not a PNG image that decodes.
+    #[error("not a PNG image Dyeflow reads ({0})")]
+    NotPng(String),
     /// A MIDI file longer than a render may be, with no `--seconds` to cut it.
     #[error(
         "the last event is at {}, and a render is at most {}; give --seconds (and --start) to \

@@ -5,6 +5,7 @@ pub mod demo;
 pub mod error;
 pub mod feed;
 pub mod midi;
+pub mod obstacles;
 pub mod output;
 pub mod progress;
 pub mod stats;
@@ -232,6 +233,9 @@ pub struct RenderOptions {
     pub dye: Option<u32>,
     /// A parameter set in the plugin's state format.
     pub preset: Option<PathBuf>,
+    /// Obstacles: a built-in layout's name, or a PNG image (see [`obstacles`]); over the
+    /// preset's.
+    pub obstacles: Option<PathBuf>,
     /// Show progress on standard error: a bar in a terminal, else a line every few seconds.
     pub progress: bool,
     /// CPU solver threads; 0 for one per core. At most [`max_threads`].
@@ -255,6 +259,7 @@ impl Default for RenderOptions {
             sim: None,
             dye: None,
             preset: None,
+            obstacles: None,
             progress: true,
             cpu_threads: 0,
             stats: false,
@@ -515,6 +520,16 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         settings.dye_scale = n;
     }
     let (gw, gh) = grid_for(opts.width, opts.height, settings.sim_resolution);
+    if let Some(path) = &opts.obstacles {
+        let obstacles = obstacles::obstacles_from(path, (gw, gh))?;
+        if obstacles == Default::default() {
+            notes_out.push(format!(
+                "{}: nothing in it is solid (white, or opaque), so there are no obstacles",
+                path.display()
+            ));
+        }
+        params.obstacles.set(obstacles);
+    }
     let interrupted = |notes: Vec<String>| RenderSummary {
         frames: 0,
         width: opts.width,

@@ -9,6 +9,7 @@
 use super::cpu::{CpuError, CpuSolver};
 use super::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
 use super::grid::Fields;
+use super::obstacles::Mask;
 use super::{Activity, SimConfig, Solver, StepParams, iterations_for, threads_label};
 use crate::fluid::{Look, Splat};
 use std::any::Any;
@@ -58,7 +59,15 @@ pub trait Model: Send {
     /// engine then replaces it with one on the CPU.
     fn failure(&self) -> Option<GpuError>;
 
-    /// The fluid's state, to carry over into a rebuilt model (new resolution or backend).
+    /// Put solid obstacles in the fluid (`None` or an empty mask: none), resampled to the
+    /// model's resolution: nothing flows through them and no dye lives inside them.
+    fn set_obstacles(&mut self, mask: Option<&Mask>);
+
+    /// The obstacles at the model's resolution, if any.
+    fn obstacles(&self) -> Option<&Mask>;
+
+    /// The fluid's state (its obstacles included), to carry over into a rebuilt model (new
+    /// resolution or backend).
     fn snapshot(&mut self) -> Snapshot;
 
     /// Take over the state of a [`Snapshot`], resampled to this model's resolution. Returns
@@ -181,8 +190,14 @@ pub fn grid_config(spec: &ModelSpec) -> SimConfig {
     cfg.sanitized()
 }
 
+/// What a [`GridModel`]'s [`Snapshot`] holds: the grid's fields and its obstacles.
+struct GridSnapshot {
+    fields: Fields,
+    obstacles: Option<Mask>,
+}
+
 /// The grid fluid (stable fluids on a MAC grid with RGB dye) as a [`Model`], over the CPU or
-/// the GPU [`Solver`]. Its [`Snapshot`] holds the grid's [`Fields`].
+/// the GPU [`Solver`]. Its [`Snapshot`] holds the grid's [`Fields`] and obstacle mask.
 pub struct GridModel {
     solver: Box<dyn Solver>,
 }
@@ -252,14 +267,27 @@ impl Model for GridModel {
         self.solver.failure()
     }
 
+    fn set_obstacles(&mut self, mask: Option<&Mask>) {
+        self.solver.set_obstacles(mask);
+    }
+
+    fn obstacles(&self) -> Option<&Mask> {
+        self.solver.obstacles()
+    }
+
     fn snapshot(&mut self) -> Snapshot {
-        Snapshot(Box::new(self.solver.read_fields()))
+        Snapshot(Box::new(GridSnapshot {
+            fields: self.solver.read_fields(),
+            obstacles: self.solver.obstacles().cloned(),
+        }))
     }
 
     fn restore(&mut self, snapshot: &Snapshot) -> bool {
-        match snapshot.get::<Fields>() {
-            Some(fields) => {
-                self.solver.write_fields(fields);
+        match snapshot.get::<GridSnapshot>() {
+            Some(s) => {
+                // The obstacles first, so the fields written are cleared inside them.
+                self.solver.set_obstacles(s.obstacles.as_ref());
+                self.solver.write_fields(&s.fields);
                 true
             }
             None => false,
@@ -329,6 +357,34 @@ mod tests {
 
         let other = Snapshot(Box::new(42u32));
         assert!(!b.restore(&other));
+    }
+
+    /// A snapshot carries the obstacles over (resampled to the new grid), and a reset keeps
+    /// them.
+    #[test]
+    fn snapshots_and_resets_keep_the_obstacles() {
+        use crate::sim::obstacles::Layout;
+        let mut a = cpu_model(32, 18);
+        assert!(a.obstacles().is_none());
+        let mask = Mask::layout(Layout::Disc, 32, 18);
+        a.set_obstacles(Some(&mask));
+        assert_eq!(a.obstacles(), Some(&mask));
+        let mut b = cpu_model(64, 36);
+        assert!(b.restore(&a.snapshot()));
+        let carried = b.obstacles().expect("the mask came along");
+        assert_eq!((carried.width(), carried.height()), (64, 36));
+        assert_eq!(carried, &mask.resampled(64, 36));
+        b.reset();
+        assert!(
+            b.obstacles().is_some(),
+            "a reset clears the fluid, not the walls"
+        );
+        // A snapshot without obstacles clears them.
+        assert!(b.restore(&cpu_model(16, 9).snapshot()));
+        assert!(b.obstacles().is_none());
+        // An empty mask is no mask.
+        a.set_obstacles(Some(&Mask::empty(32, 18)));
+        assert!(a.obstacles().is_none());
     }
 
     #[test]

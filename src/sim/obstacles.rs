@@ -19,8 +19,10 @@ pub mod near;
 /// Largest grid side a mask accepts (the solvers' limit).
 pub const MAX_MASK_EDGE: usize = 8192;
 
-/// The built-in obstacle layouts.
+/// The built-in obstacle layouts. Saved (and named on the command line) by their lowercase
+/// names: "none", "disc", "pillars", "maze", "ring".
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Layout {
     /// No obstacles.
     #[default]
@@ -44,6 +46,36 @@ impl Layout {
         Layout::Maze,
         Layout::Ring,
     ];
+
+    /// Its name as saved and typed: "none", "disc", "pillars", "maze", "ring".
+    pub fn id(self) -> &'static str {
+        match self {
+            Layout::None => "none",
+            Layout::Disc => "disc",
+            Layout::Pillars => "pillars",
+            Layout::Maze => "maze",
+            Layout::Ring => "ring",
+        }
+    }
+
+    /// Its name for menus: "None", "Disc", ...
+    pub fn name(self) -> &'static str {
+        match self {
+            Layout::None => "None",
+            Layout::Disc => "Disc",
+            Layout::Pillars => "Pillars",
+            Layout::Maze => "Maze",
+            Layout::Ring => "Ring",
+        }
+    }
+
+    /// The layout named `text` (its id, any case, spaces around ignored).
+    pub fn from_id(text: &str) -> Option<Self> {
+        let t = text.trim();
+        Self::ALL
+            .into_iter()
+            .find(|l| l.id().eq_ignore_ascii_case(t))
+    }
 
     /// Whether the point `p` (canvas coordinates) of a canvas `aspect` wide is inside it.
     pub fn contains(self, p: [f32; 2], aspect: f32) -> bool {

@@ -8,12 +8,13 @@
 //!
 //! - `notes K,K,...`: hold these notes (velocity 100, channel 1) from the next block on;
 //! - `off`: all notes off (CC 123) on channel 1;
+//! - `obstacles`: report the project's obstacles;
 //! - `quit`: close the window and exit.
 //!
 //! Reports: `READY` once the window shows, `GESTURE begin|set|end <param id>` for every
 //! parameter gesture, `BLOCK max_us=<n> waits=<n>` every second (the slowest `process()` of that
-//! second, and in how many blocks `process()` went to sleep),
-//! `DONE` before exiting.
+//! second, and in how many blocks `process()` went to sleep), `OBSTACLES layout=<id>
+//! drawn=<solid cells drawn>` when asked, `DONE` before exiting.
 #![allow(dead_code)]
 
 use super::mock::{Process, activate_48k};
@@ -92,6 +93,7 @@ pub struct Session {
     pub editor: dyeflow::editor::DyeflowEditor,
     pub engine: Arc<dyeflow::engine::LazyEngine>,
     pub frames: Arc<parking_lot::Mutex<dyeflow::frame::FrameOutput>>,
+    pub params: Arc<dyeflow::params::DyeflowParams>,
     ids: HashMap<ParamPtr, String>,
     commands: mpsc::Sender<Command>,
     quit: Arc<AtomicBool>,
@@ -142,6 +144,7 @@ impl Session {
             editor,
             engine,
             frames,
+            params,
             ids,
             commands,
             quit,
@@ -165,6 +168,7 @@ impl Session {
     pub fn follow_stdin(&self) {
         let tx = self.commands.clone();
         let quit = self.quit.clone();
+        let params = self.params.clone();
         std::thread::spawn(move || {
             for line in std::io::stdin().lock().lines() {
                 let Ok(line) = line else { break };
@@ -181,6 +185,11 @@ impl Session {
                     }
                     Some("off") => {
                         let _ = tx.send(Command::Off);
+                    }
+                    Some("obstacles") => {
+                        let o = params.obstacles.get().0;
+                        let drawn = o.drawn().map_or(0, |m| m.solid_count());
+                        say(&format!("OBSTACLES layout={} drawn={drawn}", o.layout.id()));
                     }
                     Some("quit") => break,
                     _ => {}

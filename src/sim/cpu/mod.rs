@@ -11,6 +11,7 @@ pub mod diffuse;
 pub mod display;
 pub mod divergence;
 pub mod gradient;
+pub mod obstacle_overlay;
 pub mod picture;
 pub mod pressure;
 pub mod reduce;
@@ -445,6 +446,9 @@ impl Solver for CpuSolver {
                 dye: [&st.dye[0], &st.dye[1], &st.dye[2]],
             };
             picture.render(&src, look, width, height, out);
+            if let Some(o) = &s.obstacles {
+                obstacle_overlay::draw(&o.mask, look.obstacles, out, width, height);
+            }
         });
     }
 

@@ -7,6 +7,7 @@ use super::params::{Params, PictureUniform};
 use super::passes::bloom::MipUniform;
 use super::passes::diffuse::DiffuseUniform;
 use super::passes::divergence::{DecideUniform, SlotUniform};
+use super::passes::obstacle_overlay::OverlayUniform;
 use super::passes::obstacles::SolidsUniform;
 use super::passes::pressure::LevelUniform;
 use super::passes::reduce::ReduceUniform;
@@ -140,6 +141,12 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
         ),
         layout!("divergence", "Mean", SlotUniform, [slot, count]),
         layout!("gradient", "Grad", SlotUniform, [slot, count]),
+        layout!(
+            "obstacle_overlay",
+            "Overlay",
+            OverlayUniform,
+            [w, h, out_w, out_h, outline, half, k, rgb]
+        ),
         layout!(
             "divergence",
             "Decide",

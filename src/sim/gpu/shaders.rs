@@ -23,6 +23,10 @@ pub const PASSES: &[(&str, &str)] = &[
     ("display", include_str!("../../../shaders/display.wgsl")),
     ("bloom", include_str!("../../../shaders/bloom.wgsl")),
     ("sunrays", include_str!("../../../shaders/sunrays.wgsl")),
+    (
+        "obstacle_overlay",
+        include_str!("../../../shaders/obstacle_overlay.wgsl"),
+    ),
 ];
 
 /// The full source of pass `name` (common prelude included).

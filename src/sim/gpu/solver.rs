@@ -11,9 +11,10 @@ use super::params::{Params, PictureUniform};
 use super::passes::reduce::slot;
 use super::passes::{
     Advect, Bloom, Colorize, Compressibility, Curl, Diffuse, Display, Divergence, GpuSplat,
-    Gradient, Multigrid, Norms, Obstacles, Pressure, Reduce, Splat, Sunrays, Vorticity,
+    Gradient, Multigrid, Norms, ObstacleOverlay, Obstacles, Pressure, Reduce, Splat, Sunrays,
+    Vorticity,
 };
-use crate::fluid::ToneMode;
+use crate::fluid::{ObstacleStyle, ToneMode};
 use crate::sim::grid::Fields;
 use crate::sim::multigrid;
 use crate::sim::obstacles::Mask;
@@ -68,6 +69,8 @@ pub struct GpuSolver {
     bloom: Bloom,
     sunrays: Sunrays,
     display: Display,
+    /// The obstacles drawn over the finished frame.
+    overlay: ObstacleOverlay,
     /// The picture effects' uniform (`PictureUniform`), written per frame.
     picture: wgpu::Buffer,
     /// Frame timing with timestamp queries (colorize, then the display pipeline), when asked
@@ -156,6 +159,7 @@ impl GpuSolver {
             bloom: Bloom::new(device),
             sunrays: Sunrays::new(device),
             display: Display::new(device),
+            overlay: ObstacleOverlay::new(device),
             picture: super::kernel::uniform(device, "Uniform: picture", &PictureUniform::default()),
             frame_timing: None,
             last_frame_gpu_ms: None,
@@ -490,6 +494,7 @@ impl GpuSolver {
                 c.frame(),
                 c.size(),
             );
+            self.overlay.unbind();
         }
         debug_assert!(self.bloom.fits((width, height)));
         let index = self.frames.take_free(device, (width, height))?;
@@ -513,6 +518,13 @@ impl GpuSolver {
                 self.bloom.encode_glow(&mut d);
             }
             self.display.encode(&mut d);
+        }
+        if self.obstacles.solids().is_some() && look.obstacles != ObstacleStyle::Hidden {
+            // Over the finished frame, in both tone modes.
+            let mut d = self.pass(&mut encoder, "Pass: obstacle overlay");
+            let (frame, size) = (self.colorize.frame(), self.colorize.size());
+            self.overlay
+                .encode(device, queue, &mut d, frame, size, look.obstacles);
         }
         if let Some(t) = &self.frame_timing {
             let n = if filmic { 4 } else { 2 };
@@ -569,6 +581,7 @@ impl Solver for GpuSolver {
         self.multigrid
             .set_faces(device, solids.map(|o| &o.levels[..]));
         self.advect.set_solids(device, b, solids);
+        self.overlay.set_mask(device, solids.map(|o| &o.mask));
         // The second projection's dispatch list changes with the obstacles.
         self.build_extra_table();
         if self.obstacles.solids().is_some() {

@@ -259,3 +259,17 @@ fn damaged_text_is_refused_with_a_reason() {
     let huge = format!("4 2 {} {}", usize::MAX, usize::MAX);
     assert!(matches!(Mask::decode(&huge), Err(WrongLength { .. })));
 }
+
+#[test]
+fn layouts_are_named_as_saved() {
+    for l in Layout::ALL {
+        assert_eq!(Layout::from_id(l.id()), Some(l));
+        assert_eq!(Layout::from_id(&l.name().to_uppercase()), Some(l));
+        assert_eq!(
+            serde_json::to_string(&l).unwrap(),
+            format!("\"{}\"", l.id())
+        );
+    }
+    assert_eq!(Layout::from_id(" Maze "), Some(Layout::Maze));
+    assert_eq!(Layout::from_id("spiral"), None);
+}

@@ -12,6 +12,7 @@ pub(super) mod display;
 pub(super) mod divergence;
 pub(super) mod gradient;
 pub(super) mod multigrid;
+pub(super) mod obstacle_overlay;
 pub(super) mod obstacles;
 pub(super) mod pressure;
 pub(super) mod reduce;
@@ -28,6 +29,7 @@ pub(super) use display::Display;
 pub(super) use divergence::{Compressibility, Divergence, Norms};
 pub(super) use gradient::Gradient;
 pub(super) use multigrid::Multigrid;
+pub(super) use obstacle_overlay::ObstacleOverlay;
 pub(super) use obstacles::Obstacles;
 pub(super) use pressure::Pressure;
 pub(super) use reduce::Reduce;
@@ -47,6 +49,7 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("divergence", divergence::binding::ALL),
     ("gradient", gradient::binding::ALL),
     ("obstacles", obstacles::binding::ALL),
+    ("obstacle_overlay", obstacle_overlay::binding::ALL),
     ("pressure", pressure::binding::ALL),
     ("reduce", reduce::binding::ALL),
     ("splat", splat::binding::ALL),
