@@ -77,7 +77,8 @@ struct Picture {
     glow_h: u32,
     // 1: any effect is on (0: the plain filmic picture).
     effects: u32,
-    _pad0: u32,
+    // Vibrance 0..1 (cpu::display::vibrant).
+    vibrance: f32,
     _pad1: u32,
     _pad2: u32,
 }

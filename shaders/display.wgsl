@@ -41,7 +41,26 @@ fn shade(c: vec3<f32>, gx: f32, gy: f32) -> vec3<f32> {
     return c * k;
 }
 
-// cpu::display::grade: palette, then background.
+// cpu::display::VIBRANCE_GAIN.
+const VIBRANCE_GAIN: f32 = 2.0;
+
+// cpu::display::vibrant: chroma around the luminance scaled by 1 + v (1 - s), at most until
+// the dimmest channel reaches 0.
+fn vibrant(c: vec3<f32>, v: f32) -> vec3<f32> {
+    let y = luma(c);
+    let hi = max(c.r, max(c.g, c.b));
+    let lo = min(c.r, min(c.g, c.b));
+    let s = (hi - lo) / max(hi, 1.0e-20);
+    let want = fma(v * VIBRANCE_GAIN, 1.0 - s, 1.0);
+    var room = want;
+    if (lo < y) {
+        room = y / (y - lo);
+    }
+    let k = max(min(want, room), 1.0);
+    return fma(vec3<f32>(k), c - vec3<f32>(y), vec3<f32>(y));
+}
+
+// cpu::display::grade: palette, vibrance, then background.
 fn grade(c_in: vec3<f32>) -> vec3<f32> {
     var c = c_in;
     if (Q.palette != 0u) {
@@ -53,6 +72,9 @@ fn grade(c_in: vec3<f32>) -> vec3<f32> {
         let a = Q.stops[i].rgb;
         let b = Q.stops[i + 1u].rgb;
         c = fma(vec3<f32>(f), b - a, a) * y;
+    }
+    if (Q.vibrance > 0.0) {
+        c = vibrant(c, Q.vibrance);
     }
     let cover = 1.0 / fma(BG_COVER, luma(c), 1.0);
     return fma(Q.background.rgb, vec3<f32>(cover), c);

@@ -249,6 +249,10 @@ pub struct Effects {
     pub palette: Palette,
     /// Light under the fluid, linear RGB (dye covers it as it brightens).
     pub background: [f32; 3],
+    /// Vibrance, 0..1: pushes dull colours (every channel lit, as where several dyes mix or
+    /// glow) away from grey, keeping their hue and luminance; vivid colours stay as they are
+    /// (0: off).
+    pub vibrance: f32,
 }
 
 impl Effects {
@@ -263,6 +267,7 @@ impl Effects {
         light_angle: 135.0,
         palette: Palette::Off,
         background: [0.0; 3],
+        vibrance: 0.0,
     };
 
     /// Finite values in their ranges (a non-finite value turns its effect off or takes the
@@ -287,6 +292,7 @@ impl Effects {
             background: self
                 .background
                 .map(|c| clamp(c, 0.0, FILMIC_MAX_LIGHT, 0.0)),
+            vibrance: clamp(self.vibrance, 0.0, 1.0, 0.0),
         }
     }
 
@@ -297,6 +303,7 @@ impl Effects {
             || self.shading > 0.0
             || self.palette != Palette::Off
             || self.background.iter().any(|&c| c > 0.0)
+            || self.vibrance > 0.0
     }
 }
 

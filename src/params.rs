@@ -41,7 +41,8 @@ pub use obstacles::{OBSTACLES_KEY, ObstacleField, ObstacleSettings};
 ///   them at 0, the full-band audio path of old.
 /// - 7: obstacles ([`OBSTACLES_KEY`], the pillar channel and the obstacle look); older states
 ///   load with no obstacles and no pillar channel.
-pub const STATE_VERSION: u32 = 7;
+/// - 8: vibrance ([`effects::VIBRANCE_ID`]); older states load with it off.
+pub const STATE_VERSION: u32 = 8;
 
 /// Id of the note mapping parameter (also written by [`migrate_state`]).
 pub const MAPPING_MODE_ID: &str = "mapping";
@@ -741,6 +742,11 @@ pub fn migrate_state(state: &mut PluginState) {
                 serde_json::to_string(&ObstacleSettings::default())
                     .expect("plain struct serialises")
             });
+    }
+
+    // 7 -> 8: vibrance, off for an old project.
+    if version < 8 {
+        effects::migrate_to_v8(state);
     }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();

@@ -335,7 +335,7 @@ fn colorize_matches() {
     }
 }
 
-/// The picture effects of the filmic tone (bloom, sunrays, shading, palettes, background)
+/// The picture effects of the filmic tone (bloom, sunrays, shading, palettes, vibrance, background)
 /// agree, each alone and all together, at an odd size, a 16:9 size and tiny ones (1x1, 3x2).
 /// Tolerance: 1 of 255 per channel on at most 1 % of the pixels, as for colorize (lavapipe,
 /// 2026-05: at most 10 of 14 400 pixels differ, by 1). The effects add hundreds of float
@@ -396,12 +396,20 @@ fn picture_effects_match() {
             },
         ),
         (
+            "vibrance",
+            Effects {
+                vibrance: 1.0,
+                ..Effects::OFF
+            },
+        ),
+        (
             "all",
             Effects {
                 rays: 0.6,
                 shading: 0.5,
                 palette: Palette::Neon,
                 background: [bg, 0.0, bg],
+                vibrance: 0.75,
                 ..bloom
             },
         ),

@@ -521,6 +521,7 @@ impl Panel {
             slider(ui, &e.shading, setter, cols);
             slider(ui, &e.light_angle, setter, cols);
             slider(ui, &e.palette, setter, cols);
+            slider(ui, &e.vibrance, setter, cols);
             slider(ui, &e.bg_hue, setter, cols);
             slider(ui, &e.bg_saturation, setter, cols);
             slider(ui, &e.bg_brightness, setter, cols);

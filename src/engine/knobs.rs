@@ -51,10 +51,11 @@ pub struct Knobs {
     pub bg_hue: f32,
     pub bg_saturation: f32,
     pub bg_brightness: f32,
+    pub vibrance: f32,
 }
 
 /// Continuous knobs smoothed together.
-const KNOBS: usize = 19;
+const KNOBS: usize = 20;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -85,6 +86,7 @@ impl Knobs {
             bg_hue: p.effects.bg_hue.value(),
             bg_saturation: p.effects.bg_saturation.value(),
             bg_brightness: p.effects.bg_brightness.value(),
+            vibrance: p.effects.vibrance.value(),
         }
     }
 
@@ -122,6 +124,7 @@ impl Knobs {
                 light_angle: self.light_angle,
                 palette,
                 background: hue.map(|c| c * bg),
+                vibrance: self.vibrance,
             },
             obstacles: ObstacleStyle::default(),
         }
@@ -148,6 +151,7 @@ impl Knobs {
             &mut self.bg_hue,
             &mut self.bg_saturation,
             &mut self.bg_brightness,
+            &mut self.vibrance,
         ]
     }
 
@@ -172,6 +176,7 @@ impl Knobs {
             self.bg_hue,
             self.bg_saturation,
             self.bg_brightness,
+            self.vibrance,
         ]
     }
 }

@@ -17,6 +17,8 @@ pub const RAYS_ID: &str = "rays";
 pub const SHADING_ID: &str = "shade";
 pub const PALETTE_ID: &str = "palette";
 pub const BACKGROUND_ID: &str = "bg_bright";
+/// Id of vibrance (written by [`migrate_to_v8`]).
+pub const VIBRANCE_ID: &str = "vibrance";
 
 /// The effects' parameters.
 #[derive(Params)]
@@ -55,6 +57,10 @@ pub struct EffectsParams {
     pub bg_saturation: FloatParam,
     #[id = "bg_bright"]
     pub bg_brightness: FloatParam,
+    /// Vibrance: dull colours (where dyes mix or glow) pushed away from grey, keeping hue and
+    /// luminance (0: off).
+    #[id = "vibrance"]
+    pub vibrance: FloatParam,
 }
 
 /// Bloom intensity, 1.0 = 100 %.
@@ -159,6 +165,7 @@ impl Default for EffectsParams {
             bg_hue: degrees("Background hue", 235.0),
             bg_saturation: share("Background saturation", 0.7, unit_range()),
             bg_brightness: share("Background", 0.04, bg_brightness_range()),
+            vibrance: share("Vibrance", 0.75, unit_range()),
         }
     }
 }
@@ -178,10 +185,42 @@ pub fn migrate_to_v4(state: &mut PluginState) {
     }
 }
 
+/// 7 -> 8: vibrance. Before it the picture had none, so an old project keeps its colours (a
+/// value it names anyway is kept).
+pub fn migrate_to_v8(state: &mut PluginState) {
+    state
+        .params
+        .entry(VIBRANCE_ID.to_owned())
+        .or_insert(ParamValue::F32(0.0));
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::{DyeflowParams, STATE_VERSION, STATE_VERSION_KEY, migrate_state};
     use super::*;
+
+    /// A state saved before vibrance (version < 8) loads with it off; a value it names is
+    /// kept; a current state keeps the new default.
+    #[test]
+    fn states_from_before_vibrance_load_without_it() {
+        for version in [None, Some(4), Some(7)] {
+            let mut s = state(version, &[]);
+            migrate_state(&mut s);
+            assert!(matches!(
+                s.params.get(VIBRANCE_ID),
+                Some(ParamValue::F32(0.0))
+            ));
+        }
+        let mut s = state(Some(7), &[(VIBRANCE_ID, ParamValue::F32(0.4))]);
+        migrate_state(&mut s);
+        assert!(matches!(s.params[VIBRANCE_ID], ParamValue::F32(0.4)));
+        let mut s = state(Some(STATE_VERSION), &[]);
+        migrate_state(&mut s);
+        assert!(!s.params.contains_key(VIBRANCE_ID));
+        let p = DyeflowParams::default();
+        assert!(p.param_map().iter().any(|(i, ..)| i == VIBRANCE_ID));
+        assert_eq!(p.effects.vibrance.default_plain_value(), 0.75);
+    }
 
     #[test]
     fn palette_text_round_trips() {

@@ -54,7 +54,7 @@ pub const FACTORY_PRESETS: [FactoryPreset; 5] = [
             "visc": 5.0, "dye_diff": 250.0, "vel_diss": 0.12, "dye_diss": 0.3,
             "vort": 0.55, "radius": 0.05, "force": 1.6, "amount": 1.5,
             "mapping": "keyboard",
-            "colour": "dye", "bright": 1.2, "sat": 0.12, "hue": 0.0
+            "colour": "dye", "bright": 1.2, "sat": 0.12, "hue": 0.0, "vibrance": 0.0
         }"#,
     },
     FactoryPreset {

@@ -72,6 +72,8 @@ pub struct Fx {
     pub stops: Option<[Rgb; PALETTE_STOPS]>,
     /// Background light.
     pub background: Rgb,
+    /// Vibrance, 0..1 (0: none).
+    pub vibrance: f32,
 }
 
 impl Fx {
@@ -90,6 +92,7 @@ impl Fx {
             step,
             stops: fx.palette.stops(),
             background: fx.background,
+            vibrance: fx.vibrance,
         }
     }
 }

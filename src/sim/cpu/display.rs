@@ -132,15 +132,40 @@ fn palette_at(y: f32, stops: &[Rgb; PALETTE_STOPS]) -> Rgb {
     from_fn3(|k| f.mul_add(b[k] - a[k], a[k]) * y)
 }
 
-/// Palette and background on light that has its glow: `Y` times the palette's colour at
-/// `Y / (Y + PALETTE_HALF_LIGHT)`, then the background, covered as the light brightens.
+/// Palette, vibrance and background on light that has its glow: `Y` times the palette's
+/// colour at `Y / (Y + PALETTE_HALF_LIGHT)`, then [`vibrant`], then the background, covered
+/// as the light brightens.
 #[inline(always)]
 pub fn grade(c: Rgb, fx: &Fx) -> Rgb {
     let c = match &fx.stops {
         Some(stops) => palette_at(luma(c), stops),
         None => c,
     };
+    let c = if fx.vibrance > 0.0 {
+        vibrant(c, fx.vibrance)
+    } else {
+        c
+    };
     over_background(c, fx.background)
+}
+
+/// Most chroma gain of vibrance 1 on a dull colour, over 1.
+pub const VIBRANCE_GAIN: f32 = 2.0;
+
+/// Vibrance `v` (0..1) on light `c`: its chroma `c - Y` scaled by `1 + v (1 - s)`, where `s`
+/// is its saturation (`(max - min) / max`), so dull colours gain most and pure ones nothing;
+/// at most as far as the dimmest channel reaches 0, so hue and luminance `Y` stay as they
+/// are and no channel goes negative. Grey (every channel equal) stays grey.
+#[inline(always)]
+pub fn vibrant(c: Rgb, v: f32) -> Rgb {
+    let y = luma(c);
+    let (max, min) = (c[0].max(c[1]).max(c[2]), c[0].min(c[1]).min(c[2]));
+    let s = (max - min) / max.max(1.0e-20);
+    let want = (v * VIBRANCE_GAIN).mul_add(1.0 - s, 1.0);
+    // The dimmest channel reaches 0 at a scale of y / (y - min).
+    let room = if min < y { y / (y - min) } else { want };
+    let k = want.min(room).max(1.0);
+    from_fn3(|i| k.mul_add(c[i] - y, y))
 }
 
 /// Light over the background.
@@ -300,19 +325,33 @@ fn combine(light: [&[f32]; 3], shade: Option<(&[f32], &[f32], &[f32])>, relief: 
 }
 
 kernel! {
-/// Palette (if any) and background on a row of light, in place.
-fn grade_row(c: [&mut [f32]; 3], stops: Option<&[Rgb; PALETTE_STOPS]>, bg: Rgb) {
+/// Palette (if any), vibrance (if any) and background on a row of light, in place.
+fn grade_row(c: [&mut [f32]; 3], stops: Option<&[Rgb; PALETTE_STOPS]>, vibrance: f32, bg: Rgb) {
     let [r, g, b] = c;
     let n = r.len().min(g.len()).min(b.len());
-    match stops {
-        Some(stops) => {
+    match (stops, vibrance > 0.0) {
+        (Some(stops), true) => {
+            for i in 0..n {
+                let p = palette_at(luma([r[i], g[i], b[i]]), stops);
+                let [x, y, z] = over_background(vibrant(p, vibrance), bg);
+                (r[i], g[i], b[i]) = (x, y, z);
+            }
+        }
+        (Some(stops), false) => {
             for i in 0..n {
                 let p = palette_at(luma([r[i], g[i], b[i]]), stops);
                 let [x, y, z] = over_background(p, bg);
                 (r[i], g[i], b[i]) = (x, y, z);
             }
         }
-        None => {
+        (None, true) => {
+            for i in 0..n {
+                let p = vibrant([r[i], g[i], b[i]], vibrance);
+                let [x, y, z] = over_background(p, bg);
+                (r[i], g[i], b[i]) = (x, y, z);
+            }
+        }
+        (None, false) => {
             for i in 0..n {
                 let [x, y, z] = over_background([r[i], g[i], b[i]], bg);
                 (r[i], g[i], b[i]) = (x, y, z);
@@ -383,6 +422,7 @@ pub fn display_fx_row(rows: &FxRows, fx: &Fx, py: usize, scratch: &mut FxScratch
     grade_row(
         [&mut c0[..], &mut c1[..], &mut c2[..]],
         fx.stops.as_ref(),
+        fx.vibrance,
         fx.background,
     );
     display_row([&c0[..], &c1[..], &c2[..]], py, &mut out[..n]);
@@ -391,6 +431,35 @@ pub fn display_fx_row(rows: &FxRows, fx: &Fx, py: usize, scratch: &mut FxScratch
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Vibrance keeps hue and luminance, gains most on dull colours, never goes below 0, and
+    /// leaves grey, pure colours and black alone.
+    #[test]
+    fn vibrance_known_answers() {
+        let hue = |c: Rgb| crate::fluid::rgb_to_hsv(c)[0];
+        let sat = |c: Rgb| crate::fluid::rgb_to_hsv(c)[1];
+        // A brown-grey mix: (0.5, 0.4, 0.2). Y = 0.1063 + 0.2861 + 0.0144 = 0.4068; s = 0.6,
+        // so vibrance 1 wants 1 + 2 * 0.4 = 1.8; the room is 0.4068 / 0.2068 = 1.967.
+        let dull = [0.5, 0.4, 0.2];
+        let v = vibrant(dull, 1.0);
+        approx::assert_relative_eq!(luma(v), luma(dull), max_relative = 1e-5);
+        approx::assert_relative_eq!(hue(v), hue(dull), epsilon = 1e-5);
+        approx::assert_relative_eq!(v[2], 0.4068 - 1.8 * 0.2068, epsilon = 1e-3);
+        assert!(sat(v) > 0.9 && sat(dull) < 0.61, "{} {}", sat(v), sat(dull));
+        // Where the room is shorter than the want, the dimmest channel stops at 0.
+        let pale = [0.9, 0.8, 0.7];
+        let v = vibrant(pale, 1.0);
+        assert!(v.iter().all(|&x| x >= -1e-6), "{v:?}");
+        approx::assert_relative_eq!(luma(v), luma(pale), max_relative = 1e-5);
+        // Half the vibrance, less gain.
+        assert!(sat(vibrant(dull, 0.5)) < sat(vibrant(dull, 1.0)));
+        for c in [[0.3; 3], [1.0, 0.0, 0.0], [0.0, 0.6, 0.2], [0.0; 3]] {
+            let v = vibrant(c, 1.0);
+            for k in 0..3 {
+                approx::assert_relative_eq!(v[k], c[k], epsilon = 1e-6);
+            }
+        }
+    }
 
     /// A frame twice as wide as its glow takes the gather-free path, with the same bits as
     /// the taps' gathers.

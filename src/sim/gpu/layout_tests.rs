@@ -126,7 +126,7 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             PictureUniform,
             [
                 threshold, knee, bloom, spread, rays, shade, relief, step, light, background,
-                stops, palette, glow, glow_w, glow_h, effects,
+                stops, palette, glow, glow_w, glow_h, effects, vibrance,
             ]
         ),
         layout!("bloom", "Mip", MipUniform, [src_w, src_h, dst_w, dst_h]),

@@ -105,7 +105,8 @@ pub(super) struct PictureUniform {
     pub glow_w: u32,
     pub glow_h: u32,
     pub effects: u32,
-    pub _pad: [u32; 3],
+    pub vibrance: f32,
+    pub _pad: [u32; 2],
 }
 
 impl PictureUniform {
@@ -133,7 +134,8 @@ impl PictureUniform {
             glow_w: glow.0 as u32,
             glow_h: glow.1 as u32,
             effects: u32::from(on),
-            _pad: [0; 3],
+            vibrance: d.vibrance,
+            _pad: [0; 2],
         }
     }
 }
