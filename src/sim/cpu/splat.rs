@@ -9,6 +9,44 @@ use crate::sim::physics::CellSplat;
 use crate::sim::{MAX_DYE, MAX_SPEED};
 use rayon::prelude::*;
 
+// The row loops are kernels: compiled without FMA, every `mul_add` of the weights (and of
+// the exponential inside them) was a libm call, and the splats took over half of a render's
+// time once rows, bands and chroma sent dozens of wide splats a step.
+kernel! {
+/// Row `j` of the `u` faces (`w + 1` of them; the walls stay 0).
+fn splat_u_row(splats: &[CellSplat], j: usize, w: usize, row: &mut [f32]) {
+    let y = j as f32 + 0.5;
+    for s in splats
+        .iter()
+        .filter(|s| s.force[0] != 0.0 && s.touches_row(y))
+    {
+        // Interior faces only: walls stay 0.
+        let (lo, hi) = s.columns(0.0, w);
+        for (i, x) in row.iter_mut().enumerate().take(hi).skip(lo.max(1)) {
+            let add = s.push_u(i as f32 - s.x, y - s.y);
+            *x = (*x + add).clamp(-MAX_SPEED, MAX_SPEED);
+        }
+    }
+}
+}
+
+kernel! {
+/// Row `j` of the `v` faces (interior rows only: the walls stay 0).
+fn splat_v_row(splats: &[CellSplat], j: usize, w: usize, row: &mut [f32]) {
+    let y = j as f32;
+    for s in splats
+        .iter()
+        .filter(|s| s.force[1] != 0.0 && s.touches_row(y))
+    {
+        let (lo, hi) = s.columns(0.5, w);
+        for (i, x) in row.iter_mut().enumerate().take(hi).skip(lo) {
+            let add = s.push_v(i as f32 + 0.5 - s.x, y - s.y);
+            *x = (*x + add).clamp(-MAX_SPEED, MAX_SPEED);
+        }
+    }
+}
+}
+
 /// Apply `splats` (already converted) to the velocity faces of a `w x h` grid.
 pub fn splat_velocity(splats: &[CellSplat], u: &mut [f32], v: &mut [f32], w: usize, h: usize) {
     if splats.iter().all(|s| s.force == [0.0, 0.0]) {
@@ -17,39 +55,41 @@ pub fn splat_velocity(splats: &[CellSplat], u: &mut [f32], v: &mut [f32], w: usi
     u.par_chunks_mut(w + 1)
         .with_min_len(super::band::min_rows(w + 1))
         .enumerate()
-        .for_each(|(j, row)| {
-            let y = j as f32 + 0.5;
-            for s in splats
-                .iter()
-                .filter(|s| s.force[0] != 0.0 && s.touches_row(y))
-            {
-                // Interior faces only: walls stay 0.
-                let (lo, hi) = s.columns(0.0, w);
-                for (i, x) in row.iter_mut().enumerate().take(hi).skip(lo.max(1)) {
-                    let add = s.push_u(i as f32 - s.x, y - s.y);
-                    *x = (*x + add).clamp(-MAX_SPEED, MAX_SPEED);
-                }
-            }
-        });
+        .for_each(|(j, row)| splat_u_row(splats, j, w, row));
     v.par_chunks_mut(w)
         .with_min_len(super::band::min_rows(w))
         .enumerate()
         .for_each(|(j, row)| {
-            if j == 0 || j == h {
-                return;
-            }
-            let y = j as f32;
-            for s in splats
-                .iter()
-                .filter(|s| s.force[1] != 0.0 && s.touches_row(y))
-            {
-                let (lo, hi) = s.columns(0.5, w);
-                for (i, x) in row.iter_mut().enumerate().take(hi).skip(lo) {
-                    let add = s.push_v(i as f32 + 0.5 - s.x, y - s.y);
-                    *x = (*x + add).clamp(-MAX_SPEED, MAX_SPEED);
-                }
+            if j != 0 && j != h {
+                splat_v_row(splats, j, w, row);
             }
         });
+}
+
+kernel! {
+/// Row `j` of the dye planes (`dw` cells, `scale` per simulation cell).
+fn splat_dye_row(splats: &[CellSplat], j: usize, dw: usize, scale: usize, rows: [&mut [f32]; 3]) {
+    let inv = 1.0 / scale as f32;
+    let [r, g, b] = rows;
+    let y = (j as f32 + 0.5) * inv;
+    for s in splats
+        .iter()
+        .filter(|s| s.dye != [0.0; 3] && s.touches_row(y))
+    {
+        // Dye cell i sits at x = (i + 0.5) / scale sim cells.
+        let lo = ((s.x - s.reach) * scale as f32 - 0.5).ceil().max(0.0) as usize;
+        let hi = (((s.x + s.reach) * scale as f32 - 0.5).floor() + 1.0)
+            .clamp(0.0, dw as f32) as usize;
+        let hi = hi.min(r.len()).min(g.len()).min(b.len());
+        // Branch-free, so it vectorises: a weight of 0 adds nothing.
+        for i in lo.min(hi)..hi {
+            let wgt = s.weight((i as f32 + 0.5) * inv - s.x, y - s.y);
+            r[i] = s.dye[0].mul_add(wgt, r[i]).min(MAX_DYE);
+            g[i] = s.dye[1].mul_add(wgt, g[i]).min(MAX_DYE);
+            b[i] = s.dye[2].mul_add(wgt, b[i]).min(MAX_DYE);
+        }
+    }
+}
 }
 
 /// Apply `splats` to the dye planes of a grid `scale` times finer than the simulation.
@@ -57,34 +97,13 @@ pub fn splat_dye(splats: &[CellSplat], dye: [&mut [f32]; 3], dw: usize, scale: u
     if splats.iter().all(|s| s.dye == [0.0; 3]) {
         return;
     }
-    let inv = 1.0 / scale as f32;
     let [r, g, b] = dye;
     r.par_chunks_mut(dw)
         .zip(g.par_chunks_mut(dw))
         .zip(b.par_chunks_mut(dw))
         .with_min_len(super::band::min_rows(dw))
         .enumerate()
-        .for_each(|(j, ((r, g), b))| {
-            let y = (j as f32 + 0.5) * inv;
-            for s in splats
-                .iter()
-                .filter(|s| s.dye != [0.0; 3] && s.touches_row(y))
-            {
-                // Dye cell i sits at x = (i + 0.5) / scale sim cells.
-                let lo = ((s.x - s.reach) * scale as f32 - 0.5).ceil().max(0.0) as usize;
-                let hi = (((s.x + s.reach) * scale as f32 - 0.5).floor() + 1.0)
-                    .clamp(0.0, dw as f32) as usize;
-                for i in lo.min(dw)..hi {
-                    let wgt = s.weight((i as f32 + 0.5) * inv - s.x, y - s.y);
-                    if wgt == 0.0 {
-                        continue;
-                    }
-                    r[i] = s.dye[0].mul_add(wgt, r[i]).min(MAX_DYE);
-                    g[i] = s.dye[1].mul_add(wgt, g[i]).min(MAX_DYE);
-                    b[i] = s.dye[2].mul_add(wgt, b[i]).min(MAX_DYE);
-                }
-            }
-        });
+        .for_each(|(j, ((r, g), b))| splat_dye_row(splats, j, dw, scale, [r, g, b]));
 }
 
 #[cfg(test)]
