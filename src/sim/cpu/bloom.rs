@@ -17,6 +17,7 @@
 //! at [`BLOOM_MAX_LIGHT`] as it enters (NaN as 0), so a broken pixel cannot poison the glow.
 //! The level count follows the frame size, so the glow spans the same share of any frame.
 
+use super::colorize::lerp_rows;
 use super::sunrays;
 use crate::fluid::Effects;
 pub use crate::sim::effects::{
@@ -417,14 +418,14 @@ fn up(coarse: &Level, fine: &mut Level, s: f32, glow: Option<&Glow>) {
         .with_min_len(super::band::min_rows(fw * 4))
         .enumerate()
         .for_each_init(
-            || (vec![[0.0f32; 3]; cw], [Vec::new(), Vec::new()]),
-            |(col, scratch), (j, (row, own))| {
+            || (vec![[0.0f32; 3]; cw], [Vec::new(), Vec::new()], Vec::new()),
+            |(col, scratch, line), (j, (row, own))| {
                 let (ys, wys) = tent_taps(j, fh, ch);
                 let flat = bytemuck::cast_slice_mut::<Rgb, f32>(col);
                 weigh_rows(rows_at(&coarse.up, cw, ys), wys, flat);
                 tent.apply(col, own, s, scratch, row);
                 if let Some(glow) = glow {
-                    glow.row(j, row);
+                    glow.row(j, line, row);
                 }
             },
         );
@@ -450,15 +451,6 @@ fn glow_row(row: &mut [Rgb], bloom: f32, rays: Option<&[Rgb]>, xs: &[(usize, usi
                 out[k] = amount.mul_add(v, out[k]);
             }
         }
-    }
-}
-}
-
-kernel! {
-/// `out = lerp(a, b, f)` over flat rows.
-fn lerp_flat(a: &[f32], b: &[f32], f: f32, out: &mut [f32]) {
-    for ((o, &a), &b) in out.iter_mut().zip(a).zip(b) {
-        *o = f.mul_add(b - a, a);
     }
 }
 }
@@ -495,24 +487,15 @@ impl<'a> Glow<'a> {
         }
     }
 
-    /// Row `j` of level 0 (its `up`) to its glow.
-    fn row(&self, j: usize, row: &mut [Rgb]) {
+    /// Row `j` of level 0 (its `up`) to its glow; `line` is scratch for a row of the rays.
+    fn row(&self, j: usize, line: &mut Vec<Rgb>, row: &mut [Rgb]) {
         match self.rays {
             Some((rays, rw, rh)) => {
-                // The rays level is at most `RAYS_MAX_ROWS` tall and, but for very wide
-                // frames, a few dozen texels wide: a row on the stack.
-                let mut stack = [[0.0f32; 3]; 256];
-                let mut heap = Vec::new();
-                let line: &mut [Rgb] = if rw <= stack.len() {
-                    &mut stack[..rw]
-                } else {
-                    heap.resize(rw, [0.0; 3]);
-                    &mut heap
-                };
+                line.resize(rw, [0.0; 3]);
                 let (j0, j1, fy) = tap(j, self.h, rh);
                 let at = |y: usize| bytemuck::cast_slice::<Rgb, f32>(&rays[y * rw..][..rw]);
-                lerp_flat(at(j0), at(j1), fy, bytemuck::cast_slice_mut(line));
-                glow_row(row, self.bloom, Some(&*line), &self.xs, self.amount);
+                lerp_rows(at(j0), at(j1), fy, bytemuck::cast_slice_mut(line));
+                glow_row(row, self.bloom, Some(&line[..]), &self.xs, self.amount);
             }
             None => glow_row(row, self.bloom, None, &self.xs, self.amount),
         }
@@ -526,7 +509,7 @@ fn glow_level(l0: &mut Level, glow: &Glow) {
         .par_chunks_mut(w)
         .with_min_len(super::band::min_rows(w * 4))
         .enumerate()
-        .for_each(|(j, row)| glow.row(j, row));
+        .for_each_init(Vec::new, |line, (j, row)| glow.row(j, line, row));
 }
 
 #[cfg(test)]

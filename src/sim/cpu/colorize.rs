@@ -80,7 +80,7 @@ fn pack(rgb: [f32; 3]) -> u32 {
 
 kernel! {
 /// Vertical pass: `out[i] = lerp(bottom[i], top[i], f)`.
-fn lerp_rows(bottom: &[f32], top: &[f32], f: f32, out: &mut [f32]) {
+pub(super) fn lerp_rows(bottom: &[f32], top: &[f32], f: f32, out: &mut [f32]) {
     for ((o, &b), &t) in out.iter_mut().zip(bottom).zip(top) {
         *o = lerp(b, t, f);
     }
