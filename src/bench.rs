@@ -219,22 +219,7 @@ pub fn solid_flux_after_projection(solver: &mut dyn Solver) -> f64 {
     };
     solver.run_stage(crate::sim::Stage::Project, &scene_params());
     let f = solver.read_fields();
-    let (w, h) = (f.width, f.height);
-    let mut flux = 0.0f32;
-    for j in 0..h {
-        for i in 1..w {
-            if !mask.u_open(i, j) {
-                flux = flux.max(f.u[j * (w + 1) + i].abs());
-            }
-        }
-    }
-    for j in 1..h {
-        for i in 0..w {
-            if !mask.v_open(i, j) {
-                flux = flux.max(f.v[j * w + i].abs());
-            }
-        }
-    }
+    let flux = mask.closed_face_speed(&f.u, &f.v);
     let scale = f.u.iter().chain(&f.v).fold(0.0f32, |m, x| m.max(x.abs()));
     if scale > 0.0 {
         f64::from(flux / scale)

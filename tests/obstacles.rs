@@ -85,23 +85,7 @@ fn project_once(method: PressureMethod, iterations: u32, mask: Option<&Mask>) ->
     s.run_stage(Stage::Project, &params());
     let after = s.read_fields();
     let ratio = rms(&fluid_divergence(&after.u, &after.v, mask)) / before;
-    let mut solid_flux = 0.0f32;
-    if let Some(m) = mask {
-        for j in 0..H {
-            for i in 1..W {
-                if !m.u_open(i, j) {
-                    solid_flux = solid_flux.max(after.u[j * (W + 1) + i].abs());
-                }
-            }
-        }
-        for j in 1..H {
-            for i in 0..W {
-                if !m.v_open(i, j) {
-                    solid_flux = solid_flux.max(after.v[j * W + i].abs());
-                }
-            }
-        }
-    }
+    let solid_flux = mask.map_or(0.0, |m| m.closed_face_speed(&after.u, &after.v));
     let scale = after
         .u
         .iter()

@@ -6,6 +6,8 @@
 
 mod common;
 
+use common::fields::{rel_max, start};
+
 use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
@@ -72,50 +74,6 @@ fn busy_splats(n: usize, aspect: f32) -> Vec<Splat> {
     ]
 }
 
-/// A smooth, lively state with dye everywhere (so dye meets every wall).
-fn start(cfg: &SimConfig) -> Fields {
-    let mut f = Fields::zeros(cfg);
-    let (w, h) = (f.width, f.height);
-    let mut rng = common::rng(21);
-    let phase: f32 = rng.random_range(0.0..6.0);
-    for j in 0..h {
-        for i in 1..w {
-            let (x, y) = (i as f32 / w as f32, (j as f32 + 0.5) / h as f32);
-            f.u[j * (w + 1) + i] = 0.8 * (6.0 * y + phase).sin() * (3.0 * x).sin();
-        }
-    }
-    for j in 1..h {
-        for i in 0..w {
-            let (x, y) = ((i as f32 + 0.5) / w as f32, j as f32 / h as f32);
-            f.v[j * w + i] = 0.6 * (5.0 * x + phase).cos() * (2.0 * y).sin();
-        }
-    }
-    let (dw, dh) = (f.dye_width, f.dye_height);
-    for (c, plane) in f.dye.iter_mut().enumerate() {
-        for j in 0..dh {
-            for i in 0..dw {
-                let (x, y) = (i as f32 / dw as f32, j as f32 / dh as f32);
-                plane[j * dw + i] = (1.0 + (7.0 * x + 3.0 * y + c as f32).sin()).max(0.0);
-            }
-        }
-    }
-    f
-}
-
-/// Largest difference relative to the larger field's largest magnitude.
-fn rel_max(a: &[f32], b: &[f32]) -> f32 {
-    assert_eq!(a.len(), b.len());
-    let scale = a
-        .iter()
-        .chain(b)
-        .fold(0.0f32, |m, x| m.max(x.abs()))
-        .max(1e-12);
-    a.iter()
-        .zip(b)
-        .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()))
-        / scale
-}
-
 /// The worst of u, v, pressure and dye (relative to each field's peak), after asserting each
 /// is within `tol`.
 fn compare(what: &str, cpu: &Fields, gpu: &Fields, tol: f32) -> f32 {
@@ -142,22 +100,7 @@ fn compare(what: &str, cpu: &Fields, gpu: &Fields, tol: f32) -> f32 {
 
 /// The largest |velocity| through a closed face and the largest anywhere.
 fn solid_flux(f: &Fields, mask: &Mask) -> (f32, f32) {
-    let (w, h) = (f.width, f.height);
-    let mut flux = 0.0f32;
-    for j in 0..h {
-        for i in 1..w {
-            if !mask.u_open(i, j) {
-                flux = flux.max(f.u[j * (w + 1) + i].abs());
-            }
-        }
-    }
-    for j in 1..h {
-        for i in 0..w {
-            if !mask.v_open(i, j) {
-                flux = flux.max(f.v[j * w + i].abs());
-            }
-        }
-    }
+    let flux = mask.closed_face_speed(&f.u, &f.v);
     let scale = f.u.iter().chain(&f.v).fold(0.0f32, |m, x| m.max(x.abs()));
     (flux, scale)
 }

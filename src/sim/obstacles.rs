@@ -319,6 +319,29 @@ impl Mask {
         j > 0 && j < self.height && !self.is_solid(i, j - 1) && !self.is_solid(i, j)
     }
 
+    /// The largest speed through a closed interior face of velocity faces `u`
+    /// (`(width + 1) x height`) and `v` (`width x (height + 1)`) on this mask's grid: 0 when
+    /// the projection kept every solid face shut. The canvas edges are left out.
+    pub fn closed_face_speed(&self, u: &[f32], v: &[f32]) -> f32 {
+        let (w, h) = (self.width, self.height);
+        let mut flux = 0.0f32;
+        for j in 0..h {
+            for i in 1..w {
+                if !self.u_open(i, j) {
+                    flux = flux.max(u[j * (w + 1) + i].abs());
+                }
+            }
+        }
+        for j in 1..h {
+            for i in 0..w {
+                if !self.v_open(i, j) {
+                    flux = flux.max(v[j * w + i].abs());
+                }
+            }
+        }
+        flux
+    }
+
     /// The centre of cell `(i, j)` in canvas coordinates.
     pub fn centre(&self, i: usize, j: usize) -> [f32; 2] {
         let h = self.height as f32;
