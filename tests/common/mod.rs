@@ -2,6 +2,7 @@
 #![allow(dead_code)]
 
 pub mod clap_host;
+pub mod fields;
 pub mod harness;
 #[cfg(feature = "cli")]
 pub mod midi;

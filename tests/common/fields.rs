@@ -1,0 +1,49 @@
+//! Fields for parity tests: a lively starting state and a relative difference.
+
+use dyeflow::sim::SimConfig;
+use dyeflow::sim::grid::Fields;
+use rand::Rng;
+
+/// A smooth, lively starting state.
+pub fn start(cfg: &SimConfig) -> Fields {
+    let mut f = Fields::zeros(cfg);
+    let (w, h) = (f.width, f.height);
+    let mut rng = super::rng(21);
+    let phase: f32 = rng.random_range(0.0..6.0);
+    for j in 0..h {
+        for i in 1..w {
+            let (x, y) = (i as f32 / w as f32, (j as f32 + 0.5) / h as f32);
+            f.u[j * (w + 1) + i] = 0.8 * (6.0 * y + phase).sin() * (3.0 * x).sin();
+        }
+    }
+    for j in 1..h {
+        for i in 0..w {
+            let (x, y) = ((i as f32 + 0.5) / w as f32, j as f32 / h as f32);
+            f.v[j * w + i] = 0.6 * (5.0 * x + phase).cos() * (2.0 * y).sin();
+        }
+    }
+    let (dw, dh) = (f.dye_width, f.dye_height);
+    for (c, plane) in f.dye.iter_mut().enumerate() {
+        for j in 0..dh {
+            for i in 0..dw {
+                let (x, y) = (i as f32 / dw as f32, j as f32 / dh as f32);
+                plane[j * dw + i] = (1.0 + (7.0 * x + 3.0 * y + c as f32).sin()).max(0.0);
+            }
+        }
+    }
+    f
+}
+
+/// Largest difference relative to the larger field's largest magnitude (0 for equal fields).
+pub fn rel_max(a: &[f32], b: &[f32]) -> f32 {
+    assert_eq!(a.len(), b.len());
+    let scale = a
+        .iter()
+        .chain(b)
+        .fold(0.0f32, |m, x| m.max(x.abs()))
+        .max(1e-12);
+    a.iter()
+        .zip(b)
+        .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()))
+        / scale
+}
