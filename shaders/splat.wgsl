@@ -26,18 +26,20 @@ struct Splat {
 @group(0) @binding(4) var<storage, read_write> dye: array<vec4<f32>>;
 
 // Shapes: 0 Gaussian, 1 block, 2 radial (Gaussian weight; the force pulls towards the centre).
-fn weight(s: Splat, dx: f32, dy: f32) -> f32 {
+// The weight is the product of two axis weights within the cut-off, as on the CPU (which
+// computes the x factors once per step: `CellSplat::weight`).
+fn axis_weight(s: Splat, d: f32) -> f32 {
     if (s.shape != 1u) {
-        let d2 = fma(dx, dx, dy * dy);
-        if (d2 > s.reach * s.reach) {
-            return 0.0;
-        }
-        return exp_det(-d2 / (s.r * s.r));
+        return exp_det(-(d * d) / (s.r * s.r));
     }
-    if (abs(dx) <= s.r && abs(dy) <= s.r) {
-        return 1.0;
+    return select(0.0, 1.0, abs(d) <= s.r);
+}
+
+fn weight(s: Splat, dx: f32, dy: f32) -> f32 {
+    if (s.shape != 1u && fma(dx, dx, dy * dy) > s.reach * s.reach) {
+        return 0.0;
     }
-    return 0.0;
+    return axis_weight(s, dx) * axis_weight(s, dy);
 }
 
 @compute @workgroup_size(WG, WG)

@@ -96,20 +96,26 @@ impl CellSplat {
         })
     }
 
-    /// Weight at a point `(dx, dy)` cells from the centre.
+    /// Weight at a point `(dx, dy)` cells from the centre: the product of the two axis
+    /// weights within the cut-off. Separable, so the CPU rows compute the x factors once per
+    /// step, not once per cell (`cpu::splat`); the GPU computes the same product per cell.
     #[inline(always)]
     pub fn weight(&self, dx: f32, dy: f32) -> f32 {
+        if dx.mul_add(dx, dy * dy) > self.cutoff2() {
+            0.0
+        } else {
+            self.axis_weight(dx) * self.axis_weight(dy)
+        }
+    }
+
+    /// The weight's factor along one axis at `d` cells from the centre: `e^(-d^2 / r^2)` for a
+    /// Gaussian footprint, 1 within `r` and 0 beyond for a block.
+    #[inline(always)]
+    pub fn axis_weight(&self, d: f32) -> f32 {
         match self.shape {
-            SplatShape::Gaussian | SplatShape::Radial => {
-                let d2 = dx.mul_add(dx, dy * dy);
-                if d2 > self.reach * self.reach {
-                    0.0
-                } else {
-                    exp(-d2 / (self.r * self.r))
-                }
-            }
+            SplatShape::Gaussian | SplatShape::Radial => exp(-(d * d) / (self.r * self.r)),
             SplatShape::Block => {
-                if dx.abs() <= self.r && dy.abs() <= self.r {
+                if d.abs() <= self.r {
                     1.0
                 } else {
                     0.0
@@ -118,23 +124,24 @@ impl CellSplat {
         }
     }
 
-    /// Velocity added to a `u` face at `(dx, dy)` cells from the centre.
+    /// Squared distance beyond which the weight is 0: the Gaussian's round cut-off at
+    /// `reach`; none for a block, whose axis weights already cut it square.
     #[inline(always)]
-    pub fn push_u(&self, dx: f32, dy: f32) -> f32 {
-        let w = self.weight(dx, dy);
+    pub fn cutoff2(&self) -> f32 {
         match self.shape {
-            SplatShape::Radial => -self.force[0] * (dx / self.r) * w,
-            _ => self.force[0] * w,
+            SplatShape::Gaussian | SplatShape::Radial => self.reach * self.reach,
+            SplatShape::Block => f32::INFINITY,
         }
     }
 
-    /// Velocity added to a `v` face at `(dx, dy)` cells from the centre.
+    /// Velocity added along `axis` (0 for `u`, 1 for `v`) per unit of weight, at `d` cells
+    /// from the centre along that axis: the force, or for a radial splat a pull towards the
+    /// centre (a push when the strength is negative) growing with the distance.
     #[inline(always)]
-    pub fn push_v(&self, dx: f32, dy: f32) -> f32 {
-        let w = self.weight(dx, dy);
+    pub fn push(&self, axis: usize, d: f32) -> f32 {
         match self.shape {
-            SplatShape::Radial => -self.force[1] * (dy / self.r) * w,
-            _ => self.force[1] * w,
+            SplatShape::Radial => -self.force[axis] * (d / self.r),
+            _ => self.force[axis],
         }
     }
 
@@ -142,15 +149,6 @@ impl CellSplat {
     #[inline(always)]
     pub fn touches_row(&self, y: f32) -> bool {
         (y - self.y).abs() <= self.reach
-    }
-
-    /// Column range `[lo, hi)` of samples at x = `i + offset` within reach, for `n` samples.
-    #[inline(always)]
-    pub fn columns(&self, offset: f32, n: usize) -> (usize, usize) {
-        let lo = (self.x - self.reach - offset).ceil().max(0.0);
-        let hi = (self.x + self.reach - offset).floor() + 1.0;
-        let hi = hi.min(n as f32).max(0.0);
-        (lo.min(n as f32) as usize, hi as usize)
     }
 }
 
