@@ -12,7 +12,6 @@ use dyeflow::bridge::events::{SimEvent, TimedEvent};
 use dyeflow::bridge::queue::{self, EventReceiver};
 use dyeflow::bridge::{Bridge, ChromaSink, TransportInfo};
 use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
-use std::process::Command;
 
 /// Environment variable that makes `allocation_probe` allocate under the guard.
 const PROBE_ENV: &str = "DYEFLOW_ALLOC_PROBE";
@@ -32,7 +31,7 @@ fn allocation_probe() {
 #[cfg(debug_assertions)]
 #[test]
 fn the_allocation_guard_is_armed() {
-    let out = Command::new(std::env::current_exe().unwrap())
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
         .args([
             "--ignored",
             "--exact",
