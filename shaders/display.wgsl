@@ -42,7 +42,7 @@ fn shade(c: vec3<f32>, gx: f32, gy: f32) -> vec3<f32> {
 }
 
 // cpu::display::VIBRANCE_GAIN.
-const VIBRANCE_GAIN: f32 = 2.0;
+const VIBRANCE_GAIN: f32 = 4.0;
 
 // cpu::display::vibrant: chroma around the luminance scaled by 1 + v (1 - s), at most until
 // the dimmest channel reaches 0.
