@@ -5,11 +5,12 @@ use super::*;
 /// Encoder threads for PNG frames. Two keep up with a 60 fps 720p render on most machines
 /// (see the `encode_speed` benchmark) without taking many cores from the simulation.
 pub(super) const PNG_THREADS: usize = 2;
-/// The PNG row filter. With fdeflate (`Compression::Fast`), choosing the filter per row costs
-/// about 1.5 ms more per 720p frame than `Up` or `Sub` alone and gives the smallest files (on
-/// smooth frames 20% smaller than `Up`); `NoFilter` is faster still but more than twice the size.
-/// See the `encode_speed` benchmark.
-pub(super) const PNG_FILTER: ::png::Filter = ::png::Filter::Adaptive;
+/// The PNG row filter. Paeth: on the demo's dithered 1280x720 frames (fdeflate,
+/// `Compression::Fast`, 2026-11-23) it encodes in 8.7-9.2 ms, 1.2-1.5 ms faster than choosing
+/// the filter per row (`Adaptive`), for files 0.1-2 % larger (about 1 MB); `Up` is 0.3-0.4 ms
+/// faster still but up to 11 % larger. (Before the dither, on smooth frames, `Adaptive` was
+/// 20 % smaller than `Up`.) See the `encode_speed` benchmark.
+pub(super) const PNG_FILTER: ::png::Filter = ::png::Filter::Paeth;
 
 /// The file name of frame `index` (1-based).
 pub(super) fn frame_name(index: u64) -> String {
