@@ -263,10 +263,7 @@ fn a_stopped_rerender_keeps_the_previous_output() {
 
         // A slow pre-roll (sim 1024, 8 s) stopped after a moment: nothing is written.
         let mut args = small_demo(&out_s, &["--midi", &mid, "--start", "9", "--seconds", "2"]);
-        // A 512-row simulation: its 8 s pre-roll outlasts the wait below many times over, and a
-    // step is short enough that the stop (checked between steps) comes well within the bound
-    // even on two loaded cores (at 1024 rows, a debug step under load took over a second).
-    args[8] = "512";
+        args[8] = "1024";
         let mut child = dyeflow()
             .args(&args)
             .stdout(Stdio::piped())
