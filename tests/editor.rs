@@ -524,7 +524,7 @@ const NEON_ENTRY: (u32, u32) = (668, 94);
 
 /// At the smallest window (320x200) the open panel fits inside it (its title is not cut off
 /// at the left), and everything under the title scrolls: scrolled to the end, the last slider
-/// (Hue shift) is there to drag.
+/// (Background) and Vibrance are there to drag.
 #[test]
 fn the_panel_fits_and_scrolls_in_the_smallest_window() {
     if !xvfb::tools_available() {
@@ -572,14 +572,46 @@ fn the_panel_fits_and_scrolls_in_the_smallest_window() {
         "the last slider (Background) was not there: {:?}",
         gestures(&h)
     );
+    // Vibrance, the picture's newest knob, four rows up: a drag to the left lowers it through
+    // the host's gestures.
+    let (x, y) = VIBRANCE_SLIDER_SCROLLED;
+    display.xdotool(&[
+        "mousemove",
+        "--window",
+        &win,
+        &x.to_string(),
+        &y.to_string(),
+    ]);
+    display.xdotool(&["mousedown", "1"]);
+    for k in 1..=6 {
+        let to = (x - 5 * k).to_string();
+        display.xdotool(&["mousemove", "--window", &win, &to, &y.to_string()]);
+        std::thread::sleep(Duration::from_millis(30));
+    }
+    display.xdotool(&["mouseup", "1"]);
+    assert!(
+        h.wait_for(
+            |l| l.ends_with("GESTURE end vibrance"),
+            Duration::from_secs(5)
+        ),
+        "no Vibrance gesture: {:?}",
+        gestures(&h)
+    );
+    let g = gestures(&h);
+    assert!(
+        g.iter().any(|l| l == "set vibrance"),
+        "the drag set no value: {g:?}"
+    );
     assert!(
         h.quit(Duration::from_secs(20)),
         "the harness did not exit cleanly"
     );
 }
 
-/// Where the Hue shift slider is in the 320x200 window once the panel is scrolled to its end.
+/// Where the Background slider is in the 320x200 window once the panel is scrolled to its end.
 const HUE_SLIDER_SCROLLED: (u32, u32) = (160, 123);
+/// Where the Vibrance slider is there, four rows above it.
+const VIBRANCE_SLIDER_SCROLLED: (u32, u32) = (200, 47);
 
 /// The gesture reports so far, without the prefix: "begin visc", "set visc", ...
 fn gestures(h: &HarnessChild) -> Vec<String> {

@@ -425,6 +425,7 @@ fn dye_row_light_windows<'a>(
             return (n, [b0, b1, b2]);
         }
     }
+    // (Unused off x86_64.)
     let _ = (rows, taps, brightness, saturation, shift);
     (0, planes)
 }
