@@ -1,5 +1,6 @@
-//! The lock-free event queue between a producer thread (the audio thread, or the editor) and
-//! the simulation thread: an `rtrb` ring buffer of fixed-size events with counters.
+//! The lock-free queues between a producer thread (the audio thread, or the editor) and a
+//! consumer (the simulation or the chroma thread): an `rtrb` ring buffer of fixed-size items
+//! with counters.
 //!
 //! Pushing never blocks, retries or allocates: a full queue drops the event and counts it.
 
@@ -35,36 +36,56 @@ impl QueueStats {
     }
 }
 
-/// The producer end. Realtime-safe.
-pub struct EventSender {
-    producer: rtrb::Producer<TimedEvent>,
+/// The producer end of a queue of `T`. Realtime-safe: [`Sender::send`] never blocks, retries
+/// or allocates.
+pub struct Sender<T> {
+    producer: rtrb::Producer<T>,
     stats: Arc<QueueStats>,
 }
 
-/// The consumer end, owned by the simulation thread.
-pub struct EventReceiver {
-    consumer: rtrb::Consumer<TimedEvent>,
+/// The consumer end of a queue of `T`, owned by the consuming thread.
+pub struct Receiver<T> {
+    consumer: rtrb::Consumer<T>,
     stats: Arc<QueueStats>,
 }
 
-/// A queue holding up to `capacity` events.
-pub fn channel(capacity: usize) -> (EventSender, EventReceiver) {
+/// Events from the audio thread or the editor to the simulation thread.
+pub type EventSender = Sender<TimedEvent>;
+/// The simulation thread's end of an event queue.
+pub type EventReceiver = Receiver<TimedEvent>;
+/// The chroma tap: the audio thread's decimated input for the chroma thread.
+pub type TapSender = Sender<Tap>;
+/// The chroma thread's end of the tap.
+pub type TapReceiver = Receiver<Tap>;
+
+/// A queue holding up to `capacity` items.
+pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
     let (producer, consumer) = rtrb::RingBuffer::new(capacity.max(1));
     let stats = Arc::new(QueueStats::default());
     (
-        EventSender {
+        Sender {
             producer,
             stats: stats.clone(),
         },
-        EventReceiver { consumer, stats },
+        Receiver { consumer, stats },
     )
 }
 
-impl EventSender {
-    /// Queue `event`; `false` (and counted) when the queue is full.
+/// An event queue holding up to `capacity` events.
+pub fn channel(capacity: usize) -> (EventSender, EventReceiver) {
+    bounded(capacity)
+}
+
+/// A chroma tap holding up to `capacity` samples.
+pub fn tap_channel(capacity: usize) -> (TapSender, TapReceiver) {
+    bounded(capacity)
+}
+
+impl<T> Sender<T> {
+    /// Queue `item`; `false` (and counted) when the queue is full.
     #[inline]
-    pub fn send(&mut self, event: TimedEvent) -> bool {
-        match self.producer.push(event) {
+    pub fn send(&mut self, item: T) -> bool {
+        match self.producer.push(item) {
             Ok(()) => {
                 self.stats.pushed.fetch_add(1, Ordering::Relaxed);
                 true
@@ -87,97 +108,36 @@ impl EventSender {
     }
 }
 
-impl EventReceiver {
-    /// Take every queued event, oldest first.
-    pub fn drain(&mut self, mut f: impl FnMut(TimedEvent)) -> usize {
+impl<T> Receiver<T> {
+    /// Take every queued item, oldest first; returns how many.
+    pub fn drain(&mut self, f: impl FnMut(T)) -> usize {
+        self.drain_up_to(usize::MAX, f)
+    }
+
+    /// Take the queued items, at most `limit`, oldest first; returns how many.
+    pub fn drain_up_to(&mut self, limit: usize, mut f: impl FnMut(T)) -> usize {
         let mut n = 0;
-        while let Ok(e) = self.consumer.pop() {
-            f(e);
+        while n < limit
+            && let Ok(item) = self.consumer.pop()
+        {
+            f(item);
             n += 1;
         }
         self.stats.received.fetch_add(n as u64, Ordering::Relaxed);
         n
     }
 
-    /// Whether any queued event satisfies `pred`, without taking anything off the queue.
-    pub fn any(&mut self, mut pred: impl FnMut(&TimedEvent) -> bool) -> bool {
+    /// Whether any queued item satisfies `pred`, without taking anything off the queue.
+    pub fn any(&mut self, mut pred: impl FnMut(&T) -> bool) -> bool {
         let n = self.consumer.slots();
         match self.consumer.read_chunk(n) {
             Ok(chunk) => {
                 let (a, b) = chunk.as_slices();
                 a.iter().chain(b).any(&mut pred)
-                // Dropped uncommitted: the events stay queued.
+                // Dropped uncommitted: the items stay queued.
             }
             Err(_) => false,
         }
-    }
-
-    /// The shared counters.
-    pub fn stats(&self) -> &Arc<QueueStats> {
-        &self.stats
-    }
-}
-
-/// The producer end of the chroma tap: the audio thread's decimated input for the chroma
-/// thread. Realtime-safe: a full queue drops the sample and counts it.
-pub struct TapSender {
-    producer: rtrb::Producer<Tap>,
-    stats: Arc<QueueStats>,
-}
-
-/// The consumer end of the chroma tap, owned by the chroma thread.
-pub struct TapReceiver {
-    consumer: rtrb::Consumer<Tap>,
-    stats: Arc<QueueStats>,
-}
-
-/// A chroma tap holding up to `capacity` samples.
-pub fn tap_channel(capacity: usize) -> (TapSender, TapReceiver) {
-    let (producer, consumer) = rtrb::RingBuffer::new(capacity.max(1));
-    let stats = Arc::new(QueueStats::default());
-    (
-        TapSender {
-            producer,
-            stats: stats.clone(),
-        },
-        TapReceiver { consumer, stats },
-    )
-}
-
-impl TapSender {
-    /// Queue `tap`; `false` (and counted) when the queue is full.
-    #[inline]
-    pub fn send(&mut self, tap: Tap) -> bool {
-        match self.producer.push(tap) {
-            Ok(()) => {
-                self.stats.pushed.fetch_add(1, Ordering::Relaxed);
-                true
-            }
-            Err(_) => {
-                self.stats.dropped.fetch_add(1, Ordering::Relaxed);
-                false
-            }
-        }
-    }
-
-    /// The shared counters.
-    pub fn stats(&self) -> &Arc<QueueStats> {
-        &self.stats
-    }
-}
-
-impl TapReceiver {
-    /// Take every queued item (at most `limit`), oldest first; returns how many.
-    pub fn drain(&mut self, limit: usize, mut f: impl FnMut(Tap)) -> usize {
-        let mut n = 0;
-        while n < limit
-            && let Ok(t) = self.consumer.pop()
-        {
-            f(t);
-            n += 1;
-        }
-        self.stats.received.fetch_add(n as u64, Ordering::Relaxed);
-        n
     }
 
     /// The shared counters.
@@ -205,6 +165,20 @@ mod tests {
         rx.drain(|e| times.push(e.time_s));
         assert_eq!(times, vec![0.0, 1.0, 2.0, 3.0]);
         assert_eq!(rx.stats().received(), 4);
+    }
+
+    #[test]
+    fn drain_up_to_takes_at_most_the_limit_in_order() {
+        let (mut tx, mut rx) = bounded::<u32>(8);
+        for n in 0..5 {
+            assert!(tx.send(n));
+        }
+        let mut got = Vec::new();
+        assert_eq!(rx.drain_up_to(3, |x| got.push(x)), 3);
+        assert_eq!(got, [0, 1, 2]);
+        assert_eq!(rx.drain(|x| got.push(x)), 2);
+        assert_eq!(got, [0, 1, 2, 3, 4]);
+        assert_eq!(rx.stats().received(), 5);
     }
 
     #[test]

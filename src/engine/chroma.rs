@@ -72,7 +72,7 @@ struct Stream {
 fn run(stop: &AtomicBool, mut taps: TapReceiver, mut events: EventSender) {
     let mut stream: Option<Stream> = None;
     while !stop.load(Ordering::Acquire) {
-        let taken = taps.drain(BATCH_SAMPLES, |tap| match tap {
+        let taken = taps.drain_up_to(BATCH_SAMPLES, |tap| match tap {
             Tap::Start { rate, time_s } => match &mut stream {
                 Some(s) => {
                     s.analyzer.set_rate(rate);
