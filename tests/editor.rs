@@ -196,27 +196,7 @@ fn editor_shows_the_notes_and_paints_with_the_mouse() {
 
     // A slow left-drag from (200, 150) to (560, 330) in window pixels.
     let (x0, y0, x1, y1) = (200.0f32, 150.0f32, 560.0f32, 330.0f32);
-    display.xdotool(&[
-        "mousemove",
-        "--window",
-        &win,
-        &x0.to_string(),
-        &y0.to_string(),
-    ]);
-    display.xdotool(&["mousedown", "1"]);
-    for k in 1..=40 {
-        let t = k as f32 / 40.0;
-        let (x, y) = (x0 + (x1 - x0) * t, y0 + (y1 - y0) * t);
-        display.xdotool(&[
-            "mousemove",
-            "--window",
-            &win,
-            &x.to_string(),
-            &y.to_string(),
-        ]);
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    display.xdotool(&["mouseup", "1"]);
+    display.drag(&win, (x0, y0), (x1, y1), 40, Duration::from_millis(20));
     // Move away so the brush outline is not in the picture.
     display.xdotool(&["mousemove", "--window", &win, "900", "520"]);
     std::thread::sleep(Duration::from_millis(400));
@@ -369,29 +349,13 @@ fn panel_widgets_use_host_gestures() {
     );
 
     // Drag the Viscosity slider (its row is the first of "Fluid", in window pixels).
-    let drag = |from: (u32, u32), to: (u32, u32)| {
-        display.xdotool(&[
-            "mousemove",
-            "--window",
-            &win,
-            &from.0.to_string(),
-            &from.1.to_string(),
-        ]);
-        display.xdotool(&["mousedown", "1"]);
-        for k in 1..=10 {
-            let x = from.0 + (to.0 - from.0) * k / 10;
-            display.xdotool(&[
-                "mousemove",
-                "--window",
-                &win,
-                &x.to_string(),
-                &to.1.to_string(),
-            ]);
-            std::thread::sleep(Duration::from_millis(30));
-        }
-        display.xdotool(&["mouseup", "1"]);
-    };
-    drag((770, 159), (830, 159));
+    display.drag(
+        &win,
+        (770.0, 159.0),
+        (830.0, 159.0),
+        10,
+        Duration::from_millis(30),
+    );
     assert!(
         h.wait_for(|l| l.ends_with("GESTURE end visc"), Duration::from_secs(5)),
         "no gesture end: {:?}",
@@ -550,20 +514,7 @@ fn the_panel_fits_and_scrolls_in_the_smallest_window() {
         .crop(area.0 as u32, area.1 as u32, ww, wh);
     save(&shot, "panel-320x200-scrolled.png");
     let (x, y) = HUE_SLIDER_SCROLLED;
-    display.xdotool(&[
-        "mousemove",
-        "--window",
-        &win,
-        &x.to_string(),
-        &y.to_string(),
-    ]);
-    display.xdotool(&["mousedown", "1"]);
-    for k in 1..=6 {
-        let to = (x + 5 * k).to_string();
-        display.xdotool(&["mousemove", "--window", &win, &to, &y.to_string()]);
-        std::thread::sleep(Duration::from_millis(30));
-    }
-    display.xdotool(&["mouseup", "1"]);
+    display.drag(&win, (x, y), (x + 30.0, y), 6, Duration::from_millis(30));
     assert!(
         h.wait_for(
             |l| l.ends_with("GESTURE end bg_bright"),
@@ -575,20 +526,7 @@ fn the_panel_fits_and_scrolls_in_the_smallest_window() {
     // Vibrance, the picture's newest knob, four rows up: a drag to the left lowers it through
     // the host's gestures.
     let (x, y) = VIBRANCE_SLIDER_SCROLLED;
-    display.xdotool(&[
-        "mousemove",
-        "--window",
-        &win,
-        &x.to_string(),
-        &y.to_string(),
-    ]);
-    display.xdotool(&["mousedown", "1"]);
-    for k in 1..=6 {
-        let to = (x - 5 * k).to_string();
-        display.xdotool(&["mousemove", "--window", &win, &to, &y.to_string()]);
-        std::thread::sleep(Duration::from_millis(30));
-    }
-    display.xdotool(&["mouseup", "1"]);
+    display.drag(&win, (x, y), (x - 30.0, y), 6, Duration::from_millis(30));
     assert!(
         h.wait_for(
             |l| l.ends_with("GESTURE end vibrance"),
@@ -609,9 +547,9 @@ fn the_panel_fits_and_scrolls_in_the_smallest_window() {
 }
 
 /// Where the Background slider is in the 320x200 window once the panel is scrolled to its end.
-const HUE_SLIDER_SCROLLED: (u32, u32) = (160, 123);
+const HUE_SLIDER_SCROLLED: (f32, f32) = (160.0, 123.0);
 /// Where the Vibrance slider is there, four rows above it.
-const VIBRANCE_SLIDER_SCROLLED: (u32, u32) = (200, 47);
+const VIBRANCE_SLIDER_SCROLLED: (f32, f32) = (200.0, 47.0);
 
 /// The gesture reports so far, without the prefix: "begin visc", "set visc", ...
 fn gestures(h: &HarnessChild) -> Vec<String> {

@@ -116,20 +116,8 @@ fn the_panel_draws_erases_and_clears_obstacles() {
     };
     let drag = |from: (u32, u32), to: (u32, u32)| {
         move_to(from);
-        display.xdotool(&["mousedown", "1"]);
-        for k in 1..=30 {
-            let x = from.0 as f32 + (to.0 as f32 - from.0 as f32) * k as f32 / 30.0;
-            let y = from.1 as f32 + (to.1 as f32 - from.1 as f32) * k as f32 / 30.0;
-            display.xdotool(&[
-                "mousemove",
-                "--window",
-                &win,
-                &(x as u32).to_string(),
-                &(y as u32).to_string(),
-            ]);
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        display.xdotool(&["mouseup", "1"]);
+        let f = |(x, y): (u32, u32)| (x as f32, y as f32);
+        display.drag(&win, f(from), f(to), 30, Duration::from_millis(20));
         // Away from the canvas, so the brush outline is not in the picture.
         move_to((700, 900));
     };

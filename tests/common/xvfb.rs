@@ -94,6 +94,30 @@ impl Display {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
+    /// A left-button drag in `window` (window pixels): press at `from`, move to `to` in
+    /// `steps` even steps `pause` apart, release.
+    pub fn drag(
+        &self,
+        window: &str,
+        from: (f32, f32),
+        to: (f32, f32),
+        steps: u32,
+        pause: Duration,
+    ) {
+        let move_to = |(x, y): (f32, f32)| {
+            let (x, y) = ((x as i64).to_string(), (y as i64).to_string());
+            self.xdotool(&["mousemove", "--window", window, &x, &y]);
+        };
+        move_to(from);
+        self.xdotool(&["mousedown", "1"]);
+        for k in 1..=steps {
+            let t = k as f32 / steps as f32;
+            move_to((from.0 + (to.0 - from.0) * t, from.1 + (to.1 - from.1) * t));
+            std::thread::sleep(pause);
+        }
+        self.xdotool(&["mouseup", "1"]);
+    }
+
     /// The id of the first visible window titled `title`, waiting up to `timeout`.
     pub fn find_window(&self, title: &str, timeout: Duration) -> Option<String> {
         let start = Instant::now();
