@@ -11,6 +11,7 @@ mod knobs;
 mod lazy;
 pub mod obstacles;
 mod pin;
+pub(crate) use pin::join_within;
 mod runner;
 mod sim;
 

@@ -79,7 +79,7 @@ pub(super) fn pin_library() -> bool {
 /// busy then is left to end on its own, with the library pinned first so a host unloading the
 /// plugin cannot pull the code from under it; where pinning fails, wait for it instead. `what`
 /// names it in the log ("The simulation thread").
-pub(super) fn join_within(thread: std::thread::JoinHandle<()>, wait_ms: u64, what: &str) {
+pub(crate) fn join_within(thread: std::thread::JoinHandle<()>, wait_ms: u64, what: &str) {
     let deadline = std::time::Instant::now() + std::time::Duration::from_millis(wait_ms);
     while !thread.is_finished() && std::time::Instant::now() < deadline {
         std::thread::sleep(std::time::Duration::from_millis(1));

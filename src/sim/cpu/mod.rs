@@ -96,10 +96,62 @@ impl State {
     }
 }
 
+/// How long a dropped solver waits for each of its worker threads to end.
+const JOIN_WORKERS_MS: u64 = 250;
+
+/// A pool's worker threads, joined when this is dropped (after the pool: it is declared after
+/// it in [`CpuSolver`]). rayon's own pool only tells its workers to stop; one still winding
+/// down when a host unloads the plugin's library (right after the last instance goes) would
+/// run code that is gone. Each is waited for (within [`JOIN_WORKERS_MS`]); one still busy
+/// then is left to end with the library pinned (`engine::join_within`).
+#[derive(Default)]
+struct Workers(std::sync::Arc<std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>>);
+
+impl Workers {
+    /// A spawn handler for a rayon pool that keeps each worker's handle here.
+    fn spawner(
+        &self,
+    ) -> impl FnMut(rayon::ThreadBuilder) -> std::io::Result<()> + Send + Sync + 'static {
+        let handles = std::sync::Arc::clone(&self.0);
+        move |thread: rayon::ThreadBuilder| {
+            let mut b = std::thread::Builder::new();
+            if let Some(name) = thread.name() {
+                b = b.name(name.to_owned());
+            }
+            if let Some(size) = thread.stack_size() {
+                b = b.stack_size(size);
+            }
+            let handle = b.spawn(|| thread.run())?;
+            handles
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(handle);
+            Ok(())
+        }
+    }
+}
+
+impl Drop for Workers {
+    fn drop(&mut self) {
+        let handles = std::mem::take(
+            &mut *self
+                .0
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        for h in handles {
+            crate::engine::join_within(h, JOIN_WORKERS_MS, "a CPU solver thread");
+        }
+    }
+}
+
 /// The rayon CPU solver.
 pub struct CpuSolver {
     cfg: SimConfig,
     pool: std::sync::Arc<rayon::ThreadPool>,
+    /// The pool's threads, joined when the solver goes (declared after `pool`, so dropped
+    /// after it: the pool has told them to stop by then). Kept for its `Drop` only.
+    _workers: Workers,
     threads: usize,
     state: State,
     pending: Vec<Splat>,
@@ -137,9 +189,11 @@ impl CpuSolver {
     /// [`CpuError::Threads`] when the worker threads cannot be started.
     pub fn new(cfg: &SimConfig, threads: usize) -> Result<Self, CpuError> {
         let cfg = cfg.sanitized();
+        let workers = Workers::default();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("dyeflow-cpu-{i}"))
+            .spawn_handler(workers.spawner())
             .build()
             .map_err(|source| CpuError::Threads { threads, source })?;
         let threads = pool.current_num_threads();
@@ -147,6 +201,7 @@ impl CpuSolver {
             state: State::new(&cfg),
             cfg,
             pool: std::sync::Arc::new(pool),
+            _workers: workers,
             threads,
             pending: Vec::with_capacity(MAX_PENDING_SPLATS),
             dropped_splats: 0,
