@@ -17,6 +17,7 @@ pub mod fluid;
 pub mod frame;
 pub mod mapping;
 pub mod params;
+mod pin;
 pub mod preset;
 #[cfg(feature = "cli")]
 pub mod render;

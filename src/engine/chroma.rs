@@ -11,10 +11,11 @@
 //! `Default`: a host scanning plugins gets no thread); dropping it stops the thread and waits
 //! for it at most [`DROP_WAIT_MS`], like the simulation thread.
 
-use super::{DROP_WAIT_MS, pin};
+use super::DROP_WAIT_MS;
 use crate::bridge::chroma::{ChromaAnalyzer, Tap};
 use crate::bridge::events::{SimEvent, TimedEvent};
 use crate::bridge::queue::{EventSender, TapReceiver};
+use crate::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;

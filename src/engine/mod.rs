@@ -10,8 +10,7 @@ mod driver;
 mod knobs;
 mod lazy;
 pub mod obstacles;
-mod pin;
-pub(crate) use pin::join_within;
+use crate::pin;
 mod runner;
 mod sim;
 

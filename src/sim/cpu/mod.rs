@@ -103,7 +103,7 @@ const JOIN_WORKERS_MS: u64 = 250;
 /// it in [`CpuSolver`]). rayon's own pool only tells its workers to stop; one still winding
 /// down when a host unloads the plugin's library (right after the last instance goes) would
 /// run code that is gone. Each is waited for (within [`JOIN_WORKERS_MS`]); one still busy
-/// then is left to end with the library pinned (`engine::join_within`).
+/// then is left to end with the library pinned (`crate::pin::join_within`).
 #[derive(Default)]
 struct Workers(std::sync::Arc<std::sync::Mutex<Vec<std::thread::JoinHandle<()>>>>);
 
@@ -140,7 +140,7 @@ impl Drop for Workers {
                 .unwrap_or_else(std::sync::PoisonError::into_inner),
         );
         for h in handles {
-            crate::engine::join_within(h, JOIN_WORKERS_MS, "a CPU solver thread");
+            crate::pin::join_within(h, JOIN_WORKERS_MS, "a CPU solver thread");
         }
     }
 }

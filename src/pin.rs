@@ -1,4 +1,5 @@
-//! Keeping the plugin's library loaded for a thread that outlives its [`Engine`](super::Engine).
+//! Keeping the plugin's library loaded for a thread that outlives its owner (the
+//! [`Engine`](crate::engine::Engine)'s simulation and chroma threads, the CPU solver's workers).
 //!
 //! A host unloads the plugin's library once it has destroyed every instance. A simulation
 //! thread left running after its engine was dropped (a GPU hung in a step, a device still
@@ -9,7 +10,7 @@
 /// Pin the library (or executable) this code lives in, so it is never unloaded. Returns
 /// whether it is pinned; `false` means the caller must not leave a thread running in it.
 #[cfg(unix)]
-pub(super) fn pin_library() -> bool {
+pub(crate) fn pin_library() -> bool {
     use std::ffi::c_void;
     let here = pin_library as *const c_void;
     // SAFETY: `Dl_info` is plain old data for which all-zeroes is valid; `dladdr` only
@@ -47,7 +48,7 @@ pub(super) fn pin_library() -> bool {
 /// Pin the module (DLL or executable) this code lives in, so it is never unloaded. Returns
 /// whether it is pinned; `false` means the caller must not leave a thread running in it.
 #[cfg(windows)]
-pub(super) fn pin_library() -> bool {
+pub(crate) fn pin_library() -> bool {
     use std::ffi::c_void;
     const GET_MODULE_HANDLE_EX_FLAG_PIN: u32 = 0x1;
     const GET_MODULE_HANDLE_EX_FLAG_FROM_ADDRESS: u32 = 0x4;
@@ -71,7 +72,7 @@ pub(super) fn pin_library() -> bool {
 
 /// No way to pin here: the caller waits for its thread instead.
 #[cfg(not(any(unix, windows)))]
-pub(super) fn pin_library() -> bool {
+pub(crate) fn pin_library() -> bool {
     false
 }
 
