@@ -488,6 +488,79 @@ mod tests {
         assert!(!GlowTaps::new(7, 4).double);
     }
 
+    /// A display row with effects gives, for every combination of them, the bits of the
+    /// effects applied one at a time per pixel: the glow sampled across, the shading's
+    /// differences clamped at the row's ends, the rows above and below, palette, vibrance,
+    /// background, tone, encoding and the dither at the pixel's place.
+    #[test]
+    fn a_row_with_effects_matches_the_effects_one_by_one() {
+        let (n, gw, py) = (53, 27, 5);
+        let wave = |seed: f32, scale: f32| -> Vec<f32> {
+            (0..n)
+                .map(|i| ((i as f32 * 0.37 + seed).sin() * 0.5 + 0.5) * scale)
+                .collect()
+        };
+        let light = [wave(0.1, 3.0), wave(1.3, 1.0), wave(2.9, 0.2)];
+        let glow_src = [0.4, 1.1, 2.3].map(|seed| {
+            (0..gw)
+                .map(|i| (i as f32 * 0.21 + seed).cos().abs())
+                .collect::<Vec<f32>>()
+        });
+        let hts = [wave(0.7, 0.9), wave(3.1, 0.8), wave(4.4, 0.6)];
+        let taps = GlowTaps::new(n, gw);
+        for bits in 0..16u32 {
+            let (shading, glowing, palette, vibrance) =
+                (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0, bits & 8 != 0);
+            let effects = crate::fluid::Effects {
+                shading: if shading { 0.7 } else { 0.0 },
+                palette: if palette {
+                    crate::fluid::Palette::Sunset
+                } else {
+                    crate::fluid::Palette::Off
+                },
+                vibrance: if vibrance { 0.6 } else { 0.0 },
+                background: [0.02, 0.01, 0.03],
+                ..crate::fluid::Effects::OFF
+            };
+            let fx = Fx::new(&effects, 720, 256);
+            assert!(fx.step > 1, "the test wants a stencil wider than a pixel");
+            let glow_rows = [&glow_src[0][..], &glow_src[1][..], &glow_src[2][..]];
+            let rows = FxRows {
+                light: [&light[0], &light[1], &light[2]],
+                heights: shading.then(|| [&hts[0][..], &hts[1][..], &hts[2][..]]),
+                glow: glowing.then_some((glow_rows, &taps)),
+            };
+            let mut got = vec![0u32; n];
+            display_fx_row(&rows, &fx, py, &mut FxScratch::default(), &mut got);
+            let mut expanded = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
+            for (plane, g) in expanded.iter_mut().zip(glow_rows) {
+                taps.expand(g, plane);
+            }
+            for x in 0..n {
+                let mut c = [light[0][x], light[1][x], light[2][x]];
+                let glow = [expanded[0][x], expanded[1][x], expanded[2][x]];
+                if shading {
+                    let gx = hts[0][(x + fx.step).min(n - 1)] - hts[0][x.saturating_sub(fx.step)];
+                    let k = shade_gain(gx, hts[1][x] - hts[2][x], fx.relief, fx.light, fx.shade);
+                    c = if glowing {
+                        from_fn3(|i| c[i].mul_add(k, glow[i]))
+                    } else {
+                        map3(c, |v| v * k)
+                    };
+                } else if glowing {
+                    c = from_fn3(|i| c[i] + glow[i]);
+                }
+                let c = grade(c, &fx);
+                let k = filmic_ratio(c[0].max(c[1]).max(c[2]));
+                let d = dither(x as u32, py as u32);
+                let want = c.iter().enumerate().fold(0xff00_0000, |p, (i, &v)| {
+                    p | quantise(encode_255(v * k), d) << (8 * i)
+                });
+                assert_eq!(got[x], want, "effects {bits:04b}, pixel {x}");
+            }
+        }
+    }
+
     fn channel(p: u32, c: usize) -> u8 {
         p.to_le_bytes()[c]
     }
