@@ -100,6 +100,7 @@ pub fn scene_splats(n: usize) -> Option<Splat> {
         amount: 0.5,
         force: [0.0, 0.15],
         shape: SplatShape::Block,
+        heat: 0.0,
     })
 }
 
@@ -112,6 +113,7 @@ pub fn scene_params() -> StepParams {
         velocity_dissipation: 0.2,
         dye_dissipation: 0.5,
         vorticity: 0.3,
+        ..StepParams::default()
     }
 }
 

@@ -43,6 +43,9 @@ pub struct Splat {
     pub force: [f32; 2],
     /// Footprint.
     pub shape: SplatShape,
+    /// Temperature added at the centre, with the dye's footprint (negative: cold); clamped to
+    /// +-`MAX_HEAT`. Hot fluid rises and cold fluid sinks by the step's buoyancy.
+    pub heat: f32,
 }
 
 /// How the dye is coloured when a frame is rendered.

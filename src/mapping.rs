@@ -695,6 +695,7 @@ impl Mapper {
                     amount: NOTE_DYE * cfg.dye_amount * (0.35 + 0.65 * vel) * touch,
                     force: [dir[0] * kick, dir[1] * kick],
                     shape: SplatShape::Gaussian,
+                    heat: 0.0,
                 });
             }
             let level = v.level();
@@ -712,6 +713,7 @@ impl Mapper {
                         * touch,
                     force: [dir[0] * push, dir[1] * push],
                     shape: SplatShape::Gaussian,
+                    heat: 0.0,
                 });
             }
             // Advance the envelope.
@@ -801,6 +803,7 @@ impl Mapper {
                 amount: 0.0,
                 force: [0.0, push],
                 shape: SplatShape::Gaussian,
+                heat: 0.0,
             });
         }
         for k in 0..self.pending_onsets {
@@ -825,6 +828,7 @@ impl Mapper {
                 amount: ONSET_DYE * strength * react * cfg.dye_amount,
                 force: [angle.cos() * kick, angle.sin() * kick],
                 shape: SplatShape::Gaussian,
+                heat: 0.0,
             });
         }
         self.pending_onsets = 0;
@@ -869,6 +873,7 @@ impl Mapper {
             amount: 0.0,
             force: [dir[0] * kick, dir[1] * kick],
             shape: SplatShape::Gaussian,
+            heat: 0.0,
         });
     }
 }

@@ -28,6 +28,7 @@ fn splat(x: f32, y: f32, force: [f32; 2], color: [f32; 3]) -> Splat {
         amount: 1.0,
         force,
         shape: SplatShape::Gaussian,
+        heat: 0.0,
     }
 }
 

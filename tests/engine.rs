@@ -35,6 +35,7 @@ fn red_splat_at(x: f32, y: f32) -> TimedEvent {
             amount: 1.0,
             force: [0.0, 0.0],
             shape: SplatShape::Gaussian,
+            heat: 0.0,
         }),
     }
 }

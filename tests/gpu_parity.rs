@@ -32,6 +32,7 @@ fn lively() -> StepParams {
         velocity_dissipation: 0.2,
         dye_dissipation: 0.5,
         vorticity: 0.4,
+        ..StepParams::default()
     }
 }
 
@@ -50,6 +51,7 @@ fn splats(n: usize) -> Vec<Splat> {
         } else {
             SplatShape::Gaussian
         },
+        heat: 0.0,
     }]
 }
 

@@ -76,6 +76,7 @@ fn splat(x: f32, y: f32) -> TimedEvent {
             amount: 1.0,
             force: [0.0, 0.5],
             shape: SplatShape::Gaussian,
+            heat: 0.0,
         }),
     }
 }

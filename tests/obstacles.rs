@@ -171,6 +171,7 @@ fn splat(pos: [f32; 2], force: [f32; 2], radius: f32) -> Splat {
         amount: 1.0,
         force,
         shape: SplatShape::Gaussian,
+        heat: 0.0,
     }
 }
 

@@ -44,6 +44,7 @@ fn lively() -> StepParams {
         velocity_dissipation: 0.2,
         dye_dissipation: 0.5,
         vorticity: 0.4,
+        ..StepParams::default()
     }
 }
 
@@ -55,6 +56,7 @@ fn splat(pos: [f32; 2], force: [f32; 2], radius: f32, shape: SplatShape) -> Spla
         amount: 0.8,
         force,
         shape,
+        heat: 0.0,
     }
 }
 

@@ -189,6 +189,7 @@ impl Painter {
                             vy * limit * STROKE_FORCE_GAIN,
                         ],
                         shape: SplatShape::Gaussian,
+                        heat: 0.0,
                     }),
                 );
             } else if response.dragged_by(PointerButton::Secondary) {
@@ -293,6 +294,7 @@ impl Painter {
                     amount: 1.0,
                     force: [angle.cos() * speed, angle.sin() * speed],
                     shape: SplatShape::Gaussian,
+                    heat: 0.0,
                 }),
             );
         }

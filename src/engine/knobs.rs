@@ -100,6 +100,7 @@ impl Knobs {
             velocity_dissipation: self.velocity_dissipation,
             dye_dissipation: self.dye_dissipation,
             vorticity: self.vorticity,
+            ..StepParams::default()
         }
         .sanitized()
     }

@@ -252,6 +252,7 @@ impl AudioPaint {
                     amount: dye * share,
                     force: [dir[0] * push * share, dir[1] * push * share],
                     shape: SplatShape::Gaussian,
+                    heat: 0.0,
                 });
             };
             for (pc, &share) in shares.iter().enumerate() {
@@ -309,6 +310,7 @@ impl AudioPaint {
                 amount: CHROMA_DYE_PER_S * w * amount * cfg.dye_amount * dt,
                 force: [dir[0] * push, dir[1] * push],
                 shape: SplatShape::Gaussian,
+                heat: 0.0,
             });
         }
     }
@@ -355,6 +357,7 @@ impl AudioPaint {
                     amount: BURST_DYE[b] * strength * amount * cfg.dye_amount,
                     force: [dir[0] * kick, dir[1] * kick],
                     shape: SplatShape::Gaussian,
+                    heat: 0.0,
                 });
             }
         }

@@ -167,6 +167,7 @@ pub(super) fn strike(key: u8, velocity: f32, hit: u32, cfg: &MappingConfig, out:
         amount,
         force,
         shape,
+        heat: 0.0,
     };
     match family {
         DrumFamily::Kick => {

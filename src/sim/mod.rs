@@ -56,6 +56,9 @@ pub const MAX_STEP_DT_S: f32 = 0.25;
 /// Speed limit in canvas heights per second. Crossing the canvas 50 times a second is far past
 /// anything visible; the limit keeps hostile input (forces of 1e6) bounded.
 pub const MAX_SPEED: f32 = 50.0;
+/// Largest temperature (either sign) a splat adds and the heat field holds, in the units of
+/// [`StepParams::buoyancy`]: a note's heat is at most 1, so this only bounds hostile input.
+pub const MAX_HEAT: f32 = 100.0;
 /// Largest dye grid edge. 4096 x 2304 RGBA float dye is 150 MB per buffer on the GPU (two
 /// plus a diffusion scratch); finer grids than that outgrow GPU buffer limits and show no more
 /// detail at any display size.
@@ -179,6 +182,19 @@ pub struct StepParams {
     pub dye_dissipation: f32,
     /// Vorticity confinement epsilon.
     pub vorticity: f32,
+    /// Buoyancy `sigma`: upward acceleration per unit of temperature above the ambient, canvas
+    /// heights/s^2 (the smoke model of GPU Gems ch. 38 and PixelFlow).
+    pub buoyancy: f32,
+    /// Weight `kappa`: downward acceleration per unit of dye density (the mean of its three
+    /// channels), canvas heights/s^2.
+    pub weight: f32,
+    /// Cooling rate of the temperature towards 0, 1/s.
+    pub cooling: f32,
+    /// Ambient temperature: fluid at it neither rises nor sinks.
+    pub ambient: f32,
+    /// The direction buoyancy lifts towards (x right, y up; made a unit vector, straight up
+    /// when zero or not finite).
+    pub up: [f32; 2],
 }
 
 impl Default for StepParams {
@@ -190,6 +206,11 @@ impl Default for StepParams {
             velocity_dissipation: 0.0,
             dye_dissipation: 0.0,
             vorticity: 0.0,
+            buoyancy: 0.0,
+            weight: 0.0,
+            cooling: 0.0,
+            ambient: 0.0,
+            up: [0.0, 1.0],
         }
     }
 }
@@ -212,7 +233,29 @@ impl StepParams {
             velocity_dissipation: clean(self.velocity_dissipation, 1.0e3),
             dye_dissipation: clean(self.dye_dissipation, 1.0e3),
             vorticity: clean(self.vorticity, 10.0),
+            buoyancy: clean(self.buoyancy, 100.0),
+            weight: clean(self.weight, 100.0),
+            cooling: clean(self.cooling, 1.0e3),
+            ambient: if self.ambient.is_finite() {
+                self.ambient.clamp(-MAX_HEAT, MAX_HEAT)
+            } else {
+                0.0
+            },
+            up: {
+                let [x, y] = self.up;
+                let n = x.hypot(y);
+                if n.is_finite() && n > 1.0e-6 {
+                    [x / n, y / n]
+                } else {
+                    [0.0, 1.0]
+                }
+            },
         }
+    }
+
+    /// Whether buoyancy or weight can move the fluid.
+    pub fn lifts(&self) -> bool {
+        self.buoyancy > 0.0 || self.weight > 0.0
     }
 }
 
@@ -306,13 +349,17 @@ impl Activity {
 pub enum Stage {
     /// Apply the queued splats (runs even when dt is 0).
     Splat,
+    /// Buoyancy and weight: `(sigma (T - T_ambient) - kappa d)` along the up direction (when
+    /// buoyancy or weight > 0).
+    Buoyancy,
     /// Vorticity confinement (when vorticity > 0).
     Vorticity,
     /// Implicit viscous diffusion of velocity (when viscosity > 0).
     Viscosity,
     /// Projection: divergence, pressure solve, gradient subtraction.
     Project,
-    /// Semi-Lagrangian dye advection through the projected velocity, with dye dissipation.
+    /// Semi-Lagrangian dye advection through the projected velocity, with dye dissipation;
+    /// the temperature is advected with it and cools.
     AdvectDye,
     /// Implicit dye diffusion (when dye diffusion > 0).
     DiffuseDye,
@@ -324,8 +371,9 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in step order.
-    pub const ALL: [Stage; 8] = [
+    pub const ALL: [Stage; 9] = [
         Stage::Splat,
+        Stage::Buoyancy,
         Stage::Vorticity,
         Stage::Viscosity,
         Stage::Project,

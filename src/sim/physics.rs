@@ -3,7 +3,7 @@
 
 use crate::fluid::{Splat, SplatShape};
 use crate::sim::math::exp;
-use crate::sim::{MAX_DYE, MAX_SPEED};
+use crate::sim::{MAX_DYE, MAX_HEAT, MAX_SPEED};
 
 /// Splats queued between steps before further ones are dropped. A dense passage produces a
 /// few hundred per step; this bound only stops a runaway producer.
@@ -46,6 +46,8 @@ pub struct CellSplat {
     pub force: [f32; 2],
     /// Footprint.
     pub shape: SplatShape,
+    /// Temperature added at the centre.
+    pub heat: f32,
 }
 
 impl CellSplat {
@@ -59,7 +61,8 @@ impl CellSplat {
             .chain(&s.force)
             .all(|x| x.is_finite())
             && s.radius.is_finite()
-            && s.amount.is_finite();
+            && s.amount.is_finite()
+            && s.heat.is_finite();
         if !finite {
             return None;
         }
@@ -78,7 +81,8 @@ impl CellSplat {
         if speed > MAX_SPEED && s.shape != SplatShape::Radial {
             force = force.map(|f| f * (MAX_SPEED / speed));
         }
-        if dye.iter().all(|&d| d == 0.0) && force.iter().all(|&f| f == 0.0) {
+        let heat = s.heat.clamp(-MAX_HEAT, MAX_HEAT);
+        if dye.iter().all(|&d| d == 0.0) && force.iter().all(|&f| f == 0.0) && heat == 0.0 {
             return None;
         }
         let reach = match s.shape {
@@ -93,6 +97,7 @@ impl CellSplat {
             dye,
             force,
             shape: s.shape,
+            heat,
         })
     }
 

@@ -418,6 +418,94 @@ fn advect_dye_row(
 }
 }
 
+kernel! {
+/// One row of a scalar field at the simulation's resolution (the temperature): traced back
+/// as [`advect_dye_row_1`] traces the dye, times `decay`, clamped to +-`max`. With `solid`
+/// (the simulation's cells), solid cells hold 0 and a trace takes the bilinear mean of only
+/// its fluid corners, their weights renormalised (only solid corners: the cell keeps its own).
+#[allow(clippy::too_many_arguments)]
+fn advect_scalar_row(
+    flow: Flow,
+    field: Sampler,
+    urow: &[f32],
+    vb: &[f32],
+    vt: &[f32],
+    solid: Option<&[bool]>,
+    out: &mut [f32],
+    j: usize,
+    k: f32,
+    decay: f32,
+    max: f32,
+) {
+    let y = j as f32;
+    let w = out.len();
+    for (i, o) in out.iter_mut().enumerate() {
+        let vx = 0.5 * (urow[i] + urow[i + 1]);
+        let vy = 0.5 * (vb[i] + vt[i]);
+        let (bx, by) = flow.depart(i as f32, y, vx, vy, k);
+        let t = field.taps(bx, by);
+        let value = match solid {
+            None => field.gather(field.f, t),
+            Some(solid) if solid[j * w + i] => 0.0,
+            Some(solid) => {
+                let corners = [
+                    (t.k, (1.0 - t.fx) * (1.0 - t.fy)),
+                    (t.k + field.dx, t.fx * (1.0 - t.fy)),
+                    (t.k + field.dy, (1.0 - t.fx) * t.fy),
+                    (t.k + field.dy + field.dx, t.fx * t.fy),
+                ];
+                if corners.iter().all(|&(c, _)| !solid[c]) {
+                    field.gather(field.f, t)
+                } else {
+                    let (mut sum, mut weight) = (0.0f32, 0.0f32);
+                    for (c, cw) in corners {
+                        if !solid[c] {
+                            weight += cw;
+                            sum = cw.mul_add(field.f[c], sum);
+                        }
+                    }
+                    if weight > 1e-6 { sum / weight } else { field.f[j * w + i] }
+                }
+            }
+        };
+        *o = (value * decay).max(-max).min(max);
+    }
+}
+}
+
+/// Advect a scalar field of the simulation's resolution (`w x h` cells; the temperature)
+/// through the face velocities, multiplying by `decay` and limiting to +-`max`. With `solid`
+/// (one flag per cell), no sample is taken from inside a solid and solid cells end at 0.
+#[allow(clippy::too_many_arguments)]
+pub fn advect_scalar(
+    g: Grid,
+    u: &[f32],
+    v: &[f32],
+    src: &[f32],
+    out: &mut [f32],
+    solid: Option<&[bool]>,
+    dt: f32,
+    decay: f32,
+    max: f32,
+) {
+    let flow = Flow::new(g, u, v);
+    let field = Sampler::new(src, g.w, g.h);
+    if let Some(solid) = solid {
+        assert!(solid.len() >= g.w * g.h);
+    }
+    let k = dt * g.h as f32;
+    out[..g.w * g.h]
+        .par_chunks_mut(g.w)
+        .with_min_len(super::band::min_rows(g.w))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let urow = &u[j * (g.w + 1)..(j + 1) * (g.w + 1)];
+            let vb = &v[j * g.w..(j + 1) * g.w];
+            let vt = &v[(j + 1) * g.w..(j + 2) * g.w];
+            advect_scalar_row(flow, field, urow, vb, vt, solid, row, j, k, decay, max);
+        });
+}
+
 /// Dye cells next to obstacles, advected again so that no sample is taken from inside a solid.
 ///
 /// The plain pass samples solid dye cells (which hold 0), so dye next to a wall would fade

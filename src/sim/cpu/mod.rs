@@ -11,6 +11,7 @@ pub mod diffuse;
 pub mod display;
 pub mod divergence;
 pub mod gradient;
+pub mod heat;
 pub mod obstacle_overlay;
 pub mod picture;
 pub mod pressure;
@@ -23,7 +24,8 @@ mod obstacles;
 
 use super::grid::{AlignedVec, Fields};
 use super::{
-    Activity, Look, MAX_DYE, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams, StepStats,
+    Activity, Look, MAX_DYE, MAX_HEAT, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams,
+    StepStats,
 };
 use crate::sim::physics::{
     CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, decay_factor,
@@ -52,6 +54,11 @@ struct State {
     dye_b: AlignedVec,
     dye: [AlignedVec; 3],
     dye_tmp: [AlignedVec; 3],
+    /// Temperature, one value per simulation cell, and its advection scratch.
+    heat: AlignedVec,
+    heat_tmp: AlignedVec,
+    /// Whether the temperature may be non-zero anywhere (a heat splat since the last reset).
+    heated: bool,
     curl: AlignedVec,
     /// Divergence, natural layout (scratch of the projection).
     div: AlignedVec,
@@ -85,6 +92,9 @@ impl State {
             dye_b: AlignedVec::zeros(dye_cells),
             dye: std::array::from_fn(|_| AlignedVec::zeros(dye_cells)),
             dye_tmp: std::array::from_fn(|_| AlignedVec::zeros(dye_cells)),
+            heat: AlignedVec::zeros(w * h),
+            heat_tmp: AlignedVec::zeros(w * h),
+            heated: false,
             curl: AlignedVec::zeros(w * h),
             div: AlignedVec::zeros(w * h),
             aq: AlignedVec::zeros(w * h),
@@ -214,6 +224,11 @@ impl CpuSolver {
         })
     }
 
+    /// The temperature, one value per simulation cell, row-major from the bottom row.
+    pub fn heat(&self) -> &[f32] {
+        &self.state.heat
+    }
+
     /// Worker threads in use.
     pub fn threads(&self) -> usize {
         self.threads
@@ -309,11 +324,26 @@ impl CpuSolver {
                     splat::splat_velocity(&splats, &mut s.u, &mut s.v, w, h);
                     let [r, g, b] = &mut s.dye;
                     splat::splat_dye(&splats, [r, g, b], self.cfg.dye_width(), self.cfg.dye_scale);
+                    if splats.iter().any(|c| c.heat != 0.0) {
+                        splat::splat_heat(&splats, &mut s.heat, w);
+                        s.heated = true;
+                    }
                     // A splat inside a solid does nothing.
                     if let Some(o) = &self.obstacles {
                         o.close_faces(&mut s.u, &mut s.v);
                         o.clear_solid_dye(&mut s.dye);
+                        clear_solid_cells(&o.mask, &mut s.heat);
                     }
+                }
+            }
+            Stage::Buoyancy if p.lifts() => {
+                let s = &mut self.state;
+                let dye = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
+                // The curl's scratch is free until the vorticity stage.
+                heat::lift(&s.heat, dye, self.cfg.dye_scale, (w, h), p, &mut s.curl);
+                heat::apply(&s.curl, &mut s.u, &mut s.v, (w, h), p.up, p.dt);
+                if let Some(o) = &self.obstacles {
+                    o.close_faces(&mut s.u, &mut s.v);
                 }
             }
             Stage::Vorticity if p.vorticity > 0.0 => {
@@ -403,6 +433,14 @@ impl CpuSolver {
                 std::mem::swap(&mut s.dye, &mut s.dye_tmp);
                 if let Some(o) = &self.obstacles {
                     o.clear_solid_dye(&mut s.dye);
+                }
+                if s.heated {
+                    // The temperature moves with the dye and cools towards 0.
+                    let solid = self.obstacles.as_ref().map(|o| o.mask.cells());
+                    let decay = decay_factor(p.cooling, p.dt);
+                    let (t, out) = (&s.heat, &mut s.heat_tmp);
+                    advect::advect_scalar(grid, &s.u, &s.v, t, out, solid, p.dt, decay, MAX_HEAT);
+                    std::mem::swap(&mut s.heat, &mut s.heat_tmp);
                 }
             }
             Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
@@ -565,6 +603,7 @@ impl Solver for CpuSolver {
             let s = &mut self.state;
             o.close_faces(&mut s.u, &mut s.v);
             o.clear_solid_dye(&mut s.dye);
+            clear_solid_cells(&o.mask, &mut s.heat);
             for p in [&mut s.project_main, &mut s.project_extra] {
                 p.q.clear();
                 p.q_natural.fill(0.0);
@@ -608,5 +647,14 @@ impl Solver for CpuSolver {
             }
         });
         Some((tag, activity))
+    }
+}
+
+/// Set the cells that `mask` (the simulation's resolution) marks solid to 0.
+fn clear_solid_cells(mask: &crate::sim::obstacles::Mask, field: &mut [f32]) {
+    for (x, &solid) in field.iter_mut().zip(mask.cells()) {
+        if solid {
+            *x = 0.0;
+        }
     }
 }

@@ -6,7 +6,7 @@
 //! parallel; each row sees them in the same order, so the result is thread-count independent.
 
 use crate::sim::physics::CellSplat;
-use crate::sim::{MAX_DYE, MAX_SPEED};
+use crate::sim::{MAX_DYE, MAX_HEAT, MAX_SPEED};
 use rayon::prelude::*;
 
 /// One splat's samples along x: the first sample within reach, and per sample its offset from
@@ -147,6 +147,40 @@ pub fn splat_dye(splats: &[CellSplat], dye: [&mut [f32]; 3], dw: usize, scale: u
         .for_each(|(j, ((r, g), b))| splat_dye_row(splats, &spans, j, scale, [r, g, b]));
 }
 
+kernel! {
+/// Row `j` of the temperature (the simulation's cells).
+fn splat_heat_row(splats: &[CellSplat], spans: &[Span], j: usize, row: &mut [f32]) {
+    let y = j as f32 + 0.5;
+    for (s, span) in splats.iter().zip(spans) {
+        if s.heat == 0.0 || !s.touches_row(y) || span.dx.is_empty() {
+            continue;
+        }
+        let dy = y - s.y;
+        let (wy, dy2, cut2) = (s.axis_weight(dy), dy * dy, s.cutoff2());
+        let end = (span.lo + span.dx.len()).min(row.len());
+        let cells = &mut row[span.lo.min(end)..end];
+        for ((t, &dx), &wx) in cells.iter_mut().zip(&span.dx).zip(&span.wx) {
+            // Branch-free, so it vectorises: outside the cut-off the weight is 0.
+            let w = if dx.mul_add(dx, dy2) > cut2 { 0.0 } else { wx * wy };
+            *t = s.heat.mul_add(w, *t).clamp(-MAX_HEAT, MAX_HEAT);
+        }
+    }
+}
+}
+
+/// Apply the heat of `splats` to the temperature, one value per simulation cell (`w` wide),
+/// with the dye's footprint.
+pub fn splat_heat(splats: &[CellSplat], heat: &mut [f32], w: usize) {
+    if splats.iter().all(|s| s.heat == 0.0) {
+        return;
+    }
+    let spans = Span::all(splats, |s| s.heat != 0.0, 0, w, 0.5, 1);
+    heat.par_chunks_mut(w)
+        .with_min_len(super::band::min_rows(w))
+        .enumerate()
+        .for_each(|(j, row)| splat_heat_row(splats, &spans, j, row));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -195,6 +229,7 @@ mod tests {
             amount: 2.0,
             force: [0.0, 0.0],
             shape: SplatShape::Gaussian,
+            heat: 0.0,
         };
         let c = CellSplat::new(&s, 4).unwrap();
         let mut planes = [vec![0.0; 16], vec![0.0; 16], vec![0.0; 16]];
@@ -224,6 +259,7 @@ mod tests {
                     amount: 1.5,
                     force: [1.0 - 0.3 * k as f32, 0.7],
                     shape: shapes[k % 3],
+                    heat: 0.0,
                 };
                 CellSplat::new(&s, h).unwrap()
             })
@@ -308,6 +344,7 @@ mod tests {
             amount: 1.0,
             force: [1.0e6, -1.0e6],
             shape: SplatShape::Gaussian,
+            heat: 0.0,
         };
         let c = CellSplat::new(&huge, 64).unwrap();
         assert_eq!(c.r, 256.0);
