@@ -26,6 +26,10 @@
 @group(0) @binding(8) var<storage, read> near_ends: array<u32>;
 @group(0) @binding(9) var<storage, read> solid: array<u32>;
 @group(0) @binding(10) var<storage, read> sums: array<vec4<f32>>;
+// The temperature (w x h), read and written; `solid` then holds every cell's flag (all 0
+// without obstacles).
+@group(0) @binding(11) var<storage, read> heat: array<f32>;
+@group(0) @binding(12) var<storage, read_write> heat_out: array<f32>;
 
 // Result slots of the largest |u| and |v| (gpu reduce::slot::SPEED_U, SPEED_V).
 const SLOT_SPEED_U: u32 = 12u;
@@ -197,4 +201,48 @@ fn advect_dye_near_solids(@builtin(global_invocation_id) gid: vec3<u32>,
         x = dye[c] * P.dye_decay;
     }
     dye_out[c] = limit_dye(x);
+}
+
+// A temperature corner's value and weight, added unless it is solid: (sum, weight).
+fn heat_corner(acc: vec2<f32>, k: u32, wgt: f32) -> vec2<f32> {
+    if (solid[k] != 0u) {
+        return acc;
+    }
+    return vec2(fma(wgt, heat[k], acc.x), acc.y + wgt);
+}
+
+// The temperature of simulation cell (i, j): traced back as the dye at the simulation's
+// resolution, times heat_decay, limited to +-MAX_HEAT. Solid cells hold 0; a trace takes the
+// mean of only its fluid corners, renormalised, and one among solid corners only keeps the
+// cell's own temperature (cpu advect_scalar).
+@compute @workgroup_size(WG, WG)
+fn advect_heat(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    let w = P.w;
+    if (i >= w || j >= P.h) {
+        return;
+    }
+    let idx = j * w + i;
+    if (solid[idx] != 0u) {
+        heat_out[idx] = 0.0;
+        return;
+    }
+    let vx = 0.5 * (u[j * (w + 1u) + i] + u[j * (w + 1u) + i + 1u]);
+    let vy = 0.5 * (v[j * w + i] + v[(j + 1u) * w + i]);
+    let back = depart(f32(i), f32(j), vec2(vx, vy));
+    let t = taps(w, P.h, back.x, back.y);
+    let k = array<u32, 4>(t.k, t.k + t.dx, t.k + t.dy, t.k + t.dy + t.dx);
+    var value: f32;
+    if (solid[k[0]] + solid[k[1]] + solid[k[2]] + solid[k[3]] == 0u) {
+        value = blend4(heat[k[0]], heat[k[1]], heat[k[2]], heat[k[3]], t);
+    } else {
+        var acc = vec2(0.0);
+        acc = heat_corner(acc, k[0], (1.0 - t.fx) * (1.0 - t.fy));
+        acc = heat_corner(acc, k[1], t.fx * (1.0 - t.fy));
+        acc = heat_corner(acc, k[2], (1.0 - t.fx) * t.fy);
+        acc = heat_corner(acc, k[3], t.fx * t.fy);
+        value = select(heat[idx], acc.x / acc.y, acc.y > 1.0e-6);
+    }
+    heat_out[idx] = min(max(value * P.heat_decay, -MAX_HEAT), MAX_HEAT);
 }

@@ -7,6 +7,7 @@
 //   v: w x (h + 1)   (horizontal faces; rows 0 and h are walls, always 0)
 //   q, b, curl: w x h cell centres
 //   dye: dw x dh cell centres, vec4 (rgb, a unused), dw = w * dye_scale
+//   heat, solid: w x h cell centres (temperature; 1 where the cell is solid)
 // Arithmetic follows the CPU kernels operation for operation (fma where they use mul_add),
 // so results agree to rounding.
 
@@ -14,6 +15,8 @@
 const WG: u32 = 16u;
 
 const MAX_SPEED: f32 = 50.0;
+// The largest temperature of either sign (sim::MAX_HEAT).
+const MAX_HEAT: f32 = 100.0;
 
 struct Params {
     w: u32,
@@ -46,6 +49,14 @@ struct Params {
     hue_shift: f32,
     // 0: legacy (colorize writes the frame), 1: filmic (colorize writes light, display the frame).
     tone: u32,
+    // Buoyancy sigma and weight kappa (canvas heights/s^2), the ambient temperature, the up
+    // direction (a unit vector), and exp(-cooling * dt).
+    sigma: f32,
+    kappa: f32,
+    ambient: f32,
+    up_x: f32,
+    up_y: f32,
+    heat_decay: f32,
     _pad0: f32,
     _pad1: f32,
 }

@@ -15,7 +15,7 @@ struct Splat {
     fx: f32,
     fy: f32,
     shape: u32,
-    _p0: u32,
+    heat: f32,
     _p1: u32,
 }
 
@@ -24,6 +24,8 @@ struct Splat {
 @group(0) @binding(2) var<storage, read_write> u: array<f32>;
 @group(0) @binding(3) var<storage, read_write> v: array<f32>;
 @group(0) @binding(4) var<storage, read_write> dye: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read_write> heat: array<f32>;
+@group(0) @binding(6) var<storage, read> solid: array<u32>;
 
 // Shapes: 0 Gaussian, 1 block, 2 radial (Gaussian weight; the force pulls towards the centre).
 // The weight is the product of two axis weights within the cut-off, as on the CPU (which
@@ -112,4 +114,30 @@ fn splat_dye(@builtin(global_invocation_id) id: vec3<u32>) {
         }
     }
     dye[idx] = c;
+}
+
+// The temperature of each simulation cell (centre at (i + 1/2, j + 1/2) cells); a solid cell
+// stays at 0 (cpu splat_heat, then the solids cleared).
+@compute @workgroup_size(WG, WG)
+fn splat_heat(@builtin(global_invocation_id) id: vec3<u32>) {
+    let i = id.x;
+    let j = id.y;
+    if (i >= P.w || j >= P.h) {
+        return;
+    }
+    let idx = j * P.w + i;
+    if (solid[idx] != 0u) {
+        heat[idx] = 0.0;
+        return;
+    }
+    let x = f32(i) + 0.5;
+    let y = f32(j) + 0.5;
+    var t = heat[idx];
+    for (var n = 0u; n < P.splat_count; n++) {
+        let s = splats[n];
+        if (s.heat != 0.0 && abs(y - s.y) <= s.reach && abs(x - s.x) <= s.reach) {
+            t = clamp(fma(s.heat, weight(s, x - s.x, y - s.y), t), -MAX_HEAT, MAX_HEAT);
+        }
+    }
+    heat[idx] = t;
 }

@@ -65,6 +65,10 @@ pub(super) struct Buffers {
     pub v: [wgpu::Buffer; 2],
     /// RGBA dye (alpha unused).
     pub dye: [wgpu::Buffer; 2],
+    /// Temperature per cell.
+    pub heat: [wgpu::Buffer; 2],
+    /// Solid flag (u32) per cell: all 0 without obstacles.
+    pub solid: wgpu::Buffer,
     /// Divergence D.
     pub d: wgpu::Buffer,
     /// Pressure right-hand side b = -D (mean-free after `divergence_subtract_mean`).
@@ -88,6 +92,8 @@ impl Buffers {
                 f("Buffer: dye A", s.nd() * 4),
                 f("Buffer: dye B", s.nd() * 4),
             ],
+            heat: [f("Buffer: heat A", s.nc()), f("Buffer: heat B", s.nc())],
+            solid: f("Buffer: solid cells", s.nc()),
             d: f("Buffer: divergence", s.nc()),
             b: f("Buffer: pressure rhs", s.nc()),
             q: [

@@ -106,13 +106,19 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 saturation,
                 hue_shift,
                 tone,
+                sigma,
+                kappa,
+                ambient,
+                up_x,
+                up_y,
+                heat_decay,
             ]
         ),
         layout!(
             "splat",
             "Splat",
             GpuSplat,
-            [x, y, r, reach, dr, dg, db, fx, fy, shape]
+            [x, y, r, reach, dr, dg, db, fx, fy, shape, heat]
         ),
         layout!(
             "pressure",

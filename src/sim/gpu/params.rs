@@ -34,6 +34,12 @@ pub(super) struct Params {
     pub hue_shift: f32,
     /// `ToneMode as u32`: 0 legacy, 1 filmic.
     pub tone: u32,
+    pub sigma: f32,
+    pub kappa: f32,
+    pub ambient: f32,
+    pub up_x: f32,
+    pub up_y: f32,
+    pub heat_decay: f32,
     pub _pad: [f32; 2],
 }
 
@@ -65,6 +71,11 @@ impl Params {
         gp.a_visc = p.viscosity * p.dt / (cell * cell);
         let dcell = cell / c.dye_scale as f32;
         gp.a_dye = p.dye_diffusion * p.dt / (dcell * dcell);
+        gp.sigma = p.buoyancy;
+        gp.kappa = p.weight;
+        gp.ambient = p.ambient;
+        [gp.up_x, gp.up_y] = p.up;
+        gp.heat_decay = decay_factor(p.cooling, p.dt);
         gp
     }
 

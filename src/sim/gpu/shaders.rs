@@ -18,6 +18,7 @@ pub const PASSES: &[(&str, &str)] = &[
     ("pressure", include_str!("../../../shaders/pressure.wgsl")),
     ("gradient", include_str!("../../../shaders/gradient.wgsl")),
     ("advect", include_str!("../../../shaders/advect.wgsl")),
+    ("buoyancy", include_str!("../../../shaders/buoyancy.wgsl")),
     ("obstacles", include_str!("../../../shaders/obstacles.wgsl")),
     ("colorize", include_str!("../../../shaders/colorize.wgsl")),
     ("display", include_str!("../../../shaders/display.wgsl")),

@@ -10,9 +10,9 @@ use super::kernel::{Dispatcher, module};
 use super::params::{Params, PictureUniform};
 use super::passes::reduce::slot;
 use super::passes::{
-    Advect, Bloom, Colorize, Compressibility, Curl, Diffuse, Display, Divergence, GpuSplat,
-    Gradient, Multigrid, Norms, ObstacleOverlay, Obstacles, Pressure, Reduce, Splat, Sunrays,
-    Vorticity,
+    Advect, Bloom, Buoyancy, Colorize, Compressibility, Curl, Diffuse, Display, Divergence,
+    GpuSplat, Gradient, Multigrid, Norms, ObstacleOverlay, Obstacles, Pressure, Reduce, Splat,
+    Sunrays, Vorticity,
 };
 use crate::fluid::{ObstacleStyle, ToneMode};
 use crate::sim::grid::Fields;
@@ -56,6 +56,7 @@ pub struct GpuSolver {
     splat: Splat,
     curl: Curl,
     vorticity: Vorticity,
+    buoyancy: Buoyancy,
     diffuse: Diffuse,
     divergence: Divergence,
     pressure: Pressure,
@@ -78,9 +79,14 @@ pub struct GpuSolver {
     frame_timing: Option<Timing>,
     /// GPU time of the last frame rendered with timing: `[colorize, display pipeline]` ms.
     last_frame_gpu_ms: Option<[f64; 2]>,
-    /// Which buffer holds the current velocity and dye.
+    /// Which buffer holds the current velocity, dye and temperature.
     vel: usize,
     dye: usize,
+    heat: usize,
+    /// Whether the temperature may be non-zero anywhere (a heat splat since the last reset).
+    heated: bool,
+    /// Whether this step's splats carry heat.
+    splat_heat: bool,
     pending: Vec<SplatEvent>,
     dropped_splats: u64,
     measure: bool,
@@ -146,6 +152,7 @@ impl GpuSolver {
         let mut solver = Self {
             splat: Splat::new(device, &b, &s),
             vorticity: Vorticity::new(device, &b, &s, &curl),
+            buoyancy: Buoyancy::new(device, &b, &s),
             curl,
             diffuse: Diffuse::new(device, &b, &s),
             divergence: Divergence::new(device, &b, &s, &reduce),
@@ -170,6 +177,9 @@ impl GpuSolver {
             sizes: s,
             vel: 0,
             dye: 0,
+            heat: 0,
+            heated: false,
+            splat_heat: false,
             pending: Vec::with_capacity(MAX_PENDING_SPLATS),
             dropped_splats: 0,
             measure: true,
@@ -183,6 +193,12 @@ impl GpuSolver {
         solver.build_extra_table();
         solver.ctx.check()?;
         Ok(solver)
+    }
+
+    /// The temperature, one value per simulation cell, row-major from the bottom row (read
+    /// back, blocking).
+    pub fn read_heat(&mut self) -> Vec<f32> {
+        read_f32(&self.ctx, &self.buf.heat[self.heat], self.sizes.nc())
     }
 
     /// Close the solid faces of the current velocity and clear the dye inside solids (after
@@ -355,6 +371,8 @@ impl GpuSolver {
                 .filter_map(|s| CellSplat::new(&s, h))
                 .map(|c| GpuSplat::from(&c))
                 .collect();
+            self.splat_heat = list.iter().any(|s| s.heat != 0.0);
+            self.heated |= self.splat_heat;
             self.splat.upload(&self.ctx.queue, &list);
             self.splat_count = list.len() as u32;
         }
@@ -384,9 +402,17 @@ impl GpuSolver {
             Stage::Splat if self.splat_count > 0 => {
                 let mut d = self.pass(encoder, "Pass: splat");
                 self.splat.encode(&mut d, vel, dye);
+                if self.splat_heat {
+                    self.splat.encode_heat(&mut d, self.heat);
+                }
                 // A splat inside a solid does nothing.
                 self.obstacles.encode_close(&mut d, vel);
                 self.obstacles.encode_clear(&mut d, dye);
+            }
+            Stage::Buoyancy if p.lifts() => {
+                let mut d = self.pass(encoder, "Pass: buoyancy");
+                self.buoyancy.encode(&mut d, vel, self.heat, dye);
+                self.obstacles.encode_close(&mut d, vel);
             }
             Stage::Vorticity if p.vorticity > 0.0 => {
                 self.curl.encode(&mut self.pass(encoder, "Pass: curl"), vel);
@@ -414,6 +440,9 @@ impl GpuSolver {
                 self.obstacles.encode_speed(&mut d, &self.reduce, vel);
                 self.dye = self.advect.encode_dye(&mut d, vel, dye);
                 self.obstacles.encode_clear(&mut d, self.dye);
+                if self.heated {
+                    self.heat = self.advect.encode_heat(&mut d, vel, self.heat);
+                }
             }
             Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
                 self.diffuse.keep_dye(encoder, &self.buf, dye);
@@ -581,6 +610,13 @@ impl Solver for GpuSolver {
         self.multigrid
             .set_faces(device, solids.map(|o| &o.levels[..]));
         self.advect.set_solids(device, b, solids);
+        let flags: Vec<u32> = match solids {
+            Some(o) => o.mask.cells().iter().map(|&x| u32::from(x)).collect(),
+            None => vec![0; w * h],
+        };
+        self.ctx
+            .queue
+            .write_buffer(&b.solid, 0, bytemuck::cast_slice(&flags));
         self.overlay.set_mask(device, solids.map(|o| &o.mask));
         // The second projection's dispatch list changes with the obstacles.
         self.build_extra_table();
@@ -776,6 +812,8 @@ impl Solver for GpuSolver {
             &b.v[1],
             &b.dye[0],
             &b.dye[1],
+            &b.heat[0],
+            &b.heat[1],
             &b.q_centred,
             &b.q[MAIN],
             &b.q[EXTRA],
@@ -784,5 +822,6 @@ impl Solver for GpuSolver {
         }
         self.ctx.queue.submit([encoder.finish()]);
         self.pending.clear();
+        self.heated = false;
     }
 }

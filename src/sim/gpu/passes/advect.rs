@@ -21,9 +21,11 @@ pub(in crate::sim::gpu) mod binding {
     pub const NEAR_ENDS: Binding = Binding::new(8, "near_ends");
     pub const SOLID: Binding = Binding::new(9, "solid");
     pub const SUMS: Binding = Binding::new(10, "sums");
+    pub const HEAT: Binding = Binding::new(11, "heat");
+    pub const HEAT_OUT: Binding = Binding::new(12, "heat_out");
     #[cfg(test)]
     pub const ALL: &[Binding] = &[
-        P, U, V, U_OUT, V_OUT, DYE, DYE_OUT, NEAR, NEAR_ENDS, SOLID, SUMS,
+        P, U, V, U_OUT, V_OUT, DYE, DYE_OUT, NEAR, NEAR_ENDS, SOLID, SUMS, HEAT, HEAT_OUT,
     ];
 }
 
@@ -37,6 +39,9 @@ pub(in crate::sim::gpu) struct Advect {
     v: [wgpu::BindGroup; 2],
     /// `[velocity parity][dye parity]`: reads `dye`, writes `1 - dye`.
     dye: [[wgpu::BindGroup; 2]; 2],
+    advect_heat: Kernel,
+    /// `[velocity parity][heat parity]`: reads `heat`, writes `1 - heat`.
+    heat: [[wgpu::BindGroup; 2]; 2],
     advect_dye_near_solids: Kernel,
     /// With obstacles: as `dye`, for the dye cells near solids; and how many cells are listed.
     near: Option<([[wgpu::BindGroup; 2]; 2], usize)>,
@@ -50,6 +55,7 @@ impl Advect {
         let advect_u = Kernel::new(device, &m, "advect_u");
         let advect_v = Kernel::new(device, &m, "advect_v");
         let advect_dye = Kernel::new(device, &m, "advect_dye");
+        let advect_heat = Kernel::new(device, &m, "advect_heat");
         let p = &b.params;
         Self {
             u: [0, 1].map(|i| {
@@ -78,9 +84,25 @@ impl Advect {
                     )
                 })
             }),
+            heat: [0, 1].map(|i| {
+                [0, 1].map(|ph| {
+                    advect_heat.bind(
+                        device,
+                        &[
+                            (P, p),
+                            (U, &b.u[i]),
+                            (V, &b.v[i]),
+                            (HEAT, &b.heat[ph]),
+                            (HEAT_OUT, &b.heat[1 - ph]),
+                            (SOLID, &b.solid),
+                        ],
+                    )
+                })
+            }),
             advect_u,
             advect_v,
             advect_dye,
+            advect_heat,
             advect_dye_near_solids: Kernel::new(device, &m, "advect_dye_near_solids"),
             near: None,
             sizes: *s,
@@ -120,6 +142,14 @@ impl Advect {
         d.go(&self.advect_u, &self.u[vel], groups2(s.w + 1, s.h));
         d.go(&self.advect_v, &self.v[vel], groups2(s.w, s.h + 1));
         1 - vel
+    }
+
+    /// Advect the temperature `heat` through velocity `vel` (cooling, never sampling solids);
+    /// returns the parity holding the result.
+    pub fn encode_heat(&self, d: &mut Dispatcher, vel: usize, heat: usize) -> usize {
+        let s = &self.sizes;
+        d.go(&self.advect_heat, &self.heat[vel][heat], groups2(s.w, s.h));
+        1 - heat
     }
 
     /// Advect dye `dye` through velocity `vel`; returns the parity holding the result. With

@@ -5,6 +5,7 @@
 
 pub(super) mod advect;
 pub(super) mod bloom;
+pub(super) mod buoyancy;
 pub(super) mod colorize;
 pub(super) mod curl;
 pub(super) mod diffuse;
@@ -22,6 +23,7 @@ pub(super) mod vorticity;
 
 pub(super) use advect::Advect;
 pub(super) use bloom::Bloom;
+pub(super) use buoyancy::Buoyancy;
 pub(super) use colorize::Colorize;
 pub(super) use curl::Curl;
 pub(super) use diffuse::Diffuse;
@@ -42,6 +44,7 @@ pub(super) use vorticity::Vorticity;
 pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("advect", advect::binding::ALL),
     ("bloom", bloom::binding::ALL),
+    ("buoyancy", buoyancy::binding::ALL),
     ("colorize", colorize::binding::ALL),
     ("curl", curl::binding::ALL),
     ("diffuse", diffuse::binding::ALL),

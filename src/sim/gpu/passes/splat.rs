@@ -14,8 +14,10 @@ pub(in crate::sim::gpu) mod binding {
     pub const U: Binding = Binding::new(2, "u");
     pub const V: Binding = Binding::new(3, "v");
     pub const DYE: Binding = Binding::new(4, "dye");
+    pub const HEAT: Binding = Binding::new(5, "heat");
+    pub const SOLID: Binding = Binding::new(6, "solid");
     #[cfg(test)]
-    pub const ALL: &[Binding] = &[P, SPLATS, U, V, DYE];
+    pub const ALL: &[Binding] = &[P, SPLATS, U, V, DYE, HEAT, SOLID];
 }
 
 /// `Splat` in splat.wgsl: one element of the splat list.
@@ -32,7 +34,8 @@ pub(in crate::sim::gpu) struct GpuSplat {
     pub fx: f32,
     pub fy: f32,
     pub shape: u32,
-    pub _pad: [u32; 2],
+    pub heat: f32,
+    pub _pad: u32,
 }
 
 impl From<&CellSplat> for GpuSplat {
@@ -48,7 +51,8 @@ impl From<&CellSplat> for GpuSplat {
             fx: s.force[0],
             fy: s.force[1],
             shape: s.shape as u32,
-            _pad: [0; 2],
+            heat: s.heat,
+            _pad: 0,
         }
     }
 }
@@ -58,11 +62,14 @@ pub(in crate::sim::gpu) struct Splat {
     splat_u: Kernel,
     splat_v: Kernel,
     splat_dye: Kernel,
+    splat_heat: Kernel,
     /// `[velocity parity]`.
     u: [wgpu::BindGroup; 2],
     v: [wgpu::BindGroup; 2],
     /// `[dye parity]`.
     dye: [wgpu::BindGroup; 2],
+    /// `[heat parity]`.
+    heat: [wgpu::BindGroup; 2],
     splats: wgpu::Buffer,
     cells: (u32, u32),
     dye_cells: (u32, u32),
@@ -72,10 +79,11 @@ impl Splat {
     pub fn new(device: &wgpu::Device, b: &Buffers, s: &Sizes) -> Self {
         use binding::*;
         let m = module(device, "splat");
-        let (splat_u, splat_v, splat_dye) = (
+        let (splat_u, splat_v, splat_dye, splat_heat) = (
             Kernel::new(device, &m, "splat_u"),
             Kernel::new(device, &m, "splat_v"),
             Kernel::new(device, &m, "splat_dye"),
+            Kernel::new(device, &m, "splat_heat"),
         );
         let splats = storage(
             device,
@@ -88,9 +96,17 @@ impl Splat {
             v: [0, 1].map(|i| splat_v.bind(device, &[(P, p), (SPLATS, &splats), (V, &b.v[i])])),
             dye: [0, 1]
                 .map(|i| splat_dye.bind(device, &[(P, p), (SPLATS, &splats), (DYE, &b.dye[i])])),
+            heat: [0, 1].map(|i| {
+                let (heat, solid) = (&b.heat[i], &b.solid);
+                splat_heat.bind(
+                    device,
+                    &[(P, p), (SPLATS, &splats), (HEAT, heat), (SOLID, solid)],
+                )
+            }),
             splat_u,
             splat_v,
             splat_dye,
+            splat_heat,
             splats,
             cells: groups2(s.w, s.h),
             dye_cells: groups2(s.dw, s.dh),
@@ -109,5 +125,10 @@ impl Splat {
         d.go(&self.splat_u, &self.u[vel], self.cells);
         d.go(&self.splat_v, &self.v[vel], self.cells);
         d.go(&self.splat_dye, &self.dye[dye], self.dye_cells);
+    }
+
+    /// Apply the uploaded splats' heat to the temperature `heat` in place (solid cells: 0).
+    pub fn encode_heat(&self, d: &mut Dispatcher, heat: usize) {
+        d.go(&self.splat_heat, &self.heat[heat], self.cells);
     }
 }
