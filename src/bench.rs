@@ -36,6 +36,8 @@ pub struct BenchOptions {
     pub dye_scale: usize,
     /// Built-in obstacles in the scene.
     pub obstacles: crate::sim::obstacles::Layout,
+    /// Heat and buoyancy: the scene's block is hot and rises ([`SCENE_HEAT`]).
+    pub heat: bool,
     /// Output size of the colour stage's timings (`colour_ms`, `display_gpu_ms`).
     pub frame_size: (usize, usize),
 }
@@ -63,6 +65,8 @@ pub struct BenchResult {
     /// After the run and one more projection: the largest speed through a solid face over the
     /// largest speed of any face (0 without obstacles).
     pub solid_flux_max: f64,
+    /// Whether the scene ran with heat and buoyancy (`--heat`).
+    pub heat: bool,
     /// The GPU adapter (GPU runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
@@ -103,6 +107,25 @@ pub fn scene_splats(n: usize) -> Option<Splat> {
         heat: 0.0,
     })
 }
+
+/// With `--heat`: the temperature the block adds per step while it is forced, and the lift
+/// (buoyancy, weight, cooling) it rises with.
+pub const SCENE_HEAT: (f32, StepParams) = (
+    0.5,
+    StepParams {
+        dt: SCENE_DT_S,
+        viscosity: 0.0,
+        dye_diffusion: 0.0,
+        velocity_dissipation: 0.2,
+        dye_dissipation: 0.5,
+        vorticity: 0.3,
+        buoyancy: 2.0,
+        weight: 0.2,
+        cooling: 0.5,
+        ambient: 0.0,
+        up: [0.0, 1.0],
+    },
+);
 
 /// The scene's physics: the plugin's default knobs.
 pub fn scene_params() -> StepParams {
@@ -234,11 +257,15 @@ pub fn solid_flux_after_projection(solver: &mut dyn Solver) -> f64 {
 /// GPU's timestamps when it has them). Stops with the solver's failure, if it fails.
 fn run_scene<S: Solver>(
     solver: &mut S,
-    steps: usize,
-    frame: (usize, usize),
+    opts: &BenchOptions,
     step_ms: impl Fn(&S, f64) -> f64,
 ) -> Result<SceneRun, GpuError> {
-    let params = scene_params();
+    let (steps, frame) = (opts.steps, opts.frame_size);
+    let params = if opts.heat {
+        SCENE_HEAT.1
+    } else {
+        scene_params()
+    };
     let mut run = SceneRun {
         times: Vec::with_capacity(steps),
         res_max: Vec::with_capacity(steps),
@@ -252,7 +279,10 @@ fn run_scene<S: Solver>(
         solid_flux_max: 0.0,
     };
     for n in 0..steps {
-        if let Some(s) = scene_splats(n) {
+        if let Some(mut s) = scene_splats(n) {
+            if opts.heat {
+                s.heat = SCENE_HEAT.0;
+            }
             solver.inject(&[s]);
         }
         let t = Instant::now();
@@ -312,6 +342,7 @@ impl SceneRun {
             residual_max: median(&mut self.res_max),
             residual_rms: median(&mut self.res_rms),
             solid_flux_max: self.solid_flux_max,
+            heat: opts.heat,
             adapter,
             frame_ms: Some(self.frame_ms),
             colour_ms: Some(self.colour_ms),
@@ -333,7 +364,7 @@ pub fn run_cpu(opts: &BenchOptions) -> Result<BenchResult, CpuError> {
     let mask = crate::sim::obstacles::Mask::layout(opts.obstacles, opts.size, opts.size);
     solver.set_obstacles(Some(&mask));
     let threads = solver.threads();
-    match run_scene(&mut solver, opts.steps, opts.frame_size, |_, wall| wall) {
+    match run_scene(&mut solver, opts, |_, wall| wall) {
         Ok(run) => Ok(run.result(opts, "cpu", threads, None, "wall")),
         Err(e) => unreachable!("the CPU solver reported a failure: {e}"),
     }
@@ -357,9 +388,7 @@ pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, Gpu
     let mask = crate::sim::obstacles::Mask::layout(opts.obstacles, opts.size, opts.size);
     solver.set_obstacles(Some(&mask));
     solver.set_measure(true);
-    let mut run = run_scene(&mut solver, opts.steps, opts.frame_size, |s, wall| {
-        s.last_gpu_ms().unwrap_or(wall)
-    })?;
+    let mut run = run_scene(&mut solver, opts, |s, wall| s.last_gpu_ms().unwrap_or(wall))?;
     // The display pipeline alone, from timestamp queries around its compute pass (the
     // renders above ran without them: reading the stamps back waits for each frame).
     solver.set_time_frames(true);

@@ -348,6 +348,10 @@ struct BenchArgs {
     /// Solid obstacles in the flow (the JSON reports solid_flux_max).
     #[arg(long, value_enum, default_value = "none")]
     obstacles: Obstacles,
+    /// Heat and buoyancy: the scene's block is hot and keeps rising after its push (the
+    /// temperature's splat, advection and cooling, and the lift, join every step).
+    #[arg(long)]
+    heat: bool,
     /// Output size WxH of the colour stage's timings (colour_ms; on the GPU also
     /// colorize_gpu_ms and display_gpu_ms, from timestamp queries).
     #[arg(long, default_value = "1280x720", value_parser = parse_frame_size)]
@@ -525,6 +529,7 @@ fn bench(args: BenchArgs) -> ExitCode {
                 threads: args.threads,
                 dye_scale: args.dye_scale as usize,
                 obstacles: args.obstacles.into(),
+                heat: args.heat,
                 frame_size: args.frame_size,
             };
             let r = match args.backend {

@@ -86,6 +86,12 @@ pub const NOTE_DYE: f32 = 1.0;
 pub const NOTE_KICK: f32 = 1.2;
 /// Dye a held note emits per second at envelope level 1.
 pub const HOLD_DYE_PER_S: f32 = 6.0;
+/// Temperature a note's onset adds at its emitter's centre at full velocity (with heat on; a
+/// soft note adds 30 % of it).
+pub const NOTE_HEAT: f32 = 1.0;
+/// Temperature per second a held note keeps adding at full level and velocity: with the
+/// default cooling (0.5 /s) a held note's plume stays about as hot as its onset.
+pub const HOLD_HEAT_PER_S: f32 = 2.0;
 /// Push a held note gives per second at envelope level 1, canvas heights per second squared.
 pub const HOLD_ACCEL: f32 = 1.5;
 /// Vorticity added by a full mod wheel.
@@ -148,6 +154,9 @@ pub struct MappingConfig {
     pub chroma: f32,
     /// The channel (0-based) whose notes raise and lower pillars instead of painting, or none.
     pub pillar_channel: Option<u8>,
+    /// Whether notes heat the fluid (buoyancy is on): each note's splats carry heat, more
+    /// with a harder velocity, so held notes rise as plumes.
+    pub heat: bool,
 }
 
 impl Default for MappingConfig {
@@ -165,6 +174,7 @@ impl Default for MappingConfig {
             bands: [1.0; 3],
             chroma: 1.0,
             pillar_channel: None,
+            heat: false,
         }
     }
 }
@@ -695,7 +705,11 @@ impl Mapper {
                     amount: NOTE_DYE * cfg.dye_amount * (0.35 + 0.65 * vel) * touch,
                     force: [dir[0] * kick, dir[1] * kick],
                     shape: SplatShape::Gaussian,
-                    heat: 0.0,
+                    heat: if cfg.heat {
+                        NOTE_HEAT * (0.3 + 0.7 * vel)
+                    } else {
+                        0.0
+                    },
                 });
             }
             let level = v.level();
@@ -713,7 +727,11 @@ impl Mapper {
                         * touch,
                     force: [dir[0] * push, dir[1] * push],
                     shape: SplatShape::Gaussian,
-                    heat: 0.0,
+                    heat: if cfg.heat {
+                        HOLD_HEAT_PER_S * level * (0.5 + 0.5 * vel) * dt * touch
+                    } else {
+                        0.0
+                    },
                 });
             }
             // Advance the envelope.

@@ -24,8 +24,10 @@ use crate::fluid::{ColorMode, ObstacleStyle, ToneMode};
 use crate::mapping::MappingMode;
 
 pub mod effects;
+pub mod heat;
 pub mod obstacles;
 pub use effects::EffectsParams;
+pub use heat::HeatParams;
 pub use obstacles::{OBSTACLES_KEY, ObstacleField, ObstacleSettings};
 
 /// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
@@ -334,6 +336,9 @@ pub struct DyeflowParams {
     /// Bloom, sunrays, shading, palette and background (the filmic tone's effects).
     #[nested(group = "Picture")]
     pub effects: EffectsParams,
+    /// Heat and buoyancy: notes heat the fluid, hot fluid rises, heavy dye sinks.
+    #[nested(group = "Heat")]
+    pub heat: HeatParams,
 }
 
 // Ranges, as functions so the editor's widgets and the tests share them with the parameters.
@@ -625,6 +630,7 @@ impl Default for DyeflowParams {
             tone_mode: EnumParam::new("Display", ToneMode::Filmic),
             obstacle_style: EnumParam::new("Obstacle look", ObstacleStyle::Fill),
             effects: EffectsParams::default(),
+            heat: HeatParams::default(),
         }
     }
 }

@@ -477,6 +477,13 @@ impl Panel {
             slider(ui, &p.pressure_iterations, setter, cols);
             slider(ui, &p.speed, setter, cols);
         });
+        section(ui, "Heat", false, |ui| {
+            slider(ui, &p.heat.buoyancy, setter, cols);
+            slider(ui, &p.heat.weight, setter, cols);
+            slider(ui, &p.heat.cooling, setter, cols);
+            slider(ui, &p.heat.ambient, setter, cols);
+            slider(ui, &p.heat.lift_angle, setter, cols);
+        });
         section(ui, "Notes", true, |ui| {
             choice(ui, &p.mapping_mode, setter, cols);
             channel(

@@ -52,10 +52,17 @@ pub struct Knobs {
     pub bg_saturation: f32,
     pub bg_brightness: f32,
     pub vibrance: f32,
+    /// Heat and buoyancy, in solver units (see [`crate::params::HeatParams`]).
+    pub buoyancy: f32,
+    pub weight: f32,
+    pub cooling: f32,
+    pub ambient: f32,
+    /// The lift's direction, degrees clockwise from up.
+    pub lift_angle: f32,
 }
 
 /// Continuous knobs smoothed together.
-const KNOBS: usize = 20;
+const KNOBS: usize = 25;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -87,6 +94,11 @@ impl Knobs {
             bg_saturation: p.effects.bg_saturation.value(),
             bg_brightness: p.effects.bg_brightness.value(),
             vibrance: p.effects.vibrance.value(),
+            buoyancy: p.heat.buoyancy.value(),
+            weight: p.heat.weight.value(),
+            cooling: p.heat.cooling.value(),
+            ambient: p.heat.ambient.value(),
+            lift_angle: p.heat.lift_angle.value(),
         }
     }
 
@@ -100,7 +112,11 @@ impl Knobs {
             velocity_dissipation: self.velocity_dissipation,
             dye_dissipation: self.dye_dissipation,
             vorticity: self.vorticity,
-            ..StepParams::default()
+            buoyancy: self.buoyancy,
+            weight: self.weight,
+            cooling: self.cooling,
+            ambient: self.ambient,
+            up: crate::params::heat::up_direction(self.lift_angle),
         }
         .sanitized()
     }
@@ -153,6 +169,11 @@ impl Knobs {
             &mut self.bg_saturation,
             &mut self.bg_brightness,
             &mut self.vibrance,
+            &mut self.buoyancy,
+            &mut self.weight,
+            &mut self.cooling,
+            &mut self.ambient,
+            &mut self.lift_angle,
         ]
     }
 
@@ -178,6 +199,11 @@ impl Knobs {
             self.bg_saturation,
             self.bg_brightness,
             self.vibrance,
+            self.buoyancy,
+            self.weight,
+            self.cooling,
+            self.ambient,
+            self.lift_angle,
         ]
     }
 }
@@ -231,6 +257,7 @@ pub fn mapping_config(p: &DyeflowParams, aspect: f32) -> MappingConfig {
             p.high_amount.value(),
         ],
         chroma: p.chroma_amount.value(),
+        heat: p.heat.buoyancy.value() > 0.0,
         pillar_channel: match p.pillar_channel.value() {
             c @ 1..=16 => Some((c - 1) as u8),
             _ => None,
@@ -305,6 +332,29 @@ mod tests {
             mapping_config(&DyeflowParams::default(), aspect),
             MappingConfig::default()
         );
+    }
+
+    /// A new instance (and a project saved before heat existed, which names none of its
+    /// parameters) steps exactly as before: no buoyancy, no weight, up is up. Turned up, the
+    /// heat knobs reach the step in solver units, and the lift's direction turns clockwise.
+    #[test]
+    fn heat_knobs_default_to_no_lift_and_reach_the_step() {
+        let p = Knobs::default().step_params(1.0 / 60.0);
+        assert_eq!((p.buoyancy, p.weight, p.ambient), (0.0, 0.0, 0.0));
+        assert!(!p.lifts());
+        assert!(p.up[0].abs() < 1e-7 && (p.up[1] - 1.0).abs() < 1e-7, "{:?}", p.up);
+        assert!(!mapping_config(&DyeflowParams::default(), 1.0).heat);
+        let knobs = Knobs {
+            buoyancy: 3.0,
+            weight: 0.5,
+            cooling: 2.0,
+            ambient: -0.25,
+            lift_angle: 90.0,
+            ..Knobs::default()
+        };
+        let p = knobs.step_params(1.0 / 60.0);
+        assert_eq!((p.buoyancy, p.weight, p.cooling, p.ambient), (3.0, 0.5, 2.0, -0.25));
+        assert!((p.up[0] - 1.0).abs() < 1e-6 && p.up[1].abs() < 1e-6, "{:?}", p.up);
     }
 
     fn with_viscosity(v: f32) -> Knobs {

@@ -54,7 +54,8 @@ pub const FACTORY_PRESETS: [FactoryPreset; 5] = [
             "visc": 5.0, "dye_diff": 250.0, "vel_diss": 0.12, "dye_diss": 0.3,
             "vort": 0.55, "radius": 0.05, "force": 1.6, "amount": 1.5,
             "mapping": "keyboard",
-            "colour": "dye", "bright": 1.2, "sat": 0.12, "hue": 0.0, "vibrance": 0.0
+            "colour": "dye", "bright": 1.2, "sat": 0.12, "hue": 0.0, "vibrance": 0.0,
+            "buoyancy": 1.5, "cooling": 0.3
         }"#,
     },
     FactoryPreset {
@@ -63,7 +64,8 @@ pub const FACTORY_PRESETS: [FactoryPreset; 5] = [
         params: r#"{
             "visc": 0.0, "dye_diff": 5.0, "vel_diss": 0.35, "dye_diss": 1.1,
             "vort": 0.85, "radius": 0.04, "force": 1.8, "amount": 0.6,
-            "colour": "density", "bright": 2.2, "sat": 0.95, "hue": 0.0
+            "colour": "density", "bright": 2.2, "sat": 0.95, "hue": 0.0,
+            "buoyancy": 4.0, "cooling": 1.5
         }"#,
     },
     FactoryPreset {
@@ -187,6 +189,11 @@ mod tests {
         );
         assert!(neon.saturation.value() == 1.0 && neon.brightness.value() > 2.0);
         assert!(fire.vorticity.value() > 0.7, "Fire is turbulent");
+        // Flames and smoke rise on their heat; Fire's cools faster (flames burn out).
+        assert!(fire.heat.buoyancy.value() > smoke.heat.buoyancy.value());
+        assert!(smoke.heat.buoyancy.value() > 0.0);
+        assert!(fire.heat.cooling.value() > smoke.heat.cooling.value());
+        assert_eq!(ink.heat.buoyancy.value(), 0.0, "unnamed: no heat");
         assert!(find("Lava").is_none());
         assert_eq!(names(), "Ink, Neon, Smoke, Fire, Honey");
     }

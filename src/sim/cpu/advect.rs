@@ -419,10 +419,9 @@ fn advect_dye_row(
 }
 
 kernel! {
-/// One row of a scalar field at the simulation's resolution (the temperature): traced back
-/// as [`advect_dye_row_1`] traces the dye, times `decay`, clamped to +-`max`. With `solid`
-/// (the simulation's cells), solid cells hold 0 and a trace takes the bilinear mean of only
-/// its fluid corners, their weights renormalised (only solid corners: the cell keeps its own).
+/// One row of a scalar field at the simulation's resolution (the temperature), from column
+/// `start`: traced back as [`advect_dye_row_1`] traces the dye, times `decay`, limited to
+/// +-`max`.
 #[allow(clippy::too_many_arguments)]
 fn advect_scalar_row(
     flow: Flow,
@@ -430,52 +429,77 @@ fn advect_scalar_row(
     urow: &[f32],
     vb: &[f32],
     vt: &[f32],
-    solid: Option<&[bool]>,
     out: &mut [f32],
     j: usize,
     k: f32,
     decay: f32,
     max: f32,
+    start: usize,
 ) {
     let y = j as f32;
-    let w = out.len();
-    for (i, o) in out.iter_mut().enumerate() {
+    for (i, o) in out.iter_mut().enumerate().skip(start) {
         let vx = 0.5 * (urow[i] + urow[i + 1]);
         let vy = 0.5 * (vb[i] + vt[i]);
         let (bx, by) = flow.depart(i as f32, y, vx, vy, k);
-        let t = field.taps(bx, by);
-        let value = match solid {
-            None => field.gather(field.f, t),
-            Some(solid) if solid[j * w + i] => 0.0,
-            Some(solid) => {
-                let corners = [
-                    (t.k, (1.0 - t.fx) * (1.0 - t.fy)),
-                    (t.k + field.dx, t.fx * (1.0 - t.fy)),
-                    (t.k + field.dy, (1.0 - t.fx) * t.fy),
-                    (t.k + field.dy + field.dx, t.fx * t.fy),
-                ];
-                if corners.iter().all(|&(c, _)| !solid[c]) {
-                    field.gather(field.f, t)
-                } else {
-                    let (mut sum, mut weight) = (0.0f32, 0.0f32);
-                    for (c, cw) in corners {
-                        if !solid[c] {
-                            weight += cw;
-                            sum = cw.mul_add(field.f[c], sum);
-                        }
-                    }
-                    if weight > 1e-6 { sum / weight } else { field.f[j * w + i] }
-                }
-            }
-        };
+        let value = field.gather(field.f, field.taps(bx, by));
         *o = (value * decay).max(-max).min(max);
     }
 }
 }
 
+/// A scalar field next to obstacles: the cell `c` traced back as [`advect_scalar_row`] does,
+/// taking the bilinear mean of only the fluid corners, their weights renormalised (none
+/// solid: the plain mean; all solid: the cell's own value), times `decay`, limited to +-`max`.
+#[allow(clippy::too_many_arguments)]
+fn scalar_among_fluid(
+    g: Grid,
+    flow: &Flow,
+    field: &Sampler,
+    solid: &[bool],
+    c: usize,
+    k: f32,
+    decay: f32,
+    max: f32,
+) -> f32 {
+    let (i, j) = (c % g.w, c / g.w);
+    let (u, v) = (flow.u.f, flow.v.f);
+    let vx = 0.5 * (u[j * (g.w + 1) + i] + u[j * (g.w + 1) + i + 1]);
+    let vy = 0.5 * (v[j * g.w + i] + v[(j + 1) * g.w + i]);
+    let (bx, by) = flow.depart(i as f32, j as f32, vx, vy, k);
+    let t = field.taps(bx, by);
+    let corners = [
+        (t.k, (1.0 - t.fx) * (1.0 - t.fy)),
+        (t.k + field.dx, t.fx * (1.0 - t.fy)),
+        (t.k + field.dy, (1.0 - t.fx) * t.fy),
+        (t.k + field.dy + field.dx, t.fx * t.fy),
+    ];
+    let value = if corners.iter().all(|&(k, _)| !solid[k]) {
+        field.gather(field.f, t)
+    } else {
+        let (mut sum, mut weight) = (0.0f32, 0.0f32);
+        for (k, cw) in corners {
+            if !solid[k] {
+                weight += cw;
+                sum = cw.mul_add(field.f[k], sum);
+            }
+        }
+        if weight > 1e-6 {
+            sum / weight
+        } else {
+            field.f[c]
+        }
+    };
+    (value * decay).max(-max).min(max)
+}
+
 /// Advect a scalar field of the simulation's resolution (`w x h` cells; the temperature)
-/// through the face velocities, multiplying by `decay` and limiting to +-`max`. With `solid`
-/// (one flag per cell), no sample is taken from inside a solid and solid cells end at 0.
+/// through the face velocities, multiplying by `decay` and limiting to +-`max`.
+///
+/// With obstacles, `solids` holds the cells' solid flags and the fluid cells that this step's
+/// traces can carry next to a solid ([`NearSolids::within`] the trace length): those are
+/// traced again taking only fluid corners ([`scalar_among_fluid`]), as the dye near solids
+/// is, and the solid cells end at 0. So nothing is sampled from inside a solid, and the plain
+/// pass (vectorised) does the rest.
 #[allow(clippy::too_many_arguments)]
 pub fn advect_scalar(
     g: Grid,
@@ -483,16 +507,13 @@ pub fn advect_scalar(
     v: &[f32],
     src: &[f32],
     out: &mut [f32],
-    solid: Option<&[bool]>,
+    solids: Option<(&[bool], &[u32])>,
     dt: f32,
     decay: f32,
     max: f32,
 ) {
     let flow = Flow::new(g, u, v);
     let field = Sampler::new(src, g.w, g.h);
-    if let Some(solid) = solid {
-        assert!(solid.len() >= g.w * g.h);
-    }
     let k = dt * g.h as f32;
     out[..g.w * g.h]
         .par_chunks_mut(g.w)
@@ -502,8 +523,33 @@ pub fn advect_scalar(
             let urow = &u[j * (g.w + 1)..(j + 1) * (g.w + 1)];
             let vb = &v[j * g.w..(j + 1) * g.w];
             let vt = &v[(j + 1) * g.w..(j + 2) * g.w];
-            advect_scalar_row(flow, field, urow, vb, vt, solid, row, j, k, decay, max);
+            #[allow(unused_mut)]
+            let mut start = 0;
+            #[cfg(target_arch = "x86_64")]
+            if simd::available() && field.wide_ok() && flow.u.wide_ok() && flow.v.wide_ok() {
+                // SAFETY: AVX2 and FMA were detected; the slices have the kernel's shapes.
+                start = unsafe {
+                    simd::advect_scalar_row(flow, field, urow, vb, vt, row, j, k, decay, max)
+                };
+            }
+            advect_scalar_row(flow, field, urow, vb, vt, row, j, k, decay, max, start);
         });
+    if let Some((solid, cells)) = solids {
+        assert!(solid.len() >= g.w * g.h);
+        let values: Vec<f32> = cells
+            .par_iter()
+            .with_min_len(256)
+            .map(|&c| scalar_among_fluid(g, &flow, &field, solid, c as usize, k, decay, max))
+            .collect();
+        for (&c, value) in cells.iter().zip(values) {
+            out[c as usize] = value;
+        }
+        for (o, &s) in out.iter_mut().zip(solid) {
+            if s {
+                *o = 0.0;
+            }
+        }
+    }
 }
 
 /// Dye cells next to obstacles, advected again so that no sample is taken from inside a solid.

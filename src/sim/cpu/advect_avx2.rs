@@ -387,6 +387,69 @@ pub unsafe fn advect_dye_row_1(
     i
 }
 
+/// Eight cells at a time of a scalar field at the simulation's resolution (the temperature,
+/// no solids), limited to +-`max`; see the scalar `advect_scalar_row`.
+///
+/// # Safety
+/// As [`advect_u_row`], and the field's sampler must be `wide_ok`.
+#[target_feature(enable = "avx2,fma")]
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn advect_scalar_row(
+    flow: Flow,
+    field: Sampler,
+    urow: &[f32],
+    vb: &[f32],
+    vt: &[f32],
+    out: &mut [f32],
+    j: usize,
+    k: f32,
+    decay: f32,
+    max: f32,
+) -> usize {
+    let w = out.len();
+    assert!(urow.len() > w && vb.len() >= w && vt.len() >= w);
+    // SAFETY: AVX2 is enabled on this function; the samplers are `wide_ok` (caller's
+    // contract).
+    let (wf, wt) = unsafe { (WideFlow::new(&flow), Wide::new(&field)) };
+    let (kv, dv, y) = (
+        _mm256_set1_ps(k),
+        _mm256_set1_ps(decay),
+        _mm256_set1_ps(j as f32),
+    );
+    let (bottom, top) = (_mm256_set1_ps(-max), _mm256_set1_ps(max));
+    let mut i = 0;
+    while i + 8 <= w {
+        // SAFETY: Loads and stores of 8 floats at `i..i + 9` with `i + 8 <= w`: inside `out`
+        // (len w), `urow` (len > w), `vb` and `vt` (len >= w), as asserted above; gathers stay
+        // inside their samplers (`Wide::at`).
+        unsafe {
+            let vx = _mm256_mul_ps(
+                wf.half,
+                _mm256_add_ps(
+                    _mm256_loadu_ps(urow.as_ptr().add(i)),
+                    _mm256_loadu_ps(urow.as_ptr().add(i + 1)),
+                ),
+            );
+            let vy = _mm256_mul_ps(
+                wf.half,
+                _mm256_add_ps(
+                    _mm256_loadu_ps(vb.as_ptr().add(i)),
+                    _mm256_loadu_ps(vt.as_ptr().add(i)),
+                ),
+            );
+            let (bx, by) = wf.depart(iota(i), y, vx, vy, kv);
+            let t = wt.taps(bx, by);
+            let value = _mm256_mul_ps(wt.gather(field.f, &t), dv);
+            _mm256_storeu_ps(
+                out.as_mut_ptr().add(i),
+                _mm256_min_ps(_mm256_max_ps(value, bottom), top),
+            );
+        }
+        i += 8;
+    }
+    i
+}
+
 /// Eight cells at a time of a dye grid `scale` times finer; see the scalar `advect_dye_row`.
 ///
 /// # Safety
@@ -513,9 +576,14 @@ mod tests {
                 0.98,
                 10.0,
             );
+            // The temperature: signed values, some past the limit of 4.
+            let heat: Vec<f32> = field(g.w * g.h, 9).iter().map(|x| x * 12.0).collect();
+            let mut t = vec![0.0; g.w * g.h];
+            super::super::advect_scalar(g, &u, &v, &heat, &mut t, None, 0.05, 0.97, 4.0);
             super::FORCE_SCALAR.store(false, std::sync::atomic::Ordering::Relaxed);
             let mut all = d.to_vec();
             all.extend(d3);
+            all.push(t);
             (uo, vo, all)
         };
         let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
@@ -523,8 +591,13 @@ mod tests {
         let (uv, vv, dv) = run(false);
         assert_eq!(bits(&us), bits(&uv));
         assert_eq!(bits(&vs), bits(&vv));
-        for c in 0..6 {
-            assert_eq!(bits(&ds[c]), bits(&dv[c]), "dye plane {c}");
+        for c in 0..7 {
+            assert_eq!(
+                bits(&ds[c]),
+                bits(&dv[c]),
+                "dye plane {c} (6: the temperature)"
+            );
         }
+        assert!(ds[6].contains(&-4.0) && ds[6].contains(&4.0));
     }
 }

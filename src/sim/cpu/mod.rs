@@ -436,10 +436,16 @@ impl CpuSolver {
                 }
                 if s.heated {
                     // The temperature moves with the dye and cools towards 0.
-                    let solid = self.obstacles.as_ref().map(|o| o.mask.cells());
+                    let solids = self.obstacles.as_ref().map(|o| {
+                        let speed =
+                            s.u.iter()
+                                .chain(s.v.iter())
+                                .fold(0.0f32, |m, x| m.max(x.abs()));
+                        (o.mask.cells(), o.near_cells.within(speed * p.dt * h as f32))
+                    });
                     let decay = decay_factor(p.cooling, p.dt);
                     let (t, out) = (&s.heat, &mut s.heat_tmp);
-                    advect::advect_scalar(grid, &s.u, &s.v, t, out, solid, p.dt, decay, MAX_HEAT);
+                    advect::advect_scalar(grid, &s.u, &s.v, t, out, solids, p.dt, decay, MAX_HEAT);
                     std::mem::swap(&mut s.heat, &mut s.heat_tmp);
                 }
             }

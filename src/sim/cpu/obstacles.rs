@@ -27,6 +27,8 @@ pub(super) struct Obstacles {
     pub solid_dye_flags: Vec<bool>,
     /// Fluid dye cells near solids (advected again without sampling solids).
     pub near: NearSolids,
+    /// The same for the simulation's cells (the temperature's grid).
+    pub near_cells: NearSolids,
     /// The pressure right-hand side, natural layout (scratch, kept for the warm start).
     pub b: Vec<f32>,
 }
@@ -64,6 +66,7 @@ impl Obstacles {
             closed_v,
             solid_dye,
             near: NearSolids::new(&solid_dye_flags, dw),
+            near_cells: NearSolids::new(mask.cells(), w),
             solid_dye_flags,
             b: vec![0.0; w * h],
         }
