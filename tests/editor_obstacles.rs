@@ -40,6 +40,12 @@ const LOOK_COMBO: (u32, u32) = (800, 630);
 /// The second entry of the look's list (Fill, Outline, Hidden), a row under the combo's.
 const OUTLINE_ENTRY: (u32, u32) = (770, 680);
 
+/// The Heat section's header, a row under the Pillar channel, and its first slider (Buoyancy,
+/// a row under the header once it is open): where a drag starts and ends.
+const HEAT_HEADER: (u32, u32) = (612, 677);
+const BUOYANCY_FROM: (u32, u32) = (745, 701);
+const BUOYANCY_TO: (u32, u32) = (805, 701);
+
 /// The canvas: 16:9, the window's full width, centred vertically (rows 230 to 770).
 const CANVAS_TOP: f32 = 230.0;
 const CANVAS_HEIGHT: f32 = 540.0;
@@ -236,6 +242,26 @@ fn the_panel_draws_erases_and_clears_obstacles() {
     });
     save(&s, "obstacles-cleared.png");
     assert_eq!(obstacles(&mut h), "OBSTACLES layout=none drawn=0");
+
+    // Heat, the section under Obstacles: opened, its first slider (Buoyancy) dragged to the
+    // right raises buoyancy through the host's gestures.
+    click(HEAT_HEADER);
+    let s = shot();
+    save(&s, "heat-open.png");
+    drag(BUOYANCY_FROM, BUOYANCY_TO);
+    assert!(
+        h.wait_for(
+            |l| l.ends_with("GESTURE end buoyancy"),
+            Duration::from_secs(5)
+        ),
+        "no Buoyancy gesture (screenshot heat-open.png)"
+    );
+    assert!(
+        h.reports()
+            .iter()
+            .any(|l| l.ends_with("GESTURE set buoyancy")),
+        "the drag set no value"
+    );
     assert!(
         h.quit(Duration::from_secs(20)),
         "the harness did not exit cleanly"

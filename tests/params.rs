@@ -47,6 +47,11 @@ const EXPECTED: &[(&str, f32)] = &[
     ("chroma_amt", 1.0),
     ("pillar_ch", 0.0),
     ("obst_look", 0.0), // Fill
+    ("buoyancy", 0.0),
+    ("weight", 0.0),
+    ("cooling", 0.5),
+    ("ambient", 0.0),
+    ("lift_dir", 0.0),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -149,6 +154,11 @@ fn ranges_have_the_documented_ends() {
         ("chroma_amt", 0.0, 4.0),
         ("pillar_ch", 0.0, 16.0),
         ("obst_look", 0.0, 2.0),
+        ("buoyancy", 0.0, 20.0),
+        ("weight", 0.0, 20.0),
+        ("cooling", 0.0, 10.0),
+        ("ambient", -1.0, 1.0),
+        ("lift_dir", -180.0, 180.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {

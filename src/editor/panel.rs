@@ -477,13 +477,6 @@ impl Panel {
             slider(ui, &p.pressure_iterations, setter, cols);
             slider(ui, &p.speed, setter, cols);
         });
-        section(ui, "Heat", false, |ui| {
-            slider(ui, &p.heat.buoyancy, setter, cols);
-            slider(ui, &p.heat.weight, setter, cols);
-            slider(ui, &p.heat.cooling, setter, cols);
-            slider(ui, &p.heat.ambient, setter, cols);
-            slider(ui, &p.heat.lift_angle, setter, cols);
-        });
         section(ui, "Notes", true, |ui| {
             choice(ui, &p.mapping_mode, setter, cols);
             channel(
@@ -512,6 +505,14 @@ impl Panel {
         });
         // NOTE: before Look, so the panel's end (scrolled to) stays as it was.
         obstacles_section(ui, shared, setter, painter, cols);
+        // Heat and buoyancy (collapsed: off until Buoyancy or Weight is raised).
+        section(ui, "Heat", false, |ui| {
+            slider(ui, &p.heat.buoyancy, setter, cols);
+            slider(ui, &p.heat.weight, setter, cols);
+            slider(ui, &p.heat.cooling, setter, cols);
+            slider(ui, &p.heat.ambient, setter, cols);
+            slider(ui, &p.heat.lift_angle, setter, cols);
+        });
         section(ui, "Look", true, |ui| {
             choice(ui, &p.color_mode, setter, cols);
             choice(ui, &p.tone_mode, setter, cols);

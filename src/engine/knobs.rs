@@ -342,7 +342,11 @@ mod tests {
         let p = Knobs::default().step_params(1.0 / 60.0);
         assert_eq!((p.buoyancy, p.weight, p.ambient), (0.0, 0.0, 0.0));
         assert!(!p.lifts());
-        assert!(p.up[0].abs() < 1e-7 && (p.up[1] - 1.0).abs() < 1e-7, "{:?}", p.up);
+        assert!(
+            p.up[0].abs() < 1e-7 && (p.up[1] - 1.0).abs() < 1e-7,
+            "{:?}",
+            p.up
+        );
         assert!(!mapping_config(&DyeflowParams::default(), 1.0).heat);
         let knobs = Knobs {
             buoyancy: 3.0,
@@ -353,8 +357,15 @@ mod tests {
             ..Knobs::default()
         };
         let p = knobs.step_params(1.0 / 60.0);
-        assert_eq!((p.buoyancy, p.weight, p.cooling, p.ambient), (3.0, 0.5, 2.0, -0.25));
-        assert!((p.up[0] - 1.0).abs() < 1e-6 && p.up[1].abs() < 1e-6, "{:?}", p.up);
+        assert_eq!(
+            (p.buoyancy, p.weight, p.cooling, p.ambient),
+            (3.0, 0.5, 2.0, -0.25)
+        );
+        assert!(
+            (p.up[0] - 1.0).abs() < 1e-6 && p.up[1].abs() < 1e-6,
+            "{:?}",
+            p.up
+        );
     }
 
     fn with_viscosity(v: f32) -> Knobs {

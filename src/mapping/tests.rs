@@ -795,7 +795,13 @@ fn notes_heat_the_fluid_by_velocity_when_heat_is_on() {
     };
     let onset = |velocity: f32, c: &MappingConfig| {
         let mut m = Mapper::new();
-        m.handle(&at(0.0, SimEvent::NoteOn { note: note(60, 0), velocity }));
+        m.handle(&at(
+            0.0,
+            SimEvent::NoteOn {
+                note: note(60, 0),
+                velocity,
+            },
+        ));
         let mut out = Vec::new();
         m.emit(1.0 / 60.0, c, &mut out);
         let mut held = Vec::new();
@@ -809,8 +815,14 @@ fn notes_heat_the_fluid_by_velocity_when_heat_is_on() {
     let (hard, held) = onset(1.0, &hot);
     assert!((hard[0].heat - NOTE_HEAT).abs() < 1e-6, "{}", hard[0].heat);
     assert!((soft[0].heat - NOTE_HEAT * (0.3 + 0.7 * 0.2)).abs() < 1e-6);
-    assert!(held.iter().any(|s| s.heat > 0.0), "a held note keeps heating");
-    assert!(held.iter().all(|s| s.heat < hard[0].heat), "one step's heat is a trickle");
+    assert!(
+        held.iter().any(|s| s.heat > 0.0),
+        "a held note keeps heating"
+    );
+    assert!(
+        held.iter().all(|s| s.heat < hard[0].heat),
+        "one step's heat is a trickle"
+    );
     let (cold, cold_held) = onset(1.0, &cfg());
     assert!(cold.iter().chain(&cold_held).all(|s| s.heat == 0.0));
 }
