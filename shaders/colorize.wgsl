@@ -4,13 +4,18 @@
 // display pass (display.wgsl).
 //   color_mode 0 (dye colour): the dye's own RGB, exposed, hue-shifted, saturated;
 //   color_mode 1 (density hue): hue cycles with the dye's total density (Stam's demo);
-//   color_mode 2 (velocity hue): hue from the flow's direction, value from its speed.
+//   color_mode 2 (velocity hue): hue from the flow's direction, value from its speed;
+//   color_mode 3 (temperature): the temperature through a fire palette (cpu colorize::fire).
 // Output rows run top to bottom (the simulation's row 0 is the bottom); one u32 per pixel,
 // bytes R, G, B, A in memory. Mirrors cpu/colorize.rs.
 
 const DENSITY_HUE_TURNS: f32 = 0.35;
 const VELOCITY_VALUE_SCALE: f32 = 2.0;
 const PI: f32 = 3.14159265358979;
+const FIRE_HUE_TURNS: f32 = 0.14;
+const FIRE_WHITENING: f32 = 0.35;
+const FIRE_EXPOSURE: f32 = 2.0;
+const COLD_HUE_TURNS: f32 = 0.62;
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> u: array<f32>;
@@ -18,6 +23,7 @@ const PI: f32 = 3.14159265358979;
 @group(0) @binding(3) var<storage, read> dye: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read_write> frame: array<u32>;
 @group(0) @binding(5) var<storage, read_write> light: array<vec4<f32>>;
+@group(0) @binding(6) var<storage, read> heat: array<f32>;
 
 // The legacy tone 1 - e^-x, or none (filmic: the display pass tones).
 fn tonemap(x: f32) -> f32 {
@@ -109,6 +115,24 @@ fn bilerp_face(f_is_u: bool, x: f32, y: f32) -> f32 {
     return blend4(v[t.k], v[t.k + t.dx], v[t.k + t.dy], v[t.k + t.dy + t.dx], t);
 }
 
+// The temperature at a point in cell-centre space, bilinear.
+fn sample_heat(x: f32, y: f32) -> f32 {
+    let t = taps(P.w, P.h, x, y);
+    return blend4(heat[t.k], heat[t.k + t.dx], heat[t.k + t.dy], heat[t.k + t.dy + t.dx], t);
+}
+
+// The fire palette of temperature t (times brightness): (hue, saturation, exposure).
+fn fire(t_in: f32) -> vec3<f32> {
+    var t = t_in;
+    if (t != t || abs(t) > 3.0e38) {
+        t = 0.0;
+    }
+    if (t >= 0.0) {
+        return vec3(FIRE_HUE_TURNS * (1.0 - exp_det(-t)), exp_det(-t * FIRE_WHITENING), t * FIRE_EXPOSURE);
+    }
+    return vec3(COLD_HUE_TURNS, 1.0, -t * FIRE_EXPOSURE);
+}
+
 fn to_u8(x: f32) -> u32 {
     return u32(clamp(x * 255.0 + 0.5, 0.0, 255.0));
 }
@@ -145,6 +169,11 @@ fn colorize(@builtin(global_invocation_id) id: vec3<u32>) {
     } else if (P.color_mode == 1u) {
         let total = (d.r + d.g) + d.b;
         rgb = hsv_to_rgb(fma(total, DENSITY_HUE_TURNS, shift), saturation, tonemap(total * brightness));
+    } else if (P.color_mode == 3u) {
+        let x = (f32(px) + 0.5) * f32(P.w) / f32(width);
+        let y = (f32(height) - f32(py) - 0.5) * f32(P.h) / f32(height);
+        let f = fire(sample_heat(x - 0.5, y - 0.5) * brightness);
+        rgb = hsv_to_rgb(f.x + shift, f.y * saturation, tonemap(f.z));
     } else {
         let x = (f32(px) + 0.5) * f32(P.w) / f32(width);
         let y = (f32(height) - f32(py) - 0.5) * f32(P.h) / f32(height);

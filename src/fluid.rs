@@ -63,6 +63,11 @@ pub enum ColorMode {
     #[id = "velocity"]
     #[name = "Velocity hue"]
     VelocityHue,
+    /// The temperature (see heat and buoyancy) through a fire palette: dark red where it is
+    /// barely warm, orange, yellow, then white-hot; blue where it is colder than 0.
+    #[id = "heat"]
+    #[name = "Temperature"]
+    Temperature,
 }
 
 /// How the colour stage's light becomes display values (the display pipeline).

@@ -304,11 +304,23 @@ fn colorize_matches() {
     let base = start(&cfg);
     cpu.write_fields(&base);
     gpu.write_fields(&base);
+    // Some heat for the Temperature mode: a hot blob and a cold one.
+    let heat = [(0.4, 0.15, 1.5), (1.1, 0.1, -0.8)].map(|(x, r, t)| Splat {
+        pos: [x, 0.45],
+        radius: r,
+        heat: t,
+        ..Splat::default()
+    });
+    for s in [&mut cpu as &mut dyn Solver, &mut gpu] {
+        s.inject(&heat);
+        s.run_stage(Stage::Splat, &lively());
+    }
     let (w, h) = (97, 61);
     for mode in [
         ColorMode::Dye,
         ColorMode::DensityHue,
         ColorMode::VelocityHue,
+        ColorMode::Temperature,
     ] {
         for (tone, brightness, saturation, hue_shift) in [
             (ToneMode::Legacy, 1.0, 1.0, 0.0),

@@ -130,7 +130,7 @@ fn ranges_have_the_documented_ends() {
         ("mapping", 0.0, 2.0),
         ("pulse", 0.0, 1.0),
         ("drum_ch", 0.0, 16.0),
-        ("colour", 0.0, 2.0),
+        ("colour", 0.0, 3.0),
         ("bright", 0.0, 3.0),
         ("sat", 0.0, 1.0),
         ("hue", 0.0, 360.0),

@@ -330,6 +330,9 @@ impl Activity {
         let shows = |exposure: f32| exposure * brightness >= invisible;
         match look.color_mode {
             ColorMode::VelocityHue => !shows(self.max_speed * VELOCITY_VALUE_SCALE),
+            // Heat exists only while buoyancy lifts it (notes heat the fluid then), so a
+            // still fluid has none left to show changing.
+            ColorMode::Temperature => self.max_speed < STILL_SPEED && !fading,
             ColorMode::Dye | ColorMode::DensityHue => {
                 // Density hue shows the sum of the three channels.
                 let dye = if look.color_mode == ColorMode::DensityHue {

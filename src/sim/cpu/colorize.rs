@@ -31,6 +31,8 @@ pub struct Source<'a> {
     pub dw: usize,
     pub dh: usize,
     pub dye: [&'a [f32]; 3],
+    /// The temperature, `w x h` (empty: cold everywhere).
+    pub heat: &'a [f32],
 }
 
 /// Bilinear taps along one axis: for each output pixel, the two source indices and weight.
@@ -318,6 +320,79 @@ fn velocity_row<const LEGACY: bool>(
     }
 }
 
+/// Hue (turns) of barely warm fluid's colour (dark red) and how far it runs towards yellow as
+/// the fluid heats, in the Temperature colour mode.
+pub const FIRE_HUE_TURNS: f32 = 0.14;
+/// How fast the fire's colour whitens as it heats (its saturation falls as `e^(-T k)`).
+pub const FIRE_WHITENING: f32 = 0.35;
+/// Exposure of a unit of temperature in the Temperature mode.
+pub const FIRE_EXPOSURE: f32 = 2.0;
+/// Hue of fluid colder than 0 (blue).
+pub const COLD_HUE_TURNS: f32 = 0.62;
+
+/// The Temperature mode's colour (hue in turns before the shift, saturation before the
+/// saturation knob, and the exposure before the tone) of temperature `t` times the
+/// brightness: a fire palette, or blue for cold.
+#[inline(always)]
+pub fn fire(t: f32) -> (f32, f32, f32) {
+    let t = if t.is_finite() { t } else { 0.0 };
+    if t >= 0.0 {
+        let hue = FIRE_HUE_TURNS * (1.0 - crate::sim::math::exp(-t));
+        (
+            hue,
+            crate::sim::math::exp(-t * FIRE_WHITENING),
+            t * FIRE_EXPOSURE,
+        )
+    } else {
+        (COLD_HUE_TURNS, 1.0, -t * FIRE_EXPOSURE)
+    }
+}
+
+/// One row of the Temperature mode: the temperature sampled bilinearly at each pixel's centre
+/// through [`fire`].
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn temperature_row<const LEGACY: bool>(
+    src: &Source,
+    py: usize,
+    width: usize,
+    height: usize,
+    brightness: f32,
+    saturation: f32,
+    shift: f32,
+    mut out: impl RowOut,
+) {
+    let n = out.len().min(width);
+    let y = (height as f32 - py as f32 - 0.5) * src.h as f32 / height as f32;
+    let has_heat = src.heat.len() >= src.w * src.h && src.w > 0 && src.h > 0;
+    for px in 0..n {
+        // Pixel centre in simulation cells; the temperature sits at cell centres.
+        let x = (px as f32 + 0.5) * src.w as f32 / width as f32;
+        let t = if has_heat {
+            bilerp(src.heat, src.w, src.h, x - 0.5, y - 0.5)
+        } else {
+            0.0
+        };
+        let (hue, sat, exposure) = fire(t * brightness);
+        let rgb = hsv_to_rgb(hue + shift, sat * saturation, tone::<LEGACY>(exposure));
+        // SAFETY: px < n <= every plane's length.
+        unsafe { out.put(px, rgb) };
+    }
+}
+
+kernel! {
+#[allow(clippy::too_many_arguments)]
+fn temperature_row_light(src: &Source, py: usize, width: usize, height: usize, brightness: f32, saturation: f32, shift: f32, out: Planes) {
+    temperature_row::<false>(src, py, width, height, brightness, saturation, shift, out);
+}
+}
+kernel! {
+#[allow(clippy::too_many_arguments)]
+fn temperature_row_legacy(src: &Source, py: usize, width: usize, height: usize, brightness: f32, saturation: f32, shift: f32, out: &mut [u32]) {
+    temperature_row::<true>(src, py, width, height, brightness, saturation, shift, out);
+}
+}
+
 // The row kernels for each tone: the target features (AVX2, FMA) of a multiversioned function
 // reach only what is inlined into it, and multiversion does not carry const generics, so each
 // instance gets its own wrapper (without FMA, `mul_add` is a slow libm call).
@@ -486,6 +561,9 @@ pub(super) fn light_row(
         ColorMode::VelocityHue => velocity_row_light(
             src, py, width, height, brightness, saturation, shift, planes,
         ),
+        ColorMode::Temperature => temperature_row_light(
+            src, py, width, height, brightness, saturation, shift, planes,
+        ),
     }
 }
 
@@ -552,6 +630,9 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                         ColorMode::VelocityHue => velocity_row_legacy(
                             src, py, width, height, brightness, saturation, shift, pixels,
                         ),
+                        ColorMode::Temperature => temperature_row_legacy(
+                            src, py, width, height, brightness, saturation, shift, pixels,
+                        ),
                     }
                 } else {
                     let planes = [&mut l0[..], &mut l1[..], &mut l2[..]];
@@ -567,6 +648,34 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The fire palette: no heat is black; as it heats the colour runs from red towards
+    /// yellow (hue up to 0.14 turns) and whitens (saturation down), brighter all the way;
+    /// cold is blue; broken values are no heat.
+    #[test]
+    fn the_fire_palette_runs_red_to_yellow_to_white() {
+        assert_eq!(fire(0.0), (0.0, 1.0, 0.0));
+        let mut last = fire(0.0);
+        for k in 1..=40 {
+            let f = fire(k as f32 * 0.25);
+            assert!(
+                f.0 > last.0 && f.0 < FIRE_HUE_TURNS,
+                "hue {f:?} after {last:?}"
+            );
+            assert!(f.1 < last.1 && f.1 > 0.0, "saturation {f:?} after {last:?}");
+            assert!(f.2 > last.2, "exposure {f:?} after {last:?}");
+            last = f;
+        }
+        // At 1 unit: hue 0.14 (1 - 1/e) = 0.0885 (orange-red), saturation e^-0.35 = 0.705.
+        let (hue, sat, exposure) = fire(1.0);
+        approx::assert_relative_eq!(hue, 0.0885, max_relative = 1e-3);
+        approx::assert_relative_eq!(sat, 0.7047, max_relative = 1e-3);
+        approx::assert_relative_eq!(exposure, FIRE_EXPOSURE);
+        assert_eq!(fire(-0.5), (COLD_HUE_TURNS, 1.0, 0.5 * FIRE_EXPOSURE));
+        for bad in [f32::NAN, f32::INFINITY, f32::NEG_INFINITY] {
+            assert_eq!(fire(bad), fire(0.0));
+        }
+    }
 
     /// The window kernel's blocks and the portable kernel give the same bits, upscaling (all
     /// blocks), at the same size, downscaling (no block) and with ragged ends.
@@ -664,6 +773,7 @@ mod tests {
             dw: 1,
             dh: 1,
             dye: [&[rgb[0]], &[rgb[1]], &[rgb[2]]],
+            heat: &[],
         };
         let mut out = vec![0; 4];
         colorize(&src, &filmic(ColorMode::Dye), 1, 1, &mut out);
@@ -685,6 +795,7 @@ mod tests {
             dw: 1,
             dh: 2,
             dye: [&red, &zeros, &zeros],
+            heat: &[],
         };
         let mut out = vec![0; 8];
         colorize(&src, &look(ColorMode::Dye), 1, 2, &mut out);
@@ -729,6 +840,7 @@ mod tests {
             dw: 1,
             dh: 1,
             dye: [&[0.5], &[0.5], &[0.0]],
+            heat: &[],
         };
         let mut out = vec![0; 4];
         colorize(&src, &look(ColorMode::Dye), 1, 1, &mut out);
@@ -746,6 +858,7 @@ mod tests {
             dw: 2,
             dh: 1,
             dye: [&[0.0; 2], &[0.0; 2], &[0.0; 2]],
+            heat: &[],
         };
         let mut out = vec![0; 2 * 4];
         colorize(&src, &look(ColorMode::VelocityHue), 2, 1, &mut out);

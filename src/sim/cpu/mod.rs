@@ -543,6 +543,7 @@ impl Solver for CpuSolver {
                 dw: cfg.dye_width(),
                 dh: cfg.dye_height(),
                 dye: [&st.dye[0], &st.dye[1], &st.dye[2]],
+                heat: &st.heat,
             };
             picture.render(&src, look, width, height, out);
             if let Some(o) = &s.obstacles {

@@ -226,6 +226,7 @@ mod tests {
             dw,
             dh,
             dye,
+            heat: &[],
         };
         let look = Look {
             color_mode: ColorMode::Dye,

@@ -534,7 +534,7 @@ impl GpuSolver {
         queue.write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
         let mut encoder = device.create_command_encoder(&Default::default());
         let mut d = self.frame_pass(&mut encoder, "Pass: colorize", 0);
-        self.colorize.encode(&mut d, self.vel, self.dye);
+        self.colorize.encode(&mut d, self.vel, self.dye, self.heat);
         drop(d);
         let filmic = look.tone != ToneMode::Legacy;
         if filmic {

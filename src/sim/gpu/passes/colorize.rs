@@ -14,8 +14,9 @@ pub(in crate::sim::gpu) mod binding {
     pub const DYE: Binding = Binding::new(3, "dye");
     pub const FRAME: Binding = Binding::new(4, "frame");
     pub const LIGHT: Binding = Binding::new(5, "light");
+    pub const HEAT: Binding = Binding::new(6, "heat");
     #[cfg(test)]
-    pub const ALL: &[Binding] = &[P, U, V, DYE, FRAME, LIGHT];
+    pub const ALL: &[Binding] = &[P, U, V, DYE, FRAME, LIGHT, HEAT];
 }
 
 /// The frame target of one output size and its bind groups.
@@ -24,8 +25,8 @@ struct Target {
     frame: wgpu::Buffer,
     /// Linear light, one `vec4<f32>` per pixel (filmic tone; the display pass reads it).
     light: wgpu::Buffer,
-    /// `[velocity parity][dye parity]`.
-    groups: [[wgpu::BindGroup; 2]; 2],
+    /// `[velocity parity][dye parity][heat parity]`.
+    groups: [[[wgpu::BindGroup; 2]; 2]; 2],
 }
 
 /// The colorize pass; its target is rebuilt only when the output size changes.
@@ -64,17 +65,20 @@ impl Colorize {
         let p = &b.params;
         let groups = [0, 1].map(|i| {
             [0, 1].map(|pd| {
-                self.colorize.bind(
-                    device,
-                    &[
-                        (P, p),
-                        (U, &b.u[i]),
-                        (V, &b.v[i]),
-                        (DYE, &b.dye[pd]),
-                        (FRAME, &frame),
-                        (LIGHT, &light),
-                    ],
-                )
+                [0, 1].map(|ph| {
+                    self.colorize.bind(
+                        device,
+                        &[
+                            (P, p),
+                            (U, &b.u[i]),
+                            (V, &b.v[i]),
+                            (DYE, &b.dye[pd]),
+                            (FRAME, &frame),
+                            (LIGHT, &light),
+                            (HEAT, &b.heat[ph]),
+                        ],
+                    )
+                })
             })
         });
         self.target = Some(Target {
@@ -101,12 +105,12 @@ impl Colorize {
         self.target.as_ref().expect("ensure made the target").size
     }
 
-    /// Colorize velocity `vel` and dye `dye` into the frame buffer.
-    pub fn encode(&self, d: &mut Dispatcher, vel: usize, dye: usize) {
+    /// Colorize velocity `vel`, dye `dye` and temperature `heat` into the frame buffer.
+    pub fn encode(&self, d: &mut Dispatcher, vel: usize, dye: usize, heat: usize) {
         let t = self.target.as_ref().expect("ensure made the target");
         d.go(
             &self.colorize,
-            &t.groups[vel][dye],
+            &t.groups[vel][dye][heat],
             groups2(t.size.0, t.size.1),
         );
     }
