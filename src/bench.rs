@@ -36,7 +36,7 @@ pub struct BenchOptions {
     pub dye_scale: usize,
     /// Built-in obstacles in the scene.
     pub obstacles: crate::sim::obstacles::Layout,
-    /// Heat and buoyancy: the scene's block is hot and rises ([`SCENE_HEAT`]).
+    /// Heat and buoyancy: the scene's block is hot and rises ([`scene_heat_params`]).
     pub heat: bool,
     /// Output size of the colour stage's timings (`colour_ms`, `display_gpu_ms`).
     pub frame_size: (usize, usize),
@@ -108,24 +108,18 @@ pub fn scene_splats(n: usize) -> Option<Splat> {
     })
 }
 
-/// With `--heat`: the temperature the block adds per step while it is forced, and the lift
-/// (buoyancy, weight, cooling) it rises with.
-pub const SCENE_HEAT: (f32, StepParams) = (
-    0.5,
+/// With `--heat`: the temperature the block adds per step while it is forced.
+pub const SCENE_HEAT: f32 = 0.5;
+
+/// With `--heat`: the scene's physics with the lift the hot block rises by.
+pub fn scene_heat_params() -> StepParams {
     StepParams {
-        dt: SCENE_DT_S,
-        viscosity: 0.0,
-        dye_diffusion: 0.0,
-        velocity_dissipation: 0.2,
-        dye_dissipation: 0.5,
-        vorticity: 0.3,
         buoyancy: 2.0,
         weight: 0.2,
         cooling: 0.5,
-        ambient: 0.0,
-        up: [0.0, 1.0],
-    },
-);
+        ..scene_params()
+    }
+}
 
 /// The scene's physics: the plugin's default knobs.
 pub fn scene_params() -> StepParams {
@@ -262,7 +256,7 @@ fn run_scene<S: Solver>(
 ) -> Result<SceneRun, GpuError> {
     let (steps, frame) = (opts.steps, opts.frame_size);
     let params = if opts.heat {
-        SCENE_HEAT.1
+        scene_heat_params()
     } else {
         scene_params()
     };
@@ -281,7 +275,7 @@ fn run_scene<S: Solver>(
     for n in 0..steps {
         if let Some(mut s) = scene_splats(n) {
             if opts.heat {
-                s.heat = SCENE_HEAT.0;
+                s.heat = SCENE_HEAT;
             }
             solver.inject(&[s]);
         }

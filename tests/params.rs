@@ -238,7 +238,10 @@ fn value_strings_are_readable_and_carry_units() {
     assert_eq!(text("bypass", 1.0), "Bypassed");
     assert_eq!(text("mapping", 0.5), "Circle of pitch");
     assert_eq!(text("mapping", 1.0), "Rows by channel");
-    assert_eq!(text("colour", 0.5), "Density hue");
+    assert_eq!(text("colour", 1.0 / 3.0), "Density hue");
+    assert_eq!(text("colour", 1.0), "Temperature");
+    assert_eq!(text("buoyancy", at("buoyancy", 2.0)), "2.00 /s²");
+    assert_eq!(text("lift_dir", at("lift_dir", 90.0)), "90°");
     assert_eq!(text("display", 0.0), "Legacy");
     assert_eq!(text("display", 1.0), "Filmic");
     assert_eq!(text("p_iters", 0.0), "2");

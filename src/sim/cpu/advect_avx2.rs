@@ -190,6 +190,46 @@ impl<'a> WideFlow<'a> {
     }
 }
 
+impl WideFlow<'_> {
+    /// The departure points of the eight cell centres `i..i + 8` of row `y` (cells of the
+    /// simulation's resolution): their velocity is the mean of their opposite faces (`urow`
+    /// the row's u faces, `vb` and `vt` the v faces below and above), traced as `depart`.
+    ///
+    /// # Safety
+    /// AVX2 and FMA must be available; `urow` must hold `i + 9` values, `vb` and `vt` `i + 8`.
+    #[inline(always)]
+    unsafe fn depart_centres(
+        &self,
+        urow: &[f32],
+        vb: &[f32],
+        vt: &[f32],
+        i: usize,
+        y: __m256,
+        k: __m256,
+    ) -> (__m256, __m256) {
+        debug_assert!(urow.len() > i + 8 && vb.len() >= i + 8 && vt.len() >= i + 8);
+        // SAFETY: AVX2 and FMA are available and the rows hold the values read (contract);
+        // `depart` gathers inside its samplers.
+        unsafe {
+            let vx = _mm256_mul_ps(
+                self.half,
+                _mm256_add_ps(
+                    _mm256_loadu_ps(urow.as_ptr().add(i)),
+                    _mm256_loadu_ps(urow.as_ptr().add(i + 1)),
+                ),
+            );
+            let vy = _mm256_mul_ps(
+                self.half,
+                _mm256_add_ps(
+                    _mm256_loadu_ps(vb.as_ptr().add(i)),
+                    _mm256_loadu_ps(vt.as_ptr().add(i)),
+                ),
+            );
+            self.depart(iota(i), y, vx, vy, k)
+        }
+    }
+}
+
 /// `[base, base + 1, ..., base + 7]` as floats.
 #[inline(always)]
 unsafe fn iota(base: usize) -> __m256 {
@@ -354,21 +394,7 @@ pub unsafe fn advect_dye_row_1(
         // output rows (len w) and `urow` (len > w), `vb`, `vt` (len >= w), as asserted above;
         // gathers stay inside their samplers (`Wide::at`).
         unsafe {
-            let vx = _mm256_mul_ps(
-                wf.half,
-                _mm256_add_ps(
-                    _mm256_loadu_ps(urow.as_ptr().add(i)),
-                    _mm256_loadu_ps(urow.as_ptr().add(i + 1)),
-                ),
-            );
-            let vy = _mm256_mul_ps(
-                wf.half,
-                _mm256_add_ps(
-                    _mm256_loadu_ps(vb.as_ptr().add(i)),
-                    _mm256_loadu_ps(vt.as_ptr().add(i)),
-                ),
-            );
-            let (bx, by) = wf.depart(iota(i), y, vx, vy, kv);
+            let (bx, by) = wf.depart_centres(urow, vb, vt, i, y, kv);
             let t = wd.taps(bx, by);
             for (plane, o) in [
                 (planes[0], &mut *or),
@@ -423,21 +449,7 @@ pub unsafe fn advect_scalar_row(
         // (len w), `urow` (len > w), `vb` and `vt` (len >= w), as asserted above; gathers stay
         // inside their samplers (`Wide::at`).
         unsafe {
-            let vx = _mm256_mul_ps(
-                wf.half,
-                _mm256_add_ps(
-                    _mm256_loadu_ps(urow.as_ptr().add(i)),
-                    _mm256_loadu_ps(urow.as_ptr().add(i + 1)),
-                ),
-            );
-            let vy = _mm256_mul_ps(
-                wf.half,
-                _mm256_add_ps(
-                    _mm256_loadu_ps(vb.as_ptr().add(i)),
-                    _mm256_loadu_ps(vt.as_ptr().add(i)),
-                ),
-            );
-            let (bx, by) = wf.depart(iota(i), y, vx, vy, kv);
+            let (bx, by) = wf.depart_centres(urow, vb, vt, i, y, kv);
             let t = wt.taps(bx, by);
             let value = _mm256_mul_ps(wt.gather(field.f, &t), dv);
             _mm256_storeu_ps(
