@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::fields::{rel_max, start};
+use common::fields::{rel_max, stage_params, start};
 
 use dyeflow::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};
 use dyeflow::sim::cpu::CpuSolver;
@@ -106,22 +106,8 @@ fn stage_by_stage() {
                 cpu.inject(&splats(3));
                 gpu.inject(&splats(3));
             }
-            // The second projection runs only after a long trace through a compressible flow:
-            // a step of 0.1 s at these speeds traces 2.5 cells.
-            let p = match stage {
-                Stage::ProjectAgain => StepParams { dt: 0.1, ..p },
-                // Heavy dye and an ambient temperature above the fluid's (no heat here: the
-                // heat passes are compared in `heat_and_buoyancy_over_a_hundred_steps`),
-                // lifting up and to the right.
-                Stage::Buoyancy => StepParams {
-                    buoyancy: 1.0,
-                    weight: 0.8,
-                    ambient: 0.3,
-                    up: [0.6, 0.8],
-                    ..p
-                },
-                _ => p,
-            };
+            // (The heat passes are compared in `heat_and_buoyancy_over_a_hundred_steps`.)
+            let p = stage_params(stage, p);
             if stage == Stage::ProjectAgain {
                 // Its decision reads the last velocity advection.
                 cpu.run_stage(Stage::AdvectVelocity, &p);

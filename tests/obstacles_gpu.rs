@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::fields::{rel_max, start};
+use common::fields::{rel_max, stage_params, start};
 
 use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::sim::cpu::CpuSolver;
@@ -156,21 +156,7 @@ fn stage_by_stage_with_obstacles() {
                     cpu.inject(&busy_splats(3, aspect));
                     gpu.inject(&busy_splats(3, aspect));
                 }
-                // The second projection runs only after a long trace through a compressible
-                // flow: a step of 0.1 s at these speeds traces 2.5 cells.
-                let p = match stage {
-                    Stage::ProjectAgain => StepParams { dt: 0.1, ..p },
-                    // Heavy dye, and an ambient temperature above the fluid's, lifting up and
-                    // to the right into the walls.
-                    Stage::Buoyancy => StepParams {
-                        buoyancy: 1.0,
-                        weight: 0.8,
-                        ambient: 0.3,
-                        up: [0.6, 0.8],
-                        ..p
-                    },
-                    _ => p,
-                };
+                let p = stage_params(stage, p);
                 if stage == Stage::ProjectAgain {
                     cpu.run_stage(Stage::AdvectVelocity, &p);
                     gpu.run_stage(Stage::AdvectVelocity, &p);

@@ -1,7 +1,7 @@
 //! Fields for parity tests: a lively starting state and a relative difference.
 
-use dyeflow::sim::SimConfig;
 use dyeflow::sim::grid::Fields;
+use dyeflow::sim::{SimConfig, Stage, StepParams};
 use rand::Rng;
 
 /// A smooth, lively starting state.
@@ -46,4 +46,22 @@ pub fn rel_max(a: &[f32], b: &[f32]) -> f32 {
         .zip(b)
         .fold(0.0f32, |m, (x, y)| m.max((x - y).abs()))
         / scale
+}
+
+/// The parameters the stage-by-stage parity tests run `stage` with, from `p`: the second
+/// projection runs only after a long trace through a compressible flow (a step of 0.1 s at
+/// these speeds traces 2.5 cells); the lift gets heavy dye and an ambient temperature above
+/// the fluid's (no heat: the heat passes have their own tests), lifting up and to the right.
+pub fn stage_params(stage: Stage, p: StepParams) -> StepParams {
+    match stage {
+        Stage::ProjectAgain => StepParams { dt: 0.1, ..p },
+        Stage::Buoyancy => StepParams {
+            buoyancy: 1.0,
+            weight: 0.8,
+            ambient: 0.3,
+            up: [0.6, 0.8],
+            ..p
+        },
+        _ => p,
+    }
 }

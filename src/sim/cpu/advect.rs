@@ -115,6 +115,17 @@ impl<'a> Sampler<'a> {
     fn at(&self, x: f32, y: f32) -> f32 {
         self.gather(self.f, self.taps(x, y))
     }
+
+    /// The four corners `t` reads and their bilinear weights (the near-solid passes weigh
+    /// them one by one).
+    fn corners(&self, t: Taps) -> [(usize, f32); 4] {
+        [
+            (t.k, (1.0 - t.fx) * (1.0 - t.fy)),
+            (t.k + self.dx, t.fx * (1.0 - t.fy)),
+            (t.k + self.dy, (1.0 - t.fx) * t.fy),
+            (t.k + self.dy + self.dx, t.fx * t.fy),
+        ]
+    }
 }
 
 /// The face velocities, sampled anywhere in centre space.
@@ -467,12 +478,7 @@ fn scalar_among_fluid(
     let vy = 0.5 * (v[j * g.w + i] + v[(j + 1) * g.w + i]);
     let (bx, by) = flow.depart(i as f32, j as f32, vx, vy, k);
     let t = field.taps(bx, by);
-    let corners = [
-        (t.k, (1.0 - t.fx) * (1.0 - t.fy)),
-        (t.k + field.dx, t.fx * (1.0 - t.fy)),
-        (t.k + field.dy, (1.0 - t.fx) * t.fy),
-        (t.k + field.dy + field.dx, t.fx * t.fy),
-    ];
+    let corners = field.corners(t);
     let value = if corners.iter().all(|&(k, _)| !solid[k]) {
         field.gather(field.f, t)
     } else {
@@ -544,11 +550,7 @@ pub fn advect_scalar(
         for (&c, value) in cells.iter().zip(values) {
             out[c as usize] = value;
         }
-        for (o, &s) in out.iter_mut().zip(solid) {
-            if s {
-                *o = 0.0;
-            }
-        }
+        super::obstacles::clear_solid_cells(solid, out);
     }
 }
 
@@ -608,12 +610,7 @@ pub fn advect_dye_near_solids(
                 ((bx + 0.5).mul_add(s, -0.5), (by + 0.5).mul_add(s, -0.5))
             };
             let t = dye.taps(bx, by);
-            let corners = [
-                (t.k, (1.0 - t.fx) * (1.0 - t.fy)),
-                (t.k + dye.dx, t.fx * (1.0 - t.fy)),
-                (t.k + dye.dy, (1.0 - t.fx) * t.fy),
-                (t.k + dye.dy + dye.dx, t.fx * t.fy),
-            ];
+            let corners = dye.corners(t);
             let mut sum = [0.0f32; 3];
             let mut weight = 0.0f32;
             for (ck, cw) in corners {

@@ -332,7 +332,7 @@ impl CpuSolver {
                     if let Some(o) = &self.obstacles {
                         o.close_faces(&mut s.u, &mut s.v);
                         o.clear_solid_dye(&mut s.dye);
-                        clear_solid_cells(&o.mask, &mut s.heat);
+                        obstacles::clear_solid_cells(o.mask.cells(), &mut s.heat);
                     }
                 }
             }
@@ -398,6 +398,16 @@ impl CpuSolver {
                 let [r, g, b] = &mut s.dye_tmp;
                 let dye_in = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
                 let scale = self.cfg.dye_scale;
+                // With obstacles: how far, in cells, any trace of this step can reach (the
+                // largest face speed times the step); the cells near solids within it are
+                // advected again without sampling the solids.
+                let reach = self.obstacles.as_ref().map(|_| {
+                    let speed =
+                        s.u.iter()
+                            .chain(s.v.iter())
+                            .fold(0.0f32, |m, x| m.max(x.abs()));
+                    speed * p.dt * h as f32
+                });
                 advect::advect_dye(
                     grid,
                     scale,
@@ -409,13 +419,9 @@ impl CpuSolver {
                     decay,
                     MAX_DYE,
                 );
-                if let Some(o) = &self.obstacles {
-                    // Trace length bound, in dye cells.
-                    let speed =
-                        s.u.iter()
-                            .chain(s.v.iter())
-                            .fold(0.0f32, |m, x| m.max(x.abs()));
-                    let reach = speed * p.dt * h as f32 * scale as f32;
+                if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
+                    // In dye cells.
+                    let reach = reach * scale as f32;
                     advect::advect_dye_near_solids(
                         grid,
                         scale,
@@ -436,13 +442,11 @@ impl CpuSolver {
                 }
                 if s.heated {
                     // The temperature moves with the dye and cools towards 0.
-                    let solids = self.obstacles.as_ref().map(|o| {
-                        let speed =
-                            s.u.iter()
-                                .chain(s.v.iter())
-                                .fold(0.0f32, |m, x| m.max(x.abs()));
-                        (o.mask.cells(), o.near_cells.within(speed * p.dt * h as f32))
-                    });
+                    let solids = self
+                        .obstacles
+                        .as_ref()
+                        .zip(reach)
+                        .map(|(o, reach)| (o.mask.cells(), o.near_cells.within(reach)));
                     let decay = decay_factor(p.cooling, p.dt);
                     let (t, out) = (&s.heat, &mut s.heat_tmp);
                     advect::advect_scalar(grid, &s.u, &s.v, t, out, solids, p.dt, decay, MAX_HEAT);
@@ -610,7 +614,7 @@ impl Solver for CpuSolver {
             let s = &mut self.state;
             o.close_faces(&mut s.u, &mut s.v);
             o.clear_solid_dye(&mut s.dye);
-            clear_solid_cells(&o.mask, &mut s.heat);
+            obstacles::clear_solid_cells(o.mask.cells(), &mut s.heat);
             for p in [&mut s.project_main, &mut s.project_extra] {
                 p.q.clear();
                 p.q_natural.fill(0.0);
@@ -654,14 +658,5 @@ impl Solver for CpuSolver {
             }
         });
         Some((tag, activity))
-    }
-}
-
-/// Set the cells that `mask` (the simulation's resolution) marks solid to 0.
-fn clear_solid_cells(mask: &crate::sim::obstacles::Mask, field: &mut [f32]) {
-    for (x, &solid) in field.iter_mut().zip(mask.cells()) {
-        if solid {
-            *x = 0.0;
-        }
     }
 }

@@ -101,3 +101,12 @@ impl Obstacles {
         b.assign_natural(&self.b);
     }
 }
+
+/// Set the cells of `field` that `solid` flags (one flag per cell) to 0.
+pub(super) fn clear_solid_cells(solid: &[bool], field: &mut [f32]) {
+    for (x, &solid) in field.iter_mut().zip(solid) {
+        if solid {
+            *x = 0.0;
+        }
+    }
+}
