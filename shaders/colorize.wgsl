@@ -24,6 +24,19 @@ const COLD_HUE_TURNS: f32 = 0.62;
 @group(0) @binding(4) var<storage, read_write> frame: array<u32>;
 @group(0) @binding(5) var<storage, read_write> light: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> heat: array<f32>;
+// The particles' light: three planes of out_w x out_h fixed-point units (particles.wgsl),
+// read when P.particle_lit is 1.
+@group(0) @binding(7) var<storage, read> plight: array<u32>;
+
+// sim::particles::LIGHT_UNITS.
+const PARTICLE_LIGHT_UNITS: f32 = 1024.0;
+
+// The particles' light at pixel `idx`.
+fn particle_light(idx: u32) -> vec3<f32> {
+    let n = P.out_w * P.out_h;
+    let scale = 1.0 / PARTICLE_LIGHT_UNITS;
+    return vec3(f32(plight[idx]), f32(plight[n + idx]), f32(plight[2u * n + idx])) * scale;
+}
 
 // The legacy tone 1 - e^-x, or none (filmic: the display pass tones).
 fn tonemap(x: f32) -> f32 {
@@ -183,9 +196,23 @@ fn colorize(@builtin(global_invocation_id) id: vec3<u32>) {
         let value = tonemap(speed * VELOCITY_VALUE_SCALE * brightness);
         rgb = hsv_to_rgb(atan2_turns(vv, uu) + shift, saturation, value);
     }
+    let idx = py * width + px;
     if (P.tone != 0u) {
-        light[py * width + px] = vec4(rgb, 0.0);
+        if (P.particle_lit != 0u) {
+            rgb += particle_light(idx);
+        }
+        light[idx] = vec4(rgb, 0.0);
         return;
+    }
+    if (P.particle_lit != 0u) {
+        // The legacy tone of the pixel's light plus the particles': 1 - (1 - tone) e^-p.
+        let pl = particle_light(idx);
+        let base = clamp(rgb, vec3(0.0), vec3(1.0));
+        rgb = vec3(
+            1.0 - (1.0 - base.x) * exp_det(-pl.x),
+            1.0 - (1.0 - base.y) * exp_det(-pl.y),
+            1.0 - (1.0 - base.z) * exp_det(-pl.z),
+        );
     }
     frame[py * width + px] = to_u8(rgb.x) | (to_u8(rgb.y) << 8u) | (to_u8(rgb.z) << 16u) | (255u << 24u);
 }

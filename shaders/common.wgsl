@@ -57,8 +57,9 @@ struct Params {
     up_x: f32,
     up_y: f32,
     heat_decay: f32,
-    _pad0: f32,
-    _pad1: f32,
+    // The particles' glow, and whether colorize adds their light (particles.wgsl).
+    glow: f32,
+    particle_lit: u32,
 }
 
 // The picture effects of the filmic tone (bloom, sunrays, display). Mirrors

@@ -105,6 +105,7 @@ pub fn scene_splats(n: usize) -> Option<Splat> {
         force: [0.0, 0.15],
         shape: SplatShape::Block,
         heat: 0.0,
+        particles: 0.0,
     })
 }
 

@@ -46,6 +46,9 @@ pub struct Splat {
     /// Temperature added at the centre, with the dye's footprint (negative: cold); clamped to
     /// +-`MAX_HEAT`. Hot fluid rises and cold fluid sinks by the step's buoyancy.
     pub heat: f32,
+    /// Particles emitted over the disc of `radius`, in the splat's colour (the fraction
+    /// rounded at random; see [`crate::sim::particles`]).
+    pub particles: f32,
 }
 
 /// How the dye is coloured when a frame is rendered.
@@ -128,6 +131,9 @@ pub struct Look {
     pub effects: Effects,
     /// How obstacles are drawn (both tone modes).
     pub obstacles: ObstacleStyle,
+    /// Light of the particles: a multiplier of each one's colour (0: not drawn; at most
+    /// [`crate::sim::particles::MAX_GLOW`]).
+    pub particle_glow: f32,
 }
 
 impl Default for Look {
@@ -141,6 +147,7 @@ impl Default for Look {
             hue_shift: 0.0,
             effects: Effects::OFF,
             obstacles: ObstacleStyle::Fill,
+            particle_glow: 1.0,
         }
     }
 }

@@ -92,6 +92,11 @@ pub const NOTE_HEAT: f32 = 1.0;
 /// Temperature per second a held note keeps adding at full level and velocity: with the
 /// default cooling (0.5 /s) a held note's plume stays about as hot as its onset.
 pub const HOLD_HEAT_PER_S: f32 = 2.0;
+/// Particles a held note emits per second at envelope level 1, as a share of its onset's
+/// (the particle knob's count): a held note keeps a thin stream flowing from its emitter.
+pub const HOLD_PARTICLES_PER_S: f32 = 0.5;
+/// Particles an onset of strength 1 emits, as a share of a note's.
+pub const ONSET_PARTICLES: f32 = 0.5;
 /// Push a held note gives per second at envelope level 1, canvas heights per second squared.
 pub const HOLD_ACCEL: f32 = 1.5;
 /// Vorticity added by a full mod wheel.
@@ -157,6 +162,9 @@ pub struct MappingConfig {
     /// Whether notes heat the fluid (buoyancy is on): each note's splats carry heat, more
     /// with a harder velocity, so held notes rise as plumes.
     pub heat: bool,
+    /// Particles a note at full velocity emits as it starts (softer notes fewer; held notes,
+    /// onsets and drums emit too; 0: none).
+    pub particles: f32,
 }
 
 impl Default for MappingConfig {
@@ -175,6 +183,7 @@ impl Default for MappingConfig {
             chroma: 1.0,
             pillar_channel: None,
             heat: false,
+            particles: 0.0,
         }
     }
 }
@@ -710,6 +719,7 @@ impl Mapper {
                     } else {
                         0.0
                     },
+                    particles: cfg.particles.max(0.0) * (0.2 + 0.8 * vel),
                 });
             }
             let level = v.level();
@@ -732,6 +742,7 @@ impl Mapper {
                     } else {
                         0.0
                     },
+                    particles: HOLD_PARTICLES_PER_S * cfg.particles.max(0.0) * level * dt * touch,
                 });
             }
             // Advance the envelope.
@@ -822,6 +833,7 @@ impl Mapper {
                 force: [0.0, push],
                 shape: SplatShape::Gaussian,
                 heat: 0.0,
+                particles: 0.0,
             });
         }
         for k in 0..self.pending_onsets {
@@ -847,6 +859,7 @@ impl Mapper {
                 force: [angle.cos() * kick, angle.sin() * kick],
                 shape: SplatShape::Gaussian,
                 heat: 0.0,
+                particles: ONSET_PARTICLES * cfg.particles.max(0.0) * strength * react,
             });
         }
         self.pending_onsets = 0;
@@ -892,6 +905,7 @@ impl Mapper {
             force: [dir[0] * kick, dir[1] * kick],
             shape: SplatShape::Gaussian,
             heat: 0.0,
+            particles: 0.0,
         });
     }
 }

@@ -26,9 +26,11 @@ use crate::mapping::MappingMode;
 pub mod effects;
 pub mod heat;
 pub mod obstacles;
+pub mod particles;
 pub use effects::EffectsParams;
 pub use heat::HeatParams;
 pub use obstacles::{OBSTACLES_KEY, ObstacleField, ObstacleSettings};
+pub use particles::ParticleParams;
 
 /// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
 /// or a settings field changes in a way that needs [`migrate_state`] to rewrite old projects.
@@ -339,6 +341,9 @@ pub struct DyeflowParams {
     /// Heat and buoyancy: notes heat the fluid, hot fluid rises, heavy dye sinks.
     #[nested(group = "Heat")]
     pub heat: HeatParams,
+    /// Particles: glowing points that notes, onsets and the mouse emit and the flow carries.
+    #[nested(group = "Particles")]
+    pub particles: ParticleParams,
 }
 
 // Ranges, as functions so the editor's widgets and the tests share them with the parameters.
@@ -631,6 +636,7 @@ impl Default for DyeflowParams {
             obstacle_style: EnumParam::new("Obstacle look", ObstacleStyle::Fill),
             effects: EffectsParams::default(),
             heat: HeatParams::default(),
+            particles: ParticleParams::default(),
         }
     }
 }

@@ -29,6 +29,7 @@ fn splat(x: f32, y: f32, force: [f32; 2], color: [f32; 3]) -> Splat {
         force,
         shape: SplatShape::Gaussian,
         heat: 0.0,
+        particles: 0.0,
     }
 }
 

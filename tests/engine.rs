@@ -36,6 +36,7 @@ fn red_splat_at(x: f32, y: f32) -> TimedEvent {
             force: [0.0, 0.0],
             shape: SplatShape::Gaussian,
             heat: 0.0,
+            particles: 0.0,
         }),
     }
 }

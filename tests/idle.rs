@@ -77,6 +77,7 @@ fn splat(x: f32, y: f32) -> TimedEvent {
             force: [0.0, 0.5],
             shape: SplatShape::Gaussian,
             heat: 0.0,
+            particles: 0.0,
         }),
     }
 }

@@ -172,6 +172,7 @@ fn splat(pos: [f32; 2], force: [f32; 2], radius: f32) -> Splat {
         force,
         shape: SplatShape::Gaussian,
         heat: 0.0,
+        particles: 0.0,
     }
 }
 

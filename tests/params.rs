@@ -52,6 +52,9 @@ const EXPECTED: &[(&str, f32)] = &[
     ("cooling", 0.5),
     ("ambient", 0.0),
     ("lift_dir", 0.0),
+    ("particles", 0.0),
+    ("ptcl_life", 3.0),
+    ("ptcl_glow", 1.0),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -159,6 +162,9 @@ fn ranges_have_the_documented_ends() {
         ("cooling", 0.0, 10.0),
         ("ambient", -1.0, 1.0),
         ("lift_dir", -180.0, 180.0),
+        ("particles", 0.0, 2000.0),
+        ("ptcl_life", 0.2, 20.0),
+        ("ptcl_glow", 0.0, 4.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {

@@ -190,6 +190,7 @@ impl Painter {
                         ],
                         shape: SplatShape::Gaussian,
                         heat: 0.0,
+                        particles: 0.0,
                     }),
                 );
             } else if response.dragged_by(PointerButton::Secondary) {
@@ -295,6 +296,7 @@ impl Painter {
                     force: [angle.cos() * speed, angle.sin() * speed],
                     shape: SplatShape::Gaussian,
                     heat: 0.0,
+                    particles: 0.0,
                 }),
             );
         }

@@ -59,10 +59,13 @@ pub struct Knobs {
     pub ambient: f32,
     /// The lift's direction, degrees clockwise from up.
     pub lift_angle: f32,
+    /// The particles' life (seconds) and glow (see [`crate::params::ParticleParams`]).
+    pub particle_life: f32,
+    pub particle_glow: f32,
 }
 
 /// Continuous knobs smoothed together.
-const KNOBS: usize = 25;
+const KNOBS: usize = 27;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -99,6 +102,8 @@ impl Knobs {
             cooling: p.heat.cooling.value(),
             ambient: p.heat.ambient.value(),
             lift_angle: p.heat.lift_angle.value(),
+            particle_life: p.particles.life.value(),
+            particle_glow: p.particles.glow.value(),
         }
     }
 
@@ -117,6 +122,7 @@ impl Knobs {
             cooling: self.cooling,
             ambient: self.ambient,
             up: crate::params::heat::up_direction(self.lift_angle),
+            particle_life: self.particle_life,
         }
         .sanitized()
     }
@@ -144,6 +150,7 @@ impl Knobs {
                 vibrance: self.vibrance,
             },
             obstacles: ObstacleStyle::default(),
+            particle_glow: self.particle_glow,
         }
     }
 
@@ -174,6 +181,8 @@ impl Knobs {
             &mut self.cooling,
             &mut self.ambient,
             &mut self.lift_angle,
+            &mut self.particle_life,
+            &mut self.particle_glow,
         ]
     }
 
@@ -204,6 +213,8 @@ impl Knobs {
             self.cooling,
             self.ambient,
             self.lift_angle,
+            self.particle_life,
+            self.particle_glow,
         ]
     }
 }
@@ -258,6 +269,7 @@ pub fn mapping_config(p: &DyeflowParams, aspect: f32) -> MappingConfig {
         ],
         chroma: p.chroma_amount.value(),
         heat: p.heat.buoyancy.value() > 0.0,
+        particles: p.particles.amount.value(),
         pillar_channel: match p.pillar_channel.value() {
             c @ 1..=16 => Some((c - 1) as u8),
             _ => None,

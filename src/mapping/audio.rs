@@ -253,6 +253,7 @@ impl AudioPaint {
                     force: [dir[0] * push * share, dir[1] * push * share],
                     shape: SplatShape::Gaussian,
                     heat: 0.0,
+                    particles: 0.0,
                 });
             };
             for (pc, &share) in shares.iter().enumerate() {
@@ -311,6 +312,7 @@ impl AudioPaint {
                 force: [dir[0] * push, dir[1] * push],
                 shape: SplatShape::Gaussian,
                 heat: 0.0,
+                particles: 0.0,
             });
         }
     }
@@ -358,6 +360,7 @@ impl AudioPaint {
                     force: [dir[0] * kick, dir[1] * kick],
                     shape: SplatShape::Gaussian,
                     heat: 0.0,
+                    particles: super::ONSET_PARTICLES * cfg.particles.max(0.0) * strength * amount,
                 });
             }
         }

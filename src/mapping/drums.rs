@@ -148,6 +148,9 @@ fn across(frac: f32, aspect: f32) -> f32 {
     KEYBOARD_MARGIN.min(aspect / 2.0) + frac.clamp(0.0, 1.0) * width
 }
 
+/// Particles each splat of a drum hit emits at full velocity, as a share of a note's.
+const DRUM_PARTICLES: f32 = 0.4;
+
 /// Push the splats of one hit of drum `key` at `velocity` (0 to 1) into `out`. `hit` counts
 /// the drum hits so far (it turns the cymbals' jitter and push).
 pub(super) fn strike(key: u8, velocity: f32, hit: u32, cfg: &MappingConfig, out: &mut Vec<Splat>) {
@@ -168,6 +171,7 @@ pub(super) fn strike(key: u8, velocity: f32, hit: u32, cfg: &MappingConfig, out:
         force,
         shape,
         heat: 0.0,
+        particles: DRUM_PARTICLES * cfg.particles.max(0.0) * (0.2 + 0.8 * v),
     };
     match family {
         DrumFamily::Kick => {

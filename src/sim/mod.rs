@@ -34,6 +34,7 @@ pub mod math;
 pub mod model;
 pub mod multigrid;
 pub mod obstacles;
+pub mod particles;
 pub mod physics;
 
 pub use cpu::CpuError;
@@ -195,6 +196,9 @@ pub struct StepParams {
     /// The direction buoyancy lifts towards (x right, y up; made a unit vector, straight up
     /// when zero or not finite).
     pub up: [f32; 2],
+    /// How long the particles emitted this step live, seconds (each jittered +-25 %; see
+    /// [`particles`]).
+    pub particle_life: f32,
 }
 
 impl Default for StepParams {
@@ -211,6 +215,7 @@ impl Default for StepParams {
             cooling: 0.0,
             ambient: 0.0,
             up: [0.0, 1.0],
+            particle_life: 3.0,
         }
     }
 }
@@ -250,6 +255,7 @@ impl StepParams {
                     [0.0, 1.0]
                 }
             },
+            particle_life: clean(self.particle_life, particles::MAX_LIFE_S),
         }
     }
 
@@ -297,6 +303,9 @@ pub struct Activity {
     pub max_speed: f32,
     /// Largest dye value of any channel of any dye cell.
     pub max_dye: f32,
+    /// Whether particles may still be alive (their longest life since the last emission has
+    /// not run out).
+    pub particles: bool,
 }
 
 /// Exposure below which nothing shows: the colour stage maps an exposure `x` to `1 - e^-x`,
@@ -328,6 +337,10 @@ impl Activity {
             ToneMode::Filmic => INVISIBLE_EXPOSURE_FILMIC,
         };
         let shows = |exposure: f32| exposure * brightness >= invisible;
+        if self.particles && look.particle_glow > 0.0 {
+            // Living particles move and fade.
+            return false;
+        }
         match look.color_mode {
             ColorMode::VelocityHue => !shows(self.max_speed * VELOCITY_VALUE_SCALE),
             // Heat exists only while buoyancy lifts it (notes heat the fluid then), so a
@@ -364,6 +377,9 @@ pub enum Stage {
     /// Semi-Lagrangian dye advection through the projected velocity, with dye dissipation;
     /// the temperature is advected with it and cools.
     AdvectDye,
+    /// The particles move through the same velocity (midpoint rule), bounce off walls and
+    /// obstacles, and age (when any may be alive).
+    MoveParticles,
     /// Implicit dye diffusion (when dye diffusion > 0).
     DiffuseDye,
     /// Semi-Lagrangian self-advection of velocity, with velocity dissipation.
@@ -374,13 +390,14 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in step order.
-    pub const ALL: [Stage; 9] = [
+    pub const ALL: [Stage; 10] = [
         Stage::Splat,
         Stage::Buoyancy,
         Stage::Vorticity,
         Stage::Viscosity,
         Stage::Project,
         Stage::AdvectDye,
+        Stage::MoveParticles,
         Stage::DiffuseDye,
         Stage::AdvectVelocity,
         Stage::ProjectAgain,

@@ -136,7 +136,7 @@ pub(super) struct Flow<'a> {
 }
 
 impl<'a> Flow<'a> {
-    fn new(g: Grid, u: &'a [f32], v: &'a [f32]) -> Self {
+    pub(super) fn new(g: Grid, u: &'a [f32], v: &'a [f32]) -> Self {
         Self {
             u: Sampler::new(u, g.w + 1, g.h),
             v: Sampler::new(v, g.w, g.h + 1),
@@ -145,7 +145,7 @@ impl<'a> Flow<'a> {
 
     /// Velocity at centre-space point `(x, y)`.
     #[inline(always)]
-    fn at(&self, x: f32, y: f32) -> (f32, f32) {
+    pub(super) fn at(&self, x: f32, y: f32) -> (f32, f32) {
         (self.u.at(x + 0.5, y), self.v.at(x, y + 0.5))
     }
 

@@ -33,6 +33,52 @@ pub struct Source<'a> {
     pub dye: [&'a [f32]; 3],
     /// The temperature, `w x h` (empty: cold everywhere).
     pub heat: &'a [f32],
+    /// The particles' light at the picture's size, three planes of fixed-point units
+    /// ([`crate::sim::particles::LIGHT_UNITS`]), rows top first; `None`: no particles.
+    pub particles: Option<[&'a [u32]; 3]>,
+}
+
+kernel! {
+/// Add a row of particle light (fixed-point units) to a row of light.
+fn add_particle_row(planes: Planes, row: [&[u32]; 3]) {
+    let scale = 1.0 / crate::sim::particles::LIGHT_UNITS;
+    for (plane, row) in planes.into_iter().zip(row) {
+        for (l, &p) in plane.iter_mut().zip(row) {
+            *l = (p as f32).mul_add(scale, *l);
+        }
+    }
+}
+}
+
+kernel! {
+/// Add a row of particle light to a row of legacy pixels: the legacy tone `1 - e^-x` of the
+/// pixel's light plus the particles' is `1 - (1 - tone) e^-p`.
+fn add_particle_row_legacy(pixels: &mut [u32], row: [&[u32]; 3]) {
+    let scale = 1.0 / crate::sim::particles::LIGHT_UNITS;
+    let [r, g, b] = row;
+    for (x, px) in pixels.iter_mut().enumerate() {
+        let (pr, pg, pb) = (r[x], g[x], b[x]);
+        if (pr | pg | pb) == 0 {
+            continue;
+        }
+        let c = *px;
+        let mix = |shift: u32, p: u32| {
+            let base = ((c >> shift) & 0xff) as f32 * (1.0 / 255.0);
+            1.0 - (1.0 - base) * crate::sim::math::exp(-(p as f32) * scale)
+        };
+        *px = pack([mix(0, pr), mix(8, pg), mix(16, pb)]);
+    }
+}
+}
+
+impl Source<'_> {
+    /// Row `py` (top first) of the particles' light, `width` pixels, if any.
+    fn particle_row(&self, py: usize, width: usize) -> Option<[&[u32]; 3]> {
+        let planes = self.particles?;
+        let start = py * width;
+        let fits = planes.iter().all(|p| p.len() >= start + width);
+        fits.then(|| planes.map(|p| &p[start..start + width]))
+    }
 }
 
 /// Bilinear taps along one axis: for each output pixel, the two source indices and weight.
@@ -531,13 +577,15 @@ pub(super) fn light_row(
     (width, height): (usize, usize),
     py: usize,
     rows: &mut [Vec<f32>; 3],
-    planes: Planes,
+    out: Planes,
 ) {
     let Knobs {
         brightness,
         saturation,
         shift,
     } = k;
+    let [o0, o1, o2] = out;
+    let planes = [&mut *o0, &mut *o1, &mut *o2];
     match look.color_mode {
         ColorMode::Dye | ColorMode::DensityHue => {
             let dw = src.dw;
@@ -564,6 +612,9 @@ pub(super) fn light_row(
         ColorMode::Temperature => temperature_row_light(
             src, py, width, height, brightness, saturation, shift, planes,
         ),
+    }
+    if let Some(row) = src.particle_row(py, width) {
+        add_particle_row([o0, o1, o2], row);
     }
 }
 
@@ -633,6 +684,9 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                         ColorMode::Temperature => temperature_row_legacy(
                             src, py, width, height, brightness, saturation, shift, pixels,
                         ),
+                    }
+                    if let Some(row) = src.particle_row(py, width) {
+                        add_particle_row_legacy(pixels, row);
                     }
                 } else {
                     let planes = [&mut l0[..], &mut l1[..], &mut l2[..]];
@@ -774,6 +828,7 @@ mod tests {
             dh: 1,
             dye: [&[rgb[0]], &[rgb[1]], &[rgb[2]]],
             heat: &[],
+            particles: None,
         };
         let mut out = vec![0; 4];
         colorize(&src, &filmic(ColorMode::Dye), 1, 1, &mut out);
@@ -796,6 +851,7 @@ mod tests {
             dh: 2,
             dye: [&red, &zeros, &zeros],
             heat: &[],
+            particles: None,
         };
         let mut out = vec![0; 8];
         colorize(&src, &look(ColorMode::Dye), 1, 2, &mut out);
@@ -841,6 +897,7 @@ mod tests {
             dh: 1,
             dye: [&[0.5], &[0.5], &[0.0]],
             heat: &[],
+            particles: None,
         };
         let mut out = vec![0; 4];
         colorize(&src, &look(ColorMode::Dye), 1, 1, &mut out);
@@ -859,6 +916,7 @@ mod tests {
             dh: 1,
             dye: [&[0.0; 2], &[0.0; 2], &[0.0; 2]],
             heat: &[],
+            particles: None,
         };
         let mut out = vec![0; 2 * 4];
         colorize(&src, &look(ColorMode::VelocityHue), 2, 1, &mut out);

@@ -13,6 +13,7 @@ pub mod divergence;
 pub mod gradient;
 pub mod heat;
 pub mod obstacle_overlay;
+pub mod particles;
 pub mod picture;
 pub mod pressure;
 pub mod reduce;
@@ -27,6 +28,7 @@ use super::{
     Activity, Look, MAX_DYE, MAX_HEAT, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams,
     StepStats,
 };
+use crate::sim::particles::{CPU_CAPACITY, Emitter, Particle, Ring};
 use crate::sim::physics::{
     CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, decay_factor,
 };
@@ -59,6 +61,11 @@ struct State {
     heat_tmp: AlignedVec,
     /// Whether the temperature may be non-zero anywhere (a heat splat since the last reset).
     heated: bool,
+    /// The particle slots (allocated at the first emission) and where the next go.
+    particles: Vec<Particle>,
+    ring: Ring,
+    /// Simulated seconds until the longest-lived particle emitted so far dies.
+    particles_left_s: f32,
     curl: AlignedVec,
     /// Divergence, natural layout (scratch of the projection).
     div: AlignedVec,
@@ -95,6 +102,9 @@ impl State {
             heat: AlignedVec::zeros(w * h),
             heat_tmp: AlignedVec::zeros(w * h),
             heated: false,
+            particles: Vec::new(),
+            ring: Ring::new(CPU_CAPACITY),
+            particles_left_s: 0.0,
             curl: AlignedVec::zeros(w * h),
             div: AlignedVec::zeros(w * h),
             aq: AlignedVec::zeros(w * h),
@@ -178,6 +188,12 @@ pub struct CpuSolver {
     obstacles: Option<obstacles::Obstacles>,
     /// The picture stage's buffers (light planes, bloom levels), kept between frames.
     picture: picture::Picture,
+    /// The particles' emission (its counter runs on across resets).
+    emitter: Emitter,
+    /// This step's new particles (scratch).
+    born: Vec<Particle>,
+    /// The particles' light at the last frame's size (three planes of fixed-point units).
+    particle_light: [Vec<u32>; 3],
 }
 
 /// Why a CPU solver could not be made.
@@ -221,12 +237,67 @@ impl CpuSolver {
             frame_size: None,
             obstacles: None,
             picture: picture::Picture::default(),
+            emitter: Emitter::default(),
+            born: Vec::new(),
+            particle_light: Default::default(),
         })
     }
 
     /// The temperature, one value per simulation cell, row-major from the bottom row.
     pub fn heat(&self) -> &[f32] {
         &self.state.heat
+    }
+
+    /// The particle slots (empty until the first emission); living ones have `age < life`.
+    pub fn particles(&self) -> &[Particle] {
+        &self.state.particles
+    }
+
+    /// Put particles into the slots from the first on (tests and the bench's seeding), the
+    /// rest emptied; at most the capacity.
+    pub fn set_particles(&mut self, particles: &[Particle]) {
+        let s = &mut self.state;
+        s.particles.clear();
+        s.particles.resize(CPU_CAPACITY, Particle::default());
+        let n = particles.len().min(CPU_CAPACITY);
+        s.particles[..n].copy_from_slice(&particles[..n]);
+        s.ring = Ring::new(CPU_CAPACITY);
+        s.ring.place(n);
+        let longest = particles.iter().map(|p| p.life - p.age).fold(0.0, f32::max);
+        s.particles_left_s = longest.max(0.0);
+    }
+
+    /// Take this step's new particles from the pending splats into the ring.
+    fn emit_particles(&mut self, p: &StepParams) {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let mask = self.obstacles.as_ref().map(|o| &o.mask);
+        let solid = |pos: [f32; 2]| match mask {
+            Some(m) => {
+                let i = ((pos[0] * h as f32) as usize).min(w - 1);
+                let j = ((pos[1] * h as f32) as usize).min(h - 1);
+                m.is_solid(i, j)
+            }
+            None => false,
+        };
+        self.born.clear();
+        let aspect = w as f32 / h as f32;
+        let (pending, born) = (&self.pending, &mut self.born);
+        self.emitter
+            .emit(pending, aspect, p.particle_life, solid, born);
+        if self.born.is_empty() {
+            return;
+        }
+        let s = &mut self.state;
+        if s.particles.is_empty() {
+            s.particles.resize(CPU_CAPACITY, Particle::default());
+        }
+        let mut from = 0;
+        for (start, n) in s.ring.place(self.born.len()) {
+            s.particles[start..start + n].copy_from_slice(&self.born[from..from + n]);
+            from += n;
+        }
+        let longest = self.born.iter().map(|p| p.life).fold(0.0, f32::max);
+        s.particles_left_s = s.particles_left_s.max(longest);
     }
 
     /// Worker threads in use.
@@ -314,6 +385,7 @@ impl CpuSolver {
         let grid = advect::Grid { w, h };
         match stage {
             Stage::Splat => {
+                self.emit_particles(p);
                 let splats: Vec<CellSplat> = self
                     .pending
                     .drain(..)
@@ -453,6 +525,14 @@ impl CpuSolver {
                     std::mem::swap(&mut s.heat, &mut s.heat_tmp);
                 }
             }
+            Stage::MoveParticles if self.state.particles_left_s > 0.0 => {
+                let s = &mut self.state;
+                let solids = self.obstacles.as_ref().map(|o| particles::Solids {
+                    cells: o.mask.cells(),
+                });
+                particles::advect(&mut s.particles, (w, h), &s.u, &s.v, solids, p.dt);
+                s.particles_left_s = (s.particles_left_s - p.dt).max(0.0);
+            }
             Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
                 let dcell = cell / self.cfg.dye_scale as f32;
                 let a = p.dye_diffusion * p.dt / (dcell * dcell);
@@ -539,6 +619,13 @@ impl Solver for CpuSolver {
         let cfg = self.cfg;
         self.install(|s| {
             let (st, picture) = (&s.state, &mut s.picture);
+            let glow = crate::sim::particles::sanitize_glow(look.particle_glow);
+            let drawn = st.particles_left_s > 0.0 && glow > 0.0;
+            if drawn {
+                let aspect = cfg.width as f32 / cfg.height as f32;
+                let light = &mut s.particle_light;
+                particles::draw(&st.particles, aspect, glow, (width, height), light);
+            }
             let src = colorize::Source {
                 w: cfg.width,
                 h: cfg.height,
@@ -548,6 +635,10 @@ impl Solver for CpuSolver {
                 dh: cfg.dye_height(),
                 dye: [&st.dye[0], &st.dye[1], &st.dye[2]],
                 heat: &st.heat,
+                particles: drawn.then(|| {
+                    let [r, g, b] = &s.particle_light;
+                    [&r[..], &g[..], &b[..]]
+                }),
             };
             picture.render(&src, look, width, height, out);
             if let Some(o) = &s.obstacles {
@@ -615,6 +706,14 @@ impl Solver for CpuSolver {
             o.close_faces(&mut s.u, &mut s.v);
             o.clear_solid_dye(&mut s.dye);
             obstacles::clear_solid_cells(o.mask.cells(), &mut s.heat);
+            // A particle a new solid covers is gone (it has no way out).
+            for p in s.particles.iter_mut() {
+                let i = ((p.pos[0] * h as f32) as usize).min(w - 1);
+                let j = ((p.pos[1] * h as f32) as usize).min(h - 1);
+                if p.alive() && o.mask.is_solid(i, j) {
+                    p.life = 0.0;
+                }
+            }
             for p in [&mut s.project_main, &mut s.project_extra] {
                 p.q.clear();
                 p.q_natural.fill(0.0);
@@ -655,6 +754,7 @@ impl Solver for CpuSolver {
             Activity {
                 max_speed: max_abs(&st.u).max(max_abs(&st.v)),
                 max_dye: st.dye.iter().map(|d| max_abs(d)).fold(0.0, f32::max),
+                particles: st.particles_left_s > 0.0,
             }
         });
         Some((tag, activity))

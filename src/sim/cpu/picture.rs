@@ -227,6 +227,7 @@ mod tests {
             dh,
             dye,
             heat: &[],
+            particles: None,
         };
         let look = Look {
             color_mode: ColorMode::Dye,

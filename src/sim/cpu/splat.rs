@@ -230,6 +230,7 @@ mod tests {
             force: [0.0, 0.0],
             shape: SplatShape::Gaussian,
             heat: 0.0,
+            particles: 0.0,
         };
         let c = CellSplat::new(&s, 4).unwrap();
         let mut planes = [vec![0.0; 16], vec![0.0; 16], vec![0.0; 16]];
@@ -260,6 +261,7 @@ mod tests {
                     force: [1.0 - 0.3 * k as f32, 0.7],
                     shape: shapes[k % 3],
                     heat: 0.0,
+                    particles: 0.0,
                 };
                 CellSplat::new(&s, h).unwrap()
             })
@@ -345,6 +347,7 @@ mod tests {
             force: [1.0e6, -1.0e6],
             shape: SplatShape::Gaussian,
             heat: 0.0,
+            particles: 0.0,
         };
         let c = CellSplat::new(&huge, 64).unwrap();
         assert_eq!(c.r, 256.0);

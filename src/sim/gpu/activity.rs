@@ -80,6 +80,8 @@ impl ActivityProbe {
                     let activity = Activity {
                         max_speed: r[0][2].max(r[1][2]),
                         max_dye: r[2][2],
+                        // The solver knows this without the GPU.
+                        particles: false,
                     };
                     self.latest = Some((self.tag, activity));
                 }

@@ -112,6 +112,8 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 up_x,
                 up_y,
                 heat_decay,
+                glow,
+                particle_lit,
             ]
         ),
         layout!(

@@ -40,7 +40,9 @@ pub(super) struct Params {
     pub up_x: f32,
     pub up_y: f32,
     pub heat_decay: f32,
-    pub _pad: [f32; 2],
+    /// The particles' glow (sanitised), and whether colorize adds their light (1) or not.
+    pub glow: f32,
+    pub particle_lit: u32,
 }
 
 impl Params {
@@ -81,7 +83,8 @@ impl Params {
 
     /// The parameters of colorizing a `width x height` frame with `look` (non-finite values
     /// fall back to the neutral look).
-    pub fn frame(c: &SimConfig, look: &Look, width: usize, height: usize) -> Self {
+    /// `particles`: whether the particles' light is drawn into this frame.
+    pub fn frame(c: &SimConfig, look: &Look, width: usize, height: usize, particles: bool) -> Self {
         let finite_or = |x: f32, neutral: f32| if x.is_finite() { x } else { neutral };
         Self {
             out_w: width as u32,
@@ -91,6 +94,8 @@ impl Params {
             saturation: finite_or(look.saturation, 1.0),
             hue_shift: finite_or(look.hue_shift, 0.0),
             tone: look.tone as u32,
+            glow: crate::sim::particles::sanitize_glow(look.particle_glow),
+            particle_lit: u32::from(particles),
             ..Self::base(c)
         }
     }

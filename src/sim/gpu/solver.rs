@@ -11,13 +11,14 @@ use super::params::{Params, PictureUniform};
 use super::passes::reduce::slot;
 use super::passes::{
     Advect, Bloom, Buoyancy, Colorize, Compressibility, Curl, Diffuse, Display, Divergence,
-    GpuSplat, Gradient, Multigrid, Norms, ObstacleOverlay, Obstacles, Pressure, Reduce, Splat,
-    Sunrays, Vorticity,
+    GpuSplat, Gradient, Multigrid, Norms, ObstacleOverlay, Obstacles, Particles, Pressure, Reduce,
+    Splat, Sunrays, Vorticity,
 };
 use crate::fluid::{ObstacleStyle, ToneMode};
 use crate::sim::grid::Fields;
 use crate::sim::multigrid;
 use crate::sim::obstacles::Mask;
+use crate::sim::particles::{Emitter, GPU_CAPACITY, Particle, Ring};
 use crate::sim::physics::{CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY};
 use crate::sim::{
     Activity, Look, PressureMethod, SimConfig, Solver, Splat as SplatEvent, Stage, StepParams,
@@ -99,6 +100,16 @@ pub struct GpuSolver {
     in_flight: std::collections::VecDeque<wgpu::SubmissionIndex>,
     /// Measures the fluid's motion and dye for the engine, read back without waiting.
     activity: ActivityProbe,
+    /// The particles' slots and passes (made at the first emission).
+    particles: Option<Particles>,
+    /// Where the next particles go in the slots.
+    ring: Ring,
+    /// The particles' emission (the CPU's, so both emit the same particles).
+    emitter: Emitter,
+    /// This step's new particles (scratch).
+    born: Vec<Particle>,
+    /// Simulated seconds until the longest-lived particle emitted so far dies.
+    particles_left_s: f32,
 }
 
 impl GpuSolver {
@@ -188,6 +199,11 @@ impl GpuSolver {
             splat_count: 0,
             in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
             frames: Frames::default(),
+            particles: None,
+            ring: Ring::new(GPU_CAPACITY),
+            emitter: Emitter::default(),
+            born: Vec::new(),
+            particles_left_s: 0.0,
             ctx,
         };
         solver.build_extra_table();
@@ -199,6 +215,76 @@ impl GpuSolver {
     /// back, blocking).
     pub fn read_heat(&mut self) -> Vec<f32> {
         read_f32(&self.ctx, &self.buf.heat[self.heat], self.sizes.nc())
+    }
+
+    /// The particle slots, read back (blocking; empty until the first emission).
+    pub fn read_particles(&mut self) -> Vec<Particle> {
+        match &self.particles {
+            Some(pp) => {
+                let bytes = std::mem::size_of::<Particle>() * GPU_CAPACITY;
+                let raw = frames::read_buffer(&self.ctx, pp.slots(), bytes as u64);
+                bytemuck::cast_slice(&raw).to_vec()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Put particles into the slots from the first on (tests and the bench's seeding), the
+    /// rest emptied; at most the capacity.
+    pub fn set_particles(&mut self, particles: &[Particle]) {
+        let n = particles.len().min(GPU_CAPACITY);
+        self.particles_pass();
+        let pp = self.particles.as_ref().expect("made above");
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        encoder.clear_buffer(pp.slots(), 0, None);
+        self.ctx.queue.submit([encoder.finish()]);
+        pp.upload(&self.ctx.queue, 0, &particles[..n]);
+        self.ctx.queue.submit([]);
+        self.ring = Ring::new(GPU_CAPACITY);
+        self.ring.place(n);
+        let longest = particles.iter().map(|p| p.life - p.age).fold(0.0, f32::max);
+        self.particles_left_s = longest.max(0.0);
+    }
+
+    /// The particles' pass, made on first use.
+    fn particles_pass(&mut self) -> &mut Particles {
+        let (device, b) = (&self.ctx.device, &self.buf);
+        self.particles
+            .get_or_insert_with(|| Particles::new(device, b))
+    }
+
+    /// Emit this step's particles from the pending splats and upload them into the ring.
+    fn emit_particles(&mut self, p: &StepParams) {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let mask = self.obstacles.solids().map(|o| &o.mask);
+        let solid = |pos: [f32; 2]| match mask {
+            Some(m) => {
+                let i = ((pos[0] * h as f32) as usize).min(w - 1);
+                let j = ((pos[1] * h as f32) as usize).min(h - 1);
+                m.is_solid(i, j)
+            }
+            None => false,
+        };
+        self.born.clear();
+        let aspect = w as f32 / h as f32;
+        let (pending, born) = (&self.pending, &mut self.born);
+        self.emitter
+            .emit(pending, aspect, p.particle_life, solid, born);
+        if self.born.is_empty() {
+            return;
+        }
+        self.particles_pass();
+        let runs = self.ring.place(self.born.len());
+        let pp = self.particles.as_ref().expect("made above");
+        let mut from = 0;
+        for (start, n) in runs {
+            if n > 0 {
+                pp.upload(&self.ctx.queue, start, &self.born[from..from + n]);
+            }
+            from += n;
+        }
+        let longest = self.born.iter().map(|p| p.life).fold(0.0, f32::max);
+        self.particles_left_s = self.particles_left_s.max(longest);
     }
 
     /// Close the solid faces of the current velocity and clear the dye inside solids (after
@@ -364,6 +450,7 @@ impl GpuSolver {
     /// Upload this step's parameters (and, when `splats`, the queued splats).
     fn prepare(&mut self, p: &StepParams, splats: bool) -> Params {
         if splats {
+            self.emit_particles(p);
             let h = self.cfg.height;
             let list: Vec<GpuSplat> = self
                 .pending
@@ -444,6 +531,12 @@ impl GpuSolver {
                     self.heat = self.advect.encode_heat(&mut d, vel, self.heat);
                 }
             }
+            Stage::MoveParticles if self.particles_left_s > 0.0 => {
+                if let Some(pp) = &self.particles {
+                    pp.encode_advect(&mut self.pass(encoder, "Pass: particles"), vel);
+                }
+                self.particles_left_s = (self.particles_left_s - p.dt).max(0.0);
+            }
             Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
                 self.diffuse.keep_dye(encoder, &self.buf, dye);
                 let mut d = self.pass(encoder, "Pass: diffuse dye");
@@ -506,8 +599,13 @@ impl GpuSolver {
         if width == 0 || height == 0 {
             return None;
         }
+        let glow = crate::sim::particles::sanitize_glow(look.particle_glow);
+        let particles = self.particles.is_some() && self.particles_left_s > 0.0 && glow > 0.0;
         let device = &self.ctx.device;
-        if self.colorize.ensure(device, &self.buf, width, height) {
+        if self
+            .colorize
+            .ensure(device, &self.buf, (width, height), particles)
+        {
             self.frames.resize((width, height));
             let c = &self.colorize;
             self.bloom.bind(device, &self.picture, c.light(), c.size());
@@ -527,12 +625,18 @@ impl GpuSolver {
         }
         debug_assert!(self.bloom.fits((width, height)));
         let index = self.frames.take_free(device, (width, height))?;
-        let params = Params::frame(&self.cfg, look, width, height);
+        let params = Params::frame(&self.cfg, look, width, height, particles);
         let picture = PictureUniform::new(&self.cfg, look, height, self.bloom.glow().1);
         let queue = &self.ctx.queue;
         queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&params));
         queue.write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
         let mut encoder = device.create_command_encoder(&Default::default());
+        if particles && let Some(pp) = &mut self.particles {
+            let plight = self.colorize.particle_light();
+            encoder.clear_buffer(plight, 0, None);
+            let mut d = Dispatcher::direct(encoder.begin_compute_pass(&Default::default()));
+            pp.encode_draw(device, &self.buf, &mut d, plight);
+        }
         let mut d = self.frame_pass(&mut encoder, "Pass: colorize", 0);
         self.colorize.encode(&mut d, self.vel, self.dye, self.heat);
         drop(d);
@@ -617,6 +721,18 @@ impl Solver for GpuSolver {
         self.ctx
             .queue
             .write_buffer(&b.solid, 0, bytemuck::cast_slice(&flags));
+        if let (Some(pp), Some(_)) = (&self.particles, solids) {
+            // A particle a new solid covers is gone (it has no way out). The pass reads the
+            // grid's sizes (every step and frame writes its own parameters after).
+            let base = Params::base(&self.cfg);
+            let queue = &self.ctx.queue;
+            queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&base));
+            let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+            pp.encode_cull(&mut Dispatcher::direct(
+                encoder.begin_compute_pass(&Default::default()),
+            ));
+            self.ctx.queue.submit([encoder.finish()]);
+        }
         self.overlay.set_mask(device, solids.map(|o| &o.mask));
         // The second projection's dispatch list changes with the obstacles.
         self.build_extra_table();
@@ -751,8 +867,10 @@ impl Solver for GpuSolver {
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
         let results = &self.buf.results;
+        let particles = self.particles_left_s > 0.0;
         self.activity
             .probe(&self.ctx, &self.reduce, results, self.vel, self.dye, tag)
+            .map(|(tag, a)| (tag, Activity { particles, ..a }))
     }
 
     fn read_fields(&mut self) -> Fields {
@@ -820,8 +938,13 @@ impl Solver for GpuSolver {
         ] {
             encoder.clear_buffer(buffer, 0, None);
         }
+        if let Some(pp) = &self.particles {
+            encoder.clear_buffer(pp.slots(), 0, None);
+        }
         self.ctx.queue.submit([encoder.finish()]);
         self.pending.clear();
         self.heated = false;
+        self.ring.reset();
+        self.particles_left_s = 0.0;
     }
 }

@@ -15,8 +15,9 @@ pub(in crate::sim::gpu) mod binding {
     pub const FRAME: Binding = Binding::new(4, "frame");
     pub const LIGHT: Binding = Binding::new(5, "light");
     pub const HEAT: Binding = Binding::new(6, "heat");
+    pub const PLIGHT: Binding = Binding::new(7, "plight");
     #[cfg(test)]
-    pub const ALL: &[Binding] = &[P, U, V, DYE, FRAME, LIGHT, HEAT];
+    pub const ALL: &[Binding] = &[P, U, V, DYE, FRAME, LIGHT, HEAT, PLIGHT];
 }
 
 /// The frame target of one output size and its bind groups.
@@ -25,6 +26,10 @@ struct Target {
     frame: wgpu::Buffer,
     /// Linear light, one `vec4<f32>` per pixel (filmic tone; the display pass reads it).
     light: wgpu::Buffer,
+    /// The particles' light, three planes of fixed-point units (one word when the frames have
+    /// no particles).
+    plight: wgpu::Buffer,
+    particles: bool,
     /// `[velocity parity][dye parity][heat parity]`.
     groups: [[[wgpu::BindGroup; 2]; 2]; 2],
 }
@@ -44,24 +49,28 @@ impl Colorize {
         }
     }
 
-    /// Make sure the frame target exists for `width x height`; whether it was (re)built.
+    /// Make sure the frame target exists for `width x height`, with a buffer for the
+    /// particles' light when `particles` (a target with one serves frames without too);
+    /// whether it was (re)built.
     pub fn ensure(
         &mut self,
         device: &wgpu::Device,
         b: &Buffers,
-        width: usize,
-        height: usize,
+        (width, height): (usize, usize),
+        particles: bool,
     ) -> bool {
         use binding::*;
         if self
             .target
             .as_ref()
-            .is_some_and(|t| t.size == (width, height))
+            .is_some_and(|t| t.size == (width, height) && (t.particles || !particles))
         {
             return false;
         }
         let frame = storage(device, "Buffer: frame", bytes_f32(width * height));
         let light = storage(device, "Buffer: light", bytes_f32(4 * width * height));
+        let plight_words = if particles { 3 * width * height } else { 1 };
+        let plight = storage(device, "Buffer: particle light", bytes_f32(plight_words));
         let p = &b.params;
         let groups = [0, 1].map(|i| {
             [0, 1].map(|pd| {
@@ -76,6 +85,7 @@ impl Colorize {
                             (FRAME, &frame),
                             (LIGHT, &light),
                             (HEAT, &b.heat[ph]),
+                            (PLIGHT, &plight),
                         ],
                     )
                 })
@@ -85,6 +95,8 @@ impl Colorize {
             size: (width, height),
             frame,
             light,
+            plight,
+            particles,
             groups,
         });
         true
@@ -98,6 +110,12 @@ impl Colorize {
     /// The light buffer (after [`Colorize::ensure`]).
     pub fn light(&self) -> &wgpu::Buffer {
         &self.target.as_ref().expect("ensure made the target").light
+    }
+
+    /// The particles' light buffer (after [`Colorize::ensure`]; one word unless it was asked
+    /// for).
+    pub fn particle_light(&self) -> &wgpu::Buffer {
+        &self.target.as_ref().expect("ensure made the target").plight
     }
 
     /// The frame size (after [`Colorize::ensure`]).

@@ -15,6 +15,7 @@ pub(super) mod gradient;
 pub(super) mod multigrid;
 pub(super) mod obstacle_overlay;
 pub(super) mod obstacles;
+pub(super) mod particles;
 pub(super) mod pressure;
 pub(super) mod reduce;
 pub(super) mod splat;
@@ -33,6 +34,7 @@ pub(super) use gradient::Gradient;
 pub(super) use multigrid::Multigrid;
 pub(super) use obstacle_overlay::ObstacleOverlay;
 pub(super) use obstacles::Obstacles;
+pub(super) use particles::Particles;
 pub(super) use pressure::Pressure;
 pub(super) use reduce::Reduce;
 pub(super) use splat::{GpuSplat, Splat};
@@ -53,6 +55,7 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("gradient", gradient::binding::ALL),
     ("obstacles", obstacles::binding::ALL),
     ("obstacle_overlay", obstacle_overlay::binding::ALL),
+    ("particles", particles::binding::ALL),
     ("pressure", pressure::binding::ALL),
     ("reduce", reduce::binding::ALL),
     ("splat", splat::binding::ALL),

@@ -1,0 +1,169 @@
+//! The particles on the CPU: their move through the flow (midpoint rule on the staggered
+//! grid, bouncing off walls and obstacles) and their drawing as additive points into a
+//! fixed-point light buffer at the picture's size. See [`crate::sim::particles`] for the model.
+
+use super::advect::{Flow, Grid};
+use crate::sim::particles::{POINT_LIGHT, Particle, footprint, light_units, sanitize_glow};
+use rayon::prelude::*;
+
+/// Particles per rayon task.
+const CHUNK: usize = 4096;
+
+/// The solid cells a particle must stay out of: `w x h`, row-major from the bottom row.
+#[derive(Clone, Copy)]
+pub struct Solids<'a> {
+    pub cells: &'a [bool],
+}
+
+/// Where particles live: the grid (`w x h` cells, one canvas height `h` cells tall) and its
+/// obstacles.
+#[derive(Clone, Copy)]
+struct Bounds<'a> {
+    w: usize,
+    h: usize,
+    aspect: f32,
+    solids: Option<Solids<'a>>,
+}
+
+impl Bounds<'_> {
+    /// Whether canvas point `(x, y)` (on the canvas) is inside a solid cell.
+    #[inline(always)]
+    fn solid(&self, x: f32, y: f32) -> bool {
+        match self.solids {
+            None => false,
+            Some(s) => {
+                let n = self.h as f32;
+                let i = ((x * n) as usize).min(self.w - 1);
+                let j = ((y * n) as usize).min(self.h - 1);
+                s.cells[j * self.w + i]
+            }
+        }
+    }
+
+    /// Mirror `x` back into `[0, max]` off the wall it crossed (clamped for a move of more
+    /// than a canvas).
+    #[inline(always)]
+    fn mirror(x: f32, max: f32) -> f32 {
+        let x = if x < 0.0 {
+            -x
+        } else if x > max {
+            2.0 * max - x
+        } else {
+            x
+        };
+        x.clamp(0.0, max)
+    }
+
+    /// The end of a move from `old` (on the canvas, not in a solid) to `new`: mirrored off
+    /// the walls, then, axis by axis, a move into a solid cell mirrored off the face of that
+    /// cell it entered through, or undone if that lands in a solid too.
+    #[inline(always)]
+    fn bounce(&self, old: [f32; 2], new: [f32; 2]) -> [f32; 2] {
+        if !(new[0].is_finite() && new[1].is_finite()) {
+            return old;
+        }
+        let x = Self::mirror(new[0], self.aspect);
+        let y = Self::mirror(new[1], 1.0);
+        if self.solids.is_none() {
+            return [x, y];
+        }
+        let n = self.h as f32;
+        // The face of the cell containing `to` that a move from `from` entered through.
+        let face = |from: f32, to: f32| {
+            let cell = (to * n).floor();
+            if to > from {
+                cell / n
+            } else {
+                (cell + 1.0) / n
+            }
+        };
+        let x = if self.solid(x, old[1]) {
+            let m = (2.0 * face(old[0], x) - x).clamp(0.0, self.aspect);
+            if self.solid(m, old[1]) { old[0] } else { m }
+        } else {
+            x
+        };
+        if self.solid(x, y) {
+            let m = (2.0 * face(old[1], y) - y).clamp(0.0, 1.0);
+            if self.solid(x, m) {
+                [x, old[1]]
+            } else {
+                [x, m]
+            }
+        } else {
+            [x, y]
+        }
+    }
+}
+
+/// Move every living particle by `dt` seconds through the face velocities `u`, `v` of a
+/// `w x h` grid (midpoint rule), bounce it off the walls and `solids`, and age it.
+pub fn advect(
+    particles: &mut [Particle],
+    (w, h): (usize, usize),
+    u: &[f32],
+    v: &[f32],
+    solids: Option<Solids>,
+    dt: f32,
+) {
+    let flow = Flow::new(Grid { w, h }, u, v);
+    let bounds = Bounds {
+        w,
+        h,
+        aspect: w as f32 / h as f32,
+        solids,
+    };
+    let n = h as f32;
+    // Canvas position to centre space.
+    let vel = move |p: [f32; 2]| flow.at(p[0] * n - 0.5, p[1] * n - 0.5);
+    particles.par_chunks_mut(CHUNK).for_each(|chunk| {
+        for p in chunk.iter_mut().filter(|p| p.alive()) {
+            let (vx, vy) = vel(p.pos);
+            let half = 0.5 * dt;
+            let mid = [p.pos[0] + half * vx, p.pos[1] + half * vy];
+            let (mx, my) = vel(mid);
+            let new = [dt.mul_add(mx, p.pos[0]), dt.mul_add(my, p.pos[1])];
+            p.pos = bounds.bounce(p.pos, new);
+            p.age += dt;
+        }
+    });
+}
+
+/// Living particles.
+pub fn live(particles: &[Particle]) -> usize {
+    particles
+        .par_chunks(CHUNK)
+        .map(|c| c.iter().filter(|p| p.alive()).count())
+        .sum()
+}
+
+/// Draw the living particles into `light` (three planes of `width x height` fixed-point
+/// units, rows top first, cleared first) as bilinear points on a canvas `aspect` wide:
+/// each lights the 2x2 pixels around it with its colour times `glow` and its fade. Integer
+/// sums, so the result does not depend on the order (the GPU adds with atomics).
+pub fn draw(
+    particles: &[Particle],
+    aspect: f32,
+    glow: f32,
+    (width, height): (usize, usize),
+    light: &mut [Vec<u32>; 3],
+) {
+    let n = width * height;
+    for plane in light.iter_mut() {
+        plane.clear();
+        plane.resize(n, 0);
+    }
+    let glow = sanitize_glow(glow);
+    if glow == 0.0 || n == 0 {
+        return;
+    }
+    let [r, g, b] = light;
+    for p in particles.iter().filter(|p| p.alive()) {
+        let k = glow * POINT_LIGHT * p.fade();
+        for (i, wt) in footprint(p.pos, aspect, width, height) {
+            r[i] = r[i].saturating_add(light_units(k * p.color[0], wt));
+            g[i] = g[i].saturating_add(light_units(k * p.color[1], wt));
+            b[i] = b[i].saturating_add(light_units(k * p.color[2], wt));
+        }
+    }
+}

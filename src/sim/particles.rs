@@ -1,0 +1,386 @@
+//! Particles (PixelFlow's Lagrangian tracers): points carried by the flow, emitted by splats
+//! (notes, onsets, the mouse) in their colour, living a set time and fading, bouncing off the
+//! canvas walls and the obstacles, drawn as soft additive points into the picture's light
+//! before the display stage, so they glow with the bloom.
+//!
+//! Shared by both solvers so that they run the same particles from one definition: the slot
+//! layout (also the GPU's), the emission (made on the host for both, from a counter-based
+//! hash, so the CPU and the GPU emit bit-identical particles), the fade and the fixed-point
+//! light they draw.
+//!
+//! # Model
+//! - A particle's position is in canvas units (x right in `[0, aspect]`, y up in `[0, 1]`), so
+//!   it does not depend on the grid. Each step it moves by the midpoint rule (RK2) through the
+//!   staggered velocity: `p' = p + dt v(p + dt/2 v(p))`, each velocity sampled bilinearly from
+//!   the faces (`u` at cell-centre height on the vertical faces, `v` on the horizontal ones).
+//! - It lives `life` seconds (the step's particle life, jittered +-25 % per particle), and its
+//!   light fades in over the first [`FADE_IN`] of it and out as `(1 - t)` to its end.
+//! - Walls and obstacles: a move that would leave the canvas is mirrored back in, and a move
+//!   that would end in a solid cell is undone along the axis that entered it (the particle
+//!   bounces off the face it hit); a particle is never inside a solid or outside the canvas.
+//! - The slots are a ring of a fixed capacity (per backend): emission fills the next slots, so
+//!   once it is full the oldest particles make room for new ones (new notes always show). A
+//!   particle never disappears otherwise, except at the end of its life.
+
+use crate::fluid::Splat;
+use bytemuck::{Pod, Zeroable};
+
+/// Particle slots of the CPU solver: at least the 100 000 PixelFlow's CPU target asks for.
+pub const CPU_CAPACITY: usize = 1 << 17;
+/// Particle slots of the GPU solver (32 MB): at least PixelFlow's 1 000 000.
+pub const GPU_CAPACITY: usize = 1 << 20;
+/// Most particles one step may emit (a runaway producer's bound): a quarter of the CPU's
+/// capacity, so a burst never recycles the whole ring at once.
+pub const MAX_EMIT_PER_STEP: usize = CPU_CAPACITY / 4;
+/// Most particles one splat emits.
+pub const MAX_PER_SPLAT: f32 = 4096.0;
+/// Longest particle life, seconds.
+pub const MAX_LIFE_S: f32 = 60.0;
+/// The fraction of its life over which a particle's light fades in.
+pub const FADE_IN: f32 = 0.1;
+/// Fixed-point units per unit of light in the particles' light buffer: they add up in
+/// integers, so the sum does not depend on the order (the GPU adds them with atomics) and the
+/// CPU's and the GPU's pictures agree exactly for the same particles. A million particles of
+/// the brightest glow on one pixel stay below `u32::MAX`.
+pub const LIGHT_UNITS: f32 = 1024.0;
+/// Largest particle glow (the look's multiplier of a particle's light).
+pub const MAX_GLOW: f32 = 4.0;
+/// Light of one particle at full glow and full fade, before its colour: a particle spreads
+/// it over the 2x2 pixels around it.
+pub const POINT_LIGHT: f32 = 1.0;
+
+/// One particle slot. The GPU's layout (`shaders/particles.wgsl`): 32 bytes.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Pod, Zeroable)]
+pub struct Particle {
+    /// Position, canvas units (x right, y up).
+    pub pos: [f32; 2],
+    /// Seconds lived.
+    pub age: f32,
+    /// Seconds it lives (0: an empty slot).
+    pub life: f32,
+    /// Linear RGB, the brightest channel 1.
+    pub color: [f32; 3],
+    pub _pad: f32,
+}
+
+impl Particle {
+    /// Whether the slot holds a living particle.
+    #[inline(always)]
+    pub fn alive(&self) -> bool {
+        self.age < self.life
+    }
+
+    /// The particle's light now (0..1): fading in over [`FADE_IN`] of its life, out towards
+    /// its end.
+    #[inline(always)]
+    pub fn fade(&self) -> f32 {
+        fade(self.age, self.life)
+    }
+}
+
+/// The light of a particle `age` seconds into a life of `life` seconds (0..1).
+#[inline(always)]
+pub fn fade(age: f32, life: f32) -> f32 {
+    // Dead (or a NaN age or life): dark.
+    if age >= life || age.is_nan() || life.is_nan() {
+        return 0.0;
+    }
+    let t = age / life;
+    (t * (1.0 / FADE_IN)).min(1.0) * (1.0 - t)
+}
+
+/// The low-bias 32-bit integer hash (Chris Wellons' `lowbias32`); the same in
+/// `particles.wgsl` is not needed, since emission runs on the host for both backends.
+#[inline]
+fn hash(mut x: u32) -> u32 {
+    x ^= x >> 16;
+    x = x.wrapping_mul(0x7feb_352d);
+    x ^= x >> 15;
+    x = x.wrapping_mul(0x846c_a68b);
+    x ^= x >> 16;
+    x
+}
+
+/// A uniform number in `[0, 1)` from `hash(seed)`.
+#[inline]
+fn unit(seed: u32) -> f32 {
+    (hash(seed) >> 8) as f32 * (1.0 / 16_777_216.0)
+}
+
+/// The particles a queue of splats emits, made the same way for every backend.
+#[derive(Clone, Debug, Default)]
+pub struct Emitter {
+    /// Particles emitted so far (the hash's counter).
+    count: u32,
+    /// Splats seen (the fractional counts' rounding draws).
+    splats: u32,
+}
+
+impl Emitter {
+    /// Particles `splats` emit on a canvas `aspect` wide, living `life` seconds (jittered):
+    /// appended to `out`, at most [`MAX_EMIT_PER_STEP`] in all. A splat emits `particles`
+    /// of them (the fraction rounded at random, so a trickle of 0.3 per step emits one every
+    /// third step or so), uniformly over the disc of its radius, in its colour (the brightest
+    /// channel made 1; white when it has none). `solid(pos)`: whether a point is inside an
+    /// obstacle; nothing is emitted there. Splats with a broken field emit nothing.
+    pub fn emit(
+        &mut self,
+        splats: &[Splat],
+        aspect: f32,
+        life: f32,
+        solid: impl Fn([f32; 2]) -> bool,
+        out: &mut Vec<Particle>,
+    ) {
+        let life = if life.is_finite() {
+            life.clamp(0.0, MAX_LIFE_S)
+        } else {
+            0.0
+        };
+        if life <= 0.0 {
+            return;
+        }
+        let aspect = if aspect.is_finite() {
+            aspect.max(0.0)
+        } else {
+            1.0
+        };
+        for s in splats {
+            self.splats = self.splats.wrapping_add(1);
+            let finite = s.pos.iter().chain(&s.color).all(|x| x.is_finite())
+                && s.radius.is_finite()
+                && s.particles.is_finite();
+            if !finite || s.particles <= 0.0 {
+                continue;
+            }
+            let n = s.particles.min(MAX_PER_SPLAT);
+            let round = unit(self.splats.wrapping_mul(0x9e37_79b9) ^ 0x5bd1_e995);
+            let n = (n + round) as usize;
+            let room = MAX_EMIT_PER_STEP.saturating_sub(out.len());
+            let top = s.color.iter().fold(0.0f32, |m, &c| m.max(c));
+            let color = if top > 0.0 {
+                s.color.map(|c| c.max(0.0) / top)
+            } else {
+                [1.0; 3]
+            };
+            let radius = s.radius.clamp(0.0, 4.0);
+            for _ in 0..n.min(room) {
+                let k = self.count.wrapping_mul(4);
+                self.count = self.count.wrapping_add(1);
+                let r = radius * unit(k).sqrt();
+                let a = std::f32::consts::TAU * unit(k + 1);
+                let pos = [
+                    (s.pos[0] + r * a.cos()).clamp(0.0, aspect),
+                    (s.pos[1] + r * a.sin()).clamp(0.0, 1.0),
+                ];
+                if solid(pos) {
+                    continue;
+                }
+                out.push(Particle {
+                    pos,
+                    age: 0.0,
+                    life: life * (0.75 + 0.5 * unit(k + 2)),
+                    color,
+                    _pad: 0.0,
+                });
+            }
+        }
+    }
+}
+
+/// A ring of particle slots (the CPU's, and the GPU's mirror of where the next go).
+#[derive(Clone, Debug)]
+pub struct Ring {
+    /// The next slot to fill.
+    cursor: usize,
+    capacity: usize,
+}
+
+impl Ring {
+    /// A ring of `capacity` slots (at least 1).
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            cursor: 0,
+            capacity: capacity.max(1),
+        }
+    }
+
+    /// Slots in the ring.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// Where `n` new particles go: at most two runs of slots `(first, count)` (the second
+    /// when they wrap around), taking at most the ring's capacity.
+    pub fn place(&mut self, n: usize) -> [(usize, usize); 2] {
+        let n = n.min(self.capacity);
+        let first = (self.capacity - self.cursor).min(n);
+        let runs = [(self.cursor, first), (0, n - first)];
+        self.cursor = (self.cursor + n) % self.capacity;
+        runs
+    }
+
+    /// Start again from the first slot.
+    pub fn reset(&mut self) {
+        self.cursor = 0;
+    }
+}
+
+/// The bilinear footprint of a point at canvas position `pos` in a `width x height` picture
+/// (rows top first): the 2x2 pixels around it and their weights, the pixels off the picture
+/// left out. Shared by the CPU's drawing and, in `particles.wgsl`, the GPU's.
+#[inline(always)]
+pub fn footprint(pos: [f32; 2], aspect: f32, width: usize, height: usize) -> [(usize, f32); 4] {
+    let sx = width as f32 / aspect.max(1e-6);
+    let sy = height as f32;
+    // Pixel-centre space: pixel (i, j)'s centre at (i, j), row 0 at the top.
+    let x = pos[0] * sx - 0.5;
+    let y = (1.0 - pos[1]) * sy - 0.5;
+    let (x0, y0) = (x.floor(), y.floor());
+    let (fx, fy) = (x - x0, y - y0);
+    let mut taps = [(0, 0.0); 4];
+    for (t, (dx, dy, wgt)) in [
+        (0, 0, (1.0 - fx) * (1.0 - fy)),
+        (1, 0, fx * (1.0 - fy)),
+        (0, 1, (1.0 - fx) * fy),
+        (1, 1, fx * fy),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let (i, j) = (x0 as i64 + dx, y0 as i64 + dy);
+        if i >= 0 && j >= 0 && (i as usize) < width && (j as usize) < height {
+            taps[t] = (j as usize * width + i as usize, wgt);
+        }
+    }
+    taps
+}
+
+/// A particle's light on one channel at weight `w`, in fixed-point units: `w * light`
+/// rounded to the nearest unit.
+#[inline(always)]
+pub fn light_units(light: f32, w: f32) -> u32 {
+    (light * w * LIGHT_UNITS + 0.5) as u32
+}
+
+/// The look's particle glow, finite and in `[0, MAX_GLOW]`.
+pub fn sanitize_glow(glow: f32) -> f32 {
+    if glow.is_finite() {
+        glow.clamp(0.0, MAX_GLOW)
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn splat(particles: f32) -> Splat {
+        Splat {
+            pos: [0.5, 0.5],
+            radius: 0.1,
+            color: [2.0, 1.0, 0.0],
+            particles,
+            ..Splat::default()
+        }
+    }
+
+    /// A splat emits its count (the fraction on average), inside its disc, in its colour
+    /// with the brightest channel 1, with lives jittered around the step's.
+    #[test]
+    fn splats_emit_their_particles_in_their_disc_and_colour() {
+        let mut e = Emitter::default();
+        let mut out = Vec::new();
+        e.emit(&[splat(500.0)], 1.5, 2.0, |_| false, &mut out);
+        assert!(out.len() == 500 || out.len() == 501, "{}", out.len());
+        for p in &out {
+            let d = (p.pos[0] - 0.5).hypot(p.pos[1] - 0.5);
+            assert!(d <= 0.1 + 1e-6, "{d}");
+            assert_eq!(p.color, [1.0, 0.5, 0.0]);
+            assert!((1.5..=2.5).contains(&p.life), "{}", p.life);
+            assert_eq!(p.age, 0.0);
+        }
+        // Uniform over the disc: about a quarter within half the radius.
+        let inner = out
+            .iter()
+            .filter(|p| (p.pos[0] - 0.5).hypot(p.pos[1] - 0.5) < 0.05)
+            .count();
+        assert!((90..160).contains(&inner), "{inner}");
+        // Fractions round at random: 0.25 per splat is a quarter of the splats.
+        let mut out = Vec::new();
+        for _ in 0..400 {
+            e.emit(&[splat(0.25)], 1.5, 2.0, |_| false, &mut out);
+        }
+        assert!((70..130).contains(&out.len()), "{}", out.len());
+    }
+
+    /// Nothing is emitted inside a solid, from a broken splat, past the step's bound, or
+    /// with no life.
+    #[test]
+    fn emission_refuses_solids_broken_splats_and_floods() {
+        let mut e = Emitter::default();
+        let mut out = Vec::new();
+        e.emit(&[splat(100.0)], 1.0, 1.0, |p| p[0] < 0.5, &mut out);
+        assert!(!out.is_empty());
+        assert!(out.iter().all(|p| p.pos[0] >= 0.5));
+        let mut bad = splat(100.0);
+        bad.pos[0] = f32::NAN;
+        let mut out = Vec::new();
+        e.emit(&[bad, splat(f32::INFINITY)], 1.0, 1.0, |_| false, &mut out);
+        assert!(out.is_empty());
+        e.emit(&[splat(100.0)], 1.0, 0.0, |_| false, &mut out);
+        e.emit(&[splat(100.0)], 1.0, f32::NAN, |_| false, &mut out);
+        assert!(out.is_empty());
+        let flood = vec![splat(1e9); 100];
+        e.emit(&flood, 1.0, 1.0, |_| false, &mut out);
+        assert_eq!(out.len(), MAX_EMIT_PER_STEP);
+        // Near an edge, particles stay on the canvas.
+        let mut edge = splat(200.0);
+        edge.pos = [0.0, 1.0];
+        let mut out = Vec::new();
+        e.emit(&[edge], 1.0, 1.0, |_| false, &mut out);
+        assert!(out.iter().all(|p| (0.0..=1.0).contains(&p.pos[0])));
+        assert!(out.iter().all(|p| (0.0..=1.0).contains(&p.pos[1])));
+    }
+
+    #[test]
+    fn the_ring_wraps_and_never_takes_more_than_it_holds() {
+        let mut r = Ring::new(10);
+        assert_eq!(r.place(4), [(0, 4), (0, 0)]);
+        assert_eq!(r.place(8), [(4, 6), (0, 2)]);
+        assert_eq!(r.place(25), [(2, 8), (0, 2)]);
+        r.reset();
+        assert_eq!(r.place(1), [(0, 1), (0, 0)]);
+    }
+
+    /// The fade rises over the first tenth, then falls to 0 at the end; dead is dark.
+    #[test]
+    fn particles_fade_in_and_out() {
+        assert_eq!(fade(0.0, 2.0), 0.0);
+        assert!((fade(0.2, 2.0) - 0.9).abs() < 1e-6);
+        assert!(fade(1.0, 2.0) > fade(1.5, 2.0));
+        assert_eq!(fade(2.0, 2.0), 0.0);
+        assert_eq!(fade(1.0, 0.0), 0.0);
+    }
+
+    /// The footprint's weights sum to 1 inside the picture, and a point at a pixel's centre
+    /// lights that pixel alone.
+    #[test]
+    fn the_footprint_is_bilinear() {
+        let (w, h) = (16, 9);
+        let aspect = 16.0 / 9.0;
+        let centre = [(5.5 / 16.0) * aspect, 1.0 - 3.5 / 9.0];
+        let t = footprint(centre, aspect, w, h);
+        let lit: Vec<_> = t.iter().filter(|(_, wt)| *wt > 1e-4).collect();
+        assert_eq!(lit.len(), 1);
+        assert_eq!(lit[0].0, 3 * w + 5);
+        let t = footprint([0.71, 0.33], aspect, w, h);
+        let sum: f32 = t.iter().map(|(_, wt)| wt).sum();
+        assert!((sum - 1.0).abs() < 1e-5);
+        // Off the picture, the taps outside weigh nothing.
+        let t = footprint([0.0, 0.0], aspect, w, h);
+        let sum: f32 = t.iter().map(|(_, wt)| wt).sum();
+        assert!((sum - 0.25).abs() < 1e-5, "{sum}");
+    }
+}
