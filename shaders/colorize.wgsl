@@ -29,7 +29,7 @@ const COLD_HUE_TURNS: f32 = 0.62;
 @group(0) @binding(7) var<storage, read> plight: array<u32>;
 
 // sim::particles::LIGHT_UNITS.
-const PARTICLE_LIGHT_UNITS: f32 = 1024.0;
+const PARTICLE_LIGHT_UNITS: f32 = 256.0;
 
 // The particles' light at pixel `idx`.
 fn particle_light(idx: u32) -> vec3<f32> {

@@ -29,8 +29,8 @@ struct Particle {
 const PW: u32 = 256u;
 // sim::particles::{FADE_IN, LIGHT_UNITS, POINT_LIGHT}.
 const FADE_IN_INV: f32 = 10.0;
-const LIGHT_UNITS: f32 = 1024.0;
-const POINT_LIGHT: f32 = 1.0;
+const LIGHT_UNITS: f32 = 256.0;
+const POINT_LIGHT: f32 = 4.0;
 
 fn slot(id: vec3<u32>, groups: vec3<u32>) -> u32 {
     return id.x + id.y * groups.x * PW;

@@ -237,7 +237,10 @@ fn splats_emit_particles_the_flow_carries() {
         .copied()
         .collect();
     assert!((499..=501).contains(&live.len()), "{}", live.len());
-    assert!(live.iter().all(|p| p.color == [0.2, 0.4, 1.0]));
+    assert!(
+        live.iter()
+            .all(|p| p.color == [0.2f32, 0.4, 1.0].map(|c| c.mul_add(0.65, 0.35)))
+    );
     let mean_x = |ps: &[Particle]| ps.iter().map(|p| p.pos[0]).sum::<f32>() / ps.len() as f32;
     let x0 = mean_x(&live);
     for _ in 0..20 {

@@ -18,6 +18,9 @@ use nice_plug_egui::{Key as HostKey, KeyCapture};
 
 /// Dye a left-drag adds per event (times the colour).
 pub const STROKE_DYE: f32 = 1.5;
+/// Particles each stroke splat (one per frame of a drag) emits, as a share of a note's (the
+/// Particles knob): a drag at 60 frames a second trails about six notes' worth a second.
+pub const STROKE_PARTICLES: f32 = 0.1;
 /// Push per unit of drag speed: a drag at 1 canvas height per second adds that velocity.
 pub const STROKE_FORCE_GAIN: f32 = 0.4;
 /// Drag speeds above this (canvas heights per second) count as this.
@@ -190,7 +193,7 @@ impl Painter {
                         ],
                         shape: SplatShape::Gaussian,
                         heat: 0.0,
-                        particles: 0.0,
+                        particles: STROKE_PARTICLES * shared.params.particles.amount.value(),
                     }),
                 );
             } else if response.dragged_by(PointerButton::Secondary) {
@@ -296,7 +299,8 @@ impl Painter {
                     force: [angle.cos() * speed, angle.sin() * speed],
                     shape: SplatShape::Gaussian,
                     heat: 0.0,
-                    particles: 0.0,
+                    // Like a note at full velocity.
+                    particles: shared.params.particles.amount.value(),
                 }),
             );
         }

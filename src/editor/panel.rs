@@ -513,6 +513,12 @@ impl Panel {
             slider(ui, &p.heat.ambient, setter, cols);
             slider(ui, &p.heat.lift_angle, setter, cols);
         });
+        // Particles (collapsed: off until Particles is raised).
+        section(ui, "Particles", false, |ui| {
+            slider(ui, &p.particles.amount, setter, cols);
+            slider(ui, &p.particles.life, setter, cols);
+            slider(ui, &p.particles.glow, setter, cols);
+        });
         section(ui, "Look", true, |ui| {
             choice(ui, &p.color_mode, setter, cols);
             choice(ui, &p.tone_mode, setter, cols);

@@ -380,6 +380,31 @@ mod tests {
         );
     }
 
+    #[test]
+    fn particle_knobs_default_to_none_and_reach_the_step_look_and_mapping() {
+        let d = DyeflowParams::default();
+        assert_eq!(mapping_config(&d, 1.0).particles, 0.0);
+        let k = Knobs::default();
+        assert_eq!(k.step_params(1.0 / 60.0).particle_life, 3.0);
+        let look = k.look(ColorMode::Dye, ToneMode::Filmic, Palette::Off);
+        assert_eq!(look.particle_glow, 1.0);
+        let knobs = Knobs {
+            particle_life: 7.5,
+            particle_glow: 2.5,
+            ..Knobs::default()
+        };
+        assert_eq!(knobs.step_params(1.0 / 60.0).particle_life, 7.5);
+        let look = knobs.look(ColorMode::Dye, ToneMode::Filmic, Palette::Off);
+        assert_eq!(look.particle_glow, 2.5);
+        let mut p = Knobs::from_params(&d);
+        p.particle_glow = f32::NAN;
+        let look = p.look(ColorMode::Dye, ToneMode::Filmic, Palette::Off);
+        assert_eq!(
+            crate::sim::particles::sanitize_glow(look.particle_glow),
+            0.0
+        );
+    }
+
     fn with_viscosity(v: f32) -> Knobs {
         Knobs {
             viscosity: v,

@@ -826,3 +826,61 @@ fn notes_heat_the_fluid_by_velocity_when_heat_is_on() {
     let (cold, cold_held) = onset(1.0, &cfg());
     assert!(cold.iter().chain(&cold_held).all(|s| s.heat == 0.0));
 }
+
+/// With particles on, a note's onset emits more of them for a harder velocity (all of the
+/// knob's count at full velocity), a held note keeps a thin stream going, a drum hit and an
+/// audio onset emit too; with the knob at 0 (the default) no splat carries any.
+#[test]
+fn notes_drums_and_onsets_emit_particles_when_the_knob_is_up() {
+    let on = MappingConfig {
+        particles: 200.0,
+        ..cfg()
+    };
+    let play = |key: u8, channel: u8, velocity: f32, c: &MappingConfig| {
+        let mut m = Mapper::new();
+        m.handle(&at(
+            0.0,
+            SimEvent::NoteOn {
+                note: note(key, channel),
+                velocity,
+            },
+        ));
+        let mut out = Vec::new();
+        m.emit(1.0 / 60.0, c, &mut out);
+        let mut held = Vec::new();
+        for _ in 0..30 {
+            held.clear();
+            m.emit(1.0 / 60.0, c, &mut held);
+        }
+        (out, held)
+    };
+    let (soft, _) = play(60, 0, 0.2, &on);
+    let (hard, held) = play(60, 0, 1.0, &on);
+    assert!(
+        (hard[0].particles - 200.0).abs() < 1e-3,
+        "{}",
+        hard[0].particles
+    );
+    assert!((soft[0].particles - 200.0 * (0.2 + 0.8 * 0.2)).abs() < 1e-3);
+    let stream: f32 = held.iter().map(|s| s.particles).sum();
+    assert!(
+        stream > 0.0 && stream < 0.05 * hard[0].particles,
+        "a held note trickles: {stream} a step"
+    );
+    let (drum, _) = play(36, DRUMS, 1.0, &on);
+    assert!(drum.iter().all(|s| s.particles > 0.0), "{drum:?}");
+    let mut m = Mapper::new();
+    m.handle(&at(0.0, SimEvent::Onset { strength: 1.0 }));
+    let mut out = Vec::new();
+    m.emit(
+        0.01,
+        &MappingConfig {
+            particles: 200.0,
+            ..legacy()
+        },
+        &mut out,
+    );
+    assert!(out.iter().any(|s| s.particles > 0.0), "{out:?}");
+    let (off, off_held) = play(60, 0, 1.0, &cfg());
+    assert!(off.iter().chain(&off_held).all(|s| s.particles == 0.0));
+}

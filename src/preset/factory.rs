@@ -40,11 +40,12 @@ pub const FACTORY_PRESETS: [FactoryPreset; 5] = [
     },
     FactoryPreset {
         name: "Neon",
-        description: "Thin, saturated, glowing streaks that whip and fade fast",
+        description: "Thin, saturated, glowing streaks that whip and fade fast, shedding sparks",
         params: r#"{
             "visc": 0.0, "dye_diff": 0.0, "vel_diss": 0.3, "dye_diss": 0.6,
             "vort": 0.7, "radius": 0.02, "force": 1.6, "amount": 2.0,
-            "colour": "dye", "bright": 2.5, "sat": 1.0, "hue": 0.0
+            "colour": "dye", "bright": 2.5, "sat": 1.0, "hue": 0.0,
+            "particles": 150.0, "ptcl_life": 2.0, "ptcl_glow": 1.5
         }"#,
     },
     FactoryPreset {
@@ -194,6 +195,8 @@ mod tests {
         assert!(smoke.heat.buoyancy.value() > 0.0);
         assert!(fire.heat.cooling.value() > smoke.heat.cooling.value());
         assert_eq!(ink.heat.buoyancy.value(), 0.0, "unnamed: no heat");
+        assert!(neon.particles.amount.value() > 0.0, "Neon sheds sparks");
+        assert_eq!(ink.particles.amount.value(), 0.0, "unnamed: no particles");
         assert!(find("Lava").is_none());
         assert_eq!(names(), "Ink, Neon, Smoke, Fire, Honey");
     }

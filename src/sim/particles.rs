@@ -42,12 +42,16 @@ pub const FADE_IN: f32 = 0.1;
 /// integers, so the sum does not depend on the order (the GPU adds them with atomics) and the
 /// CPU's and the GPU's pictures agree exactly for the same particles. A million particles of
 /// the brightest glow on one pixel stay below `u32::MAX`.
-pub const LIGHT_UNITS: f32 = 1024.0;
+pub const LIGHT_UNITS: f32 = 256.0;
 /// Largest particle glow (the look's multiplier of a particle's light).
 pub const MAX_GLOW: f32 = 4.0;
-/// Light of one particle at full glow and full fade, before its colour: a particle spreads
-/// it over the 2x2 pixels around it.
-pub const POINT_LIGHT: f32 = 1.0;
+/// Light of one particle at glow 1 and full fade, before its colour: a particle spreads it
+/// over the 2x2 pixels around it. Set by eye on Neon at 960x540 (2026-11): at 1 the sparks
+/// drowned in the dye they are born in; at 4 they read as bright specks over it.
+pub const POINT_LIGHT: f32 = 4.0;
+/// How far a particle's colour is whitened from its splat's (0: the splat's hue, 1: white):
+/// a spark glows hotter than the dye it flies through, so it shows over dye of its own hue.
+pub const WHITENING: f32 = 0.35;
 
 /// One particle slot. The GPU's layout (`shaders/particles.wgsl`): 32 bytes.
 #[repr(C)]
@@ -59,7 +63,7 @@ pub struct Particle {
     pub age: f32,
     /// Seconds it lives (0: an empty slot).
     pub life: f32,
-    /// Linear RGB, the brightest channel 1.
+    /// Linear RGB, the brightest channel 1 (whitened from the splat's colour).
     pub color: [f32; 3],
     pub _pad: f32,
 }
@@ -122,7 +126,7 @@ impl Emitter {
     /// appended to `out`, at most [`MAX_EMIT_PER_STEP`] in all. A splat emits `particles`
     /// of them (the fraction rounded at random, so a trickle of 0.3 per step emits one every
     /// third step or so), uniformly over the disc of its radius, in its colour (the brightest
-    /// channel made 1; white when it has none). `solid(pos)`: whether a point is inside an
+    /// channel made 1, then whitened by [`WHITENING`]; white when it has none). `solid(pos)`: whether a point is inside an
     /// obstacle; nothing is emitted there. Splats with a broken field emit nothing.
     pub fn emit(
         &mut self,
@@ -159,7 +163,8 @@ impl Emitter {
             let room = MAX_EMIT_PER_STEP.saturating_sub(out.len());
             let top = s.color.iter().fold(0.0f32, |m, &c| m.max(c));
             let color = if top > 0.0 {
-                s.color.map(|c| c.max(0.0) / top)
+                s.color
+                    .map(|c| (c.max(0.0) / top).mul_add(1.0 - WHITENING, WHITENING))
             } else {
                 [1.0; 3]
             };
@@ -297,7 +302,10 @@ mod tests {
         for p in &out {
             let d = (p.pos[0] - 0.5).hypot(p.pos[1] - 0.5);
             assert!(d <= 0.1 + 1e-6, "{d}");
-            assert_eq!(p.color, [1.0, 0.5, 0.0]);
+            assert_eq!(
+                p.color,
+                [1.0f32, 0.5, 0.0].map(|c| c.mul_add(1.0 - WHITENING, WHITENING))
+            );
             assert!((1.5..=2.5).contains(&p.life), "{}", p.life);
             assert_eq!(p.age, 0.0);
         }
