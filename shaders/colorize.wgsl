@@ -24,7 +24,7 @@ const COLD_HUE_TURNS: f32 = 0.62;
 @group(0) @binding(4) var<storage, read_write> frame: array<u32>;
 @group(0) @binding(5) var<storage, read_write> light: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> heat: array<f32>;
-// The particles' light: three planes of out_w x out_h fixed-point units (particles.wgsl),
+// The particles' light: out_w x out_h pixels of three fixed-point units (particles.wgsl),
 // read when P.particle_lit is 1.
 @group(0) @binding(7) var<storage, read> plight: array<u32>;
 
@@ -33,9 +33,9 @@ const PARTICLE_LIGHT_UNITS: f32 = 256.0;
 
 // The particles' light at pixel `idx`.
 fn particle_light(idx: u32) -> vec3<f32> {
-    let n = P.out_w * P.out_h;
     let scale = 1.0 / PARTICLE_LIGHT_UNITS;
-    return vec3(f32(plight[idx]), f32(plight[n + idx]), f32(plight[2u * n + idx])) * scale;
+    let k = 3u * idx;
+    return vec3(f32(plight[k]), f32(plight[k + 1u]), f32(plight[k + 2u])) * scale;
 }
 
 // The legacy tone 1 - e^-x, or none (filmic: the display pass tones).

@@ -22,7 +22,7 @@ struct Particle {
 @group(0) @binding(2) var<storage, read> v: array<f32>;
 @group(0) @binding(3) var<storage, read> solid: array<u32>;
 @group(0) @binding(4) var<storage, read_write> particles: array<Particle>;
-// Three planes of out_w x out_h fixed-point light, rows top first.
+// out_w x out_h pixels of three fixed-point units (r, g, b), rows top first.
 @group(0) @binding(5) var<storage, read_write> plight: array<atomic<u32>>;
 
 // Threads per workgroup (1D).
@@ -144,14 +144,13 @@ fn fade(age: f32, life: f32) -> f32 {
 fn add_light(i: i32, j: i32, wt: f32, light: vec3<f32>) {
     let width = P.out_w;
     let height = P.out_h;
-    if (i < 0 || j < 0 || u32(i) >= width || u32(j) >= height) {
+    if (i < 0 || j < 0 || u32(i) >= width || u32(j) >= height || !(wt > 0.0)) {
         return;
     }
-    let n = width * height;
-    let idx = u32(j) * width + u32(i);
+    let idx = 3u * (u32(j) * width + u32(i));
     atomicAdd(&plight[idx], u32(light.x * wt * LIGHT_UNITS + 0.5));
-    atomicAdd(&plight[n + idx], u32(light.y * wt * LIGHT_UNITS + 0.5));
-    atomicAdd(&plight[2u * n + idx], u32(light.z * wt * LIGHT_UNITS + 0.5));
+    atomicAdd(&plight[idx + 1u], u32(light.y * wt * LIGHT_UNITS + 0.5));
+    atomicAdd(&plight[idx + 2u], u32(light.z * wt * LIGHT_UNITS + 0.5));
 }
 
 @compute @workgroup_size(PW)

@@ -38,6 +38,9 @@ pub struct BenchOptions {
     pub obstacles: crate::sim::obstacles::Layout,
     /// Heat and buoyancy: the scene's block is hot and rises ([`scene_heat_params`]).
     pub heat: bool,
+    /// Particles seeded over the canvas before the run (long-lived: all of them move every
+    /// step and show in every frame); 0: none.
+    pub particles: usize,
     /// Output size of the colour stage's timings (`colour_ms`, `display_gpu_ms`).
     pub frame_size: (usize, usize),
 }
@@ -67,6 +70,12 @@ pub struct BenchResult {
     pub solid_flux_max: f64,
     /// Whether the scene ran with heat and buoyancy (`--heat`).
     pub heat: bool,
+    /// Particles alive through the run (`--particles`; at most the backend's slots).
+    pub particles: usize,
+    /// Median wall time of the particles' step stage alone (their move through the flow),
+    /// ms; on the GPU with the wait for it. (Their drawing is in `colour_ms`.)
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub particles_ms: Option<f64>,
     /// The GPU adapter (GPU runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
@@ -229,6 +238,7 @@ struct SceneRun {
     /// GPU times of the show look: colorize, display pipeline.
     gpu_frame_ms: Option<[f64; 2]>,
     solid_flux_max: f64,
+    particles_ms: Option<f64>,
 }
 
 /// Project the current flow once more and measure the largest speed through a solid face
@@ -272,6 +282,7 @@ fn run_scene<S: Solver>(
         frame,
         gpu_frame_ms: None,
         solid_flux_max: 0.0,
+        particles_ms: None,
     };
     for n in 0..steps {
         if let Some(mut s) = scene_splats(n) {
@@ -294,6 +305,25 @@ fn run_scene<S: Solver>(
         }
     }
     run.solid_flux_max = solid_flux_after_projection(solver);
+    if opts.particles > 0 {
+        // The GPU's stage only queues its work: a one-pixel frame without particles waits for
+        // it (on the CPU it costs next to nothing).
+        let dark = Look {
+            particle_glow: 0.0,
+            ..Look::default()
+        };
+        let mut px = [0u8; 4];
+        solver.render(&dark, 1, 1, &mut px);
+        let mut times: Vec<f64> = (0..FRAME_SAMPLES)
+            .map(|_| {
+                let t = Instant::now();
+                solver.run_stage(crate::sim::Stage::MoveParticles, &params);
+                solver.render(&dark, 1, 1, &mut px);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        run.particles_ms = Some(median(&mut times));
+    }
     run.frame_ms = frame_time(solver, &params);
     let [legacy, show, plain] = bench_looks();
     let none = |_: &S| None;
@@ -338,6 +368,8 @@ impl SceneRun {
             residual_rms: median(&mut self.res_rms),
             solid_flux_max: self.solid_flux_max,
             heat: opts.heat,
+            particles: opts.particles,
+            particles_ms: self.particles_ms,
             adapter,
             frame_ms: Some(self.frame_ms),
             colour_ms: Some(self.colour_ms),
@@ -358,11 +390,53 @@ pub fn run_cpu(opts: &BenchOptions) -> Result<BenchResult, CpuError> {
     let mut solver = CpuSolver::new(&config(opts), opts.threads)?;
     let mask = crate::sim::obstacles::Mask::layout(opts.obstacles, opts.size, opts.size);
     solver.set_obstacles(Some(&mask));
+    if opts.particles > 0 {
+        solver.set_particles(&seed_particles(opts.particles, &mask));
+    }
     let threads = solver.threads();
     match run_scene(&mut solver, opts, |_, wall| wall) {
         Ok(run) => Ok(run.result(opts, "cpu", threads, None, "wall")),
         Err(e) => unreachable!("the CPU solver reported a failure: {e}"),
     }
+}
+
+/// `n` long-lived particles spread evenly over a `size x size` canvas, none inside a solid of
+/// `mask`, for `--particles`: one per cell of a fine grid, jittered, in row order. Slots in
+/// that order are neighbours in space, as the particles a splat emits are (a uniformly
+/// shuffled cloud costs about twice as much on the CPU: every sample misses the caches).
+pub fn seed_particles(
+    n: usize,
+    mask: &crate::sim::obstacles::Mask,
+) -> Vec<crate::sim::particles::Particle> {
+    let (w, h) = (mask.width(), mask.height());
+    let aspect = w as f32 / h as f32;
+    let rows = ((n as f32 / aspect).sqrt().ceil() as usize).max(1);
+    let cols = n.div_ceil(rows).max(1);
+    (0..n)
+        .map(|k| {
+            let (r, c) = (k / cols, k % cols);
+            let (a, b) = (
+                (k as f64 * 0.754_877_666).fract() as f32,
+                (k as f64 * 0.569_840_291).fract() as f32,
+            );
+            [
+                (c as f32 + a) / cols as f32 * aspect,
+                ((r as f32 + b) / rows as f32).min(1.0),
+            ]
+        })
+        .filter(|p| {
+            let i = ((p[0] * h as f32) as usize).min(w - 1);
+            let j = ((p[1] * h as f32) as usize).min(h - 1);
+            !mask.is_solid(i, j)
+        })
+        .map(|pos| crate::sim::particles::Particle {
+            pos,
+            age: 1.0,
+            life: crate::sim::particles::MAX_LIFE_S,
+            color: [1.0, 0.8, 0.6],
+            _pad: 0.0,
+        })
+        .collect()
 }
 
 /// The bench's solver configuration.
@@ -382,6 +456,9 @@ pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, Gpu
     let mut solver = GpuSolver::new(ctx, &config(opts))?;
     let mask = crate::sim::obstacles::Mask::layout(opts.obstacles, opts.size, opts.size);
     solver.set_obstacles(Some(&mask));
+    if opts.particles > 0 {
+        solver.set_particles(&seed_particles(opts.particles, &mask));
+    }
     solver.set_measure(true);
     let mut run = run_scene(&mut solver, opts, |s, wall| s.last_gpu_ms().unwrap_or(wall))?;
     // The display pipeline alone, from timestamp queries around its compute pass (the

@@ -352,6 +352,11 @@ struct BenchArgs {
     /// temperature's splat, advection and cooling, and the lift, join every step).
     #[arg(long)]
     heat: bool,
+    /// Particles seeded over the canvas, living through the run: they move every step and
+    /// draw into every frame (the JSON reports particles and particles_ms, their stage alone;
+    /// at most 131072 on the CPU, 1048576 on the GPU).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_048_576))]
+    particles: u32,
     /// Output size WxH of the colour stage's timings (colour_ms; on the GPU also
     /// colorize_gpu_ms and display_gpu_ms, from timestamp queries).
     #[arg(long, default_value = "1280x720", value_parser = parse_frame_size)]
@@ -420,6 +425,12 @@ fn print_row(r: &BenchResult) -> bool {
                  (without effects {:.3} ms){gpu}",
                 r.frame,
                 r.colour_plain_ms.unwrap_or(0.0)
+            ))
+        })
+        && r.particles_ms.is_none_or(|ms| {
+            say(&format!(
+                "         {} particles: their step stage {ms:.3} ms",
+                r.particles
             ))
         })
 }
@@ -530,6 +541,7 @@ fn bench(args: BenchArgs) -> ExitCode {
                 dye_scale: args.dye_scale as usize,
                 obstacles: args.obstacles.into(),
                 heat: args.heat,
+                particles: args.particles as usize,
                 frame_size: args.frame_size,
             };
             let r = match args.backend {

@@ -885,3 +885,45 @@ fn extreme_aspect_ratios_are_not_stretched() {
     let frame = Image::decode_png(&std::fs::read(dir.join("frames/frame_000002.png")).unwrap());
     assert_eq!((frame.width, frame.height), (7680, 16));
 }
+
+/// `bench --particles N` seeds them, reports their count and their stage's time in the JSON
+/// (and in the table), and refuses more than the GPU holds.
+#[test]
+fn bench_reports_particles() {
+    let base = [
+        "bench",
+        "--backend",
+        "cpu",
+        "--size",
+        "32",
+        "--steps",
+        "3",
+        "--iters",
+        "2",
+        "--frame-size",
+        "64x36",
+    ];
+    fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
+        base.iter().chain(extra).copied().collect()
+    }
+    let (code, out, err) = run(&with(&base, &["--particles", "5000", "--json"]));
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(r["particles"], 5000, "{out}");
+    assert!(
+        r["particles_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+        "{out}"
+    );
+    let (code, out, err) = run(&with(&base, &["--json"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.contains("\"particles\":0") && !out.contains("particles_ms"),
+        "{out}"
+    );
+    let (code, out, _) = run(&with(&base, &["--particles", "5000"]));
+    assert_eq!(code, 0);
+    assert!(out.contains("5000 particles: their step stage"), "{out}");
+    let (code, _, err) = run(&with(&base, &["--particles", "2000000"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--particles"), "{err}");
+}

@@ -33,19 +33,20 @@ pub struct Source<'a> {
     pub dye: [&'a [f32]; 3],
     /// The temperature, `w x h` (empty: cold everywhere).
     pub heat: &'a [f32],
-    /// The particles' light at the picture's size, three planes of fixed-point units
-    /// ([`crate::sim::particles::LIGHT_UNITS`]), rows top first; `None`: no particles.
-    pub particles: Option<[&'a [u32]; 3]>,
+    /// The particles' light at the picture's size, three fixed-point units a pixel
+    /// ([`crate::sim::particles::LIGHT_UNITS`]), interleaved, rows top first; `None`: none.
+    pub particles: Option<&'a [u32]>,
 }
 
 kernel! {
-/// Add a row of particle light (fixed-point units) to a row of light.
-fn add_particle_row(planes: Planes, row: [&[u32]; 3]) {
+/// Add a row of particle light (fixed-point units, three a pixel) to a row of light.
+fn add_particle_row(planes: Planes, row: &[u32]) {
     let scale = 1.0 / crate::sim::particles::LIGHT_UNITS;
-    for (plane, row) in planes.into_iter().zip(row) {
-        for (l, &p) in plane.iter_mut().zip(row) {
-            *l = (p as f32).mul_add(scale, *l);
-        }
+    let [r, g, b] = planes;
+    for (x, px) in row.chunks_exact(3).enumerate().take(r.len().min(g.len()).min(b.len())) {
+        r[x] = (px[0] as f32).mul_add(scale, r[x]);
+        g[x] = (px[1] as f32).mul_add(scale, g[x]);
+        b[x] = (px[2] as f32).mul_add(scale, b[x]);
     }
 }
 }
@@ -53,11 +54,10 @@ fn add_particle_row(planes: Planes, row: [&[u32]; 3]) {
 kernel! {
 /// Add a row of particle light to a row of legacy pixels: the legacy tone `1 - e^-x` of the
 /// pixel's light plus the particles' is `1 - (1 - tone) e^-p`.
-fn add_particle_row_legacy(pixels: &mut [u32], row: [&[u32]; 3]) {
+fn add_particle_row_legacy(pixels: &mut [u32], row: &[u32]) {
     let scale = 1.0 / crate::sim::particles::LIGHT_UNITS;
-    let [r, g, b] = row;
-    for (x, px) in pixels.iter_mut().enumerate() {
-        let (pr, pg, pb) = (r[x], g[x], b[x]);
+    for (px, p) in pixels.iter_mut().zip(row.chunks_exact(3)) {
+        let (pr, pg, pb) = (p[0], p[1], p[2]);
         if (pr | pg | pb) == 0 {
             continue;
         }
@@ -73,11 +73,9 @@ fn add_particle_row_legacy(pixels: &mut [u32], row: [&[u32]; 3]) {
 
 impl Source<'_> {
     /// Row `py` (top first) of the particles' light, `width` pixels, if any.
-    fn particle_row(&self, py: usize, width: usize) -> Option<[&[u32]; 3]> {
-        let planes = self.particles?;
-        let start = py * width;
-        let fits = planes.iter().all(|p| p.len() >= start + width);
-        fits.then(|| planes.map(|p| &p[start..start + width]))
+    fn particle_row(&self, py: usize, width: usize) -> Option<&[u32]> {
+        let light = self.particles?;
+        light.get(3 * py * width..3 * (py + 1) * width)
     }
 }
 

@@ -192,8 +192,8 @@ pub struct CpuSolver {
     emitter: Emitter,
     /// This step's new particles (scratch).
     born: Vec<Particle>,
-    /// The particles' light at the last frame's size (three planes of fixed-point units).
-    particle_light: [Vec<u32>; 3],
+    /// The particles' light at the last frame's size (three fixed-point units a pixel).
+    particle_light: Vec<u32>,
 }
 
 /// Why a CPU solver could not be made.
@@ -239,7 +239,7 @@ impl CpuSolver {
             picture: picture::Picture::default(),
             emitter: Emitter::default(),
             born: Vec::new(),
-            particle_light: Default::default(),
+            particle_light: Vec::new(),
         })
     }
 
@@ -635,10 +635,7 @@ impl Solver for CpuSolver {
                 dh: cfg.dye_height(),
                 dye: [&st.dye[0], &st.dye[1], &st.dye[2]],
                 heat: &st.heat,
-                particles: drawn.then(|| {
-                    let [r, g, b] = &s.particle_light;
-                    [&r[..], &g[..], &b[..]]
-                }),
+                particles: drawn.then_some(&s.particle_light[..]),
             };
             picture.render(&src, look, width, height, out);
             if let Some(o) = &s.obstacles {

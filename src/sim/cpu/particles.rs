@@ -113,20 +113,27 @@ pub fn advect(
         aspect: w as f32 / h as f32,
         solids,
     };
-    let n = h as f32;
+    particles
+        .par_chunks_mut(CHUNK)
+        .for_each(|chunk| move_chunk(chunk, &flow, &bounds, h as f32, dt));
+}
+
+kernel! {
+/// Move the living particles of `chunk` (see [`advect`]); `n`: cells per canvas height.
+/// (Compiled for FMA too: the bilinear samples' `mul_add`s are a call into libm without it.)
+fn move_chunk(chunk: &mut [Particle], flow: &Flow, bounds: &Bounds, n: f32, dt: f32) {
     // Canvas position to centre space.
-    let vel = move |p: [f32; 2]| flow.at(p[0] * n - 0.5, p[1] * n - 0.5);
-    particles.par_chunks_mut(CHUNK).for_each(|chunk| {
-        for p in chunk.iter_mut().filter(|p| p.alive()) {
-            let (vx, vy) = vel(p.pos);
-            let half = 0.5 * dt;
-            let mid = [p.pos[0] + half * vx, p.pos[1] + half * vy];
-            let (mx, my) = vel(mid);
-            let new = [dt.mul_add(mx, p.pos[0]), dt.mul_add(my, p.pos[1])];
-            p.pos = bounds.bounce(p.pos, new);
-            p.age += dt;
-        }
-    });
+    let vel = |p: [f32; 2]| flow.at(p[0] * n - 0.5, p[1] * n - 0.5);
+    let half = 0.5 * dt;
+    for p in chunk.iter_mut().filter(|p| p.alive()) {
+        let (vx, vy) = vel(p.pos);
+        let mid = [p.pos[0] + half * vx, p.pos[1] + half * vy];
+        let (mx, my) = vel(mid);
+        let new = [dt.mul_add(mx, p.pos[0]), dt.mul_add(my, p.pos[1])];
+        p.pos = bounds.bounce(p.pos, new);
+        p.age += dt;
+    }
+}
 }
 
 /// Living particles.
@@ -137,33 +144,76 @@ pub fn live(particles: &[Particle]) -> usize {
         .sum()
 }
 
-/// Draw the living particles into `light` (three planes of `width x height` fixed-point
-/// units, rows top first, cleared first) as bilinear points on a canvas `aspect` wide:
-/// each lights the 2x2 pixels around it with its colour times `glow` and its fade. Integer
-/// sums, so the result does not depend on the order (the GPU adds with atomics).
+/// Draw the living particles into `light` (`width x height` pixels of three fixed-point
+/// units each, interleaved, rows top first; cleared first) as bilinear points on a canvas
+/// `aspect` wide: each lights the 2x2 pixels around it with its colour times `glow` and its
+/// fade. Integer sums, so the result does not depend on the order (the GPU adds with
+/// atomics). The frame is cut into one band of rows per thread; each thread draws every
+/// particle's taps that fall in its band (no atomics, no two threads on one pixel).
 pub fn draw(
     particles: &[Particle],
     aspect: f32,
     glow: f32,
     (width, height): (usize, usize),
-    light: &mut [Vec<u32>; 3],
+    light: &mut Vec<u32>,
 ) {
     let n = width * height;
-    for plane in light.iter_mut() {
-        plane.clear();
-        plane.resize(n, 0);
-    }
+    light.resize(3 * n, 0);
     let glow = sanitize_glow(glow);
     if glow == 0.0 || n == 0 {
+        light.fill(0);
         return;
     }
-    let [r, g, b] = light;
+    let bands = rayon::current_num_threads().clamp(1, height);
+    let rows = height.div_ceil(bands);
+    light
+        .par_chunks_mut(3 * width * rows)
+        .enumerate()
+        .for_each(|(b, band)| {
+            band.fill(0);
+            let first = b * rows;
+            let last = first + band.len() / (3 * width);
+            draw_band(
+                particles,
+                aspect,
+                glow,
+                (width, height),
+                (first, last),
+                band,
+            );
+        });
+}
+
+kernel! {
+/// Draw the taps of `particles` that fall in rows `first..last` (top first) into `band`,
+/// those rows of the particles' light (see [`draw`]).
+fn draw_band(
+    particles: &[Particle],
+    aspect: f32,
+    glow: f32,
+    (width, height): (usize, usize),
+    (first, last): (usize, usize),
+    band: &mut [u32],
+) {
+    let sy = height as f32;
+    let (lo, hi) = (first as f32 - 1.0, last as f32);
     for p in particles.iter().filter(|p| p.alive()) {
+        // Rows floor(y) and floor(y) + 1: skip the particle unless one is in the band.
+        let y = ((1.0 - p.pos[1]) * sy - 0.5).floor();
+        if !(y >= lo && y < hi) {
+            continue;
+        }
         let k = glow * POINT_LIGHT * p.fade();
         for (i, wt) in footprint(p.pos, aspect, width, height) {
-            r[i] = r[i].saturating_add(light_units(k * p.color[0], wt));
-            g[i] = g[i].saturating_add(light_units(k * p.color[1], wt));
-            b[i] = b[i].saturating_add(light_units(k * p.color[2], wt));
+            let row = i / width;
+            if wt > 0.0 && row >= first && row < last {
+                let at = 3 * (i - first * width);
+                let px = &mut band[at..at + 3];
+                for (c, v) in px.iter_mut().enumerate() {
+                    *v = v.wrapping_add(light_units(k * p.color[c], wt));
+                }
+            }
         }
     }
+}
 }
