@@ -45,6 +45,11 @@ const OUTLINE_ENTRY: (u32, u32) = (770, 680);
 const HEAT_HEADER: (u32, u32) = (612, 677);
 const BUOYANCY_FROM: (u32, u32) = (745, 701);
 const BUOYANCY_TO: (u32, u32) = (805, 701);
+/// The Particles section's header, under the open Heat section's five sliders, and its first
+/// slider (Particles) once it is open.
+const PARTICLES_HEADER: (u32, u32) = (620, 830);
+const PARTICLES_FROM: (u32, u32) = (745, 854);
+const PARTICLES_TO: (u32, u32) = (805, 854);
 
 /// The canvas: 16:9, the window's full width, centred vertically (rows 230 to 770).
 const CANVAS_TOP: f32 = 230.0;
@@ -260,6 +265,26 @@ fn the_panel_draws_erases_and_clears_obstacles() {
         h.reports()
             .iter()
             .any(|l| l.ends_with("GESTURE set buoyancy")),
+        "the drag set no value"
+    );
+
+    // Particles, the section under Heat: opened, its first slider (Particles) dragged to the
+    // right raises the sparks per note through the host's gestures.
+    click(PARTICLES_HEADER);
+    let s = shot();
+    save(&s, "particles-open.png");
+    drag(PARTICLES_FROM, PARTICLES_TO);
+    assert!(
+        h.wait_for(
+            |l| l.ends_with("GESTURE end particles"),
+            Duration::from_secs(5)
+        ),
+        "no Particles gesture (screenshot particles-open.png)"
+    );
+    assert!(
+        h.reports()
+            .iter()
+            .any(|l| l.ends_with("GESTURE set particles")),
         "the drag set no value"
     );
     assert!(

@@ -631,13 +631,14 @@ impl GpuSolver {
         queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&params));
         queue.write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
         let mut encoder = device.create_command_encoder(&Default::default());
-        if particles && let Some(pp) = &mut self.particles {
-            let plight = self.colorize.particle_light();
-            encoder.clear_buffer(plight, 0, None);
-            let mut d = Dispatcher::direct(encoder.begin_compute_pass(&Default::default()));
-            pp.encode_draw(device, &self.buf, &mut d, plight);
+        if particles {
+            encoder.clear_buffer(self.colorize.particle_light(), 0, None);
         }
+        // The particles draw in the colorize pass (its timestamps time both).
         let mut d = self.frame_pass(&mut encoder, "Pass: colorize", 0);
+        if particles && let Some(pp) = &mut self.particles {
+            pp.encode_draw(device, &self.buf, &mut d, self.colorize.particle_light());
+        }
         self.colorize.encode(&mut d, self.vel, self.dye, self.heat);
         drop(d);
         let filmic = look.tone != ToneMode::Legacy;
