@@ -424,11 +424,7 @@ pub fn seed_particles(
                 ((r as f32 + b) / rows as f32).min(1.0),
             ]
         })
-        .filter(|p| {
-            let i = ((p[0] * h as f32) as usize).min(w - 1);
-            let j = ((p[1] * h as f32) as usize).min(h - 1);
-            !mask.is_solid(i, j)
-        })
+        .filter(|&p| !crate::sim::particles::solid_at(mask, p))
         .map(|pos| crate::sim::particles::Particle {
             pos,
             age: 1.0,

@@ -193,6 +193,33 @@ impl Emitter {
     }
 }
 
+/// Whether canvas point `pos` lies in a solid cell of `mask` (cells one canvas height /
+/// `mask.height()` wide; points on the far edges count in the last cells).
+pub fn solid_at(mask: &crate::sim::obstacles::Mask, pos: [f32; 2]) -> bool {
+    let (w, h) = (mask.width(), mask.height());
+    let i = ((pos[0] * h as f32) as usize).min(w - 1);
+    let j = ((pos[1] * h as f32) as usize).min(h - 1);
+    mask.is_solid(i, j)
+}
+
+impl Emitter {
+    /// [`Emitter::emit`] on a grid of `cells` with the solids of `mask`, into `out` (cleared
+    /// first); returns the longest life emitted (0: none).
+    pub fn emit_on_grid(
+        &mut self,
+        splats: &[Splat],
+        (w, h): (usize, usize),
+        mask: Option<&crate::sim::obstacles::Mask>,
+        life: f32,
+        out: &mut Vec<Particle>,
+    ) -> f32 {
+        out.clear();
+        let solid = |pos: [f32; 2]| mask.is_some_and(|m| solid_at(m, pos));
+        self.emit(splats, w as f32 / h as f32, life, solid, out);
+        out.iter().map(|p| p.life).fold(0.0, f32::max)
+    }
+}
+
 /// A ring of particle slots (the CPU's, and the GPU's mirror of where the next go).
 #[derive(Clone, Debug)]
 pub struct Ring {

@@ -269,21 +269,12 @@ impl CpuSolver {
 
     /// Take this step's new particles from the pending splats into the ring.
     fn emit_particles(&mut self, p: &StepParams) {
-        let (w, h) = (self.cfg.width, self.cfg.height);
+        let cells = (self.cfg.width, self.cfg.height);
         let mask = self.obstacles.as_ref().map(|o| &o.mask);
-        let solid = |pos: [f32; 2]| match mask {
-            Some(m) => {
-                let i = ((pos[0] * h as f32) as usize).min(w - 1);
-                let j = ((pos[1] * h as f32) as usize).min(h - 1);
-                m.is_solid(i, j)
-            }
-            None => false,
-        };
-        self.born.clear();
-        let aspect = w as f32 / h as f32;
         let (pending, born) = (&self.pending, &mut self.born);
-        self.emitter
-            .emit(pending, aspect, p.particle_life, solid, born);
+        let longest = self
+            .emitter
+            .emit_on_grid(pending, cells, mask, p.particle_life, born);
         if self.born.is_empty() {
             return;
         }
@@ -296,7 +287,6 @@ impl CpuSolver {
             s.particles[start..start + n].copy_from_slice(&self.born[from..from + n]);
             from += n;
         }
-        let longest = self.born.iter().map(|p| p.life).fold(0.0, f32::max);
         s.particles_left_s = s.particles_left_s.max(longest);
     }
 
@@ -705,9 +695,7 @@ impl Solver for CpuSolver {
             obstacles::clear_solid_cells(o.mask.cells(), &mut s.heat);
             // A particle a new solid covers is gone (it has no way out).
             for p in s.particles.iter_mut() {
-                let i = ((p.pos[0] * h as f32) as usize).min(w - 1);
-                let j = ((p.pos[1] * h as f32) as usize).min(h - 1);
-                if p.alive() && o.mask.is_solid(i, j) {
+                if p.alive() && crate::sim::particles::solid_at(&o.mask, p.pos) {
                     p.life = 0.0;
                 }
             }

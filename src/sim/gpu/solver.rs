@@ -255,21 +255,12 @@ impl GpuSolver {
 
     /// Emit this step's particles from the pending splats and upload them into the ring.
     fn emit_particles(&mut self, p: &StepParams) {
-        let (w, h) = (self.cfg.width, self.cfg.height);
+        let cells = (self.cfg.width, self.cfg.height);
         let mask = self.obstacles.solids().map(|o| &o.mask);
-        let solid = |pos: [f32; 2]| match mask {
-            Some(m) => {
-                let i = ((pos[0] * h as f32) as usize).min(w - 1);
-                let j = ((pos[1] * h as f32) as usize).min(h - 1);
-                m.is_solid(i, j)
-            }
-            None => false,
-        };
-        self.born.clear();
-        let aspect = w as f32 / h as f32;
         let (pending, born) = (&self.pending, &mut self.born);
-        self.emitter
-            .emit(pending, aspect, p.particle_life, solid, born);
+        let longest = self
+            .emitter
+            .emit_on_grid(pending, cells, mask, p.particle_life, born);
         if self.born.is_empty() {
             return;
         }
@@ -283,7 +274,6 @@ impl GpuSolver {
             }
             from += n;
         }
-        let longest = self.born.iter().map(|p| p.life).fold(0.0, f32::max);
         self.particles_left_s = self.particles_left_s.max(longest);
     }
 
