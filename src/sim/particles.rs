@@ -237,11 +237,6 @@ impl Ring {
         }
     }
 
-    /// Slots in the ring.
-    pub fn capacity(&self) -> usize {
-        self.capacity
-    }
-
     /// Where `n` new particles go: at most two runs of slots `(first, count)` (the second
     /// when they wrap around), taking at most the ring's capacity.
     pub fn place(&mut self, n: usize) -> [(usize, usize); 2] {
@@ -255,6 +250,79 @@ impl Ring {
     /// Start again from the first slot.
     pub fn reset(&mut self) {
         self.cursor = 0;
+    }
+}
+
+/// The host side of a solver's particles, the same for both backends: the emission, the
+/// ring of slots it fills, and how long any particle may still live (a solver moves and draws
+/// its particles only while [`Spawner::alive`]).
+#[derive(Clone, Debug)]
+pub struct Spawner {
+    emitter: Emitter,
+    ring: Ring,
+    /// This step's new particles (scratch).
+    born: Vec<Particle>,
+    /// Simulated seconds until the longest-lived particle emitted so far dies.
+    left_s: f32,
+}
+
+impl Spawner {
+    /// A spawner for `capacity` slots.
+    pub fn new(capacity: usize) -> Self {
+        Self {
+            emitter: Emitter::default(),
+            ring: Ring::new(capacity),
+            born: Vec::new(),
+            left_s: 0.0,
+        }
+    }
+
+    /// Whether any particle may still be alive.
+    pub fn alive(&self) -> bool {
+        self.left_s > 0.0
+    }
+
+    /// Emit the particles of `splats` ([`Emitter::emit_on_grid`]) into the ring: where they
+    /// go, as two runs of `(first slot, particles)` (the second empty unless they wrap).
+    pub fn emit(
+        &mut self,
+        splats: &[Splat],
+        cells: (usize, usize),
+        mask: Option<&crate::sim::obstacles::Mask>,
+        life: f32,
+    ) -> [(usize, &[Particle]); 2] {
+        let longest = self
+            .emitter
+            .emit_on_grid(splats, cells, mask, life, &mut self.born);
+        self.left_s = self.left_s.max(longest);
+        let [(a, n), (b, _)] = self.ring.place(self.born.len());
+        let (first, second) = self.born.split_at(n);
+        [(a, first), (b, second)]
+    }
+
+    /// Start the ring again with `particles` in its first slots (tests and the bench's
+    /// seeding); returns how many it holds (at most the capacity).
+    pub fn seed(&mut self, particles: &[Particle]) -> usize {
+        self.ring.reset();
+        let n = self.ring.place(particles.len())[0].1;
+        let longest = particles[..n]
+            .iter()
+            .map(|p| p.life - p.age)
+            .fold(0.0, f32::max);
+        self.left_s = longest.max(0.0);
+        n
+    }
+
+    /// Count down `dt` seconds of the particles' lives.
+    pub fn advance(&mut self, dt: f32) {
+        self.left_s = (self.left_s - dt).max(0.0);
+    }
+
+    /// No particle alive; the ring starts from its first slot (the emission's counter runs
+    /// on).
+    pub fn reset(&mut self) {
+        self.ring.reset();
+        self.left_s = 0.0;
     }
 }
 

@@ -28,7 +28,7 @@ use super::{
     Activity, Look, MAX_DYE, MAX_HEAT, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams,
     StepStats,
 };
-use crate::sim::particles::{CPU_CAPACITY, Emitter, Particle, Ring};
+use crate::sim::particles::{CPU_CAPACITY, Particle, Spawner};
 use crate::sim::physics::{
     CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, decay_factor,
 };
@@ -61,11 +61,8 @@ struct State {
     heat_tmp: AlignedVec,
     /// Whether the temperature may be non-zero anywhere (a heat splat since the last reset).
     heated: bool,
-    /// The particle slots (allocated at the first emission) and where the next go.
+    /// The particle slots (allocated at the first emission).
     particles: Vec<Particle>,
-    ring: Ring,
-    /// Simulated seconds until the longest-lived particle emitted so far dies.
-    particles_left_s: f32,
     curl: AlignedVec,
     /// Divergence, natural layout (scratch of the projection).
     div: AlignedVec,
@@ -103,8 +100,6 @@ impl State {
             heat_tmp: AlignedVec::zeros(w * h),
             heated: false,
             particles: Vec::new(),
-            ring: Ring::new(CPU_CAPACITY),
-            particles_left_s: 0.0,
             curl: AlignedVec::zeros(w * h),
             div: AlignedVec::zeros(w * h),
             aq: AlignedVec::zeros(w * h),
@@ -188,10 +183,8 @@ pub struct CpuSolver {
     obstacles: Option<obstacles::Obstacles>,
     /// The picture stage's buffers (light planes, bloom levels), kept between frames.
     picture: picture::Picture,
-    /// The particles' emission (its counter runs on across resets).
-    emitter: Emitter,
-    /// This step's new particles (scratch).
-    born: Vec<Particle>,
+    /// The particles' emission, ring and lifetime (see [`Spawner`]).
+    spawner: Spawner,
     /// The particles' light at the last frame's size (three fixed-point units a pixel).
     particle_light: Vec<u32>,
 }
@@ -237,8 +230,7 @@ impl CpuSolver {
             frame_size: None,
             obstacles: None,
             picture: picture::Picture::default(),
-            emitter: Emitter::default(),
-            born: Vec::new(),
+            spawner: Spawner::new(CPU_CAPACITY),
             particle_light: Vec::new(),
         })
     }
@@ -256,38 +248,27 @@ impl CpuSolver {
     /// Put particles into the slots from the first on (tests and the bench's seeding), the
     /// rest emptied; at most the capacity.
     pub fn set_particles(&mut self, particles: &[Particle]) {
+        let n = self.spawner.seed(particles);
         let s = &mut self.state;
         s.particles.clear();
         s.particles.resize(CPU_CAPACITY, Particle::default());
-        let n = particles.len().min(CPU_CAPACITY);
         s.particles[..n].copy_from_slice(&particles[..n]);
-        s.ring = Ring::new(CPU_CAPACITY);
-        s.ring.place(n);
-        let longest = particles.iter().map(|p| p.life - p.age).fold(0.0, f32::max);
-        s.particles_left_s = longest.max(0.0);
     }
 
     /// Take this step's new particles from the pending splats into the ring.
     fn emit_particles(&mut self, p: &StepParams) {
         let cells = (self.cfg.width, self.cfg.height);
         let mask = self.obstacles.as_ref().map(|o| &o.mask);
-        let (pending, born) = (&self.pending, &mut self.born);
-        let longest = self
-            .emitter
-            .emit_on_grid(pending, cells, mask, p.particle_life, born);
-        if self.born.is_empty() {
-            return;
-        }
+        let runs = self
+            .spawner
+            .emit(&self.pending, cells, mask, p.particle_life);
         let s = &mut self.state;
-        if s.particles.is_empty() {
-            s.particles.resize(CPU_CAPACITY, Particle::default());
+        for (start, born) in runs.into_iter().filter(|(_, b)| !b.is_empty()) {
+            if s.particles.is_empty() {
+                s.particles.resize(CPU_CAPACITY, Particle::default());
+            }
+            s.particles[start..start + born.len()].copy_from_slice(born);
         }
-        let mut from = 0;
-        for (start, n) in s.ring.place(self.born.len()) {
-            s.particles[start..start + n].copy_from_slice(&self.born[from..from + n]);
-            from += n;
-        }
-        s.particles_left_s = s.particles_left_s.max(longest);
     }
 
     /// Worker threads in use.
@@ -515,13 +496,13 @@ impl CpuSolver {
                     std::mem::swap(&mut s.heat, &mut s.heat_tmp);
                 }
             }
-            Stage::MoveParticles if self.state.particles_left_s > 0.0 => {
+            Stage::MoveParticles if self.spawner.alive() => {
                 let s = &mut self.state;
                 let solids = self.obstacles.as_ref().map(|o| particles::Solids {
                     cells: o.mask.cells(),
                 });
                 particles::advect(&mut s.particles, (w, h), &s.u, &s.v, solids, p.dt);
-                s.particles_left_s = (s.particles_left_s - p.dt).max(0.0);
+                self.spawner.advance(p.dt);
             }
             Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
                 let dcell = cell / self.cfg.dye_scale as f32;
@@ -610,7 +591,7 @@ impl Solver for CpuSolver {
         self.install(|s| {
             let (st, picture) = (&s.state, &mut s.picture);
             let glow = crate::sim::particles::sanitize_glow(look.particle_glow);
-            let drawn = st.particles_left_s > 0.0 && glow > 0.0;
+            let drawn = s.spawner.alive() && glow > 0.0;
             if drawn {
                 let aspect = cfg.width as f32 / cfg.height as f32;
                 let light = &mut s.particle_light;
@@ -667,6 +648,7 @@ impl Solver for CpuSolver {
 
     fn reset(&mut self) {
         self.state = State::new(&self.cfg);
+        self.spawner.reset();
         self.pending.clear();
         let faces = self.obstacles.as_ref().map(|o| &o.faces);
         self.state.multigrid.set_faces(faces);
@@ -739,7 +721,7 @@ impl Solver for CpuSolver {
             Activity {
                 max_speed: max_abs(&st.u).max(max_abs(&st.v)),
                 max_dye: st.dye.iter().map(|d| max_abs(d)).fold(0.0, f32::max),
-                particles: st.particles_left_s > 0.0,
+                particles: s.spawner.alive(),
             }
         });
         Some((tag, activity))

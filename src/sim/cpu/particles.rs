@@ -136,14 +136,6 @@ fn move_chunk(chunk: &mut [Particle], flow: &Flow, bounds: &Bounds, n: f32, dt: 
 }
 }
 
-/// Living particles.
-pub fn live(particles: &[Particle]) -> usize {
-    particles
-        .par_chunks(CHUNK)
-        .map(|c| c.iter().filter(|p| p.alive()).count())
-        .sum()
-}
-
 /// Draw the living particles into `light` (`width x height` pixels of three fixed-point
 /// units each, interleaved, rows top first; cleared first) as bilinear points on a canvas
 /// `aspect` wide: each lights the 2x2 pixels around it with its colour times `glow` and its

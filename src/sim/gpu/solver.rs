@@ -18,7 +18,7 @@ use crate::fluid::{ObstacleStyle, ToneMode};
 use crate::sim::grid::Fields;
 use crate::sim::multigrid;
 use crate::sim::obstacles::Mask;
-use crate::sim::particles::{Emitter, GPU_CAPACITY, Particle, Ring};
+use crate::sim::particles::{GPU_CAPACITY, Particle, Spawner};
 use crate::sim::physics::{CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY};
 use crate::sim::{
     Activity, Look, PressureMethod, SimConfig, Solver, Splat as SplatEvent, Stage, StepParams,
@@ -102,14 +102,8 @@ pub struct GpuSolver {
     activity: ActivityProbe,
     /// The particles' slots and passes (made at the first emission).
     particles: Option<Particles>,
-    /// Where the next particles go in the slots.
-    ring: Ring,
-    /// The particles' emission (the CPU's, so both emit the same particles).
-    emitter: Emitter,
-    /// This step's new particles (scratch).
-    born: Vec<Particle>,
-    /// Simulated seconds until the longest-lived particle emitted so far dies.
-    particles_left_s: f32,
+    /// The particles' emission, ring and lifetime (see [`Spawner`]).
+    spawner: Spawner,
 }
 
 impl GpuSolver {
@@ -200,10 +194,7 @@ impl GpuSolver {
             in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
             frames: Frames::default(),
             particles: None,
-            ring: Ring::new(GPU_CAPACITY),
-            emitter: Emitter::default(),
-            born: Vec::new(),
-            particles_left_s: 0.0,
+            spawner: Spawner::new(GPU_CAPACITY),
             ctx,
         };
         solver.build_extra_table();
@@ -232,49 +223,26 @@ impl GpuSolver {
     /// Put particles into the slots from the first on (tests and the bench's seeding), the
     /// rest emptied; at most the capacity.
     pub fn set_particles(&mut self, particles: &[Particle]) {
-        let n = particles.len().min(GPU_CAPACITY);
-        self.particles_pass();
-        let pp = self.particles.as_ref().expect("made above");
+        let n = self.spawner.seed(particles);
+        let pp = particles_pass(&mut self.particles, &self.ctx, &self.buf);
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
         encoder.clear_buffer(pp.slots(), 0, None);
         self.ctx.queue.submit([encoder.finish()]);
         pp.upload(&self.ctx.queue, 0, &particles[..n]);
         self.ctx.queue.submit([]);
-        self.ring = Ring::new(GPU_CAPACITY);
-        self.ring.place(n);
-        let longest = particles.iter().map(|p| p.life - p.age).fold(0.0, f32::max);
-        self.particles_left_s = longest.max(0.0);
-    }
-
-    /// The particles' pass, made on first use.
-    fn particles_pass(&mut self) -> &mut Particles {
-        let (device, b) = (&self.ctx.device, &self.buf);
-        self.particles
-            .get_or_insert_with(|| Particles::new(device, b))
     }
 
     /// Emit this step's particles from the pending splats and upload them into the ring.
     fn emit_particles(&mut self, p: &StepParams) {
         let cells = (self.cfg.width, self.cfg.height);
         let mask = self.obstacles.solids().map(|o| &o.mask);
-        let (pending, born) = (&self.pending, &mut self.born);
-        let longest = self
-            .emitter
-            .emit_on_grid(pending, cells, mask, p.particle_life, born);
-        if self.born.is_empty() {
-            return;
+        let runs = self
+            .spawner
+            .emit(&self.pending, cells, mask, p.particle_life);
+        for (start, born) in runs.into_iter().filter(|(_, b)| !b.is_empty()) {
+            let pp = particles_pass(&mut self.particles, &self.ctx, &self.buf);
+            pp.upload(&self.ctx.queue, start, born);
         }
-        self.particles_pass();
-        let runs = self.ring.place(self.born.len());
-        let pp = self.particles.as_ref().expect("made above");
-        let mut from = 0;
-        for (start, n) in runs {
-            if n > 0 {
-                pp.upload(&self.ctx.queue, start, &self.born[from..from + n]);
-            }
-            from += n;
-        }
-        self.particles_left_s = self.particles_left_s.max(longest);
     }
 
     /// Close the solid faces of the current velocity and clear the dye inside solids (after
@@ -521,11 +489,11 @@ impl GpuSolver {
                     self.heat = self.advect.encode_heat(&mut d, vel, self.heat);
                 }
             }
-            Stage::MoveParticles if self.particles_left_s > 0.0 => {
+            Stage::MoveParticles if self.spawner.alive() => {
                 if let Some(pp) = &self.particles {
                     pp.encode_advect(&mut self.pass(encoder, "Pass: particles"), vel);
                 }
-                self.particles_left_s = (self.particles_left_s - p.dt).max(0.0);
+                self.spawner.advance(p.dt);
             }
             Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
                 self.diffuse.keep_dye(encoder, &self.buf, dye);
@@ -590,7 +558,7 @@ impl GpuSolver {
             return None;
         }
         let glow = crate::sim::particles::sanitize_glow(look.particle_glow);
-        let particles = self.particles.is_some() && self.particles_left_s > 0.0 && glow > 0.0;
+        let particles = self.particles.is_some() && self.spawner.alive() && glow > 0.0;
         let device = &self.ctx.device;
         if self
             .colorize
@@ -657,6 +625,15 @@ impl GpuSolver {
         let frame = self.colorize.frame();
         Some(self.frames.submit(&self.ctx, encoder, frame, index))
     }
+}
+
+/// The particles' pass in `slot`, made on first use.
+fn particles_pass<'a>(
+    slot: &'a mut Option<Particles>,
+    ctx: &GpuContext,
+    b: &Buffers,
+) -> &'a Particles {
+    slot.get_or_insert_with(|| Particles::new(&ctx.device, b))
 }
 
 impl Solver for GpuSolver {
@@ -858,7 +835,7 @@ impl Solver for GpuSolver {
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
         let _ = self.ctx.device.poll(wgpu::PollType::Poll);
         let results = &self.buf.results;
-        let particles = self.particles_left_s > 0.0;
+        let particles = self.spawner.alive();
         self.activity
             .probe(&self.ctx, &self.reduce, results, self.vel, self.dye, tag)
             .map(|(tag, a)| (tag, Activity { particles, ..a }))
@@ -935,7 +912,6 @@ impl Solver for GpuSolver {
         self.ctx.queue.submit([encoder.finish()]);
         self.pending.clear();
         self.heated = false;
-        self.ring.reset();
-        self.particles_left_s = 0.0;
+        self.spawner.reset();
     }
 }
