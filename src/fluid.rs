@@ -114,6 +114,24 @@ pub const OBSTACLE_FILL_RGB8: [u8; 3] = [88, 96, 112];
 /// The outline colour of obstacles, 8-bit sRGB: near white.
 pub const OBSTACLE_OUTLINE_RGB8: [u8; 3] = [232, 238, 250];
 
+/// Whether and how streamlines show (see [`crate::sim::streamlines`]).
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum StreamlineMode {
+    /// Not drawn.
+    #[default]
+    #[id = "off"]
+    #[name = "Off"]
+    Off,
+    /// Drawn over the picture.
+    #[id = "overlay"]
+    #[name = "Overlay"]
+    Overlay,
+    /// Drawn alone, on black (the obstacles still show).
+    #[id = "alone"]
+    #[name = "Alone"]
+    Alone,
+}
+
 /// How frames are coloured and exposed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Look {
@@ -134,6 +152,8 @@ pub struct Look {
     /// Light of the particles: a multiplier of each one's colour (0: not drawn; at most
     /// [`crate::sim::particles::MAX_GLOW`]).
     pub particle_glow: f32,
+    /// Streamlines (off by default).
+    pub streamlines: crate::sim::streamlines::StreamlineLook,
 }
 
 impl Default for Look {
@@ -148,6 +168,7 @@ impl Default for Look {
             effects: Effects::OFF,
             obstacles: ObstacleStyle::Fill,
             particle_glow: 1.0,
+            streamlines: crate::sim::streamlines::StreamlineLook::default(),
         }
     }
 }

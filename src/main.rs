@@ -24,6 +24,24 @@ enum Backend {
     Gpu,
 }
 
+/// How streamlines show (`fluid::StreamlineMode`).
+#[derive(Clone, Copy, ValueEnum)]
+enum StreamlinesArg {
+    Off,
+    Overlay,
+    Alone,
+}
+
+impl From<StreamlinesArg> for dyeflow::fluid::StreamlineMode {
+    fn from(a: StreamlinesArg) -> Self {
+        match a {
+            StreamlinesArg::Off => Self::Off,
+            StreamlinesArg::Overlay => Self::Overlay,
+            StreamlinesArg::Alone => Self::Alone,
+        }
+    }
+}
+
 /// A built-in obstacle layout (`sim::obstacles::Layout`).
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Obstacles {
@@ -136,7 +154,7 @@ struct RenderArgs {
     #[arg(long, value_name = "N")]
     dye: Option<u32>,
     /// Parameter set: a preset file in the plugin's state format (JSON), or the name of a
-    /// factory preset: Ink, Neon, Smoke, Fire, Honey.
+    /// factory preset: Ink, Neon, Smoke, Fire, Honey, Currents.
     #[arg(long, value_name = "FILE|NAME")]
     preset: Option<PathBuf>,
     /// Obstacles: a built-in layout (none, disc, pillars, maze, ring) or a PNG image scaled
@@ -144,6 +162,10 @@ struct RenderArgs {
     /// the preset's.
     #[arg(long, value_name = "LAYOUT|MASK.png")]
     obstacles: Option<PathBuf>,
+    /// Streamlines (the flow's lines, coloured by speed): off, overlay (over the picture) or
+    /// alone (on black). Over the preset's.
+    #[arg(long, value_enum, value_name = "MODE")]
+    streamlines: Option<StreamlinesArg>,
     /// CPU solver threads, up to 4 per core (default: one per core).
     #[arg(long, default_value_t = 0)]
     threads: usize,
@@ -246,6 +268,7 @@ fn render_command(args: RenderArgs) -> ExitCode {
         dye: args.dye,
         preset: args.preset,
         obstacles: args.obstacles,
+        streamlines: args.streamlines.map(Into::into),
         progress: !args.quiet,
         cpu_threads: args.threads,
         stats: args.stats,

@@ -27,10 +27,12 @@ pub mod effects;
 pub mod heat;
 pub mod obstacles;
 pub mod particles;
+pub mod streamlines;
 pub use effects::EffectsParams;
 pub use heat::HeatParams;
 pub use obstacles::{OBSTACLES_KEY, ObstacleField, ObstacleSettings};
 pub use particles::ParticleParams;
+pub use streamlines::StreamlineParams;
 
 /// The version of the persisted state layout. Bump it whenever a parameter id, a range's meaning
 /// or a settings field changes in a way that needs [`migrate_state`] to rewrite old projects.
@@ -344,6 +346,9 @@ pub struct DyeflowParams {
     /// Particles: glowing points that notes, onsets and the mouse emit and the flow carries.
     #[nested(group = "Particles")]
     pub particles: ParticleParams,
+    /// Streamlines: the flow's lines, coloured by speed, over the picture or alone.
+    #[nested(group = "Streamlines")]
+    pub streamlines: StreamlineParams,
 }
 
 // Ranges, as functions so the editor's widgets and the tests share them with the parameters.
@@ -637,6 +642,7 @@ impl Default for DyeflowParams {
             effects: EffectsParams::default(),
             heat: HeatParams::default(),
             particles: ParticleParams::default(),
+            streamlines: StreamlineParams::default(),
         }
     }
 }

@@ -15,7 +15,7 @@
 //! checks every value first through the public `Param` previews and the enums' stable ids,
 //! and then sets them in one loop through `ParamPtr`, as the wrappers do.
 
-use crate::fluid::{ColorMode, ObstacleStyle, ToneMode};
+use crate::fluid::{ColorMode, ObstacleStyle, StreamlineMode, ToneMode};
 use crate::mapping::MappingMode;
 use crate::params::{
     DyeflowParams, OBSTACLES_KEY, ObstacleSettings, SETTINGS_KEY, Settings, migrate_state,
@@ -450,6 +450,7 @@ fn enum_index(id: &str, choice: &str) -> Option<usize> {
         "colour" => ColorMode::ids(),
         "display" => ToneMode::ids(),
         "obst_look" => ObstacleStyle::ids(),
+        "stream" => StreamlineMode::ids(),
         _ => None,
     }?;
     ids.iter().position(|&c| c == choice)
@@ -496,7 +497,7 @@ mod tests {
                 assert!(count > 1, "{id}");
             }
         }
-        assert_eq!(enums, 4, "a new enum parameter needs a line in enum_index");
+        assert_eq!(enums, 5, "a new enum parameter needs a line in enum_index");
     }
 
     #[test]

@@ -55,6 +55,10 @@ const EXPECTED: &[(&str, f32)] = &[
     ("particles", 0.0),
     ("ptcl_life", 3.0),
     ("ptcl_glow", 1.0),
+    ("stream", 0.0), // Off
+    ("stream_dens", 32.0),
+    ("stream_len", 0.3),
+    ("stream_steps", 16.0),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -165,6 +169,10 @@ fn ranges_have_the_documented_ends() {
         ("particles", 0.0, 2000.0),
         ("ptcl_life", 0.2, 20.0),
         ("ptcl_glow", 0.0, 4.0),
+        ("stream", 0.0, 2.0),
+        ("stream_dens", 4.0, 128.0),
+        ("stream_len", 0.01, 2.0),
+        ("stream_steps", 1.0, 64.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {

@@ -100,7 +100,7 @@ fn a_wrong_preset_name_lists_the_names_and_exits_2() {
     }
     let (_, _, err) = render(&dir, "out", &["--preset", "Lava"]);
     assert!(
-        err.contains("Ink, Neon, Smoke, Fire, Honey"),
+        err.contains("Ink, Neon, Smoke, Fire, Honey, Currents"),
         "the names: {err}"
     );
 }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::mapping::{MAX_PILLAR_EDITS, ObstacleEdit};
+use crate::sim::streamlines::StreamlineLook;
 
 /// Everything between the event queue and the model, shared by the engine and the offline
 /// renderer so both drive the fluid identically: the mapping (notes and audio to splats),
@@ -195,12 +196,19 @@ impl Driver {
     /// The look for frames, from the smoothed knobs.
     pub fn look(&self) -> Look {
         let d = &self.discrete;
+        let look = self
+            .smoother
+            .current()
+            .look(d.color_mode, d.tone, d.palette);
         Look {
             obstacles: d.obstacles,
-            ..self
-                .smoother
-                .current()
-                .look(d.color_mode, d.tone, d.palette)
+            streamlines: StreamlineLook {
+                mode: d.streamlines,
+                density: d.stream_density,
+                steps: d.stream_steps,
+                ..look.streamlines
+            },
+            ..look
         }
     }
 

@@ -8,11 +8,13 @@
 //! step look the same at 30, 60 or 144 steps per second.
 
 use crate::fluid::{
-    ColorMode, Effects, Look, ObstacleStyle, Palette, ToneMode, hsv_to_rgb, light_for_display,
+    ColorMode, Effects, Look, ObstacleStyle, Palette, StreamlineMode, ToneMode, hsv_to_rgb,
+    light_for_display,
 };
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
 use crate::sim::StepParams;
+use crate::sim::streamlines::StreamlineLook;
 
 /// Time constant of the physics smoothing. 60 ms turns a jump into a glide shorter than a
 /// sixteenth note at 120 BPM, yet long enough that a jump never shows as a jolt at 144 fps.
@@ -62,10 +64,12 @@ pub struct Knobs {
     /// The particles' life (seconds) and glow (see [`crate::params::ParticleParams`]).
     pub particle_life: f32,
     pub particle_glow: f32,
+    /// The streamlines' trace time, seconds (see [`crate::params::StreamlineParams`]).
+    pub stream_length: f32,
 }
 
 /// Continuous knobs smoothed together.
-const KNOBS: usize = 27;
+const KNOBS: usize = 28;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -104,6 +108,7 @@ impl Knobs {
             lift_angle: p.heat.lift_angle.value(),
             particle_life: p.particles.life.value(),
             particle_glow: p.particles.glow.value(),
+            stream_length: p.streamlines.length.value(),
         }
     }
 
@@ -151,6 +156,10 @@ impl Knobs {
             },
             obstacles: ObstacleStyle::default(),
             particle_glow: self.particle_glow,
+            streamlines: StreamlineLook {
+                length: self.stream_length,
+                ..StreamlineLook::default()
+            },
         }
     }
 
@@ -183,6 +192,7 @@ impl Knobs {
             &mut self.lift_angle,
             &mut self.particle_life,
             &mut self.particle_glow,
+            &mut self.stream_length,
         ]
     }
 
@@ -215,6 +225,7 @@ impl Knobs {
             self.lift_angle,
             self.particle_life,
             self.particle_glow,
+            self.stream_length,
         ]
     }
 }
@@ -232,6 +243,10 @@ pub struct Discrete {
     pub palette: Palette,
     /// How obstacles are drawn.
     pub obstacles: ObstacleStyle,
+    /// Whether and how streamlines show, their lines per height and trace steps.
+    pub streamlines: StreamlineMode,
+    pub stream_density: u32,
+    pub stream_steps: u32,
 }
 
 impl Discrete {
@@ -243,6 +258,9 @@ impl Discrete {
             tone: p.tone_mode.value(),
             palette: Palette::from_index(p.effects.palette.value()),
             obstacles: p.obstacle_style.value(),
+            streamlines: p.streamlines.mode.value(),
+            stream_density: p.streamlines.density.value().max(0) as u32,
+            stream_steps: p.streamlines.steps.value().max(0) as u32,
         }
     }
 }
@@ -403,6 +421,40 @@ mod tests {
             crate::sim::particles::sanitize_glow(look.particle_glow),
             0.0
         );
+    }
+
+    /// The streamline parameters reach the frames' look: the mode, density and steps at once,
+    /// the length smoothed; off by default.
+    #[test]
+    fn streamline_parameters_reach_the_look() {
+        let p = DyeflowParams::default();
+        let look = crate::engine::driver::Driver::new(&p).look();
+        assert_eq!(look.streamlines, StreamlineLook::default());
+        assert_eq!(look.streamlines.mode, StreamlineMode::Off);
+        crate::preset::apply(
+            br#"{"params": {"stream": "alone", "stream_dens": 50, "stream_len": 0.8,
+                "stream_steps": 24}}"#,
+            &p,
+        )
+        .expect("applies");
+        let look = crate::engine::driver::Driver::new(&p).look();
+        let want = StreamlineLook {
+            mode: StreamlineMode::Alone,
+            density: 50,
+            steps: 24,
+            length: 0.8,
+        };
+        let got = look.streamlines;
+        assert_eq!(
+            (got.mode, got.density, got.steps),
+            (want.mode, want.density, want.steps)
+        );
+        assert!((got.length - 0.8).abs() < 1e-5, "{got:?}");
+        let mut s = KnobsSmoother::new(Knobs::default());
+        let target = Knobs::from_params(&p);
+        assert!(!s.settled(target), "the length glides");
+        s.snap(target);
+        assert!(s.settled(target));
     }
 
     fn with_viscosity(v: f32) -> Knobs {

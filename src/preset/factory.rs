@@ -28,7 +28,7 @@ pub struct FactoryPreset {
 }
 
 /// The factory presets, in menu order.
-pub const FACTORY_PRESETS: [FactoryPreset; 5] = [
+pub const FACTORY_PRESETS: [FactoryPreset; 6] = [
     FactoryPreset {
         name: "Ink",
         description: "Dark, dense dye that lingers and curls slowly, like ink in water",
@@ -76,6 +76,16 @@ pub const FACTORY_PRESETS: [FactoryPreset; 5] = [
             "visc": 1500.0, "dye_diff": 0.0, "vel_diss": 0.5, "dye_diss": 0.4,
             "vort": 0.0, "radius": 0.06, "force": 2.5, "amount": 0.2,
             "colour": "density", "bright": 1.5, "sat": 0.85, "hue": 25.0
+        }"#,
+    },
+    FactoryPreset {
+        name: "Currents",
+        description: "The flow made visible: speed-coloured streamlines over faint, swirling dye",
+        params: r#"{
+            "visc": 0.5, "dye_diff": 0.0, "vel_diss": 0.25, "dye_diss": 0.5,
+            "vort": 0.6, "radius": 0.05, "force": 1.6, "amount": 0.8,
+            "colour": "dye", "bright": 0.35, "sat": 0.8, "hue": 0.0,
+            "stream": "overlay", "stream_dens": 40, "stream_len": 0.25, "stream_steps": 16
         }"#,
     },
 ];
@@ -197,7 +207,19 @@ mod tests {
         assert_eq!(ink.heat.buoyancy.value(), 0.0, "unnamed: no heat");
         assert!(neon.particles.amount.value() > 0.0, "Neon sheds sparks");
         assert_eq!(ink.particles.amount.value(), 0.0, "unnamed: no particles");
+        let currents = at("Currents");
+        assert_eq!(
+            currents.streamlines.mode.value(),
+            crate::fluid::StreamlineMode::Overlay,
+            "Currents shows the flow's lines"
+        );
+        assert_eq!(currents.streamlines.density.value(), 40);
+        assert_eq!(
+            ink.streamlines.mode.value(),
+            crate::fluid::StreamlineMode::Off,
+            "unnamed: no lines"
+        );
         assert!(find("Lava").is_none());
-        assert_eq!(names(), "Ink, Neon, Smoke, Fire, Honey");
+        assert_eq!(names(), "Ink, Neon, Smoke, Fire, Honey, Currents");
     }
 }

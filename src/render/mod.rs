@@ -236,6 +236,8 @@ pub struct RenderOptions {
     /// Obstacles: a built-in layout's name, or a PNG image (see [`obstacles`]); over the
     /// preset's.
     pub obstacles: Option<PathBuf>,
+    /// Streamlines, over the preset's.
+    pub streamlines: Option<crate::fluid::StreamlineMode>,
     /// Show progress on standard error: a bar in a terminal, else a line every few seconds.
     pub progress: bool,
     /// CPU solver threads; 0 for one per core. At most [`max_threads`].
@@ -260,6 +262,7 @@ impl Default for RenderOptions {
             dye: None,
             preset: None,
             obstacles: None,
+            streamlines: None,
             progress: true,
             cpu_threads: 0,
             stats: false,
@@ -510,6 +513,17 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
                 report.unknown.join(", ")
             ));
         }
+    }
+    if let Some(mode) = opts.streamlines {
+        // Through the preset reader, as a one-parameter preset: one path sets parameters.
+        let id = match mode {
+            crate::fluid::StreamlineMode::Off => "off",
+            crate::fluid::StreamlineMode::Overlay => "overlay",
+            crate::fluid::StreamlineMode::Alone => "alone",
+        };
+        let json = format!(r#"{{"params":{{"stream":"{id}"}}}}"#);
+        preset::apply(json.as_bytes(), &params)
+            .map_err(|e| RenderError::input(Path::new("--streamlines"), e))?;
     }
     // Settings: the preset's (or the defaults), then the command line.
     let mut settings = params.settings().sanitized();

@@ -36,6 +36,7 @@ pub mod multigrid;
 pub mod obstacles;
 pub mod particles;
 pub mod physics;
+pub mod streamlines;
 
 pub use cpu::CpuError;
 pub use gpu::{GpuError, GpuOptions};
@@ -43,7 +44,7 @@ pub use model::{
     Backend, GridModel, Model, ModelInfo, ModelSpec, Resolution, Snapshot, create_model,
 };
 
-use crate::fluid::{ColorMode, Look, Splat, ToneMode, VELOCITY_VALUE_SCALE};
+use crate::fluid::{ColorMode, Look, Splat, StreamlineMode, ToneMode, VELOCITY_VALUE_SCALE};
 use grid::Fields;
 
 /// "1 thread", "4 threads": the CPU solver's device line.
@@ -339,6 +340,10 @@ impl Activity {
         let shows = |exposure: f32| exposure * brightness >= invisible;
         if self.particles && look.particle_glow > 0.0 {
             // Living particles move and fade.
+            return false;
+        }
+        if look.streamlines.mode != StreamlineMode::Off && self.max_speed >= STILL_SPEED {
+            // The lines follow the flow, seen or not in the dye.
             return false;
         }
         match look.color_mode {

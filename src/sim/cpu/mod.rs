@@ -18,6 +18,7 @@ pub mod picture;
 pub mod pressure;
 pub mod reduce;
 pub mod splat;
+pub mod streamlines;
 pub mod sunrays;
 pub mod vorticity;
 
@@ -32,6 +33,7 @@ use crate::sim::particles::{CPU_CAPACITY, Particle, Spawner};
 use crate::sim::physics::{
     CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, decay_factor,
 };
+use crate::sim::streamlines::Lines;
 use pressure::{Multigrid, Split};
 
 /// The pressure state: its warm start (kept across steps) and right-hand side.
@@ -187,6 +189,8 @@ pub struct CpuSolver {
     spawner: Spawner,
     /// The particles' light at the last frame's size (three fixed-point units a pixel).
     particle_light: Vec<u32>,
+    /// The streamlines' vertices and codes (kept between frames).
+    streamlines: streamlines::Streamlines,
 }
 
 /// Why a CPU solver could not be made.
@@ -232,6 +236,7 @@ impl CpuSolver {
             picture: picture::Picture::default(),
             spawner: Spawner::new(CPU_CAPACITY),
             particle_light: Vec::new(),
+            streamlines: streamlines::Streamlines::default(),
         })
     }
 
@@ -608,7 +613,15 @@ impl Solver for CpuSolver {
                 heat: &st.heat,
                 particles: drawn.then_some(&s.particle_light[..]),
             };
-            picture.render(&src, look, width, height, out);
+            let lines = Lines::new(&look.streamlines, (cfg.width, cfg.height), (width, height));
+            if !lines.is_some_and(|l| l.alone) {
+                picture.render(&src, look, width, height, out);
+            }
+            if let Some(l) = &lines {
+                let mask = s.obstacles.as_ref().map(|o| &o.mask);
+                let grid = (cfg.width, cfg.height);
+                s.streamlines.draw(l, grid, &st.u, &st.v, mask, out);
+            }
             if let Some(o) = &s.obstacles {
                 obstacle_overlay::draw(&o.mask, look.obstacles, out, width, height);
             }

@@ -11,6 +11,7 @@ use super::passes::obstacle_overlay::OverlayUniform;
 use super::passes::obstacles::SolidsUniform;
 use super::passes::pressure::LevelUniform;
 use super::passes::reduce::ReduceUniform;
+use super::passes::streamlines::StreamUniform;
 use super::passes::{BINDINGS, GpuSplat};
 use super::shaders;
 use std::collections::BTreeMap;
@@ -154,6 +155,14 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             "Overlay",
             OverlayUniform,
             [w, h, out_w, out_h, outline, half, k, rgb]
+        ),
+        layout!(
+            "streamlines",
+            "Stream",
+            StreamUniform,
+            [
+                w, h, out_w, out_h, cols, rows, steps, alone, dt, aspect, half, sx, sy
+            ]
         ),
         layout!(
             "divergence",

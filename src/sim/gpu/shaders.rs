@@ -26,6 +26,10 @@ pub const PASSES: &[(&str, &str)] = &[
     ("bloom", include_str!("../../../shaders/bloom.wgsl")),
     ("sunrays", include_str!("../../../shaders/sunrays.wgsl")),
     (
+        "streamlines",
+        include_str!("../../../shaders/streamlines.wgsl"),
+    ),
+    (
         "obstacle_overlay",
         include_str!("../../../shaders/obstacle_overlay.wgsl"),
     ),

@@ -12,7 +12,7 @@ use super::passes::reduce::slot;
 use super::passes::{
     Advect, Bloom, Buoyancy, Colorize, Compressibility, Curl, Diffuse, Display, Divergence,
     GpuSplat, Gradient, Multigrid, Norms, ObstacleOverlay, Obstacles, Particles, Pressure, Reduce,
-    Splat, Sunrays, Vorticity,
+    Splat, Streamlines, Sunrays, Vorticity,
 };
 use crate::fluid::{ObstacleStyle, ToneMode};
 use crate::sim::grid::Fields;
@@ -20,6 +20,7 @@ use crate::sim::multigrid;
 use crate::sim::obstacles::Mask;
 use crate::sim::particles::{GPU_CAPACITY, Particle, Spawner};
 use crate::sim::physics::{CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY};
+use crate::sim::streamlines::Lines;
 use crate::sim::{
     Activity, Look, PressureMethod, SimConfig, Solver, Splat as SplatEvent, Stage, StepParams,
     StepStats,
@@ -104,6 +105,8 @@ pub struct GpuSolver {
     particles: Option<Particles>,
     /// The particles' emission, ring and lifetime (see [`Spawner`]).
     spawner: Spawner,
+    /// The streamlines' passes and buffers (made at the first frame with lines).
+    streamlines: Option<Streamlines>,
 }
 
 impl GpuSolver {
@@ -194,6 +197,7 @@ impl GpuSolver {
             in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
             frames: Frames::default(),
             particles: None,
+            streamlines: None,
             spawner: Spawner::new(GPU_CAPACITY),
             ctx,
         };
@@ -610,6 +614,18 @@ impl GpuSolver {
                 self.bloom.encode_glow(&mut d);
             }
             self.display.encode(&mut d);
+        }
+        let grid = (self.cfg.width, self.cfg.height);
+        if let Some(lines) = Lines::new(&look.streamlines, grid, (width, height)) {
+            // Over the finished frame (alone: over black), under the obstacles.
+            let pass = self
+                .streamlines
+                .get_or_insert_with(|| Streamlines::new(device));
+            let frame = self.colorize.frame();
+            pass.prepare(device, queue, &mut encoder, &self.buf, &lines, grid, frame);
+            let pass = self.streamlines.as_ref().expect("made above");
+            let mut d = self.pass(&mut encoder, "Pass: streamlines");
+            pass.encode(&mut d, &lines, self.vel);
         }
         if self.obstacles.solids().is_some() && look.obstacles != ObstacleStyle::Hidden {
             // Over the finished frame, in both tone modes.

@@ -19,6 +19,7 @@ pub(super) mod particles;
 pub(super) mod pressure;
 pub(super) mod reduce;
 pub(super) mod splat;
+pub(super) mod streamlines;
 pub(super) mod sunrays;
 pub(super) mod vorticity;
 
@@ -38,6 +39,7 @@ pub(super) use particles::Particles;
 pub(super) use pressure::Pressure;
 pub(super) use reduce::Reduce;
 pub(super) use splat::{GpuSplat, Splat};
+pub(super) use streamlines::Streamlines;
 pub(super) use sunrays::Sunrays;
 pub(super) use vorticity::Vorticity;
 
@@ -59,6 +61,7 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("pressure", pressure::binding::ALL),
     ("reduce", reduce::binding::ALL),
     ("splat", splat::binding::ALL),
+    ("streamlines", streamlines::binding::ALL),
     ("sunrays", sunrays::binding::ALL),
     ("vorticity", vorticity::binding::ALL),
 ];
