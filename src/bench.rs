@@ -41,6 +41,8 @@ pub struct BenchOptions {
     /// Particles seeded over the canvas before the run (long-lived: all of them move every
     /// step and show in every frame); 0: none.
     pub particles: usize,
+    /// Time a frame of the default streamlines alone (`streamlines_ms`).
+    pub streamlines: bool,
     /// Output size of the colour stage's timings (`colour_ms`, `display_gpu_ms`).
     pub frame_size: (usize, usize),
 }
@@ -76,6 +78,13 @@ pub struct BenchResult {
     /// ms; on the GPU with the wait for it. (Their drawing is in `colour_ms`.)
     #[serde(skip_serializing_if = "Option::is_none")]
     pub particles_ms: Option<f64>,
+    /// Streamlines drawn by `streamlines_ms` (`--streamlines`; 0: not timed).
+    pub streamlines: usize,
+    /// Median wall time of a `frame` frame of the default streamlines alone, ms: on the CPU
+    /// their trace, drawing and composite alone; on the GPU with colorize (its frame runs the
+    /// picture's passes under them) and the readback.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub streamlines_ms: Option<f64>,
     /// The GPU adapter (GPU runs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
@@ -176,6 +185,14 @@ pub fn bench_looks() -> [Look; 3] {
     ]
 }
 
+/// The streamlines `--streamlines` times: a new instance's, alone.
+pub fn bench_streamlines() -> crate::sim::streamlines::StreamlineLook {
+    crate::sim::streamlines::StreamlineLook {
+        mode: crate::fluid::StreamlineMode::Alone,
+        ..Default::default()
+    }
+}
+
 /// Median time of the colour stage alone at `size` with `look` (on the GPU, with readback),
 /// after one untimed render (the first at a new size pays for allocations); with
 /// `gpu_ms`, also the medians of what it reports after each render.
@@ -239,6 +256,8 @@ struct SceneRun {
     gpu_frame_ms: Option<[f64; 2]>,
     solid_flux_max: f64,
     particles_ms: Option<f64>,
+    /// Lines drawn and their frame's time (`--streamlines`).
+    streamlines: Option<(usize, f64)>,
 }
 
 /// Project the current flow once more and measure the largest speed through a solid face
@@ -283,6 +302,7 @@ fn run_scene<S: Solver>(
         gpu_frame_ms: None,
         solid_flux_max: 0.0,
         particles_ms: None,
+        streamlines: None,
     };
     for n in 0..steps {
         if let Some(mut s) = scene_splats(n) {
@@ -332,6 +352,16 @@ fn run_scene<S: Solver>(
         colour_time(solver, &show, frame, none).0,
     ];
     run.colour_plain_ms = colour_time(solver, &plain, frame, none).0;
+    if opts.streamlines {
+        let look = Look {
+            streamlines: bench_streamlines(),
+            ..plain
+        };
+        let grid = (opts.size, opts.size);
+        let lines = crate::sim::streamlines::Lines::new(&look.streamlines, grid, frame)
+            .map_or(0, |l| l.seeds());
+        run.streamlines = Some((lines, colour_time(solver, &look, frame, none).0));
+    }
     Ok(run)
 }
 
@@ -370,6 +400,8 @@ impl SceneRun {
             heat: opts.heat,
             particles: opts.particles,
             particles_ms: self.particles_ms,
+            streamlines: self.streamlines.map_or(0, |s| s.0),
+            streamlines_ms: self.streamlines.map(|s| s.1),
             adapter,
             frame_ms: Some(self.frame_ms),
             colour_ms: Some(self.colour_ms),

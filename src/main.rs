@@ -380,6 +380,10 @@ struct BenchArgs {
     /// at most 131072 on the CPU, 1048576 on the GPU).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u32).range(0..=1_048_576))]
     particles: u32,
+    /// Streamlines: times the frame with the lines alone (the default lines: 32 per height,
+    /// 16 steps; the JSON reports streamlines, their number, and streamlines_ms).
+    #[arg(long)]
+    streamlines: bool,
     /// Output size WxH of the colour stage's timings (colour_ms; on the GPU also
     /// colorize_gpu_ms and display_gpu_ms, from timestamp queries).
     #[arg(long, default_value = "1280x720", value_parser = parse_frame_size)]
@@ -454,6 +458,12 @@ fn print_row(r: &BenchResult) -> bool {
             say(&format!(
                 "         {} particles: their step stage {ms:.3} ms",
                 r.particles
+            ))
+        })
+        && r.streamlines_ms.is_none_or(|ms| {
+            say(&format!(
+                "         {} streamlines alone at {}: {ms:.3} ms a frame",
+                r.streamlines, r.frame
             ))
         })
 }
@@ -565,6 +575,7 @@ fn bench(args: BenchArgs) -> ExitCode {
                 obstacles: args.obstacles.into(),
                 heat: args.heat,
                 particles: args.particles as usize,
+                streamlines: args.streamlines,
                 frame_size: args.frame_size,
             };
             let r = match args.backend {

@@ -927,3 +927,48 @@ fn bench_reports_particles() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--particles"), "{err}");
 }
+
+/// `--streamlines` times a frame of the lines alone: the JSON has their number (32 rows of 32
+/// on a square grid) and time, the table a line; without it, neither.
+#[test]
+fn bench_reports_streamlines() {
+    let base = [
+        "bench",
+        "--backend",
+        "cpu",
+        "--size",
+        "32",
+        "--steps",
+        "3",
+        "--iters",
+        "2",
+        "--frame-size",
+        "64x36",
+    ];
+    let args: Vec<&str> = base
+        .iter()
+        .chain(&["--streamlines", "--json"])
+        .copied()
+        .collect();
+    let (code, out, err) = run(&args);
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(r["streamlines"], 32 * 32, "{out}");
+    assert!(
+        r["streamlines_ms"].as_f64().is_some_and(|ms| ms > 0.0),
+        "{out}"
+    );
+    let (code, out, _) = run(&base.iter().chain(&["--json"]).copied().collect::<Vec<_>>());
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("\"streamlines\":0") && !out.contains("streamlines_ms"),
+        "{out}"
+    );
+    let (code, out, _) = run(&base
+        .iter()
+        .chain(&["--streamlines"])
+        .copied()
+        .collect::<Vec<_>>());
+    assert_eq!(code, 0);
+    assert!(out.contains("1024 streamlines alone at 64x36"), "{out}");
+}

@@ -50,6 +50,11 @@ const BUOYANCY_TO: (u32, u32) = (805, 701);
 const PARTICLES_HEADER: (u32, u32) = (620, 830);
 const PARTICLES_FROM: (u32, u32) = (745, 854);
 const PARTICLES_TO: (u32, u32) = (805, 854);
+/// The Streamlines section's header, under the open Particles section's three sliders, and its
+/// second row (Stream density, under the mode's combo) once it is open.
+const STREAMLINES_HEADER: (u32, u32) = (630, 935);
+const DENSITY_FROM: (u32, u32) = (745, 977);
+const DENSITY_TO: (u32, u32) = (805, 977);
 
 /// The canvas: 16:9, the window's full width, centred vertically (rows 230 to 770).
 const CANVAS_TOP: f32 = 230.0;
@@ -286,6 +291,20 @@ fn the_panel_draws_erases_and_clears_obstacles() {
             .iter()
             .any(|l| l.ends_with("GESTURE set particles")),
         "the drag set no value"
+    );
+
+    // Streamlines, the section under Particles: opened, its density slider dragged through
+    // the host's gestures.
+    click(STREAMLINES_HEADER);
+    let s = shot();
+    save(&s, "streamlines-open.png");
+    drag(DENSITY_FROM, DENSITY_TO);
+    assert!(
+        h.wait_for(
+            |l| l.ends_with("GESTURE end stream_dens"),
+            Duration::from_secs(5)
+        ),
+        "no Stream density gesture (screenshot streamlines-open.png)"
     );
     assert!(
         h.quit(Duration::from_secs(20)),

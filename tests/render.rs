@@ -624,3 +624,72 @@ fn obstacles_show_in_the_render() {
     );
     assert_ne!(colour_at(&frame(&dir, 18), centre), FILL, "after it");
 }
+
+/// `--streamlines alone` draws the flow's lines on black, in the speed ramp's colours, with
+/// the obstacles over them; `overlay` draws them over the dye picture; the Currents preset
+/// turns them on; without them the frame is the dye's.
+#[test]
+fn streamlines_show_in_the_render() {
+    use dyeflow::fluid::{OBSTACLE_FILL_RGB8 as FILL, StreamlineMode};
+    let dir = scratch("streamlines");
+    let mid = dir.join("chord.mid");
+    std::fs::write(
+        &mid,
+        midi_file(&[(0.0, 1.0, 60), (0.1, 1.0, 64), (0.2, 1.0, 67)]),
+    )
+    .unwrap();
+    let run = |streamlines: Option<StreamlineMode>, preset: Option<&str>| {
+        let opts = RenderOptions {
+            midi: Some(mid.clone()),
+            obstacles: Some("pillars".into()),
+            streamlines,
+            preset: preset.map(Into::into),
+            ..small(&dir, 10, 1.0)
+        };
+        render::render(&opts, &AtomicBool::new(false)).unwrap();
+        frame(&dir, 8)
+    };
+    let pixels = |f: &Image| {
+        f.rgba
+            .chunks(4)
+            .map(|p| [p[0], p[1], p[2]])
+            .collect::<Vec<_>>()
+    };
+    let alone = pixels(&run(Some(StreamlineMode::Alone), None));
+    let black = alone.iter().filter(|p| **p == [0, 0, 0]).count();
+    let solid = alone.iter().filter(|p| **p == FILL).count();
+    let lit = alone.len() - black - solid;
+    // The lines: some, thin (most of the frame stays black), coloured (the ramp has no grey).
+    assert!(
+        lit > 500 && black > alone.len() / 2,
+        "{lit} lit, {black} black"
+    );
+    assert!(solid > 100, "the pillars over the lines: {solid}");
+    // Saturated: the ramp's stops are all far from grey, and blending them with black keeps
+    // their chroma over their value (only the pillars' anti-aliased rims mix in grey).
+    let bright = |p: &&[u8; 3]| **p != FILL && *p.iter().max().unwrap() >= 48;
+    let (n, coloured) = alone.iter().filter(bright).fold((0, 0), |(n, c), p| {
+        let (hi, lo) = (
+            p.iter().max().map_or(0, |&x| u32::from(x)),
+            p.iter().min().map_or(0, |&x| u32::from(x)),
+        );
+        (n + 1, c + usize::from(2 * (hi - lo) >= hi))
+    });
+    assert!(n > 200 && coloured * 10 > n * 9, "{coloured} of {n}");
+
+    let off = pixels(&run(None, None));
+    let overlay = pixels(&run(Some(StreamlineMode::Overlay), None));
+    let changed = off.iter().zip(&overlay).filter(|(a, b)| a != b).count();
+    assert!(changed > 500, "the lines over the dye: {changed}");
+    // Where the lines are not, the overlay is the picture.
+    let kept = off
+        .iter()
+        .zip(&overlay)
+        .zip(&alone)
+        .filter(|((a, b), l)| **l == [0, 0, 0] && a == b)
+        .count();
+    assert!(kept * 100 >= black * 99, "{kept} of {black}");
+    let currents = pixels(&run(None, Some("Currents")));
+    let currents_off = pixels(&run(Some(StreamlineMode::Off), Some("Currents")));
+    assert_ne!(currents, currents_off, "Currents draws lines");
+}

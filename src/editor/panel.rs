@@ -519,6 +519,14 @@ impl Panel {
             slider(ui, &p.particles.life, setter, cols);
             slider(ui, &p.particles.glow, setter, cols);
         });
+        // Streamlines (collapsed: off until shown).
+        section(ui, "Streamlines", false, |ui| {
+            let s = &p.streamlines;
+            choice(ui, &s.mode, setter, cols);
+            slider(ui, &s.density, setter, cols);
+            slider(ui, &s.length, setter, cols);
+            slider(ui, &s.steps, setter, cols);
+        });
         section(ui, "Look", true, |ui| {
             choice(ui, &p.color_mode, setter, cols);
             choice(ui, &p.tone_mode, setter, cols);

@@ -521,7 +521,11 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
             crate::fluid::StreamlineMode::Overlay => "overlay",
             crate::fluid::StreamlineMode::Alone => "alone",
         };
-        let json = format!(r#"{{"params":{{"stream":"{id}"}}}}"#);
+        // Stamped with this version: no migration of older states applies to it.
+        use crate::params::{STATE_VERSION, STATE_VERSION_KEY};
+        let json = format!(
+            r#"{{"params":{{"stream":"{id}"}},"fields":{{"{STATE_VERSION_KEY}":"{STATE_VERSION}"}}}}"#
+        );
         preset::apply(json.as_bytes(), &params)
             .map_err(|e| RenderError::input(Path::new("--streamlines"), e))?;
     }

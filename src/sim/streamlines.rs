@@ -365,4 +365,32 @@ mod tests {
         assert_eq!(fade(0, 4), TAIL_ALPHA + 0.25 * (1.0 - TAIL_ALPHA));
         assert_eq!(fade(3, 4), 1.0);
     }
+
+    /// A flow whose dye has faded still moves its lines: with streamlines on the picture is
+    /// not still while anything flows, and it is once the flow stops.
+    #[test]
+    fn lines_keep_a_flowing_picture_alive() {
+        use crate::fluid::Look;
+        use crate::sim::Activity;
+        let flowing = Activity {
+            max_speed: 0.2,
+            max_dye: 0.0,
+            particles: false,
+        };
+        let plain = Look::default();
+        assert!(
+            flowing.still(&plain, false),
+            "no dye, no lines: nothing shows"
+        );
+        let lines = Look {
+            streamlines: on(32),
+            ..plain
+        };
+        assert!(!flowing.still(&lines, false));
+        let rest = Activity {
+            max_speed: 0.0,
+            ..flowing
+        };
+        assert!(rest.still(&lines, false));
+    }
 }
