@@ -1,13 +1,15 @@
 // streamlines.wgsl: PixelFlow's streamlines, three passes (sim/streamlines.rs has the model).
 //   trace_streamlines: one thread per seed traces its line, `steps` midpoint steps of `dt`
 //     seconds through the staggered velocity, stopping before a step that would leave the
-//     canvas, end in a solid cell or go non-finite; writes its steps + 1 vertices.
+//     canvas, end in a solid cell, go non-finite or make the line longer than MAX_LINE;
+//     writes its steps + 1 vertices.
 //   draw_streamlines: one thread per segment covers the pixels near it (boxes around pieces of
 //     at most PIECE_PX) with the largest code (opacity << 16 | speed) by atomicMax, so the
 //     result does not depend on the order and equals the CPU's.
 //   composite_streamlines: one thread per pixel blends the ramp's colour at its speed over the
 //     frame by its opacity (alone: over black, every pixel written).
-// Mirrors cpu/streamlines.rs operation for operation. Positions are in canvas units (x right
+// Mirrors cpu/streamlines.rs operation for operation (a driver may fuse a multiply and an add
+// the CPU rounds twice; the parity test's tolerance covers it). Positions are in canvas units (x right
 // in [0, aspect], y up in [0, 1]); pixels x right, y down, centres at (i + 0.5, j + 0.5).
 
 struct Stream {
@@ -46,13 +48,14 @@ struct Stream {
 // Threads per workgroup (1D passes).
 const SW: u32 = 256u;
 // sim::streamlines::{TAIL_ALPHA, FADE_SPEED, HALF_SPEED, ALPHA_LEVELS, SPEED_LEVELS, PIECE_PX,
-// RAMP}.
+// MAX_LINE, RAMP}.
 const TAIL_ALPHA: f32 = 0.25;
 const FADE_SPEED: f32 = 0.02;
 const HALF_SPEED: f32 = 0.3;
 const ALPHA_LEVELS: f32 = 4095.0;
 const SPEED_LEVELS: f32 = 4095.0;
 const PIECE_PX: f32 = 4.0;
+const MAX_LINE: f32 = 0.5;
 const RAMP = array<vec3<f32>, 5>(
     vec3(48.0, 64.0, 200.0),
     vec3(24.0, 170.0, 240.0),
@@ -102,6 +105,7 @@ fn trace_streamlines(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_
     let j = s / S.cols;
     var p = vec2((f32(i) + 0.5) * S.aspect / f32(S.cols), (f32(j) + 0.5) / f32(S.rows));
     var moving = !is_solid(p);
+    var length = 0.0;
     verts[s * per] = p;
     let half = 0.5 * S.dt;
     for (var k = 1u; k < per; k++) {
@@ -110,11 +114,15 @@ fn trace_streamlines(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_
             let mid = vec2(fma(half, v0.x, p.x), fma(half, v0.y, p.y));
             let m = velocity(mid);
             let q = vec2(fma(S.dt, m.x, p.x), fma(S.dt, m.y, p.y));
+            let dx = q.x - p.x;
+            let dy = q.y - p.y;
+            let longer = length + sqrt(fma(dx, dx, dy * dy));
             // False for NaN too.
             let inside = q.x >= 0.0 && q.x <= S.aspect && q.y >= 0.0 && q.y <= 1.0;
-            moving = inside && !is_solid(q);
+            moving = inside && longer <= MAX_LINE && !is_solid(q);
             if (moving) {
                 p = q;
+                length = longer;
             }
         }
         verts[s * per + k] = p;

@@ -80,9 +80,9 @@ pub struct BenchResult {
     pub particles_ms: Option<f64>,
     /// Streamlines drawn by `streamlines_ms` (`--streamlines`; 0: not timed).
     pub streamlines: usize,
-    /// Median wall time of a `frame` frame of the default streamlines alone, ms: on the CPU
-    /// their trace, drawing and composite alone; on the GPU with colorize (its frame runs the
-    /// picture's passes under them) and the readback.
+    /// Median wall time of a `frame` frame of the default streamlines alone, ms: their trace,
+    /// drawing and composite (and the obstacles' overlay over them, and on the GPU the
+    /// readback); the picture under them is not rendered.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub streamlines_ms: Option<f64>,
     /// The GPU adapter (GPU runs).

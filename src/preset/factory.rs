@@ -80,12 +80,13 @@ pub const FACTORY_PRESETS: [FactoryPreset; 6] = [
     },
     FactoryPreset {
         name: "Currents",
-        description: "The flow made visible: speed-coloured streamlines over faint, swirling dye",
+        description: "The flow made visible: speed-coloured streamlines and sparks over faint dye",
         params: r#"{
             "visc": 0.5, "dye_diff": 0.0, "vel_diss": 0.25, "dye_diss": 0.5,
             "vort": 0.6, "radius": 0.05, "force": 1.6, "amount": 0.8,
             "colour": "dye", "bright": 0.35, "sat": 0.8, "hue": 0.0,
-            "stream": "overlay", "stream_dens": 40, "stream_len": 0.25, "stream_steps": 16
+            "stream": "overlay", "stream_dens": 40, "stream_len": 0.25, "stream_steps": 16,
+            "particles": 80.0, "ptcl_life": 3.0, "ptcl_glow": 1.5
         }"#,
     },
 ];

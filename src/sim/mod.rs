@@ -342,8 +342,10 @@ impl Activity {
             // Living particles move and fade.
             return false;
         }
-        if look.streamlines.mode != StreamlineMode::Off && self.max_speed >= STILL_SPEED {
-            // The lines follow the flow, seen or not in the dye.
+        if look.streamlines.mode != StreamlineMode::Off
+            && self.max_speed >= crate::sim::streamlines::INVISIBLE_SPEED
+        {
+            // The lines follow the flow, seen or not in the dye, until they fade out.
             return false;
         }
         match look.color_mode {

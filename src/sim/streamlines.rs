@@ -12,16 +12,17 @@
 //!   centres of a regular grid over the canvas (x right in `[0, aspect]`, y up in `[0, 1]`).
 //! - Trace: `steps` midpoint (RK2) steps of `h = length / steps` seconds each through the
 //!   staggered velocity, as the particles move: `p' = p + h v(p + h/2 v(p))`. A line stops at
-//!   the vertex before a step that would leave the canvas, end in a solid cell or go non-finite
-//!   (its remaining vertices repeat that one); a seed inside a solid draws nothing. So a line
+//!   the vertex before a step that would leave the canvas, end in a solid cell, go non-finite
+//!   or make the line longer than [`MAX_LINE`] (its remaining vertices repeat that one); a
+//!   seed inside a solid draws nothing. So a line
 //!   is as long as the fluid moves in `length` seconds: still water shows none, fast flow long
 //!   strokes, and the length reads as speed as well as the colour does.
 //! - Shape: each segment is a capsule of half width [`LINE_HALF_PX`] (scaled with the frame's
 //!   height) with a one-pixel anti-aliased edge: a pixel's coverage is
 //!   `clamp(half + 0.5 - d, 0, 1)` for its centre's distance `d` to the segment.
-//! - Colour and opacity: segment `k` of `steps` has opacity `fade(k) * still(speed)` (it
-//!   brightens from [`TAIL_ALPHA`] at the seed to 1 at the head, so a line shows which way the
-//!   fluid goes, and fades out below [`FADE_SPEED`]) and the colour of the speed ramp
+//! - Colour and opacity: segment `k` of `steps` has opacity `fade(k) * min(speed /
+//!   FADE_SPEED, 1)` (rising linearly from [`TAIL_ALPHA`] at the seed to 1 at the last step's
+//!   segment, so a line shows which way the fluid goes, and fading out below [`FADE_SPEED`]) and the colour of the speed ramp
 //!   [`RAMP`] at `t = speed / (speed + HALF_SPEED)`, with `speed` the segment's length over
 //!   `h` (canvas heights per second).
 //! - Rasteriser: every pixel keeps the largest [`code`] of the segments over it (the opacity
@@ -67,6 +68,14 @@ pub const LINE_MIN_HALF_PX: f32 = 0.5;
 pub const TAIL_ALPHA: f32 = 0.25;
 /// Speed (canvas heights per second) under which a segment fades out, linearly to 0 at rest.
 pub const FADE_SPEED: f32 = 0.02;
+/// Speed under which every line is under half an 8-bit level over black (its opacity,
+/// `speed / FADE_SPEED` at most, times the brightest ramp channel, 250): the picture of a
+/// slower flow no longer changes.
+pub const INVISIBLE_SPEED: f32 = FADE_SPEED * 0.5 / 255.0;
+/// Longest line, canvas heights: a line stops before a step that would take it further (a
+/// longer one is no longer readable as a stroke, and this bounds what a frame of very fast
+/// flow and a long trace costs to draw).
+pub const MAX_LINE: f32 = 0.5;
 /// Speed (canvas heights per second) at the middle of the ramp.
 pub const HALF_SPEED: f32 = 0.3;
 /// The speed ramp, 8-bit sRGB, evenly spaced from slow (first) to fast (last): deep blue,
@@ -79,7 +88,7 @@ pub const RAMP: [[u8; 3]; 5] = [
     [250, 200, 40],
     [240, 60, 40],
 ];
-/// Levels of a code's opacity (high 16 bits) and speed (low 16 bits).
+/// The largest quantised opacity (high 16 bits of a code) and speed (low 16 bits): 0 to 4095.
 pub const ALPHA_LEVELS: f32 = 4095.0;
 pub const SPEED_LEVELS: f32 = 4095.0;
 /// Longest piece of a segment the rasteriser covers with one box of pixels: a long segment
@@ -165,12 +174,14 @@ impl Lines {
         let aspect = grid.0 as f32 / grid.1 as f32;
         let cols_for = |rows: usize| ((rows as f32 * aspect).round() as usize).max(1);
         let mut rows = look.density as usize;
+        // (One row of a canvas wider than MAX_SEEDS cells may hold more: grids are at most
+        // 8192 wide.)
         while rows > 1 && rows * cols_for(rows) > MAX_SEEDS {
             rows -= 1;
         }
         let half = (LINE_HALF_PX * frame.1 as f32 / LINE_REFERENCE_HEIGHT_PX).max(LINE_MIN_HALF_PX);
         Some(Self {
-            cols: cols_for(rows).min(MAX_SEEDS),
+            cols: cols_for(rows),
             rows,
             steps: look.steps as usize,
             h: look.length / look.steps as f32,
@@ -226,8 +237,9 @@ impl Lines {
     }
 }
 
-/// Opacity of segment `k` of `steps`: rising linearly from [`TAIL_ALPHA`] at the seed to 1
-/// at the head's segment.
+/// Opacity of segment `k` of `steps`, `TAIL_ALPHA + (1 - TAIL_ALPHA) (k + 1) / steps`:
+/// rising linearly from the seed (where it would be [`TAIL_ALPHA`]) to 1 at the last step's
+/// segment.
 #[inline(always)]
 pub fn fade(k: usize, steps: usize) -> f32 {
     let f = (k + 1) as f32 / steps as f32;
@@ -262,7 +274,7 @@ pub fn distance(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
 }
 
 /// A pixel's code: opacity `alpha` (0..1) in the high 16 bits, speed position `t` (0..1) in
-/// the low 16, each quantised to 4095 levels (round to nearest). 0: nothing drawn.
+/// the low 16, each quantised to 0..=4095 (round to nearest). 0: nothing drawn.
 #[inline(always)]
 pub fn code(alpha: f32, t: f32) -> u32 {
     let a = (alpha.clamp(0.0, 1.0) * ALPHA_LEVELS + 0.5) as u32;

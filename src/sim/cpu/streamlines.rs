@@ -6,7 +6,9 @@
 use super::advect::{Flow, Grid};
 use crate::sim::obstacles::Mask;
 use crate::sim::particles::solid_at;
-use crate::sim::streamlines::{Lines, PIECE_PX, blend, code, coverage, decode, distance, ramp};
+use crate::sim::streamlines::{
+    Lines, MAX_LINE, PIECE_PX, blend, code, coverage, decode, distance, ramp,
+};
 use rayon::prelude::*;
 
 /// Seeds per rayon task.
@@ -81,6 +83,7 @@ fn trace_line(lines: &Lines, flow: &Flow, mask: Option<&Mask>, n: f32, s: usize,
     let (h, half) = (lines.h, 0.5 * lines.h);
     let mut p = lines.seed(s);
     let mut moving = !solid(p);
+    let mut length = 0.0f32;
     line[0] = p;
     for vertex in &mut line[1..] {
         if moving {
@@ -88,11 +91,14 @@ fn trace_line(lines: &Lines, flow: &Flow, mask: Option<&Mask>, n: f32, s: usize,
             let mid = [half.mul_add(vx, p[0]), half.mul_add(vy, p[1])];
             let (mx, my) = vel(mid);
             let q = [h.mul_add(mx, p[0]), h.mul_add(my, p[1])];
-            // `!(a <= x)` is true for NaN too.
+            let (dx, dy) = (q[0] - p[0], q[1] - p[1]);
+            let longer = length + dx.mul_add(dx, dy * dy).sqrt();
+            // False for NaN too.
             let inside = q[0] >= 0.0 && q[0] <= lines.aspect && q[1] >= 0.0 && q[1] <= 1.0;
-            moving = inside && !solid(q);
+            moving = inside && longer <= MAX_LINE && !solid(q);
             if moving {
                 p = q;
+                length = longer;
             }
         }
         *vertex = p;
@@ -128,13 +134,13 @@ fn raster_band(lines: &Lines, vertices: &[[f32; 2]], (first, last): (usize, usiz
     let (top, bottom) = (first as f32 - reach, last as f32 + reach);
     for line in vertices.chunks_exact(lines.steps + 1) {
         for (k, ends) in line.windows(2).enumerate() {
-            let Some((alpha, t)) = lines.segment(k, ends[0], ends[1]) else {
-                continue;
-            };
             let (a, b) = (lines.to_pixels(ends[0]), lines.to_pixels(ends[1]));
             if a[1].max(b[1]) < top || a[1].min(b[1]) > bottom {
                 continue;
             }
+            let Some((alpha, t)) = lines.segment(k, ends[0], ends[1]) else {
+                continue;
+            };
             for_each_pixel(a, b, reach, (width, height), (first, last), |i, j, centre| {
                 let c = code(alpha * coverage(distance(centre, a, b), lines.half), t);
                 let px = &mut band[(j - first) * width + i];
@@ -263,6 +269,10 @@ mod tests {
         let last = verts.chunks(9).last().unwrap();
         assert!(last.iter().all(|p| p[0] <= 2.0));
         assert_eq!(last[8], last[1], "{last:?}");
+        // Steps of 0.2: a line stops before it grows longer than MAX_LINE (0.5).
+        let first = &verts[..9];
+        assert!((first[2][0] - first[0][0] - 0.4).abs() < 1e-5, "{first:?}");
+        assert!(first[3..].iter().all(|&p| p == first[2]), "{first:?}");
     }
 
     /// A solid-body rotation: the midpoint rule keeps every vertex on its seed's circle to

@@ -593,18 +593,24 @@ impl GpuSolver {
         queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&params));
         queue.write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
         let mut encoder = device.create_command_encoder(&Default::default());
-        if particles {
+        let grid = (self.cfg.width, self.cfg.height);
+        let lines = Lines::new(&look.streamlines, grid, (width, height));
+        // Lines alone cover every pixel: no picture under them (unless its passes are timed,
+        // whose timestamps are read back).
+        let drawn = !lines.is_some_and(|l| l.alone) || self.frame_timing.is_some();
+        if particles && drawn {
             encoder.clear_buffer(self.colorize.particle_light(), 0, None);
         }
         // The particles draw in the colorize pass (its timestamps time both).
-        let mut d = self.frame_pass(&mut encoder, "Pass: colorize", 0);
-        if particles && let Some(pp) = &mut self.particles {
-            pp.encode_draw(device, &self.buf, &mut d, self.colorize.particle_light());
+        if drawn {
+            let mut d = self.frame_pass(&mut encoder, "Pass: colorize", 0);
+            if particles && let Some(pp) = &mut self.particles {
+                pp.encode_draw(device, &self.buf, &mut d, self.colorize.particle_light());
+            }
+            self.colorize.encode(&mut d, self.vel, self.dye, self.heat);
         }
-        self.colorize.encode(&mut d, self.vel, self.dye, self.heat);
-        drop(d);
         let filmic = look.tone != ToneMode::Legacy;
-        if filmic {
+        if filmic && drawn {
             let mut d = self.frame_pass(&mut encoder, "Pass: display", 2);
             let fx = look.effects.sanitized();
             if picture.effects != 0 && self.bloom.encode_down_up(&mut d, &fx) {
@@ -615,8 +621,7 @@ impl GpuSolver {
             }
             self.display.encode(&mut d);
         }
-        let grid = (self.cfg.width, self.cfg.height);
-        if let Some(lines) = Lines::new(&look.streamlines, grid, (width, height)) {
+        if let Some(lines) = lines {
             // Over the finished frame (alone: over black), under the obstacles.
             let pass = self
                 .streamlines
