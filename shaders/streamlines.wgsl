@@ -133,7 +133,8 @@ fn to_pixels(p: vec2<f32>) -> vec2<f32> {
     return vec2(p.x * S.sx, (1.0 - p.y) * S.sy);
 }
 
-fn distance_to(p: vec2<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
+// The square of the distance from p to the segment a..b.
+fn distance2(p: vec2<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
     let ex = b.x - a.x;
     let ey = b.y - a.y;
     let px = p.x - a.x;
@@ -145,7 +146,7 @@ fn distance_to(p: vec2<f32>, a: vec2<f32>, b: vec2<f32>) -> f32 {
     }
     let qx = fma(t, -ex, px);
     let qy = fma(t, -ey, py);
-    return sqrt(fma(qx, qx, qy * qy));
+    return fma(qx, qx, qy * qy);
 }
 
 fn code(alpha: f32, t: f32) -> u32 {
@@ -203,10 +204,13 @@ fn draw_streamlines(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_w
         for (var j = cj.x; j < cj.y; j++) {
             for (var i = ci.x; i < ci.y; i++) {
                 let centre = vec2(f32(i) + 0.5, f32(j) + 0.5);
-                let cov = clamp(S.half + 0.5 - distance_to(centre, a, b), 0.0, 1.0);
-                let c = code(alpha * cov, t);
-                if (c != 0u) {
-                    atomicMax(&cover[j * S.out_w + i], c);
+                let d2 = distance2(centre, a, b);
+                if (d2 < reach * reach) {
+                    let cov = clamp(S.half + 0.5 - sqrt(d2), 0.0, 1.0);
+                    let c = code(alpha * cov, t);
+                    if (c != 0u) {
+                        atomicMax(&cover[j * S.out_w + i], c);
+                    }
                 }
             }
         }

@@ -261,6 +261,12 @@ pub fn coverage(d: f32, half: f32) -> f32 {
 /// Distance from `p` to the segment `a`..`b` (pixels).
 #[inline(always)]
 pub fn distance(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
+    distance2(p, a, b).sqrt()
+}
+
+/// The square of [`distance`]: a pixel whose square is at least `reach²` is not covered.
+#[inline(always)]
+pub fn distance2(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
     let (ex, ey) = (b[0] - a[0], b[1] - a[1]);
     let (px, py) = (p[0] - a[0], p[1] - a[1]);
     let len2 = ex.mul_add(ex, ey * ey);
@@ -270,7 +276,7 @@ pub fn distance(p: [f32; 2], a: [f32; 2], b: [f32; 2]) -> f32 {
         0.0
     };
     let (qx, qy) = (t.mul_add(-ex, px), t.mul_add(-ey, py));
-    qx.mul_add(qx, qy * qy).sqrt()
+    qx.mul_add(qx, qy * qy)
 }
 
 /// A pixel's code: opacity `alpha` (0..1) in the high 16 bits, speed position `t` (0..1) in

@@ -7,7 +7,7 @@ use super::advect::{Flow, Grid};
 use crate::sim::obstacles::Mask;
 use crate::sim::particles::solid_at;
 use crate::sim::streamlines::{
-    Lines, MAX_LINE, PIECE_PX, blend, code, coverage, decode, distance, ramp,
+    Lines, MAX_LINE, PIECE_PX, blend, code, coverage, decode, distance2, ramp,
 };
 use rayon::prelude::*;
 
@@ -131,6 +131,7 @@ kernel! {
 fn raster_band(lines: &Lines, vertices: &[[f32; 2]], (first, last): (usize, usize), band: &mut [u32]) {
     let (width, height) = lines.frame;
     let reach = lines.half + 0.5;
+    let reach2 = reach * reach;
     let (top, bottom) = (first as f32 - reach, last as f32 + reach);
     for line in vertices.chunks_exact(lines.steps + 1) {
         for (k, ends) in line.windows(2).enumerate() {
@@ -142,9 +143,13 @@ fn raster_band(lines: &Lines, vertices: &[[f32; 2]], (first, last): (usize, usiz
                 continue;
             };
             for_each_pixel(a, b, reach, (width, height), (first, last), |i, j, centre| {
-                let c = code(alpha * coverage(distance(centre, a, b), lines.half), t);
-                let px = &mut band[(j - first) * width + i];
-                *px = (*px).max(c);
+                // Most of a piece's box is beyond the line's reach: no square root there.
+                let d2 = distance2(centre, a, b);
+                if d2 < reach2 {
+                    let c = code(alpha * coverage(d2.sqrt(), lines.half), t);
+                    let px = &mut band[(j - first) * width + i];
+                    *px = (*px).max(c);
+                }
             });
         }
     }
