@@ -159,6 +159,26 @@ impl<'a> Flow<'a> {
     }
 }
 
+/// The midpoint moves of eight particles (see `advect_avx2::particle_moves`) with AVX2 and
+/// FMA; `false` (nothing done) without them or on a grid too small for the vector samplers.
+#[inline]
+pub(super) fn particle_moves8(
+    flow: &Flow,
+    n: f32,
+    dt: f32,
+    x: &mut [f32; 8],
+    y: &mut [f32; 8],
+) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    if simd::available() && flow.u.wide_ok() && flow.v.wide_ok() {
+        // SAFETY: AVX2 and FMA were detected; both samplers are `wide_ok`.
+        unsafe { simd::particle_moves(flow, n, dt, x, y) };
+        return true;
+    }
+    let _ = (flow, n, dt, x, y);
+    false
+}
+
 /// Advect the face velocities by themselves: `u_out`, `v_out` receive the traced values of
 /// `u_in`, `v_in` times `decay`, limited to [`MAX_SPEED`]. Wall faces are set to 0. Returns
 /// an upper bound of the distance, in cells, that any face traced back (the largest velocity

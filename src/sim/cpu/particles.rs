@@ -2,7 +2,7 @@
 //! grid, bouncing off walls and obstacles) and their drawing as additive points into a
 //! fixed-point light buffer at the picture's size. See [`crate::sim::particles`] for the model.
 
-use super::advect::{Flow, Grid};
+use super::advect::{Flow, Grid, particle_moves8};
 use crate::sim::particles::{POINT_LIGHT, Particle, footprint, light_units, sanitize_glow};
 use rayon::prelude::*;
 
@@ -118,10 +118,34 @@ pub fn advect(
         .for_each(|chunk| move_chunk(chunk, &flow, &bounds, h as f32, dt));
 }
 
-kernel! {
 /// Move the living particles of `chunk` (see [`advect`]); `n`: cells per canvas height.
-/// (Compiled for FMA too: the bilinear samples' `mul_add`s are a call into libm without it.)
+/// Eight at a time with AVX2 (the same operations, bit for bit), the rest one by one.
 fn move_chunk(chunk: &mut [Particle], flow: &Flow, bounds: &Bounds, n: f32, dt: f32) {
+    let mut blocks = chunk.chunks_exact_mut(8);
+    for block in &mut blocks {
+        if !block.iter().any(Particle::alive) {
+            continue;
+        }
+        let mut x: [f32; 8] = std::array::from_fn(|k| block[k].pos[0]);
+        let mut y: [f32; 8] = std::array::from_fn(|k| block[k].pos[1]);
+        if !particle_moves8(flow, n, dt, &mut x, &mut y) {
+            move_scalar(block, flow, bounds, n, dt);
+            continue;
+        }
+        for (k, p) in block.iter_mut().enumerate() {
+            if p.alive() {
+                p.pos = bounds.bounce(p.pos, [x[k], y[k]]);
+                p.age += dt;
+            }
+        }
+    }
+    move_scalar(blocks.into_remainder(), flow, bounds, n, dt);
+}
+
+kernel! {
+/// [`move_chunk`] one particle at a time. (Compiled for FMA too: the bilinear samples'
+/// `mul_add`s are a call into libm without it.)
+fn move_scalar(chunk: &mut [Particle], flow: &Flow, bounds: &Bounds, n: f32, dt: f32) {
     // Canvas position to centre space.
     let vel = |p: [f32; 2]| flow.at(p[0] * n - 0.5, p[1] * n - 0.5);
     let half = 0.5 * dt;
