@@ -132,6 +132,63 @@ pub enum StreamlineMode {
     Alone,
 }
 
+/// The streamline knobs' ranges.
+pub mod streamline_range {
+    /// Fewest and most seed rows (the density knob).
+    pub const MIN_DENSITY: u32 = 4;
+    pub const MAX_DENSITY: u32 = 128;
+    /// Fewest and most trace steps per line.
+    pub const MIN_STEPS: u32 = 1;
+    pub const MAX_STEPS: u32 = 64;
+    /// Shortest and longest trace time, seconds of flow.
+    pub const MIN_LENGTH_S: f32 = 0.01;
+    pub const MAX_LENGTH_S: f32 = 2.0;
+}
+use streamline_range::*;
+
+/// How the streamlines look (the part of [`Look`] that is theirs; `sim::streamlines` draws
+/// them).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StreamlineLook {
+    /// Off, over the picture, or alone.
+    pub mode: StreamlineMode,
+    /// Seed rows (lines per canvas height).
+    pub density: u32,
+    /// Trace steps per line.
+    pub steps: u32,
+    /// Trace time, seconds of flow.
+    pub length: f32,
+}
+
+impl Default for StreamlineLook {
+    /// Off; when turned on, 32 rows of 16-step lines tracing 0.3 s of flow.
+    fn default() -> Self {
+        Self {
+            mode: StreamlineMode::Off,
+            density: 32,
+            steps: 16,
+            length: 0.3,
+        }
+    }
+}
+
+impl StreamlineLook {
+    /// Within range (a non-finite length takes the default).
+    pub fn sanitized(self) -> Self {
+        let length = if self.length.is_finite() {
+            self.length.clamp(MIN_LENGTH_S, MAX_LENGTH_S)
+        } else {
+            Self::default().length
+        };
+        Self {
+            mode: self.mode,
+            density: self.density.clamp(MIN_DENSITY, MAX_DENSITY),
+            steps: self.steps.clamp(MIN_STEPS, MAX_STEPS),
+            length,
+        }
+    }
+}
+
 /// How frames are coloured and exposed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Look {
@@ -153,7 +210,7 @@ pub struct Look {
     /// [`crate::sim::particles::MAX_GLOW`]).
     pub particle_glow: f32,
     /// Streamlines (off by default).
-    pub streamlines: crate::sim::streamlines::StreamlineLook,
+    pub streamlines: StreamlineLook,
 }
 
 impl Default for Look {
@@ -168,7 +225,7 @@ impl Default for Look {
             effects: Effects::OFF,
             obstacles: ObstacleStyle::Fill,
             particle_glow: 1.0,
-            streamlines: crate::sim::streamlines::StreamlineLook::default(),
+            streamlines: StreamlineLook::default(),
         }
     }
 }

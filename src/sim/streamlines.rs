@@ -45,15 +45,8 @@
 
 use crate::fluid::StreamlineMode;
 
-/// Fewest and most seed rows (the density knob).
-pub const MIN_DENSITY: u32 = 4;
-pub const MAX_DENSITY: u32 = 128;
-/// Fewest and most trace steps per line.
-pub const MIN_STEPS: u32 = 1;
-pub const MAX_STEPS: u32 = 64;
-/// Shortest and longest trace time, seconds of flow.
-pub const MIN_LENGTH_S: f32 = 0.01;
-pub const MAX_LENGTH_S: f32 = 2.0;
+pub use crate::fluid::StreamlineLook;
+pub use crate::fluid::streamline_range::*;
 /// Most seeds of a frame (a very wide canvas gets fewer rows).
 pub const MAX_SEEDS: usize = 1 << 16;
 /// Half a line's width in pixels on a frame [`LINE_REFERENCE_HEIGHT_PX`] tall; it scales
@@ -94,48 +87,6 @@ pub const SPEED_LEVELS: f32 = 4095.0;
 /// Longest piece of a segment the rasteriser covers with one box of pixels: a long segment
 /// is cut into pieces, so its cost grows with its length, not with its bounding box.
 pub const PIECE_PX: f32 = 4.0;
-
-/// How the streamlines look (the part of [`crate::fluid::Look`] that is theirs).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StreamlineLook {
-    /// Off, over the picture, or alone.
-    pub mode: StreamlineMode,
-    /// Seed rows (lines per canvas height).
-    pub density: u32,
-    /// Trace steps per line.
-    pub steps: u32,
-    /// Trace time, seconds of flow.
-    pub length: f32,
-}
-
-impl Default for StreamlineLook {
-    /// Off; when turned on, 32 rows of 16-step lines tracing 0.3 s of flow.
-    fn default() -> Self {
-        Self {
-            mode: StreamlineMode::Off,
-            density: 32,
-            steps: 16,
-            length: 0.3,
-        }
-    }
-}
-
-impl StreamlineLook {
-    /// Within range (a non-finite length takes the default).
-    pub fn sanitized(self) -> Self {
-        let length = if self.length.is_finite() {
-            self.length.clamp(MIN_LENGTH_S, MAX_LENGTH_S)
-        } else {
-            Self::default().length
-        };
-        Self {
-            mode: self.mode,
-            density: self.density.clamp(MIN_DENSITY, MAX_DENSITY),
-            steps: self.steps.clamp(MIN_STEPS, MAX_STEPS),
-            length,
-        }
-    }
-}
 
 /// A frame's streamlines: the seed grid, the trace and the line's size, for a canvas of a
 /// grid's aspect drawn into a frame.
