@@ -179,20 +179,25 @@ pub(super) fn residual_row_faces(
 pub(super) fn prolongate_faces(
     ce: &[f32],
     coarse: &Faces,
+    open: &[bool],
     (px, py): (&ProlongTaps, &ProlongTaps),
     fw: usize,
     out: &mut [f32],
 ) {
     let (cw, ch) = (coarse.w, coarse.h);
     let fh = py.0.len();
+    debug_assert_eq!(open.len(), cw * ch);
     let home =
         |k: usize, fine: usize, n: usize| ((k as f64 + 0.5) * n as f64 / fine as f64) as usize;
+    // The coarse column of each finer column (the same for every row).
+    let homes: Vec<usize> = (0..fw).map(|i| home(i, fw, cw).min(cw - 1)).collect();
     out.par_chunks_mut(fw).enumerate().for_each(|(j, row)| {
         let (j0, j1, wy) = py.0[j];
+        let (j0, j1) = (j0 as usize, j1 as usize);
         let hj = home(j, fh, ch).min(ch - 1);
-        for (i, o) in row.iter_mut().enumerate() {
+        for ((i, o), &hi) in row.iter_mut().enumerate().zip(&homes) {
             let (i0, i1, wx) = px.0[i];
-            let hi = home(i, fw, cw).min(cw - 1);
+            let (i0, i1) = (i0 as usize, i1 as usize);
             let joined = |ci: usize, cj: usize| {
                 if coarse.diagonal(ci, cj) <= 0.0 {
                     return false;
@@ -201,11 +206,19 @@ pub(super) fn prolongate_faces(
                 let y_ok = cj == hj || coarse.y[cj.max(hj) * cw + hi] > 0.0;
                 x_ok && y_ok
             };
+            // Away from walls (every face of the four taps open, the home cell one of them)
+            // every tap is joined: the same sums without the checks.
+            let clear = (hi == i0 || hi == i1)
+                && (hj == j0 || hj == j1)
+                && open[j0 * cw + i0]
+                && open[j0 * cw + i1]
+                && open[j1 * cw + i0]
+                && open[j1 * cw + i1];
             let (mut sum, mut weight) = (0.0f32, 0.0f32);
-            for (cj, ty) in [(j0 as usize, 1.0 - wy), (j1 as usize, wy)] {
-                for (ci, tx) in [(i0 as usize, 1.0 - wx), (i1 as usize, wx)] {
+            for (cj, ty) in [(j0, 1.0 - wy), (j1, wy)] {
+                for (ci, tx) in [(i0, 1.0 - wx), (i1, wx)] {
                     let t = tx * ty;
-                    if t > 0.0 && joined(ci, cj) {
+                    if t > 0.0 && (clear || joined(ci, cj)) {
                         sum += t * ce[cj * cw + ci];
                         weight += t;
                     }
@@ -214,4 +227,18 @@ pub(super) fn prolongate_faces(
             *o = if weight > 0.0 { sum / weight } else { 0.0 };
         }
     });
+}
+
+/// Which cells of a level have all four faces open (above 0): the prolongation's fast path.
+pub(super) fn open_cells(faces: &Faces) -> Vec<bool> {
+    let (w, h) = (faces.w, faces.h);
+    (0..w * h)
+        .map(|c| {
+            let (i, j) = (c % w, c / w);
+            faces.x[j * (w + 1) + i] > 0.0
+                && faces.x[j * (w + 1) + i + 1] > 0.0
+                && faces.y[j * w + i] > 0.0
+                && faces.y[(j + 1) * w + i] > 0.0
+        })
+        .collect()
 }

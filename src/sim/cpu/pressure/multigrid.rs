@@ -116,6 +116,8 @@ struct LevelFaces {
     regions: Option<Regions>,
     /// Whether any inner face is less than fully open (else the level smooths as usual).
     walls: bool,
+    /// The cells with all four faces open (see `faces::open_cells`).
+    open: Vec<bool>,
 }
 
 impl LevelFaces {
@@ -124,6 +126,7 @@ impl LevelFaces {
             split: SplitFaces::new(&natural),
             regions: coarsest.then(|| Regions::new(&natural)),
             walls: natural.has_walls(),
+            open: faces::open_cells(&natural),
             natural,
         }
     }
@@ -396,7 +399,7 @@ fn prolongate(coarse: &mut Level, fw: usize, fh: usize, out: &mut [f32]) {
     coarse.e.write_natural(ce, 0.0);
     if let Some(f) = &coarse.faces {
         let taps = (&coarse.prolong_x, &coarse.prolong_y);
-        faces::prolongate_faces(ce, &f.natural, taps, fw, out);
+        faces::prolongate_faces(ce, &f.natural, &f.open, taps, fw, out);
         return;
     }
     let px = &coarse.prolong_x.0;
