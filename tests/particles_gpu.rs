@@ -297,3 +297,44 @@ fn gpu_particle_light_matches_the_cpu() {
         gpu.reset();
     }
 }
+
+/// The heat and the sparks carry across a change of backend (the engine's GPU-to-CPU
+/// fallback, and a switch in the settings): CPU to GPU and back, the same particles bit for
+/// bit and the same temperature.
+#[test]
+fn heat_and_particles_cross_backends() {
+    use dyeflow::sim::{GridModel, Model};
+    let Some((cpu, gpu)) = pair(48, 32) else {
+        return;
+    };
+    let (mut c, mut g) = (GridModel::new(Box::new(cpu)), GridModel::new(Box::new(gpu)));
+    c.inject(&[Splat {
+        heat: 2.0,
+        ..busy_splat(3)
+    }]);
+    let p = StepParams {
+        dt: DT,
+        buoyancy: 1.0,
+        particle_life: 5.0,
+        ..StepParams::default()
+    };
+    for _ in 0..5 {
+        c.advance(&p);
+    }
+    let before = c.solver().read_extras();
+    assert!(before.particles.len() > 30 && !before.heat.is_empty());
+    assert!(g.restore(&c.snapshot()));
+    let on_gpu = g.solver().read_extras();
+    assert_eq!(on_gpu.particles, before.particles);
+    assert_eq!(on_gpu.heat, before.heat);
+    // And back, after a step on the GPU.
+    g.advance(&p);
+    let moved = g.solver().read_extras();
+    let cpu = CpuSolver::new(&config(48, 32), 2).unwrap();
+    let mut c2 = GridModel::new(Box::new(cpu));
+    assert!(c2.restore(&g.snapshot()));
+    let back = c2.solver().read_extras();
+    assert_eq!(back.particles, moved.particles);
+    assert_eq!(back.heat, moved.heat);
+    assert!(back.heat.iter().any(|&t| t > 0.1));
+}

@@ -266,6 +266,77 @@ impl StepParams {
     }
 }
 
+/// What a solver holds besides its [`Fields`]: the temperature and the living particles, to
+/// carry into a rebuilt solver (a new resolution or backend), so a change of settings in the
+/// middle of a show keeps the plumes and the sparks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Extras {
+    /// The temperature, a value per cell of a `heat_size` grid, row-major from the bottom row
+    /// (empty: nothing was ever heated).
+    pub heat: Vec<f32>,
+    pub heat_size: (usize, usize),
+    /// The living particles (positions in canvas units).
+    pub particles: Vec<particles::Particle>,
+}
+
+impl Extras {
+    /// The temperature resampled (bilinear, cell centres) to a `w x h` grid, 0 in the solid
+    /// cells of `mask` and where it is not finite; `None` when there is none.
+    pub fn heat_on(
+        &self,
+        (w, h): (usize, usize),
+        mask: Option<&obstacles::Mask>,
+    ) -> Option<Vec<f32>> {
+        let (sw, sh) = self.heat_size;
+        if self.heat.is_empty() || sw * sh != self.heat.len() || w * h == 0 {
+            return None;
+        }
+        let (sx, sy) = (sw as f32 / w as f32, sh as f32 / h as f32);
+        let heat = (0..w * h)
+            .map(|k| {
+                let (i, j) = (k % w, k / w);
+                if mask.is_some_and(|m| m.is_solid(i, j)) {
+                    return 0.0;
+                }
+                let t = if (sw, sh) == (w, h) {
+                    // The same grid (a change of backend): exactly the values.
+                    self.heat[k]
+                } else {
+                    let x = (i as f32 + 0.5) * sx - 0.5;
+                    let y = (j as f32 + 0.5) * sy - 0.5;
+                    grid::sample(&self.heat, sw, sh, x, y)
+                };
+                if t.is_finite() { t } else { 0.0 }
+            })
+            .collect();
+        Some(heat)
+    }
+
+    /// The particles a canvas `aspect` wide with the solids of `mask` can take, at most
+    /// `capacity`: the living ones on the canvas and out of its solids, the youngest first
+    /// when there are too many.
+    pub fn particles_for(
+        &self,
+        aspect: f32,
+        mask: Option<&obstacles::Mask>,
+        capacity: usize,
+    ) -> Vec<particles::Particle> {
+        let mut kept: Vec<particles::Particle> = self
+            .particles
+            .iter()
+            .filter(|p| p.alive())
+            .filter(|p| (0.0..=aspect).contains(&p.pos[0]) && (0.0..=1.0).contains(&p.pos[1]))
+            .filter(|p| !mask.is_some_and(|m| particles::solid_at(m, p.pos)))
+            .copied()
+            .collect();
+        if kept.len() > capacity {
+            kept.sort_by(|a, b| a.age.total_cmp(&b.age));
+            kept.truncate(capacity);
+        }
+        kept
+    }
+}
+
 /// What a step measured.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct StepStats {
@@ -439,6 +510,14 @@ pub trait Solver: Send {
     /// Replace the fields (carry-over when switching backends). Fields of another size are
     /// resampled.
     fn write_fields(&mut self, fields: &Fields);
+
+    /// The temperature and the living particles (blocking on the GPU); see [`Extras`].
+    fn read_extras(&mut self) -> Extras;
+
+    /// Take over `extras` (after the obstacles and fields): the temperature resampled to this
+    /// grid, the particles that fit this canvas ([`Extras::heat_on`],
+    /// [`Extras::particles_for`]). What `extras` lacks is cleared (no heat, no particles).
+    fn write_extras(&mut self, extras: &Extras);
 
     /// Clear every field to rest.
     fn reset(&mut self);

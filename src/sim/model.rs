@@ -10,7 +10,7 @@ use super::cpu::{CpuError, CpuSolver};
 use super::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
 use super::grid::Fields;
 use super::obstacles::Mask;
-use super::{Activity, SimConfig, Solver, StepParams, iterations_for, threads_label};
+use super::{Activity, Extras, SimConfig, Solver, StepParams, iterations_for, threads_label};
 use crate::fluid::{Look, Splat};
 use std::any::Any;
 
@@ -66,8 +66,8 @@ pub trait Model: Send {
     /// The obstacles at the model's resolution, if any.
     fn obstacles(&self) -> Option<&Mask>;
 
-    /// The fluid's state (its obstacles included), to carry over into a rebuilt model (new
-    /// resolution or backend).
+    /// The fluid's state (its obstacles, temperature and particles included), to carry over
+    /// into a rebuilt model (new resolution or backend).
     fn snapshot(&mut self) -> Snapshot;
 
     /// Take over the state of a [`Snapshot`], resampled to this model's resolution. Returns
@@ -190,10 +190,12 @@ pub fn grid_config(spec: &ModelSpec) -> SimConfig {
     cfg.sanitized()
 }
 
-/// What a [`GridModel`]'s [`Snapshot`] holds: the grid's fields and its obstacles.
+/// What a [`GridModel`]'s [`Snapshot`] holds: the grid's fields, its obstacles, its
+/// temperature and its living particles.
 struct GridSnapshot {
     fields: Fields,
     obstacles: Option<Mask>,
+    extras: Extras,
 }
 
 /// The grid fluid (stable fluids on a MAC grid with RGB dye) as a [`Model`], over the CPU or
@@ -279,6 +281,7 @@ impl Model for GridModel {
         Snapshot(Box::new(GridSnapshot {
             fields: self.solver.read_fields(),
             obstacles: self.solver.obstacles().cloned(),
+            extras: self.solver.read_extras(),
         }))
     }
 
@@ -288,6 +291,7 @@ impl Model for GridModel {
                 // The obstacles first, so the fields written are cleared inside them.
                 self.solver.set_obstacles(s.obstacles.as_ref());
                 self.solver.write_fields(&s.fields);
+                self.solver.write_extras(&s.extras);
                 true
             }
             None => false,
@@ -385,6 +389,60 @@ mod tests {
         // An empty mask is no mask.
         a.set_obstacles(Some(&Mask::empty(32, 18)));
         assert!(a.obstacles().is_none());
+    }
+
+    /// A snapshot carries the heat and the living sparks into a model of another resolution
+    /// (the heat resampled, about the same in total over the canvas; every spark, in its
+    /// place), and a model without either takes none.
+    #[test]
+    fn snapshots_carry_the_heat_and_the_particles() {
+        let mut a = grid_model(32, 18);
+        a.inject(&[Splat {
+            heat: 2.0,
+            particles: 300.0,
+            ..splat()
+        }]);
+        let p = StepParams {
+            buoyancy: 1.0,
+            ..StepParams::default()
+        };
+        a.advance(&p);
+        let mut b = grid_model(64, 36);
+        assert!(b.restore(&a.snapshot()));
+        let (ea, eb) = (a.solver().read_extras(), b.solver().read_extras());
+        assert_eq!(ea.heat_size, (32, 18));
+        assert_eq!(eb.heat_size, (64, 36));
+        let total = |e: &Extras| {
+            e.heat.iter().map(|&t| f64::from(t)).sum::<f64>()
+                / (e.heat_size.0 * e.heat_size.1) as f64
+        };
+        assert!(total(&ea) > 1e-3, "heated: {}", total(&ea));
+        let ratio = total(&eb) / total(&ea);
+        assert!((0.8..1.25).contains(&ratio), "mean heat {ratio} of before");
+        assert!(ea.particles.len() > 200, "{}", ea.particles.len());
+        assert_eq!(eb.particles.len(), ea.particles.len());
+        let (pa, pb) = (&ea.particles[0], &eb.particles[0]);
+        assert_eq!((pa.pos, pa.age), (pb.pos, pb.age));
+        // A fresh model has neither, and restoring its snapshot leaves neither: no heat, no
+        // sparks.
+        let fresh = cpu_model(16, 9).snapshot();
+        assert!(b.restore(&fresh));
+        let e = b.solver().read_extras();
+        assert!(e.particles.is_empty() && e.heat.is_empty(), "{e:?}");
+        let cold = b.probe_activity(1).expect("CPU measures").1;
+        assert!(!cold.particles);
+    }
+
+    fn grid_model(w: usize, h: usize) -> GridModel {
+        let cfg = grid_config(&ModelSpec {
+            cells: (w, h),
+            detail: 2,
+            effort_sweeps: 20,
+            backend: Backend::Cpu,
+            gpu: GpuOptions::default(),
+            cpu_threads: 1,
+        });
+        GridModel::new(Box::new(CpuSolver::new(&cfg, 1).expect("CPU solver")))
     }
 
     #[test]

@@ -628,6 +628,39 @@ impl Solver for CpuSolver {
         });
     }
 
+    fn read_extras(&mut self) -> crate::sim::Extras {
+        let s = &self.state;
+        let living = |ps: &[Particle]| ps.iter().filter(|p| p.alive()).copied().collect();
+        crate::sim::Extras {
+            heat: if s.heated {
+                s.heat.to_vec()
+            } else {
+                Vec::new()
+            },
+            heat_size: (self.cfg.width, self.cfg.height),
+            particles: if self.spawner.alive() {
+                living(&s.particles)
+            } else {
+                Vec::new()
+            },
+        }
+    }
+
+    fn write_extras(&mut self, extras: &crate::sim::Extras) {
+        let grid = (self.cfg.width, self.cfg.height);
+        let mask = self.obstacles.as_ref().map(|o| &o.mask);
+        match extras.heat_on(grid, mask) {
+            Some(heat) => self.state.heat.copy_from_slice(&heat),
+            None => self.state.heat.fill(0.0),
+        }
+        self.state.heated = !extras.heat.is_empty();
+        let aspect = grid.0 as f32 / grid.1 as f32;
+        let particles = extras.particles_for(aspect, mask, CPU_CAPACITY);
+        if !(particles.is_empty() && self.state.particles.is_empty()) {
+            self.set_particles(&particles);
+        }
+    }
+
     fn read_fields(&mut self) -> Fields {
         let s = &self.state;
         Fields {

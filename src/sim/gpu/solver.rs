@@ -740,6 +740,42 @@ impl Solver for GpuSolver {
         self.obstacles.solids().map(|o| &o.mask)
     }
 
+    fn read_extras(&mut self) -> crate::sim::Extras {
+        let heat = if self.heated {
+            self.read_heat()
+        } else {
+            Vec::new()
+        };
+        let particles = if self.spawner.alive() {
+            let mut all = self.read_particles();
+            all.retain(Particle::alive);
+            all
+        } else {
+            Vec::new()
+        };
+        crate::sim::Extras {
+            heat,
+            heat_size: (self.cfg.width, self.cfg.height),
+            particles,
+        }
+    }
+
+    fn write_extras(&mut self, extras: &crate::sim::Extras) {
+        let grid = (self.cfg.width, self.cfg.height);
+        let mask = self.obstacles.solids().map(|o| o.mask.clone());
+        let heat = extras
+            .heat_on(grid, mask.as_ref())
+            .unwrap_or_else(|| vec![0.0; grid.0 * grid.1]);
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.buf.heat[self.heat], 0, bytemuck::cast_slice(&heat));
+        self.heated = !extras.heat.is_empty();
+        let aspect = grid.0 as f32 / grid.1 as f32;
+        let particles = extras.particles_for(aspect, mask.as_ref(), GPU_CAPACITY);
+        if !(particles.is_empty() && self.particles.is_none()) {
+            self.set_particles(&particles);
+        }
+    }
+
     fn failure(&self) -> Option<GpuError> {
         self.ctx.check().err()
     }
