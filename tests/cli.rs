@@ -886,23 +886,26 @@ fn extreme_aspect_ratios_are_not_stretched() {
     assert_eq!((frame.width, frame.height), (7680, 16));
 }
 
+/// A bench run small enough for a test: 32² on the CPU, 3 steps, a 64x36 frame.
+const SMALL_BENCH: [&str; 11] = [
+    "bench",
+    "--backend",
+    "cpu",
+    "--size",
+    "32",
+    "--steps",
+    "3",
+    "--iters",
+    "2",
+    "--frame-size",
+    "64x36",
+];
+
 /// `bench --particles N` seeds them, reports their count and their stage's time in the JSON
 /// (and in the table), and refuses more than the GPU holds.
 #[test]
 fn bench_reports_particles() {
-    let base = [
-        "bench",
-        "--backend",
-        "cpu",
-        "--size",
-        "32",
-        "--steps",
-        "3",
-        "--iters",
-        "2",
-        "--frame-size",
-        "64x36",
-    ];
+    let base = SMALL_BENCH;
     fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
         base.iter().chain(extra).copied().collect()
     }
@@ -932,19 +935,7 @@ fn bench_reports_particles() {
 /// on a square grid) and time, the table a line; without it, neither.
 #[test]
 fn bench_reports_streamlines() {
-    let base = [
-        "bench",
-        "--backend",
-        "cpu",
-        "--size",
-        "32",
-        "--steps",
-        "3",
-        "--iters",
-        "2",
-        "--frame-size",
-        "64x36",
-    ];
+    let base = SMALL_BENCH;
     let args: Vec<&str> = base
         .iter()
         .chain(&["--streamlines", "--json"])

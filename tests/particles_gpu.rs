@@ -5,7 +5,7 @@
 
 mod common;
 
-use dyeflow::fluid::{Effects, Look, Splat, SplatShape, ToneMode};
+use dyeflow::fluid::{Effects, Look, Splat, ToneMode};
 use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
@@ -117,19 +117,9 @@ fn gpu_particles_match_the_cpu_in_a_rotation() {
 }
 
 fn busy_splat(k: usize) -> Splat {
-    let a = k as f32 * 0.9;
     Splat {
-        pos: [
-            0.75 + 0.5 * (k as f32 * 0.37).sin(),
-            0.5 + 0.3 * (k as f32 * 0.53).cos(),
-        ],
-        radius: 0.06,
-        color: [1.0, 0.5, 0.2],
-        amount: 0.5,
-        force: [2.5 * a.cos(), 2.5 * a.sin()],
-        shape: SplatShape::Gaussian,
         particles: 60.0,
-        ..Splat::default()
+        ..common::busy_splat(k)
     }
 }
 

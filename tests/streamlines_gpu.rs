@@ -4,7 +4,7 @@
 
 mod common;
 
-use dyeflow::fluid::{Look, Splat, SplatShape, StreamlineMode};
+use dyeflow::fluid::{Look, StreamlineMode};
 use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
@@ -17,22 +17,6 @@ fn config(w: usize, h: usize) -> SimConfig {
         pressure_iterations: 2,
         dye_scale: 1,
         ..SimConfig::new(w, h)
-    }
-}
-
-fn splat(k: usize) -> Splat {
-    let a = k as f32 * 0.9;
-    Splat {
-        pos: [
-            0.75 + 0.5 * (k as f32 * 0.37).sin(),
-            0.5 + 0.3 * (k as f32 * 0.53).cos(),
-        ],
-        radius: 0.06,
-        color: [1.0, 0.5, 0.2],
-        amount: 0.5,
-        force: [2.5 * a.cos(), 2.5 * a.sin()],
-        shape: SplatShape::Gaussian,
-        ..Splat::default()
     }
 }
 
@@ -69,7 +53,7 @@ fn gpu_streamlines_match_the_cpu() {
         ..StepParams::default()
     };
     for k in 0..40 {
-        cpu.inject(&[splat(k)]);
+        cpu.inject(&[common::busy_splat(k)]);
         cpu.step(&p);
     }
     gpu.write_fields(&cpu.read_fields());

@@ -303,16 +303,20 @@ impl Model for GridModel {
 mod tests {
     use super::*;
 
-    fn cpu_model(w: usize, h: usize) -> Box<dyn Model> {
-        let spec = ModelSpec {
+    /// A `w x h` CPU model's spec: dye twice as fine, one thread.
+    fn cpu_spec(w: usize, h: usize) -> ModelSpec {
+        ModelSpec {
             cells: (w, h),
             detail: 2,
             effort_sweeps: 20,
             backend: Backend::Cpu,
             gpu: GpuOptions::default(),
             cpu_threads: 1,
-        };
-        create_model(&spec).expect("CPU model").0
+        }
+    }
+
+    fn cpu_model(w: usize, h: usize) -> Box<dyn Model> {
+        create_model(&cpu_spec(w, h)).expect("CPU model").0
     }
 
     fn splat() -> Splat {
@@ -434,14 +438,7 @@ mod tests {
     }
 
     fn grid_model(w: usize, h: usize) -> GridModel {
-        let cfg = grid_config(&ModelSpec {
-            cells: (w, h),
-            detail: 2,
-            effort_sweeps: 20,
-            backend: Backend::Cpu,
-            gpu: GpuOptions::default(),
-            cpu_threads: 1,
-        });
+        let cfg = grid_config(&cpu_spec(w, h));
         GridModel::new(Box::new(CpuSolver::new(&cfg, 1).expect("CPU solver")))
     }
 

@@ -12,6 +12,24 @@ pub mod xvfb;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+/// Splat `k` of a busy scene: pushes in turning directions at places wandering over a 16:9
+/// canvas (the GPU parity tests' stirring).
+pub fn busy_splat(k: usize) -> dyeflow::fluid::Splat {
+    let a = k as f32 * 0.9;
+    dyeflow::fluid::Splat {
+        pos: [
+            0.75 + 0.5 * (k as f32 * 0.37).sin(),
+            0.5 + 0.3 * (k as f32 * 0.53).cos(),
+        ],
+        radius: 0.06,
+        color: [1.0, 0.5, 0.2],
+        amount: 0.5,
+        force: [2.5 * a.cos(), 2.5 * a.sin()],
+        shape: dyeflow::fluid::SplatShape::Gaussian,
+        ..dyeflow::fluid::Splat::default()
+    }
+}
+
 /// A seeded generator, so failures reproduce.
 pub fn rng(seed: u64) -> SmallRng {
     SmallRng::seed_from_u64(seed)
