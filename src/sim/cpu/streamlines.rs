@@ -130,8 +130,8 @@ kernel! {
 /// Draw the segments' pixels in rows `first..last` into `band` (see [`raster`]).
 fn raster_band(lines: &Lines, vertices: &[[f32; 2]], (first, last): (usize, usize), band: &mut [u32]) {
     let (width, height) = lines.frame;
-    let reach = lines.half + 0.5;
-    let reach2 = reach * reach;
+    let half = lines.half;
+    let reach = half + 0.5;
     let (top, bottom) = (first as f32 - reach, last as f32 + reach);
     for line in vertices.chunks_exact(lines.steps + 1) {
         for (k, ends) in line.windows(2).enumerate() {
@@ -142,13 +142,15 @@ fn raster_band(lines: &Lines, vertices: &[[f32; 2]], (first, last): (usize, usiz
             let Some((alpha, t)) = lines.segment(k, ends[0], ends[1]) else {
                 continue;
             };
-            for_each_pixel(a, b, reach, (width, height), (first, last), |i, j, centre| {
-                // Most of a piece's box is beyond the line's reach: no square root there.
-                let d2 = distance2(centre, a, b);
-                if d2 < reach2 {
-                    let c = code(alpha * coverage(d2.sqrt(), lines.half), t);
-                    let px = &mut band[(j - first) * width + i];
-                    *px = (*px).max(c);
+            for_each_run(a, b, reach, (width, height), (first, last), |j, i0, i1| {
+                // Branch-free over the run, so it compiles to vector code (a pixel beyond
+                // the line's reach gets coverage 0, code 0, and keeps its value).
+                let py = j as f32 + 0.5;
+                let row = &mut band[(j - first) * width..][i0..i1];
+                for (n, px) in row.iter_mut().enumerate() {
+                    let centre = [(i0 + n) as f32 + 0.5, py];
+                    let d = distance2(centre, a, b).sqrt();
+                    *px = (*px).max(code(alpha * coverage(d, half), t));
                 }
             });
         }
@@ -156,17 +158,18 @@ fn raster_band(lines: &Lines, vertices: &[[f32; 2]], (first, last): (usize, usiz
 }
 }
 
-/// Call `f(i, j, centre)` for every pixel `(i, j)` of rows `rows` of a `width x height` frame
-/// whose centre may lie within `reach` of the segment `a`..`b` (pixel space): the boxes
-/// around its pieces of at most [`PIECE_PX`] (a pixel may come up twice, where boxes meet).
+/// Call `f(j, i0, i1)` for the pixels `i0..i1` of each row `j` of rows `rows` of a `width x
+/// height` frame whose centres may lie within `reach` of the segment `a`..`b` (pixel space):
+/// the boxes around its pieces of at most [`PIECE_PX`] (a pixel may come up twice, where
+/// boxes meet).
 #[inline(always)]
-pub fn for_each_pixel(
+pub fn for_each_run(
     a: [f32; 2],
     b: [f32; 2],
     reach: f32,
     (width, height): (usize, usize),
     (first, last): (usize, usize),
-    mut f: impl FnMut(usize, usize, [f32; 2]),
+    mut f: impl FnMut(usize, usize, usize),
 ) {
     let (ex, ey) = (b[0] - a[0], b[1] - a[1]);
     let len = ex.mul_add(ex, ey * ey).sqrt();
@@ -184,9 +187,9 @@ pub fn for_each_pixel(
         };
         let (i0, i1) = span(x0.min(x1), x0.max(x1), width);
         let (j0, j1) = span(y0.min(y1), y0.max(y1), height);
-        for j in j0.max(first)..j1.min(last) {
-            for i in i0..i1 {
-                f(i, j, [i as f32 + 0.5, j as f32 + 0.5]);
+        if i0 < i1 {
+            for j in j0.max(first)..j1.min(last) {
+                f(j, i0, i1);
             }
         }
     }
