@@ -785,6 +785,27 @@ fn pitched_notes_on_other_channels_are_unaffected_by_the_kit() {
     assert_eq!(voices_beside, voices_alone);
 }
 
+/// Play `key` on `channel` at `velocity` into a fresh mapper: the splats of the onset's step,
+/// and those of the 30th step it is held.
+fn play(key: u8, channel: u8, velocity: f32, c: &MappingConfig) -> (Vec<Splat>, Vec<Splat>) {
+    let mut m = Mapper::new();
+    m.handle(&at(
+        0.0,
+        SimEvent::NoteOn {
+            note: note(key, channel),
+            velocity,
+        },
+    ));
+    let mut out = Vec::new();
+    m.emit(1.0 / 60.0, c, &mut out);
+    let mut held = Vec::new();
+    for _ in 0..30 {
+        held.clear();
+        m.emit(1.0 / 60.0, c, &mut held);
+    }
+    (out, held)
+}
+
 /// With heat on, a note's onset carries heat at its emitter, more for a harder velocity, and
 /// a held note keeps heating (so it rises as a plume); with heat off no splat carries any.
 #[test]
@@ -793,26 +814,8 @@ fn notes_heat_the_fluid_by_velocity_when_heat_is_on() {
         heat: true,
         ..cfg()
     };
-    let onset = |velocity: f32, c: &MappingConfig| {
-        let mut m = Mapper::new();
-        m.handle(&at(
-            0.0,
-            SimEvent::NoteOn {
-                note: note(60, 0),
-                velocity,
-            },
-        ));
-        let mut out = Vec::new();
-        m.emit(1.0 / 60.0, c, &mut out);
-        let mut held = Vec::new();
-        for _ in 0..30 {
-            held.clear();
-            m.emit(1.0 / 60.0, c, &mut held);
-        }
-        (out, held)
-    };
-    let (soft, _) = onset(0.2, &hot);
-    let (hard, held) = onset(1.0, &hot);
+    let (soft, _) = play(60, 0, 0.2, &hot);
+    let (hard, held) = play(60, 0, 1.0, &hot);
     assert!((hard[0].heat - NOTE_HEAT).abs() < 1e-6, "{}", hard[0].heat);
     assert!((soft[0].heat - NOTE_HEAT * (0.3 + 0.7 * 0.2)).abs() < 1e-6);
     assert!(
@@ -823,7 +826,7 @@ fn notes_heat_the_fluid_by_velocity_when_heat_is_on() {
         held.iter().all(|s| s.heat < hard[0].heat),
         "one step's heat is a trickle"
     );
-    let (cold, cold_held) = onset(1.0, &cfg());
+    let (cold, cold_held) = play(60, 0, 1.0, &cfg());
     assert!(cold.iter().chain(&cold_held).all(|s| s.heat == 0.0));
 }
 
@@ -835,24 +838,6 @@ fn notes_drums_and_onsets_emit_particles_when_the_knob_is_up() {
     let on = MappingConfig {
         particles: 200.0,
         ..cfg()
-    };
-    let play = |key: u8, channel: u8, velocity: f32, c: &MappingConfig| {
-        let mut m = Mapper::new();
-        m.handle(&at(
-            0.0,
-            SimEvent::NoteOn {
-                note: note(key, channel),
-                velocity,
-            },
-        ));
-        let mut out = Vec::new();
-        m.emit(1.0 / 60.0, c, &mut out);
-        let mut held = Vec::new();
-        for _ in 0..30 {
-            held.clear();
-            m.emit(1.0 / 60.0, c, &mut held);
-        }
-        (out, held)
     };
     let (soft, _) = play(60, 0, 0.2, &on);
     let (hard, held) = play(60, 0, 1.0, &on);
