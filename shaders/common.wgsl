@@ -150,6 +150,19 @@ fn blend4(a: f32, b: f32, c: f32, d: f32, t: Taps) -> f32 {
     return lerp(lerp(a, b, t.fx), lerp(c, d, t.fx), t.fy);
 }
 
+// The RGB8 pixel p (packed little-endian, alpha kept) blended towards rgb (8-bit units) by
+// a, each channel rounded to nearest: the overlays' drawing over a finished frame
+// (cpu math::blend8).
+fn blend_rgb8(p: u32, rgb: vec3<f32>, a: f32) -> u32 {
+    var out = p & 0xff000000u;
+    for (var ch = 0u; ch < 3u; ch++) {
+        let shift = 8u * ch;
+        let pf = f32((p >> shift) & 0xffu);
+        out |= u32(clamp(fma(a, rgb[ch] - pf, pf) + 0.5, 0.0, 255.0)) << shift;
+    }
+    return out;
+}
+
 // e^x, the CPU's polynomial (math::exp): NaN and x < -87 give 0.
 fn exp_det(x_in: f32) -> f32 {
     if (x_in != x_in || x_in < -87.0) {

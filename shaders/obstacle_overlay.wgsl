@@ -31,11 +31,6 @@ fn cell(i: u32, j: u32) -> f32 {
     return f32(mask[j * O.w + i]);
 }
 
-fn blend(p: u32, c: u32, a: f32) -> u32 {
-    let pf = f32(p);
-    return u32(clamp(fma(a, f32(c) - pf, pf) + 0.5, 0.0, 255.0));
-}
-
 @compute @workgroup_size(WG, WG)
 fn obstacle_overlay(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= O.out_w || id.y >= O.out_h) {
@@ -58,12 +53,6 @@ fn obstacle_overlay(@builtin(global_invocation_id) id: vec3<u32>) {
         return;
     }
     let at = id.y * O.out_w + id.x;
-    let p = frame[at];
-    var out = p & 0xff000000u;
-    for (var c = 0u; c < 3u; c++) {
-        let shift = 8u * c;
-        let v = blend((p >> shift) & 0xffu, (O.rgb >> shift) & 0xffu, a);
-        out |= v << shift;
-    }
-    frame[at] = out;
+    let rgb = vec3(f32(O.rgb & 0xffu), f32((O.rgb >> 8u) & 0xffu), f32((O.rgb >> 16u) & 0xffu));
+    frame[at] = blend_rgb8(frame[at], rgb, a);
 }

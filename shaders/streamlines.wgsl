@@ -226,11 +226,6 @@ fn ramp(t: f32) -> vec3<f32> {
     return vec3(fma(f, b.x - a.x, a.x), fma(f, b.y - a.y, a.y), fma(f, b.z - a.z, a.z));
 }
 
-fn blend(p: u32, c: f32, a: f32) -> u32 {
-    let pf = f32(p);
-    return u32(clamp(fma(a, c - pf, pf) + 0.5, 0.0, 255.0));
-}
-
 @compute @workgroup_size(WG, WG)
 fn composite_streamlines(@builtin(global_invocation_id) id: vec3<u32>) {
     if (id.x >= S.out_w || id.y >= S.out_h) {
@@ -247,13 +242,7 @@ fn composite_streamlines(@builtin(global_invocation_id) id: vec3<u32>) {
     }
     if (c != 0u) {
         let alpha = f32(c >> 16u) / ALPHA_LEVELS;
-        let rgb = ramp(f32(c & 0xffffu) / SPEED_LEVELS);
-        var out = p & 0xff000000u;
-        for (var ch = 0u; ch < 3u; ch++) {
-            let shift = 8u * ch;
-            out |= blend((p >> shift) & 0xffu, rgb[ch], alpha) << shift;
-        }
-        p = out;
+        p = blend_rgb8(p, ramp(f32(c & 0xffffu) / SPEED_LEVELS), alpha);
     }
     frame[at] = p;
 }

@@ -26,6 +26,14 @@ pub fn from_fn3(f: impl Fn(usize) -> f32) -> [f32; 3] {
     [f(0), f(1), f(2)]
 }
 
+/// An 8-bit value `p` blended towards `c` (in 8-bit units) by `a`, rounded to nearest: the
+/// overlays' (obstacles, streamlines) drawing over a finished frame.
+#[inline(always)]
+pub fn blend8(p: u8, c: f32, a: f32) -> u8 {
+    let p = f32::from(p);
+    (a.mul_add(c - p, p) + 0.5).clamp(0.0, 255.0) as u8
+}
+
 /// `a + t * (b - a)`.
 #[inline(always)]
 pub fn lerp(a: f32, b: f32, t: f32) -> f32 {

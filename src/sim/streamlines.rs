@@ -263,13 +263,6 @@ pub fn ramp(t: f32) -> [f32; 3] {
     })
 }
 
-/// Blend 8-bit `p` towards `c` (8-bit units) by `a`, round to nearest.
-#[inline(always)]
-pub fn blend(p: u8, c: f32, a: f32) -> u8 {
-    let p = f32::from(p);
-    (a.mul_add(c - p, p) + 0.5).clamp(0.0, 255.0) as u8
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

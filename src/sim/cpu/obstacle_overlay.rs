@@ -20,6 +20,7 @@
 //! rows that see no solid).
 
 use crate::fluid::{OBSTACLE_FILL_RGB8, OBSTACLE_OUTLINE_RGB8, ObstacleStyle};
+use crate::sim::math::blend8;
 use crate::sim::obstacles::Mask;
 use rayon::prelude::*;
 
@@ -92,13 +93,6 @@ fn tap(p: usize, out_n: usize, src_n: usize) -> (usize, usize, f32) {
     (i0, (i0 + 1).min(src_n - 1), x - i0 as f32)
 }
 
-/// Blend 8-bit `c` over 8-bit `p` by `a` (round to nearest).
-#[inline(always)]
-fn blend(p: u8, c: u8, a: f32) -> u8 {
-    let (p, c) = (f32::from(p), f32::from(c));
-    (a.mul_add(c - p, p) + 0.5).clamp(0.0, 255.0) as u8
-}
-
 /// Draw `mask`'s solids over `frame` (`width x height` RGBA8, rows top first) in `style`.
 /// Nothing changes for [`ObstacleStyle::Hidden`] or an empty mask.
 pub fn draw(mask: &Mask, style: ObstacleStyle, frame: &mut [u8], width: usize, height: usize) {
@@ -133,7 +127,7 @@ pub fn draw(mask: &Mask, style: ObstacleStyle, frame: &mut [u8], width: usize, h
                 if a > 0.0 {
                     let p = &mut row[4 * px..4 * px + 3];
                     for c in 0..3 {
-                        p[c] = blend(p[c], rgb[c], a);
+                        p[c] = blend8(p[c], f32::from(rgb[c]), a);
                     }
                 }
             }
@@ -202,7 +196,7 @@ mod tests {
         // |d| = 0.5 at pixels 31 and 32: coverage 0.75 + 0.5 - 0.5 = 0.75; 1.5 at 30 and 33:
         // coverage 0.
         assert_eq!(lit, vec![31, 32]);
-        let level = blend(0, OBSTACLE_OUTLINE_RGB8[0], 0.75);
+        let level = blend8(0, f32::from(OBSTACLE_OUTLINE_RGB8[0]), 0.75);
         assert_eq!(pixel(&f, w, 31, 8)[0], level);
         assert_eq!(
             pixel(&f, w, 0, 8),

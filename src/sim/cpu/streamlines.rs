@@ -4,11 +4,10 @@
 //! mirrors it.
 
 use super::advect::{Flow, Grid};
+use crate::sim::math::blend8;
 use crate::sim::obstacles::Mask;
 use crate::sim::particles::solid_at;
-use crate::sim::streamlines::{
-    Lines, MAX_LINE, PIECE_PX, blend, code, coverage, decode, distance2, ramp,
-};
+use crate::sim::streamlines::{Lines, MAX_LINE, PIECE_PX, code, coverage, decode, distance2, ramp};
 use rayon::prelude::*;
 
 /// Seeds per rayon task.
@@ -212,7 +211,7 @@ pub fn composite(lines: &Lines, cover: &[u32], frame: &mut [u8]) {
                     let (alpha, t) = decode(c);
                     let rgb = ramp(t);
                     for (p, c) in px[..3].iter_mut().zip(rgb) {
-                        *p = blend(*p, c, alpha);
+                        *p = blend8(*p, c, alpha);
                     }
                 }
             }
