@@ -10,23 +10,14 @@ use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::particles::Particle;
-use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepParams};
+use dyeflow::sim::{Solver, Stage, StepParams};
 use rand::Rng;
 
 const DT: f32 = 1.0 / 60.0;
 
-fn config(w: usize, h: usize) -> SimConfig {
-    SimConfig {
-        pressure: PressureMethod::Multigrid,
-        pressure_iterations: 2,
-        dye_scale: 1,
-        ..SimConfig::new(w, h)
-    }
-}
-
 fn pair(w: usize, h: usize) -> Option<(CpuSolver, GpuSolver)> {
     let ctx = common::gpu_context()?;
-    let cfg = config(w, h);
+    let cfg = common::fields::multigrid_config(w, h);
     let gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
     Some((CpuSolver::new(&cfg, 2).unwrap(), gpu))
 }
@@ -320,7 +311,7 @@ fn heat_and_particles_cross_backends() {
     // And back, after a step on the GPU.
     g.advance(&p);
     let moved = g.solver().read_extras();
-    let cpu = CpuSolver::new(&config(48, 32), 2).unwrap();
+    let cpu = CpuSolver::new(&common::fields::multigrid_config(48, 32), 2).unwrap();
     let mut c2 = GridModel::new(Box::new(cpu));
     assert!(c2.restore(&g.snapshot()));
     let back = c2.solver().read_extras();

@@ -9,16 +9,7 @@ use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::streamlines::StreamlineLook;
-use dyeflow::sim::{PressureMethod, SimConfig, Solver, StepParams};
-
-fn config(w: usize, h: usize) -> SimConfig {
-    SimConfig {
-        pressure: PressureMethod::Multigrid,
-        pressure_iterations: 2,
-        dye_scale: 1,
-        ..SimConfig::new(w, h)
-    }
-}
+use dyeflow::sim::{Solver, StepParams};
 
 /// Pixels of `a` and `b` (RGBA8) whose largest channel difference is above `by`.
 fn differing(a: &[u8], b: &[u8], by: u8) -> usize {
@@ -41,7 +32,7 @@ fn gpu_streamlines_match_the_cpu() {
         return;
     };
     let (w, h) = (48, 32);
-    let cfg = config(w, h);
+    let cfg = common::fields::multigrid_config(w, h);
     let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
     let mut cpu = CpuSolver::new(&cfg, 2).unwrap();
     let mask = Mask::layout(Layout::Pillars, w, h);

@@ -4,6 +4,17 @@ use dyeflow::sim::grid::Fields;
 use dyeflow::sim::{SimConfig, Stage, StepParams};
 use rand::Rng;
 
+/// A `w x h` grid with two multigrid V-cycles and dye at the grid's resolution: the parity
+/// tests' small, fast solver.
+pub fn multigrid_config(w: usize, h: usize) -> SimConfig {
+    SimConfig {
+        pressure: dyeflow::sim::PressureMethod::Multigrid,
+        pressure_iterations: 2,
+        dye_scale: 1,
+        ..SimConfig::new(w, h)
+    }
+}
+
 /// A smooth, lively starting state.
 pub fn start(cfg: &SimConfig) -> Fields {
     let mut f = Fields::zeros(cfg);
