@@ -159,24 +159,35 @@ impl<'a> Flow<'a> {
     }
 }
 
-/// The midpoint moves of eight particles (see `advect_avx2::particle_moves`) with AVX2 and
-/// FMA; `false` (nothing done) without them or on a grid too small for the vector samplers.
-#[inline]
-pub(super) fn particle_moves8(
-    flow: &Flow,
-    n: f32,
-    dt: f32,
-    x: &mut [f32; 8],
-    y: &mut [f32; 8],
-) -> bool {
-    #[cfg(target_arch = "x86_64")]
-    if simd::available() && flow.u.wide_ok() && flow.v.wide_ok() {
-        // SAFETY: AVX2 and FMA were detected; both samplers are `wide_ok`.
-        unsafe { simd::particle_moves(flow, n, dt, x, y) };
-        return true;
+/// The particles' vector move over a flow: made only where it runs (AVX2 and FMA, a grid
+/// large enough for the vector samplers), checked once.
+#[derive(Clone, Copy)]
+pub(super) struct WideMoves<'a>(&'a Flow<'a>);
+
+impl<'a> WideMoves<'a> {
+    /// `None` where the vector move cannot run.
+    #[inline]
+    pub(super) fn new(flow: &'a Flow<'a>) -> Option<Self> {
+        #[cfg(target_arch = "x86_64")]
+        if simd::available() && flow.u.wide_ok() && flow.v.wide_ok() {
+            return Some(Self(flow));
+        }
+        let _ = flow;
+        None
     }
-    let _ = (flow, n, dt, x, y);
-    false
+
+    /// The midpoint moves of eight particles (see `advect_avx2::particle_moves`).
+    #[inline]
+    pub(super) fn moves(self, n: f32, dt: f32, x: &mut [f32; 8], y: &mut [f32; 8]) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `new` made this only with AVX2 and FMA detected and both samplers
+        // `wide_ok`.
+        unsafe {
+            simd::particle_moves(self.0, n, dt, x, y)
+        };
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = (n, dt, x, y);
+    }
 }
 
 /// Advect the face velocities by themselves: `u_out`, `v_out` receive the traced values of

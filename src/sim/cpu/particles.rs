@@ -2,7 +2,7 @@
 //! grid, bouncing off walls and obstacles) and their drawing as additive points into a
 //! fixed-point light buffer at the picture's size. See [`crate::sim::particles`] for the model.
 
-use super::advect::{Flow, Grid, particle_moves8};
+use super::advect::{Flow, Grid, WideMoves};
 use crate::sim::particles::{POINT_LIGHT, Particle, footprint, light_units, sanitize_glow};
 use rayon::prelude::*;
 
@@ -121,6 +121,10 @@ pub fn advect(
 /// Move the living particles of `chunk` (see [`advect`]); `n`: cells per canvas height.
 /// Eight at a time with AVX2 (the same operations, bit for bit), the rest one by one.
 fn move_chunk(chunk: &mut [Particle], flow: &Flow, bounds: &Bounds, n: f32, dt: f32) {
+    let Some(wide) = WideMoves::new(flow) else {
+        move_scalar(chunk, flow, bounds, n, dt);
+        return;
+    };
     let mut blocks = chunk.chunks_exact_mut(8);
     for block in &mut blocks {
         if !block.iter().any(Particle::alive) {
@@ -128,10 +132,7 @@ fn move_chunk(chunk: &mut [Particle], flow: &Flow, bounds: &Bounds, n: f32, dt: 
         }
         let mut x: [f32; 8] = std::array::from_fn(|k| block[k].pos[0]);
         let mut y: [f32; 8] = std::array::from_fn(|k| block[k].pos[1]);
-        if !particle_moves8(flow, n, dt, &mut x, &mut y) {
-            move_scalar(block, flow, bounds, n, dt);
-            continue;
-        }
+        wide.moves(n, dt, &mut x, &mut y);
         for (k, p) in block.iter_mut().enumerate() {
             if p.alive() {
                 p.pos = bounds.bounce(p.pos, [x[k], y[k]]);
