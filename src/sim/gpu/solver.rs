@@ -762,15 +762,15 @@ impl Solver for GpuSolver {
 
     fn write_extras(&mut self, extras: &crate::sim::Extras) {
         let grid = (self.cfg.width, self.cfg.height);
-        let mask = self.obstacles.solids().map(|o| o.mask.clone());
+        let mask = self.obstacles.solids().map(|o| &o.mask);
         let heat = extras
-            .heat_on(grid, mask.as_ref())
+            .heat_on(grid, mask)
             .unwrap_or_else(|| vec![0.0; grid.0 * grid.1]);
+        let aspect = grid.0 as f32 / grid.1 as f32;
+        let particles = extras.particles_for(aspect, mask, GPU_CAPACITY);
         let queue = &self.ctx.queue;
         queue.write_buffer(&self.buf.heat[self.heat], 0, bytemuck::cast_slice(&heat));
         self.heated = !extras.heat.is_empty();
-        let aspect = grid.0 as f32 / grid.1 as f32;
-        let particles = extras.particles_for(aspect, mask.as_ref(), GPU_CAPACITY);
         if !(particles.is_empty() && self.particles.is_none()) {
             self.set_particles(&particles);
         }

@@ -126,20 +126,25 @@ impl Streamlines {
         if fits {
             return;
         }
-        let old = self.bound.take();
-        let (verts, capacity) = match old {
-            Some(x) if x.capacity >= needed => (x.verts, x.capacity),
-            _ => {
-                let capacity = needed.next_power_of_two();
-                let bytes = (capacity * std::mem::size_of::<[f32; 2]>()) as u64;
-                (
-                    storage(device, "Buffer: streamline vertices", bytes),
-                    capacity,
-                )
-            }
+        // Keep what still fits: the vertices for as many, the codes for a frame this size.
+        let (old_verts, old_cover) = match self.bound.take() {
+            Some(x) => (
+                (x.capacity >= needed).then_some((x.verts, x.capacity)),
+                (x.size == lines.frame).then_some(x.cover),
+            ),
+            None => (None, None),
         };
+        let (verts, capacity) = old_verts.unwrap_or_else(|| {
+            let capacity = needed.next_power_of_two();
+            let bytes = (capacity * std::mem::size_of::<[f32; 2]>()) as u64;
+            (
+                storage(device, "Buffer: streamline vertices", bytes),
+                capacity,
+            )
+        });
         let (w, h) = lines.frame;
-        let cover = storage(device, "Buffer: streamline codes", (w * h * 4) as u64);
+        let cover = old_cover
+            .unwrap_or_else(|| storage(device, "Buffer: streamline codes", (w * h * 4) as u64));
         let u = &self.uniform;
         self.bound = Some(Bound {
             trace: [0, 1].map(|i| {
