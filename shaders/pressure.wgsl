@@ -9,8 +9,9 @@
 // neighbours through per-face couplings instead: the level's cx or cy times the face's open
 // fraction (0 at a solid face: pure Neumann there, as at the walls), with the inverse of their
 // sum per cell (0 for a cell with no open face, whose value the relaxation then sets to 0).
-// Coarse levels read coarsened couplings, the correction is prolongated only from coarse cells
-// joined to the finer cell's own, and the coarsest solve makes b mean-free per fluid region.
+// Only the finest level has such couplings: the coarse levels around obstacles are node
+// graphs (nodes.wgsl). On a grid too small for coarse levels the solve (rb_sor_coarsest_faces)
+// makes b mean-free per fluid region.
 
 struct Level {
     // This level's size.
@@ -45,9 +46,6 @@ struct Level {
 @group(0) @binding(10) var<storage, read> face_y: array<f32>;
 @group(0) @binding(11) var<storage, read> inv_diag: array<f32>;
 @group(0) @binding(12) var<storage, read> region: array<vec2<u32>>;
-// The prolongation's row taps (ptap holds the column taps); .w: the coarse cell that holds
-// the finer cell's centre.
-@group(0) @binding(13) var<storage, read> ptap_y: array<vec4<u32>>;
 
 // The relaxed value of cell (i, j) from its neighbours' values (those outside the grid are
 // ignored) and its own (cpu relax_row: the interior and the edge forms).
@@ -358,55 +356,6 @@ fn residual_faces(@builtin(global_invocation_id) id: vec3<u32>) {
     let flux = fma(face_x[row], e - left, fma(face_x[row + 1u], e - right,
         fma(face_y[c], e - dn, face_y[c + w] * (e - up))));
     r[c] = b[c] - flux;
-}
-
-// Whether coarse cell (ci, cj) is fluid and joined to the coarse cell (hi, hj) by an open
-// coarse face (cpu prolongate_faces; the taps are at most one cell from (hi, hj)).
-fn joined(ci: u32, cj: u32, hi: u32, hj: u32) -> bool {
-    let cw = L.cw;
-    if (inv_diag[cj * cw + ci] <= 0.0) {
-        return false;
-    }
-    let x_ok = ci == hi || face_x[hj * (cw + 1u) + max(ci, hi)] > 0.0;
-    let y_ok = cj == hj || face_y[max(cj, hj) * cw + hi] > 0.0;
-    return x_ok && y_ok;
-}
-
-// Prolongation around obstacles, added: q (finer level, L.w x L.h) += the bilinear
-// interpolation of the coarse correction q_in (L.cw wide; face_x, face_y, inv_diag are the
-// coarse level's) from the coarse cells joined to the finer cell's own, renormalised (cpu
-// prolongate_faces, then add_natural).
-@compute @workgroup_size(WG, WG)
-fn prolongate_faces_add(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x;
-    let j = id.y;
-    if (i >= L.w || j >= L.h) {
-        return;
-    }
-    let tx = ptap[i];
-    let ty = ptap_y[j];
-    let wx = bitcast<f32>(tx.z);
-    let wy = bitcast<f32>(ty.z);
-    var sum = 0.0;
-    var weight = 0.0;
-    for (var a = 0u; a < 2u; a++) {
-        let cj = select(ty.x, ty.y, a == 1u);
-        let fy = select(1.0 - wy, wy, a == 1u);
-        for (var k = 0u; k < 2u; k++) {
-            let ci = select(tx.x, tx.y, k == 1u);
-            let fx = select(1.0 - wx, wx, k == 1u);
-            let t = fx * fy;
-            if (t > 0.0 && joined(ci, cj, tx.w, ty.w)) {
-                sum += t * q_in[cj * L.cw + ci];
-                weight += t;
-            }
-        }
-    }
-    var value = 0.0;
-    if (weight > 0.0) {
-        value = sum / weight;
-    }
-    q[j * L.w + i] = q[j * L.w + i] + value;
 }
 
 // The coarsest level with couplings: as rb_sor_coarsest, but b is made mean-free per fluid

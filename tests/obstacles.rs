@@ -119,8 +119,8 @@ fn relaxation_respects_obstacles_as_well_as_it_projects_without_them() {
     }
 }
 
-/// Multigrid around obstacles: no flow through solid faces, and two V-cycles still leave
-/// under 2 % of the divergence (20 red-black sweeps leave about 17-21 %), on every layout.
+/// Multigrid around obstacles: no flow through solid faces, and two V-cycles leave under
+/// 0.1 % of the divergence (20 red-black sweeps leave about 17-21 %), on every layout.
 #[test]
 fn multigrid_projects_around_obstacles() {
     let (plain, _, _) = project_once(PressureMethod::Multigrid, 2, None);
@@ -129,17 +129,16 @@ fn multigrid_projects_around_obstacles() {
         let (ratio, flux, scale) = project_once(PressureMethod::Multigrid, 2, Some(&mask));
         eprintln!("Multigrid {layout:?}: residual {ratio:.5} (without: {plain:.5})");
         assert!(flux <= 1e-6 * scale, "{layout:?}: flux {flux} of {scale}");
-        assert!(ratio < 0.02, "{layout:?}: {ratio} after / before");
+        assert!(ratio < 0.001, "{layout:?}: {ratio} after / before");
     }
 }
 
-/// The issue's 2x target for multigrid: met around a disc, not yet around pillars, the maze
-/// and the ring (measured on this scene, divergence left after 2 V-cycles: disc 0.00026,
-/// pillars 0.0012, maze 0.0021, ring 0.0115, against 0.0003 without obstacles), because a
-/// coarse cell that a wall crosses couples both sides of it (see
-/// `sim::cpu::pressure::faces`).
+/// The issue's 2x target for multigrid: two V-cycles leave at most twice the divergence
+/// around every layout that they leave without obstacles (measured on this scene: disc
+/// 0.00036, pillars 0.00047, maze 0.00051, ring 0.00050 against 0.00031). Before the coarse
+/// levels split their cells into connected pieces (`sim::obstacles::nodes`) the maze left
+/// 0.0021 and the ring 0.0115: a coarse cell that a thin wall crossed coupled both sides.
 #[test]
-#[ignore = "issue 14: multigrid is not yet within 2x of open flow around thin walls"]
 fn multigrid_is_within_2x_of_open_flow_around_obstacles() {
     let (plain, _, _) = project_once(PressureMethod::Multigrid, 2, None);
     for layout in LAYOUTS {
@@ -278,14 +277,50 @@ fn couplings_of_an_empty_mask_match_the_plain_solve() {
         pressure::jacobi(&mut q1, &b, &mut tmp, 9);
         pressure::jacobi_faces(&mut q2, &b, &mut tmp, 9, &split);
         close(&q1, &q2, "Jacobi");
+        // Multigrid with couplings runs its coarse levels as node graphs (one node per cell
+        // here), with its own sweeps and an exact coarsest solve: not the same bits, but it
+        // must converge at least about as well.
         let (mut q1, mut q2) = (Split::zeros(w, h), Split::zeros(w, h));
         let mut mg1 = Multigrid::new(w, h);
         let mut mg2 = Multigrid::new(w, h);
         mg2.set_faces(Some(&faces));
         mg1.solve(&mut q1, &b, 2);
         mg2.solve(&mut q2, &b, 2);
-        close(&q1, &q2, "multigrid");
+        let (r1, r2) = (
+            residual_rms(&q1, &natural, w, h),
+            residual_rms(&q2, &natural, w, h),
+        );
+        eprintln!("{w}x{h}: two V-cycles leave {r1:e} plain, {r2:e} with couplings");
+        assert!(
+            r2 <= 1.2 * r1 + 1e-6,
+            "multigrid {w}x{h}: {r2} against {r1}"
+        );
     }
+}
+
+/// RMS of `b - A q` for the plain Neumann 5-point operator (`b` natural).
+fn residual_rms(q: &Split, b: &[f32], w: usize, h: usize) -> f32 {
+    let q = q.to_natural();
+    let mut sum = 0.0f64;
+    for j in 0..h {
+        for i in 0..w {
+            let c = q[j * w + i];
+            let mut flux = 0.0;
+            let k = j * w + i;
+            for (ok, n) in [
+                (i > 0, k.wrapping_sub(1)),
+                (i + 1 < w, k + 1),
+                (j > 0, k.wrapping_sub(w)),
+                (j + 1 < h, k + w),
+            ] {
+                if ok {
+                    flux += c - q[n];
+                }
+            }
+            sum += f64::from(b[j * w + i] - flux).powi(2);
+        }
+    }
+    (sum / (w * h) as f64).sqrt() as f32
 }
 
 /// An enclosed pocket of fluid is its own region: its pressure problem stays solvable and its

@@ -388,9 +388,9 @@ fn rough_config(method: PressureMethod, iterations: u32) -> SimConfig {
 }
 
 /// The test on the GPU: after projection no flow crosses a solid face (below 1e-6 of
-/// the flow's scale) for Jacobi, red-black and multigrid, with every layout; the relaxation
-/// solvers leave at most 2x the divergence they leave without obstacles, and two V-cycles
-/// under 2 % of it (the CPU's bounds, tests/obstacles.rs, on the same 96x54 scene).
+/// the flow's scale) for Jacobi, red-black and multigrid, with every layout, and each leaves
+/// at most 2x the divergence it leaves without obstacles (the CPU's bounds, tests/obstacles.rs,
+/// on the same 96x54 scene).
 #[test]
 fn gpu_projection_closes_solid_faces() {
     for (method, iterations) in [
@@ -412,11 +412,7 @@ fn gpu_projection_closes_solid_faces() {
                 flux <= 1e-6 * scale,
                 "{method:?} {layout:?}: flux {flux} of {scale}"
             );
-            let bound = if method == PressureMethod::Multigrid {
-                0.02
-            } else {
-                2.0 * plain
-            };
+            let bound = 2.0 * plain;
             assert!(
                 ratio <= bound,
                 "{method:?} {layout:?}: {ratio} after / before (bound {bound})"
@@ -601,4 +597,62 @@ fn bench_reports_no_flux_through_solid_faces() {
             assert_eq!(flux, 0.0, "{} {method:?}", solver.backend());
         }
     }
+}
+
+/// A mask of many thin stripes leaves more nodes on the coarsest level than its dense solve
+/// takes (`nodes::DIRECT_MAX`): that level is then made mean-free per region and relaxed, on
+/// both backends alike, with no flow through solid faces, and more V-cycles keep cutting the
+/// divergence. (One channel a cell wide winding 4 600 cells is the hardest case for any
+/// multigrid: two V-cycles leave 0.0021 of the divergence, 6x what they leave in open flow.
+/// The flow left after projection peaks at 2.5 % of the input's, so the backends are compared
+/// to 1e-3 of that peak: 2.5e-5 of the input's scale.)
+#[test]
+fn many_stripes_relax_the_coarsest_level() {
+    use dyeflow::sim::multigrid::plan;
+    use dyeflow::sim::obstacles::faces::Faces;
+    use dyeflow::sim::obstacles::nodes::{Coarsest, DIRECT_MAX, Hierarchy};
+    let cfg = SimConfig {
+        pressure: PressureMethod::Multigrid,
+        pressure_iterations: 2,
+        dye_scale: 1,
+        ..SimConfig::new(288, 32)
+    };
+    let (w, h) = (cfg.width, cfg.height);
+    // Fluid rows one cell tall between solid ones, four in every cell of the coarsest level
+    // (36x4), joined into one winding channel by a gap at alternate ends of each wall.
+    let mut mask = Mask::empty(w, h);
+    for j in (1..h).step_by(2) {
+        let gap = if j % 4 == 1 { w - 1 } else { 0 };
+        for i in (0..w).filter(|&i| i != gap) {
+            mask.set(i, j, true);
+        }
+    }
+    let hierarchy = Hierarchy::new(&Faces::from_mask(&mask), &plan(w, h)).expect("levels");
+    let last = hierarchy.levels.last().expect("levels").graph.len();
+    assert!(
+        last > DIRECT_MAX && matches!(hierarchy.coarsest, Coarsest::Sweeps(_)),
+        "{last} nodes on the coarsest level"
+    );
+    let Some(ctx) = common::gpu_context() else {
+        return;
+    };
+    let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    let mut cpu = CpuSolver::new(&cfg, 2).expect("solver threads");
+    let (ratio, flux, scale, fc) = project_once(&mut cpu, PressureMethod::Multigrid, Some(&mask));
+    let (_, gflux, _, fg) = project_once(&mut gpu, PressureMethod::Multigrid, Some(&mask));
+    compare("stripes, multigrid", &fc, &fg, 1e-3);
+    assert!(
+        flux <= 1e-6 * scale && gflux <= 1e-6 * scale,
+        "flux {flux} {gflux}"
+    );
+    let more = SimConfig {
+        pressure_iterations: 6,
+        ..cfg
+    };
+    let mut cpu = CpuSolver::new(&more, 2).expect("solver threads");
+    let (ratio6, _, _, _) = project_once(&mut cpu, PressureMethod::Multigrid, Some(&mask));
+    assert!(
+        ratio < 0.01 && ratio6 < 0.1 * ratio,
+        "2 V-cycles {ratio}, 6: {ratio6}"
+    );
 }

@@ -17,11 +17,14 @@ pub const COARSEST_OMEGA: f32 = 1.5;
 pub const MG_PRE_SWEEPS: u32 = 2;
 /// Multigrid post-smoothing sweeps.
 pub const MG_POST_SWEEPS: u32 = 2;
-/// Extra smoothing sweeps, before and after the coarse correction, on levels with obstacles.
-/// The correction from below is least accurate next to walls; with 2 extra sweeps the
-/// divergence left by 2 V-cycles around a central disc fell from 0.0009 to 0.00026 of before
-/// (0.0003 without obstacles), around five pillars from 0.0036 to 0.0012 (96x54, 2026-11-23).
-pub const MG_OBSTACLE_SWEEPS: u32 = 2;
+/// Smoothing sweeps before and after the coarse correction on the coarse levels around
+/// obstacles (the node graphs of `sim::obstacles::nodes`; the finest level smooths
+/// `MG_PRE_SWEEPS` and `MG_POST_SWEEPS` as without obstacles). Two V-cycles on the obstacle
+/// tests' rough field (96x54) left, of the divergence before, with 4 / 6 / 8 sweeps: maze
+/// 0.00059 / 0.00051 / 0.00047, ring 0.00055 / 0.00051 / 0.00049, pillars 0.00046 / 0.00038 /
+/// 0.00035, against 0.00031 without obstacles (2026-11-25). The coarse levels hold a quarter
+/// of the cells and less: the extra sweeps cost little next to the finest level's.
+pub const MG_NODE_SWEEPS: u32 = 8;
 /// Coarsening stops when a level is at most this many cells on its short side.
 const MG_COARSEST_CELLS: usize = 4;
 /// Sweeps of the coarsest level's solve: plenty for a grid at most 4 cells on its short side.

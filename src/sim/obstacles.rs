@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod faces;
 pub mod near;
+pub mod nodes;
 
 /// Largest grid side a mask accepts (the solvers' limit).
 pub const MAX_MASK_EDGE: usize = 8192;

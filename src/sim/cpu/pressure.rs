@@ -21,6 +21,7 @@
 
 mod faces;
 mod multigrid;
+mod nodes;
 
 pub use faces::{Faces, Regions, SplitFaces};
 pub use multigrid::Multigrid;

@@ -7,6 +7,7 @@ use super::params::{Params, PictureUniform};
 use super::passes::bloom::MipUniform;
 use super::passes::diffuse::DiffuseUniform;
 use super::passes::divergence::{DecideUniform, SlotUniform};
+use super::passes::nodes::NodesUniform;
 use super::passes::obstacle_overlay::OverlayUniform;
 use super::passes::obstacles::SolidsUniform;
 use super::passes::pressure::LevelUniform;
@@ -148,6 +149,12 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             SolidsUniform,
             [closed_u, closed_v, solid_dye, regions, chunks, cells]
         ),
+        layout!(
+            "nodes",
+            "Nodes",
+            NodesUniform,
+            [n, red, first, count, fine, omega, direct, sweeps]
+        ),
         layout!("divergence", "Mean", SlotUniform, [slot, count]),
         layout!("gradient", "Grad", SlotUniform, [slot, count]),
         layout!(
@@ -261,6 +268,7 @@ fn rust_constants_mirror_the_wgsl() {
     use super::passes::reduce::slot;
     assert_eq!(wgsl_u32("obstacles", "LW") as usize, LIST_THREADS, "LW");
     assert_eq!(wgsl_u32("advect", "LW") as usize, LIST_THREADS, "LW");
+    assert_eq!(wgsl_u32("nodes", "LW") as usize, LIST_THREADS, "LW");
     assert_eq!(wgsl_u32("obstacles", "NO_REGION"), u32::MAX, "NO_REGION");
     assert_eq!(wgsl_u32("advect", "SLOT_SPEED_U"), slot::SPEED_U);
     assert_eq!(wgsl_u32("advect", "SLOT_SPEED_V"), slot::SPEED_V);

@@ -16,6 +16,7 @@ pub const PASSES: &[(&str, &str)] = &[
     ),
     ("reduce", include_str!("../../../shaders/reduce.wgsl")),
     ("pressure", include_str!("../../../shaders/pressure.wgsl")),
+    ("nodes", include_str!("../../../shaders/nodes.wgsl")),
     ("gradient", include_str!("../../../shaders/gradient.wgsl")),
     ("advect", include_str!("../../../shaders/advect.wgsl")),
     ("buoyancy", include_str!("../../../shaders/buoyancy.wgsl")),

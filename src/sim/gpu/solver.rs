@@ -698,10 +698,12 @@ impl Solver for GpuSolver {
         self.obstacles
             .set(device, b, s, &plans, &self.reduce, mask.as_ref());
         let solids = self.obstacles.solids();
-        self.pressure
-            .set_faces(device, solids.map(|o| &o.levels[0]));
-        self.multigrid
-            .set_faces(device, solids.map(|o| &o.levels[..]));
+        self.pressure.set_faces(device, solids.map(|o| &o.finest));
+        self.multigrid.set_faces(
+            device,
+            solids.map(|o| &o.finest),
+            solids.and_then(|o| o.nodes.as_ref()),
+        );
         self.advect.set_solids(device, b, solids);
         let flags: Vec<u32> = match solids {
             Some(o) => o.mask.cells().iter().map(|&x| u32::from(x)).collect(),

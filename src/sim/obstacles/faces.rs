@@ -7,16 +7,15 @@
 //! `w_f` the level's coupling (`cx` or `cy`) times the face's open fraction. Solid cells take
 //! no part: all their faces are closed, their right-hand side is 0 and their pressure stays 0.
 //!
-//! Coarse multigrid levels see coarsened masks ([`Faces::coarsen`]): a coarse face's open
-//! fraction is the average, over the finer rows (or columns) it spans, weighted by the
-//! restriction's area fractions, of the open fraction of the finer face nearest to it.
+//! The coarse multigrid levels around obstacles are built from these couplings as node graphs
+//! (`super::nodes`).
 //!
 //! The constant per connected fluid region is the null space (one per region: an enclosed
 //! pocket is its own), so right-hand sides are made mean-free region by region
 //! ([`Regions::remove_means`]).
 
 use super::Mask;
-use crate::sim::multigrid::{Operator, RestrictTaps};
+use crate::sim::multigrid::Operator;
 
 /// Face couplings of one level, natural layout.
 #[derive(Clone, Debug, PartialEq)]
@@ -55,67 +54,6 @@ impl Faces {
             y,
             op: Operator::UNIT,
         }
-    }
-
-    /// The next coarser level's couplings (see the module docs), `cw x ch` cells with operator
-    /// `op`, through the restriction taps from this level.
-    pub fn coarsen(
-        &self,
-        cw: usize,
-        ch: usize,
-        rx: &RestrictTaps,
-        ry: &RestrictTaps,
-        op: Operator,
-    ) -> Self {
-        let (fw, fh) = (self.w, self.h);
-        // This level's open fractions.
-        let open_x = |i: usize, j: usize| self.x[j * (fw + 1) + i] / self.op.cx;
-        let open_y = |i: usize, j: usize| self.y[j * fw + i] / self.op.cy;
-        // The finer face nearest to coarse face `k` of `n` on an axis of `fine` cells.
-        let nearest = |k: usize, n: usize, fine: usize| {
-            ((k as f64 * fine as f64 / n as f64).round() as usize).min(fine)
-        };
-        let average = |taps: &RestrictTaps, k: usize, fine_len: usize, f: &dyn Fn(usize) -> f32| {
-            let first = taps.first[k] as usize;
-            let (mut sum, mut weight) = (0.0f32, 0.0f32);
-            for (t, &frac) in taps.frac[k].iter().enumerate() {
-                if frac > 0.0 && first + t < fine_len {
-                    sum += frac * f(first + t);
-                    weight += frac;
-                }
-            }
-            if weight > 0.0 { sum / weight } else { 0.0 }
-        };
-        let mut x = vec![0.0; (cw + 1) * ch];
-        for cj in 0..ch {
-            for ci in 1..cw {
-                let fi = nearest(ci, cw, fw);
-                let open = average(ry, cj, fh, &|fj| open_x(fi, fj));
-                x[cj * (cw + 1) + ci] = op.cx * open;
-            }
-        }
-        let mut y = vec![0.0; cw * (ch + 1)];
-        for cj in 1..ch {
-            let fj = nearest(cj, ch, fh);
-            for ci in 0..cw {
-                let open = average(rx, ci, fw, &|fi| open_y(fi, fj));
-                y[cj * cw + ci] = op.cy * open;
-            }
-        }
-        Self {
-            w: cw,
-            h: ch,
-            x,
-            y,
-            op,
-        }
-    }
-
-    /// Whether any face inside the grid couples less than a fully open one.
-    pub fn has_walls(&self) -> bool {
-        let (w, h) = (self.w, self.h);
-        let x = (0..h).any(|j| (1..w).any(|i| self.x[j * (w + 1) + i] < self.op.cx));
-        x || (1..h).any(|j| (0..w).any(|i| self.y[j * w + i] < self.op.cy))
     }
 
     /// Total coupling of cell `(i, j)` (the diagonal of the operator).

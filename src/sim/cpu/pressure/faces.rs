@@ -6,27 +6,20 @@
 //! no part: all their faces are closed, their right-hand side is 0 and their pressure stays 0.
 //!
 //! The couplings and the fluid regions are shared with the GPU solver
-//! (`sim::obstacles::faces`). Coarse multigrid levels see coarsened masks ([`Faces::coarsen`]).
-//! The correction from a coarse level is interpolated only from coarse cells joined to the
-//! finer cell's own by an open face ([`prolongate_faces`]), and levels with obstacles smooth
-//! more (`MG_OBSTACLE_SWEEPS`).
-//!
-//! Known limit: a wall thinner than a coarse cell that runs through its inside is not seen by
-//! that level, which then couples both sides of the wall; around the maze and the ring layouts
-//! two V-cycles leave about 7x and 40x the divergence they leave in open flow (still 10-100x
-//! less than 20 red-black sweeps). Cutting the coarse coupling wherever a finer wall crosses
-//! the path between two coarse centres was tried and diverged (it isolates coarse cells that
-//! still hold residual). The cure is coarse cells split by connected component (Chentanez and
-//! Müller 2011), to come.
+//! (`sim::obstacles::faces`). These kernels serve the finest level (and Jacobi and red-black);
+//! the coarse multigrid levels around obstacles are node graphs, one node per connected piece
+//! of fluid in a coarse cell (`sim::obstacles::nodes`, solved in `super::nodes`). Coarsening
+//! the mask instead (a coarse face's open fraction averaged from the finer faces) missed every
+//! wall thinner than a coarse cell that runs through its inside: that level then coupled both
+//! sides of the wall, and around the maze and the ring two V-cycles left 7x and 40x the
+//! divergence they leave in open flow.
 //!
 //! The constant per connected fluid region is the null space (one per region: an enclosed
 //! pocket is its own), so right-hand sides are made mean-free region by region
 //! ([`Regions::remove_means`]).
 
 use super::{Split, row_count};
-use crate::sim::multigrid::ProlongTaps;
 pub use crate::sim::obstacles::faces::{Faces, Regions};
-use rayon::prelude::*;
 
 /// The couplings of one level in the checkerboard layout of [`Split`], for the relaxation:
 /// per colour, the left, right, lower and upper face couplings of each cell and the inverse of
@@ -168,77 +161,4 @@ pub(super) fn residual_row_faces(
         out[i] = b[i] - flux;
     }
 }
-}
-
-/// Prolongation around obstacles: the bilinear interpolation of the coarse correction `ce`
-/// (natural layout, couplings `coarse`) at each finer cell's centre, into `out` (`fw` wide),
-/// taking only coarse cells that are fluid and joined to the coarse cell the finer cell lies in
-/// by an open coarse face (renormalised). Interpolating from a solid coarse cell (whose
-/// correction is 0) or from across a wall pulled the cells along walls towards the wrong
-/// value: the two-grid cycle then *raised* the residual next to a straight wall (1.8x).
-pub(super) fn prolongate_faces(
-    ce: &[f32],
-    coarse: &Faces,
-    open: &[bool],
-    (px, py): (&ProlongTaps, &ProlongTaps),
-    fw: usize,
-    out: &mut [f32],
-) {
-    let (cw, ch) = (coarse.w, coarse.h);
-    let fh = py.0.len();
-    debug_assert_eq!(open.len(), cw * ch);
-    let home =
-        |k: usize, fine: usize, n: usize| ((k as f64 + 0.5) * n as f64 / fine as f64) as usize;
-    // The coarse column of each finer column (the same for every row).
-    let homes: Vec<usize> = (0..fw).map(|i| home(i, fw, cw).min(cw - 1)).collect();
-    out.par_chunks_mut(fw).enumerate().for_each(|(j, row)| {
-        let (j0, j1, wy) = py.0[j];
-        let (j0, j1) = (j0 as usize, j1 as usize);
-        let hj = home(j, fh, ch).min(ch - 1);
-        for ((i, o), &hi) in row.iter_mut().enumerate().zip(&homes) {
-            let (i0, i1, wx) = px.0[i];
-            let (i0, i1) = (i0 as usize, i1 as usize);
-            let joined = |ci: usize, cj: usize| {
-                if coarse.diagonal(ci, cj) <= 0.0 {
-                    return false;
-                }
-                let x_ok = ci == hi || coarse.x[hj * (cw + 1) + ci.max(hi)] > 0.0;
-                let y_ok = cj == hj || coarse.y[cj.max(hj) * cw + hi] > 0.0;
-                x_ok && y_ok
-            };
-            // Away from walls (every face of the four taps open, the home cell one of them)
-            // every tap is joined: the same sums without the checks.
-            let clear = (hi == i0 || hi == i1)
-                && (hj == j0 || hj == j1)
-                && open[j0 * cw + i0]
-                && open[j0 * cw + i1]
-                && open[j1 * cw + i0]
-                && open[j1 * cw + i1];
-            let (mut sum, mut weight) = (0.0f32, 0.0f32);
-            for (cj, ty) in [(j0, 1.0 - wy), (j1, wy)] {
-                for (ci, tx) in [(i0, 1.0 - wx), (i1, wx)] {
-                    let t = tx * ty;
-                    if t > 0.0 && (clear || joined(ci, cj)) {
-                        sum += t * ce[cj * cw + ci];
-                        weight += t;
-                    }
-                }
-            }
-            *o = if weight > 0.0 { sum / weight } else { 0.0 };
-        }
-    });
-}
-
-/// Which cells of a level have all four faces open (above 0): the prolongation's fast path.
-pub(super) fn open_cells(faces: &Faces) -> Vec<bool> {
-    let (w, h) = (faces.w, faces.h);
-    (0..w * h)
-        .map(|c| {
-            let (i, j) = (c % w, c / w);
-            faces.x[j * (w + 1) + i] > 0.0
-                && faces.x[j * (w + 1) + i + 1] > 0.0
-                && faces.y[j * w + i] > 0.0
-                && faces.y[(j + 1) * w + i] > 0.0
-        })
-        .collect()
 }

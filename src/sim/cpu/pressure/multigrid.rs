@@ -4,8 +4,10 @@
 
 use super::band::min_rows;
 use super::faces::{self, Faces, Regions, SplitFaces, residual_row_faces};
+use super::nodes::Nodes;
 use super::{Split, rb_sor_op};
 use crate::sim::multigrid::*;
+use crate::sim::obstacles::nodes::Hierarchy;
 use rayon::prelude::*;
 
 kernel! {
@@ -103,21 +105,15 @@ struct Level {
     /// x finer columns (prolongation).
     transfer: Vec<f32>,
     scratch: Scratch,
-    /// The coarsened obstacles, if any.
-    faces: Option<LevelFaces>,
 }
 
-/// A level's couplings with obstacles, in both layouts.
+/// The finest level's couplings with obstacles, in both layouts.
 #[derive(Clone, Debug)]
 struct LevelFaces {
     natural: Faces,
     split: SplitFaces,
-    /// The fluid regions (only the coarsest level's solve needs them).
+    /// The fluid regions (when the finest level is also the coarsest, whose solve needs them).
     regions: Option<Regions>,
-    /// Whether any inner face is less than fully open (else the level smooths as usual).
-    walls: bool,
-    /// The cells with all four faces open (see `faces::open_cells`).
-    open: Vec<bool>,
 }
 
 impl LevelFaces {
@@ -125,8 +121,6 @@ impl LevelFaces {
         Self {
             split: SplitFaces::new(&natural),
             regions: coarsest.then(|| Regions::new(&natural)),
-            walls: natural.has_walls(),
-            open: faces::open_cells(&natural),
             natural,
         }
     }
@@ -141,6 +135,8 @@ pub struct Multigrid {
     finest: Scratch,
     /// The finest level's obstacles, if any.
     finest_faces: Option<LevelFaces>,
+    /// The coarse levels around obstacles, if any (and if there are coarse levels).
+    nodes: Option<Nodes>,
 }
 
 impl Multigrid {
@@ -159,40 +155,24 @@ impl Multigrid {
                 restrict_y: p.restrict_y,
                 prolong_x: p.prolong_x,
                 prolong_y: p.prolong_y,
-                faces: None,
             })
             .collect();
         Self {
             levels,
             finest: Scratch::new(w, h),
             finest_faces: None,
+            nodes: None,
         }
     }
 
-    /// Solve around obstacles: the finest level's couplings (`None`: no obstacles), coarsened
-    /// for every level below.
+    /// Solve around obstacles: the finest level's couplings (`None`: no obstacles); the
+    /// coarse levels become node graphs (`sim::obstacles::nodes`).
     pub fn set_faces(&mut self, faces: Option<&Faces>) {
-        let Some(faces) = faces else {
-            self.finest_faces = None;
-            for level in &mut self.levels {
-                level.faces = None;
-            }
-            return;
-        };
-        let depth = self.levels.len();
-        self.finest_faces = Some(LevelFaces::new(faces.clone(), depth == 0));
-        let mut finer = faces.clone();
-        for (k, level) in self.levels.iter_mut().enumerate() {
-            let coarse = finer.coarsen(
-                level.e.w,
-                level.e.h,
-                &level.restrict_x,
-                &level.restrict_y,
-                level.op,
-            );
-            level.faces = Some(LevelFaces::new(coarse.clone(), k + 1 == depth));
-            finer = coarse;
-        }
+        self.nodes = faces
+            .and_then(|f| Hierarchy::new(f, &plan(f.w, f.h)))
+            .map(Nodes::new);
+        let coarsest = self.levels.is_empty();
+        self.finest_faces = faces.map(|f| LevelFaces::new(f.clone(), coarsest));
     }
 
     /// Number of levels including the finest.
@@ -203,6 +183,12 @@ impl Multigrid {
     /// `cycles` V(2,2)-cycles of `A q = b`, warm-started from `q`.
     pub fn solve(&mut self, q: &mut Split, b: &Split, cycles: u32) {
         b.write_natural(&mut self.finest.b, 0.0);
+        if let (Some(f), Some(nodes)) = (&self.finest_faces, &mut self.nodes) {
+            for _ in 0..cycles {
+                v_cycle_nodes(q, b, f, &mut self.finest, nodes);
+            }
+            return;
+        }
         for _ in 0..cycles {
             let faces = self.finest_faces.as_ref();
             v_cycle(
@@ -215,6 +201,34 @@ impl Multigrid {
             );
         }
     }
+}
+
+/// One V-cycle around obstacles: the finest level with its per-face couplings, the coarse
+/// levels on their node graphs (`nodes`).
+fn v_cycle_nodes(
+    e: &mut Split,
+    b: &Split,
+    faces: &LevelFaces,
+    scratch: &mut Scratch,
+    nodes: &mut Nodes,
+) {
+    let split = Some(&faces.split);
+    rb_sor_op(e, b, MG_PRE_SWEEPS, 1.0, Operator::UNIT, split);
+    let (w, h) = (e.w, e.h);
+    e.write_natural(&mut scratch.e, 0.0);
+    let natural = Some(&faces.natural);
+    residual(
+        &scratch.e,
+        &scratch.b,
+        w,
+        h,
+        Operator::UNIT,
+        natural,
+        &mut scratch.r,
+    );
+    nodes.correction(&scratch.r, &mut scratch.e, MG_NODE_SWEEPS);
+    e.add_natural(&scratch.e);
+    rb_sor_op(e, b, MG_POST_SWEEPS, 1.0, Operator::UNIT, split);
 }
 
 fn v_cycle(
@@ -237,17 +251,14 @@ fn v_cycle(
         rb_sor_op(e, &b, coarsest_sweeps(e.w, e.h), COARSEST_OMEGA, op, split);
         return;
     };
-    // Around obstacles the correction from below is least accurate next to walls: smooth more.
-    let extra = if faces.is_some_and(|f| f.walls) {
-        MG_OBSTACLE_SWEEPS
-    } else {
-        0
-    };
-    rb_sor_op(e, b, MG_PRE_SWEEPS + extra, 1.0, op, split);
+    debug_assert!(
+        faces.is_none(),
+        "around obstacles the coarse levels are node graphs"
+    );
+    rb_sor_op(e, b, MG_PRE_SWEEPS, 1.0, op, None);
     let (w, h) = (e.w, e.h);
     e.write_natural(&mut scratch.e, 0.0);
-    let natural = faces.map(|f| &f.natural);
-    residual(&scratch.e, &scratch.b, w, h, op, natural, &mut scratch.r);
+    residual(&scratch.e, &scratch.b, w, h, op, None, &mut scratch.r);
     restrict(&scratch.r, w, h, next);
     next.e.clear();
     let Level {
@@ -255,13 +266,12 @@ fn v_cycle(
         b: nb,
         op: nop,
         scratch: ns,
-        faces: nf,
         ..
     } = next;
-    v_cycle(ne, nb, *nop, nf.as_ref(), ns, rest);
+    v_cycle(ne, nb, *nop, None, ns, rest);
     prolongate(next, w, h, &mut scratch.r);
     e.add_natural(&scratch.r);
-    rb_sor_op(e, b, MG_POST_SWEEPS + extra, 1.0, op, split);
+    rb_sor_op(e, b, MG_POST_SWEEPS, 1.0, op, None);
 }
 
 kernel! {
@@ -397,11 +407,6 @@ fn prolongate(coarse: &mut Level, fw: usize, fh: usize, out: &mut [f32]) {
     let (cw, ch) = (coarse.e.w, coarse.e.h);
     let ce = &mut coarse.scratch.e;
     coarse.e.write_natural(ce, 0.0);
-    if let Some(f) = &coarse.faces {
-        let taps = (&coarse.prolong_x, &coarse.prolong_y);
-        faces::prolongate_faces(ce, &f.natural, &f.open, taps, fw, out);
-        return;
-    }
     let px = &coarse.prolong_x.0;
     let py = &coarse.prolong_y.0;
     let tmp = &mut coarse.transfer[..ch * fw];

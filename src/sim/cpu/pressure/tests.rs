@@ -136,37 +136,3 @@ fn relaxation_known_answers_and_multigrid_far_ahead() {
     // Three V-cycles cost about 25 sweeps' worth of work and beat 40 sweeps by far.
     assert!(mg3 < jac / 100.0, "mg {mg3} vs jacobi {jac}");
 }
-
-/// The prolongation's fast path away from walls gives the same bits as checking every tap,
-/// on every level of odd-sized grids around the maze and the ring.
-#[test]
-fn prolongation_fast_path_is_exact() {
-    use crate::sim::multigrid::plan;
-    use crate::sim::obstacles::{Layout, Mask};
-    for (w, h, layout) in [
-        (75, 41, Layout::Maze),
-        (64, 36, Layout::Ring),
-        (33, 30, Layout::Pillars),
-    ] {
-        let mut fine = faces::Faces::from_mask(&Mask::layout(layout, w, h));
-        for p in plan(w, h) {
-            let coarse = fine.coarsen(p.w, p.h, &p.restrict_x, &p.restrict_y, p.op);
-            let ce: Vec<f32> = (0..p.w * p.h)
-                .map(|k| ((k * 37) % 101) as f32 * 0.01 - 0.5)
-                .collect();
-            let taps = (&p.prolong_x, &p.prolong_y);
-            let (mut fast, mut slow) = (
-                vec![0.0; p.fine_w * p.fine_h],
-                vec![1.0; p.fine_w * p.fine_h],
-            );
-            let open = faces::open_cells(&coarse);
-            assert!(open.iter().any(|&o| o), "{layout:?} {}x{}", p.w, p.h);
-            faces::prolongate_faces(&ce, &coarse, &open, taps, p.fine_w, &mut fast);
-            let none = vec![false; open.len()];
-            faces::prolongate_faces(&ce, &coarse, &none, taps, p.fine_w, &mut slow);
-            let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
-            assert_eq!(bits(&fast), bits(&slow), "{layout:?} at {}x{}", p.w, p.h);
-            fine = coarse;
-        }
-    }
-}

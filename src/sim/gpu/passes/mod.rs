@@ -13,6 +13,7 @@ pub(super) mod display;
 pub(super) mod divergence;
 pub(super) mod gradient;
 pub(super) mod multigrid;
+pub(super) mod nodes;
 pub(super) mod obstacle_overlay;
 pub(super) mod obstacles;
 pub(super) mod particles;
@@ -55,6 +56,7 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("display", display::binding::ALL),
     ("divergence", divergence::binding::ALL),
     ("gradient", gradient::binding::ALL),
+    ("nodes", nodes::binding::ALL),
     ("obstacles", obstacles::binding::ALL),
     ("obstacle_overlay", obstacle_overlay::binding::ALL),
     ("particles", particles::binding::ALL),

@@ -2,12 +2,12 @@
 //! of `sim::multigrid::plan`, each level's bind groups built once. Level 0 is the finest: its
 //! unknowns and right-hand side are the projection's (one set of bind groups per projection
 //! target). Mirrors cpu/pressure.rs (`rb_sor`, `v_cycle`, `residual`, `restrict`,
-//! `prolongate`). Around obstacles every level relaxes and takes residuals through its
-//! couplings (coarse levels through coarsened ones), smooths `MG_OBSTACLE_SWEEPS` more where
-//! it has walls, prolongates only between joined cells, and the coarsest solve is mean-free per
-//! fluid region (cpu pressure/faces.rs and pressure/multigrid.rs); those bind groups are built
-//! once per mask ([`Multigrid::set_faces`]).
+//! `prolongate`). Around obstacles the finest level relaxes and takes residuals through its
+//! couplings, and the coarse levels are the node graphs of [`Nodes`] (cpu pressure/faces.rs,
+//! pressure/nodes.rs and `v_cycle_nodes`); those bind groups are built once per mask
+//! ([`Multigrid::set_faces`]).
 
+use super::nodes::Nodes;
 use super::obstacles::LevelFaces;
 use super::pressure::{LevelUniform, binding::*};
 use crate::sim::gpu::buffers::{Buffers, Sizes, bytes_f32};
@@ -15,6 +15,7 @@ use crate::sim::gpu::kernel::{
     Binding, Dispatcher, Kernel, groups, groups2, storage, storage_init, uniform,
 };
 use crate::sim::multigrid::{self, COARSEST_OMEGA, LevelPlan};
+use crate::sim::obstacles::nodes::Hierarchy;
 
 /// One coarse level's transfers from and to the next finer level.
 struct Transfers {
@@ -40,16 +41,14 @@ struct Level {
     /// The direct solve, on the last level (per target when that is level 0).
     coarsest: Vec<wgpu::BindGroup>,
     /// What the bind groups around obstacles need: the unknowns (per target at level 0), the
-    /// right-hand side, the residual, the colour, residual and coarsest uniforms, and (coarse
-    /// levels) the prolongation taps.
+    /// right-hand side, the residual, the colour, residual and coarsest uniforms.
     e: Vec<wgpu::Buffer>,
     b: wgpu::Buffer,
     r: wgpu::Buffer,
     relax_u: [wgpu::Buffer; 2],
     res_u: wgpu::Buffer,
     co_u: wgpu::Buffer,
-    ptaps: Option<[wgpu::Buffer; 2]>,
-    /// With obstacles.
+    /// With obstacles (the finest level only: the coarse levels are then [`Nodes`]).
     faces: Option<FacesLevel>,
     _buffers: Vec<wgpu::Buffer>,
 }
@@ -60,11 +59,6 @@ struct FacesLevel {
     rb_sor: Vec<[wgpu::BindGroup; 2]>,
     residual: Vec<wgpu::BindGroup>,
     coarsest: Vec<wgpu::BindGroup>,
-    /// Coarse levels: the correction into the finer level's unknowns, per finer target.
-    prolongate: Vec<wgpu::BindGroup>,
-    /// The level has walls: smooth `MG_OBSTACLE_SWEEPS` more.
-    walls: bool,
-    _uniform: Option<wgpu::Buffer>,
 }
 
 /// The levels and their kernels.
@@ -79,9 +73,10 @@ pub(in crate::sim::gpu) struct Multigrid {
     rb_sor_coarsest: Kernel,
     rb_sor_faces: Kernel,
     residual_faces: Kernel,
-    prolongate_faces_add: Kernel,
     rb_sor_coarsest_faces: Kernel,
     levels: Vec<Level>,
+    /// The coarse levels around obstacles.
+    nodes: Nodes,
 }
 
 impl Multigrid {
@@ -104,9 +99,9 @@ impl Multigrid {
             rb_sor_coarsest: k("rb_sor_coarsest"),
             rb_sor_faces: k("rb_sor_faces"),
             residual_faces: k("residual_faces"),
-            prolongate_faces_add: k("prolongate_faces_add"),
             rb_sor_coarsest_faces: k("rb_sor_coarsest_faces"),
             levels: Vec::new(),
+            nodes: Nodes::new(device),
         };
         mg.levels = mg.build_levels(device, b, s, plans);
         mg
@@ -205,7 +200,6 @@ impl Multigrid {
             relax_u: relax_u0,
             res_u: res_u0,
             co_u: co_u0,
-            ptaps: None,
             faces: None,
             _buffers: Vec::new(),
         });
@@ -228,8 +222,8 @@ impl Multigrid {
             let rx_frac = storage_init(device, "Buffer: restrict x", &frac4(&plan.restrict_x.frac));
             let ry_first = storage_init(device, "Buffer: restrict y", &plan.restrict_y.first);
             let ry_frac = storage_init(device, "Buffer: restrict y", &frac4(&plan.restrict_y.frac));
-            let px = storage_init(device, "Buffer: prolong x", &ptaps(&plan.prolong_x.0, lw));
-            let py = storage_init(device, "Buffer: prolong y", &ptaps(&plan.prolong_y.0, lh));
+            let px = storage_init(device, "Buffer: prolong x", &ptaps(&plan.prolong_x.0));
+            let py = storage_init(device, "Buffer: prolong y", &ptaps(&plan.prolong_y.0));
             let lu = |w: usize, h: usize, cw: usize| {
                 uniform(
                     device,
@@ -314,9 +308,8 @@ impl Multigrid {
                 relax_u,
                 res_u,
                 co_u,
-                ptaps: Some([px, py]),
                 faces: None,
-                _buffers: vec![transfer, rx_first, rx_frac, ry_first, ry_frac],
+                _buffers: vec![transfer, rx_first, rx_frac, ry_first, ry_frac, px, py],
             });
             fine_e = vec![e];
             fine_r = r;
@@ -324,21 +317,22 @@ impl Multigrid {
         levels
     }
 
-    /// Solve around obstacles with every level's couplings `levels` (finest first; `None`:
-    /// the plain kernels).
-    pub fn set_faces(&mut self, device: &wgpu::Device, levels: Option<&[LevelFaces]>) {
-        let built: Vec<Option<FacesLevel>> = match levels {
-            Some(faces) => {
-                assert_eq!(faces.len(), self.levels.len(), "couplings for every level");
-                (0..faces.len())
-                    .map(|n| Some(self.faces_level(device, n, &faces[n])))
-                    .collect()
-            }
-            None => self.levels.iter().map(|_| None).collect(),
-        };
-        for (level, faces) in self.levels.iter_mut().zip(built) {
-            level.faces = faces;
+    /// Solve around obstacles: the finest level's couplings `finest` and the coarse levels
+    /// `nodes` (`None`: the plain kernels).
+    pub fn set_faces(
+        &mut self,
+        device: &wgpu::Device,
+        finest: Option<&LevelFaces>,
+        nodes: Option<&Hierarchy>,
+    ) {
+        let built = finest.map(|f| self.faces_level(device, 0, f));
+        for level in &mut self.levels {
+            level.faces = None;
         }
+        self.levels[0].faces = built;
+        let l0 = &self.levels[0];
+        let nodes = nodes.filter(|_| finest.is_some());
+        self.nodes.set(device, nodes, &l0.r, &l0.e);
     }
 
     /// Level `n`'s bind groups around obstacles, with its couplings `f`.
@@ -380,38 +374,10 @@ impl Multigrid {
             }
             _ => Vec::new(),
         };
-        let (prolongate, prolongate_u) = match (n.checked_sub(1), &lv.ptaps) {
-            (Some(finer), Some([px, py])) => {
-                let fl = &self.levels[finer];
-                let u = uniform(
-                    device,
-                    "Uniform: mg prolongate",
-                    &LevelUniform {
-                        w: fl.w as u32,
-                        h: fl.h as u32,
-                        cw: lv.w as u32,
-                        ..Default::default()
-                    },
-                );
-                let groups =
-                    fl.e.iter()
-                        .map(|fe| {
-                            let entries =
-                                [(L, &u), (Q_IN, &lv.e[0]), (Q, fe), (PTAP, px), (PTAP_Y, py)];
-                            bind(&self.prolongate_faces_add, &entries)
-                        })
-                        .collect();
-                (groups, Some(u))
-            }
-            _ => (Vec::new(), None),
-        };
         FacesLevel {
             rb_sor,
             residual,
             coarsest,
-            prolongate,
-            walls: f.walls,
-            _uniform: prolongate_u,
         }
     }
 
@@ -455,18 +421,15 @@ impl Multigrid {
             }
             return;
         }
-        // Around obstacles the correction from below is least accurate next to walls: smooth
-        // more (as the CPU).
-        let extra = if faces.is_some_and(|f| f.walls) {
-            multigrid::MG_OBSTACLE_SWEEPS
-        } else {
-            0
-        };
-        self.encode_smooth(d, l, t, multigrid::MG_PRE_SWEEPS + extra);
-        match faces {
-            Some(f) => d.go(&self.residual_faces, &f.residual[ti], groups2(lv.w, lv.h)),
-            None => d.go(&self.residual, &lv.residual[ti], groups2(lv.w, lv.h)),
+        self.encode_smooth(d, l, t, multigrid::MG_PRE_SWEEPS);
+        if let Some(f) = faces {
+            // Around obstacles (level 0 only): the coarse levels are node graphs.
+            d.go(&self.residual_faces, &f.residual[ti], groups2(lv.w, lv.h));
+            self.nodes.encode(d, t, multigrid::MG_NODE_SWEEPS);
+            self.encode_smooth(d, l, t, multigrid::MG_POST_SWEEPS);
+            return;
         }
+        d.go(&self.residual, &lv.residual[ti], groups2(lv.w, lv.h));
         let next = &self.levels[l + 1];
         let tr = next
             .transfers
@@ -476,22 +439,13 @@ impl Multigrid {
         d.go(&self.restrict_y, &tr.restrict_y, groups2(next.w, next.h));
         d.go(&self.clear, &tr.clear, groups2(next.w, next.h));
         self.encode_v_cycle(d, l + 1, t);
-        match &next.faces {
-            Some(nf) => d.go(
-                &self.prolongate_faces_add,
-                &nf.prolongate[ti],
-                groups2(lv.w, lv.h),
-            ),
-            None => {
-                d.go(&self.prolongate_x, &tr.prolongate_x, groups2(lv.w, next.h));
-                d.go(
-                    &self.prolongate_y_add,
-                    &tr.prolongate_y_add[ti],
-                    groups2(lv.w, lv.h),
-                );
-            }
-        }
-        self.encode_smooth(d, l, t, multigrid::MG_POST_SWEEPS + extra);
+        d.go(&self.prolongate_x, &tr.prolongate_x, groups2(lv.w, next.h));
+        d.go(
+            &self.prolongate_y_add,
+            &tr.prolongate_y_add[ti],
+            groups2(lv.w, lv.h),
+        );
+        self.encode_smooth(d, l, t, multigrid::MG_POST_SWEEPS);
     }
 }
 
@@ -499,15 +453,9 @@ fn frac4(frac: &[[f32; 3]]) -> Vec<[f32; 4]> {
     frac.iter().map(|f| [f[0], f[1], f[2], 0.0]).collect()
 }
 
-/// The prolongation taps of the finer cells, with (in the fourth value) the coarse cell that
-/// holds each finer cell's centre, of `coarse` (cpu `prolongate_faces`' home cell).
-fn ptaps(taps: &[(u32, u32, f32)], coarse: usize) -> Vec<[u32; 4]> {
-    let fine = taps.len();
+/// The prolongation taps of the finer cells: the two coarse cells and the second's weight.
+fn ptaps(taps: &[(u32, u32, f32)]) -> Vec<[u32; 4]> {
     taps.iter()
-        .enumerate()
-        .map(|(k, &(a, b, w))| {
-            let home = ((k as f64 + 0.5) * coarse as f64 / fine as f64) as usize;
-            [a, b, w.to_bits(), home.min(coarse - 1) as u32]
-        })
+        .map(|&(a, b, w)| [a, b, w.to_bits(), 0])
         .collect()
 }

@@ -18,6 +18,7 @@ use crate::sim::multigrid::LevelPlan;
 use crate::sim::obstacles::Mask;
 use crate::sim::obstacles::faces::{Faces, Regions};
 use crate::sim::obstacles::near::NearSolids;
+use crate::sim::obstacles::nodes::Hierarchy;
 use bytemuck::{Pod, Zeroable};
 
 /// Threads per workgroup of the 1D list passes (`LW` in obstacles.wgsl and advect.wgsl).
@@ -87,8 +88,6 @@ pub(in crate::sim::gpu) struct LevelFaces {
     pub inv: wgpu::Buffer,
     /// On the coarsest level: `(region, its cell count)` per cell (`u32::MAX`: none).
     pub region: Option<wgpu::Buffer>,
-    /// Whether any inner face is less than fully open (the level then smooths more).
-    pub walls: bool,
 }
 
 impl LevelFaces {
@@ -118,7 +117,6 @@ impl LevelFaces {
             y: storage_init(device, "Buffer: mg couplings y", &faces.y),
             inv: storage_init(device, "Buffer: mg inverse diagonal", &inv),
             region,
-            walls: faces.has_walls(),
         }
     }
 }
@@ -127,8 +125,10 @@ impl LevelFaces {
 pub(in crate::sim::gpu) struct Solids {
     /// The mask at the grid's size.
     pub mask: Mask,
-    /// Every level's couplings, finest first.
-    pub levels: Vec<LevelFaces>,
+    /// The finest level's couplings.
+    pub finest: LevelFaces,
+    /// The coarse multigrid levels (none on grids too small for any).
+    pub nodes: Option<Hierarchy>,
     /// Solid flag (u32) per simulation cell.
     pub solid: wgpu::Buffer,
     /// Fluid dye cells near solids, nearest first, and how many lie within each distance.
@@ -206,15 +206,10 @@ impl Obstacles {
         use binding::*;
         let (w, h) = (s.w, s.h);
         debug_assert_eq!((mask.width(), mask.height()), (w, h));
-        // The couplings of every level (cpu Multigrid::set_faces).
+        // The finest level's couplings and the coarse levels (cpu Multigrid::set_faces).
         let finest = Faces::from_mask(mask);
-        let mut levels = vec![LevelFaces::new(device, &finest, plans.is_empty())];
-        let mut finer = finest.clone();
-        for (k, plan) in plans.iter().enumerate() {
-            let coarse = finer.coarsen(plan.w, plan.h, &plan.restrict_x, &plan.restrict_y, plan.op);
-            levels.push(LevelFaces::new(device, &coarse, k + 1 == plans.len()));
-            finer = coarse;
-        }
+        let nodes = Hierarchy::new(&finest, plans);
+        let finest_faces = LevelFaces::new(device, &finest, plans.is_empty());
         // Closed faces and solid dye cells (cpu Obstacles::new).
         let closed_u: Vec<u32> = (0..h)
             .flat_map(|j| (1..w).map(move |i| (i, j)))
@@ -328,7 +323,8 @@ impl Obstacles {
         let speed = |x: &wgpu::Buffer, n: usize, at: u32| reduce.reduction(device, x, None, n, at);
         Solids {
             mask: mask.clone(),
-            levels,
+            finest: finest_faces,
+            nodes,
             solid: storage_init(device, "Buffer: solid cells", &solid),
             near: storage_init(device, "Buffer: dye cells near solids", near.cells()),
             near_ends: storage_init(device, "Buffer: near solids by distance", &near_ends),

@@ -26,11 +26,9 @@ pub(in crate::sim::gpu) mod binding {
     pub const FACE_Y: Binding = Binding::new(10, "face_y");
     pub const INV_DIAG: Binding = Binding::new(11, "inv_diag");
     pub const REGION: Binding = Binding::new(12, "region");
-    pub const PTAP_Y: Binding = Binding::new(13, "ptap_y");
     #[cfg(test)]
     pub const ALL: &[Binding] = &[
         L, Q_IN, Q, B, R, RTAP_FIRST, RTAP_FRAC, PTAP, RESULTS, FACE_X, FACE_Y, INV_DIAG, REGION,
-        PTAP_Y,
     ];
 }
 

@@ -1,0 +1,190 @@
+//! The coarse multigrid levels around obstacles on the CPU: relaxation, residual, restriction,
+//! prolongation and the coarsest solve on the node graphs of `sim::obstacles::nodes` (see
+//! there for how the graphs are made). pressure.wgsl's `_nodes` kernels do the same on the
+//! GPU.
+
+use super::super::band::MIN_TASK_CELLS;
+use crate::sim::multigrid::{COARSEST_OMEGA, coarsest_sweeps};
+use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel};
+use rayon::prelude::*;
+
+/// One coarse level with its unknowns.
+#[derive(Clone, Debug)]
+struct Work {
+    level: NodeLevel,
+    inv: Vec<f32>,
+    /// Correction, right-hand side, residual (per node).
+    e: Vec<f32>,
+    b: Vec<f32>,
+    r: Vec<f32>,
+}
+
+/// The coarse levels around one mask and their workspace.
+#[derive(Clone, Debug)]
+pub(super) struct Nodes {
+    levels: Vec<Work>,
+    coarsest: Coarsest,
+}
+
+impl Nodes {
+    pub fn new(h: Hierarchy) -> Self {
+        let levels = h
+            .levels
+            .into_iter()
+            .map(|level| {
+                let n = level.graph.len();
+                Work {
+                    inv: level.graph.inverse_diagonal(),
+                    level,
+                    e: vec![0.0; n],
+                    b: vec![0.0; n],
+                    r: vec![0.0; n],
+                }
+            })
+            .collect();
+        Self {
+            levels,
+            coarsest: h.coarsest,
+        }
+    }
+
+    /// The coarse correction of a finer level whose residual is `r` (per finer node; at the
+    /// finest level per cell, natural order), into `out` (same indexing): restrict, solve
+    /// below by V-cycles, prolongate.
+    pub fn correction(&mut self, r: &[f32], out: &mut [f32], sweeps: u32) {
+        let Self { levels, coarsest } = self;
+        restrict(&mut levels[0], r);
+        cycle(levels, coarsest, sweeps);
+        prolongate(&levels[0], out);
+    }
+}
+
+/// Level `levels[0]`'s V-cycle on its right-hand side, from a zero correction.
+fn cycle(levels: &mut [Work], coarsest: &Coarsest, sweeps: u32) {
+    let Some((lv, rest)) = levels.split_first_mut() else {
+        return;
+    };
+    lv.e.fill(0.0);
+    if rest.is_empty() {
+        solve_coarsest(lv, coarsest);
+        return;
+    }
+    relax(lv, sweeps);
+    residual(lv);
+    restrict(&mut rest[0], &lv.r);
+    cycle(rest, coarsest, sweeps);
+    prolongate(&rest[0], &mut lv.r);
+    lv.e.iter_mut().zip(&lv.r).for_each(|(e, c)| *e += c);
+    relax(lv, sweeps);
+}
+
+/// Nodes per rayon task.
+fn min_nodes() -> usize {
+    MIN_TASK_CELLS / 4
+}
+
+/// `sweeps` red-black Gauss-Seidel sweeps (over-relaxed by `omega`).
+fn relax_omega(lv: &mut Work, sweeps: u32, omega: f32) {
+    let red = lv.level.red;
+    let g = &lv.level.graph;
+    for _ in 0..sweeps {
+        for colour in [0, 1] {
+            let (reds, blacks) = lv.e.split_at_mut(red);
+            let (mine, other, base, offset) = if colour == 0 {
+                (reds, &*blacks, 0, red)
+            } else {
+                (blacks, &*reds, red, 0)
+            };
+            mine.par_iter_mut()
+                .with_min_len(min_nodes())
+                .enumerate()
+                .for_each(|(k, e)| {
+                    let n = base + k;
+                    let range = g.start[n] as usize..g.start[n + 1] as usize;
+                    let mut sum = lv.b[n];
+                    for (&m, &w) in g.nbr[range.clone()].iter().zip(&g.weight[range]) {
+                        sum = w.mul_add(other[m as usize - offset], sum);
+                    }
+                    let gs = sum * lv.inv[n];
+                    *e = omega.mul_add(gs - *e, *e);
+                });
+        }
+    }
+}
+
+fn relax(lv: &mut Work, sweeps: u32) {
+    relax_omega(lv, sweeps, 1.0);
+}
+
+/// `r = b - A e`.
+fn residual(lv: &mut Work) {
+    let g = &lv.level.graph;
+    let (e, b) = (&lv.e, &lv.b);
+    lv.r.par_iter_mut()
+        .with_min_len(min_nodes())
+        .enumerate()
+        .for_each(|(n, r)| {
+            let range = g.start[n] as usize..g.start[n + 1] as usize;
+            let mut flux = 0.0f32;
+            for (&m, &w) in g.nbr[range.clone()].iter().zip(&g.weight[range]) {
+                flux = w.mul_add(e[n] - e[m as usize], flux);
+            }
+            *r = b[n] - flux;
+        });
+}
+
+/// `lv.b` = the weighted sums of the finer residual `r` over each node's finer nodes.
+fn restrict(lv: &mut Work, r: &[f32]) {
+    let l = &lv.level;
+    let (start, child, weight) = (&l.child_start, &l.child, &l.child_weight);
+    lv.b.par_iter_mut()
+        .with_min_len(min_nodes())
+        .enumerate()
+        .for_each(|(n, b)| {
+            let range = start[n] as usize..start[n + 1] as usize;
+            let mut sum = 0.0f32;
+            for (&a, &w) in child[range.clone()].iter().zip(&weight[range]) {
+                sum = w.mul_add(r[a as usize], sum);
+            }
+            *b = sum;
+        });
+}
+
+/// `out` (per finer node) = the interpolation of `lv.e`.
+fn prolongate(lv: &Work, out: &mut [f32]) {
+    let (node, weight, e) = (&lv.level.tap_node, &lv.level.tap_weight, &lv.e);
+    out.par_iter_mut()
+        .with_min_len(MIN_TASK_CELLS)
+        .zip(node.par_iter().zip(weight.par_iter()))
+        .for_each(|(o, (n, w))| {
+            *o = (0..4).map(|t| w[t] * e[n[t] as usize]).sum();
+        });
+}
+
+/// The coarsest level: exactly (dense), or mean-free per region and relaxed.
+fn solve_coarsest(lv: &mut Work, coarsest: &Coarsest) {
+    let n = lv.e.len();
+    match coarsest {
+        Coarsest::Direct(s) => {
+            let b = &lv.b;
+            lv.e.par_iter_mut().enumerate().for_each(|(a, e)| {
+                *e = s[a * n..(a + 1) * n]
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| x * y)
+                    .sum()
+            });
+        }
+        Coarsest::Sweeps(regions) => {
+            let mut sums = vec![0.0f64; n];
+            for (&[l, _], &b) in regions.iter().zip(&lv.b) {
+                sums[l as usize] += f64::from(b);
+            }
+            for (&[l, size], b) in regions.iter().zip(lv.b.iter_mut()) {
+                *b -= (sums[l as usize] / f64::from(size)) as f32;
+            }
+            let (w, h) = (lv.level.graph.w, lv.level.graph.h);
+            relax_omega(lv, coarsest_sweeps(w, h), COARSEST_OMEGA);
+        }
+    }
+}

@@ -1,0 +1,302 @@
+//! The coarse multigrid levels around obstacles on the GPU (nodes.wgsl): the node graphs of
+//! `sim::obstacles::nodes`, uploaded and bound once per mask ([`Nodes::set`]), and the coarse
+//! correction of one V-cycle ([`Nodes::encode`]). Mirrors cpu pressure/nodes.rs.
+
+use super::obstacles::list_groups;
+use crate::sim::gpu::buffers::bytes_f32;
+use crate::sim::gpu::kernel::{
+    Binding, Dispatcher, Kernel, module, storage, storage_init, uniform,
+};
+use crate::sim::multigrid::{COARSEST_OMEGA, coarsest_sweeps};
+use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel};
+use bytemuck::{Pod, Zeroable};
+
+/// The `@binding`s of nodes.wgsl.
+pub(in crate::sim::gpu) mod binding {
+    use super::Binding;
+    pub const N: Binding = Binding::new(0, "N");
+    pub const E: Binding = Binding::new(1, "e");
+    pub const B: Binding = Binding::new(2, "b");
+    pub const R: Binding = Binding::new(3, "r");
+    pub const START: Binding = Binding::new(4, "start");
+    pub const NBR: Binding = Binding::new(5, "nbr");
+    pub const WEIGHT: Binding = Binding::new(6, "weight");
+    pub const INV: Binding = Binding::new(7, "inv");
+    pub const FINE_R: Binding = Binding::new(8, "fine_r");
+    pub const CHILD_START: Binding = Binding::new(9, "child_start");
+    pub const CHILD: Binding = Binding::new(10, "child");
+    pub const FINE_E: Binding = Binding::new(11, "fine_e");
+    pub const TAP_NODE: Binding = Binding::new(12, "tap_node");
+    pub const TAP_WEIGHT: Binding = Binding::new(13, "tap_weight");
+    pub const SOLVE: Binding = Binding::new(14, "solve");
+    pub const REGION: Binding = Binding::new(15, "region");
+    pub const SUMS: Binding = Binding::new(16, "sums");
+    pub const CHILD_WEIGHT: Binding = Binding::new(17, "child_weight");
+    #[cfg(test)]
+    pub const ALL: &[Binding] = &[
+        N,
+        E,
+        B,
+        R,
+        START,
+        NBR,
+        WEIGHT,
+        INV,
+        FINE_R,
+        CHILD_START,
+        CHILD,
+        FINE_E,
+        TAP_NODE,
+        TAP_WEIGHT,
+        SOLVE,
+        REGION,
+        SUMS,
+        CHILD_WEIGHT,
+    ];
+}
+
+/// `Nodes` in nodes.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable, Default, Debug)]
+pub(in crate::sim::gpu) struct NodesUniform {
+    pub n: u32,
+    pub red: u32,
+    pub first: u32,
+    pub count: u32,
+    pub fine: u32,
+    pub omega: f32,
+    pub direct: u32,
+    pub sweeps: u32,
+}
+
+/// One coarse level's bind groups.
+struct Level {
+    n: usize,
+    fine: usize,
+    /// Node ranges of the two colours.
+    colours: [usize; 2],
+    relax: [wgpu::BindGroup; 2],
+    residual: wgpu::BindGroup,
+    restrict: wgpu::BindGroup,
+    /// Into the finer level's unknowns (per projection target below level 1).
+    prolongate: Vec<wgpu::BindGroup>,
+    /// The last level's solve: dense (else the sweeps).
+    coarsest: Option<(wgpu::BindGroup, bool)>,
+}
+
+/// The node-graph kernels and the current mask's levels (none without obstacles).
+pub(in crate::sim::gpu) struct Nodes {
+    relax: Kernel,
+    residual: Kernel,
+    restrict: Kernel,
+    prolongate: Kernel,
+    coarsest_direct: Kernel,
+    coarsest_sweeps: Kernel,
+    levels: Vec<Level>,
+}
+
+impl Nodes {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let m = module(device, "nodes");
+        let k = |entry| Kernel::new(device, &m, entry);
+        Self {
+            relax: k("relax_nodes"),
+            residual: k("residual_nodes"),
+            restrict: k("restrict_nodes"),
+            prolongate: k("prolongate_nodes_add"),
+            coarsest_direct: k("coarsest_direct"),
+            coarsest_sweeps: k("coarsest_sweeps"),
+            levels: Vec::new(),
+        }
+    }
+
+    /// Upload `h`'s levels (`None`: no obstacles). `r0`: the finest level's residual; `q0`:
+    /// the finest level's unknowns per projection target.
+    pub fn set(
+        &mut self,
+        device: &wgpu::Device,
+        h: Option<&Hierarchy>,
+        r0: &wgpu::Buffer,
+        q0: &[wgpu::Buffer],
+    ) {
+        self.levels.clear();
+        let Some(h) = h else {
+            return;
+        };
+        let mut fine_r = r0.clone();
+        let mut fine_e: Vec<wgpu::Buffer> = q0.to_vec();
+        for (k, level) in h.levels.iter().enumerate() {
+            let coarsest = (k + 1 == h.levels.len()).then_some(&h.coarsest);
+            let (built, e, r) = self.level(device, level, coarsest, &fine_r, &fine_e);
+            self.levels.push(built);
+            fine_r = r;
+            fine_e = vec![e];
+        }
+    }
+
+    /// One level's buffers and bind groups; also returns its unknowns and residual.
+    fn level(
+        &self,
+        device: &wgpu::Device,
+        lv: &NodeLevel,
+        coarsest: Option<&Coarsest>,
+        fine_r: &wgpu::Buffer,
+        fine_e: &[wgpu::Buffer],
+    ) -> (Level, wgpu::Buffer, wgpu::Buffer) {
+        use binding::*;
+        let g = &lv.graph;
+        let (n, fine) = (g.len(), lv.tap_node.len());
+        let e = storage(device, "Buffer: nodes e", bytes_f32(n));
+        let b = storage(device, "Buffer: nodes b", bytes_f32(n));
+        let r = storage(device, "Buffer: nodes r", bytes_f32(n));
+        let start = storage_init(device, "Buffer: nodes start", &g.start);
+        let nbr = storage_init(device, "Buffer: nodes nbr", &g.nbr);
+        let weight = storage_init(device, "Buffer: nodes weight", &g.weight);
+        let inv = storage_init(device, "Buffer: nodes inv", &g.inverse_diagonal());
+        let child_start = storage_init(device, "Buffer: nodes child start", &lv.child_start);
+        let child = storage_init(device, "Buffer: nodes child", &lv.child);
+        let child_weight = storage_init(device, "Buffer: nodes child weights", &lv.child_weight);
+        let tap_node = storage_init(device, "Buffer: nodes taps", &lv.tap_node);
+        let tap_weight = storage_init(device, "Buffer: nodes tap weights", &lv.tap_weight);
+        let base = NodesUniform {
+            n: n as u32,
+            red: lv.red as u32,
+            fine: fine as u32,
+            omega: 1.0,
+            ..Default::default()
+        };
+        let u = uniform(device, "Uniform: nodes", &base);
+        let colour_u = [(0, lv.red), (lv.red, n - lv.red)].map(|(first, count)| {
+            let c = NodesUniform {
+                first: first as u32,
+                count: count as u32,
+                ..base
+            };
+            uniform(device, "Uniform: nodes colour", &c)
+        });
+        let graph = [(START, &start), (NBR, &nbr), (WEIGHT, &weight)];
+        let bind = |k: &Kernel, entries: &[(Binding, &wgpu::Buffer)]| k.bind(device, entries);
+        let relax = [0, 1].map(|c| {
+            let mut entries = vec![(N, &colour_u[c]), (E, &e), (B, &b), (INV, &inv)];
+            entries.extend(graph);
+            bind(&self.relax, &entries)
+        });
+        let mut entries = vec![(N, &u), (E, &e), (B, &b), (R, &r)];
+        entries.extend(graph);
+        let residual = bind(&self.residual, &entries);
+        let restrict = bind(
+            &self.restrict,
+            &[
+                (N, &u),
+                (E, &e),
+                (B, &b),
+                (FINE_R, fine_r),
+                (CHILD_START, &child_start),
+                (CHILD, &child),
+                (CHILD_WEIGHT, &child_weight),
+            ],
+        );
+        let prolongate = fine_e
+            .iter()
+            .map(|fe| {
+                bind(
+                    &self.prolongate,
+                    &[
+                        (N, &u),
+                        (E, &e),
+                        (FINE_E, fe),
+                        (TAP_NODE, &tap_node),
+                        (TAP_WEIGHT, &tap_weight),
+                    ],
+                )
+            })
+            .collect();
+        let coarsest = coarsest.map(|c| {
+            let (solve, region, direct): (&[f32], Vec<[u32; 2]>, bool) = match c {
+                Coarsest::Direct(s) => (s, Vec::new(), true),
+                Coarsest::Sweeps(regions) => (&[], regions.clone(), false),
+            };
+            let cu = uniform(
+                device,
+                "Uniform: nodes coarsest",
+                &NodesUniform {
+                    omega: COARSEST_OMEGA,
+                    direct: u32::from(direct),
+                    sweeps: coarsest_sweeps(g.w, g.h),
+                    ..base
+                },
+            );
+            if direct {
+                let solve = storage_init(device, "Buffer: nodes solve", solve);
+                let entries = [(N, &cu), (E, &e), (B, &b), (SOLVE, &solve)];
+                return (bind(&self.coarsest_direct, &entries), true);
+            }
+            let region = storage_init(device, "Buffer: nodes regions", &region);
+            let sums = storage(device, "Buffer: nodes sums", bytes_f32(n));
+            let mut entries = vec![
+                (N, &cu),
+                (E, &e),
+                (B, &b),
+                (INV, &inv),
+                (REGION, &region),
+                (SUMS, &sums),
+            ];
+            entries.extend(graph);
+            (bind(&self.coarsest_sweeps, &entries), false)
+        });
+        let level = Level {
+            n,
+            fine,
+            colours: [lv.red, n - lv.red],
+            relax,
+            residual,
+            restrict,
+            prolongate,
+            coarsest,
+        };
+        (level, e, r)
+    }
+
+    /// The coarse correction of one V-cycle, added into target `t`'s pressure: from the
+    /// finest level's residual down every level and back, `sweeps` red-black sweeps before
+    /// and after each level's correction.
+    pub fn encode(&self, d: &mut Dispatcher, t: usize, sweeps: u32) {
+        self.encode_level(d, 0, t, sweeps);
+    }
+
+    fn encode_level(&self, d: &mut Dispatcher, k: usize, t: usize, sweeps: u32) {
+        let lv = &self.levels[k];
+        go(d, &self.restrict, &lv.restrict, lv.n);
+        match &lv.coarsest {
+            Some((c, true)) => go(d, &self.coarsest_direct, c, lv.n),
+            Some((c, false)) => {
+                if lv.n > 0 {
+                    d.go(&self.coarsest_sweeps, c, (1, 1));
+                }
+            }
+            None => {
+                self.smooth(d, lv, sweeps);
+                go(d, &self.residual, &lv.residual, lv.n);
+                self.encode_level(d, k + 1, t, sweeps);
+                self.smooth(d, lv, sweeps);
+            }
+        }
+        let target = if k == 0 { t } else { 0 };
+        go(d, &self.prolongate, &lv.prolongate[target], lv.fine);
+    }
+
+    fn smooth(&self, d: &mut Dispatcher, lv: &Level, sweeps: u32) {
+        for _ in 0..sweeps {
+            for (bind, &count) in lv.relax.iter().zip(&lv.colours) {
+                go(d, &self.relax, bind, count);
+            }
+        }
+    }
+}
+
+/// A 1D dispatch over `items` (none for 0).
+fn go(d: &mut Dispatcher, k: &Kernel, bind: &wgpu::BindGroup, items: usize) {
+    if items > 0 {
+        d.go(k, bind, list_groups(items));
+    }
+}

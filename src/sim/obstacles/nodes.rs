@@ -1,0 +1,695 @@
+//! The coarse multigrid levels around obstacles, as both solvers build them: graphs with one
+//! node per connected piece of fluid in a coarse cell (Chentanez and Müller, "A multigrid
+//! fluid pressure solver handling separating solid boundary conditions", 2011).
+//!
+//! A coarse cell that a thin wall runs through holds fluid on both sides of the wall. One
+//! unknown for that cell would couple both sides, and the coarse correction could not be
+//! different on each: around the maze and the ring two V-cycles left 7x and 40x the divergence
+//! they leave in open flow. Here each coarse cell gets one node per connected piece of the
+//! finer fluid whose centres lie in it (pieces joined by an open finer coupling between nodes
+//! of that cell), so the coarse level keeps the finer level's topology, down to the coarsest.
+//!
+//! - **Couplings.** Two nodes in neighbouring coarse cells are coupled through the finer
+//!   couplings that cross between their pieces: the level's `cx` (or `cy`) times the open
+//!   fraction of the shared coarse face (the sum of the crossing couplings' open fractions over
+//!   the number of finer rows, or columns, the face spans). In open flow that is exactly the
+//!   uniform coarse operator of `sim::multigrid`. No coupling ever joins two nodes of one cell
+//!   (they would be one piece), so colouring nodes by their cell's checkerboard colour keeps
+//!   red-black Gauss-Seidel valid.
+//! - **Restriction.** Area-weighted, as without obstacles: each finer node's residual goes to
+//!   the coarse cells its cell overlaps, by the fraction inside each, and there to the node
+//!   its own coarse node is joined to (its own node where there is none, so no residual is
+//!   lost). On grids whose sizes are not powers of two a plain sum by home cell converged
+//!   3x slower in open flow.
+//! - **Prolongation.** Bilinear between cell centres, as without obstacles, but each of the
+//!   four taps takes the node of that coarse cell that the finer node's own coarse node is
+//!   joined to (through the strongest coupling, diagonals through an edge neighbour); taps
+//!   with no such node are dropped and the rest renormalised.
+//! - **The coarsest level** is solved exactly: a dense matrix `S` with `x = S b` the
+//!   solution with zero mean per fluid region of `A x = b - mean(b)` (the null space is the
+//!   constant per region), made once per mask. Past [`DIRECT_MAX`] nodes (masks with very
+//!   many separate pockets) it is relaxed instead.
+//!
+//! The finest level keeps its per-face couplings (`faces`); only the coarse levels are graphs.
+
+use super::faces::Faces;
+use crate::sim::multigrid::{LevelPlan, Operator};
+
+/// The coarsest level is solved with a dense matrix up to this many nodes (1 MiB of `f32`),
+/// by relaxation past it.
+pub const DIRECT_MAX: usize = 512;
+
+/// A level's equations `sum_m w_nm (q_n - q_m) = b_n` as a graph.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Graph {
+    /// The level's size in cells.
+    pub w: usize,
+    pub h: usize,
+    /// The level's uniform operator (the coupling of a fully open face).
+    pub op: Operator,
+    /// The cell (natural index) of each node.
+    pub cell: Vec<u32>,
+    /// Node `n`'s couplings are `start[n]..start[n + 1]` of `nbr` and `weight`.
+    pub start: Vec<u32>,
+    pub nbr: Vec<u32>,
+    pub weight: Vec<f32>,
+}
+
+impl Graph {
+    /// The finest level: one node per cell in natural order (a solid cell's node has no
+    /// coupling), coupled through the open faces.
+    pub fn finest(faces: &Faces) -> Self {
+        let (w, h) = (faces.w, faces.h);
+        let mut start = Vec::with_capacity(w * h + 1);
+        let (mut nbr, mut weight) = (Vec::new(), Vec::new());
+        start.push(0);
+        for j in 0..h {
+            for i in 0..w {
+                let c = j * w + i;
+                let mut link = |open: f32, m: usize| {
+                    if open > 0.0 {
+                        nbr.push(m as u32);
+                        weight.push(open);
+                    }
+                };
+                if j > 0 {
+                    link(faces.y[c], c - w);
+                }
+                if i > 0 {
+                    link(faces.x[j * (w + 1) + i], c - 1);
+                }
+                if i + 1 < w {
+                    link(faces.x[j * (w + 1) + i + 1], c + 1);
+                }
+                if j + 1 < h {
+                    link(faces.y[c + w], c + w);
+                }
+                start.push(nbr.len() as u32);
+            }
+        }
+        Self {
+            w,
+            h,
+            op: faces.op,
+            cell: (0..(w * h) as u32).collect(),
+            start,
+            nbr,
+            weight,
+        }
+    }
+
+    /// Number of nodes.
+    pub fn len(&self) -> usize {
+        self.cell.len()
+    }
+
+    /// Whether the graph has no node.
+    pub fn is_empty(&self) -> bool {
+        self.cell.is_empty()
+    }
+
+    /// Node `n`'s couplings: (neighbour, weight).
+    pub fn couplings(&self, n: usize) -> impl Iterator<Item = (usize, f32)> + '_ {
+        let range = self.start[n] as usize..self.start[n + 1] as usize;
+        self.nbr[range.clone()]
+            .iter()
+            .zip(&self.weight[range])
+            .map(|(&m, &w)| (m as usize, w))
+    }
+
+    /// Node `n`'s total coupling (the diagonal of the operator).
+    pub fn diagonal(&self, n: usize) -> f32 {
+        self.couplings(n).map(|(_, w)| w).sum()
+    }
+
+    /// `1 / diagonal` per node (0 for a node without couplings).
+    pub fn inverse_diagonal(&self) -> Vec<f32> {
+        (0..self.len())
+            .map(|n| {
+                let d = self.diagonal(n);
+                if d > 0.0 { 1.0 / d } else { 0.0 }
+            })
+            .collect()
+    }
+
+    /// The connected pieces: a label per node (nodes without couplings are alone) and the
+    /// node count of each label.
+    pub fn regions(&self) -> (Vec<u32>, Vec<u32>) {
+        let mut sets = Sets::new(self.len());
+        for n in 0..self.len() {
+            for (m, w) in self.couplings(n) {
+                if w > 0.0 {
+                    sets.join(n, m);
+                }
+            }
+        }
+        sets.labels()
+    }
+}
+
+/// One coarse level: its graph and its transfers from and to the next finer level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeLevel {
+    pub graph: Graph,
+    /// Nodes `0..red` lie in cells with `i + j` even, the others in cells with `i + j` odd.
+    pub red: usize,
+    /// Restriction: node `n`'s right-hand side is the sum of the finer residuals of
+    /// `child[child_start[n]..child_start[n + 1]]` times `child_weight` (the fraction of each
+    /// finer cell inside the coarse cell).
+    pub child_start: Vec<u32>,
+    pub child: Vec<u32>,
+    pub child_weight: Vec<f32>,
+    /// Prolongation: per finer node, four taps (this level's node, weight); unused taps have
+    /// weight 0 (and node 0).
+    pub tap_node: Vec<[u32; 4]>,
+    pub tap_weight: Vec<[f32; 4]>,
+}
+
+/// How the coarsest level is solved.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Coarsest {
+    /// `x = S b`, `S` row-major, `n x n`.
+    Direct(Vec<f32>),
+    /// Too many nodes: make `b` mean-free per region (label, node count per node; `u32::MAX`
+    /// for none) and relax.
+    Sweeps(Vec<[u32; 2]>),
+}
+
+/// Every coarse level around one mask, finest first, and the coarsest level's solve.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Hierarchy {
+    pub levels: Vec<NodeLevel>,
+    pub coarsest: Coarsest,
+}
+
+impl Hierarchy {
+    /// The coarse levels of `plans` (from `sim::multigrid::plan`) below the finest level's
+    /// couplings `faces`. `None` without coarse levels.
+    pub fn new(faces: &Faces, plans: &[LevelPlan]) -> Option<Self> {
+        plans.last()?;
+        let mut finer = Graph::finest(faces);
+        let mut levels: Vec<NodeLevel> = Vec::with_capacity(plans.len());
+        for plan in plans {
+            let level = coarsen(&finer, plan);
+            finer = level.graph.clone();
+            levels.push(level);
+            if finer.len() <= DIRECT_MAX {
+                break;
+            }
+        }
+        let coarsest = levels.last().map(|l| coarsest_solve(&l.graph))?;
+        Some(Self { levels, coarsest })
+    }
+}
+
+/// The coarse cell holding the centre of finer cell `k` of `fine` (`coarse` cells).
+pub fn home(k: usize, fine: usize, coarse: usize) -> usize {
+    (((k as f64 + 0.5) * coarse as f64 / fine as f64) as usize).min(coarse - 1)
+}
+
+/// Disjoint sets (union-find with path halving).
+struct Sets(Vec<u32>);
+
+impl Sets {
+    fn new(n: usize) -> Self {
+        Self((0..n as u32).collect())
+    }
+
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.0[x] as usize != x {
+            let up = self.0[self.0[x] as usize];
+            self.0[x] = up;
+            x = up as usize;
+        }
+        x
+    }
+
+    fn join(&mut self, a: usize, b: usize) {
+        let (a, b) = (self.find(a), self.find(b));
+        if a != b {
+            // The smaller root wins: labels then follow node order.
+            self.0[a.max(b)] = a.min(b) as u32;
+        }
+    }
+
+    /// A label per set, numbered in order of each set's first node, and set sizes.
+    fn labels(mut self) -> (Vec<u32>, Vec<u32>) {
+        let n = self.0.len();
+        let mut label = vec![u32::MAX; n];
+        let mut size = Vec::new();
+        for x in 0..n {
+            let root = self.find(x);
+            if label[root] == u32::MAX {
+                label[root] = size.len() as u32;
+                size.push(0);
+            }
+            label[x] = label[root];
+            size[label[x] as usize] += 1;
+        }
+        (label, size)
+    }
+}
+
+/// The next coarser level of `fine` on `plan`'s grid (see the module docs).
+fn coarsen(fine: &Graph, plan: &LevelPlan) -> NodeLevel {
+    let (fw, fh, cw, ch) = (fine.w, fine.h, plan.w, plan.h);
+    debug_assert_eq!((fw, fh), (plan.fine_w, plan.fine_h));
+    let hx: Vec<usize> = (0..fw).map(|i| home(i, fw, cw)).collect();
+    let hy: Vec<usize> = (0..fh).map(|j| home(j, fh, ch)).collect();
+    let n = fine.len();
+    let home_cell = |a: usize| {
+        let c = fine.cell[a] as usize;
+        hy[c / fw] * cw + hx[c % fw]
+    };
+    // Nodes with a coupling take part; pieces join through couplings inside a coarse cell.
+    let live: Vec<bool> = (0..n).map(|a| fine.diagonal(a) > 0.0).collect();
+    let mut sets = Sets::new(n);
+    for a in (0..n).filter(|&a| live[a]) {
+        for (b, w) in fine.couplings(a) {
+            if w > 0.0 && b > a && home_cell(a) == home_cell(b) {
+                sets.join(a, b);
+            }
+        }
+    }
+    // One coarse node per piece, red cells first, then by cell and by the piece's first node.
+    let colour = |c: usize| ((c % cw + c / cw) & 1) as u8;
+    let mut pieces: Vec<(u8, usize, usize)> = (0..n)
+        .filter(|&a| live[a] && sets.find(a) == a)
+        .map(|a| (colour(home_cell(a)), home_cell(a), a))
+        .collect();
+    pieces.sort_unstable();
+    let mut index = vec![u32::MAX; n];
+    for (k, &(_, _, root)) in pieces.iter().enumerate() {
+        index[root] = k as u32;
+    }
+    let parent: Vec<u32> = (0..n)
+        .map(|a| {
+            if live[a] {
+                index[sets.find(a)]
+            } else {
+                u32::MAX
+            }
+        })
+        .collect();
+    let red = pieces.iter().filter(|p| p.0 == 0).count();
+    let cell: Vec<u32> = pieces.iter().map(|p| p.1 as u32).collect();
+    // Couplings: crossing finer couplings' open fractions over the finer rows (columns) per
+    // coarse face.
+    let mut rows_in = vec![0u32; ch];
+    hy.iter().for_each(|&c| rows_in[c] += 1);
+    let mut cols_in = vec![0u32; cw];
+    hx.iter().for_each(|&c| cols_in[c] += 1);
+    let op = plan.op;
+    let mut links: Vec<(u32, u32, f32)> = Vec::new();
+    for a in (0..n).filter(|&a| live[a]) {
+        let (ha, fa) = (home_cell(a), fine.cell[a] as usize);
+        for (b, w) in fine.couplings(a) {
+            let hb = home_cell(b);
+            if w <= 0.0 || parent[b] == u32::MAX || hb == ha {
+                continue;
+            }
+            let value = if fa / fw == fine.cell[b] as usize / fw {
+                op.cx * (w / fine.op.cx) / rows_in[ha / cw] as f32
+            } else {
+                op.cy * (w / fine.op.cy) / cols_in[ha % cw] as f32
+            };
+            links.push((parent[a], parent[b], value));
+        }
+    }
+    links.sort_unstable_by_key(|l| (l.0, l.1));
+    let mut start = Vec::with_capacity(pieces.len() + 1);
+    start.push(0u32);
+    let (mut nbr, mut weight): (Vec<u32>, Vec<f32>) = (Vec::new(), Vec::new());
+    let mut next = links.iter().peekable();
+    for p in 0..pieces.len() as u32 {
+        let first = nbr.len();
+        while let Some(&&(_, q, v)) = next.peek().filter(|l| l.0 == p) {
+            next.next();
+            match nbr.last() {
+                Some(&last) if nbr.len() > first && last == q => {
+                    *weight.last_mut().expect("a coupling") += v;
+                }
+                _ => {
+                    nbr.push(q);
+                    weight.push(v);
+                }
+            }
+        }
+        start.push(nbr.len() as u32);
+    }
+    let graph = Graph {
+        w: cw,
+        h: ch,
+        op,
+        cell,
+        start,
+        nbr,
+        weight,
+    };
+    // Restriction: the finer cells' area fractions, to joined nodes.
+    let overlaps = |taps: &crate::sim::multigrid::RestrictTaps, fine: usize| {
+        let mut per: Vec<Vec<(usize, f32)>> = vec![Vec::new(); fine];
+        for (c, (&first, frac)) in taps.first.iter().zip(&taps.frac).enumerate() {
+            for (t, &f) in frac.iter().enumerate() {
+                if f > 0.0 && (first as usize + t) < fine {
+                    per[first as usize + t].push((c, f));
+                }
+            }
+        }
+        per
+    };
+    let (ox, oy) = (
+        overlaps(&plan.restrict_x, fw),
+        overlaps(&plan.restrict_y, fh),
+    );
+    let mut gather: Vec<(u32, u32, f32)> = Vec::new();
+    for (a, &own) in parent.iter().enumerate() {
+        if own == u32::MAX {
+            continue;
+        }
+        let c = fine.cell[a] as usize;
+        for &(cj, fy) in &oy[c / fw] {
+            for &(ci, fx) in &ox[c % fw] {
+                let m = joined(&graph, own as usize, cj * cw + ci).unwrap_or(own as usize);
+                gather.push((m as u32, a as u32, fx * fy));
+            }
+        }
+    }
+    gather.sort_unstable_by_key(|g| (g.0, g.1));
+    let mut child_start = vec![0u32; graph.len() + 1];
+    for g in &gather {
+        child_start[g.0 as usize + 1] += 1;
+    }
+    for k in 1..child_start.len() {
+        child_start[k] += child_start[k - 1];
+    }
+    let child: Vec<u32> = gather.iter().map(|g| g.1).collect();
+    let child_weight: Vec<f32> = gather.iter().map(|g| g.2).collect();
+    // Prolongation taps.
+    let (px, py) = (&plan.prolong_x.0, &plan.prolong_y.0);
+    let mut tap_node = vec![[0u32; 4]; n];
+    let mut tap_weight = vec![[0f32; 4]; n];
+    for a in 0..n {
+        let Some(own) = parent.get(a).copied().filter(|&p| p != u32::MAX) else {
+            continue;
+        };
+        let c = fine.cell[a] as usize;
+        let (i0, i1, wx) = px[c % fw];
+        let (j0, j1, wy) = py[c / fw];
+        let taps = [
+            (i0, j0, (1.0 - wx) * (1.0 - wy)),
+            (i1, j0, wx * (1.0 - wy)),
+            (i0, j1, (1.0 - wx) * wy),
+            (i1, j1, wx * wy),
+        ];
+        let mut total = 0.0;
+        for (t, &(ci, cj, f)) in taps.iter().enumerate() {
+            let target = cj as usize * cw + ci as usize;
+            if f <= 0.0 {
+                continue;
+            }
+            if let Some(m) = joined(&graph, own as usize, target) {
+                tap_node[a][t] = m as u32;
+                tap_weight[a][t] = f;
+                total += f;
+            }
+        }
+        if total > 0.0 {
+            tap_weight[a].iter_mut().for_each(|w| *w /= total);
+        } else {
+            tap_node[a] = [own, 0, 0, 0];
+            tap_weight[a] = [1.0, 0.0, 0.0, 0.0];
+        }
+    }
+    NodeLevel {
+        graph,
+        red,
+        child_start,
+        child,
+        child_weight,
+        tap_node,
+        tap_weight,
+    }
+}
+
+/// The node of cell `target` that node `n` is joined to: `n` itself in its own cell, the
+/// neighbour with the strongest coupling in an edge neighbour, and through an edge neighbour
+/// (along x first) in a diagonal one.
+fn joined(g: &Graph, n: usize, target: usize) -> Option<usize> {
+    let own = g.cell[n] as usize;
+    if own == target {
+        return Some(n);
+    }
+    let strongest = |from: usize, cell: usize| {
+        g.couplings(from)
+            .filter(|&(m, w)| w > 0.0 && g.cell[m] as usize == cell)
+            .max_by(|a, b| a.1.total_cmp(&b.1))
+            .map(|(m, _)| m)
+    };
+    let (oi, oj, ti, tj) = (own % g.w, own / g.w, target % g.w, target / g.w);
+    if oi == ti || oj == tj {
+        return strongest(n, target);
+    }
+    let via = |corner: usize| strongest(n, corner).and_then(|m| strongest(m, target));
+    via(oj * g.w + ti).or_else(|| via(tj * g.w + oi))
+}
+
+/// The coarsest level's solve (see [`Coarsest`]).
+fn coarsest_solve(g: &Graph) -> Coarsest {
+    let n = g.len();
+    let (label, size) = g.regions();
+    if n > DIRECT_MAX {
+        let table = label.iter().map(|&l| [l, size[l as usize]]).collect();
+        return Coarsest::Sweeps(table);
+    }
+    // M = A + s * sum_r e_r e_r^T is positive definite; for b mean-free per region,
+    // x = M^-1 b solves A x = b with x mean-free per region, and M^-1 e_r = e_r / (s n_r),
+    // so S = M^-1 (I - sum_r e_r e_r^T / n_r) = M^-1 - sum_r e_r e_r^T / (s n_r^2).
+    let s = (0..n)
+        .map(|k| f64::from(g.diagonal(k)))
+        .fold(0.0, f64::max)
+        .max(1.0);
+    let mut m = vec![0.0f64; n * n];
+    for a in 0..n {
+        for (b, w) in g.couplings(a) {
+            m[a * n + b] -= f64::from(w);
+            m[a * n + a] += f64::from(w);
+        }
+        for b in 0..n {
+            if label[a] == label[b] {
+                m[a * n + b] += s;
+            }
+        }
+    }
+    let inv = invert_spd(&m, n);
+    let mut out = vec![0.0f32; n * n];
+    for a in 0..n {
+        for b in 0..n {
+            let mut v = inv[a * n + b];
+            if label[a] == label[b] {
+                let r = f64::from(size[label[a] as usize]);
+                v -= 1.0 / (s * r * r);
+            }
+            out[a * n + b] = v as f32;
+        }
+    }
+    Coarsest::Direct(out)
+}
+
+/// The inverse of a symmetric positive definite `n x n` matrix (row-major), by Cholesky.
+fn invert_spd(m: &[f64], n: usize) -> Vec<f64> {
+    // m = L L^T, L lower triangular (row-major in `l`).
+    let mut l = vec![0.0f64; n * n];
+    for i in 0..n {
+        for j in 0..=i {
+            let dot: f64 = (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum();
+            let v = m[i * n + j] - dot;
+            l[i * n + j] = if i == j {
+                v.max(f64::MIN_POSITIVE).sqrt()
+            } else {
+                v / l[j * n + j]
+            };
+        }
+    }
+    // Solve L L^T x = e_c for every column c.
+    let mut inv = vec![0.0f64; n * n];
+    let mut y = vec![0.0f64; n];
+    for c in 0..n {
+        for i in 0..n {
+            let mut v = f64::from(u8::from(i == c));
+            for k in 0..i {
+                v -= l[i * n + k] * y[k];
+            }
+            y[i] = v / l[i * n + i];
+        }
+        for i in (0..n).rev() {
+            let mut v = y[i];
+            for k in i + 1..n {
+                v -= l[k * n + i] * inv[k * n + c];
+            }
+            inv[i * n + c] = v / l[i * n + i];
+        }
+    }
+    inv
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::multigrid::plan;
+    use crate::sim::obstacles::{Layout, Mask};
+
+    fn hierarchy(mask: &Mask) -> Hierarchy {
+        let faces = Faces::from_mask(mask);
+        Hierarchy::new(&faces, &plan(mask.width(), mask.height())).expect("coarse levels")
+    }
+
+    /// Couplings are symmetric, never join two nodes of one colour, and join only nodes of
+    /// neighbouring cells; every live finer node has one parent and taps summing to 1.
+    fn check_structure(h: &Hierarchy) {
+        for lv in &h.levels {
+            let g = &lv.graph;
+            for n in 0..g.len() {
+                let c = g.cell[n] as usize;
+                assert_eq!(
+                    n < lv.red,
+                    (c % g.w + c / g.w).is_multiple_of(2),
+                    "colour of node {n}"
+                );
+                for (m, w) in g.couplings(n) {
+                    let d = g.cell[m] as usize;
+                    let (di, dj) = ((c % g.w).abs_diff(d % g.w), (c / g.w).abs_diff(d / g.w));
+                    assert_eq!(
+                        di + dj,
+                        1,
+                        "nodes {n} and {m} are not in neighbouring cells"
+                    );
+                    let back: f32 = g.couplings(m).filter(|&(k, _)| k == n).map(|x| x.1).sum();
+                    assert!(
+                        (back - w).abs() <= 1e-6 * w,
+                        "asymmetric {n}-{m}: {w} {back}"
+                    );
+                }
+            }
+            // Each live finer node's residual is restricted whole.
+            let mut share = vec![0.0f32; lv.tap_node.len()];
+            for (&a, &w) in lv.child.iter().zip(&lv.child_weight) {
+                share[a as usize] += w;
+            }
+            let seen: Vec<bool> = share.iter().map(|&s| s > 0.0).collect();
+            for (a, &s) in share.iter().enumerate() {
+                assert!(
+                    s == 0.0 || (s - 1.0).abs() < 1e-5,
+                    "finer node {a}: {s} restricted"
+                );
+            }
+            for (a, w) in lv.tap_weight.iter().enumerate() {
+                let total: f32 = w.iter().sum();
+                if seen[a] {
+                    assert!((total - 1.0).abs() < 1e-5, "taps of {a} sum to {total}");
+                } else {
+                    assert_eq!(total, 0.0, "a finer node without parent gets a correction");
+                }
+            }
+        }
+    }
+
+    /// Without walls inside, every coarse cell is one node and the couplings are the uniform
+    /// coarse operators of `sim::multigrid`.
+    #[test]
+    fn open_flow_gives_the_uniform_coarse_operators() {
+        let (w, h) = (37, 22);
+        let mut mask = Mask::empty(w, h);
+        mask.set(0, 0, true);
+        let hier = hierarchy(&mask);
+        check_structure(&hier);
+        for (lv, p) in hier.levels.iter().zip(plan(w, h)) {
+            let g = &lv.graph;
+            assert_eq!(g.len(), p.w * p.h, "one node per cell at {}x{}", p.w, p.h);
+            for n in 0..g.len() {
+                let c = g.cell[n] as usize;
+                for (m, cw) in g.couplings(n) {
+                    let d = g.cell[m] as usize;
+                    let want = if c / p.w == d / p.w { p.op.cx } else { p.op.cy };
+                    // The corner cell is solid on the finest level: the first coarse cell's
+                    // faces are one finer face short.
+                    if c == 0 || d == 0 || p.fine_w == w {
+                        assert!(cw <= want * 1.0001);
+                        continue;
+                    }
+                    assert!((cw - want).abs() < 1e-5 * want, "{cw} against {want}");
+                }
+            }
+        }
+    }
+
+    /// A wall one cell thick splits the coarse cells it runs through: both sides stay apart
+    /// on every level, and from the second level on (on the first it lies along a coarse
+    /// face) the cells along it hold a node per side.
+    #[test]
+    fn a_thin_wall_splits_coarse_cells() {
+        let (w, h) = (40, 24);
+        let mut mask = Mask::empty(w, h);
+        for j in 0..h {
+            mask.set(21, j, true);
+        }
+        let hier = hierarchy(&mask);
+        check_structure(&hier);
+        for (k, lv) in hier.levels.iter().enumerate() {
+            let g = &lv.graph;
+            let (label, size) = g.regions();
+            assert_eq!(size.len(), 2, "both sides stay apart at {}x{}", g.w, g.h);
+            // The cells the wall runs through hold one node per side.
+            let per_cell = |c: usize| g.cell.iter().filter(|&&x| x as usize == c).count();
+            let split = (0..g.w * g.h).filter(|&c| per_cell(c) == 2).count();
+            assert!(
+                k == 0 || split >= g.h,
+                "{split} split cells at {}x{}",
+                g.w,
+                g.h
+            );
+            assert!(label.iter().all(|&l| l < 2));
+        }
+    }
+
+    /// The coarsest level's dense solve gives the mean-free solution of A x = b - mean(b) in
+    /// each region, for a ring that encloses its own pocket.
+    #[test]
+    fn the_coarsest_solve_is_exact_per_region() {
+        let mask = Mask::layout(Layout::Ring, 64, 36);
+        let hier = hierarchy(&mask);
+        let g = &hier.levels.last().unwrap().graph;
+        let Coarsest::Direct(s) = &hier.coarsest else {
+            panic!("{} nodes: dense", g.len());
+        };
+        let n = g.len();
+        let (label, size) = g.regions();
+        let b: Vec<f32> = (0..n).map(|k| ((k * 37) % 11) as f32 - 5.0).collect();
+        let x: Vec<f32> = (0..n)
+            .map(|a| (0..n).map(|m| s[a * n + m] * b[m]).sum())
+            .collect();
+        let mut mean = vec![0.0f32; size.len()];
+        for k in 0..n {
+            mean[label[k] as usize] += b[k] / size[label[k] as usize] as f32;
+        }
+        let mut xsum = vec![0.0f32; size.len()];
+        for a in 0..n {
+            let ax: f32 = g.couplings(a).map(|(m, w)| w * (x[a] - x[m])).sum();
+            let want = b[a] - mean[label[a] as usize];
+            assert!((ax - want).abs() < 1e-3, "node {a}: {ax} against {want}");
+            xsum[label[a] as usize] += x[a];
+        }
+        assert!(
+            xsum.iter().all(|s| s.abs() < 1e-3),
+            "not mean-free: {xsum:?}"
+        );
+    }
+
+    /// Every layout keeps the structure on every level.
+    #[test]
+    fn layouts_keep_the_structure() {
+        for layout in [Layout::Disc, Layout::Pillars, Layout::Maze, Layout::Ring] {
+            check_structure(&hierarchy(&Mask::layout(layout, 75, 41)));
+        }
+    }
+}
