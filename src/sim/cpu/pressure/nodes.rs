@@ -3,7 +3,6 @@
 //! there for how the graphs are made). pressure.wgsl's `_nodes` kernels do the same on the
 //! GPU.
 
-use super::super::band::MIN_TASK_CELLS;
 use crate::sim::multigrid::{COARSEST_OMEGA, coarsest_sweeps};
 use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel};
 use rayon::prelude::*;
@@ -79,14 +78,95 @@ fn cycle(levels: &mut [Work], coarsest: &Coarsest, sweeps: u32) {
 }
 
 /// Nodes per rayon task.
-fn min_nodes() -> usize {
-    MIN_TASK_CELLS / 4
+const CHUNK: usize = 2048;
+
+kernel! {
+/// Relax nodes `first..first + out.len()` of one colour (their values `out`) from the other
+/// colour's values `other` (node `m` at `other[m - offset]`).
+#[allow(clippy::too_many_arguments)]
+fn relax_nodes(
+    out: &mut [f32],
+    first: usize,
+    other: &[f32],
+    offset: usize,
+    b: &[f32],
+    inv: &[f32],
+    (start, nbr, weight): (&[u32], &[u32], &[f32]),
+    omega: f32,
+) {
+    for (k, e) in out.iter_mut().enumerate() {
+        let n = first + k;
+        let range = start[n] as usize..start[n + 1] as usize;
+        let mut sum = b[n];
+        for (&m, &w) in nbr[range.clone()].iter().zip(&weight[range]) {
+            sum = w.mul_add(other[m as usize - offset], sum);
+        }
+        let gs = sum * inv[n];
+        *e = omega.mul_add(gs - *e, *e);
+    }
+}
+}
+
+kernel! {
+/// `out = b - A e` for nodes `first..first + out.len()`.
+fn residual_nodes(
+    out: &mut [f32],
+    first: usize,
+    e: &[f32],
+    b: &[f32],
+    (start, nbr, weight): (&[u32], &[u32], &[f32]),
+) {
+    for (k, r) in out.iter_mut().enumerate() {
+        let n = first + k;
+        let range = start[n] as usize..start[n + 1] as usize;
+        let mut flux = 0.0f32;
+        for (&m, &w) in nbr[range.clone()].iter().zip(&weight[range]) {
+            flux = w.mul_add(e[n] - e[m as usize], flux);
+        }
+        *r = b[n] - flux;
+    }
+}
+}
+
+kernel! {
+/// `out` (nodes `first..`) = the weighted sums of the finer residual `r` over their finer
+/// nodes.
+fn restrict_nodes(
+    out: &mut [f32],
+    first: usize,
+    r: &[f32],
+    (start, child, weight): (&[u32], &[u32], &[f32]),
+) {
+    for (k, b) in out.iter_mut().enumerate() {
+        let n = first + k;
+        let range = start[n] as usize..start[n + 1] as usize;
+        let mut sum = 0.0f32;
+        for (&a, &w) in child[range.clone()].iter().zip(&weight[range]) {
+            sum = w.mul_add(r[a as usize], sum);
+        }
+        *b = sum;
+    }
+}
+}
+
+kernel! {
+/// `out` (finer nodes) = the four-tap interpolation of `e`.
+fn prolong_nodes(out: &mut [f32], node: &[[u32; 4]], weight: &[[f32; 4]], e: &[f32]) {
+    for ((o, n), w) in out.iter_mut().zip(node).zip(weight) {
+        *o = w[0] * e[n[0] as usize]
+            + w[1] * e[n[1] as usize]
+            + w[2] * e[n[2] as usize]
+            + w[3] * e[n[3] as usize];
+    }
+}
 }
 
 /// `sweeps` red-black Gauss-Seidel sweeps (over-relaxed by `omega`).
 fn relax_omega(lv: &mut Work, sweeps: u32, omega: f32) {
     let red = lv.level.red;
     let g = &lv.level.graph;
+    let graph = (&g.start[..], &g.nbr[..], &g.weight[..]);
+    let (b, inv) = (&lv.b, &lv.inv);
     for _ in 0..sweeps {
         for colour in [0, 1] {
             let (reds, blacks) = lv.e.split_at_mut(red);
@@ -95,19 +175,9 @@ fn relax_omega(lv: &mut Work, sweeps: u32, omega: f32) {
             } else {
                 (blacks, &*reds, red, 0)
             };
-            mine.par_iter_mut()
-                .with_min_len(min_nodes())
-                .enumerate()
-                .for_each(|(k, e)| {
-                    let n = base + k;
-                    let range = g.start[n] as usize..g.start[n + 1] as usize;
-                    let mut sum = lv.b[n];
-                    for (&m, &w) in g.nbr[range.clone()].iter().zip(&g.weight[range]) {
-                        sum = w.mul_add(other[m as usize - offset], sum);
-                    }
-                    let gs = sum * lv.inv[n];
-                    *e = omega.mul_add(gs - *e, *e);
-                });
+            mine.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
+                relax_nodes(out, base + c * CHUNK, other, offset, b, inv, graph, omega);
+            });
         }
     }
 }
@@ -119,46 +189,46 @@ fn relax(lv: &mut Work, sweeps: u32) {
 /// `r = b - A e`.
 fn residual(lv: &mut Work) {
     let g = &lv.level.graph;
+    let graph = (&g.start[..], &g.nbr[..], &g.weight[..]);
     let (e, b) = (&lv.e, &lv.b);
-    lv.r.par_iter_mut()
-        .with_min_len(min_nodes())
+    lv.r.par_chunks_mut(CHUNK)
         .enumerate()
-        .for_each(|(n, r)| {
-            let range = g.start[n] as usize..g.start[n + 1] as usize;
-            let mut flux = 0.0f32;
-            for (&m, &w) in g.nbr[range.clone()].iter().zip(&g.weight[range]) {
-                flux = w.mul_add(e[n] - e[m as usize], flux);
-            }
-            *r = b[n] - flux;
-        });
+        .for_each(|(c, out)| residual_nodes(out, c * CHUNK, e, b, graph));
 }
 
 /// `lv.b` = the weighted sums of the finer residual `r` over each node's finer nodes.
 fn restrict(lv: &mut Work, r: &[f32]) {
     let l = &lv.level;
-    let (start, child, weight) = (&l.child_start, &l.child, &l.child_weight);
-    lv.b.par_iter_mut()
-        .with_min_len(min_nodes())
+    let taps = (&l.child_start[..], &l.child[..], &l.child_weight[..]);
+    lv.b.par_chunks_mut(CHUNK)
         .enumerate()
-        .for_each(|(n, b)| {
-            let range = start[n] as usize..start[n + 1] as usize;
-            let mut sum = 0.0f32;
-            for (&a, &w) in child[range.clone()].iter().zip(&weight[range]) {
-                sum = w.mul_add(r[a as usize], sum);
-            }
-            *b = sum;
-        });
+        .for_each(|(c, out)| restrict_nodes(out, c * CHUNK, r, taps));
 }
 
 /// `out` (per finer node) = the interpolation of `lv.e`.
 fn prolongate(lv: &Work, out: &mut [f32]) {
     let (node, weight, e) = (&lv.level.tap_node, &lv.level.tap_weight, &lv.e);
-    out.par_iter_mut()
-        .with_min_len(MIN_TASK_CELLS)
-        .zip(node.par_iter().zip(weight.par_iter()))
-        .for_each(|(o, (n, w))| {
-            *o = (0..4).map(|t| w[t] * e[n[t] as usize]).sum();
+    out.par_chunks_mut(4 * CHUNK)
+        .enumerate()
+        .for_each(|(c, o)| {
+            let range = c * 4 * CHUNK..c * 4 * CHUNK + o.len();
+            prolong_nodes(o, &node[range.clone()], &weight[range], e);
         });
+}
+
+kernel! {
+/// `out[k] = sum_m s[(first + k) n + m] b[m]`.
+fn dense_rows(out: &mut [f32], first: usize, s: &[f32], b: &[f32]) {
+    let n = b.len();
+    for (k, o) in out.iter_mut().enumerate() {
+        let row = &s[(first + k) * n..(first + k + 1) * n];
+        let mut sum = 0.0f32;
+        for (x, y) in row.iter().zip(b) {
+            sum = x.mul_add(*y, sum);
+        }
+        *o = sum;
+    }
+}
 }
 
 /// The coarsest level: exactly (dense), or mean-free per region and relaxed.
@@ -167,13 +237,9 @@ fn solve_coarsest(lv: &mut Work, coarsest: &Coarsest) {
     match coarsest {
         Coarsest::Direct(s) => {
             let b = &lv.b;
-            lv.e.par_iter_mut().enumerate().for_each(|(a, e)| {
-                *e = s[a * n..(a + 1) * n]
-                    .iter()
-                    .zip(b)
-                    .map(|(x, y)| x * y)
-                    .sum()
-            });
+            lv.e.par_chunks_mut(64)
+                .enumerate()
+                .for_each(|(c, out)| dense_rows(out, c * 64, s, b));
         }
         Coarsest::Sweeps(regions) => {
             let mut sums = vec![0.0f64; n];
