@@ -427,3 +427,38 @@ fn cells_near_solids_by_distance() {
     // Nothing solid: nothing near.
     assert!(NearSolids::new(&[false; 12], 6).within(5.0).is_empty());
 }
+
+/// Masks with nothing to couple on the coarse levels (all solid; fluid cells each cut off
+/// from the others) project without a panic and leave the velocity finite and still.
+#[test]
+fn masks_with_nothing_to_couple_project_safely() {
+    let all = {
+        let mut m = Mask::empty(W, H);
+        (0..H).for_each(|j| (0..W).for_each(|i| m.set(i, j, true)));
+        m
+    };
+    let isolated = {
+        let mut m = Mask::empty(W, H);
+        for j in 0..H {
+            for i in 0..W {
+                m.set(i, j, i % 2 == 1 || j % 2 == 1);
+            }
+        }
+        m
+    };
+    for (what, mask) in [("all solid", all), ("isolated cells", isolated)] {
+        let mut s = solver(PressureMethod::Multigrid, 2);
+        s.set_obstacles(Some(&mask));
+        s.inject(&[splat([0.5, 0.5], [2.0, 1.0], 0.1)]);
+        for _ in 0..3 {
+            s.step(&params());
+        }
+        let f = s.read_fields();
+        assert!(f.u.iter().chain(&f.v).all(|x| x.is_finite()), "{what}");
+        assert_eq!(
+            mask.closed_face_speed(&f.u, &f.v),
+            0.0,
+            "{what}: flow through a wall"
+        );
+    }
+}

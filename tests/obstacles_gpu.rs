@@ -656,3 +656,32 @@ fn many_stripes_relax_the_coarsest_level() {
         "2 V-cycles {ratio}, 6: {ratio6}"
     );
 }
+
+/// Masks with nothing to couple on the coarse levels (all solid; fluid cells each cut off from
+/// the others) project on the GPU without a failure, finite and with no flow through walls.
+#[test]
+fn gpu_masks_with_nothing_to_couple_project_safely() {
+    let cfg = rough_config(PressureMethod::Multigrid, 2);
+    let (w, h) = (cfg.width, cfg.height);
+    let mut all = Mask::empty(w, h);
+    let mut isolated = Mask::empty(w, h);
+    for j in 0..h {
+        for i in 0..w {
+            all.set(i, j, true);
+            isolated.set(i, j, i % 2 == 1 || j % 2 == 1);
+        }
+    }
+    let Some(ctx) = common::gpu_context() else {
+        return;
+    };
+    let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    for (what, mask) in [("all solid", all), ("isolated cells", isolated)] {
+        let (ratio, flux, _, f) = project_once(&mut gpu, PressureMethod::Multigrid, Some(&mask));
+        assert!(gpu.failure().is_none(), "{what}: {:?}", gpu.failure());
+        assert!(f.u.iter().chain(&f.v).all(|x| x.is_finite()), "{what}");
+        assert!(
+            flux == 0.0 && !ratio.is_infinite(),
+            "{what}: flux {flux}, ratio {ratio}"
+        );
+    }
+}

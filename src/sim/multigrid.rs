@@ -22,12 +22,15 @@ pub const MG_POST_SWEEPS: u32 = 2;
 /// `MG_PRE_SWEEPS` and `MG_POST_SWEEPS` as without obstacles). Two V-cycles on the obstacle
 /// tests' rough field (96x54) left, of the divergence before, with 4 / 6 / 8 sweeps: maze
 /// 0.00059 / 0.00051 / 0.00047, ring 0.00055 / 0.00051 / 0.00049, pillars 0.00046 / 0.00038 /
-/// 0.00035, against 0.00031 without obstacles (2026-11-25). The coarse levels hold a quarter
-/// of the cells and less: the extra sweeps cost little next to the finest level's.
+/// 0.00035, against 0.00031 without obstacles (2026-11-25); the first coarse level's sweeps
+/// are the ones that count. They are not free: in a profile of `dyeflow bench --obstacles
+/// pillars` (512x512, CPU) the coarse levels' sweeps were 29 % of the step.
 pub const MG_NODE_SWEEPS: u32 = 8;
 /// Coarsening stops when a level is at most this many cells on its short side.
 const MG_COARSEST_CELLS: usize = 4;
-/// Sweeps of the coarsest level's solve: plenty for a grid at most 4 cells on its short side.
+/// Sweeps of the coarsest level's solve: plenty for a grid at most 4 cells on its short side
+/// (also the count of the node graphs' relaxed coarsest level, `obstacles::nodes::Coarsest`,
+/// where long channels need more).
 pub fn coarsest_sweeps(w: usize, h: usize) -> u32 {
     4 * (w + h) as u32
 }

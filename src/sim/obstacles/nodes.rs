@@ -170,8 +170,10 @@ pub struct NodeLevel {
 pub enum Coarsest {
     /// `x = S b`, `S` row-major, `n x n`.
     Direct(Vec<f32>),
-    /// Too many nodes: make `b` mean-free per region (label, node count per node; `u32::MAX`
-    /// for none) and relax.
+    /// Too many nodes: make `b` mean-free per region ((label, node count of that label) per
+    /// node) and relax (`sim::multigrid::coarsest_sweeps` of the level's cells; on long
+    /// winding channels that leaves the level far from solved, see the stripes test in
+    /// tests/obstacles_gpu.rs).
     Sweeps(Vec<[u32; 2]>),
 }
 
@@ -257,10 +259,12 @@ fn coarsen(fine: &Graph, plan: &LevelPlan) -> NodeLevel {
     let hx: Vec<usize> = (0..fw).map(|i| home(i, fw, cw)).collect();
     let hy: Vec<usize> = (0..fh).map(|j| home(j, fh, ch)).collect();
     let n = fine.len();
-    let home_cell = |a: usize| {
-        let c = fine.cell[a] as usize;
-        hy[c / fw] * cw + hx[c % fw]
-    };
+    let homes: Vec<u32> = fine
+        .cell
+        .iter()
+        .map(|&c| (hy[c as usize / fw] * cw + hx[c as usize % fw]) as u32)
+        .collect();
+    let home_cell = |a: usize| homes[a] as usize;
     // Nodes with a coupling take part; pieces join through couplings inside a coarse cell.
     let live: Vec<bool> = (0..n).map(|a| fine.diagonal(a) > 0.0).collect();
     let mut sets = Sets::new(n);
@@ -300,31 +304,45 @@ fn coarsen(fine: &Graph, plan: &LevelPlan) -> NodeLevel {
     let mut cols_in = vec![0u32; cw];
     hx.iter().for_each(|&c| cols_in[c] += 1);
     let op = plan.op;
-    let mut links: Vec<(u32, u32, f32)> = Vec::new();
-    for a in (0..n).filter(|&a| live[a]) {
-        let (ha, fa) = (home_cell(a), fine.cell[a] as usize);
-        for (b, w) in fine.couplings(a) {
-            let hb = home_cell(b);
-            if w <= 0.0 || parent[b] == u32::MAX || hb == ha {
-                continue;
+    // Each crossing coupling, by its node (a counting sort: no sort of millions of links).
+    let np = pieces.len();
+    let links = |visit: &mut dyn FnMut(u32, u32, f32)| {
+        for a in (0..n).filter(|&a| live[a]) {
+            let (ha, fa) = (home_cell(a), fine.cell[a] as usize);
+            for (b, w) in fine.couplings(a) {
+                if w <= 0.0 || parent[b] == u32::MAX || home_cell(b) == ha {
+                    continue;
+                }
+                // Neighbouring cells: one apart along a row, `fw` apart along a column.
+                let along_x = fw > 1 && fa.abs_diff(fine.cell[b] as usize) == 1;
+                let value = if along_x {
+                    op.cx * (w / fine.op.cx) / rows_in[ha / cw] as f32
+                } else {
+                    op.cy * (w / fine.op.cy) / cols_in[ha % cw] as f32
+                };
+                visit(parent[a], parent[b], value);
             }
-            let value = if fa / fw == fine.cell[b] as usize / fw {
-                op.cx * (w / fine.op.cx) / rows_in[ha / cw] as f32
-            } else {
-                op.cy * (w / fine.op.cy) / cols_in[ha % cw] as f32
-            };
-            links.push((parent[a], parent[b], value));
         }
+    };
+    let mut at = vec![0usize; np + 1];
+    links(&mut |p, _, _| at[p as usize + 1] += 1);
+    for k in 1..at.len() {
+        at[k] += at[k - 1];
     }
-    links.sort_unstable_by_key(|l| (l.0, l.1));
-    let mut start = Vec::with_capacity(pieces.len() + 1);
+    let mut raw = vec![(0u32, 0f32); at[np]];
+    let mut fill = at.clone();
+    links(&mut |p, q, v| {
+        raw[fill[p as usize]] = (q, v);
+        fill[p as usize] += 1;
+    });
+    let mut start = Vec::with_capacity(np + 1);
     start.push(0u32);
     let (mut nbr, mut weight): (Vec<u32>, Vec<f32>) = (Vec::new(), Vec::new());
-    let mut next = links.iter().peekable();
-    for p in 0..pieces.len() as u32 {
+    for p in 0..np {
+        let seg = &mut raw[at[p]..at[p + 1]];
+        seg.sort_by_key(|l| l.0);
         let first = nbr.len();
-        while let Some(&&(_, q, v)) = next.peek().filter(|l| l.0 == p) {
-            next.next();
+        for &(q, v) in seg.iter() {
             match nbr.last() {
                 Some(&last) if nbr.len() > first && last == q => {
                     *weight.last_mut().expect("a coupling") += v;
@@ -346,6 +364,7 @@ fn coarsen(fine: &Graph, plan: &LevelPlan) -> NodeLevel {
         nbr,
         weight,
     };
+    let joins = Joins::new(&graph);
     // Restriction: the finer cells' area fractions, to joined nodes.
     let overlaps = |taps: &crate::sim::multigrid::RestrictTaps, fine: usize| {
         let mut per: Vec<Vec<(usize, f32)>> = vec![Vec::new(); fine];
@@ -362,29 +381,35 @@ fn coarsen(fine: &Graph, plan: &LevelPlan) -> NodeLevel {
         overlaps(&plan.restrict_x, fw),
         overlaps(&plan.restrict_y, fh),
     );
-    let mut gather: Vec<(u32, u32, f32)> = Vec::new();
-    for (a, &own) in parent.iter().enumerate() {
-        if own == u32::MAX {
-            continue;
-        }
-        let c = fine.cell[a] as usize;
-        for &(cj, fy) in &oy[c / fw] {
-            for &(ci, fx) in &ox[c % fw] {
-                let m = joined(&graph, own as usize, cj * cw + ci).unwrap_or(own as usize);
-                gather.push((m as u32, a as u32, fx * fy));
+    let gather = |visit: &mut dyn FnMut(u32, u32, f32)| {
+        for (a, &own) in parent.iter().enumerate() {
+            if own == u32::MAX {
+                continue;
+            }
+            let c = fine.cell[a] as usize;
+            for &(cj, fy) in &oy[c / fw] {
+                for &(ci, fx) in &ox[c % fw] {
+                    let m = joins
+                        .joined(&graph, own as usize, cj * cw + ci)
+                        .unwrap_or(own as usize);
+                    visit(m as u32, a as u32, fx * fy);
+                }
             }
         }
-    }
-    gather.sort_unstable_by_key(|g| (g.0, g.1));
+    };
     let mut child_start = vec![0u32; graph.len() + 1];
-    for g in &gather {
-        child_start[g.0 as usize + 1] += 1;
-    }
+    gather(&mut |m, _, _| child_start[m as usize + 1] += 1);
     for k in 1..child_start.len() {
         child_start[k] += child_start[k - 1];
     }
-    let child: Vec<u32> = gather.iter().map(|g| g.1).collect();
-    let child_weight: Vec<f32> = gather.iter().map(|g| g.2).collect();
+    let total = *child_start.last().expect("a start") as usize;
+    let (mut child, mut child_weight) = (vec![0u32; total], vec![0f32; total]);
+    let mut fill = child_start.clone();
+    gather(&mut |m, a, w| {
+        let k = fill[m as usize] as usize;
+        (child[k], child_weight[k]) = (a, w);
+        fill[m as usize] += 1;
+    });
     // Prolongation taps.
     let (px, py) = (&plan.prolong_x.0, &plan.prolong_y.0);
     let mut tap_node = vec![[0u32; 4]; n];
@@ -408,7 +433,7 @@ fn coarsen(fine: &Graph, plan: &LevelPlan) -> NodeLevel {
             if f <= 0.0 {
                 continue;
             }
-            if let Some(m) = joined(&graph, own as usize, target) {
+            if let Some(m) = joins.joined(&graph, own as usize, target) {
                 tap_node[a][t] = m as u32;
                 tap_weight[a][t] = f;
                 total += f;
@@ -432,26 +457,65 @@ fn coarsen(fine: &Graph, plan: &LevelPlan) -> NodeLevel {
     }
 }
 
-/// The node of cell `target` that node `n` is joined to: `n` itself in its own cell, the
-/// neighbour with the strongest coupling in an edge neighbour, and through an edge neighbour
-/// (along x first) in a diagonal one.
-fn joined(g: &Graph, n: usize, target: usize) -> Option<usize> {
-    let own = g.cell[n] as usize;
-    if own == target {
-        return Some(n);
+/// Per node, its most strongly coupled node in the cell to its left, right, below and above
+/// (`u32::MAX`: none), so that [`Joins::joined`] is a lookup.
+struct Joins(Vec<[u32; 4]>);
+
+impl Joins {
+    fn new(g: &Graph) -> Self {
+        let joins = (0..g.len())
+            .map(|n| {
+                let own = g.cell[n] as usize;
+                let mut best = [(u32::MAX, 0.0f32); 4];
+                for (m, w) in g.couplings(n) {
+                    let c = g.cell[m] as usize;
+                    let d = if c + 1 == own && c / g.w == own / g.w {
+                        0
+                    } else if c == own + 1 && c / g.w == own / g.w {
+                        1
+                    } else if c + g.w == own {
+                        2
+                    } else if c == own + g.w {
+                        3
+                    } else {
+                        continue;
+                    };
+                    // The strongest; the last of equals (as `Iterator::max_by`).
+                    if w > 0.0 && w >= best[d].1 {
+                        best[d] = (m as u32, w);
+                    }
+                }
+                best.map(|b| b.0)
+            })
+            .collect();
+        Self(joins)
     }
-    let strongest = |from: usize, cell: usize| {
-        g.couplings(from)
-            .filter(|&(m, w)| w > 0.0 && g.cell[m] as usize == cell)
-            .max_by(|a, b| a.1.total_cmp(&b.1))
-            .map(|(m, _)| m)
-    };
-    let (oi, oj, ti, tj) = (own % g.w, own / g.w, target % g.w, target / g.w);
-    if oi == ti || oj == tj {
-        return strongest(n, target);
+
+    /// The node of cell `target` that node `n` is joined to: `n` itself in its own cell, the
+    /// neighbour with the strongest coupling in an edge neighbour, and through an edge
+    /// neighbour (along x first) in a diagonal one.
+    fn joined(&self, g: &Graph, n: usize, target: usize) -> Option<usize> {
+        let own = g.cell[n] as usize;
+        if own == target {
+            return Some(n);
+        }
+        let (oi, oj, ti, tj) = (own % g.w, own / g.w, target % g.w, target / g.w);
+        let x = if ti < oi { 0 } else { 1 };
+        let y = if tj < oj { 2 } else { 3 };
+        let step = |from: usize, d: usize| {
+            let m = self.0[from][d];
+            (m != u32::MAX).then_some(m as usize)
+        };
+        if oj == tj {
+            return step(n, x);
+        }
+        if oi == ti {
+            return step(n, y);
+        }
+        step(n, x)
+            .and_then(|m| step(m, y))
+            .or_else(|| step(n, y).and_then(|m| step(m, x)))
     }
-    let via = |corner: usize| strongest(n, corner).and_then(|m| strongest(m, target));
-    via(oj * g.w + ti).or_else(|| via(tj * g.w + oi))
 }
 
 /// The coarsest level's solve (see [`Coarsest`]).
@@ -496,41 +560,75 @@ fn coarsest_solve(g: &Graph) -> Coarsest {
     Coarsest::Direct(out)
 }
 
-/// The inverse of a symmetric positive definite `n x n` matrix (row-major), by Cholesky.
+/// The inverse of a symmetric positive definite `n x n` matrix (row-major), by Cholesky:
+/// `m = L L^T`, `m^-1 = L^-T L^-1`, every loop along rows.
 fn invert_spd(m: &[f64], n: usize) -> Vec<f64> {
-    // m = L L^T, L lower triangular (row-major in `l`).
     let mut l = vec![0.0f64; n * n];
     for i in 0..n {
         for j in 0..=i {
-            let dot: f64 = (0..j).map(|k| l[i * n + k] * l[j * n + k]).sum();
+            let dot = dot4(&l[i * n..i * n + j], &l[j * n..j * n + j]);
             let v = m[i * n + j] - dot;
             l[i * n + j] = if i == j {
+                debug_assert!(v > 0.0, "not positive definite");
                 v.max(f64::MIN_POSITIVE).sqrt()
             } else {
                 v / l[j * n + j]
             };
         }
     }
-    // Solve L L^T x = e_c for every column c.
-    let mut inv = vec![0.0f64; n * n];
-    let mut y = vec![0.0f64; n];
-    for c in 0..n {
-        for i in 0..n {
-            let mut v = f64::from(u8::from(i == c));
-            for k in 0..i {
-                v -= l[i * n + k] * y[k];
+    // Row i of L^-1: (e_i - sum_{k<i} L[i][k] row_k) / L[i][i].
+    let mut li = vec![0.0f64; n * n];
+    for i in 0..n {
+        let (done, row) = li.split_at_mut(i * n);
+        let row = &mut row[..n];
+        for k in 0..i {
+            let f = l[i * n + k];
+            if f != 0.0 {
+                for (r, &x) in row[..=k].iter_mut().zip(&done[k * n..k * n + k + 1]) {
+                    *r -= f * x;
+                }
             }
-            y[i] = v / l[i * n + i];
         }
-        for i in (0..n).rev() {
-            let mut v = y[i];
-            for k in i + 1..n {
-                v -= l[k * n + i] * inv[k * n + c];
+        row[i] = 1.0;
+        let d = l[i * n + i];
+        row[..=i].iter_mut().for_each(|r| *r /= d);
+    }
+    // m^-1 = sum_k (row k of L^-1)^T (row k of L^-1): the lower half, then mirrored.
+    let mut inv = vec![0.0f64; n * n];
+    for k in 0..n {
+        let row = &li[k * n..k * n + k + 1];
+        for (a, &x) in row.iter().enumerate() {
+            if x != 0.0 {
+                for (o, &y) in inv[a * n..a * n + a + 1].iter_mut().zip(row) {
+                    *o += x * y;
+                }
             }
-            inv[i * n + c] = v / l[i * n + i];
+        }
+    }
+    for a in 0..n {
+        for b in a + 1..n {
+            inv[a * n + b] = inv[b * n + a];
         }
     }
     inv
+}
+
+/// The dot product of two equally long slices, in four running sums (which vectorise).
+fn dot4(a: &[f64], b: &[f64]) -> f64 {
+    let mut sums = [0.0f64; 4];
+    let (ca, cb) = (a.chunks_exact(4), b.chunks_exact(4));
+    let tail: f64 = ca
+        .remainder()
+        .iter()
+        .zip(cb.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in ca.zip(cb) {
+        for t in 0..4 {
+            sums[t] += x[t] * y[t];
+        }
+    }
+    sums.iter().sum::<f64>() + tail
 }
 
 #[cfg(test)]

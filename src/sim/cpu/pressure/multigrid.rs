@@ -1,6 +1,6 @@
 //! The multigrid V-cycle of the pressure solve: the coarse levels, the residual, restriction
-//! and prolongation (see the parent module's docs for the geometry, and `faces` for how the
-//! levels see obstacles).
+//! and prolongation (see the parent module's docs for the geometry; around obstacles the
+//! finest level relaxes through `faces` and the coarse levels are the node graphs of `nodes`).
 
 use super::band::min_rows;
 use super::faces::{self, Faces, Regions, SplitFaces, residual_row_faces};

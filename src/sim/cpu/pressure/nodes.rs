@@ -1,7 +1,6 @@
 //! The coarse multigrid levels around obstacles on the CPU: relaxation, residual, restriction,
 //! prolongation and the coarsest solve on the node graphs of `sim::obstacles::nodes` (see
-//! there for how the graphs are made). pressure.wgsl's `_nodes` kernels do the same on the
-//! GPU.
+//! there for how the graphs are made). nodes.wgsl does the same on the GPU.
 
 use crate::sim::multigrid::{COARSEST_OMEGA, coarsest_sweeps};
 use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel};
@@ -208,6 +207,12 @@ fn restrict(lv: &mut Work, r: &[f32]) {
 /// `out` (per finer node) = the interpolation of `lv.e`.
 fn prolongate(lv: &Work, out: &mut [f32]) {
     let (node, weight, e) = (&lv.level.tap_node, &lv.level.tap_weight, &lv.e);
+    if e.is_empty() {
+        // No node on this level (nothing coupled below: all solid, or only cells cut off
+        // from each other): no correction. (Unused taps point at node 0.)
+        out.fill(0.0);
+        return;
+    }
     out.par_chunks_mut(4 * CHUNK)
         .enumerate()
         .for_each(|(c, o)| {

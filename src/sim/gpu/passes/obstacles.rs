@@ -1,10 +1,11 @@
 //! Obstacles on the GPU (obstacles.wgsl): the solid mask in the forms the passes use, built once
 //! per [`Obstacles::set`] (never per step), and the boundary rules that are passes of their own:
 //! closing solid faces, clearing dye in solids, and the per-region mean-free pressure
-//! right-hand side. Mirrors cpu/obstacles.rs. The couplings of every multigrid level (and the
-//! finest level's, which Jacobi and red-black read) are made here with the code the CPU uses
-//! (`sim::obstacles::faces`: `Faces::from_mask`, `Faces::coarsen`, `Regions`), so both
-//! backends solve the same equations; [`super::Pressure`], [`super::Multigrid`] and [`super::Advect`] bind them.
+//! right-hand side. Mirrors cpu/obstacles.rs. The finest level's couplings (which Jacobi,
+//! red-black and the multigrid's finest level read) and the multigrid's coarse node graphs are
+//! made here with the code the CPU uses (`sim::obstacles::faces`: `Faces::from_mask`,
+//! `Regions`; `sim::obstacles::nodes::Hierarchy`), so both backends solve the same equations;
+//! [`super::Pressure`], [`super::Multigrid`] and [`super::Advect`] bind them.
 //!
 //! Without a mask nothing here is dispatched and every other pass runs its plain kernels: the
 //! GPU runs exactly the code it ran before obstacles existed.
@@ -78,8 +79,8 @@ fn folded(groups: usize) -> (u32, u32) {
     (x, if x == 0 { 0 } else { groups.div_ceil(x) })
 }
 
-/// One multigrid level's couplings (natural layout), finest first: what the pressure kernels
-/// with `_faces` bind (pressure.wgsl bindings 9 to 12).
+/// The finest level's couplings (natural layout): what the pressure kernels with `_faces`
+/// bind (pressure.wgsl bindings 9 to 12).
 pub(in crate::sim::gpu) struct LevelFaces {
     /// Vertical and horizontal face couplings.
     pub x: wgpu::Buffer,
