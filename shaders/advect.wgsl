@@ -36,8 +36,6 @@ const SLOT_SPEED_U: u32 = 12u;
 const SLOT_SPEED_V: u32 = 13u;
 // The farthest a listed cell lies from a solid (cpu NearSolids::MAX_CELLS).
 const NEAR_MAX_CELLS: u32 = 64u;
-// Threads per workgroup of the near-solids pass (1D, folded into 2D as in obstacles.wgsl).
-const LW: u32 = 256u;
 
 fn sample_u(x: f32, y: f32) -> f32 {
     let t = taps(P.w + 1u, P.h, x, y);
@@ -176,7 +174,7 @@ fn corner(acc: vec4<f32>, k: u32, wgt: f32) -> vec4<f32> {
 @compute @workgroup_size(LW)
 fn advect_dye_near_solids(@builtin(global_invocation_id) gid: vec3<u32>,
                           @builtin(num_workgroups) nwg: vec3<u32>) {
-    let n = gid.y * (nwg.x * LW) + gid.x;
+    let n = list_item(gid, nwg);
     let speed = max(sums[SLOT_SPEED_U].z, sums[SLOT_SPEED_V].z);
     let reach = speed * P.dt * f32(P.h) * f32(P.dye_scale);
     var within = NEAR_MAX_CELLS;

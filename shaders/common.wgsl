@@ -14,6 +14,16 @@
 // Every 2D pass runs 16 x 16 workgroups; mirrored by gpu::WORKGROUP in Rust.
 const WG: u32 = 16u;
 
+// Threads per workgroup of the 1D list passes (obstacles.wgsl, advect.wgsl's near-solids pass,
+// nodes.wgsl); mirrored by gpu::passes::obstacles::LIST_THREADS. Their items are folded into
+// 2D (at most 65535 workgroups per axis).
+const LW: u32 = 256u;
+
+// The item of a 1D list pass's invocation: gid.y * (groups in x * LW) + gid.x.
+fn list_item(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
+    return gid.y * (nwg.x * LW) + gid.x;
+}
+
 const MAX_SPEED: f32 = 50.0;
 // The largest temperature of either sign (sim::MAX_HEAT).
 const MAX_HEAT: f32 = 100.0;

@@ -6,9 +6,7 @@
 // range. Restriction sums the finer residuals of each node's finer nodes; prolongation adds
 // four weighted taps per finer node; the coarsest level is solved by a dense matrix (or, with
 // very many nodes, made mean-free per region and relaxed in one workgroup). 1D passes folded
-// into 2D, as in obstacles.wgsl: item = gid.y * (groups in x * LW) + gid.x.
-
-const LW: u32 = 256u;
+// into 2D (common.wgsl's list_item).
 
 struct Nodes {
     // Nodes of this level.
@@ -48,10 +46,6 @@ struct Nodes {
 @group(0) @binding(15) var<storage, read> region: array<vec2<u32>>;
 @group(0) @binding(16) var<storage, read_write> sums: array<f32>;
 
-fn item(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.y * (nwg.x * LW) + gid.x;
-}
-
 // Gauss-Seidel value of node k (b + sum of couplings x neighbours, over the diagonal).
 fn relaxed(k: u32) -> f32 {
     var sum = b[k];
@@ -65,7 +59,7 @@ fn relaxed(k: u32) -> f32 {
 @compute @workgroup_size(LW)
 fn relax_nodes(@builtin(global_invocation_id) gid: vec3<u32>,
                @builtin(num_workgroups) nwg: vec3<u32>) {
-    let i = item(gid, nwg);
+    let i = list_item(gid, nwg);
     if (i >= N.count) {
         return;
     }
@@ -78,7 +72,7 @@ fn relax_nodes(@builtin(global_invocation_id) gid: vec3<u32>,
 @compute @workgroup_size(LW)
 fn residual_nodes(@builtin(global_invocation_id) gid: vec3<u32>,
                   @builtin(num_workgroups) nwg: vec3<u32>) {
-    let k = item(gid, nwg);
+    let k = list_item(gid, nwg);
     if (k >= N.n) {
         return;
     }
@@ -94,7 +88,7 @@ fn residual_nodes(@builtin(global_invocation_id) gid: vec3<u32>,
 @compute @workgroup_size(LW)
 fn restrict_nodes(@builtin(global_invocation_id) gid: vec3<u32>,
                   @builtin(num_workgroups) nwg: vec3<u32>) {
-    let k = item(gid, nwg);
+    let k = list_item(gid, nwg);
     if (k >= N.n) {
         return;
     }
@@ -110,7 +104,7 @@ fn restrict_nodes(@builtin(global_invocation_id) gid: vec3<u32>,
 @compute @workgroup_size(LW)
 fn prolongate_nodes_add(@builtin(global_invocation_id) gid: vec3<u32>,
                         @builtin(num_workgroups) nwg: vec3<u32>) {
-    let a = item(gid, nwg);
+    let a = list_item(gid, nwg);
     if (a >= N.fine) {
         return;
     }
@@ -124,7 +118,7 @@ fn prolongate_nodes_add(@builtin(global_invocation_id) gid: vec3<u32>,
 @compute @workgroup_size(LW)
 fn coarsest_direct(@builtin(global_invocation_id) gid: vec3<u32>,
                    @builtin(num_workgroups) nwg: vec3<u32>) {
-    let k = item(gid, nwg);
+    let k = list_item(gid, nwg);
     let n = N.n;
     if (k >= n) {
         return;

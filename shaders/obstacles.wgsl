@@ -5,10 +5,8 @@
 // side b = -D, made mean-free in every connected fluid region (an enclosed pocket is its own
 // region; the constant per region is the null space of the Neumann problem) and 0 in cells
 // with no open face. Lists are built once per mask on the CPU; they run as 1D dispatches
-// folded into 2D (at most 65535 workgroups per axis): item = gid.y * (groups in x * LW) + gid.x.
+// folded into 2D (at most 65535 workgroups per axis; common.wgsl's list_item).
 
-// Threads per workgroup of the 1D passes; mirrored by gpu::passes::obstacles::LIST_THREADS.
-const LW: u32 = 256u;
 // The region label of a cell with no open face (cpu Regions: u32::MAX).
 const NO_REGION: u32 = 0xffffffffu;
 
@@ -45,15 +43,11 @@ struct Solids {
 // Per cell: its region, or NO_REGION.
 @group(0) @binding(14) var<storage, read> label: array<u32>;
 
-fn item(gid: vec3<u32>, nwg: vec3<u32>) -> u32 {
-    return gid.y * (nwg.x * LW) + gid.x;
-}
-
 // u = 0 on the listed closed u faces, then v = 0 on the closed v faces (cpu close_faces).
 @compute @workgroup_size(LW)
 fn close_faces(@builtin(global_invocation_id) gid: vec3<u32>,
                @builtin(num_workgroups) nwg: vec3<u32>) {
-    let k = item(gid, nwg);
+    let k = list_item(gid, nwg);
     if (k < S.closed_u) {
         u[list_u[k]] = 0.0;
     } else if (k - S.closed_u < S.closed_v) {
@@ -65,7 +59,7 @@ fn close_faces(@builtin(global_invocation_id) gid: vec3<u32>,
 @compute @workgroup_size(LW)
 fn clear_solid_dye(@builtin(global_invocation_id) gid: vec3<u32>,
                    @builtin(num_workgroups) nwg: vec3<u32>) {
-    let k = item(gid, nwg);
+    let k = list_item(gid, nwg);
     if (k < S.solid_dye) {
         dye[list_dye[k]] = vec4(0.0);
     }
@@ -105,7 +99,7 @@ fn region_partial(@builtin(local_invocation_id) lid3: vec3<u32>,
 @compute @workgroup_size(LW)
 fn region_mean(@builtin(global_invocation_id) gid: vec3<u32>,
                @builtin(num_workgroups) nwg: vec3<u32>) {
-    let r = item(gid, nwg);
+    let r = list_item(gid, nwg);
     if (r >= S.regions) {
         return;
     }
@@ -121,7 +115,7 @@ fn region_mean(@builtin(global_invocation_id) gid: vec3<u32>,
 @compute @workgroup_size(LW)
 fn set_rhs(@builtin(global_invocation_id) gid: vec3<u32>,
            @builtin(num_workgroups) nwg: vec3<u32>) {
-    let c = item(gid, nwg);
+    let c = list_item(gid, nwg);
     if (c >= S.cells) {
         return;
     }

@@ -266,9 +266,11 @@ fn rust_constants_mirror_the_wgsl() {
     );
     use super::passes::obstacles::LIST_THREADS;
     use super::passes::reduce::slot;
-    assert_eq!(wgsl_u32("obstacles", "LW") as usize, LIST_THREADS, "LW");
-    assert_eq!(wgsl_u32("advect", "LW") as usize, LIST_THREADS, "LW");
-    assert_eq!(wgsl_u32("nodes", "LW") as usize, LIST_THREADS, "LW");
+    assert_eq!(
+        wgsl_u32("obstacles", "LW") as usize,
+        LIST_THREADS,
+        "LW (common.wgsl)"
+    );
     assert_eq!(wgsl_u32("obstacles", "NO_REGION"), u32::MAX, "NO_REGION");
     assert_eq!(wgsl_u32("advect", "SLOT_SPEED_U"), slot::SPEED_U);
     assert_eq!(wgsl_u32("advect", "SLOT_SPEED_V"), slot::SPEED_V);
