@@ -460,8 +460,9 @@ fn hostile_events_are_absorbed() {
 
 // Drums: the General MIDI kit on the drum channel.
 
-/// The splats of one drum hit: `key` on `channel` at `velocity`, alone, in one step of `c`.
-fn hit(key: u8, channel: u8, velocity: f32, c: &MappingConfig) -> Vec<Splat> {
+/// A fresh mapper after `key` on `channel` at `velocity`, alone, and the splats of that
+/// onset's step of `c`.
+fn strike(key: u8, channel: u8, velocity: f32, c: &MappingConfig) -> (Mapper, Vec<Splat>) {
     let mut m = Mapper::new();
     m.handle(&at(
         0.0,
@@ -472,7 +473,12 @@ fn hit(key: u8, channel: u8, velocity: f32, c: &MappingConfig) -> Vec<Splat> {
     ));
     let mut out = Vec::new();
     m.emit(1.0 / 60.0, c, &mut out);
-    out
+    (m, out)
+}
+
+/// The splats of one drum hit: `key` on `channel` at `velocity`, alone, in one step of `c`.
+fn hit(key: u8, channel: u8, velocity: f32, c: &MappingConfig) -> Vec<Splat> {
+    strike(key, channel, velocity, c).1
 }
 
 /// The box around a hit's splats, one radius out: (left, bottom, right, top).
@@ -788,16 +794,7 @@ fn pitched_notes_on_other_channels_are_unaffected_by_the_kit() {
 /// Play `key` on `channel` at `velocity` into a fresh mapper: the splats of the onset's step,
 /// and those of the 30th step it is held.
 fn play(key: u8, channel: u8, velocity: f32, c: &MappingConfig) -> (Vec<Splat>, Vec<Splat>) {
-    let mut m = Mapper::new();
-    m.handle(&at(
-        0.0,
-        SimEvent::NoteOn {
-            note: note(key, channel),
-            velocity,
-        },
-    ));
-    let mut out = Vec::new();
-    m.emit(1.0 / 60.0, c, &mut out);
+    let (mut m, out) = strike(key, channel, velocity, c);
     let mut held = Vec::new();
     for _ in 0..30 {
         held.clear();
