@@ -697,13 +697,11 @@ impl Solver for GpuSolver {
         let (b, s) = (&self.buf, &self.sizes);
         self.obstacles
             .set(device, b, s, &plans, &self.reduce, mask.as_ref());
+        let nodes = self.obstacles.take_nodes();
         let solids = self.obstacles.solids();
         self.pressure.set_faces(device, solids.map(|o| &o.finest));
-        self.multigrid.set_faces(
-            device,
-            solids.map(|o| &o.finest),
-            solids.and_then(|o| o.nodes.as_ref()),
-        );
+        self.multigrid
+            .set_faces(device, b, solids.map(|o| &o.finest), nodes.as_ref());
         self.advect.set_solids(device, b, solids);
         let flags: Vec<u32> = match solids {
             Some(o) => o.mask.cells().iter().map(|&x| u32::from(x)).collect(),

@@ -189,13 +189,13 @@ impl Hierarchy {
     /// couplings `faces`. `None` without coarse levels.
     pub fn new(faces: &Faces, plans: &[LevelPlan]) -> Option<Self> {
         plans.last()?;
-        let mut finer = Graph::finest(faces);
+        let finest = Graph::finest(faces);
         let mut levels: Vec<NodeLevel> = Vec::with_capacity(plans.len());
         for plan in plans {
-            let level = coarsen(&finer, plan);
-            finer = level.graph.clone();
+            let level = coarsen(levels.last().map_or(&finest, |l| &l.graph), plan);
+            let small = level.graph.len() <= DIRECT_MAX;
             levels.push(level);
-            if finer.len() <= DIRECT_MAX {
+            if small {
                 break;
             }
         }

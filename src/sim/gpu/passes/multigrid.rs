@@ -40,21 +40,39 @@ struct Level {
     transfers: Option<Transfers>,
     /// The direct solve, on the last level (per target when that is level 0).
     coarsest: Vec<wgpu::BindGroup>,
-    /// What the bind groups around obstacles need: the unknowns (per target at level 0), the
-    /// right-hand side, the residual, the colour, residual and coarsest uniforms.
-    e: Vec<wgpu::Buffer>,
-    b: wgpu::Buffer,
+    _buffers: Vec<wgpu::Buffer>,
+}
+
+/// The finest level's buffers that its bind groups (plain and around obstacles) bind besides
+/// the projection's: the residual and the colour, residual and coarsest uniforms.
+struct Finest {
     r: wgpu::Buffer,
     relax_u: [wgpu::Buffer; 2],
     res_u: wgpu::Buffer,
     co_u: wgpu::Buffer,
-    /// With obstacles (the finest level only: the coarse levels are then [`Nodes`]).
-    faces: Option<FacesLevel>,
-    _buffers: Vec<wgpu::Buffer>,
 }
 
-/// One level's bind groups around obstacles (as [`Level`]'s, with the kernels with
-/// couplings).
+impl Finest {
+    fn new(device: &wgpu::Device, s: &Sizes) -> Self {
+        let (w, h) = (s.w, s.h);
+        Self {
+            r: storage(device, "Buffer: residual", bytes_f32(w * h)),
+            relax_u: colour_uniforms(device, w, h, 1.0, 1.0),
+            res_u: uniform(
+                device,
+                "Uniform: residual",
+                &LevelUniform {
+                    omega: 0.0,
+                    ..LevelUniform::finest(s)
+                },
+            ),
+            co_u: coarsest_uniform(device, w, h, 1.0, 1.0, true),
+        }
+    }
+}
+
+/// The finest level's bind groups around obstacles (as [`Level`]'s, with the kernels with
+/// couplings; the coarse levels are then [`Nodes`]).
 struct FacesLevel {
     rb_sor: Vec<[wgpu::BindGroup; 2]>,
     residual: Vec<wgpu::BindGroup>,
@@ -75,6 +93,9 @@ pub(in crate::sim::gpu) struct Multigrid {
     residual_faces: Kernel,
     rb_sor_coarsest_faces: Kernel,
     levels: Vec<Level>,
+    finest: Finest,
+    /// Around obstacles: the finest level's bind groups.
+    faces: Option<FacesLevel>,
     /// The coarse levels around obstacles.
     nodes: Nodes,
 }
@@ -101,6 +122,8 @@ impl Multigrid {
             residual_faces: k("residual_faces"),
             rb_sor_coarsest_faces: k("rb_sor_coarsest_faces"),
             levels: Vec::new(),
+            finest: Finest::new(device, s),
+            faces: None,
             nodes: Nodes::new(device),
         };
         mg.levels = mg.build_levels(device, b, s, plans);
@@ -115,52 +138,14 @@ impl Multigrid {
         plans: &[LevelPlan],
     ) -> Vec<Level> {
         let (w, h) = (s.w, s.h);
-        let colour_uniforms = |lw: usize, lh: usize, cx: f32, cy: f32| {
-            [0, 1].map(|colour| {
-                uniform(
-                    device,
-                    "Uniform: relax",
-                    &LevelUniform {
-                        w: lw as u32,
-                        h: lh as u32,
-                        colour,
-                        cx,
-                        cy,
-                        omega: 1.0,
-                        ..Default::default()
-                    },
-                )
-            })
-        };
-        let coarsest_uniform = |lw: usize, lh: usize, cx: f32, cy: f32, warm: bool| {
-            uniform(
-                device,
-                "Uniform: coarsest",
-                &LevelUniform {
-                    w: lw as u32,
-                    h: lh as u32,
-                    colour: 0,
-                    cw: u32::from(warm),
-                    cx,
-                    cy,
-                    omega: COARSEST_OMEGA,
-                    sweeps: multigrid::coarsest_sweeps(lw, lh),
-                },
-            )
-        };
         let mut levels = Vec::new();
         // Level 0: the projection's own unknowns and right-hand side.
-        let r0 = storage(device, "Buffer: residual", bytes_f32(w * h));
-        let relax_u0 = colour_uniforms(w, h, 1.0, 1.0);
-        let res_u0 = uniform(
-            device,
-            "Uniform: residual",
-            &LevelUniform {
-                omega: 0.0,
-                ..LevelUniform::finest(s)
-            },
-        );
-        let co_u0 = coarsest_uniform(w, h, 1.0, 1.0, true);
+        let Finest {
+            r: r0,
+            relax_u: relax_u0,
+            res_u: res_u0,
+            co_u: co_u0,
+        } = &self.finest;
         let b0 = &b.b;
         levels.push(Level {
             w,
@@ -180,7 +165,7 @@ impl Multigrid {
                 .iter()
                 .map(|q| {
                     self.residual
-                        .bind(device, &[(L, &res_u0), (Q_IN, q), (B, b0), (R, &r0)])
+                        .bind(device, &[(L, res_u0), (Q_IN, q), (B, b0), (R, r0)])
                 })
                 .collect(),
             transfers: None,
@@ -188,24 +173,17 @@ impl Multigrid {
                 b.q.iter()
                     .map(|q| {
                         self.rb_sor_coarsest
-                            .bind(device, &[(L, &co_u0), (Q, q), (B, b0)])
+                            .bind(device, &[(L, co_u0), (Q, q), (B, b0)])
                     })
                     .collect()
             } else {
                 Vec::new()
             },
-            e: b.q.to_vec(),
-            b: b0.clone(),
-            r: r0.clone(),
-            relax_u: relax_u0,
-            res_u: res_u0,
-            co_u: co_u0,
-            faces: None,
             _buffers: Vec::new(),
         });
         // Buffers of the previous level: (unknowns per target, residual).
         let mut fine_e: Vec<wgpu::Buffer> = b.q.to_vec();
-        let mut fine_r = r0;
+        let mut fine_r = r0.clone();
         for (n, plan) in plans.iter().enumerate() {
             let (lw, lh) = (plan.w, plan.h);
             let (fw, fh) = (plan.fine_w, plan.fine_h);
@@ -238,14 +216,14 @@ impl Multigrid {
                     },
                 )
             };
-            let relax_u = colour_uniforms(lw, lh, plan.op.cx, plan.op.cy);
+            let relax_u = colour_uniforms(device, lw, lh, plan.op.cx, plan.op.cy);
             let res_u = lu(lw, lh, 0);
             let rx_u = lu(fw, fh, lw);
             let ry_u = lu(lw, lh, fh);
             let px_u = lu(fw, lh, lw);
             let py_u = lu(fw, fh, 0);
             let last = n + 1 == plans.len();
-            let co_u = coarsest_uniform(lw, lh, plan.op.cx, plan.op.cy, false);
+            let co_u = coarsest_uniform(device, lw, lh, plan.op.cx, plan.op.cy, false);
             let transfers = Transfers {
                 restrict_x: self.restrict_x.bind(
                     device,
@@ -302,13 +280,6 @@ impl Multigrid {
                 } else {
                     Vec::new()
                 },
-                e: vec![e.clone()],
-                b: bl,
-                r: r.clone(),
-                relax_u,
-                res_u,
-                co_u,
-                faces: None,
                 _buffers: vec![transfer, rx_first, rx_frac, ry_first, ry_frac, px, py],
             });
             fine_e = vec![e];
@@ -318,26 +289,30 @@ impl Multigrid {
     }
 
     /// Solve around obstacles: the finest level's couplings `finest` and the coarse levels
-    /// `nodes` (`None`: the plain kernels).
+    /// `nodes` (`None`: the plain kernels); `buf`: the projection's buffers.
     pub fn set_faces(
         &mut self,
         device: &wgpu::Device,
+        buf: &Buffers,
         finest: Option<&LevelFaces>,
         nodes: Option<&Hierarchy>,
     ) {
-        let built = finest.map(|f| self.faces_level(device, 0, f));
-        for level in &mut self.levels {
-            level.faces = None;
-        }
-        self.levels[0].faces = built;
-        let l0 = &self.levels[0];
+        let (q, b) = (&buf.q[..], &buf.b);
+        self.faces = finest.map(|f| self.faces_level(device, q, b, f));
         let nodes = nodes.filter(|_| finest.is_some());
-        self.nodes.set(device, nodes, &l0.r, &l0.e);
+        self.nodes.set(device, nodes, &self.finest.r, q);
     }
 
-    /// Level `n`'s bind groups around obstacles, with its couplings `f`.
-    fn faces_level(&self, device: &wgpu::Device, n: usize, f: &LevelFaces) -> FacesLevel {
-        let lv = &self.levels[n];
+    /// The finest level's bind groups around obstacles, with its couplings `f` (`q`: the
+    /// unknowns per projection target, `b` the right-hand side).
+    fn faces_level(
+        &self,
+        device: &wgpu::Device,
+        q: &[wgpu::Buffer],
+        b: &wgpu::Buffer,
+        f: &LevelFaces,
+    ) -> FacesLevel {
+        let lv = &self.finest;
         // The residual reads only the couplings; the others the inverse diagonal too.
         let all = [(FACE_X, &f.x), (FACE_Y, &f.y), (INV_DIAG, &f.inv)];
         let bind_with = |k: &Kernel, c: &[(Binding, &wgpu::Buffer)], more: &[_]| {
@@ -345,33 +320,27 @@ impl Multigrid {
             k.bind(device, &entries)
         };
         let bind = |k: &Kernel, more: &[_]| bind_with(k, &all, more);
-        let rb_sor =
-            lv.e.iter()
-                .map(|e| {
-                    [0, 1].map(|c| {
-                        bind(
-                            &self.rb_sor_faces,
-                            &[(L, &lv.relax_u[c]), (Q, e), (B, &lv.b)],
-                        )
-                    })
-                })
-                .collect();
-        let residual =
-            lv.e.iter()
-                .map(|e| {
-                    let entries = [(L, &lv.res_u), (Q_IN, e), (B, &lv.b), (R, &lv.r)];
-                    bind_with(&self.residual_faces, &all[..2], &entries)
-                })
-                .collect();
+        let rb_sor = q
+            .iter()
+            .map(|e| {
+                [0, 1].map(|c| bind(&self.rb_sor_faces, &[(L, &lv.relax_u[c]), (Q, e), (B, b)]))
+            })
+            .collect();
+        let residual = q
+            .iter()
+            .map(|e| {
+                let entries = [(L, &lv.res_u), (Q_IN, e), (B, b), (R, &lv.r)];
+                bind_with(&self.residual_faces, &all[..2], &entries)
+            })
+            .collect();
         let coarsest = match &f.region {
-            Some(region) if n + 1 == self.levels.len() => {
-                lv.e.iter()
-                    .map(|e| {
-                        let entries = [(L, &lv.co_u), (Q, e), (B, &lv.b), (REGION, region)];
-                        bind(&self.rb_sor_coarsest_faces, &entries)
-                    })
-                    .collect()
-            }
+            Some(region) if self.levels.len() == 1 => q
+                .iter()
+                .map(|e| {
+                    let entries = [(L, &lv.co_u), (Q, e), (B, b), (REGION, region)];
+                    bind(&self.rb_sor_coarsest_faces, &entries)
+                })
+                .collect(),
             _ => Vec::new(),
         };
         FacesLevel {
@@ -398,7 +367,8 @@ impl Multigrid {
     fn encode_smooth(&self, d: &mut Dispatcher, l: usize, t: usize, sweeps: u32) {
         let lv = &self.levels[l];
         let ti = if l == 0 { t } else { 0 };
-        let (kernel, colours) = match &lv.faces {
+        let faces = if l == 0 { self.faces.as_ref() } else { None };
+        let (kernel, colours) = match faces {
             Some(f) => (&self.rb_sor_faces, &f.rb_sor[ti]),
             None => (&self.rb_sor, &lv.rb_sor[ti]),
         };
@@ -413,7 +383,7 @@ impl Multigrid {
     fn encode_v_cycle(&self, d: &mut Dispatcher, l: usize, t: usize) {
         let lv = &self.levels[l];
         let ti = if l == 0 { t } else { 0 };
-        let faces = lv.faces.as_ref();
+        let faces = if l == 0 { self.faces.as_ref() } else { None };
         if l + 1 == self.levels.len() {
             match faces {
                 Some(f) => d.go(&self.rb_sor_coarsest_faces, &f.coarsest[ti], (1, 1)),
@@ -447,6 +417,56 @@ impl Multigrid {
         );
         self.encode_smooth(d, l, t, multigrid::MG_POST_SWEEPS);
     }
+}
+
+/// A level's uniforms for the two colours of a red-black sweep.
+fn colour_uniforms(
+    device: &wgpu::Device,
+    w: usize,
+    h: usize,
+    cx: f32,
+    cy: f32,
+) -> [wgpu::Buffer; 2] {
+    [0, 1].map(|colour| {
+        uniform(
+            device,
+            "Uniform: relax",
+            &LevelUniform {
+                w: w as u32,
+                h: h as u32,
+                colour,
+                cx,
+                cy,
+                omega: 1.0,
+                ..Default::default()
+            },
+        )
+    })
+}
+
+/// A level's uniform for its coarsest solve (`warm`: from the unknowns' current values).
+fn coarsest_uniform(
+    device: &wgpu::Device,
+    w: usize,
+    h: usize,
+    cx: f32,
+    cy: f32,
+    warm: bool,
+) -> wgpu::Buffer {
+    uniform(
+        device,
+        "Uniform: coarsest",
+        &LevelUniform {
+            w: w as u32,
+            h: h as u32,
+            colour: 0,
+            cw: u32::from(warm),
+            cx,
+            cy,
+            omega: COARSEST_OMEGA,
+            sweeps: multigrid::coarsest_sweeps(w, h),
+        },
+    )
 }
 
 fn frac4(frac: &[[f32; 3]]) -> Vec<[f32; 4]> {

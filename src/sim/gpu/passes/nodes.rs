@@ -175,17 +175,16 @@ impl Nodes {
             uniform(device, "Uniform: nodes colour", &c)
         });
         let graph = [(START, &start), (NBR, &nbr), (WEIGHT, &weight)];
-        let bind = |k: &Kernel, entries: &[(Binding, &wgpu::Buffer)]| k.bind(device, entries);
         let relax = [0, 1].map(|c| {
             let mut entries = vec![(N, &colour_u[c]), (E, &e), (B, &b), (INV, &inv)];
             entries.extend(graph);
-            bind(&self.relax, &entries)
+            self.relax.bind(device, &entries)
         });
         let mut entries = vec![(N, &u), (E, &e), (B, &b), (R, &r)];
         entries.extend(graph);
-        let residual = bind(&self.residual, &entries);
-        let restrict = bind(
-            &self.restrict,
+        let residual = self.residual.bind(device, &entries);
+        let restrict = self.restrict.bind(
+            device,
             &[
                 (N, &u),
                 (E, &e),
@@ -199,8 +198,8 @@ impl Nodes {
         let prolongate = fine_e
             .iter()
             .map(|fe| {
-                bind(
-                    &self.prolongate,
+                self.prolongate.bind(
+                    device,
                     &[
                         (N, &u),
                         (E, &e),
@@ -229,7 +228,7 @@ impl Nodes {
             if direct {
                 let solve = storage_init(device, "Buffer: nodes solve", solve);
                 let entries = [(N, &cu), (E, &e), (B, &b), (SOLVE, &solve)];
-                return (bind(&self.coarsest_direct, &entries), true);
+                return (self.coarsest_direct.bind(device, &entries), true);
             }
             let region = storage_init(device, "Buffer: nodes regions", &region);
             let sums = storage(device, "Buffer: nodes sums", bytes_f32(n));
@@ -242,7 +241,7 @@ impl Nodes {
                 (SUMS, &sums),
             ];
             entries.extend(graph);
-            (bind(&self.coarsest_sweeps, &entries), false)
+            (self.coarsest_sweeps.bind(device, &entries), false)
         });
         let level = Level {
             n,

@@ -128,8 +128,9 @@ pub(in crate::sim::gpu) struct Solids {
     pub mask: Mask,
     /// The finest level's couplings.
     pub finest: LevelFaces,
-    /// The coarse multigrid levels (none on grids too small for any).
-    pub nodes: Option<Hierarchy>,
+    /// The coarse multigrid levels (none on grids too small for any), until the multigrid
+    /// takes them ([`Obstacles::take_nodes`]).
+    nodes: Option<Hierarchy>,
     /// Solid flag (u32) per simulation cell.
     pub solid: wgpu::Buffer,
     /// Fluid dye cells near solids, nearest first, and how many lie within each distance.
@@ -177,6 +178,12 @@ impl Obstacles {
     /// The current mask's buffers, if there is a mask with any solid cell.
     pub fn solids(&self) -> Option<&Solids> {
         self.solids.as_ref()
+    }
+
+    /// The coarse multigrid levels of the mask just set, once: the multigrid uploads them and
+    /// keeps no copy on the CPU.
+    pub fn take_nodes(&mut self) -> Option<Hierarchy> {
+        self.solids.as_mut()?.nodes.take()
     }
 
     /// Build everything for `mask` (already at the grid's size; `None` or empty: no
