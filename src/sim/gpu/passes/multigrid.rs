@@ -124,7 +124,7 @@ impl Multigrid {
             levels: Vec::new(),
             finest: Finest::new(device, s),
             faces: None,
-            nodes: Nodes::new(device),
+            nodes: Nodes::new(),
         };
         mg.levels = mg.build_levels(device, b, s, plans);
         mg

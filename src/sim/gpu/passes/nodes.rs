@@ -84,28 +84,27 @@ struct Level {
     coarsest: Option<(wgpu::BindGroup, bool)>,
 }
 
-/// The node-graph kernels and the current mask's levels (none without obstacles).
+/// The current mask's levels (none without obstacles) and the node-graph kernels, made with
+/// the first mask (a solver that never sees obstacles compiles none of them).
 pub(in crate::sim::gpu) struct Nodes {
+    kernels: Option<Kernels>,
+    levels: Vec<Level>,
+}
+
+/// The kernels of nodes.wgsl.
+struct Kernels {
     relax: Kernel,
     residual: Kernel,
     restrict: Kernel,
     prolongate: Kernel,
     coarsest_direct: Kernel,
     coarsest_sweeps: Kernel,
-    levels: Vec<Level>,
 }
 
 impl Nodes {
-    pub fn new(device: &wgpu::Device) -> Self {
-        let m = module(device, "nodes");
-        let k = |entry| Kernel::new(device, &m, entry);
+    pub fn new() -> Self {
         Self {
-            relax: k("relax_nodes"),
-            residual: k("residual_nodes"),
-            restrict: k("restrict_nodes"),
-            prolongate: k("prolongate_nodes_add"),
-            coarsest_direct: k("coarsest_direct"),
-            coarsest_sweeps: k("coarsest_sweeps"),
+            kernels: None,
             levels: Vec::new(),
         }
     }
@@ -123,14 +122,41 @@ impl Nodes {
         let Some(h) = h else {
             return;
         };
+        let kernels = self.kernels.get_or_insert_with(|| Kernels::new(device));
         let mut fine_r = r0.clone();
         let mut fine_e: Vec<wgpu::Buffer> = q0.to_vec();
         for (k, level) in h.levels.iter().enumerate() {
             let coarsest = (k + 1 == h.levels.len()).then_some(&h.coarsest);
-            let (built, e, r) = self.level(device, level, coarsest, &fine_r, &fine_e);
+            let (built, e, r) = kernels.level(device, level, coarsest, &fine_r, &fine_e);
             self.levels.push(built);
             fine_r = r;
             fine_e = vec![e];
+        }
+    }
+
+    /// The coarse correction of one V-cycle, added into target `t`'s pressure: from the
+    /// finest level's residual down every level and back, `sweeps` red-black sweeps before
+    /// and after each level's correction.
+    pub fn encode(&self, d: &mut Dispatcher, t: usize, sweeps: u32) {
+        if let Some(k) = &self.kernels
+            && !self.levels.is_empty()
+        {
+            k.encode_level(d, &self.levels, 0, t, sweeps);
+        }
+    }
+}
+
+impl Kernels {
+    fn new(device: &wgpu::Device) -> Self {
+        let m = module(device, "nodes");
+        let k = |entry| Kernel::new(device, &m, entry);
+        Self {
+            relax: k("relax_nodes"),
+            residual: k("residual_nodes"),
+            restrict: k("restrict_nodes"),
+            prolongate: k("prolongate_nodes_add"),
+            coarsest_direct: k("coarsest_direct"),
+            coarsest_sweeps: k("coarsest_sweeps"),
         }
     }
 
@@ -256,15 +282,9 @@ impl Nodes {
         (level, e, r)
     }
 
-    /// The coarse correction of one V-cycle, added into target `t`'s pressure: from the
-    /// finest level's residual down every level and back, `sweeps` red-black sweeps before
-    /// and after each level's correction.
-    pub fn encode(&self, d: &mut Dispatcher, t: usize, sweeps: u32) {
-        self.encode_level(d, 0, t, sweeps);
-    }
-
-    fn encode_level(&self, d: &mut Dispatcher, k: usize, t: usize, sweeps: u32) {
-        let lv = &self.levels[k];
+    /// Level `k`'s part of the coarse correction (see [`Nodes::encode`]).
+    fn encode_level(&self, d: &mut Dispatcher, levels: &[Level], k: usize, t: usize, sweeps: u32) {
+        let lv = &levels[k];
         go(d, &self.restrict, &lv.restrict, lv.n);
         match &lv.coarsest {
             Some((c, true)) => go(d, &self.coarsest_direct, c, lv.n),
@@ -276,7 +296,7 @@ impl Nodes {
             None => {
                 self.smooth(d, lv, sweeps);
                 go(d, &self.residual, &lv.residual, lv.n);
-                self.encode_level(d, k + 1, t, sweeps);
+                self.encode_level(d, levels, k + 1, t, sweeps);
                 self.smooth(d, lv, sweeps);
             }
         }
