@@ -50,13 +50,15 @@ fn vibrant(c: vec3<f32>, v: f32) -> vec3<f32> {
     let y = luma(c);
     let hi = max(c.r, max(c.g, c.b));
     let lo = min(c.r, min(c.g, c.b));
-    let s = (hi - lo) / max(hi, 1.0e-20);
-    let want = fma(v * VIBRANCE_GAIN, 1.0 - s, 1.0);
-    var room = want;
-    if (lo < y) {
-        room = y / (y - lo);
+    // want = (hi + g lo) / hi, room = y / (y - lo): the smaller, chosen by
+    // cross-multiplying as the CPU does.
+    let want_n = fma(v * VIBRANCE_GAIN, lo, hi);
+    let want_d = max(hi, 1.0e-20);
+    var k = want_n / want_d;
+    if (lo < y && y * want_d < want_n * (y - lo)) {
+        k = y / (y - lo);
     }
-    let k = max(min(want, room), 1.0);
+    k = max(k, 1.0);
     return fma(vec3<f32>(k), c - vec3<f32>(y), vec3<f32>(y));
 }
 
@@ -100,11 +102,14 @@ fn glow_at(px: u32, py: u32) -> vec3<f32> {
 fn filmic_ratio(m_in: f32) -> f32 {
     // fluid::FILMIC_MAX_LIGHT: past 7.24 the cap decides, and m * m cannot overflow.
     let m = clamp(m_in, 0.0, 1.0e4);
-    let r = fma(m, 2.51, 0.03) / fma(m, fma(m, 2.43, 0.59), 0.14);
-    if (m > 0.0) {
-        return min(r, 1.000001 / m);
+    let n = fma(m, 2.51, 0.03);
+    let d = fma(m, fma(m, 2.43, 0.59), 0.14);
+    // The smaller of n / d and the cap 1.000001 / m, chosen by cross-multiplying as the CPU
+    // does (one division there).
+    if (n * m > 1.000001 * d) {
+        return 1.000001 / m;
     }
-    return r;
+    return n / d;
 }
 
 // IEC 61966-2-1 (fluid::srgb_encode).

@@ -102,6 +102,11 @@ pub struct BenchResult {
     pub colour_plain_ms: Option<f64>,
     /// The frame size of `colour_ms` and the GPU frame times.
     pub frame: String,
+    /// CPU: wall time of the display pipeline alone at `frame` with a new instance's effects:
+    /// the filmic render of `colour_ms` minus the colour stage alone (colorize's light, timed
+    /// on its own), medians, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub display_ms: Option<f64>,
     /// GPU time (timestamp queries) of colorize alone at `frame`, median, ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colorize_gpu_ms: Option<f64>,
@@ -407,6 +412,7 @@ impl SceneRun {
             colour_ms: Some(self.colour_ms),
             colour_plain_ms: Some(self.colour_plain_ms),
             frame: format!("{}x{}", self.frame.0, self.frame.1),
+            display_ms: None,
             colorize_gpu_ms: self.gpu_frame_ms.map(|g| g[0]),
             display_gpu_ms: self.gpu_frame_ms.map(|g| g[1]),
             timer,
@@ -426,10 +432,26 @@ pub fn run_cpu(opts: &BenchOptions) -> Result<BenchResult, CpuError> {
         solver.set_particles(&seed_particles(opts.particles, &mask));
     }
     let threads = solver.threads();
-    match run_scene(&mut solver, opts, |_, wall| wall) {
-        Ok(run) => Ok(run.result(opts, "cpu", threads, None, "wall")),
+    let mut result = match run_scene(&mut solver, opts, |_, wall| wall) {
+        Ok(run) => run.result(opts, "cpu", threads, None, "wall"),
         Err(e) => unreachable!("the CPU solver reported a failure: {e}"),
-    }
+    };
+    // The colour stage alone, as the display pipeline's share of the filmic render.
+    let [_, show, _] = bench_looks();
+    let (fw, fh) = opts.frame_size;
+    solver.colour_stage(&show, fw, fh);
+    let mut times: Vec<f64> = (0..FRAME_SAMPLES)
+        .map(|_| {
+            let t = Instant::now();
+            solver.colour_stage(&show, fw, fh);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    let colour = median(&mut times);
+    result.display_ms = result
+        .colour_ms
+        .map(|[_, filmic]| (filmic - colour).max(0.0));
+    Ok(result)
 }
 
 /// `n` long-lived particles spread evenly over a `size x size` canvas, none inside a solid of

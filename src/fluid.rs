@@ -442,10 +442,20 @@ pub fn filmic_ratio(m: f32) -> f32 {
     // Past 7.24 the cap decides; the clamp keeps `m * m` from overflowing to a gain of 0 (huge
     // light would turn black) and maps NaN to 0.
     let m = m.max(0.0).min(FILMIC_MAX_LIGHT);
-    let r = m.mul_add(2.51, 0.03) / m.mul_add(m.mul_add(2.43, 0.59), 0.14);
-    // 1 / m is +inf at 0: the cap does nothing there. Rounded up a little so that the
-    // brightest channel reaches 1 (and is clamped there) rather than 0.99999994.
-    r.min(1.000_001 / m)
+    let (n, d) = (
+        m.mul_add(2.51, 0.03),
+        m.mul_add(m.mul_add(2.43, 0.59), 0.14),
+    );
+    // The smaller of f(m) / m = n / d and the cap 1.000001 / m (rounded up a little so that
+    // the brightest channel reaches 1 and is clamped there, rather than 0.99999994), chosen
+    // by cross-multiplying (d > 0, m >= 0) so that a pixel pays for one division, not two;
+    // at m = 0 the cap is +inf and n / d is chosen.
+    let (num, den) = if n * m > 1.000_001 * d {
+        (1.000_001, m)
+    } else {
+        (n, d)
+    };
+    num / den
 }
 
 /// The filmic curve itself, `m * filmic_ratio(m)` (at most 1): 0 at 0, monotonic, 1 from

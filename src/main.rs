@@ -384,8 +384,9 @@ struct BenchArgs {
     /// 16 steps; the JSON reports streamlines, their number, and streamlines_ms).
     #[arg(long)]
     streamlines: bool,
-    /// Output size WxH of the colour stage's timings (colour_ms; on the GPU also
-    /// colorize_gpu_ms and display_gpu_ms, from timestamp queries).
+    /// Output size WxH of the colour stage's timings (colour_ms; on the CPU also display_ms,
+    /// the display pipeline's share; on the GPU colorize_gpu_ms and display_gpu_ms, from
+    /// timestamp queries).
     #[arg(long, default_value = "1280x720", value_parser = parse_frame_size)]
     frame_size: (usize, usize),
     /// Behave as if there were no GPU (checks the error path).
@@ -447,9 +448,12 @@ fn print_row(r: &BenchResult) -> bool {
                 }
                 _ => String::new(),
             };
+            let display = r.display_ms.map_or(String::new(), |d| {
+                format!("; display pipeline {d:.3} ms of it")
+            });
             say(&format!(
                 "         colour stage at {}: legacy {legacy:.3} ms, filmic {filmic:.3} ms \
-                 (without effects {:.3} ms){gpu}",
+                 (without effects {:.3} ms){display}{gpu}",
                 r.frame,
                 r.colour_plain_ms.unwrap_or(0.0)
             ))

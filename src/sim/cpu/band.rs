@@ -37,6 +37,21 @@ pub fn write_pixels(row: &mut [u8], pixels: &[u32]) {
     }
 }
 
+/// Run `f` on a row of packed opaque RGBA8 pixels that ends up in `row` (bytes): on `row`
+/// itself where it can be seen as `u32`s (little-endian and 4-byte aligned, as frame buffers
+/// from the allocator are), which saves a copy of every pixel; otherwise on `scratch`, then
+/// copied.
+pub fn with_pixels(row: &mut [u8], scratch: &mut [u32], f: impl FnOnce(&mut [u32])) {
+    if cfg!(target_endian = "little")
+        && let Ok(pixels) = bytemuck::try_cast_slice_mut::<u8, u32>(row)
+    {
+        return f(pixels);
+    }
+    let n = (row.len() / 4).min(scratch.len());
+    f(&mut scratch[..n]);
+    write_pixels(row, &scratch[..n]);
+}
+
 /// A sense-counting barrier that spins briefly, then yields.
 struct SpinBarrier {
     arrived: AtomicUsize,

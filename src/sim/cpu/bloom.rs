@@ -342,6 +342,16 @@ fn tent_double(f: &[f32], we: [f32; 4], wo: [f32; 4], even: &mut [f32], odd: &mu
 }
 
 kernel! {
+/// `row[2i] = even[i]`, `row[2i + 1] = odd[i]`.
+fn interleave(even: &[Rgb], odd: &[Rgb], row: &mut [Rgb]) {
+    for ((pair, e), o) in row.chunks_exact_mut(2).zip(even).zip(odd) {
+        pair[0] = *e;
+        pair[1] = *o;
+    }
+}
+}
+
+kernel! {
 /// `row = (1 - s) own + s acc` over flat rows, where `row` holds `acc` on entry.
 fn blend_own(row: &mut [f32], own: &[f32], s: f32) {
     for (o, &d) in row.iter_mut().zip(own) {
@@ -391,11 +401,11 @@ impl TentRow {
             v.resize(3 * (cw - 4), 0.0);
         }
         tent_double(bytemuck::cast_slice(col), we, wo, even, odd);
-        let pairs = row[lo..hi].chunks_exact_mut(2);
-        for ((pair, e), o) in pairs.zip(even.chunks_exact(3)).zip(odd.chunks_exact(3)) {
-            pair[0].copy_from_slice(e);
-            pair[1].copy_from_slice(o);
-        }
+        interleave(
+            even.as_chunks::<3>().0,
+            odd.as_chunks::<3>().0,
+            &mut row[lo..hi],
+        );
         blend_own(
             bytemuck::cast_slice_mut(&mut row[lo..hi]),
             bytemuck::cast_slice(&own[lo..hi]),

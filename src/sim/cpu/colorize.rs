@@ -654,45 +654,46 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                     light,
                     pixels,
                 } = scratch;
-                let [l0, l1, l2] = light;
-                if legacy {
-                    match look.color_mode {
-                        ColorMode::Dye | ColorMode::DensityHue => {
-                            let (j0, j1, fy) = ys[py];
-                            for (plane, r) in src.dye.iter().zip(rows.iter_mut()) {
-                                let bottom = &plane[j0 * dw..(j0 + 1) * dw];
-                                let top = &plane[j1 * dw..(j1 + 1) * dw];
-                                lerp_rows(bottom, top, fy, r);
+                super::band::with_pixels(row, pixels, |pixels| {
+                    let [l0, l1, l2] = light;
+                    if legacy {
+                        match look.color_mode {
+                            ColorMode::Dye | ColorMode::DensityHue => {
+                                let (j0, j1, fy) = ys[py];
+                                for (plane, r) in src.dye.iter().zip(rows.iter_mut()) {
+                                    let bottom = &plane[j0 * dw..(j0 + 1) * dw];
+                                    let top = &plane[j1 * dw..(j1 + 1) * dw];
+                                    lerp_rows(bottom, top, fy, r);
+                                }
+                                let rows = [&rows[0][..], &rows[1][..], &rows[2][..]];
+                                let (i0, i1, f) = (&xs.i0[..], &xs.i1[..], &xs.f[..]);
+                                if look.color_mode == ColorMode::Dye {
+                                    dye_row_legacy(
+                                        rows, i0, i1, f, brightness, saturation, shift, pixels,
+                                    );
+                                } else {
+                                    density_row_legacy(
+                                        rows, i0, i1, f, brightness, saturation, shift, pixels,
+                                    );
+                                }
                             }
-                            let rows = [&rows[0][..], &rows[1][..], &rows[2][..]];
-                            let (i0, i1, f) = (&xs.i0[..], &xs.i1[..], &xs.f[..]);
-                            if look.color_mode == ColorMode::Dye {
-                                dye_row_legacy(
-                                    rows, i0, i1, f, brightness, saturation, shift, pixels,
-                                );
-                            } else {
-                                density_row_legacy(
-                                    rows, i0, i1, f, brightness, saturation, shift, pixels,
-                                );
-                            }
+                            ColorMode::VelocityHue => velocity_row_legacy(
+                                src, py, width, height, brightness, saturation, shift, pixels,
+                            ),
+                            ColorMode::Temperature => temperature_row_legacy(
+                                src, py, width, height, brightness, saturation, shift, pixels,
+                            ),
                         }
-                        ColorMode::VelocityHue => velocity_row_legacy(
-                            src, py, width, height, brightness, saturation, shift, pixels,
-                        ),
-                        ColorMode::Temperature => temperature_row_legacy(
-                            src, py, width, height, brightness, saturation, shift, pixels,
-                        ),
+                        if let Some(row) = src.particle_row(py, width) {
+                            add_particle_row_legacy(pixels, row);
+                        }
+                    } else {
+                        let planes = [&mut l0[..], &mut l1[..], &mut l2[..]];
+                        light_row(src, look, k, &resample, (width, height), py, rows, planes);
+                        let light = [&l0[..], &l1[..], &l2[..]];
+                        super::display::display_row(light, py, pixels);
                     }
-                    if let Some(row) = src.particle_row(py, width) {
-                        add_particle_row_legacy(pixels, row);
-                    }
-                } else {
-                    let planes = [&mut l0[..], &mut l1[..], &mut l2[..]];
-                    light_row(src, look, k, &resample, (width, height), py, rows, planes);
-                    let light = [&l0[..], &l1[..], &l2[..]];
-                    super::display::display_row(light, py, pixels);
-                }
-                super::band::write_pixels(row, pixels);
+                });
             },
         );
 }

@@ -163,11 +163,17 @@ pub const VIBRANCE_GAIN: f32 = 4.0;
 pub fn vibrant(c: Rgb, v: f32) -> Rgb {
     let y = luma(c);
     let (max, min) = (c[0].max(c[1]).max(c[2]), c[0].min(c[1]).min(c[2]));
-    let s = (max - min) / max.max(1.0e-20);
-    let want = (v * VIBRANCE_GAIN).mul_add(1.0 - s, 1.0);
-    // The dimmest channel reaches 0 at a scale of y / (y - min).
-    let room = if min < y { y / (y - min) } else { want };
-    let k = want.min(room).max(1.0);
+    // The wanted gain `1 + g (1 - s)` is `(max + g min) / max`; the dimmest channel reaches
+    // 0 at a gain of `y / (y - min)`. The smaller is chosen by cross-multiplying (both
+    // denominators are positive), so that a pixel pays for one division, not two.
+    let (want_n, want_d) = ((v * VIBRANCE_GAIN).mul_add(min, max), max.max(1.0e-20));
+    let (room_n, room_d) = (y, y - min);
+    let (n, d) = if min < y && room_n * want_d < want_n * room_d {
+        (room_n, room_d)
+    } else {
+        (want_n, want_d)
+    };
+    let k = (n / d).max(1.0);
     from_fn3(|i| k.mul_add(c[i] - y, y))
 }
 

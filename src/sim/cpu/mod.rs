@@ -288,6 +288,47 @@ impl CpuSolver {
 
     /// Run `f` on this solver's thread pool (PERF-NOTES: calling rayon from outside the pool
     /// pays a cross-thread wake-up per parallel loop, 0.7-0.9 ms per step at 512²).
+    /// The picture's source for a `width x height` frame with `look` (drawing the particles'
+    /// light first when they show), with the picture stage.
+    fn source(
+        &mut self,
+        look: &Look,
+        width: usize,
+        height: usize,
+    ) -> (&mut picture::Picture, colorize::Source<'_>) {
+        let cfg = self.cfg;
+        let glow = crate::sim::particles::sanitize_glow(look.particle_glow);
+        let drawn = self.spawner.alive() && glow > 0.0;
+        let st = &self.state;
+        if drawn {
+            let aspect = cfg.width as f32 / cfg.height as f32;
+            let light = &mut self.particle_light;
+            particles::draw(&st.particles, aspect, glow, (width, height), light);
+        }
+        let src = colorize::Source {
+            w: cfg.width,
+            h: cfg.height,
+            u: &st.u,
+            v: &st.v,
+            dw: cfg.dye_width(),
+            dh: cfg.dye_height(),
+            dye: [&st.dye[0], &st.dye[1], &st.dye[2]],
+            heat: &st.heat,
+            particles: drawn.then_some(&self.particle_light[..]),
+        };
+        (&mut self.picture, src)
+    }
+
+    /// The colour stage alone for a `width x height` frame with `look`: the frame's light
+    /// (colorize, in the filmic tone), without the display pipeline after it. `dyeflow bench`
+    /// times it to give the display pipeline's own cost.
+    pub fn colour_stage(&mut self, look: &Look, width: usize, height: usize) {
+        self.install(|s| {
+            let (picture, src) = s.source(look, width, height);
+            picture.colour_stage(&src, look, width, height);
+        });
+    }
+
     pub fn install<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
         let pool = self.pool.clone();
         pool.install(|| f(self))
@@ -594,29 +635,12 @@ impl Solver for CpuSolver {
     fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
         let cfg = self.cfg;
         self.install(|s| {
-            let (st, picture) = (&s.state, &mut s.picture);
-            let glow = crate::sim::particles::sanitize_glow(look.particle_glow);
-            let drawn = s.spawner.alive() && glow > 0.0;
-            if drawn {
-                let aspect = cfg.width as f32 / cfg.height as f32;
-                let light = &mut s.particle_light;
-                particles::draw(&st.particles, aspect, glow, (width, height), light);
-            }
-            let src = colorize::Source {
-                w: cfg.width,
-                h: cfg.height,
-                u: &st.u,
-                v: &st.v,
-                dw: cfg.dye_width(),
-                dh: cfg.dye_height(),
-                dye: [&st.dye[0], &st.dye[1], &st.dye[2]],
-                heat: &st.heat,
-                particles: drawn.then_some(&s.particle_light[..]),
-            };
             let lines = Lines::new(&look.streamlines, (cfg.width, cfg.height), (width, height));
             if !lines.is_some_and(|l| l.alone) {
+                let (picture, src) = s.source(look, width, height);
                 picture.render(&src, look, width, height, out);
             }
+            let st = &s.state;
             if let Some(l) = &lines {
                 let mask = s.obstacles.as_ref().map(|o| &o.mask);
                 let grid = (cfg.width, cfg.height);

@@ -80,6 +80,17 @@ impl Picture {
         self.display_pass(&fx, src.dh, (width, height), out);
     }
 
+    /// The colour stage alone: the frame's light (colorize) into the light planes, without
+    /// the display pipeline (no heights, no bloom, no pixels).
+    pub fn colour_stage(&mut self, src: &Source, look: &Look, width: usize, height: usize) {
+        for plane in &mut self.light {
+            plane.resize(width * height, 0.0);
+        }
+        let heights = std::mem::take(&mut self.heights);
+        self.light_pass(src, look, &Effects::OFF, (width, height));
+        self.heights = heights;
+    }
+
     /// Pass 1: light, heights and the bloom's prefilter, a pair of rows at a time.
     fn light_pass(&mut self, src: &Source, look: &Look, fx: &Effects, (w, h): (usize, usize)) {
         let k = Knobs::new(look);
@@ -172,8 +183,10 @@ impl Picture {
                         }),
                         glow: glow_row.map(|g| (g, &taps)),
                     };
-                    display_fx_row(&rows, &consts, py, &mut scratch.fx, &mut scratch.pixels);
-                    super::band::write_pixels(row, &scratch.pixels);
+                    let fx_scratch = &mut scratch.fx;
+                    super::band::with_pixels(row, &mut scratch.pixels, |pixels| {
+                        display_fx_row(&rows, &consts, py, fx_scratch, pixels);
+                    });
                 },
             );
     }
