@@ -13,6 +13,8 @@ use std::time::Instant;
 pub const FRAME_SIZE: (usize, usize) = (1280, 720);
 /// Frames timed for `frame_ms`.
 const FRAME_SAMPLES: usize = 20;
+/// Mask rebuilds timed for `obstacles_ms`.
+const OBSTACLE_SAMPLES: usize = 7;
 
 /// Steps during which the scene injects dye and force.
 pub const SCENE_FORCED_STEPS: usize = 20;
@@ -70,6 +72,11 @@ pub struct BenchResult {
     /// After the run and one more projection: the largest speed through a solid face over the
     /// largest speed of any face (0 without obstacles).
     pub solid_flux_max: f64,
+    /// With `--obstacles`: median wall time of handing the solver the layout's mask again
+    /// (`set_obstacles`: what a layout change, a brush stroke or a pillar note costs the
+    /// simulation thread), ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub obstacles_ms: Option<f64>,
     /// Whether the scene ran with heat and buoyancy (`--heat`).
     pub heat: bool,
     /// Particles alive through the run (`--particles`; at most the backend's slots).
@@ -260,6 +267,7 @@ struct SceneRun {
     /// GPU times of the show look: colorize, display pipeline.
     gpu_frame_ms: Option<[f64; 2]>,
     solid_flux_max: f64,
+    obstacles_ms: Option<f64>,
     particles_ms: Option<f64>,
     /// Lines drawn and their frame's time (`--streamlines`).
     streamlines: Option<(usize, f64)>,
@@ -306,6 +314,7 @@ fn run_scene<S: Solver>(
         frame,
         gpu_frame_ms: None,
         solid_flux_max: 0.0,
+        obstacles_ms: None,
         particles_ms: None,
         streamlines: None,
     };
@@ -330,6 +339,16 @@ fn run_scene<S: Solver>(
         }
     }
     run.solid_flux_max = solid_flux_after_projection(solver);
+    if let Some(mask) = solver.obstacles().cloned() {
+        let mut times: Vec<f64> = (0..OBSTACLE_SAMPLES)
+            .map(|_| {
+                let t = Instant::now();
+                solver.set_obstacles(Some(&mask));
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        run.obstacles_ms = Some(median(&mut times));
+    }
     if opts.particles > 0 {
         // The GPU's stage only queues its work: a one-pixel frame without particles waits for
         // it (on the CPU it costs next to nothing).
@@ -402,6 +421,7 @@ impl SceneRun {
             residual_max: median(&mut self.res_max),
             residual_rms: median(&mut self.res_rms),
             solid_flux_max: self.solid_flux_max,
+            obstacles_ms: self.obstacles_ms,
             heat: opts.heat,
             particles: opts.particles,
             particles_ms: self.particles_ms,

@@ -368,7 +368,8 @@ struct BenchArgs {
     /// Dye cells per simulation cell, per axis.
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=4))]
     dye_scale: u32,
-    /// Solid obstacles in the flow (the JSON reports solid_flux_max).
+    /// Solid obstacles in the flow (the JSON reports solid_flux_max, and obstacles_ms: what
+    /// handing the solver the mask again costs).
     #[arg(long, value_enum, default_value = "none")]
     obstacles: Obstacles,
     /// Heat and buoyancy: the scene's block is hot and keeps rising after its push (the
@@ -468,6 +469,12 @@ fn print_row(r: &BenchResult) -> bool {
             say(&format!(
                 "         {} streamlines alone at {}: {ms:.3} ms a frame",
                 r.streamlines, r.frame
+            ))
+        })
+        && r.obstacles_ms.is_none_or(|ms| {
+            say(&format!(
+                "         obstacles: solid flux {:.1e}, a new mask costs {ms:.1} ms",
+                r.solid_flux_max
             ))
         })
 }

@@ -734,12 +734,28 @@ impl Solver for CpuSolver {
 
     fn set_obstacles(&mut self, mask: Option<&crate::sim::obstacles::Mask>) {
         let (w, h) = (self.cfg.width, self.cfg.height);
-        self.obstacles = mask
+        let dye_scale = self.cfg.dye_scale;
+        let mask = mask
             .filter(|m| !m.is_empty())
-            .map(|m| obstacles::Obstacles::new(&m.resampled(w, h), self.cfg.dye_scale))
-            .filter(|o| !o.mask.is_empty());
+            .map(|m| m.resampled(w, h))
+            .filter(|m| !m.is_empty());
+        // The obstacle tables and the pressure solve's node graphs, side by side on the
+        // solver's threads (a new mask stalls the simulation thread while they are built).
+        let built = self.install(move |_| {
+            mask.map(|m| {
+                let faces = crate::sim::obstacles::faces::Faces::from_mask(&m);
+                rayon::join(
+                    || obstacles::Obstacles::with_faces(&m, faces.clone(), dye_scale),
+                    || Multigrid::hierarchy(&faces),
+                )
+            })
+        });
+        let (obstacles, hierarchy) = built.unzip();
+        self.obstacles = obstacles;
         let faces = self.obstacles.as_ref().map(|o| &o.faces);
-        self.state.multigrid.set_faces(faces);
+        self.state
+            .multigrid
+            .set_faces_with(faces, hierarchy.flatten());
         if let Some(o) = &self.obstacles {
             let s = &mut self.state;
             o.close_faces(&mut s.u, &mut s.v);

@@ -35,9 +35,9 @@ pub(super) struct Obstacles {
 
 impl Obstacles {
     /// For a mask already at the grid's size, and dye `dye_scale` times finer.
-    pub fn new(mask: &Mask, dye_scale: usize) -> Self {
+    /// `faces` are the mask's (`Faces::from_mask(mask)`).
+    pub fn with_faces(mask: &Mask, faces: Faces, dye_scale: usize) -> Self {
         let (w, h) = (mask.width(), mask.height());
-        let faces = Faces::from_mask(mask);
         let closed_u = (0..h)
             .flat_map(|j| (1..w).map(move |i| (i, j)))
             .filter(|&(i, j)| !mask.u_open(i, j))

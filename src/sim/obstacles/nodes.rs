@@ -584,9 +584,7 @@ fn invert_spd(m: &[f64], n: usize) -> Vec<f64> {
         for k in 0..i {
             let f = l[i * n + k];
             if f != 0.0 {
-                for (r, &x) in row[..=k].iter_mut().zip(&done[k * n..k * n + k + 1]) {
-                    *r -= f * x;
-                }
+                add_scaled(&mut row[..=k], -f, &done[k * n..k * n + k + 1]);
             }
         }
         row[i] = 1.0;
@@ -599,9 +597,7 @@ fn invert_spd(m: &[f64], n: usize) -> Vec<f64> {
         let row = &li[k * n..k * n + k + 1];
         for (a, &x) in row.iter().enumerate() {
             if x != 0.0 {
-                for (o, &y) in inv[a * n..a * n + a + 1].iter_mut().zip(row) {
-                    *o += x * y;
-                }
+                add_scaled(&mut inv[a * n..a * n + a + 1], x, row);
             }
         }
     }
@@ -613,6 +609,16 @@ fn invert_spd(m: &[f64], n: usize) -> Vec<f64> {
     inv
 }
 
+kernel! {
+/// `y += f x`, element by element (`f x` rounded, then added: the same bits on every CPU).
+fn add_scaled(y: &mut [f64], f: f64, x: &[f64]) {
+    for (o, &v) in y.iter_mut().zip(x) {
+        *o += f * v;
+    }
+}
+}
+
+kernel! {
 /// The dot product of two equally long slices, in four running sums (which vectorise).
 fn dot4(a: &[f64], b: &[f64]) -> f64 {
     let mut sums = [0.0f64; 4];
@@ -629,6 +635,7 @@ fn dot4(a: &[f64], b: &[f64]) -> f64 {
         }
     }
     sums.iter().sum::<f64>() + tail
+}
 }
 
 #[cfg(test)]

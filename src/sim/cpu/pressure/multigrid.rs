@@ -168,9 +168,19 @@ impl Multigrid {
     /// Solve around obstacles: the finest level's couplings (`None`: no obstacles); the
     /// coarse levels become node graphs (`sim::obstacles::nodes`).
     pub fn set_faces(&mut self, faces: Option<&Faces>) {
-        self.nodes = faces
-            .and_then(|f| Hierarchy::new(f, &plan(f.w, f.h)))
-            .map(Nodes::new);
+        let hierarchy = faces.and_then(Self::hierarchy);
+        self.set_faces_with(faces, hierarchy);
+    }
+
+    /// The coarse levels' node graphs around `faces` (the heavy part of [`Self::set_faces`],
+    /// which needs no multigrid: it can be built while other work runs).
+    pub fn hierarchy(faces: &Faces) -> Option<Hierarchy> {
+        Hierarchy::new(faces, &plan(faces.w, faces.h))
+    }
+
+    /// [`Self::set_faces`] with the hierarchy already built ([`Self::hierarchy`] of `faces`).
+    pub fn set_faces_with(&mut self, faces: Option<&Faces>, hierarchy: Option<Hierarchy>) {
+        self.nodes = hierarchy.map(Nodes::new);
         let coarsest = self.levels.is_empty();
         self.finest_faces = faces.map(|f| LevelFaces::new(f.clone(), coarsest));
     }
