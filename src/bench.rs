@@ -79,7 +79,8 @@ pub struct BenchResult {
     pub obstacles_ms: Option<f64>,
     /// Whether the scene ran with heat and buoyancy (`--heat`).
     pub heat: bool,
-    /// Particles alive through the run (`--particles`; at most the backend's slots).
+    /// Particles alive at the end of the run (`--particles` asks for them: at most the
+    /// backend's slots, and none seeded inside a solid).
     pub particles: usize,
     /// Median wall time of the particles' step stage alone (their move through the flow),
     /// ms; on the GPU with the wait for it. (Their drawing is in `colour_ms`.)
@@ -268,6 +269,8 @@ struct SceneRun {
     gpu_frame_ms: Option<[f64; 2]>,
     solid_flux_max: f64,
     obstacles_ms: Option<f64>,
+    /// Particles alive after the run.
+    particles: usize,
     particles_ms: Option<f64>,
     /// Lines drawn and their frame's time (`--streamlines`).
     streamlines: Option<(usize, f64)>,
@@ -315,6 +318,7 @@ fn run_scene<S: Solver>(
         gpu_frame_ms: None,
         solid_flux_max: 0.0,
         obstacles_ms: None,
+        particles: 0,
         particles_ms: None,
         streamlines: None,
     };
@@ -339,6 +343,10 @@ fn run_scene<S: Solver>(
         }
     }
     run.solid_flux_max = solid_flux_after_projection(solver);
+    if opts.particles > 0 {
+        // What the solver took (its slots, less any seeded inside a solid) and kept.
+        run.particles = solver.read_extras().particles.len();
+    }
     if let Some(mask) = solver.obstacles().cloned() {
         let mut times: Vec<f64> = (0..OBSTACLE_SAMPLES)
             .map(|_| {
@@ -423,7 +431,7 @@ impl SceneRun {
             solid_flux_max: self.solid_flux_max,
             obstacles_ms: self.obstacles_ms,
             heat: opts.heat,
-            particles: opts.particles,
+            particles: self.particles,
             particles_ms: self.particles_ms,
             streamlines: self.streamlines.map_or(0, |s| s.0),
             streamlines_ms: self.streamlines.map(|s| s.1),

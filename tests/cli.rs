@@ -901,8 +901,8 @@ const SMALL_BENCH: [&str; 11] = [
     "64x36",
 ];
 
-/// `bench --particles N` seeds them, reports their count and their stage's time in the JSON
-/// (and in the table), and refuses more than the GPU holds.
+/// `bench --particles N` seeds them, reports their count (at most the backend's slots) and
+/// their stage's time in the JSON (and in the table), and refuses more than the GPU holds.
 #[test]
 fn bench_reports_particles() {
     let base = SMALL_BENCH;
@@ -926,6 +926,15 @@ fn bench_reports_particles() {
     let (code, out, _) = run(&with(&base, &["--particles", "5000"]));
     assert_eq!(code, 0);
     assert!(out.contains("5000 particles: their step stage"), "{out}");
+    // More than the CPU's slots: the figure is what it holds, not what was asked for.
+    let (code, out, err) = run(&with(&base, &["--particles", "200000", "--json"]));
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
+    assert_eq!(
+        r["particles"],
+        dyeflow::sim::particles::CPU_CAPACITY,
+        "{out}"
+    );
     let (code, _, err) = run(&with(&base, &["--particles", "2000000"]));
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("--particles"), "{err}");
