@@ -36,6 +36,7 @@ pub mod multigrid;
 pub mod obstacles;
 pub mod particles;
 pub mod physics;
+pub mod sph;
 pub mod streamlines;
 
 pub use cpu::CpuError;
