@@ -46,7 +46,9 @@ const VIBRANCE_GAIN: f32 = 4.0;
 
 // cpu::display::vibrant: chroma around the luminance scaled by 1 + v (1 - s), at most until
 // the dimmest channel reaches 0.
-fn vibrant(c: vec3<f32>, v: f32) -> vec3<f32> {
+fn vibrant(c_in: vec3<f32>, v: f32) -> vec3<f32> {
+    // fluid::FILMIC_MAX_LIGHT: the cap keeps the cross products finite.
+    let c = min(max(c_in, vec3<f32>(0.0)), vec3<f32>(1.0e4));
     let y = luma(c);
     let hi = max(c.r, max(c.g, c.b));
     let lo = min(c.r, min(c.g, c.b));

@@ -22,7 +22,9 @@
 use super::bloom::{Rgb, sane};
 #[cfg(test)]
 use crate::fluid::srgb_encode;
-use crate::fluid::{LUMA, PALETTE_HALF_LIGHT, PALETTE_STOPS, dither, filmic_ratio};
+use crate::fluid::{
+    FILMIC_MAX_LIGHT, LUMA, PALETTE_HALF_LIGHT, PALETTE_STOPS, dither, filmic_ratio,
+};
 pub use crate::sim::effects::{BG_COVER, Fx, SHADE_ELEVATION_DEG, SHADE_RELIEF};
 use crate::sim::math::{from_fn3, map3};
 
@@ -160,7 +162,12 @@ pub const VIBRANCE_GAIN: f32 = 4.0;
 /// at most as far as the dimmest channel reaches 0, so hue and luminance `Y` stay as they
 /// are and no channel goes negative. Grey (every channel equal) stays grey.
 #[inline(always)]
+#[allow(clippy::manual_clamp)] // clamp would keep NaN; max-then-min maps it to 0
 pub fn vibrant(c: Rgb, v: f32) -> Rgb {
+    // Light past the tone curve's cap saturates its channel whatever its value, so capping it
+    // there changes no pixel, and keeps the cross products below from overflowing (NaN, or
+    // the wrong ratio, from about 1e19 on).
+    let c = map3(c, |x| x.max(0.0).min(FILMIC_MAX_LIGHT));
     let y = luma(c);
     let (max, min) = (c[0].max(c[1]).max(c[2]), c[0].min(c[1]).min(c[2]));
     // The wanted gain `1 + g (1 - s)` is `(max + g min) / max`; the dimmest channel reaches
@@ -467,6 +474,18 @@ mod tests {
         approx::assert_relative_eq!(luma(v), luma(pale), max_relative = 1e-5);
         // Half the vibrance, less gain.
         assert!(sat(vibrant(dull, 0.25)) < sat(vibrant(dull, 0.5)));
+        // Huge light stays finite, grey stays grey, and no channel goes below 0.
+        for c in [
+            [1e38, 9e37, 8e37],
+            [7e37; 3],
+            [1e20, 3e19, 1e19],
+            [f32::INFINITY, 1.0, 0.0],
+        ] {
+            let v = vibrant(c, 1.0);
+            assert!(v.iter().all(|x| x.is_finite() && *x >= 0.0), "{c:?}: {v:?}");
+        }
+        let v = vibrant([7e37; 3], 1.0);
+        assert!(v[0] == v[1] && v[1] == v[2], "{v:?}");
         for c in [[0.3; 3], [1.0, 0.0, 0.0], [0.0, 0.6, 0.2], [0.0; 3]] {
             let v = vibrant(c, 1.0);
             for k in 0..3 {

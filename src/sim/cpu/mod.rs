@@ -286,8 +286,6 @@ impl CpuSolver {
         self.dropped_splats
     }
 
-    /// Run `f` on this solver's thread pool (PERF-NOTES: calling rayon from outside the pool
-    /// pays a cross-thread wake-up per parallel loop, 0.7-0.9 ms per step at 512²).
     /// The picture's source for a `width x height` frame with `look` (drawing the particles'
     /// light first when they show), with the picture stage.
     fn source(
@@ -329,6 +327,8 @@ impl CpuSolver {
         });
     }
 
+    /// Run `f` on this solver's thread pool (PERF-NOTES: calling rayon from outside the pool
+    /// pays a cross-thread wake-up per parallel loop, 0.7-0.9 ms per step at 512²).
     pub fn install<R: Send>(&mut self, f: impl FnOnce(&mut Self) -> R + Send) -> R {
         let pool = self.pool.clone();
         pool.install(|| f(self))

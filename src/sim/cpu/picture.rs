@@ -83,6 +83,9 @@ impl Picture {
     /// The colour stage alone: the frame's light (colorize) into the light planes, without
     /// the display pipeline (no heights, no bloom, no pixels).
     pub fn colour_stage(&mut self, src: &Source, look: &Look, width: usize, height: usize) {
+        if width == 0 || height == 0 {
+            return;
+        }
         for plane in &mut self.light {
             plane.resize(width * height, 0.0);
         }

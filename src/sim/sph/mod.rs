@@ -156,7 +156,7 @@ impl Kernels {
 #[derive(Clone, Debug, Default)]
 pub struct Fluid {
     /// Box width and height.
-    pub size: [f32; 2],
+    size: [f32; 2],
     pub pos: Vec<[f32; 2]>,
     pub vel: Vec<[f32; 2]>,
     /// Per particle: its colour (light, linear RGB).
@@ -189,6 +189,11 @@ impl Fluid {
         }
     }
 
+    /// Box width and height.
+    pub fn size(&self) -> [f32; 2] {
+        self.size
+    }
+
     pub fn len(&self) -> usize {
         self.pos.len()
     }
@@ -198,8 +203,12 @@ impl Fluid {
     }
 
     /// Add a particle at `p` with velocity `v` and colour `c` (non-finite values become the
-    /// box's centre and rest); past [`MAX_PARTICLES`] the oldest is replaced.
-    pub fn add(&mut self, p: [f32; 2], v: [f32; 2], c: [f32; 3]) {
+    /// box's centre and rest); whether it was added: past [`MAX_PARTICLES`] it is not (a
+    /// budget that recycles the oldest belongs to whatever emits them).
+    pub fn add(&mut self, p: [f32; 2], v: [f32; 2], c: [f32; 3]) -> bool {
+        if self.pos.len() >= MAX_PARTICLES {
+            return false;
+        }
         let finite = |a: &[f32]| a.iter().all(|x| x.is_finite());
         let p = if finite(&p) {
             [p[0].clamp(0.0, self.size[0]), p[1].clamp(0.0, self.size[1])]
@@ -207,16 +216,11 @@ impl Fluid {
             [0.5 * self.size[0], 0.5 * self.size[1]]
         };
         let v = if finite(&v) { v } else { [0.0; 2] };
-        if self.pos.len() >= MAX_PARTICLES {
-            self.pos.remove(0);
-            self.vel.remove(0);
-            self.color.remove(0);
-            self.density.remove(0);
-        }
         self.pos.push(p);
         self.vel.push(v);
         self.color.push(c);
         self.density.push([0.0; 2]);
+        true
     }
 
     /// Total momentum (unit mass per particle).
@@ -246,7 +250,6 @@ impl Fluid {
         if self.pos.is_empty() || dt == 0.0 {
             return;
         }
-        let kern = Kernels::new(k.radius);
         let g = [k.gravity * k.gravity_dir[0], k.gravity * k.gravity_dir[1]];
         // Gravity, then where each particle will be.
         self.vel.par_iter_mut().for_each(|v| {
@@ -276,6 +279,10 @@ impl Fluid {
         reorder(&self.predicted, &grid.order, &mut s.pos);
         std::mem::swap(&mut self.predicted, &mut s.pos);
         let grid = &*grid;
+        // The grid's cell is the radius (sanitised radii are far above its least cell), and
+        // the kernels use the radius the neighbour search filters at.
+        debug_assert_eq!(grid.cell, k.radius);
+        let kern = Kernels::new(grid.cell);
         let predicted = &self.predicted;
         // Densities at the predicted positions (each particle counts itself).
         let own = kern.densities(0.0);
@@ -405,8 +412,8 @@ mod tests {
             assert!(
                 fluid.pos.iter().all(|p| p[0] > reach
                     && p[1] > reach
-                    && p[0] < fluid.size[0] - reach
-                    && p[1] < fluid.size[1] - reach),
+                    && p[0] < fluid.size()[0] - reach
+                    && p[1] < fluid.size()[1] - reach),
                 "a particle came within reach of a wall"
             );
         }
@@ -453,7 +460,7 @@ mod tests {
                 }
             }
         }
-        let [w, h] = fluid.size;
+        let [w, h] = fluid.size();
         for (p, v) in fluid.pos.iter().zip(&fluid.vel) {
             assert!(p.iter().chain(v).all(|x| x.is_finite()), "{p:?} {v:?}");
             assert!(
@@ -461,6 +468,13 @@ mod tests {
                 "{p:?}"
             );
         }
+        // Past the cap a particle is refused, and the others stay as they were.
+        let mut full = Fluid::new(1.0);
+        for _ in 0..MAX_PARTICLES {
+            assert!(full.add([1.0, 1.0], [0.0; 2], [1.0; 3]));
+        }
+        assert!(!full.add([2.0, 2.0], [0.0; 2], [1.0; 3]));
+        assert_eq!((full.len(), full.pos[0]), (MAX_PARTICLES, [1.0, 1.0]));
         // The coincident particles were pushed apart.
         let spread = fluid.pos.iter().map(|p| p[1]).fold(f32::MIN, f32::max)
             - fluid.pos.iter().map(|p| p[1]).fold(f32::MAX, f32::min);

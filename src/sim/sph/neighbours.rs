@@ -38,13 +38,14 @@ impl Grid {
     pub fn new(width: f32, height: f32, radius: f32) -> Self {
         let span = |x: f32| {
             if x.is_finite() && x > 0.0 {
-                x.min(1e6)
+                x.clamp(1e-3, 1e6)
             } else {
                 1.0
             }
         };
         let (width, height) = (span(width), span(height));
         let least = (width * height / MAX_CELLS as f32).sqrt();
+        debug_assert!(least > 0.0);
         let cell = if radius.is_finite() && radius > least {
             radius
         } else {
@@ -251,6 +252,8 @@ mod tests {
             (1.0, 1.0, f32::INFINITY),
             (1.0, 1.0, 1e-30),
             (0.0, -1.0, 0.1),
+            (1e-30, 1e-30, 0.0),
+            (1e-30, 1e-30, f32::NAN),
         ] {
             let g = Grid::new(w, h, r);
             assert!(g.cell > 0.0 && g.cell.is_finite(), "{w} {h} {r}");
