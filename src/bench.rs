@@ -244,14 +244,10 @@ fn frame_time(solver: &mut dyn Solver, params: &StepParams) -> f64 {
         color_mode: ColorMode::Dye,
         ..Look::default()
     };
-    let mut frames = Vec::with_capacity(FRAME_SAMPLES);
-    for _ in 0..FRAME_SAMPLES {
-        let t = Instant::now();
+    median_ms(FRAME_SAMPLES, || {
         solver.step(params);
         solver.render(&look, fw, fh, &mut pixels);
-        frames.push(t.elapsed().as_secs_f64() * 1e3);
-    }
-    median(&mut frames)
+    })
 }
 
 /// What running the scene measured, before it becomes a [`BenchResult`].
@@ -347,16 +343,6 @@ fn run_scene<S: Solver>(
         // What the solver took (its slots, less any seeded inside a solid) and kept.
         run.particles = solver.read_extras().particles.len();
     }
-    if let Some(mask) = solver.obstacles().cloned() {
-        let mut times: Vec<f64> = (0..OBSTACLE_SAMPLES)
-            .map(|_| {
-                let t = Instant::now();
-                solver.set_obstacles(Some(&mask));
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        run.obstacles_ms = Some(median(&mut times));
-    }
     if opts.particles > 0 {
         // The GPU's stage only queues its work: a one-pixel frame without particles waits for
         // it (on the CPU it costs next to nothing).
@@ -366,15 +352,10 @@ fn run_scene<S: Solver>(
         };
         let mut px = [0u8; 4];
         solver.render(&dark, 1, 1, &mut px);
-        let mut times: Vec<f64> = (0..FRAME_SAMPLES)
-            .map(|_| {
-                let t = Instant::now();
-                solver.run_stage(crate::sim::Stage::MoveParticles, &params);
-                solver.render(&dark, 1, 1, &mut px);
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        run.particles_ms = Some(median(&mut times));
+        run.particles_ms = Some(median_ms(FRAME_SAMPLES, || {
+            solver.run_stage(crate::sim::Stage::MoveParticles, &params);
+            solver.render(&dark, 1, 1, &mut px);
+        }));
     }
     run.frame_ms = frame_time(solver, &params);
     let [legacy, show, plain] = bench_looks();
@@ -394,7 +375,26 @@ fn run_scene<S: Solver>(
             .map_or(0, |l| l.seeds());
         run.streamlines = Some((lines, colour_time(solver, &look, frame, none).0));
     }
+    // Last: a new mask starts the pressure solve's warm start afresh, which the timings
+    // above should not see.
+    if let Some(mask) = solver.obstacles().cloned() {
+        run.obstacles_ms = Some(median_ms(OBSTACLE_SAMPLES, || {
+            solver.set_obstacles(Some(&mask));
+        }));
+    }
     Ok(run)
+}
+
+/// Median wall time of `samples` calls of `f`, ms.
+fn median_ms(samples: usize, mut f: impl FnMut()) -> f64 {
+    let mut times: Vec<f64> = (0..samples)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    median(&mut times)
 }
 
 impl SceneRun {
@@ -468,14 +468,7 @@ pub fn run_cpu(opts: &BenchOptions) -> Result<BenchResult, CpuError> {
     let [_, show, _] = bench_looks();
     let (fw, fh) = opts.frame_size;
     solver.colour_stage(&show, fw, fh);
-    let mut times: Vec<f64> = (0..FRAME_SAMPLES)
-        .map(|_| {
-            let t = Instant::now();
-            solver.colour_stage(&show, fw, fh);
-            t.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    let colour = median(&mut times);
+    let colour = median_ms(FRAME_SAMPLES, || solver.colour_stage(&show, fw, fh));
     result.display_ms = result
         .colour_ms
         .map(|[_, filmic]| (filmic - colour).max(0.0));
