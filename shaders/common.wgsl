@@ -189,3 +189,38 @@ fn exp_det(x_in: f32) -> f32 {
     p = fma(r, p, 1.0);
     return p * bitcast<f32>(u32(i32(n) + 127) << 23u);
 }
+
+// The particle fluid's uniform (sph_sort.wgsl, sph_step.wgsl); mirrored by
+// sim::sph::gpu::SphUniform. Lengths in box units, times in seconds (sim/sph/mod.rs).
+struct Sph {
+    n: u32,            // particles
+    cols: u32,         // grid columns and rows (cells one smoothing radius wide)
+    rows: u32,
+    cells: u32,        // cols * rows
+    cell: f32,         // cell edge = smoothing radius
+    width: f32,        // box
+    height: f32,
+    dt: f32,
+    gx: f32,           // gravity (acceleration)
+    gy: f32,
+    look: f32,         // look-ahead of the predicted positions
+    target_density: f32,
+    pressure: f32,
+    near_pressure: f32,
+    viscosity: f32,
+    damping: f32,      // speed kept by a wall bounce
+    spiky2: f32,       // the kernels' factors (sph::Kernels)
+    spiky3: f32,
+    spiky2_slope: f32,
+    spiky3_slope: f32,
+    poly6: f32,
+    padded: u32,       // the bitonic sort's length: a power of two >= n, at least 512
+    inv_cell: f32,     // 1 / cell, as the CPU rounds it (a product rounds the same everywhere)
+    _p1: u32,
+}
+
+// The grid cell (column, row) of point p, clamped to the grid (sph::neighbours::Grid::cell_of).
+fn sph_cell(p: vec2<f32>, s: Sph) -> vec2<u32> {
+    let c = clamp(p * s.inv_cell, vec2<f32>(0.0), vec2<f32>(f32(s.cols - 1u), f32(s.rows - 1u)));
+    return vec2<u32>(c);
+}

@@ -42,6 +42,33 @@ impl From<StreamlinesArg> for dyeflow::fluid::StreamlineMode {
     }
 }
 
+/// Which fluid `dyeflow bench` times.
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ModelArg {
+    /// The grid fluid (stable fluids).
+    Grid,
+    /// The particle fluid (SPH).
+    Sph,
+}
+
+/// The particle fluid's GPU sort (`sim::sph::gpu::Sort`).
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum SortArg {
+    /// Counting sort: cell counts, a prefix sum, a scatter.
+    Counting,
+    /// Bitonic merge sort (as in Lague's source).
+    Bitonic,
+}
+
+impl From<SortArg> for dyeflow::sim::sph::gpu::Sort {
+    fn from(a: SortArg) -> Self {
+        match a {
+            SortArg::Counting => Self::Counting,
+            SortArg::Bitonic => Self::Bitonic,
+        }
+    }
+}
+
 /// A built-in obstacle layout (`sim::obstacles::Layout`).
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Obstacles {
@@ -348,6 +375,14 @@ struct BenchArgs {
     /// Solver backend.
     #[arg(long, value_enum, default_value = "cpu")]
     backend: Backend,
+    /// The fluid to time: the grid, or the particle fluid (SPH: a dam break of --particles
+    /// particles, 16384 unless given; the JSON reports ms_per_step, particles,
+    /// neighbours_mean and density_error).
+    #[arg(long, value_enum, default_value = "grid")]
+    model: ModelArg,
+    /// The particle fluid's sort on the GPU (--model sph).
+    #[arg(long, value_enum, default_value = "counting")]
+    sort: SortArg,
     /// Grid size N (N x N cells; with --latency, the height of a 16:9 grid); a
     /// comma-separated list runs each. Default: 512, or 256 with --latency.
     #[arg(long, value_delimiter = ',', value_parser = clap::value_parser!(u32).range(1..=8192))]
@@ -547,6 +582,9 @@ fn bench(args: BenchArgs) -> ExitCode {
     if args.latency {
         return latency(&args);
     }
+    if args.model == ModelArg::Sph {
+        return bench_sph(&args);
+    }
     let sizes = if args.size.is_empty() {
         vec![512]
     } else {
@@ -616,6 +654,64 @@ fn bench(args: BenchArgs) -> ExitCode {
             }
         }
     }
+    ExitCode::SUCCESS
+}
+
+/// `dyeflow bench --model sph`.
+fn bench_sph(args: &BenchArgs) -> ExitCode {
+    use dyeflow::bench::sph::{self, SphBenchOptions};
+    let opts = SphBenchOptions {
+        particles: if args.particles == 0 {
+            16_384
+        } else {
+            args.particles as usize
+        },
+        steps: args.steps as usize,
+        threads: args.threads,
+        sort: args.sort.into(),
+    };
+    let r = match args.backend {
+        Backend::Cpu => match sph::run_cpu(&opts) {
+            Ok(r) => r,
+            Err(e) => {
+                warn(&format!("dyeflow bench: {e}."));
+                return ExitCode::FAILURE;
+            }
+        },
+        Backend::Gpu => {
+            let gpu = GpuOptions {
+                force_no_adapter: args.no_gpu,
+                ..GpuOptions::default()
+            };
+            match sph::run_gpu(&opts, &gpu) {
+                Ok(r) => r,
+                Err(e) => {
+                    warn(&format!("dyeflow bench: cannot run on the GPU: {e}."));
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    let line = if args.json {
+        serde_json::to_string(&r).expect("plain struct")
+    } else {
+        format!(
+            "sph {} ({} sort, {} threads): {} particles, {:.3} ms/step (p90 {:.3}{}), {:.1} \
+             neighbours, density {:+.1} % of the target",
+            r.backend,
+            r.sort,
+            r.threads,
+            r.particles,
+            r.ms_per_step,
+            r.ms_p90,
+            r.wall_ms_per_step
+                .map(|w| format!(", {w:.3} back to back"))
+                .unwrap_or_default(),
+            r.neighbours_mean,
+            100.0 * r.density_error
+        )
+    };
+    say(&line);
     ExitCode::SUCCESS
 }
 

@@ -134,7 +134,7 @@ impl Frames {
 }
 
 /// Read `bytes` of a buffer back, blocking (tests, statistics and `read_fields` only).
-pub(super) fn read_buffer(ctx: &GpuContext, source: &wgpu::Buffer, bytes: u64) -> Vec<u8> {
+pub(crate) fn read_buffer(ctx: &GpuContext, source: &wgpu::Buffer, bytes: u64) -> Vec<u8> {
     let device = &ctx.device;
     let staging = device.create_buffer(&wgpu::BufferDescriptor {
         label: Some("Buffer: readback"),

@@ -15,6 +15,7 @@ use super::passes::reduce::ReduceUniform;
 use super::passes::streamlines::StreamUniform;
 use super::passes::{BINDINGS, GpuSplat};
 use super::shaders;
+use crate::sim::sph::gpu::{SphUniform, StageUniform};
 use std::collections::BTreeMap;
 
 fn parse(shader: &str) -> naga::Module {
@@ -172,6 +173,37 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             ]
         ),
         layout!(
+            "sph_step",
+            "Sph",
+            SphUniform,
+            [
+                n,
+                cols,
+                rows,
+                cells,
+                cell,
+                width,
+                height,
+                dt,
+                gx,
+                gy,
+                look,
+                target_density,
+                pressure,
+                near_pressure,
+                viscosity,
+                damping,
+                spiky2,
+                spiky3,
+                spiky2_slope,
+                spiky3_slope,
+                poly6,
+                padded,
+                inv_cell,
+            ]
+        ),
+        layout!("sph_sort", "Stage", StageUniform, [k, j]),
+        layout!(
             "divergence",
             "Decide",
             DecideUniform,
@@ -279,4 +311,7 @@ fn rust_constants_mirror_the_wgsl() {
         crate::sim::obstacles::near::NearSolids::MAX_CELLS,
         "NEAR_MAX_CELLS (advect.wgsl)"
     );
+    use crate::sim::sph::gpu::{SETTLE_MAX, SW};
+    assert_eq!(wgsl_u32("sph_sort", "SW"), SW, "SW (sph_sort.wgsl)");
+    assert_eq!(wgsl_u32("sph_sort", "SETTLE_MAX"), SETTLE_MAX);
 }

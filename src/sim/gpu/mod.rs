@@ -5,7 +5,7 @@
 mod activity;
 mod buffers;
 pub mod context;
-mod frames;
+pub(crate) mod frames;
 pub mod kernel;
 #[cfg(test)]
 mod layout_tests;

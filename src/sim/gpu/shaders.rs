@@ -34,6 +34,8 @@ pub const PASSES: &[(&str, &str)] = &[
         "obstacle_overlay",
         include_str!("../../../shaders/obstacle_overlay.wgsl"),
     ),
+    ("sph_sort", include_str!("../../../shaders/sph_sort.wgsl")),
+    ("sph_step", include_str!("../../../shaders/sph_step.wgsl")),
 ];
 
 /// The full source of pass `name` (common prelude included).

@@ -24,6 +24,7 @@
 //! one; here the particle with the lower index is pushed down and the other up (an exact pair
 //! again), so the fluid stays deterministic.
 
+pub mod gpu;
 pub mod neighbours;
 
 use neighbours::{Grid, reorder};
@@ -34,6 +35,8 @@ pub const BOX_HEIGHT: f32 = 10.0;
 /// How far ahead the density looks: positions are predicted `LOOK_AHEAD` seconds along the
 /// velocity, as in the source (1/120 s).
 pub const LOOK_AHEAD: f32 = 1.0 / 120.0;
+/// A step's length at 60 frames a second with three sub-steps a frame, as in the source.
+pub const SUBSTEP_S: f32 = 1.0 / 180.0;
 /// Most particles.
 pub const MAX_PARTICLES: usize = 1 << 20;
 
@@ -189,6 +192,22 @@ impl Fluid {
         }
     }
 
+    /// An empty box `width x height` box units (each sanitised to 0.1..10 000; NaN: the
+    /// default box's).
+    pub fn with_size(width: f32, height: f32) -> Self {
+        let side = |x: f32| {
+            if x.is_nan() {
+                BOX_HEIGHT
+            } else {
+                x.clamp(0.1, 1e4)
+            }
+        };
+        Self {
+            size: [side(width), side(height)],
+            ..Self::default()
+        }
+    }
+
     /// Box width and height.
     pub fn size(&self) -> [f32; 2] {
         self.size
@@ -228,6 +247,34 @@ impl Fluid {
         self.vel.iter().fold([0.0; 2], |m, v| {
             [m[0] + f64::from(v[0]), m[1] + f64::from(v[1])]
         })
+    }
+
+    /// The mean number of other particles closer than `radius` to each particle.
+    pub fn neighbours_mean(&self, radius: f32) -> f64 {
+        if self.pos.is_empty() {
+            return 0.0;
+        }
+        let mut grid = Grid::new(self.size[0], self.size[1], radius);
+        grid.sort(&self.pos);
+        let mut sorted = Vec::new();
+        reorder(&self.pos, &grid.order, &mut sorted);
+        let total: usize = (0..sorted.len())
+            .into_par_iter()
+            .map(|a| grid.neighbours(&sorted, a).count())
+            .sum();
+        total as f64 / self.pos.len() as f64
+    }
+
+    /// The median particle's density (at its predicted position, last step) against
+    /// `target`: `(median - target) / target` (0 with no particles or no target).
+    pub fn density_error(&self, target: f32) -> f64 {
+        let mut d: Vec<f32> = self.density.iter().map(|d| d[0]).collect();
+        if d.is_empty() || target <= 0.0 {
+            return 0.0;
+        }
+        let mid = d.len() / 2;
+        let (_, median, _) = d.select_nth_unstable_by(mid, f32::total_cmp);
+        f64::from((*median - target) / target)
     }
 
     /// Kinetic energy (unit mass per particle).

@@ -17,6 +17,10 @@
 pub struct Grid {
     /// Cell edge (the smoothing radius).
     pub cell: f32,
+    /// `1 / cell`: a point's cell is `floor(p * inv_cell)`. A product is correctly rounded on
+    /// every GPU (a quotient is not: NVIDIA's division is within 2 units in the last place),
+    /// so the GPU's keys are the CPU's to the bit.
+    pub inv_cell: f32,
     pub cols: usize,
     pub rows: usize,
     /// After [`Grid::sort`]: the particles of cell `c` are sorted indices
@@ -55,6 +59,7 @@ impl Grid {
         let rows = ((height / cell).ceil() as usize).clamp(1, MAX_CELLS / cols);
         Self {
             cell,
+            inv_cell: 1.0 / cell,
             cols,
             rows,
             start: vec![0; cols * rows + 1],
@@ -68,8 +73,8 @@ impl Grid {
     #[inline]
     pub fn cell_of(&self, p: [f32; 2]) -> (usize, usize) {
         // `as usize` saturates: negative and NaN give 0.
-        let i = ((p[0] / self.cell) as usize).min(self.cols - 1);
-        let j = ((p[1] / self.cell) as usize).min(self.rows - 1);
+        let i = ((p[0] * self.inv_cell) as usize).min(self.cols - 1);
+        let j = ((p[1] * self.inv_cell) as usize).min(self.rows - 1);
         (i, j)
     }
 

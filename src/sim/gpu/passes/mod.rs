@@ -66,4 +66,6 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("streamlines", streamlines::binding::ALL),
     ("sunrays", sunrays::binding::ALL),
     ("vorticity", vorticity::binding::ALL),
+    ("sph_sort", crate::sim::sph::gpu::binding::sort::ALL),
+    ("sph_step", crate::sim::sph::gpu::binding::step::ALL),
 ];

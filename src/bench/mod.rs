@@ -2,6 +2,8 @@
 //! first 20 steps, then free flow; it reports the median step time and how well the pressure
 //! solve projected (the divergence left after the final projection, relative to before).
 
+pub mod sph;
+
 use crate::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};
 use crate::sim::cpu::{CpuError, CpuSolver};
 use crate::sim::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};

@@ -1,0 +1,191 @@
+// sph_step.wgsl: the particle fluid's step (sim/sph/mod.rs, `Fluid::step`), operation for
+// operation: gravity and the predicted positions; after the sort (sph_sort.wgsl) the particles
+// reordered by cell; densities at the predicted positions; pressure, near pressure and
+// viscosity, each pair's push symmetric in the pair; the move and the walls.
+
+@group(0) @binding(0) var<uniform> S: Sph;
+@group(0) @binding(1) var<storage, read_write> pos: array<vec2<f32>>;
+@group(0) @binding(2) var<storage, read_write> vel: array<vec2<f32>>;
+@group(0) @binding(3) var<storage, read_write> pred: array<vec2<f32>>;
+@group(0) @binding(4) var<storage, read_write> color: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> order: array<u32>;
+@group(0) @binding(6) var<storage, read_write> spos: array<vec2<f32>>;
+@group(0) @binding(7) var<storage, read_write> svel: array<vec2<f32>>;
+@group(0) @binding(8) var<storage, read_write> spred: array<vec2<f32>>;
+@group(0) @binding(9) var<storage, read_write> scolor: array<vec4<f32>>;
+@group(0) @binding(10) var<storage, read> start: array<u32>;
+@group(0) @binding(11) var<storage, read_write> density: array<vec2<f32>>;
+
+// Gravity, then where each particle will be.
+@compute @workgroup_size(256)
+fn predict(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= S.n {
+        return;
+    }
+    let v = vel[i] + vec2<f32>(S.gx, S.gy) * S.dt;
+    vel[i] = v;
+    pred[i] = pos[i] + v * S.look;
+}
+
+// Positions, velocities and predicted positions in sorted order (into spos, svel, spred;
+// copied back after).
+@compute @workgroup_size(256)
+fn reorder_motion(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = gid.x;
+    if k >= S.n {
+        return;
+    }
+    let o = order[k];
+    spos[k] = pos[o];
+    svel[k] = vel[o];
+    spred[k] = pred[o];
+}
+
+// Colours in sorted order (a pass of their own: a pass binds at most 8 storage buffers).
+@compute @workgroup_size(256)
+fn reorder_color(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = gid.x;
+    if k >= S.n {
+        return;
+    }
+    scolor[k] = color[order[k]];
+}
+
+// The rows of cells around point p: (first sorted index, end) per row, up to three rows.
+struct Around {
+    lo: array<u32, 3>,
+    hi: array<u32, 3>,
+    rows: u32,
+}
+
+fn around(p: vec2<f32>) -> Around {
+    let c = sph_cell(p, S);
+    let i0 = select(c.x - 1u, 0u, c.x == 0u);
+    let i1 = min(c.x + 1u, S.cols - 1u);
+    let j0 = select(c.y - 1u, 0u, c.y == 0u);
+    let j1 = min(c.y + 1u, S.rows - 1u);
+    var a: Around;
+    a.rows = j1 - j0 + 1u;
+    for (var r = 0u; r < a.rows; r++) {
+        let row = (j0 + r) * S.cols;
+        a.lo[r] = start[row + i0];
+        a.hi[r] = start[row + i1 + 1u];
+    }
+    return a;
+}
+
+// Density and near density of a neighbour at distance r < h.
+fn densities(r: f32) -> vec2<f32> {
+    let v = S.cell - r;
+    return vec2<f32>(v * v * S.spiky2, v * v * v * S.spiky3);
+}
+
+// Densities at the predicted positions (each particle counts itself).
+@compute @workgroup_size(256)
+fn density_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let me = gid.x;
+    if me >= S.n {
+        return;
+    }
+    let p = pred[me];
+    let r2max = S.cell * S.cell;
+    var acc = densities(0.0);
+    let a = around(p);
+    for (var r = 0u; r < a.rows; r++) {
+        for (var k = a.lo[r]; k < a.hi[r]; k++) {
+            let q = pred[k];
+            let dx = q.x - p.x;
+            let dy = q.y - p.y;
+            let d2 = dx * dx + dy * dy;
+            if k != me && d2 < r2max {
+                acc += densities(sqrt(d2));
+            }
+        }
+    }
+    density[me] = acc;
+}
+
+fn pressures(d: vec2<f32>) -> vec2<f32> {
+    return vec2<f32>((d.x - S.target_density) * S.pressure, d.y * S.near_pressure);
+}
+
+// Pressure and viscosity, from the velocities after gravity: the new velocities into svel.
+@compute @workgroup_size(256)
+fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let me = gid.x;
+    if me >= S.n {
+        return;
+    }
+    let pa = pred[me];
+    let da = density[me];
+    let qa = pressures(da);
+    let va = vel[me];
+    let h = S.cell;
+    let r2max = h * h;
+    var acc = vec2<f32>(0.0);
+    let a = around(pa);
+    for (var r = 0u; r < a.rows; r++) {
+        for (var k = a.lo[r]; k < a.hi[r]; k++) {
+            let pb = pred[k];
+            let dx = pb.x - pa.x;
+            let dy = pb.y - pa.y;
+            let d2 = dx * dx + dy * dy;
+            if k == me || d2 >= r2max {
+                continue;
+            }
+            let db = density[k];
+            let qb = pressures(db);
+            let vb = vel[k];
+            let dist = sqrt(d2);
+            var dir = select(vec2<f32>(0.0, -1.0), vec2<f32>(0.0, 1.0), me < k);
+            if dist > 0.0 {
+                dir = vec2<f32>(dx / dist, dy / dist);
+            }
+            let v = h - dist;
+            let s2 = -v * S.spiky2_slope;
+            let s3 = -v * v * S.spiky3_slope;
+            // Symmetric in the pair (see sim/sph/mod.rs).
+            let push = s2 * (0.5 * (qa.x + qb.x)) / (da.x * db.x)
+                + s3 * (0.5 * (qa.y + qb.y)) / (0.25 * (da.y + db.y) * (da.x + db.x));
+            let w = r2max - d2;
+            let visc = w * w * w * S.poly6 * S.viscosity;
+            acc += dir * push + (vb - va) * visc;
+        }
+    }
+    svel[me] = va + acc * S.dt;
+}
+
+fn finite(x: f32) -> bool {
+    return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
+}
+
+// Move, and bounce off the walls.
+@compute @workgroup_size(256)
+fn move_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let i = gid.x;
+    if i >= S.n {
+        return;
+    }
+    var p = pos[i];
+    var v = svel[i];
+    let top = vec2<f32>(S.width, S.height);
+    for (var c = 0; c < 2; c++) {
+        if !finite(v[c]) {
+            v[c] = 0.0;
+        }
+        p[c] += v[c] * S.dt;
+        if p[c] < 0.0 {
+            p[c] = 0.0;
+            v[c] = abs(v[c]) * S.damping;
+        } else if p[c] > top[c] {
+            p[c] = top[c];
+            v[c] = -abs(v[c]) * S.damping;
+        } else if !finite(p[c]) {
+            p[c] = 0.5 * top[c];
+            v[c] = 0.0;
+        }
+    }
+    pos[i] = p;
+    vel[i] = v;
+}

@@ -1,0 +1,812 @@
+//! The particle fluid on the GPU: the same step as [`Fluid::step`] as wgpu compute passes
+//! (`shaders/sph_step.wgsl`), with the neighbour search's sort on the GPU
+//! (`shaders/sph_sort.wgsl`) by either of two methods ([`Sort`]); both give the CPU's order
+//! exactly (by cell, by index within a cell).
+//!
+//! The particles live on the GPU between steps; [`GpuFluid::upload`] hands it a CPU fluid's
+//! particles and [`GpuFluid::download`] reads them back (tests, statistics).
+
+use super::neighbours::Grid;
+use super::{Fluid, Kernels, Knobs, LOOK_AHEAD};
+use crate::sim::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+use crate::sim::gpu::{GpuContext, GpuError};
+
+/// Threads per workgroup (`SW` in sph_sort.wgsl; the step's passes use the same).
+pub const SW: u32 = 256;
+/// Cells of more particles than this keep their atomic order of arrival in the counting sort
+/// (`SETTLE_MAX` in sph_sort.wgsl): the same neighbours, summed in another order.
+pub const SETTLE_MAX: u32 = 512;
+/// Pairs per workgroup of the bitonic sort's in-memory stages.
+const BLOCK: usize = 512;
+
+/// How the GPU sorts the particles by cell.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Sort {
+    /// Counting sort: cell counts, a prefix sum, a scatter, each cell put in index order.
+    #[default]
+    Counting,
+    /// Bitonic merge sort of (cell, index) pairs, as in Lague's source.
+    Bitonic,
+}
+
+/// The `@binding`s of sph_sort.wgsl and sph_step.wgsl.
+pub(crate) mod binding {
+    use super::Binding;
+    pub mod sort {
+        use super::Binding;
+        pub const S: Binding = Binding::new(0, "S");
+        pub const PRED: Binding = Binding::new(1, "pred");
+        pub const KEYS: Binding = Binding::new(2, "keys");
+        pub const COUNTS: Binding = Binding::new(3, "counts");
+        pub const START: Binding = Binding::new(4, "start");
+        pub const SUMS: Binding = Binding::new(5, "sums");
+        pub const FILL: Binding = Binding::new(6, "fill");
+        pub const ARRIVAL: Binding = Binding::new(7, "arrival");
+        pub const ORDER: Binding = Binding::new(8, "order");
+        pub const PAIRS: Binding = Binding::new(9, "pairs");
+        pub const T: Binding = Binding::new(10, "T");
+        pub const PLAIN_COUNTS: Binding = Binding::new(11, "plain_counts");
+        #[cfg(test)]
+        pub const ALL: &[Binding] = &[
+            S,
+            PRED,
+            KEYS,
+            COUNTS,
+            START,
+            SUMS,
+            FILL,
+            ARRIVAL,
+            ORDER,
+            PAIRS,
+            T,
+            PLAIN_COUNTS,
+        ];
+    }
+    pub mod step {
+        use super::Binding;
+        pub const S: Binding = Binding::new(0, "S");
+        pub const POS: Binding = Binding::new(1, "pos");
+        pub const VEL: Binding = Binding::new(2, "vel");
+        pub const PRED: Binding = Binding::new(3, "pred");
+        pub const COLOR: Binding = Binding::new(4, "color");
+        pub const ORDER: Binding = Binding::new(5, "order");
+        pub const SPOS: Binding = Binding::new(6, "spos");
+        pub const SVEL: Binding = Binding::new(7, "svel");
+        pub const SPRED: Binding = Binding::new(8, "spred");
+        pub const SCOLOR: Binding = Binding::new(9, "scolor");
+        pub const START: Binding = Binding::new(10, "start");
+        pub const DENSITY: Binding = Binding::new(11, "density");
+        #[cfg(test)]
+        pub const ALL: &[Binding] = &[
+            S, POS, VEL, PRED, COLOR, ORDER, SPOS, SVEL, SPRED, SCOLOR, START, DENSITY,
+        ];
+    }
+}
+
+/// The uniform `Sph` of common.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct SphUniform {
+    pub n: u32,
+    pub cols: u32,
+    pub rows: u32,
+    pub cells: u32,
+    pub cell: f32,
+    pub width: f32,
+    pub height: f32,
+    pub dt: f32,
+    pub gx: f32,
+    pub gy: f32,
+    pub look: f32,
+    pub target_density: f32,
+    pub pressure: f32,
+    pub near_pressure: f32,
+    pub viscosity: f32,
+    pub damping: f32,
+    pub spiky2: f32,
+    pub spiky3: f32,
+    pub spiky2_slope: f32,
+    pub spiky3_slope: f32,
+    pub poly6: f32,
+    pub padded: u32,
+    pub inv_cell: f32,
+    pub _p1: u32,
+}
+
+/// The uniform `Stage` of sph_sort.wgsl: one merge step of the bitonic sort.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct StageUniform {
+    pub k: u32,
+    pub j: u32,
+    pub _p0: u32,
+    pub _p1: u32,
+}
+
+/// The pipelines, built once per device.
+struct Kernels2 {
+    key_count: Kernel,
+    key_pairs: Kernel,
+    scan_blocks: Kernel,
+    scan_sums: Kernel,
+    scan_add: Kernel,
+    scatter: Kernel,
+    settle: Kernel,
+    bitonic_blocks: Kernel,
+    bitonic_local: Kernel,
+    bitonic_global: Kernel,
+    pair_starts: Kernel,
+    predict: Kernel,
+    reorder_motion: Kernel,
+    reorder_color: Kernel,
+    density: Kernel,
+    forces: Kernel,
+    moves: Kernel,
+}
+
+impl Kernels2 {
+    fn new(device: &wgpu::Device) -> Self {
+        let (sort, step) = (module(device, "sph_sort"), module(device, "sph_step"));
+        let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
+        Self {
+            key_count: k(&sort, "key_count"),
+            key_pairs: k(&sort, "key_pairs"),
+            scan_blocks: k(&sort, "scan_blocks"),
+            scan_sums: k(&sort, "scan_sums"),
+            scan_add: k(&sort, "scan_add"),
+            scatter: k(&sort, "scatter"),
+            settle: k(&sort, "settle"),
+            bitonic_blocks: k(&sort, "bitonic_blocks"),
+            bitonic_local: k(&sort, "bitonic_local"),
+            bitonic_global: k(&sort, "bitonic_global"),
+            pair_starts: k(&sort, "pair_starts"),
+            predict: k(&step, "predict"),
+            reorder_motion: k(&step, "reorder_motion"),
+            reorder_color: k(&step, "reorder_color"),
+            density: k(&step, "density_pass"),
+            forces: k(&step, "forces"),
+            moves: k(&step, "move_pass"),
+        }
+    }
+}
+
+/// A bitonic merge step: `(k, j, bind group)`; `j == 0` is the in-memory run of half-widths
+/// 256..1 of stage `k`.
+type StageGroup = (u32, u32, wgpu::BindGroup);
+
+/// The buffers for up to `capacity` particles and `cells` cells, and their bind groups.
+struct Resources {
+    capacity: usize,
+    cells: usize,
+    uniform: wgpu::Buffer,
+    pos: wgpu::Buffer,
+    vel: wgpu::Buffer,
+    pred: wgpu::Buffer,
+    color: wgpu::Buffer,
+    spos: wgpu::Buffer,
+    svel: wgpu::Buffer,
+    spred: wgpu::Buffer,
+    scolor: wgpu::Buffer,
+    density: wgpu::Buffer,
+    counts: wgpu::Buffer,
+    start: wgpu::Buffer,
+    order: wgpu::Buffer,
+    groups: Groups,
+}
+
+struct Groups {
+    key_count: wgpu::BindGroup,
+    key_pairs: wgpu::BindGroup,
+    scan_blocks: wgpu::BindGroup,
+    scan_sums: wgpu::BindGroup,
+    scan_add: wgpu::BindGroup,
+    scatter: wgpu::BindGroup,
+    settle: wgpu::BindGroup,
+    bitonic_blocks: wgpu::BindGroup,
+    stages: Vec<StageGroup>,
+    pair_starts: wgpu::BindGroup,
+    predict: wgpu::BindGroup,
+    reorder_motion: wgpu::BindGroup,
+    reorder_color: wgpu::BindGroup,
+    density: wgpu::BindGroup,
+    forces: wgpu::BindGroup,
+    moves: wgpu::BindGroup,
+}
+
+/// The bitonic sort's length for `n` particles: a power of two, at least a block.
+fn padded(n: usize) -> usize {
+    n.next_power_of_two().max(BLOCK)
+}
+
+impl Resources {
+    fn new(device: &wgpu::Device, k: &Kernels2, capacity: usize, cells: usize) -> Self {
+        use binding::{sort as so, step as st};
+        let f2 = |label| storage(device, label, (capacity * 8) as u64);
+        let f4 = |label| storage(device, label, (capacity * 16) as u64);
+        let u = |label, count: usize| storage(device, label, (count * 4) as u64);
+        let uniform = uniform(device, "SPH: uniform", &SphUniform::default());
+        let (pos, vel, pred, color) = (
+            f2("SPH: positions"),
+            f2("SPH: velocities"),
+            f2("SPH: predicted"),
+            f4("SPH: colours"),
+        );
+        let (spos, svel, spred, scolor) = (
+            f2("SPH: sorted positions"),
+            f2("SPH: sorted velocities"),
+            f2("SPH: sorted predicted"),
+            f4("SPH: sorted colours"),
+        );
+        let density = f2("SPH: densities");
+        let keys = u("SPH: keys", capacity);
+        let counts = u("SPH: counts", cells);
+        let start = u("SPH: start", cells + 1);
+        let sums = u("SPH: block sums", cells.div_ceil(SW as usize));
+        let fill = u("SPH: fill", cells);
+        let arrival = u("SPH: arrival", capacity);
+        let order = u("SPH: order", capacity);
+        let pairs = storage(device, "SPH: pairs", (capacity * 8) as u64);
+        let s = &uniform;
+        let mut stages = Vec::new();
+        let mut kk = 2 * BLOCK;
+        while kk <= capacity {
+            let mut j = kk / 2;
+            while j >= BLOCK {
+                stages.push((kk as u32, j as u32));
+                j /= 2;
+            }
+            stages.push((kk as u32, 0));
+            kk *= 2;
+        }
+        let stages = stages
+            .into_iter()
+            .map(|(kk, j)| {
+                let t = crate::sim::gpu::kernel::uniform(
+                    device,
+                    "SPH: bitonic stage",
+                    &StageUniform {
+                        k: kk,
+                        j,
+                        ..Default::default()
+                    },
+                );
+                let group = if j == 0 {
+                    k.bitonic_local
+                        .bind(device, &[(so::PAIRS, &pairs), (so::T, &t)])
+                } else {
+                    k.bitonic_global
+                        .bind(device, &[(so::S, s), (so::PAIRS, &pairs), (so::T, &t)])
+                };
+                (kk, j, group)
+            })
+            .collect();
+        let groups = Groups {
+            key_count: k.key_count.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::PRED, &pred),
+                    (so::KEYS, &keys),
+                    (so::COUNTS, &counts),
+                ],
+            ),
+            key_pairs: k.key_pairs.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::PRED, &pred),
+                    (so::KEYS, &keys),
+                    (so::PAIRS, &pairs),
+                ],
+            ),
+            scan_blocks: k.scan_blocks.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::START, &start),
+                    (so::SUMS, &sums),
+                    (so::PLAIN_COUNTS, &counts),
+                ],
+            ),
+            scan_sums: k.scan_sums.bind(device, &[(so::S, s), (so::SUMS, &sums)]),
+            scan_add: k.scan_add.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::START, &start),
+                    (so::SUMS, &sums),
+                    (so::FILL, &fill),
+                ],
+            ),
+            scatter: k.scatter.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::KEYS, &keys),
+                    (so::FILL, &fill),
+                    (so::ARRIVAL, &arrival),
+                ],
+            ),
+            settle: k.settle.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::KEYS, &keys),
+                    (so::START, &start),
+                    (so::ARRIVAL, &arrival),
+                    (so::ORDER, &order),
+                ],
+            ),
+            bitonic_blocks: k.bitonic_blocks.bind(device, &[(so::PAIRS, &pairs)]),
+            stages,
+            pair_starts: k.pair_starts.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::START, &start),
+                    (so::ORDER, &order),
+                    (so::PAIRS, &pairs),
+                ],
+            ),
+            predict: k.predict.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::POS, &pos),
+                    (st::VEL, &vel),
+                    (st::PRED, &pred),
+                ],
+            ),
+            reorder_motion: k.reorder_motion.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::POS, &pos),
+                    (st::VEL, &vel),
+                    (st::PRED, &pred),
+                    (st::ORDER, &order),
+                    (st::SPOS, &spos),
+                    (st::SVEL, &svel),
+                    (st::SPRED, &spred),
+                ],
+            ),
+            reorder_color: k.reorder_color.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::COLOR, &color),
+                    (st::ORDER, &order),
+                    (st::SCOLOR, &scolor),
+                ],
+            ),
+            density: k.density.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::PRED, &pred),
+                    (st::START, &start),
+                    (st::DENSITY, &density),
+                ],
+            ),
+            forces: k.forces.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::VEL, &vel),
+                    (st::PRED, &pred),
+                    (st::SVEL, &svel),
+                    (st::START, &start),
+                    (st::DENSITY, &density),
+                ],
+            ),
+            moves: k.moves.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::POS, &pos),
+                    (st::VEL, &vel),
+                    (st::SVEL, &svel),
+                ],
+            ),
+        };
+        Self {
+            capacity,
+            cells,
+            uniform,
+            pos,
+            vel,
+            pred,
+            color,
+            spos,
+            svel,
+            spred,
+            scolor,
+            density,
+            counts,
+            start,
+            order,
+            groups,
+        }
+    }
+}
+
+/// Steps timed between two readbacks of their timestamps.
+const TIMED_STEPS: u32 = 256;
+
+/// Step timing with timestamp queries: each step writes its start and end into the next two
+/// slots, without waiting; the slots are read back when full or when asked.
+struct Timing {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    period_ns: f32,
+    /// Steps written since the last readback.
+    next: u32,
+    /// GPU times of the steps read back so far, ms.
+    times: Vec<f64>,
+}
+
+/// The particle fluid on the GPU.
+pub struct GpuFluid {
+    ctx: GpuContext,
+    kernels: Kernels2,
+    res: Option<Resources>,
+    /// Box width and height.
+    size: [f32; 2],
+    n: usize,
+    sort: Sort,
+    timing: Option<Timing>,
+}
+
+/// Workgroups covering `n` items.
+fn groups(n: usize) -> u32 {
+    (n as u32).div_ceil(SW).max(1)
+}
+
+impl GpuFluid {
+    /// An empty fluid on `ctx`'s device (its pipelines built: a few ms).
+    pub fn new(ctx: GpuContext) -> Self {
+        let kernels = Kernels2::new(&ctx.device);
+        Self {
+            ctx,
+            kernels,
+            res: None,
+            size: Fluid::new(1.0).size(),
+            n: 0,
+            sort: Sort::default(),
+            timing: None,
+        }
+    }
+
+    /// The adapter's name.
+    pub fn adapter_name(&self) -> String {
+        self.ctx.adapter_name()
+    }
+
+    pub fn len(&self) -> usize {
+        self.n
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    /// The sort the steps use.
+    pub fn set_sort(&mut self, sort: Sort) {
+        self.sort = sort;
+    }
+
+    /// Time each step with timestamp queries (when the adapter has them); the steps still run
+    /// back to back, and [`GpuFluid::take_gpu_times`] reads the times.
+    pub fn set_timing(&mut self, on: bool) {
+        let device = &self.ctx.device;
+        self.timing = (on && self.ctx.timestamps).then(|| Timing {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("SPH: step times"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2 * TIMED_STEPS,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("SPH: step times"),
+                size: u64::from(2 * TIMED_STEPS) * 8,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            period_ns: self.ctx.queue.get_timestamp_period(),
+            next: 0,
+            times: Vec::new(),
+        });
+    }
+
+    /// Read the timestamps written so far (waits for their steps).
+    fn read_times(&mut self) {
+        let Some(t) = &mut self.timing else { return };
+        if t.next == 0 {
+            return;
+        }
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        enc.resolve_query_set(&t.queries, 0..2 * t.next, &t.resolve, 0);
+        self.ctx.queue.submit([enc.finish()]);
+        let bytes =
+            crate::sim::gpu::frames::read_buffer(&self.ctx, &t.resolve, u64::from(t.next) * 16);
+        let stamps: &[u64] = bytemuck::cast_slice(&bytes);
+        let period = f64::from(t.period_ns) * 1e-6;
+        t.times.extend(
+            stamps
+                .chunks_exact(2)
+                .map(|s| s[1].wrapping_sub(s[0]) as f64 * period),
+        );
+        t.next = 0;
+    }
+
+    /// The GPU times of the steps timed since the last call, ms (none without timestamps).
+    pub fn take_gpu_times(&mut self) -> Vec<f64> {
+        self.read_times();
+        self.timing
+            .as_mut()
+            .map(|t| std::mem::take(&mut t.times))
+            .unwrap_or_default()
+    }
+
+    /// Buffers for `n` particles and `cells` cells (kept when large enough).
+    fn reserve(&mut self, n: usize, cells: usize) {
+        let fits = self
+            .res
+            .as_ref()
+            .is_some_and(|r| r.capacity >= padded(n) && r.cells >= cells);
+        if !fits {
+            let (capacity, cells) = match &self.res {
+                Some(r) => (padded(n).max(r.capacity), cells.max(r.cells)),
+                None => (padded(n), cells),
+            };
+            let fresh = Resources::new(&self.ctx.device, &self.kernels, capacity, cells);
+            // The particles carry over (a smaller radius needs more cells mid-run).
+            if let Some(old) = &self.res
+                && self.n > 0
+            {
+                let n = self.n.min(old.capacity) as u64;
+                let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+                enc.copy_buffer_to_buffer(&old.pos, 0, &fresh.pos, 0, n * 8);
+                enc.copy_buffer_to_buffer(&old.vel, 0, &fresh.vel, 0, n * 8);
+                enc.copy_buffer_to_buffer(&old.color, 0, &fresh.color, 0, n * 16);
+                enc.copy_buffer_to_buffer(&old.density, 0, &fresh.density, 0, n * 8);
+                self.ctx.queue.submit([enc.finish()]);
+            }
+            self.res = Some(fresh);
+        }
+    }
+
+    /// Take `fluid`'s box and particles (positions, velocities, colours).
+    pub fn upload(&mut self, fluid: &Fluid) {
+        self.size = fluid.size();
+        // Nothing to carry over into new buffers: the upload replaces it.
+        self.n = 0;
+        self.reserve(fluid.len(), 1);
+        self.n = fluid.len();
+        let Some(r) = &self.res else { return };
+        let q = &self.ctx.queue;
+        let colors: Vec<[f32; 4]> = fluid
+            .color
+            .iter()
+            .map(|c| [c[0], c[1], c[2], 1.0])
+            .collect();
+        if self.n > 0 {
+            q.write_buffer(&r.pos, 0, bytemuck::cast_slice(&fluid.pos));
+            q.write_buffer(&r.vel, 0, bytemuck::cast_slice(&fluid.vel));
+            q.write_buffer(&r.color, 0, bytemuck::cast_slice(&colors));
+        }
+    }
+
+    /// Read the particles back into `fluid` (its box becomes this one's): positions,
+    /// velocities, colours and densities, in the GPU's (sorted) order.
+    pub fn download(&self, fluid: &mut Fluid) {
+        *fluid = Fluid::new(1.0);
+        fluid.size = self.size;
+        let Some(r) = &self.res else { return };
+        let n = self.n;
+        let read = |b: &wgpu::Buffer, size: usize| {
+            crate::sim::gpu::frames::read_buffer(&self.ctx, b, (n * size).max(4) as u64)
+        };
+        let pairs = |bytes: Vec<u8>| -> Vec<[f32; 2]> {
+            bytemuck::cast_slice::<u8, [f32; 2]>(&bytes[..n * 8]).to_vec()
+        };
+        fluid.pos = pairs(read(&r.pos, 8));
+        fluid.vel = pairs(read(&r.vel, 8));
+        fluid.density = pairs(read(&r.density, 8));
+        let colors = read(&r.color, 16);
+        fluid.color = bytemuck::cast_slice::<u8, [f32; 4]>(&colors[..n * 16])
+            .iter()
+            .map(|c| [c[0], c[1], c[2]])
+            .collect();
+    }
+
+    /// The uniform for a step of `dt` with `knobs` (sanitised) over `grid`.
+    fn uniform(&self, k: &Knobs, dt: f32, grid: &Grid) -> SphUniform {
+        let kern = Kernels::new(grid.cell);
+        SphUniform {
+            n: self.n as u32,
+            cols: grid.cols as u32,
+            rows: grid.rows as u32,
+            cells: (grid.cols * grid.rows) as u32,
+            cell: grid.cell,
+            width: self.size[0],
+            height: self.size[1],
+            dt,
+            gx: k.gravity * k.gravity_dir[0],
+            gy: k.gravity * k.gravity_dir[1],
+            look: LOOK_AHEAD,
+            target_density: k.target_density,
+            pressure: k.pressure,
+            near_pressure: k.near_pressure,
+            viscosity: k.viscosity,
+            damping: k.wall_damping,
+            spiky2: kern.spiky2,
+            spiky3: kern.spiky3,
+            spiky2_slope: kern.spiky2_slope,
+            spiky3_slope: kern.spiky3_slope,
+            poly6: kern.poly6,
+            padded: padded(self.n) as u32,
+            inv_cell: grid.inv_cell,
+            ..Default::default()
+        }
+    }
+
+    /// One step of `dt` seconds (clamped to 0..1/30) with `knobs`, as [`Fluid::step`].
+    pub fn step(&mut self, knobs: &Knobs, dt: f32) -> Result<(), GpuError> {
+        let k = knobs.sanitized();
+        let dt = if dt.is_finite() {
+            dt.clamp(0.0, 1.0 / 30.0)
+        } else {
+            0.0
+        };
+        if self.n == 0 || dt == 0.0 {
+            return Ok(());
+        }
+        self.run(&k, dt, true)
+    }
+
+    /// Encode and submit a step (`full`) or only its sort (timed when timing is on).
+    fn run(&mut self, k: &Knobs, dt: f32, full: bool) -> Result<(), GpuError> {
+        let grid = Grid::new(self.size[0], self.size[1], k.radius);
+        let cells = grid.cols * grid.rows;
+        self.reserve(self.n, cells);
+        let u = self.uniform(k, dt, &grid);
+        if self.timing.as_ref().is_some_and(|t| t.next == TIMED_STEPS) {
+            self.read_times();
+        }
+        let (Some(r), kn) = (&self.res, &self.kernels) else {
+            return Ok(());
+        };
+        let g = &r.groups;
+        let n = self.n;
+        self.ctx
+            .queue
+            .write_buffer(&r.uniform, 0, bytemuck::bytes_of(&u));
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        if self.sort == Sort::Counting {
+            enc.clear_buffer(&r.counts, 0, Some((cells * 4) as u64));
+        }
+        let stamp = |index: u32| {
+            self.timing
+                .as_ref()
+                .map(|t| wgpu::ComputePassTimestampWrites {
+                    query_set: &t.queries,
+                    beginning_of_pass_write_index: (index == 0).then_some(2 * t.next),
+                    end_of_pass_write_index: (index == 1).then_some(2 * t.next + 1),
+                })
+        };
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("SPH: predict and sort"),
+                timestamp_writes: stamp(0),
+            });
+            let mut go = |kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
+                pass.set_pipeline(&kernel.pipeline);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x, 1, 1);
+            };
+            go(&kn.predict, &g.predict, groups(n));
+            match self.sort {
+                Sort::Counting => {
+                    go(&kn.key_count, &g.key_count, groups(n));
+                    go(&kn.scan_blocks, &g.scan_blocks, groups(cells));
+                    go(&kn.scan_sums, &g.scan_sums, 1);
+                    go(&kn.scan_add, &g.scan_add, groups(cells));
+                    go(&kn.scatter, &g.scatter, groups(n));
+                    go(&kn.settle, &g.settle, groups(n));
+                }
+                Sort::Bitonic => {
+                    let len = padded(n);
+                    go(&kn.key_pairs, &g.key_pairs, groups(len));
+                    go(&kn.bitonic_blocks, &g.bitonic_blocks, (len / BLOCK) as u32);
+                    for (_, j, group) in g.stages.iter().filter(|s| s.0 as usize <= len) {
+                        if *j == 0 {
+                            go(&kn.bitonic_local, group, (len / BLOCK) as u32);
+                        } else {
+                            go(&kn.bitonic_global, group, groups(len / 2));
+                        }
+                    }
+                    go(&kn.pair_starts, &g.pair_starts, groups(n + 1));
+                }
+            }
+            if full {
+                go(&kn.reorder_motion, &g.reorder_motion, groups(n));
+                go(&kn.reorder_color, &g.reorder_color, groups(n));
+            }
+        }
+        if full {
+            let (b2, b4) = ((n * 8) as u64, (n * 16) as u64);
+            enc.copy_buffer_to_buffer(&r.spos, 0, &r.pos, 0, b2);
+            enc.copy_buffer_to_buffer(&r.svel, 0, &r.vel, 0, b2);
+            enc.copy_buffer_to_buffer(&r.spred, 0, &r.pred, 0, b2);
+            enc.copy_buffer_to_buffer(&r.scolor, 0, &r.color, 0, b4);
+        }
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("SPH: forces and move"),
+                timestamp_writes: stamp(1),
+            });
+            if full {
+                for (kernel, group) in [
+                    (&kn.density, &g.density),
+                    (&kn.forces, &g.forces),
+                    (&kn.moves, &g.moves),
+                ] {
+                    pass.set_pipeline(&kernel.pipeline);
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(groups(n), 1, 1);
+                }
+            }
+        }
+        self.ctx.queue.submit([enc.finish()]);
+        if let Some(t) = &mut self.timing {
+            t.next += 1;
+        }
+        self.ctx.check()
+    }
+
+    /// Wait for every step in flight.
+    pub fn wait(&self) {
+        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+    }
+
+    /// Sort `points` by the cell of a grid of cells `radius` wide over a `size` box, on the
+    /// GPU with `sort`: the order and the start table, as [`Grid::sort`] gives them.
+    pub fn sort_points(
+        &mut self,
+        points: &[[f32; 2]],
+        size: [f32; 2],
+        radius: f32,
+        sort: Sort,
+    ) -> Result<(Vec<u32>, Vec<u32>), GpuError> {
+        let mut fluid = Fluid::new(1.0);
+        fluid.size = size;
+        fluid.pos = points.to_vec();
+        fluid.vel = vec![[0.0; 2]; points.len()];
+        fluid.color = vec![[0.0; 3]; points.len()];
+        self.upload(&fluid);
+        // Without gravity or velocity the predicted positions are the points.
+        let knobs = Knobs {
+            gravity: 0.0,
+            radius,
+            ..Knobs::default()
+        };
+        let previous = std::mem::replace(&mut self.sort, sort);
+        let result = self.run(&knobs.sanitized(), 1.0 / 60.0, false);
+        self.sort = previous;
+        result?;
+        let grid = Grid::new(size[0], size[1], knobs.sanitized().radius);
+        let Some(r) = &self.res else {
+            return Ok((Vec::new(), vec![0; grid.cols * grid.rows + 1]));
+        };
+        let read = |b: &wgpu::Buffer, count: usize| -> Vec<u32> {
+            let bytes = crate::sim::gpu::frames::read_buffer(&self.ctx, b, (count * 4) as u64);
+            bytemuck::cast_slice(&bytes[..count * 4]).to_vec()
+        };
+        let order = if self.n > 0 {
+            read(&r.order, self.n)
+        } else {
+            Vec::new()
+        };
+        Ok((order, read(&r.start, grid.cols * grid.rows + 1)))
+    }
+}
