@@ -140,14 +140,17 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             let dist = sqrt(d2);
             var dir = select(vec2<f32>(0.0, -1.0), vec2<f32>(0.0, 1.0), me < k);
             if dist > 0.0 {
-                dir = vec2<f32>(dx / dist, dy / dist);
+                let inv = 1.0 / dist;
+                dir = vec2<f32>(dx * inv, dy * inv);
             }
             let v = h - dist;
             let s2 = -v * S.spiky2_slope;
             let s3 = -v * v * S.spiky3_slope;
             // Symmetric in the pair (see sim/sph/mod.rs).
-            let push = s2 * (0.5 * (qa.x + qb.x)) / (da.x * db.x)
-                + s3 * (0.5 * (qa.y + qb.y)) / (0.25 * (da.y + db.y) * (da.x + db.x));
+            // s2 (Pa + Pb) / 2 / x + s3 (Na + Nb) / 2 / y with one division.
+            let x = da.x * db.x;
+            let y = 0.25 * (da.y + db.y) * (da.x + db.x);
+            let push = (s2 * (0.5 * (qa.x + qb.x)) * y + s3 * (0.5 * (qa.y + qb.y)) * x) / (x * y);
             let w = r2max - d2;
             let visc = w * w * w * S.poly6 * S.viscosity;
             acc += dir * push + (vb - va) * visc;

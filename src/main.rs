@@ -203,6 +203,9 @@ struct RenderArgs {
     /// over the last three quarters of the frames.
     #[arg(long)]
     stats: bool,
+    /// The fluid, over the preset's: the grid (dye in air) or sph (a liquid of particles).
+    #[arg(long, value_enum)]
+    model: Option<ModelArg>,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -299,6 +302,10 @@ fn render_command(args: RenderArgs) -> ExitCode {
         progress: !args.quiet,
         cpu_threads: args.threads,
         stats: args.stats,
+        fluid: args.model.map(|m| match m {
+            ModelArg::Grid => dyeflow::params::FluidChoice::Grid,
+            ModelArg::Sph => dyeflow::params::FluidChoice::Particles,
+        }),
     };
     let stop = Arc::new(AtomicBool::new(false));
     install_stop_signals(&stop);

@@ -281,6 +281,7 @@ fn check_settings(json: &str) -> Result<Vec<String>, PresetError> {
             "sim_rate_hz" => one_of_numbers(&SIM_RATES_HZ)?,
             "aspect" => one_of_names(&["1:1", "4:3", "16:9", "9:16", "21:9"])?,
             "backend" => one_of_names(&["auto", "gpu", "cpu"])?,
+            "fluid" => one_of_names(&["grid", "particles"])?,
             _ => unknown.push(format!("settings.{name}")),
         }
     }
@@ -481,6 +482,22 @@ mod tests {
             (s.sim_resolution, s.dye_scale, s.backend),
             (512, 1, BackendChoice::Cpu)
         );
+    }
+
+    /// A preset can choose the fluid ("Fluid: Grid / Particles"); an unknown fluid is an error
+    /// that names the allowed ones.
+    #[test]
+    fn a_preset_chooses_the_fluid() {
+        let params = DyeflowParams::default();
+        let json = br#"{"params":{},"fields":{"settings":"{\"fluid\":\"particles\"}"}}"#;
+        assert!(apply(json, &params).unwrap().unknown.is_empty());
+        assert_eq!(
+            params.settings().fluid,
+            crate::params::FluidChoice::Particles
+        );
+        let bad = br#"{"params":{},"fields":{"settings":"{\"fluid\":\"plasma\"}"}}"#;
+        let e = apply(bad, &params).unwrap_err().to_string();
+        assert!(e.contains("grid, particles"), "{e}");
     }
 
     #[test]

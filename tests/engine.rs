@@ -21,6 +21,7 @@ fn params(backend: BackendChoice) -> Arc<DyeflowParams> {
         aspect: Aspect::Square,
         backend,
         sim_rate_hz: 60,
+        ..Settings::default()
     });
     Arc::new(p)
 }

@@ -62,6 +62,7 @@ fn engine_params() -> Arc<DyeflowParams> {
         aspect: Aspect::Square,
         backend: BackendChoice::Cpu,
         sim_rate_hz: 60,
+        ..Settings::default()
     });
     Arc::new(p)
 }

@@ -225,6 +225,7 @@ fn a_note_into_the_plugin_reaches_the_frames() {
         aspect: Aspect::Wide,
         backend: BackendChoice::Cpu,
         sim_rate_hz: 60,
+        ..Settings::default()
     });
     let frames = plugin.frames();
     frames.lock().request(W, H);

@@ -18,6 +18,7 @@ use std::time::{Duration, Instant};
 
 fn model(cells: (usize, usize)) -> Box<dyn Model> {
     let spec = ModelSpec {
+        kind: Default::default(),
         cells,
         detail: 1,
         effort_sweeps: 20,
@@ -228,6 +229,7 @@ fn engine_params() -> Arc<DyeflowParams> {
         aspect: Aspect::Square,
         backend: BackendChoice::Cpu,
         sim_rate_hz: 60,
+        ..Settings::default()
     });
     Arc::new(p)
 }

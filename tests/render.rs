@@ -693,3 +693,50 @@ fn streamlines_show_in_the_render() {
     let currents_off = pixels(&run(Some(StreamlineMode::Off), Some("Currents")));
     assert_ne!(currents, currents_off, "Currents draws lines");
 }
+
+/// `--model sph`: the notes become a liquid that falls and pools at the bottom of the frame
+/// (the grid fluid's dye rises instead), lit in the notes' colours.
+#[test]
+fn the_particle_fluid_renders_a_pool() {
+    use dyeflow::params::FluidChoice;
+    let dir = scratch("particles-model");
+    let mid = dir.join("chord.mid");
+    std::fs::write(
+        &mid,
+        midi_file(&[
+            (0.0, 1.5, 48),
+            (0.0, 1.5, 60),
+            (0.1, 1.5, 64),
+            (0.2, 1.5, 67),
+        ]),
+    )
+    .unwrap();
+    let run = |fluid: FluidChoice| {
+        let opts = RenderOptions {
+            midi: Some(mid.clone()),
+            fluid: Some(fluid),
+            ..small(&dir, 10, 3.0)
+        };
+        render::render(&opts, &AtomicBool::new(false)).unwrap();
+        frame(&dir, 29)
+    };
+    let halves = |f: &Image| {
+        let (w, h) = (f.width as usize, f.height as usize);
+        let lit = |rows: std::ops::Range<usize>| {
+            rows.flat_map(|y| (0..w).map(move |x| (y * w + x) * 4))
+                .filter(|&i| f.rgba[i..i + 3].iter().any(|&c| c > 60))
+                .count()
+        };
+        (lit(0..h / 2), lit(h / 2..h))
+    };
+    let (top, bottom) = halves(&run(FluidChoice::Particles));
+    eprintln!("particles: lit {top} in the top half, {bottom} in the bottom half");
+    assert!(bottom > 5000, "a pool: {bottom}");
+    assert!(bottom > 3 * top, "it fell: {top} above, {bottom} below");
+    let (gtop, gbottom) = halves(&run(FluidChoice::Grid));
+    eprintln!("grid: lit {gtop} in the top half, {gbottom} in the bottom half");
+    assert!(
+        gtop * 3 > gbottom,
+        "the grid's dye does not pool: {gtop} {gbottom}"
+    );
+}

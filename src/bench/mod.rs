@@ -616,6 +616,7 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
         aspect: Aspect::Wide,
         backend: opts.backend,
         sim_rate_hz: 60,
+        fluid: crate::params::FluidChoice::Grid,
     });
     let settings = params.settings();
     let params = Arc::new(params);

@@ -12,6 +12,15 @@ fn cpu_threads(requested: usize) -> usize {
     (cores / 2).max(1)
 }
 
+impl From<crate::params::FluidChoice> for crate::sim::model::Kind {
+    fn from(choice: crate::params::FluidChoice) -> Self {
+        match choice {
+            crate::params::FluidChoice::Grid => Self::Grid,
+            crate::params::FluidChoice::Particles => Self::Particles,
+        }
+    }
+}
+
 impl From<BackendChoice> for Backend {
     fn from(choice: BackendChoice) -> Self {
         match choice {
@@ -25,6 +34,7 @@ impl From<BackendChoice> for Backend {
 /// The model to build for `settings` and the discrete knobs.
 fn model_spec(settings: &Settings, discrete: &Discrete, options: &EngineOptions) -> ModelSpec {
     ModelSpec {
+        kind: settings.fluid.into(),
         cells: settings.sim_grid(),
         detail: settings.sanitized().dye_scale as usize,
         effort_sweeps: discrete.pressure_iterations,

@@ -244,6 +244,8 @@ pub struct RenderOptions {
     pub cpu_threads: usize,
     /// Measure the picture (see [`stats`]): [`RenderSummary::picture`].
     pub stats: bool,
+    /// Which fluid, over the preset's.
+    pub fluid: Option<crate::params::FluidChoice>,
 }
 
 impl Default for RenderOptions {
@@ -266,6 +268,7 @@ impl Default for RenderOptions {
             progress: true,
             cpu_threads: 0,
             stats: false,
+            fluid: None,
         }
     }
 }
@@ -594,7 +597,11 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     };
     let mut writer = output::open(&kind, &out_opts)?;
     let mut driver = Driver::new(&params);
+    if let Some(fluid) = opts.fluid {
+        settings.fluid = fluid;
+    }
     let spec = ModelSpec {
+        kind: settings.fluid.into(),
         cells: (gw, gh),
         detail: settings.dye_scale as usize,
         effort_sweeps: driver.discrete().pressure_iterations,

@@ -95,6 +95,11 @@ impl Resolution {
 pub struct Snapshot(Box<dyn Any + Send>);
 
 impl Snapshot {
+    /// A snapshot holding `state`.
+    pub fn new<T: Any + Send>(state: T) -> Self {
+        Self(Box::new(state))
+    }
+
     /// The state, when it is a `T`.
     pub fn get<T: 'static>(&self) -> Option<&T> {
         self.0.downcast_ref()
@@ -112,9 +117,21 @@ pub enum Backend {
     Cpu,
 }
 
+/// Which fluid.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Kind {
+    /// The grid fluid: dye in air (stable fluids).
+    #[default]
+    Grid,
+    /// The particle fluid: a liquid (SPH).
+    Particles,
+}
+
 /// What to build: the model-neutral description the engine and the renderer hand over.
 #[derive(Clone, Debug)]
 pub struct ModelSpec {
+    /// Which fluid.
+    pub kind: Kind,
     /// Simulation cells across and up.
     pub cells: (usize, usize),
     /// Finer detail cells per simulation cell, per axis (the grid fluid's dye scale).
@@ -148,6 +165,21 @@ pub struct ModelInfo {
 /// # Errors
 /// [`CpuError`] when not even the CPU solver can start (its threads were refused).
 pub fn create_model(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
+    if spec.kind == Kind::Particles {
+        let model = super::sph::model::SphModel::new(
+            spec.cells,
+            spec.cpu_threads,
+            super::sph::model::DEFAULT_BUDGET,
+        )?;
+        let info = ModelInfo {
+            backend: "cpu",
+            device: threads_label(model.threads()),
+            // The particle fluid's GPU passes are not behind the engine yet.
+            fallback: (spec.backend == Backend::Gpu)
+                .then(|| "the particle fluid runs on the CPU in this version".to_owned()),
+        };
+        return Ok((Box::new(model), info));
+    }
     let cfg = grid_config(spec);
     let mut fallback = None;
     if spec.backend != Backend::Cpu {
@@ -306,6 +338,7 @@ mod tests {
     /// A `w x h` CPU model's spec: dye twice as fine, one thread.
     fn cpu_spec(w: usize, h: usize) -> ModelSpec {
         ModelSpec {
+            kind: Kind::Grid,
             cells: (w, h),
             detail: 2,
             effort_sweeps: 20,

@@ -361,6 +361,7 @@ pub fn small_cpu() -> Settings {
         aspect: Aspect::Wide,
         backend: BackendChoice::Cpu,
         sim_rate_hz: 60,
+        ..Settings::default()
     }
 }
 

@@ -617,6 +617,8 @@ impl GpuFluid {
             .iter()
             .map(|c| [c[0], c[1], c[2]])
             .collect();
+        // The GPU keeps no birth times (yet): every particle counts as born now.
+        fluid.birth = vec![0.0; n];
     }
 
     /// The uniform for a step of `dt` with `knobs` (sanitised) over `grid`.

@@ -25,6 +25,7 @@
 //! again), so the fluid stays deterministic.
 
 pub mod gpu;
+pub mod model;
 pub mod neighbours;
 
 use neighbours::{Grid, reorder};
@@ -166,6 +167,11 @@ pub struct Fluid {
     pub color: Vec<[f32; 3]>,
     /// Per particle: density and near density at its predicted position (last step).
     pub density: Vec<[f32; 2]>,
+    /// Per particle: the fluid's clock when it was added (the oldest go first when a budget
+    /// is full).
+    pub birth: Vec<f32>,
+    /// Simulated seconds since the fluid was made.
+    pub clock: f32,
     predicted: Vec<[f32; 2]>,
     grid: Option<Grid>,
     scratch: Scratch,
@@ -176,6 +182,7 @@ struct Scratch {
     pos: Vec<[f32; 2]>,
     vel: Vec<[f32; 2]>,
     color: Vec<[f32; 3]>,
+    birth: Vec<f32>,
 }
 
 impl Fluid {
@@ -239,7 +246,60 @@ impl Fluid {
         self.vel.push(v);
         self.color.push(c);
         self.density.push([0.0; 2]);
+        self.birth.push(self.clock);
         true
+    }
+
+    /// Remove the `k` oldest particles (by [`Fluid::birth`]; the rest keep their order).
+    pub fn remove_oldest(&mut self, k: usize) {
+        let n = self.pos.len();
+        if k == 0 || n == 0 {
+            return;
+        }
+        if k >= n {
+            self.clear();
+            return;
+        }
+        // The k-th smallest birth; of the particles born then, the first ones go.
+        let mut births = self.birth.clone();
+        births.resize(n, 0.0);
+        let (_, cut, _) = births.select_nth_unstable_by(k - 1, f32::total_cmp);
+        let cut = *cut;
+        let below = self.birth.iter().filter(|&&b| b < cut).count();
+        let mut at_cut = k - below;
+        let keep: Vec<bool> = self
+            .birth
+            .iter()
+            .map(|&b| {
+                if b < cut {
+                    false
+                } else if b == cut && at_cut > 0 {
+                    at_cut -= 1;
+                    false
+                } else {
+                    true
+                }
+            })
+            .collect();
+        let mut it = keep.iter();
+        self.pos.retain(|_| *it.next().unwrap_or(&true));
+        let mut it = keep.iter();
+        self.vel.retain(|_| *it.next().unwrap_or(&true));
+        let mut it = keep.iter();
+        self.color.retain(|_| *it.next().unwrap_or(&true));
+        let mut it = keep.iter();
+        self.density.retain(|_| *it.next().unwrap_or(&true));
+        let mut it = keep.iter();
+        self.birth.retain(|_| *it.next().unwrap_or(&true));
+    }
+
+    /// Remove every particle (the box and the clock stay).
+    pub fn clear(&mut self) {
+        self.pos.clear();
+        self.vel.clear();
+        self.color.clear();
+        self.density.clear();
+        self.birth.clear();
     }
 
     /// Total momentum (unit mass per particle).
@@ -320,9 +380,12 @@ impl Fluid {
         reorder(&self.pos, &grid.order, &mut s.pos);
         reorder(&self.vel, &grid.order, &mut s.vel);
         reorder(&self.color, &grid.order, &mut s.color);
+        self.birth.resize(self.pos.len(), self.clock);
+        reorder(&self.birth, &grid.order, &mut s.birth);
         std::mem::swap(&mut self.pos, &mut s.pos);
         std::mem::swap(&mut self.vel, &mut s.vel);
         std::mem::swap(&mut self.color, &mut s.color);
+        std::mem::swap(&mut self.birth, &mut s.birth);
         reorder(&self.predicted, &grid.order, &mut s.pos);
         std::mem::swap(&mut self.predicted, &mut s.pos);
         let grid = &*grid;
@@ -333,12 +396,23 @@ impl Fluid {
         let predicted = &self.predicted;
         // Densities at the predicted positions (each particle counts itself).
         let own = kern.densities(0.0);
+        let h2 = grid.cell * grid.cell;
         self.density.resize(self.pos.len(), [0.0; 2]);
         self.density.par_iter_mut().enumerate().for_each(|(a, d)| {
-            *d = grid.neighbours(predicted, a).fold(own, |acc, (_, r2)| {
-                let w = kern.densities(r2.sqrt());
-                [acc[0] + w[0], acc[1] + w[1]]
-            });
+            let p = predicted[a];
+            let (rows, count) = grid.rows_around(p);
+            let mut acc = own;
+            for &(lo, hi) in &rows[..count] {
+                for (k, q) in predicted[lo as usize..hi as usize].iter().enumerate() {
+                    let (dx, dy) = (q[0] - p[0], q[1] - p[1]);
+                    let r2 = dx * dx + dy * dy;
+                    if r2 < h2 && k + lo as usize != a {
+                        let w = kern.densities(r2.sqrt());
+                        acc = [acc[0] + w[0], acc[1] + w[1]];
+                    }
+                }
+            }
+            *d = acc;
         });
         // Pressure and viscosity, from the velocities after gravity.
         let density = &self.density;
@@ -359,12 +433,22 @@ impl Fluid {
                 let (pa, da) = (predicted[a], density[a]);
                 let (qa, va) = (pressure(da), vel[a]);
                 let mut acc = [0.0f32; 2];
-                for (b, r2) in grid.neighbours(predicted, a) {
+                let (rows, count) = grid.rows_around(pa);
+                let near = rows[..count]
+                    .iter()
+                    .flat_map(|&(lo, hi)| lo as usize..hi as usize);
+                for b in near {
                     let pb = predicted[b];
+                    let (dx, dy) = (pb[0] - pa[0], pb[1] - pa[1]);
+                    let r2 = dx * dx + dy * dy;
+                    if r2 >= h2 || b == a {
+                        continue;
+                    }
                     let (db, qb, vb) = (density[b], pressure(density[b]), vel[b]);
                     let r = r2.sqrt();
                     let dir = if r > 0.0 {
-                        [(pb[0] - pa[0]) / r, (pb[1] - pa[1]) / r]
+                        let inv = 1.0 / r;
+                        [dx * inv, dy * inv]
                     } else if a < b {
                         [0.0, 1.0]
                     } else {
@@ -372,8 +456,11 @@ impl Fluid {
                     };
                     let [s2, s3] = kern.slopes(r);
                     // Symmetric in the pair (see the module docs).
-                    let push = s2 * (0.5 * (qa[0] + qb[0])) / (da[0] * db[0])
-                        + s3 * (0.5 * (qa[1] + qb[1])) / (0.25 * (da[1] + db[1]) * (da[0] + db[0]));
+                    // s2 (Pa + Pb) / 2 / x + s3 (Na + Nb) / 2 / y with one division.
+                    let (x, y) = (da[0] * db[0], 0.25 * (da[1] + db[1]) * (da[0] + db[0]));
+                    let push = (s2 * (0.5 * (qa[0] + qb[0])) * y
+                        + s3 * (0.5 * (qa[1] + qb[1])) * x)
+                        / (x * y);
                     let visc = kern.poly6(r2) * k.viscosity;
                     for c in 0..2 {
                         acc[c] += dir[c] * push + (vb[c] - va[c]) * visc;
@@ -382,6 +469,7 @@ impl Fluid {
                 *out = [va[0] + acc[0] * dt, va[1] + acc[1] * dt];
             });
         std::mem::swap(&mut self.vel, &mut self.scratch.vel);
+        self.clock += dt;
         // Move, and bounce off the walls.
         let [w, h] = self.size;
         let damping = k.wall_damping;

@@ -123,6 +123,22 @@ impl Grid {
         })
     }
 
+    /// The sorted index ranges of the rows of cells around the cell of `p` (as
+    /// [`Grid::around`]), as a fixed array and its length: plain loops over them compile to
+    /// tighter code than the iterator chain.
+    #[inline]
+    pub fn rows_around(&self, p: [f32; 2]) -> ([(u32, u32); 3], usize) {
+        let (i, j) = self.cell_of(p);
+        let (i0, i1) = (i.saturating_sub(1), (i + 1).min(self.cols - 1));
+        let (j0, j1) = (j.saturating_sub(1), (j + 1).min(self.rows - 1));
+        let mut rows = [(0, 0); 3];
+        for (slot, r) in rows.iter_mut().zip(j0..=j1) {
+            let (a, b) = (r * self.cols + i0, r * self.cols + i1);
+            *slot = (self.start[a], self.start[b + 1]);
+        }
+        (rows, j1 - j0 + 1)
+    }
+
     /// Every sorted index `k != me` whose point in `sorted` (the points in sorted order) lies
     /// closer than the cell edge to `sorted[me]`, with the squared distance.
     #[inline]

@@ -1,0 +1,644 @@
+//! The particle fluid as a [`Model`]: the engine, the editor and the renderer drive it exactly
+//! as they drive the grid fluid.
+//!
+//! - **Sources.** A splat with dye (a note) becomes a burst of new particles in its colour,
+//!   spread over its disc, moving with its force plus an outward kick; the box holds at most
+//!   a budget of particles, and a burst into a full box recycles the oldest. A splat without
+//!   dye (an onset, the level's push, the beat) is a shock: it pushes the particles within
+//!   twice its radius along its force, fading with distance.
+//! - **Steps.** Each advance runs fixed sub-steps of at most [`SUBSTEP_S`] (three a frame at 60
+//!   frames a second, as in the source). Gravity points against the step's up direction (the
+//!   grid fluid's buoyancy "up"), so turning "up" tilts the liquid.
+//! - **Picture.** The liquid look: each particle's colour is splatted with a smooth kernel
+//!   into a light field on the model's grid, normalised so the bulk of the liquid at its
+//!   target density shows its colour at about 1, and drawn through the grid fluid's display
+//!   pipeline (exposure, tone, bloom, shading, palettes). In the "velocity hue" colour mode
+//!   particles take the source's speed gradient (blue, white, red) instead of their colour.
+//! - **Obstacles** are drawn and kept with the model; the particles do not collide with them
+//!   yet (only with the box's walls).
+
+use super::{BOX_HEIGHT, Fluid, Knobs, SUBSTEP_S};
+use crate::fluid::{ColorMode, Look, Splat};
+use crate::sim::cpu::CpuError;
+use crate::sim::cpu::colorize::Source;
+use crate::sim::cpu::picture::Picture;
+use crate::sim::gpu::GpuError;
+use crate::sim::model::{Model, Resolution, Snapshot};
+use crate::sim::obstacles::Mask;
+use crate::sim::{Activity, StepParams};
+use rayon::prelude::*;
+
+/// Particles the box holds by default (about 60 % of the default 16:9 box at the target
+/// density).
+pub const DEFAULT_BUDGET: usize = 6_000;
+/// Most particles a splat adds.
+pub const BURST_MAX: usize = 400;
+/// Most sub-steps an advance runs (longer frames are slowed down rather than exploded).
+const MAX_SUBSTEPS: usize = 8;
+/// Speed (box units per second) that takes the speed gradient from blue to red.
+const GRADIENT_SPEED: f32 = 8.0;
+
+/// What an [`SphModel`]'s [`Snapshot`] holds.
+struct SphSnapshot {
+    fluid: Fluid,
+    obstacles: Option<Mask>,
+}
+
+/// The particle fluid (SPH) on the CPU, as a [`Model`].
+pub struct SphModel {
+    fluid: Fluid,
+    knobs: Knobs,
+    budget: usize,
+    /// The picture's grid (the model's resolution).
+    cells: (usize, usize),
+    pool: rayon::ThreadPool,
+    pending: Vec<Splat>,
+    obstacles: Option<Mask>,
+    picture: Picture,
+    /// The liquid's light on the grid, three planes, rows bottom first.
+    light: [Vec<f32>; 3],
+    /// Zero velocity faces for the colour stage's source.
+    still: Vec<f32>,
+    frame: Vec<u8>,
+    frame_size: Option<(usize, usize)>,
+    seed: u32,
+}
+
+impl SphModel {
+    /// A model whose picture grid is `cells` (the canvas' shape), on `threads` workers (0:
+    /// one per core), holding at most `budget` particles (clamped to 1..=[`super::MAX_PARTICLES`]).
+    pub fn new(cells: (usize, usize), threads: usize, budget: usize) -> Result<Self, CpuError> {
+        let cells = (cells.0.clamp(8, 4096), cells.1.clamp(8, 4096));
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("dyeflow-sph-{i}"))
+            .build()
+            .map_err(|source| CpuError::Threads { threads, source })?;
+        let n = cells.0 * cells.1;
+        Ok(Self {
+            fluid: Fluid::new(cells.0 as f32 / cells.1 as f32),
+            knobs: Knobs::default(),
+            budget: budget.clamp(1, super::MAX_PARTICLES),
+            cells,
+            pool,
+            pending: Vec::new(),
+            obstacles: None,
+            picture: Picture::default(),
+            light: [vec![0.0; n], vec![0.0; n], vec![0.0; n]],
+            still: vec![0.0; (cells.0 + 1) * (cells.1 + 1)],
+            frame: Vec::new(),
+            frame_size: None,
+            seed: 0x9e37_79b9,
+        })
+    }
+
+    /// The particles.
+    pub fn fluid(&self) -> &Fluid {
+        &self.fluid
+    }
+
+    /// The worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// A pseudo-random number in 0..1 (deterministic: the same events give the same fluid).
+    fn random(&mut self) -> f32 {
+        let mut s = self.seed;
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        self.seed = s;
+        (s >> 8) as f32 / (1u32 << 24) as f32
+    }
+
+    /// Apply the queued sources: bursts of particles and shocks.
+    fn apply_sources(&mut self) {
+        let sources = std::mem::take(&mut self.pending);
+        let spacing = 1.0 / self.knobs.target_density.max(1.0).sqrt();
+        for s in &sources {
+            let finite = s.pos.iter().chain(&s.force).all(|x| x.is_finite())
+                && s.radius.is_finite()
+                && s.amount.is_finite();
+            if !finite {
+                continue;
+            }
+            let centre = [s.pos[0] * BOX_HEIGHT, s.pos[1] * BOX_HEIGHT];
+            let radius = (s.radius * BOX_HEIGHT).clamp(spacing, 0.25 * BOX_HEIGHT);
+            let force = [
+                s.force[0].clamp(-50.0, 50.0) * BOX_HEIGHT,
+                s.force[1].clamp(-50.0, 50.0) * BOX_HEIGHT,
+            ];
+            if s.amount > 0.0 {
+                // The disc filled at half the target density, times the amount.
+                let area = std::f32::consts::PI * radius * radius;
+                let want = 0.5 * area * self.knobs.target_density * s.amount.min(4.0);
+                let count = (want.round() as usize).clamp(1, BURST_MAX).min(self.budget);
+                let free = self.budget.saturating_sub(self.fluid.len());
+                if count > free {
+                    self.fluid.remove_oldest(count - free);
+                }
+                let kick = 0.5 * force[0].hypot(force[1]);
+                for _ in 0..count {
+                    let (a, r) = (
+                        self.random() * std::f32::consts::TAU,
+                        radius * self.random().sqrt(),
+                    );
+                    let (c, sn) = (a.cos(), a.sin());
+                    let p = [centre[0] + r * c, centre[1] + r * sn];
+                    let out = kick * r / radius;
+                    let v = [force[0] + out * c, force[1] + out * sn];
+                    self.fluid.add(p, v, s.color);
+                }
+            } else if force != [0.0; 2] {
+                // A shock: a push along the force, fading to 0 at twice the radius.
+                let reach = 2.0 * radius;
+                let fluid = &mut self.fluid;
+                self.pool.install(|| {
+                    fluid
+                        .pos
+                        .par_iter()
+                        .zip(fluid.vel.par_iter_mut())
+                        .for_each(|(p, v)| {
+                            let d = (p[0] - centre[0]).hypot(p[1] - centre[1]);
+                            if d < reach {
+                                let w = 1.0 - d / reach;
+                                v[0] += force[0] * w;
+                                v[1] += force[1] * w;
+                            }
+                        });
+                });
+            }
+        }
+        self.pending = sources;
+        self.pending.clear();
+    }
+
+    /// Splat the particles' light into the grid.
+    fn draw_light(&mut self, speed_colours: bool) {
+        let (w, h) = self.cells;
+        let scale = w as f32 / self.fluid.size()[0];
+        // Kernel radius: two particle spacings, at least 1.5 cells (smaller shows each
+        // particle as a blob, larger blurs the splashes).
+        let spacing = 1.0 / self.knobs.target_density.max(1.0).sqrt();
+        let reach = (2.0 * spacing * scale).max(1.5);
+        let ri = reach.ceil() as isize;
+        // A smooth bump (1 - r²/R²)², whose integral is pi R² / 3: normalised so that
+        // particles at the target density sum to their colour.
+        let per_cell = 1.0 / (scale * scale); // box area of a grid cell
+        let norm =
+            3.0 / (std::f32::consts::PI * reach * reach) / (self.knobs.target_density * per_cell);
+        for plane in &mut self.light {
+            plane.clear();
+            plane.resize(w * h, 0.0);
+        }
+        let [r_plane, g_plane, b_plane] = &mut self.light;
+        for ((p, v), c) in self
+            .fluid
+            .pos
+            .iter()
+            .zip(&self.fluid.vel)
+            .zip(&self.fluid.color)
+        {
+            let colour = if speed_colours {
+                speed_gradient(v[0].hypot(v[1]) / GRADIENT_SPEED)
+            } else {
+                *c
+            };
+            let (x, y) = (p[0] * scale, p[1] * scale);
+            let (cx, cy) = (x.floor() as isize, y.floor() as isize);
+            for j in (cy - ri).max(0)..=(cy + ri).min(h as isize - 1) {
+                let dy = j as f32 + 0.5 - y;
+                for i in (cx - ri).max(0)..=(cx + ri).min(w as isize - 1) {
+                    let dx = i as f32 + 0.5 - x;
+                    let q = 1.0 - (dx * dx + dy * dy) / (reach * reach);
+                    if q > 0.0 {
+                        let wgt = q * q * norm;
+                        let k = j as usize * w + i as usize;
+                        r_plane[k] += colour[0] * wgt;
+                        g_plane[k] += colour[1] * wgt;
+                        b_plane[k] += colour[2] * wgt;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The source's speed gradient: deep blue at rest, through cyan and white, to red at `t` = 1.
+fn speed_gradient(t: f32) -> [f32; 3] {
+    const STOPS: [[f32; 3]; 4] = [
+        [0.03, 0.15, 0.9],
+        [0.1, 0.8, 0.9],
+        [1.0, 1.0, 1.0],
+        [1.0, 0.15, 0.05],
+    ];
+    let t = if t.is_finite() {
+        t.clamp(0.0, 1.0)
+    } else {
+        1.0
+    } * 3.0;
+    let i = (t as usize).min(2);
+    let f = t - i as f32;
+    let (a, b) = (STOPS[i], STOPS[i + 1]);
+    [
+        a[0] + (b[0] - a[0]) * f,
+        a[1] + (b[1] - a[1]) * f,
+        a[2] + (b[2] - a[2]) * f,
+    ]
+}
+
+impl Model for SphModel {
+    fn backend(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn resolution(&self) -> Resolution {
+        Resolution {
+            cells: self.cells,
+            detail: self.cells,
+        }
+    }
+
+    fn inject(&mut self, sources: &[Splat]) {
+        // Bounded: a flood of events keeps the newest.
+        const MAX_PENDING: usize = 4096;
+        self.pending.extend_from_slice(sources);
+        if self.pending.len() > MAX_PENDING {
+            let extra = self.pending.len() - MAX_PENDING;
+            self.pending.drain(..extra);
+        }
+    }
+
+    fn advance(&mut self, params: &StepParams) {
+        self.apply_sources();
+        let dt = if params.dt.is_finite() {
+            params.dt.clamp(0.0, 0.25)
+        } else {
+            0.0
+        };
+        if dt == 0.0 || self.fluid.is_empty() {
+            return;
+        }
+        let [ux, uy] = params.up;
+        self.knobs.gravity_dir = [-ux, -uy];
+        let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
+        let sub = (dt / steps as f32).min(SUBSTEP_S);
+        let (fluid, knobs) = (&mut self.fluid, self.knobs);
+        self.pool.install(|| {
+            for _ in 0..steps {
+                fluid.step(&knobs, sub);
+            }
+        });
+    }
+
+    fn set_effort(&mut self, _sweeps: u32) {}
+
+    fn reset(&mut self) {
+        self.pending.clear();
+        self.fluid.clear();
+    }
+
+    fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
+        assert_eq!(out.len(), width * height * 4, "frame buffer size");
+        if width == 0 || height == 0 {
+            return;
+        }
+        self.draw_light(look.color_mode == ColorMode::VelocityHue);
+        let (w, h) = self.cells;
+        let mut dye_look = *look;
+        if dye_look.color_mode != ColorMode::Dye {
+            // The particles' colours are already in the light (speed gradient or own).
+            dye_look.color_mode = ColorMode::Dye;
+        }
+        let src = Source {
+            w,
+            h,
+            u: &self.still[..(w + 1) * h],
+            v: &self.still[..w * (h + 1)],
+            dw: w,
+            dh: h,
+            dye: [&self.light[0], &self.light[1], &self.light[2]],
+            heat: &[],
+            particles: None,
+        };
+        let picture = &mut self.picture;
+        self.pool
+            .install(|| picture.render(&src, &dye_look, width, height, out));
+        if let Some(mask) = &self.obstacles {
+            crate::sim::cpu::obstacle_overlay::draw(mask, look.obstacles, out, width, height);
+        }
+    }
+
+    fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        let mut frame = std::mem::take(&mut self.frame);
+        frame.resize(width * height * 4, 0);
+        self.render(look, width, height, &mut frame);
+        self.frame = frame;
+        self.frame_size = Some((width, height));
+        true
+    }
+
+    fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        let size = self.frame_size.take()?;
+        std::mem::swap(out, &mut self.frame);
+        Some(size)
+    }
+
+    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
+        let max_speed = self
+            .fluid
+            .vel
+            .iter()
+            .map(|v| v[0].abs().max(v[1].abs()))
+            .fold(0.0f32, f32::max)
+            / BOX_HEIGHT;
+        let lit = !self.fluid.is_empty() || !self.pending.is_empty();
+        Some((
+            tag,
+            Activity {
+                // A liquid under gravity never quite rests: while particles exist, they count
+                // as moving (a resting pool still shows its light).
+                max_speed: if lit { max_speed.max(1.0) } else { 0.0 },
+                max_dye: if lit { 1.0 } else { 0.0 },
+                particles: lit,
+            },
+        ))
+    }
+
+    fn failure(&self) -> Option<GpuError> {
+        None
+    }
+
+    fn set_obstacles(&mut self, mask: Option<&Mask>) {
+        self.obstacles = mask
+            .filter(|m| !m.is_empty())
+            .map(|m| m.resampled(self.cells.0, self.cells.1));
+    }
+
+    fn obstacles(&self) -> Option<&Mask> {
+        self.obstacles.as_ref()
+    }
+
+    fn snapshot(&mut self) -> Snapshot {
+        Snapshot::new(SphSnapshot {
+            fluid: self.fluid.clone(),
+            obstacles: self.obstacles.clone(),
+        })
+    }
+
+    fn restore(&mut self, snapshot: &Snapshot) -> bool {
+        let Some(s) = snapshot.get::<SphSnapshot>() else {
+            return false;
+        };
+        // Carried into this box: x scaled to its width.
+        let mut fluid = s.fluid.clone();
+        let (from, to) = (fluid.size()[0], self.fluid.size()[0]);
+        let sx = to / from;
+        for p in &mut fluid.pos {
+            p[0] *= sx;
+        }
+        let mut fresh = Fluid::new(to / BOX_HEIGHT);
+        fresh.clock = fluid.clock;
+        for (((p, v), c), b) in fluid
+            .pos
+            .iter()
+            .zip(&fluid.vel)
+            .zip(&fluid.color)
+            .zip(&fluid.birth)
+        {
+            if fresh.add(*p, *v, *c)
+                && let Some(last) = fresh.birth.last_mut()
+            {
+                *last = *b;
+            }
+        }
+        let excess = fresh.len().saturating_sub(self.budget);
+        fresh.remove_oldest(excess);
+        self.fluid = fresh;
+        self.set_obstacles(s.obstacles.as_ref());
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(budget: usize) -> SphModel {
+        SphModel::new((64, 36), 1, budget).expect("a model")
+    }
+
+    fn note(x: f32, color: [f32; 3]) -> Splat {
+        Splat {
+            pos: [x, 0.6],
+            radius: 0.05,
+            color,
+            amount: 1.0,
+            force: [0.0, 0.5],
+            ..Splat::default()
+        }
+    }
+
+    /// Sources only: no time passes.
+    fn sources_only() -> StepParams {
+        StepParams {
+            dt: 0.0,
+            ..StepParams::default()
+        }
+    }
+
+    fn step() -> StepParams {
+        StepParams {
+            dt: 1.0 / 60.0,
+            ..StepParams::default()
+        }
+    }
+
+    /// A note becomes a burst of particles in its colour around its place, moving with its
+    /// force; a note past the budget recycles the oldest particles, not the new ones.
+    #[test]
+    fn notes_become_bursts_and_the_budget_recycles_the_oldest() {
+        let mut m = model(500);
+        m.inject(&[note(0.4, [1.0, 0.0, 0.0])]);
+        m.advance(&sources_only());
+        let n = m.fluid().len();
+        // The disc's area at half the target density: pi 0.5² 55 / 2 = 21.6.
+        assert!((15..=30).contains(&n), "{n}");
+        for (p, c) in m.fluid().pos.iter().zip(&m.fluid().color) {
+            assert_eq!(*c, [1.0, 0.0, 0.0]);
+            let d = (p[0] - 4.0).hypot(p[1] - 6.0);
+            assert!(d <= 0.5 + 1e-4, "{p:?} is {d} from the note");
+        }
+        let vy: f32 = m.fluid().vel.iter().map(|v| v[1]).sum::<f32>() / n as f32;
+        assert!(
+            (vy - 5.0).abs() < 1.0,
+            "mean upward speed {vy}, force 0.5 x 10"
+        );
+        // Fill past the budget with green notes over time: the red ones (oldest) go first.
+        for k in 0..40 {
+            m.inject(&[note(0.2 + 0.03 * (k % 40) as f32, [0.0, 1.0, 0.0])]);
+            m.advance(&step());
+        }
+        assert_eq!(m.fluid().len(), 500);
+        assert!(
+            m.fluid().color.iter().all(|c| *c == [0.0, 1.0, 0.0]),
+            "the oldest (red) particles were recycled first"
+        );
+        let newest = m.fluid().birth.iter().copied().fold(f32::MIN, f32::max);
+        let oldest = m.fluid().birth.iter().copied().fold(f32::MAX, f32::min);
+        assert!(newest - oldest < 40.0 / 60.0, "{oldest}..{newest}");
+    }
+
+    /// A splat without dye is a shock: it pushes the particles near it along its force and
+    /// leaves those far away alone.
+    #[test]
+    fn a_shock_pushes_the_particles_near_it() {
+        let mut m = model(2000);
+        m.inject(&[note(0.3, [1.0; 3]), note(1.5, [1.0; 3])]);
+        m.advance(&sources_only());
+        let before = m.fluid().vel.clone();
+        m.inject(&[Splat {
+            pos: [0.3, 0.6],
+            radius: 0.05,
+            force: [3.0, 0.0],
+            amount: 0.0,
+            ..Splat::default()
+        }]);
+        m.advance(&sources_only());
+        let f = m.fluid();
+        let (mut near, mut far) = (0, 0);
+        for ((p, v), b) in f.pos.iter().zip(&f.vel).zip(&before) {
+            if p[0] < 8.0 {
+                assert!(v[0] > b[0] + 5.0, "near: {v:?} from {b:?}");
+                near += 1;
+            } else {
+                assert_eq!(v, b, "far");
+                far += 1;
+            }
+        }
+        assert!(near > 10 && far > 10, "{near} {far}");
+    }
+
+    /// The liquid falls under gravity against "up", and the picture shows it where it is: lit
+    /// in its colour at its place, black elsewhere; an empty model is black.
+    #[test]
+    fn the_liquid_falls_and_shows_where_it_is() {
+        let look = Look::default();
+        let (w, h) = (128, 72);
+        let mut frame = vec![0u8; w * h * 4];
+        let mut m = model(2000);
+        m.render(&look, w, h, &mut frame);
+        assert!(
+            frame.chunks(4).all(|p| p[..3].iter().all(|&c| c < 16)),
+            "empty is dark"
+        );
+        m.inject(&[Splat {
+            radius: 0.1,
+            force: [0.0, 0.0],
+            ..note(0.9, [0.1, 0.3, 1.0])
+        }]);
+        m.advance(&sources_only());
+        let y0 = m.fluid().pos.iter().map(|p| p[1]).sum::<f32>();
+        for _ in 0..30 {
+            m.advance(&step());
+        }
+        let y1 = m.fluid().pos.iter().map(|p| p[1]).sum::<f32>();
+        assert!(y1 < y0 - 1.0, "fell: {y0} -> {y1}");
+        m.render(&look, w, h, &mut frame);
+        let px = |x: usize, y: usize| {
+            let i = (y * w + x) * 4;
+            [frame[i], frame[i + 1], frame[i + 2]]
+        };
+        // Where the liquid is (its mean place, rows top first), blue; far to the side, dark.
+        let n = m.fluid().len() as f32;
+        let (mx, my) = m
+            .fluid()
+            .pos
+            .iter()
+            .fold((0.0, 0.0), |a, p| (a.0 + p[0] / n, a.1 + p[1] / n));
+        let (cx, cy) = (
+            (mx / 10.0 * h as f32) as usize,
+            ((1.0 - my / 10.0) * h as f32) as usize,
+        );
+        let lit = px(cx, cy.min(h - 1));
+        assert!(lit[2] > 100 && lit[2] > lit[0], "{lit:?} at {cx},{cy}");
+        let side = px(w - 4, 4);
+        assert!(side.iter().all(|&c| c < 40), "{side:?}");
+        // Gravity follows "up": sideways "up" sends the liquid the other way.
+        let x0 = m.fluid().pos.iter().map(|p| p[0]).sum::<f32>() / n;
+        let tilted = StepParams {
+            up: [1.0, 0.0],
+            ..step()
+        };
+        for _ in 0..30 {
+            m.advance(&tilted);
+        }
+        let x1 = m.fluid().pos.iter().map(|p| p[0]).sum::<f32>() / n;
+        assert!(x1 < x0 - 0.5, "slid left: {x0} -> {x1}");
+    }
+
+    /// A snapshot carries the particles into a model of another shape (x scaled to its box);
+    /// models of the other kind refuse each other's snapshots; a reset empties the box.
+    #[test]
+    fn snapshots_carry_the_liquid_and_refuse_the_grid() {
+        let mut a = model(2000);
+        a.inject(&[note(0.5, [1.0, 0.5, 0.0])]);
+        a.advance(&step());
+        let mut b = SphModel::new((36, 36), 1, 2000).expect("a square model");
+        assert!(b.restore(&a.snapshot()));
+        assert_eq!(b.fluid().len(), a.fluid().len());
+        let (ax, bx) = (a.fluid().pos[0][0], b.fluid().pos[0][0]);
+        assert!((bx - ax * 36.0 / 64.0).abs() < 1e-4, "{ax} -> {bx}");
+        assert!(!b.restore(&Snapshot::new(42u32)));
+        b.reset();
+        assert!(b.fluid().is_empty());
+        let spec = crate::sim::model::ModelSpec {
+            kind: crate::sim::model::Kind::Grid,
+            cells: (32, 18),
+            detail: 1,
+            effort_sweeps: 20,
+            backend: crate::sim::model::Backend::Cpu,
+            gpu: Default::default(),
+            cpu_threads: 1,
+        };
+        let (mut grid, _) = crate::sim::model::create_model(&spec).expect("grid");
+        assert!(!grid.restore(&a.snapshot()), "the grid refuses particles");
+        assert!(
+            !a.restore(&grid.snapshot()),
+            "the particles refuse the grid"
+        );
+    }
+
+    /// Broken sources and steps change nothing or stay finite.
+    #[test]
+    fn broken_sources_are_ignored() {
+        let mut m = model(100);
+        m.inject(&[
+            Splat {
+                pos: [f32::NAN, 0.5],
+                ..note(0.5, [1.0; 3])
+            },
+            Splat {
+                amount: f32::INFINITY,
+                ..note(0.5, [1.0; 3])
+            },
+            Splat {
+                radius: 1e30,
+                amount: 1e30,
+                force: [1e30, -1e30],
+                ..note(0.5, [1.0; 3])
+            },
+        ]);
+        for dt in [f32::NAN, -1.0, 1e9, 1.0 / 60.0] {
+            m.advance(&StepParams {
+                dt,
+                up: [f32::NAN, 0.0],
+                ..StepParams::default()
+            });
+        }
+        let f = m.fluid();
+        assert!(f.len() <= 100);
+        assert!(f.pos.iter().chain(&f.vel).flatten().all(|x| x.is_finite()));
+    }
+}
