@@ -243,3 +243,43 @@ fn dropping_an_engine_never_waits_on_a_hung_step() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// "Fluid: Particles": the engine runs the particle fluid. A note's burst falls and pools at
+/// the bottom of the frame; switching the setting back to the grid while it runs rebuilds the
+/// model (the grid cannot take particles, so it starts empty) and dye then rises instead.
+#[test]
+fn the_engine_runs_the_particle_fluid_and_switches_back() {
+    use dyeflow::params::FluidChoice;
+    let p = params(BackendChoice::Cpu);
+    p.set_settings(Settings {
+        fluid: FluidChoice::Particles,
+        ..p.settings()
+    });
+    let (mut tx, rx) = queue::channel(256);
+    let (input, mut output) = frame_channel();
+    let engine = Engine::start(p.clone(), vec![rx], input, EngineOptions::default()).unwrap();
+    output.request(64, 64);
+    assert!(tx.send(red_splat_at(0.5, 0.75)));
+    // The burst lands at the bottom: the bottom rows lit red, the top dark.
+    let bottom_red = |f: &dyeflow::frame::Frame| {
+        (20..44).any(|x| pixel(f, x, 62)[0] > 100) && (0..64).all(|x| pixel(f, x, 2)[0] < 60)
+    };
+    wait_for(&mut output, |f| f.width == 64 && bottom_red(f));
+    let status = engine.status();
+    assert!(status.backend.starts_with("cpu"), "{}", status.backend);
+    // Back to the grid: its dye shows where the splat is, and nothing pools.
+    p.set_settings(Settings {
+        fluid: FluidChoice::Grid,
+        ..p.settings()
+    });
+    let start = Instant::now();
+    while start.elapsed() < Duration::from_secs(20) {
+        assert!(tx.send(red_splat_at(0.5, 0.75)));
+        std::thread::sleep(Duration::from_millis(50));
+        let f = output.latest();
+        if f.width == 64 && pixel(f, 32, 16)[0] > 100 && (0..64).all(|x| pixel(f, x, 62)[0] < 60) {
+            return;
+        }
+    }
+    panic!("the grid fluid did not take over");
+}

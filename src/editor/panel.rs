@@ -11,8 +11,8 @@ use super::input::{BrushMode, Painter};
 use super::presets::PresetMenu;
 use super::view::FluidView;
 use crate::params::{
-    Aspect, BRUSH_RADIUS_RANGE, BackendChoice, DYE_SCALES, DyeflowParams, ObstacleSettings,
-    SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
+    Aspect, BRUSH_RADIUS_RANGE, BackendChoice, DYE_SCALES, DyeflowParams, FluidChoice,
+    ObstacleSettings, SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
 };
 use crate::sim::obstacles::Layout;
 use egui::{self, Align2, Color32, RichText};
@@ -303,11 +303,18 @@ fn settings_section(ui: &mut egui::Ui, params: &DyeflowParams, cols: Cols) {
         (BackendChoice::Gpu, "GPU".into()),
         (BackendChoice::Cpu, "CPU".into()),
     ];
+    let fluids = [
+        (FluidChoice::Grid, "Grid".to_owned()),
+        (FluidChoice::Particles, "Particles".into()),
+    ];
     let rates: Vec<(u32, String)> = SIM_RATES_HZ
         .iter()
         .map(|&r| (r, format!("{r} Hz")))
         .collect();
     section(ui, "Settings", false, |ui| {
+        if let Some(v) = setting(ui, "Fluid", s.fluid, &fluids, cols) {
+            s.fluid = v;
+        }
         if let Some(v) = setting(ui, "Resolution", s.sim_resolution, &resolutions, cols) {
             s.sim_resolution = v;
         }

@@ -525,7 +525,7 @@ mod tests {
     /// With gravity off and no wall in reach, every pair's push is equal and opposite, so the
     /// total momentum only moves by rounding: over 1 000 steps it stays within 1e-6 of the
     /// sum of the particles' speeds (the scale a one-sided force would move it on). Measured
-    /// 2026-11-26: 5.7e-6 against 60 (1e-7); with the source's near-pressure term (divided by
+    /// 2026-11-26: 4.5e-6 against 60 (1e-7); with the source's near-pressure term (divided by
     /// the neighbour's near density and the particle's own density) it drifted by 12.9.
     #[test]
     fn momentum_is_conserved_without_gravity_and_walls() {
