@@ -292,7 +292,8 @@ fn settings_and_editor_size_come_back_with_the_project() {
     let a = Instance::new();
     let mut state = state_json(&a.save_state());
     let settings = serde_json::json!({
-        "sim_resolution": 512, "dye_scale": 4, "aspect": "4:3", "backend": "cpu", "sim_rate_hz": 120
+        "sim_resolution": 512, "dye_scale": 4, "aspect": "4:3", "backend": "cpu",
+        "sim_rate_hz": 120, "fluid": "particles"
     });
     let editor = serde_json::json!({
         "width": 1280, "height": 720, "panel_open": true, "brush_radius": 0.125,
@@ -310,6 +311,20 @@ fn settings_and_editor_size_come_back_with_the_project() {
     };
     assert_eq!(field("settings"), settings);
     assert_eq!(field("editor"), editor);
+
+    // A project saved before the fluid choice existed loads with the grid fluid.
+    let mut before_fluid = settings.clone();
+    before_fluid.as_object_mut().unwrap().remove("fluid");
+    state["fields"]["settings"] = before_fluid.to_string().into();
+    let mut d = Instance::new();
+    assert!(d.load_state(&state_bytes(&state), 4096));
+    let reloaded = state_json(&d.save_state());
+    let loaded: serde_json::Value =
+        serde_json::from_str(reloaded["fields"]["settings"].as_str().unwrap()).unwrap();
+    let mut want = before_fluid.clone();
+    want["fluid"] = "grid".into();
+    assert_eq!(loaded, want);
+    state["fields"]["settings"] = settings.to_string().into();
 
     // A project saved before the brush radius (and the obstacle brush) existed loads with
     // the default brushes.

@@ -57,6 +57,7 @@ pub struct SphBenchResult {
 
 /// The bench's fluid: the dam break for `n` particles.
 pub fn scene(n: usize, knobs: &Knobs) -> Fluid {
+    let n = n.min(crate::sim::sph::MAX_PARTICLES);
     let spacing = 1.0 / knobs.target_density.max(1.0).sqrt();
     // The block is half the box wide and 80 % of it tall: 0.4 of a 16:9 box.
     let area = n as f32 * spacing * spacing / 0.4;

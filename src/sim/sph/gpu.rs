@@ -618,7 +618,7 @@ impl GpuFluid {
             .map(|c| [c[0], c[1], c[2]])
             .collect();
         // The GPU keeps no birth times (yet): every particle counts as born now.
-        fluid.birth = vec![0.0; n];
+        fluid.birth = vec![0; n];
     }
 
     /// The uniform for a step of `dt` with `knobs` (sanitised) over `grid`.
@@ -782,7 +782,11 @@ impl GpuFluid {
     ) -> Result<(Vec<u32>, Vec<u32>), GpuError> {
         let mut fluid = Fluid::new(1.0);
         fluid.size = size;
-        fluid.pos = points.to_vec();
+        // NaN has no defined cell on a GPU (the CPU puts it in cell 0): 0 here too.
+        fluid.pos = points
+            .iter()
+            .map(|p| p.map(|x| if x.is_nan() { 0.0 } else { x }))
+            .collect();
         fluid.vel = vec![[0.0; 2]; points.len()];
         fluid.color = vec![[0.0; 3]; points.len()];
         self.upload(&fluid);

@@ -167,11 +167,11 @@ pub struct Fluid {
     pub color: Vec<[f32; 3]>,
     /// Per particle: density and near density at its predicted position (last step).
     pub density: Vec<[f32; 2]>,
-    /// Per particle: the fluid's clock when it was added (the oldest go first when a budget
-    /// is full).
-    pub birth: Vec<f32>,
-    /// Simulated seconds since the fluid was made.
-    pub clock: f32,
+    /// Per particle: its serial number, counting every particle ever added (the oldest go
+    /// first when a budget is full; an integer never stops counting, as an f32 clock would).
+    pub birth: Vec<u64>,
+    /// The serial number of the next particle added.
+    pub births: u64,
     predicted: Vec<[f32; 2]>,
     grid: Option<Grid>,
     scratch: Scratch,
@@ -182,7 +182,7 @@ struct Scratch {
     pos: Vec<[f32; 2]>,
     vel: Vec<[f32; 2]>,
     color: Vec<[f32; 3]>,
-    birth: Vec<f32>,
+    birth: Vec<u64>,
 }
 
 impl Fluid {
@@ -246,7 +246,8 @@ impl Fluid {
         self.vel.push(v);
         self.color.push(c);
         self.density.push([0.0; 2]);
-        self.birth.push(self.clock);
+        self.birth.push(self.births);
+        self.births += 1;
         true
     }
 
@@ -260,10 +261,11 @@ impl Fluid {
             self.clear();
             return;
         }
-        // The k-th smallest birth; of the particles born then, the first ones go.
+        // Serial numbers are unique, but public fields can be set by hand: every particle gets
+        // one, and of equal ones the first go.
+        self.birth.resize(n, self.births);
         let mut births = self.birth.clone();
-        births.resize(n, 0.0);
-        let (_, cut, _) = births.select_nth_unstable_by(k - 1, f32::total_cmp);
+        let (_, cut, _) = births.select_nth_unstable(k - 1);
         let cut = *cut;
         let below = self.birth.iter().filter(|&&b| b < cut).count();
         let mut at_cut = k - below;
@@ -293,7 +295,7 @@ impl Fluid {
         self.birth.retain(|_| *it.next().unwrap_or(&true));
     }
 
-    /// Remove every particle (the box and the clock stay).
+    /// Remove every particle (the box and the birth count stay).
     pub fn clear(&mut self) {
         self.pos.clear();
         self.vel.clear();
@@ -372,7 +374,7 @@ impl Fluid {
         );
         // Sort by cell and keep every array in that order.
         let grid = match &mut self.grid {
-            Some(g) if g.cell == k.radius => g,
+            Some(g) if g.radius == k.radius => g,
             slot => slot.insert(Grid::new(self.size[0], self.size[1], k.radius)),
         };
         grid.sort(&self.predicted);
@@ -380,7 +382,7 @@ impl Fluid {
         reorder(&self.pos, &grid.order, &mut s.pos);
         reorder(&self.vel, &grid.order, &mut s.vel);
         reorder(&self.color, &grid.order, &mut s.color);
-        self.birth.resize(self.pos.len(), self.clock);
+        self.birth.resize(self.pos.len(), self.births);
         reorder(&self.birth, &grid.order, &mut s.birth);
         std::mem::swap(&mut self.pos, &mut s.pos);
         std::mem::swap(&mut self.vel, &mut s.vel);
@@ -389,9 +391,8 @@ impl Fluid {
         reorder(&self.predicted, &grid.order, &mut s.pos);
         std::mem::swap(&mut self.predicted, &mut s.pos);
         let grid = &*grid;
-        // The grid's cell is the radius (sanitised radii are far above its least cell), and
-        // the kernels use the radius the neighbour search filters at.
-        debug_assert_eq!(grid.cell, k.radius);
+        // The kernels use the radius the neighbour search filters at: the grid's cell, the
+        // radius itself unless the box is so large that the cells had to widen.
         let kern = Kernels::new(grid.cell);
         let predicted = &self.predicted;
         // Densities at the predicted positions (each particle counts itself).
@@ -469,7 +470,6 @@ impl Fluid {
                 *out = [va[0] + acc[0] * dt, va[1] + acc[1] * dt];
             });
         std::mem::swap(&mut self.vel, &mut self.scratch.vel);
-        self.clock += dt;
         // Move, and bounce off the walls.
         let [w, h] = self.size;
         let damping = k.wall_damping;

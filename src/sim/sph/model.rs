@@ -35,6 +35,8 @@ pub const DEFAULT_BUDGET: usize = 6_000;
 pub const BURST_MAX: usize = 400;
 /// Most sub-steps an advance runs (longer frames are slowed down rather than exploded).
 const MAX_SUBSTEPS: usize = 8;
+/// Most rows of the light field.
+const LIGHT_ROWS: usize = 288;
 /// Speed (box units per second) that takes the speed gradient from blue to red.
 const GRADIENT_SPEED: f32 = 8.0;
 
@@ -49,8 +51,11 @@ pub struct SphModel {
     fluid: Fluid,
     knobs: Knobs,
     budget: usize,
-    /// The picture's grid (the model's resolution).
+    /// The model's resolution.
     cells: (usize, usize),
+    /// The light field's grid: the resolution, at most [`LIGHT_ROWS`] rows (the picture
+    /// scales it up smoothly; finer costs the splat more than it shows).
+    light_cells: (usize, usize),
     pool: rayon::ThreadPool,
     pending: Vec<Splat>,
     obstacles: Option<Mask>,
@@ -68,24 +73,33 @@ impl SphModel {
     /// A model whose picture grid is `cells` (the canvas' shape), on `threads` workers (0:
     /// one per core), holding at most `budget` particles (clamped to 1..=[`super::MAX_PARTICLES`]).
     pub fn new(cells: (usize, usize), threads: usize, budget: usize) -> Result<Self, CpuError> {
-        let cells = (cells.0.clamp(8, 4096), cells.1.clamp(8, 4096));
+        // Both sides scaled alike, so the box keeps the canvas' shape.
+        let fit = (4096.0 / cells.0.max(cells.1).max(1) as f64).min(1.0);
+        let side = |n: usize| ((n as f64 * fit).round() as usize).clamp(8, 4096);
+        let cells = (side(cells.0), side(cells.1));
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("dyeflow-sph-{i}"))
             .build()
             .map_err(|source| CpuError::Threads { threads, source })?;
-        let n = cells.0 * cells.1;
+        let shrink = (LIGHT_ROWS as f64 / cells.1 as f64).min(1.0);
+        let light_cells = (
+            ((cells.0 as f64 * shrink).round() as usize).max(8),
+            ((cells.1 as f64 * shrink).round() as usize).max(8),
+        );
+        let n = light_cells.0 * light_cells.1;
         Ok(Self {
             fluid: Fluid::new(cells.0 as f32 / cells.1 as f32),
             knobs: Knobs::default(),
             budget: budget.clamp(1, super::MAX_PARTICLES),
             cells,
+            light_cells,
             pool,
             pending: Vec::new(),
             obstacles: None,
             picture: Picture::default(),
             light: [vec![0.0; n], vec![0.0; n], vec![0.0; n]],
-            still: vec![0.0; (cells.0 + 1) * (cells.1 + 1)],
+            still: vec![0.0; (light_cells.0 + 1) * (light_cells.1 + 1)],
             frame: Vec::new(),
             frame_size: None,
             seed: 0x9e37_79b9,
@@ -117,7 +131,12 @@ impl SphModel {
         let sources = std::mem::take(&mut self.pending);
         let spacing = 1.0 / self.knobs.target_density.max(1.0).sqrt();
         for s in &sources {
-            let finite = s.pos.iter().chain(&s.force).all(|x| x.is_finite())
+            let finite = s
+                .pos
+                .iter()
+                .chain(&s.force)
+                .chain(&s.color)
+                .all(|x| x.is_finite())
                 && s.radius.is_finite()
                 && s.amount.is_finite();
             if !finite {
@@ -176,7 +195,7 @@ impl SphModel {
 
     /// Splat the particles' light into the grid.
     fn draw_light(&mut self, speed_colours: bool) {
-        let (w, h) = self.cells;
+        let (w, h) = self.light_cells;
         let scale = w as f32 / self.fluid.size()[0];
         // Kernel radius: two particle spacings, at least 1.5 cells (smaller shows each
         // particle as a blob, larger blurs the splashes).
@@ -305,7 +324,7 @@ impl Model for SphModel {
             return;
         }
         self.draw_light(look.color_mode == ColorMode::VelocityHue);
-        let (w, h) = self.cells;
+        let (w, h) = self.light_cells;
         let mut dye_look = *look;
         if dye_look.color_mode != ColorMode::Dye {
             // The particles' colours are already in the light (speed gradient or own).
@@ -399,7 +418,7 @@ impl Model for SphModel {
             p[0] *= sx;
         }
         let mut fresh = Fluid::new(to / BOX_HEIGHT);
-        fresh.clock = fluid.clock;
+        fresh.births = fluid.births;
         for (((p, v), c), b) in fluid
             .pos
             .iter()
@@ -485,9 +504,9 @@ mod tests {
             m.fluid().color.iter().all(|c| *c == [0.0, 1.0, 0.0]),
             "the oldest (red) particles were recycled first"
         );
-        let newest = m.fluid().birth.iter().copied().fold(f32::MIN, f32::max);
-        let oldest = m.fluid().birth.iter().copied().fold(f32::MAX, f32::min);
-        assert!(newest - oldest < 40.0 / 60.0, "{oldest}..{newest}");
+        // Every red particle (serial numbers 0..n) is gone.
+        let oldest = m.fluid().birth.iter().copied().min().unwrap_or(0);
+        assert!(oldest >= n as u64, "{oldest} < {n}");
     }
 
     /// A splat without dye is a shock: it pushes the particles near it along its force and
@@ -608,6 +627,18 @@ mod tests {
             !a.restore(&grid.snapshot()),
             "the particles refuse the grid"
         );
+    }
+
+    /// The largest canvases keep their shape (both sides scaled alike), and so does the box.
+    #[test]
+    fn huge_canvases_keep_their_shape() {
+        let m = SphModel::new((4779, 2048), 1, 100).expect("a model");
+        let (w, h) = m.resolution().cells;
+        assert!(w <= 4096 && h <= 4096, "{w} x {h}");
+        let want = 4779.0 / 2048.0;
+        assert!((w as f32 / h as f32 - want).abs() < 0.01, "{w} x {h}");
+        let [bw, bh] = m.fluid().size();
+        assert!((bw / bh - want).abs() < 0.01, "box {bw} x {bh}");
     }
 
     /// Broken sources and steps change nothing or stay finite.

@@ -15,8 +15,10 @@
 /// The grid over a `width x height` box, and the last sort.
 #[derive(Clone, Debug)]
 pub struct Grid {
-    /// Cell edge (the smoothing radius).
+    /// Cell edge: the smoothing radius, unless that would need more than [`MAX_CELLS`].
     pub cell: f32,
+    /// The radius the grid was asked for.
+    pub radius: f32,
     /// `1 / cell`: a point's cell is `floor(p * inv_cell)`. A product is correctly rounded on
     /// every GPU (a quotient is not: NVIDIA's division is within 2 units in the last place),
     /// so the GPU's keys are the CPU's to the bit.
@@ -59,6 +61,7 @@ impl Grid {
         let rows = ((height / cell).ceil() as usize).clamp(1, MAX_CELLS / cols);
         Self {
             cell,
+            radius,
             inv_cell: 1.0 / cell,
             cols,
             rows,
