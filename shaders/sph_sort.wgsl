@@ -67,6 +67,23 @@ fn key_pairs(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 var<workgroup> block: array<u32, 256>;
 
+// The inclusive sum of `x` over threads 0..=t of the workgroup (Hillis-Steele in `block`).
+// Every thread of the workgroup must call it.
+fn block_scan(t: u32, x: u32) -> u32 {
+    block[t] = x;
+    workgroupBarrier();
+    for (var d = 1u; d < SW; d = d << 1u) {
+        var y = 0u;
+        if t >= d {
+            y = block[t - d];
+        }
+        workgroupBarrier();
+        block[t] = block[t] + y;
+        workgroupBarrier();
+    }
+    return block[t];
+}
+
 // Exclusive scan of each 256 counts into start, and each block's total into sums.
 @compute @workgroup_size(256)
 fn scan_blocks(
@@ -80,23 +97,12 @@ fn scan_blocks(
     if i < S.cells {
         x = plain_counts[i];
     }
-    block[t] = x;
-    workgroupBarrier();
-    // Hillis-Steele inclusive scan.
-    for (var d = 1u; d < SW; d = d << 1u) {
-        var y = 0u;
-        if t >= d {
-            y = block[t - d];
-        }
-        workgroupBarrier();
-        block[t] = block[t] + y;
-        workgroupBarrier();
-    }
+    let inclusive = block_scan(t, x);
     if i < S.cells {
-        start[i] = block[t] - x;
+        start[i] = inclusive - x;
     }
     if t == SW - 1u {
-        sums[wid.x] = block[t];
+        sums[wid.x] = inclusive;
     }
 }
 
@@ -112,18 +118,7 @@ fn scan_sums(@builtin(local_invocation_id) lid: vec3<u32>) {
     for (var b = lo; b < hi; b++) {
         total += sums[b];
     }
-    block[t] = total;
-    workgroupBarrier();
-    for (var d = 1u; d < SW; d = d << 1u) {
-        var y = 0u;
-        if t >= d {
-            y = block[t - d];
-        }
-        workgroupBarrier();
-        block[t] = block[t] + y;
-        workgroupBarrier();
-    }
-    var acc = block[t] - total;
+    var acc = block_scan(t, total) - total;
     for (var b = lo; b < hi; b++) {
         let s = sums[b];
         sums[b] = acc;

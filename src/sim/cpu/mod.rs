@@ -179,8 +179,7 @@ pub struct CpuSolver {
     /// How far the last velocity advection traced, in cells (decides the second projection).
     reach: f32,
     /// The frame rendered by the last `request_frame`.
-    frame: Vec<u8>,
-    frame_size: Option<(usize, usize)>,
+    frame: crate::sim::model::HeldFrame,
     /// Solid cells, if any.
     obstacles: Option<obstacles::Obstacles>,
     /// The picture stage's buffers (light planes, bloom levels), kept between frames.
@@ -230,8 +229,7 @@ impl CpuSolver {
             dropped_splats: 0,
             measure: true,
             reach: 0.0,
-            frame: Vec::new(),
-            frame_size: None,
+            frame: Default::default(),
             obstacles: None,
             picture: picture::Picture::default(),
             spawner: Spawner::new(CPU_CAPACITY),
@@ -780,17 +778,13 @@ impl Solver for CpuSolver {
 
     fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
         let mut frame = std::mem::take(&mut self.frame);
-        frame.resize(width * height * 4, 0);
-        self.render(look, width, height, &mut frame);
+        frame.fill(width, height, |out| self.render(look, width, height, out));
         self.frame = frame;
-        self.frame_size = Some((width, height));
         true
     }
 
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
-        let size = self.frame_size.take()?;
-        std::mem::swap(out, &mut self.frame);
-        Some(size)
+        self.frame.take(out)
     }
 
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {

@@ -124,7 +124,7 @@ pub(crate) struct StageUniform {
 }
 
 /// The pipelines, built once per device.
-struct Kernels2 {
+struct Pipelines {
     key_count: Kernel,
     key_pairs: Kernel,
     scan_blocks: Kernel,
@@ -144,7 +144,7 @@ struct Kernels2 {
     moves: Kernel,
 }
 
-impl Kernels2 {
+impl Pipelines {
     fn new(device: &wgpu::Device) -> Self {
         let (sort, step) = (module(device, "sph_sort"), module(device, "sph_step"));
         let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
@@ -219,7 +219,7 @@ fn padded(n: usize) -> usize {
 }
 
 impl Resources {
-    fn new(device: &wgpu::Device, k: &Kernels2, capacity: usize, cells: usize) -> Self {
+    fn new(device: &wgpu::Device, k: &Pipelines, capacity: usize, cells: usize) -> Self {
         use binding::{sort as so, step as st};
         let f2 = |label| storage(device, label, (capacity * 8) as u64);
         let f4 = |label| storage(device, label, (capacity * 16) as u64);
@@ -448,7 +448,7 @@ struct Timing {
 /// The particle fluid on the GPU.
 pub struct GpuFluid {
     ctx: GpuContext,
-    kernels: Kernels2,
+    kernels: Pipelines,
     res: Option<Resources>,
     /// Box width and height.
     size: [f32; 2],
@@ -465,7 +465,7 @@ fn groups(n: usize) -> u32 {
 impl GpuFluid {
     /// An empty fluid on `ctx`'s device (its pipelines built: a few ms).
     pub fn new(ctx: GpuContext) -> Self {
-        let kernels = Kernels2::new(&ctx.device);
+        let kernels = Pipelines::new(&ctx.device);
         Self {
             ctx,
             kernels,

@@ -283,16 +283,11 @@ impl Fluid {
                 }
             })
             .collect();
-        let mut it = keep.iter();
-        self.pos.retain(|_| *it.next().unwrap_or(&true));
-        let mut it = keep.iter();
-        self.vel.retain(|_| *it.next().unwrap_or(&true));
-        let mut it = keep.iter();
-        self.color.retain(|_| *it.next().unwrap_or(&true));
-        let mut it = keep.iter();
-        self.density.retain(|_| *it.next().unwrap_or(&true));
-        let mut it = keep.iter();
-        self.birth.retain(|_| *it.next().unwrap_or(&true));
+        retain_by(&mut self.pos, &keep);
+        retain_by(&mut self.vel, &keep);
+        retain_by(&mut self.color, &keep);
+        retain_by(&mut self.density, &keep);
+        retain_by(&mut self.birth, &keep);
     }
 
     /// Remove every particle (the box and the birth count stay).
@@ -495,6 +490,12 @@ impl Fluid {
                 }
             });
     }
+}
+
+/// Keep the items of `v` whose flag in `keep` is set (items past its end stay).
+fn retain_by<T>(v: &mut Vec<T>, keep: &[bool]) {
+    let mut flags = keep.iter();
+    v.retain(|_| *flags.next().unwrap_or(&true));
 }
 
 #[cfg(test)]

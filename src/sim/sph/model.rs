@@ -23,7 +23,7 @@ use crate::sim::cpu::CpuError;
 use crate::sim::cpu::colorize::Source;
 use crate::sim::cpu::picture::Picture;
 use crate::sim::gpu::GpuError;
-use crate::sim::model::{Model, Resolution, Snapshot};
+use crate::sim::model::{HeldFrame, Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::{Activity, StepParams};
 use rayon::prelude::*;
@@ -64,8 +64,7 @@ pub struct SphModel {
     light: [Vec<f32>; 3],
     /// Zero velocity faces for the colour stage's source.
     still: Vec<f32>,
-    frame: Vec<u8>,
-    frame_size: Option<(usize, usize)>,
+    frame: HeldFrame,
     seed: u32,
 }
 
@@ -100,8 +99,7 @@ impl SphModel {
             picture: Picture::default(),
             light: [vec![0.0; n], vec![0.0; n], vec![0.0; n]],
             still: vec![0.0; (light_cells.0 + 1) * (light_cells.1 + 1)],
-            frame: Vec::new(),
-            frame_size: None,
+            frame: HeldFrame::default(),
             seed: 0x9e37_79b9,
         })
     }
@@ -351,17 +349,13 @@ impl Model for SphModel {
 
     fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
         let mut frame = std::mem::take(&mut self.frame);
-        frame.resize(width * height * 4, 0);
-        self.render(look, width, height, &mut frame);
+        frame.fill(width, height, |out| self.render(look, width, height, out));
         self.frame = frame;
-        self.frame_size = Some((width, height));
         true
     }
 
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
-        let size = self.frame_size.take()?;
-        std::mem::swap(out, &mut self.frame);
-        Some(size)
+        self.frame.take(out)
     }
 
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
