@@ -65,7 +65,8 @@ impl Grid {
             inv_cell: 1.0 / cell,
             cols,
             rows,
-            start: vec![0; cols * rows + 1],
+            // Filled by `sort` (the GPU builds a grid each step only for its shape).
+            start: Vec::new(),
             order: Vec::new(),
             keys: Vec::new(),
         }
