@@ -216,7 +216,7 @@ struct Sph {
     poly6: f32,
     padded: u32,       // the bitonic sort's length: a power of two >= n, at least 512
     inv_cell: f32,     // 1 / cell, as the CPU rounds it (a product rounds the same everywhere)
-    _p1: u32,
+    keep: f32,         // the share of its velocity a particle keeps through the step's drag
 }
 
 // The grid cell (column, row) of point p, clamped to the grid (sph::neighbours::Grid::cell_of).

@@ -171,7 +171,7 @@ fn move_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     var p = pos[i];
-    var v = svel[i];
+    var v = svel[i] * S.keep;
     let top = vec2<f32>(S.width, S.height);
     for (var c = 0; c < 2; c++) {
         if !finite(v[c]) {

@@ -211,6 +211,8 @@ pub struct Look {
     pub particle_glow: f32,
     /// Streamlines (off by default).
     pub streamlines: StreamlineLook,
+    /// How the particle fluid is drawn (the grid ignores it).
+    pub liquid: LiquidStyle,
 }
 
 impl Default for Look {
@@ -226,8 +228,64 @@ impl Default for Look {
             obstacles: ObstacleStyle::Fill,
             particle_glow: 1.0,
             streamlines: StreamlineLook::default(),
+            liquid: LiquidStyle::Surface,
         }
     }
+}
+
+/// How the particle fluid (the liquid) is drawn; either way its colour follows the colour
+/// mode: the notes' colours, or its speed in the velocity hue mode.
+#[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum LiquidStyle {
+    /// A smooth surface: the particles' light splatted with a wide kernel, so the liquid
+    /// reads as one body with the picture's glow.
+    #[default]
+    #[id = "surface"]
+    #[name = "Surface"]
+    Surface,
+    /// Each particle a soft disc, as in the source.
+    #[id = "discs"]
+    #[name = "Discs"]
+    Discs,
+}
+
+/// The particle fluid's knobs, in canvas units (the canvas is 1 tall) and seconds; the
+/// defaults are the source's tuned values. The model sanitises them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Liquid {
+    /// Gravity, canvas heights/s² (x right, y up).
+    pub gravity: [f32; 2],
+    /// The pressure's stiffness, a multiple of the source's (1: its 500 per unit of density).
+    pub stiffness: f32,
+    /// The near pressure (which keeps the surface from clumping), a multiple of the source's.
+    pub near: f32,
+    /// Viscosity: how strongly neighbours' velocities even out, per second (the source:
+    /// 0.06).
+    pub viscosity: f32,
+    /// The speed a bounce off a wall or an obstacle keeps, 0 to 1.
+    pub bounce: f32,
+    /// Most particles: a burst into a full box recycles the oldest.
+    pub budget: u32,
+}
+
+impl Default for Liquid {
+    fn default() -> Self {
+        Self {
+            gravity: [0.0, -1.2],
+            stiffness: 1.0,
+            near: 1.0,
+            viscosity: 0.06,
+            bounce: 0.95,
+            budget: 6_000,
+        }
+    }
+}
+
+/// Gravity of `strength` canvas heights/s², turned `degrees` clockwise from straight down (90:
+/// towards the left, as in a box tipped clockwise by 90 degrees).
+pub fn gravity_vector(strength: f32, degrees: f32) -> [f32; 2] {
+    let a = degrees.to_radians();
+    [-strength * a.sin(), -strength * a.cos()]
 }
 
 /// Gradient maps of the light's luminance: a palette replaces each pixel's colour by the

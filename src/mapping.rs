@@ -113,6 +113,11 @@ pub const ONSET_KICK: f32 = 1.5;
 pub const ONSET_DYE: f32 = 1.2;
 /// Beat pulse push, canvas heights per second.
 pub const BEAT_KICK: f32 = 0.8;
+/// The swing's full size at this input RMS (times the reactivity): loud music swings the
+/// liquid's gravity by its whole sway.
+pub const SWING_PER_RMS: f32 = 4.0;
+/// One swing there and back, seconds, when the host's transport does not play.
+pub const SWING_FREE_S: f32 = 2.0;
 
 /// How a note's pitch picks the position of its splat.
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -201,6 +206,10 @@ impl MappingConfig {
 pub struct Drive {
     /// Added to the vorticity knob (mod wheel).
     pub vorticity_boost: f32,
+    /// The music's swing, -1 to 1: the audio's level, swinging one way on one beat and the
+    /// other way on the next while the host plays (slowly, every [`SWING_FREE_S`], when it
+    /// does not). The liquid's gravity turns by it times its sway.
+    pub swing: f32,
 }
 
 /// Envelope stage of a voice.
@@ -764,7 +773,22 @@ impl Mapper {
         Drive {
             vorticity_boost: self.channels.iter().fold(0.0f32, |m, c| m.max(c.mod_wheel))
                 * MOD_WHEEL_VORTICITY,
+            swing: self.swing(cfg),
         }
+    }
+
+    /// The music's swing now (see [`Drive::swing`]): one swing over two beats, so the liquid
+    /// leans one way on a beat and the other way on the next.
+    fn swing(&self, cfg: &MappingConfig) -> f32 {
+        let size = (self.level * SWING_PER_RMS * cfg.reactivity.max(0.0)).min(1.0);
+        if size <= 0.0 {
+            return 0.0;
+        }
+        let phase = match self.beat_now() {
+            Some(beat) => (beat.rem_euclid(2.0) * 0.5) as f32,
+            None => (self.time / SWING_FREE_S).fract(),
+        };
+        size * (phase * std::f32::consts::TAU).sin()
     }
 
     /// The new notes' first emission: a pillar note (on the pillar channel) ends at once

@@ -25,11 +25,13 @@ use crate::mapping::MappingMode;
 
 pub mod effects;
 pub mod heat;
+pub mod liquid;
 pub mod obstacles;
 pub mod particles;
 pub mod streamlines;
 pub use effects::EffectsParams;
 pub use heat::HeatParams;
+pub use liquid::LiquidParams;
 pub use obstacles::{OBSTACLES_KEY, ObstacleField, ObstacleSettings};
 pub use particles::ParticleParams;
 pub use streamlines::StreamlineParams;
@@ -365,6 +367,9 @@ pub struct DyeflowParams {
     /// Streamlines: the flow's lines, coloured by speed, over the picture or alone.
     #[nested(group = "Streamlines")]
     pub streamlines: StreamlineParams,
+    /// The particle fluid: gravity, tilt and sway, stiffness, viscosity, bounce, budget, look.
+    #[nested(group = "Liquid")]
+    pub liquid: LiquidParams,
 }
 
 // Ranges, as functions so the editor's widgets and the tests share them with the parameters.
@@ -659,6 +664,7 @@ impl Default for DyeflowParams {
             heat: HeatParams::default(),
             particles: ParticleParams::default(),
             streamlines: StreamlineParams::default(),
+            liquid: LiquidParams::default(),
         }
     }
 }

@@ -15,7 +15,7 @@
 //! checks every value first through the public `Param` previews and the enums' stable ids,
 //! and then sets them in one loop through `ParamPtr`, as the wrappers do.
 
-use crate::fluid::{ColorMode, ObstacleStyle, StreamlineMode, ToneMode};
+use crate::fluid::{ColorMode, LiquidStyle, ObstacleStyle, StreamlineMode, ToneMode};
 use crate::mapping::MappingMode;
 use crate::params::{
     DyeflowParams, OBSTACLES_KEY, ObstacleSettings, SETTINGS_KEY, Settings, migrate_state,
@@ -452,6 +452,7 @@ fn enum_index(id: &str, choice: &str) -> Option<usize> {
         "display" => ToneMode::ids(),
         "obst_look" => ObstacleStyle::ids(),
         "stream" => StreamlineMode::ids(),
+        "liq_look" => LiquidStyle::ids(),
         _ => None,
     }?;
     ids.iter().position(|&c| c == choice)
@@ -514,7 +515,7 @@ mod tests {
                 assert!(count > 1, "{id}");
             }
         }
-        assert_eq!(enums, 5, "a new enum parameter needs a line in enum_index");
+        assert_eq!(enums, 6, "a new enum parameter needs a line in enum_index");
     }
 
     #[test]

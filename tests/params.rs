@@ -59,6 +59,15 @@ const EXPECTED: &[(&str, f32)] = &[
     ("stream_dens", 32.0),
     ("stream_len", 0.3),
     ("stream_steps", 16.0),
+    ("liq_grav", 1.2),
+    ("liq_tilt", 0.0),
+    ("liq_sway", 15.0),
+    ("liq_stiff", 1.0),
+    ("liq_near", 1.0),
+    ("liq_visc", 0.06),
+    ("liq_bounce", 0.95),
+    ("liq_count", 6000.0),
+    ("liq_look", 0.0), // Surface
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -173,6 +182,15 @@ fn ranges_have_the_documented_ends() {
         ("stream_dens", 4.0, 128.0),
         ("stream_len", 0.01, 2.0),
         ("stream_steps", 1.0, 64.0),
+        ("liq_grav", 0.0, 10.0),
+        ("liq_tilt", -180.0, 180.0),
+        ("liq_sway", 0.0, 90.0),
+        ("liq_stiff", 0.1, 3.0),
+        ("liq_near", 0.1, 3.0),
+        ("liq_visc", 0.0, 3.0),
+        ("liq_bounce", 0.0, 1.0),
+        ("liq_count", 500.0, 50_000.0),
+        ("liq_look", 0.0, 1.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {

@@ -7,6 +7,8 @@ use egui::{self, Align2, Color32, FontId};
 
 /// The hint's text.
 pub const HINT: &str = "Play some notes · drag to paint · F for the controls";
+/// The hint over the particle fluid (where a plain drag pulls).
+pub const HINT_LIQUID: &str = "Play some notes · Shift + drag to pour · F for the controls";
 
 /// Whether the hint still shows.
 pub struct Hint {
@@ -34,15 +36,23 @@ impl Hint {
     }
 
     /// Something happened (`acted`: the user did something; `notes`: note-ons the simulation
-    /// has taken): hide the hint for good. Otherwise draw it over `canvas` if `visible`.
-    pub fn show(&mut self, ui: &egui::Ui, canvas: &Canvas, acted: bool, notes: u64, visible: bool) {
+    /// has taken): hide the hint for good. Otherwise draw it over `canvas` if `visible`, the
+    /// liquid's words if `liquid`.
+    pub fn show(
+        &mut self,
+        ui: &egui::Ui,
+        canvas: &Canvas,
+        (acted, notes): (bool, u64),
+        visible: bool,
+        liquid: bool,
+    ) {
         if !self.update(acted, notes) || !visible {
             return;
         }
         let rect = canvas.rect;
         let size = (rect.height() * 0.06).clamp(12.0, 20.0);
         let galley = ui.painter().layout(
-            HINT.to_owned(),
+            if liquid { HINT_LIQUID } else { HINT }.to_owned(),
             FontId::proportional(size),
             Color32::from_gray(215),
             (rect.width() - 32.0).max(40.0),

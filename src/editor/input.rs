@@ -5,6 +5,9 @@
 //!   the obstacle brush on (the panel's Draw or Erase), it draws or erases solid walls along
 //!   the drag instead (a click stamps one disc).
 //! - Right-drag: pulls the fluid towards the cursor; with Shift it pushes it away.
+//! - With the particle fluid (a liquid), as in the source: left-drag pulls the particles
+//!   towards the cursor, right-drag pushes them away, and Shift + left-drag pours liquid in
+//!   the stroke's colour.
 //! - Wheel: brush radius (the obstacle brush's while it is on).
 //! - Keys: P pauses, Space fires random splats, R resets, F hides the panel.
 
@@ -12,7 +15,7 @@ use super::EditorShared;
 use super::view::Canvas;
 use crate::bridge::events::{Brush, SimEvent, TimedEvent};
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
-use crate::params::BRUSH_RADIUS_RANGE;
+use crate::params::{BRUSH_RADIUS_RANGE, FluidChoice};
 use egui::{self, Color32, PointerButton, Sense, Stroke};
 use nice_plug_egui::{Key as HostKey, KeyCapture};
 
@@ -25,7 +28,8 @@ pub const STROKE_PARTICLES: f32 = 0.1;
 pub const STROKE_FORCE_GAIN: f32 = 0.4;
 /// Drag speeds above this (canvas heights per second) count as this.
 pub const STROKE_MAX_SPEED: f32 = 8.0;
-/// Pull of a right-drag, canvas heights per second squared at the strongest point.
+/// Pull of a right-drag (the liquid's left-drag), canvas heights per second squared at the
+/// strongest point.
 pub const PULL_ACCEL: f32 = 12.0;
 /// The pull's reach in brush radii.
 pub const PULL_RADIUS_BRUSHES: f32 = 3.0;
@@ -150,6 +154,25 @@ impl Painter {
                 self.hue = (self.hue + HUE_STEP).fract();
             }
         }
+        // The grid: left paints, right pulls (Shift: pushes). The liquid, as in the source:
+        // left pulls, right pushes, Shift + left pours.
+        let liquid = shared.params.settings().fluid == FluidChoice::Particles;
+        let shift = ui.input(|i| i.modifiers.shift);
+        let primary = response.dragged_by(PointerButton::Primary);
+        let secondary = response.dragged_by(PointerButton::Secondary);
+        let (paint, pull) = if liquid {
+            let pull = if primary && !shift {
+                Some(1.0)
+            } else if secondary {
+                Some(-1.0)
+            } else {
+                None
+            };
+            (primary && shift, pull)
+        } else {
+            let pull = secondary.then_some(if shift { -1.0 } else { 1.0 });
+            (primary, pull)
+        };
         if let Some(pos) = response.interact_pointer_pos() {
             let at = canvas.to_canvas(pos);
             let stroke = response.dragged_by(PointerButton::Primary)
@@ -171,7 +194,7 @@ impl Painter {
                 }
                 self.last = Some(at);
                 acted = true;
-            } else if response.dragged_by(PointerButton::Primary) {
+            } else if paint {
                 let d = canvas.delta_to_canvas(ui.input(|i| i.pointer.delta()));
                 let (vx, vy) = (d[0] / dt, d[1] / dt);
                 let speed = vx.hypot(vy);
@@ -196,12 +219,7 @@ impl Painter {
                         particles: STROKE_PARTICLES * shared.params.particles.amount.value(),
                     }),
                 );
-            } else if response.dragged_by(PointerButton::Secondary) {
-                let sign = if ui.input(|i| i.modifiers.shift) {
-                    -1.0
-                } else {
-                    1.0
-                };
+            } else if let Some(sign) = pull {
                 send(
                     shared,
                     SimEvent::Splat(Splat {

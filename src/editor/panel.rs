@@ -484,6 +484,22 @@ impl Panel {
             slider(ui, &p.pressure_iterations, setter, cols);
             slider(ui, &p.speed, setter, cols);
         });
+        let liquid = p.settings().fluid == FluidChoice::Particles;
+        if liquid {
+            // The particle fluid's own knobs, only while it is the fluid.
+            section(ui, "Liquid", true, |ui| {
+                let l = &p.liquid;
+                slider(ui, &l.gravity, setter, cols);
+                slider(ui, &l.tilt, setter, cols);
+                slider(ui, &l.sway, setter, cols);
+                slider(ui, &l.stiffness, setter, cols);
+                slider(ui, &l.near, setter, cols);
+                slider(ui, &l.viscosity, setter, cols);
+                slider(ui, &l.bounce, setter, cols);
+                slider(ui, &l.budget, setter, cols);
+                choice(ui, &l.style, setter, cols);
+            });
+        }
         section(ui, "Notes", true, |ui| {
             choice(ui, &p.mapping_mode, setter, cols);
             channel(
@@ -563,15 +579,26 @@ impl Panel {
                     let c = crate::fluid::hsv_to_rgb(painter.hue(), 0.9, 1.0);
                     (c[0], c[1], c[2])
                 };
+                let (paint, pulls) = if liquid {
+                    (
+                        "Shift + left-drag: pour liquid (next colour:",
+                        "Left-drag: pull the liquid; right-drag: push it away",
+                    )
+                } else {
+                    (
+                        "Left-drag: paint dye and push (next colour:",
+                        "Right-drag: pull the fluid; Shift + right-drag: push it away",
+                    )
+                };
                 ui.horizontal_wrapped(|ui| {
-                    ui.label("Left-drag: paint dye and push (next colour:");
+                    ui.label(paint);
                     let (rect, _) =
                         ui.allocate_exact_size(egui::vec2(12.0, 12.0), egui::Sense::hover());
                     ui.painter()
                         .rect_filled(rect, 2.0, egui::Rgba::from_rgb(r, g, b));
                     ui.label(")");
                 });
-                ui.label("Right-drag: pull the fluid; Shift + right-drag: push it away");
+                ui.label(pulls);
                 ui.label("Wheel: brush size");
                 ui.label(
                     "Obstacles: Draw or Erase, then left-drag on the fluid (the wheel sizes \

@@ -21,6 +21,9 @@ pub struct Driver {
     /// Counts every change put into the fluid from outside (splats injected, resets), so the
     /// engine can tell whether anything happened since it last measured the fluid.
     changes: u64,
+    /// The last step's parameters: a step of no time (sources only) carries them, so the
+    /// liquid's budget holds between steps.
+    last: StepParams,
 }
 
 impl Driver {
@@ -35,6 +38,28 @@ impl Driver {
             discrete: Discrete::from_params(params),
             sim_time: 0.0,
             changes: 0,
+            last: Self::params_of(
+                Knobs::from_params(params),
+                &Discrete::from_params(params),
+                0.0,
+                0.0,
+            ),
+        }
+    }
+
+    /// The step parameters from the smoothed `knobs` and the discrete ones, for `real_dt`
+    /// seconds with the music's `swing`.
+    fn params_of(knobs: Knobs, discrete: &Discrete, real_dt: f32, swing: f32) -> StepParams {
+        let mut p = knobs.step_params(real_dt, swing);
+        p.liquid.budget = discrete.liquid_budget;
+        p
+    }
+
+    /// Parameters for a step of no time: sources only.
+    fn still(&self) -> StepParams {
+        StepParams {
+            dt: 0.0,
+            ..self.last
         }
     }
 
@@ -77,7 +102,8 @@ impl Driver {
             self.changes += 1;
         }
         let knobs = self.smoother.advance(Knobs::from_params(params), real_dt);
-        let mut step_params = knobs.step_params(real_dt);
+        let mut step_params = Self::params_of(knobs, &self.discrete, real_dt, drive.swing);
+        self.last = step_params;
         step_params.vorticity = (step_params.vorticity + drive.vorticity_boost)
             .min(crate::params::vorticity_range().unnormalize(1.0));
         model.advance(&step_params);
@@ -92,10 +118,7 @@ impl Driver {
         if self.scene.apply(model) {
             self.changes += 1;
         }
-        model.advance(&StepParams {
-            dt: 0.0,
-            ..StepParams::default()
-        });
+        model.advance(&self.still());
     }
 
     /// Inject what the events taken since the last step ask for at once (note bursts, onset
@@ -109,20 +132,14 @@ impl Driver {
         if self.splats.is_empty() {
             if walls {
                 // A step of no time clears what the new walls cover.
-                model.advance(&StepParams {
-                    dt: 0.0,
-                    ..StepParams::default()
-                });
+                model.advance(&self.still());
             }
             return walls;
         }
         model.inject(&self.splats);
         self.changes += 1;
         // A step of no time applies the splats and nothing else.
-        model.advance(&StepParams {
-            dt: 0.0,
-            ..StepParams::default()
-        });
+        model.advance(&self.still());
         true
     }
 
@@ -202,6 +219,7 @@ impl Driver {
             .look(d.color_mode, d.tone, d.palette);
         Look {
             obstacles: d.obstacles,
+            liquid: d.liquid_style,
             streamlines: StreamlineLook {
                 mode: d.streamlines,
                 density: d.stream_density,

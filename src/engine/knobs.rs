@@ -8,8 +8,8 @@
 //! step look the same at 30, 60 or 144 steps per second.
 
 use crate::fluid::{
-    ColorMode, Effects, Look, ObstacleStyle, Palette, StreamlineMode, ToneMode, hsv_to_rgb,
-    light_for_display,
+    ColorMode, Effects, Liquid, LiquidStyle, Look, ObstacleStyle, Palette, StreamlineMode,
+    ToneMode, gravity_vector, hsv_to_rgb, light_for_display,
 };
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
@@ -66,10 +66,20 @@ pub struct Knobs {
     pub particle_glow: f32,
     /// The streamlines' trace time, seconds (see [`crate::params::StreamlineParams`]).
     pub stream_length: f32,
+    /// The liquid's gravity (canvas heights/s²), tilt and sway (degrees), stiffness and near
+    /// pressure (multiples of the source's), viscosity (/s) and bounce (see
+    /// [`crate::params::LiquidParams`]).
+    pub liquid_gravity: f32,
+    pub liquid_tilt: f32,
+    pub liquid_sway: f32,
+    pub liquid_stiffness: f32,
+    pub liquid_near: f32,
+    pub liquid_viscosity: f32,
+    pub liquid_bounce: f32,
 }
 
 /// Continuous knobs smoothed together.
-const KNOBS: usize = 28;
+const KNOBS: usize = 35;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -109,12 +119,26 @@ impl Knobs {
             particle_life: p.particles.life.value(),
             particle_glow: p.particles.glow.value(),
             stream_length: p.streamlines.length.value(),
+            liquid_gravity: p.liquid.gravity.value(),
+            liquid_tilt: p.liquid.tilt.value(),
+            liquid_sway: p.liquid.sway.value(),
+            liquid_stiffness: p.liquid.stiffness.value(),
+            liquid_near: p.liquid.near.value(),
+            liquid_viscosity: p.liquid.viscosity.value(),
+            liquid_bounce: p.liquid.bounce.value(),
         }
     }
 
     /// The step parameters for `real_dt_s` seconds of wall-clock (or render) time: the
-    /// simulated time is scaled by the speed knob.
-    pub fn step_params(&self, real_dt_s: f32) -> StepParams {
+    /// simulated time is scaled by the speed knob. The liquid's gravity turns by its tilt plus
+    /// `swing` (-1 to 1, from the music) times its sway; its budget is the default (the
+    /// driver sets the parameter's).
+    pub fn step_params(&self, real_dt_s: f32, swing: f32) -> StepParams {
+        let swing = if swing.is_finite() {
+            swing.clamp(-1.0, 1.0)
+        } else {
+            0.0
+        };
         StepParams {
             dt: real_dt_s * self.speed,
             viscosity: self.viscosity,
@@ -128,6 +152,17 @@ impl Knobs {
             ambient: self.ambient,
             up: crate::params::heat::up_direction(self.lift_angle),
             particle_life: self.particle_life,
+            liquid: Liquid {
+                gravity: gravity_vector(
+                    self.liquid_gravity,
+                    self.liquid_tilt + self.liquid_sway * swing,
+                ),
+                stiffness: self.liquid_stiffness,
+                near: self.liquid_near,
+                viscosity: self.liquid_viscosity,
+                bounce: self.liquid_bounce,
+                ..Liquid::default()
+            },
         }
         .sanitized()
     }
@@ -160,6 +195,7 @@ impl Knobs {
                 length: self.stream_length,
                 ..StreamlineLook::default()
             },
+            liquid: LiquidStyle::default(),
         }
     }
 
@@ -193,6 +229,13 @@ impl Knobs {
             &mut self.particle_life,
             &mut self.particle_glow,
             &mut self.stream_length,
+            &mut self.liquid_gravity,
+            &mut self.liquid_tilt,
+            &mut self.liquid_sway,
+            &mut self.liquid_stiffness,
+            &mut self.liquid_near,
+            &mut self.liquid_viscosity,
+            &mut self.liquid_bounce,
         ]
     }
 
@@ -226,6 +269,13 @@ impl Knobs {
             self.particle_life,
             self.particle_glow,
             self.stream_length,
+            self.liquid_gravity,
+            self.liquid_tilt,
+            self.liquid_sway,
+            self.liquid_stiffness,
+            self.liquid_near,
+            self.liquid_viscosity,
+            self.liquid_bounce,
         ]
     }
 }
@@ -247,6 +297,9 @@ pub struct Discrete {
     pub streamlines: StreamlineMode,
     pub stream_density: u32,
     pub stream_steps: u32,
+    /// How the liquid is drawn, and its particle budget.
+    pub liquid_style: LiquidStyle,
+    pub liquid_budget: u32,
 }
 
 impl Discrete {
@@ -261,6 +314,8 @@ impl Discrete {
             streamlines: p.streamlines.mode.value(),
             stream_density: p.streamlines.density.value().max(0) as u32,
             stream_steps: p.streamlines.steps.value().max(0) as u32,
+            liquid_style: p.liquid.style.value(),
+            liquid_budget: p.liquid.budget.value().max(1) as u32,
         }
     }
 }
@@ -369,7 +424,7 @@ mod tests {
     /// heat knobs reach the step in solver units, and the lift's direction turns clockwise.
     #[test]
     fn heat_knobs_default_to_no_lift_and_reach_the_step() {
-        let p = Knobs::default().step_params(1.0 / 60.0);
+        let p = Knobs::default().step_params(1.0 / 60.0, 0.0);
         assert_eq!((p.buoyancy, p.weight, p.ambient), (0.0, 0.0, 0.0));
         assert!(!p.lifts());
         assert!(
@@ -386,7 +441,7 @@ mod tests {
             lift_angle: 90.0,
             ..Knobs::default()
         };
-        let p = knobs.step_params(1.0 / 60.0);
+        let p = knobs.step_params(1.0 / 60.0, 0.0);
         assert_eq!(
             (p.buoyancy, p.weight, p.cooling, p.ambient),
             (3.0, 0.5, 2.0, -0.25)
@@ -403,7 +458,7 @@ mod tests {
         let d = DyeflowParams::default();
         assert_eq!(mapping_config(&d, 1.0).particles, 0.0);
         let k = Knobs::default();
-        assert_eq!(k.step_params(1.0 / 60.0).particle_life, 3.0);
+        assert_eq!(k.step_params(1.0 / 60.0, 0.0).particle_life, 3.0);
         let look = k.look(ColorMode::Dye, ToneMode::Filmic, Palette::Off);
         assert_eq!(look.particle_glow, 1.0);
         let knobs = Knobs {
@@ -411,7 +466,7 @@ mod tests {
             particle_glow: 2.5,
             ..Knobs::default()
         };
-        assert_eq!(knobs.step_params(1.0 / 60.0).particle_life, 7.5);
+        assert_eq!(knobs.step_params(1.0 / 60.0, 0.0).particle_life, 7.5);
         let look = knobs.look(ColorMode::Dye, ToneMode::Filmic, Palette::Off);
         assert_eq!(look.particle_glow, 2.5);
         let mut p = Knobs::from_params(&d);
@@ -455,6 +510,40 @@ mod tests {
         assert!(!s.settled(target), "the length glides");
         s.snap(target);
         assert!(s.settled(target));
+    }
+
+    /// The liquid's knobs reach the step: gravity turned by the tilt plus the music's swing
+    /// times the sway, the rest as set; the defaults are the model's (the source's).
+    #[test]
+    fn liquid_knobs_reach_the_step() {
+        let d = Knobs::default().step_params(1.0 / 60.0, 0.0).liquid;
+        assert_eq!(d, Liquid::default());
+        let knobs = Knobs {
+            liquid_gravity: 2.0,
+            liquid_tilt: 30.0,
+            liquid_sway: 60.0,
+            liquid_stiffness: 2.0,
+            liquid_viscosity: 0.5,
+            ..Knobs::default()
+        };
+        let l = knobs.step_params(1.0 / 60.0, 1.0).liquid;
+        // 30 + 60 = 90 degrees clockwise from down: to the left.
+        assert!(
+            (l.gravity[0] + 2.0).abs() < 1e-5 && l.gravity[1].abs() < 1e-5,
+            "{:?}",
+            l.gravity
+        );
+        let l = knobs.step_params(1.0 / 60.0, -0.5).liquid;
+        // 30 - 30 = straight down.
+        assert!(
+            l.gravity[0].abs() < 1e-5 && (l.gravity[1] + 2.0).abs() < 1e-5,
+            "{:?}",
+            l.gravity
+        );
+        assert_eq!((l.stiffness, l.viscosity), (2.0, 0.5));
+        // A broken swing counts as none.
+        let l = knobs.step_params(1.0 / 60.0, f32::NAN).liquid;
+        assert!((l.gravity[0] + 1.0).abs() < 1e-5, "{:?}", l.gravity);
     }
 
     fn with_viscosity(v: f32) -> Knobs {

@@ -866,3 +866,57 @@ fn notes_drums_and_onsets_emit_particles_when_the_knob_is_up() {
     let (off, off_held) = play(60, 0, 1.0, &cfg());
     assert!(off.iter().chain(&off_held).all(|s| s.particles == 0.0));
 }
+
+/// The liquid's swing: none in silence; with music, its size follows the level (all of it
+/// from an RMS of 1 / SWING_PER_RMS) and, while the host plays, its sign follows the beats:
+/// one way half way through beat 0, the other half way through beat 1. Without a transport
+/// it swings on its own, once every SWING_FREE_S.
+#[test]
+fn the_swing_follows_the_level_and_the_beat() {
+    let mut m = Mapper::new();
+    let mut out = Vec::new();
+    let c = cfg();
+    assert_eq!(m.emit(0.01, &c, &mut out).swing, 0.0, "silence");
+    let level = |m: &mut Mapper, rms: f32| {
+        m.handle(&at(
+            0.0,
+            SimEvent::Envelope {
+                rms: [rms; 2],
+                peak: [rms; 2],
+            },
+        ))
+    };
+    let beat = |m: &mut Mapper, beat: f64, playing: bool| {
+        m.handle(&at(
+            0.0,
+            SimEvent::Transport {
+                playing,
+                tempo_bpm: 120.0,
+                beat,
+            },
+        ))
+    };
+    level(&mut m, 0.5);
+    beat(&mut m, 0.5, true);
+    let one = m.emit(0.0, &c, &mut out).swing;
+    assert!((one - 1.0).abs() < 1e-4, "{one}");
+    beat(&mut m, 1.5, true);
+    let two = m.emit(0.0, &c, &mut out).swing;
+    assert!((two + 1.0).abs() < 1e-4, "{two}");
+    level(&mut m, 0.05);
+    beat(&mut m, 4.5, true);
+    let quiet = m.emit(0.0, &c, &mut out).swing;
+    assert!((quiet - 0.05 * SWING_PER_RMS).abs() < 1e-4, "{quiet}");
+    // Stopped: a free swing, a quarter of the way round after a quarter of its period.
+    beat(&mut m, 0.0, false);
+    let now = m.emit(0.0, &c, &mut out).swing;
+    let later = m.emit(SWING_FREE_S / 4.0, &c, &mut out).swing;
+    assert!((later - now).abs() > 0.05, "{now} -> {later}");
+    assert!(later.abs() <= 0.05 * SWING_PER_RMS + 1e-6);
+    // No reactivity, no swing.
+    let off = MappingConfig {
+        reactivity: 0.0,
+        ..c
+    };
+    assert_eq!(m.emit(0.01, &off, &mut out).swing, 0.0);
+}

@@ -201,6 +201,8 @@ pub struct StepParams {
     /// How long the particles emitted this step live, seconds (each jittered +-25 %; see
     /// [`particles`]).
     pub particle_life: f32,
+    /// The particle fluid's knobs (the grid ignores them; the particle model sanitises them).
+    pub liquid: crate::fluid::Liquid,
 }
 
 impl Default for StepParams {
@@ -218,6 +220,7 @@ impl Default for StepParams {
             ambient: 0.0,
             up: [0.0, 1.0],
             particle_life: 3.0,
+            liquid: crate::fluid::Liquid::default(),
         }
     }
 }
@@ -258,6 +261,7 @@ impl StepParams {
                 }
             },
             particle_life: clean(self.particle_life, particles::MAX_LIFE_S),
+            liquid: self.liquid,
         }
     }
 

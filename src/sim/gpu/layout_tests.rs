@@ -200,6 +200,7 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 poly6,
                 padded,
                 inv_cell,
+                keep
             ]
         ),
         layout!("sph_sort", "Stage", StageUniform, [k, j]),

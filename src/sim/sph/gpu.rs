@@ -110,7 +110,7 @@ pub(crate) struct SphUniform {
     pub poly6: f32,
     pub padded: u32,
     pub inv_cell: f32,
-    pub _p1: u32,
+    pub keep: f32,
 }
 
 /// The uniform `Stage` of sph_sort.wgsl: one merge step of the bitonic sort.
@@ -648,7 +648,7 @@ impl GpuFluid {
             poly6: kern.poly6,
             padded: padded(self.n) as u32,
             inv_cell: grid.inv_cell,
-            ..Default::default()
+            keep: k.keep(dt),
         }
     }
 

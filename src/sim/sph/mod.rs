@@ -27,6 +27,7 @@
 pub mod gpu;
 pub mod model;
 pub mod neighbours;
+pub mod solids;
 
 use neighbours::{Grid, reorder};
 use rayon::prelude::*;
@@ -60,6 +61,8 @@ pub struct Knobs {
     pub viscosity: f32,
     /// Speed kept by a bounce off a wall (0..1).
     pub wall_damping: f32,
+    /// Drag: the velocity decays as `exp(-drag t)` (per second; 0 in the source).
+    pub drag: f32,
 }
 
 impl Default for Knobs {
@@ -74,6 +77,7 @@ impl Default for Knobs {
             near_pressure: 18.0,
             viscosity: 0.06,
             wall_damping: 0.95,
+            drag: 0.0,
         }
     }
 }
@@ -101,6 +105,17 @@ impl Knobs {
             near_pressure: clean(self.near_pressure, 0.0, 500.0, d.near_pressure),
             viscosity: clean(self.viscosity, 0.0, 10.0, d.viscosity),
             wall_damping: clean(self.wall_damping, 0.0, 1.0, d.wall_damping),
+            drag: clean(self.drag, 0.0, 1000.0, d.drag),
+        }
+    }
+
+    /// The share of its velocity a particle keeps through a step of `dt` seconds of drag
+    /// (exactly 1 without drag).
+    pub fn keep(&self, dt: f32) -> f32 {
+        if self.drag > 0.0 {
+            (-self.drag * dt).exp()
+        } else {
+            1.0
         }
     }
 }
@@ -343,7 +358,7 @@ impl Fluid {
     }
 
     /// One step of `dt` seconds (clamped to 0..1/30) with `knobs`: gravity and prediction,
-    /// the neighbour sort, densities, pressure, viscosity, then the move and the walls.
+    /// the neighbour sort, densities, pressure, viscosity, then drag, the move and the walls.
     pub fn step(&mut self, knobs: &Knobs, dt: f32) {
         let k = knobs.sanitized();
         let dt = if dt.is_finite() {
@@ -468,10 +483,12 @@ impl Fluid {
         // Move, and bounce off the walls.
         let [w, h] = self.size;
         let damping = k.wall_damping;
+        let keep = k.keep(dt);
         self.pos
             .par_iter_mut()
             .zip(self.vel.par_iter_mut())
             .for_each(|(p, v)| {
+                *v = [v[0] * keep, v[1] * keep];
                 for (c, top) in [(0, w), (1, h)] {
                     if !v[c].is_finite() {
                         v[c] = 0.0;

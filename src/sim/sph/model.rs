@@ -17,8 +17,9 @@
 //! - **Obstacles** are drawn and kept with the model; the particles do not collide with them
 //!   yet (only with the box's walls).
 
+use super::solids::Solids;
 use super::{BOX_HEIGHT, Fluid, Knobs, SUBSTEP_S};
-use crate::fluid::{ColorMode, Look, Splat};
+use crate::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat, SplatShape};
 use crate::sim::cpu::CpuError;
 use crate::sim::cpu::colorize::Source;
 use crate::sim::cpu::picture::Picture;
@@ -37,6 +38,13 @@ pub const BURST_MAX: usize = 400;
 const MAX_SUBSTEPS: usize = 8;
 /// Most rows of the light field.
 const LIGHT_ROWS: usize = 288;
+/// The share of their velocity a pull takes from the particles at its centre, per event
+/// (the editor sends one a frame: about 1.2 per second at 60 frames, the source's calming).
+const PULL_CALM: f32 = 0.02;
+/// Most rows of the discs' light field.
+const DISC_ROWS: usize = 1080;
+/// A disc's radius, in particle spacings at the target density.
+const DISC_SPACINGS: f32 = 0.45;
 /// Speed (box units per second) that takes the speed gradient from blue to red.
 const GRADIENT_SPEED: f32 = 8.0;
 
@@ -53,15 +61,18 @@ pub struct SphModel {
     budget: usize,
     /// The model's resolution.
     cells: (usize, usize),
-    /// The light field's grid: the resolution, at most [`LIGHT_ROWS`] rows (the picture
-    /// scales it up smoothly; finer costs the splat more than it shows).
+    /// The light field's grid as last drawn (see [`SphModel::light_size`]).
     light_cells: (usize, usize),
     pool: rayon::ThreadPool,
     pending: Vec<Splat>,
     obstacles: Option<Mask>,
+    /// The obstacles the particles collide with.
+    solids: Option<Solids>,
     picture: Picture,
     /// The liquid's light on the grid, three planes, rows bottom first.
     light: [Vec<f32>; 3],
+    /// The discs' coverage: its sum and its largest value per cell.
+    cover: [Vec<f32>; 2],
     /// Zero velocity faces for the colour stage's source.
     still: Vec<f32>,
     frame: HeldFrame,
@@ -81,24 +92,20 @@ impl SphModel {
             .thread_name(|i| format!("dyeflow-sph-{i}"))
             .build()
             .map_err(|source| CpuError::Threads { threads, source })?;
-        let shrink = (LIGHT_ROWS as f64 / cells.1 as f64).min(1.0);
-        let light_cells = (
-            ((cells.0 as f64 * shrink).round() as usize).max(8),
-            ((cells.1 as f64 * shrink).round() as usize).max(8),
-        );
-        let n = light_cells.0 * light_cells.1;
         Ok(Self {
             fluid: Fluid::new(cells.0 as f32 / cells.1 as f32),
             knobs: Knobs::default(),
             budget: budget.clamp(1, super::MAX_PARTICLES),
             cells,
-            light_cells,
+            light_cells: (0, 0),
             pool,
             pending: Vec::new(),
             obstacles: None,
+            solids: None,
             picture: Picture::default(),
-            light: [vec![0.0; n], vec![0.0; n], vec![0.0; n]],
-            still: vec![0.0; (light_cells.0 + 1) * (light_cells.1 + 1)],
+            light: Default::default(),
+            cover: Default::default(),
+            still: Vec::new(),
             frame: HeldFrame::default(),
             seed: 0x9e37_79b9,
         })
@@ -124,6 +131,32 @@ impl SphModel {
         (s >> 8) as f32 / (1u32 << 24) as f32
     }
 
+    /// Take the step's liquid knobs (box units: a canvas height is [`BOX_HEIGHT`]); a smaller
+    /// budget recycles the oldest particles at once.
+    fn set_liquid(&mut self, liquid: &Liquid) {
+        let d = Knobs::default();
+        let [gx, gy] = liquid.gravity;
+        let g = gx.hypot(gy);
+        let (gravity, gravity_dir) = if g.is_finite() && g > 1e-6 {
+            (g * BOX_HEIGHT, [gx / g, gy / g])
+        } else {
+            (0.0, d.gravity_dir)
+        };
+        self.knobs = Knobs {
+            gravity,
+            gravity_dir,
+            pressure: d.pressure * liquid.stiffness,
+            near_pressure: d.near_pressure * liquid.near,
+            viscosity: liquid.viscosity,
+            wall_damping: liquid.bounce,
+            ..d
+        }
+        .sanitized();
+        self.budget = (liquid.budget as usize).clamp(1, super::MAX_PARTICLES);
+        let excess = self.fluid.len().saturating_sub(self.budget);
+        self.fluid.remove_oldest(excess);
+    }
+
     /// Apply the queued sources: bursts of particles and shocks.
     fn apply_sources(&mut self) {
         let sources = std::mem::take(&mut self.pending);
@@ -146,7 +179,31 @@ impl SphModel {
                 s.force[0].clamp(-50.0, 50.0) * BOX_HEIGHT,
                 s.force[1].clamp(-50.0, 50.0) * BOX_HEIGHT,
             ];
-            if s.amount > 0.0 {
+            if s.shape == SplatShape::Radial {
+                // The mouse's pull (or push, when negative), as in the source: towards the
+                // centre, strongest there and gone at the radius; a pull also calms the
+                // particles it holds, so they gather into a ball instead of orbiting.
+                let reach = (s.radius * BOX_HEIGHT).clamp(spacing, BOX_HEIGHT);
+                let pull = s.force[0].clamp(-50.0, 50.0) * BOX_HEIGHT;
+                let calm = if pull > 0.0 { PULL_CALM } else { 0.0 };
+                let fluid = &mut self.fluid;
+                self.pool.install(|| {
+                    fluid
+                        .pos
+                        .par_iter()
+                        .zip(fluid.vel.par_iter_mut())
+                        .for_each(|(p, v)| {
+                            let (dx, dy) = (centre[0] - p[0], centre[1] - p[1]);
+                            let d = dx.hypot(dy);
+                            if d < reach && d > 0.0 {
+                                let w = 1.0 - d / reach;
+                                let k = w * pull / d;
+                                v[0] += dx * k - v[0] * w * calm;
+                                v[1] += dy * k - v[1] * w * calm;
+                            }
+                        });
+                });
+            } else if s.amount > 0.0 {
                 // The disc filled at half the target density, times the amount.
                 let area = std::f32::consts::PI * radius * radius;
                 let want = 0.5 * area * self.knobs.target_density * s.amount.min(4.0);
@@ -191,52 +248,115 @@ impl SphModel {
         self.pending.clear();
     }
 
-    /// Splat the particles' light into the grid.
-    fn draw_light(&mut self, speed_colours: bool) {
-        let (w, h) = self.light_cells;
-        let scale = w as f32 / self.fluid.size()[0];
-        // Kernel radius: two particle spacings, at least 1.5 cells (smaller shows each
-        // particle as a blob, larger blurs the splashes).
-        let spacing = 1.0 / self.knobs.target_density.max(1.0).sqrt();
-        let reach = (2.0 * spacing * scale).max(1.5);
-        let ri = reach.ceil() as isize;
-        // A smooth bump (1 - r²/R²)², whose integral is pi R² / 3: normalised so that
-        // particles at the target density sum to their colour.
-        let per_cell = 1.0 / (scale * scale); // box area of a grid cell
-        let norm =
-            3.0 / (std::f32::consts::PI * reach * reach) / (self.knobs.target_density * per_cell);
-        for plane in &mut self.light {
+    /// The light field's grid for a frame `rows` tall drawn in `style`: the surface at most
+    /// [`LIGHT_ROWS`] rows (the picture scales it up smoothly; finer costs the splat more
+    /// than it shows), the discs at the frame's rows (at most [`DISC_ROWS`]) so their edges
+    /// stay crisp; the box's shape either way.
+    fn light_size(&self, style: LiquidStyle, rows: usize) -> (usize, usize) {
+        let [bw, bh] = self.fluid.size();
+        let h = match style {
+            LiquidStyle::Surface => LIGHT_ROWS.min(self.cells.1),
+            LiquidStyle::Discs => rows.clamp(8, DISC_ROWS),
+        }
+        .max(8);
+        let w = ((h as f32 * bw / bh).round() as usize).clamp(8, 4 * DISC_ROWS);
+        (w, h)
+    }
+
+    /// Splat the particles' light into a `w x h` field: each particle's colour (or its speed's,
+    /// with `speed_colours`) as a smooth bump (the surface) or a soft disc.
+    fn draw_light(&mut self, (w, h): (usize, usize), style: LiquidStyle, speed_colours: bool) {
+        self.light_cells = (w, h);
+        for plane in self.light.iter_mut().chain(&mut self.cover) {
             plane.clear();
             plane.resize(w * h, 0.0);
         }
-        let [r_plane, g_plane, b_plane] = &mut self.light;
-        for ((p, v), c) in self
-            .fluid
-            .pos
-            .iter()
-            .zip(&self.fluid.vel)
-            .zip(&self.fluid.color)
-        {
-            let colour = if speed_colours {
+        let scale = w as f32 / self.fluid.size()[0];
+        let spacing = 1.0 / self.knobs.target_density.max(1.0).sqrt();
+        let colours = self.fluid.vel.iter().zip(&self.fluid.color).map(|(v, c)| {
+            if speed_colours {
                 speed_gradient(v[0].hypot(v[1]) / GRADIENT_SPEED)
             } else {
                 *c
-            };
-            let (x, y) = (p[0] * scale, p[1] * scale);
-            let (cx, cy) = (x.floor() as isize, y.floor() as isize);
-            for j in (cy - ri).max(0)..=(cy + ri).min(h as isize - 1) {
-                let dy = j as f32 + 0.5 - y;
-                for i in (cx - ri).max(0)..=(cx + ri).min(w as isize - 1) {
-                    let dx = i as f32 + 0.5 - x;
-                    let q = 1.0 - (dx * dx + dy * dy) / (reach * reach);
-                    if q > 0.0 {
+            }
+        });
+        let [r_plane, g_plane, b_plane] = &mut self.light;
+        match style {
+            LiquidStyle::Surface => {
+                // Kernel radius: two particle spacings, at least 1.5 cells (smaller shows
+                // each particle as a blob, larger blurs the splashes). A smooth bump
+                // (1 - r²/R²)², whose integral is pi R² / 3: normalised so that particles at
+                // the target density sum to their colour.
+                let reach = (2.0 * spacing * scale).max(1.5);
+                let per_cell = 1.0 / (scale * scale); // box area of a grid cell
+                let norm = 3.0
+                    / (std::f32::consts::PI * reach * reach)
+                    / (self.knobs.target_density * per_cell);
+                for (p, colour) in self.fluid.pos.iter().zip(colours) {
+                    splat_each(p, scale, reach, (w, h), |k, q| {
                         let wgt = q * q * norm;
-                        let k = j as usize * w + i as usize;
                         r_plane[k] += colour[0] * wgt;
                         g_plane[k] += colour[1] * wgt;
                         b_plane[k] += colour[2] * wgt;
+                    });
+                }
+            }
+            LiquidStyle::Discs => {
+                // Discs just under half a spacing across, with an edge a cell soft: a packed
+                // liquid shows as beads. Where discs overlap their colours mix by coverage
+                // and the light is the largest coverage, so a disc is as bright alone as in
+                // a crowd.
+                let radius = (DISC_SPACINGS * spacing * scale).max(1.0);
+                let reach = radius + 0.5;
+                let [sum, top] = &mut self.cover;
+                for (p, colour) in self.fluid.pos.iter().zip(colours) {
+                    splat_each(p, scale, reach, (w, h), |k, q| {
+                        // q = 1 - r²/reach²: back to the distance, then a one-cell ramp.
+                        let r = reach * (1.0 - q).max(0.0).sqrt();
+                        let a = (radius + 0.5 - r).clamp(0.0, 1.0);
+                        if a > 0.0 {
+                            r_plane[k] += colour[0] * a;
+                            g_plane[k] += colour[1] * a;
+                            b_plane[k] += colour[2] * a;
+                            sum[k] += a;
+                            top[k] = top[k].max(a);
+                        }
+                    });
+                }
+                for k in 0..w * h {
+                    if sum[k] > 0.0 {
+                        let f = top[k] / sum[k];
+                        r_plane[k] *= f;
+                        g_plane[k] *= f;
+                        b_plane[k] *= f;
                     }
                 }
+            }
+        }
+    }
+}
+
+/// Call `f(cell, q)` for each cell of a `w x h` field within `reach` cells of box point `p`
+/// (scaled by `scale` cells per box unit), with `q = 1 - r²/reach²` (> 0).
+#[inline]
+fn splat_each(
+    p: &[f32; 2],
+    scale: f32,
+    reach: f32,
+    (w, h): (usize, usize),
+    mut f: impl FnMut(usize, f32),
+) {
+    let ri = reach.ceil() as isize;
+    let (x, y) = (p[0] * scale, p[1] * scale);
+    let (cx, cy) = (x.floor() as isize, y.floor() as isize);
+    let inv = 1.0 / (reach * reach);
+    for j in (cy - ri).max(0)..=(cy + ri).min(h as isize - 1) {
+        let dy = j as f32 + 0.5 - y;
+        for i in (cx - ri).max(0)..=(cx + ri).min(w as isize - 1) {
+            let dx = i as f32 + 0.5 - x;
+            let q = 1.0 - (dx * dx + dy * dy) * inv;
+            if q > 0.0 {
+                f(j as usize * w + i as usize, q);
             }
         }
     }
@@ -288,6 +408,7 @@ impl Model for SphModel {
     }
 
     fn advance(&mut self, params: &StepParams) {
+        self.set_liquid(&params.liquid);
         self.apply_sources();
         let dt = if params.dt.is_finite() {
             params.dt.clamp(0.0, 0.25)
@@ -297,14 +418,20 @@ impl Model for SphModel {
         if dt == 0.0 || self.fluid.is_empty() {
             return;
         }
-        let [ux, uy] = params.up;
-        self.knobs.gravity_dir = [-ux, -uy];
         let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
         let sub = (dt / steps as f32).min(SUBSTEP_S);
-        let (fluid, knobs) = (&mut self.fluid, self.knobs);
+        // The grid's velocity dissipation acts as drag: a sloshing pool settles.
+        let knobs = Knobs {
+            drag: params.velocity_dissipation,
+            ..self.knobs
+        };
+        let (fluid, solids) = (&mut self.fluid, self.solids.as_ref());
         self.pool.install(|| {
             for _ in 0..steps {
                 fluid.step(&knobs, sub);
+                if let Some(solids) = solids {
+                    solids.collide(fluid, sub, knobs.wall_damping);
+                }
             }
         });
     }
@@ -321,8 +448,10 @@ impl Model for SphModel {
         if width == 0 || height == 0 {
             return;
         }
-        self.draw_light(look.color_mode == ColorMode::VelocityHue);
-        let (w, h) = self.light_cells;
+        let size = self.light_size(look.liquid, height);
+        self.draw_light(size, look.liquid, look.color_mode == ColorMode::VelocityHue);
+        let (w, h) = size;
+        self.still.resize((w + 1) * (h + 1), 0.0);
         let mut dye_look = *look;
         if dye_look.color_mode != ColorMode::Dye {
             // The particles' colours are already in the light (speed gradient or own).
@@ -387,6 +516,10 @@ impl Model for SphModel {
         self.obstacles = mask
             .filter(|m| !m.is_empty())
             .map(|m| m.resampled(self.cells.0, self.cells.1));
+        self.solids = self
+            .obstacles
+            .as_ref()
+            .and_then(|m| Solids::new(m, self.fluid.size()));
     }
 
     fn obstacles(&self) -> Option<&Mask> {
@@ -461,6 +594,14 @@ mod tests {
         }
     }
 
+    /// The same with a particle budget.
+    fn with_budget(p: StepParams, budget: u32) -> StepParams {
+        StepParams {
+            liquid: Liquid { budget, ..p.liquid },
+            ..p
+        }
+    }
+
     fn step() -> StepParams {
         StepParams {
             dt: 1.0 / 60.0,
@@ -474,7 +615,7 @@ mod tests {
     fn notes_become_bursts_and_the_budget_recycles_the_oldest() {
         let mut m = model(500);
         m.inject(&[note(0.4, [1.0, 0.0, 0.0])]);
-        m.advance(&sources_only());
+        m.advance(&with_budget(sources_only(), 500));
         let n = m.fluid().len();
         // The disc's area at half the target density: pi 0.5² 55 / 2 = 21.6.
         assert!((15..=30).contains(&n), "{n}");
@@ -491,7 +632,7 @@ mod tests {
         // Fill past the budget with green notes over time: the red ones (oldest) go first.
         for k in 0..40 {
             m.inject(&[note(0.2 + 0.03 * (k % 40) as f32, [0.0, 1.0, 0.0])]);
-            m.advance(&step());
+            m.advance(&with_budget(step(), 500));
         }
         assert_eq!(m.fluid().len(), 500);
         assert!(
@@ -578,10 +719,13 @@ mod tests {
         assert!(lit[2] > 100 && lit[2] > lit[0], "{lit:?} at {cx},{cy}");
         let side = px(w - 4, 4);
         assert!(side.iter().all(|&c| c < 40), "{side:?}");
-        // Gravity follows "up": sideways "up" sends the liquid the other way.
+        // Gravity follows the liquid's knob: tilted 90 degrees, it pulls to the left.
         let x0 = m.fluid().pos.iter().map(|p| p[0]).sum::<f32>() / n;
         let tilted = StepParams {
-            up: [1.0, 0.0],
+            liquid: Liquid {
+                gravity: crate::fluid::gravity_vector(1.2, 90.0),
+                ..Liquid::default()
+            },
             ..step()
         };
         for _ in 0..30 {
@@ -658,7 +802,15 @@ mod tests {
         for dt in [f32::NAN, -1.0, 1e9, 1.0 / 60.0] {
             m.advance(&StepParams {
                 dt,
-                up: [f32::NAN, 0.0],
+                velocity_dissipation: f32::NAN,
+                liquid: Liquid {
+                    gravity: [f32::NAN, 0.0],
+                    stiffness: f32::INFINITY,
+                    near: f32::NAN,
+                    viscosity: -1.0,
+                    bounce: f32::INFINITY,
+                    budget: 100,
+                },
                 ..StepParams::default()
             });
         }
