@@ -467,8 +467,10 @@ impl Runner<'_> {
         // Dye that fades or blurs still changes the picture while it shows.
         let fading = knobs.dye_dissipation > 0.0 || knobs.dye_diffusion > 0.0;
         let look = self.driver.look();
-        let still =
-            frozen || measured.is_some_and(|(tag, a)| tag == changes && a.still(&look, fading));
+        let still = frozen
+            || measured.is_some_and(|(tag, a)| {
+                tag == changes && a.still(&look, fading && !a.keeps_colour)
+            });
         still && (paused || self.driver.quiet(self.params)) && self.driver.settled(self.params)
     }
 

@@ -383,6 +383,9 @@ pub struct Activity {
     /// Whether particles may still be alive (their longest life since the last emission has
     /// not run out).
     pub particles: bool,
+    /// Whether the picture keeps its colours whatever the dye's dissipation and diffusion
+    /// (the liquid's particles keep theirs): then a still fluid is a still picture.
+    pub keeps_colour: bool,
 }
 
 /// Exposure below which nothing shows: the colour stage maps an exposure `x` to `1 - e^-x`,

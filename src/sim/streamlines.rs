@@ -338,6 +338,7 @@ mod tests {
             max_speed: 0.2,
             max_dye: 0.0,
             particles: false,
+            keeps_colour: false,
         };
         let plain = Look::default();
         assert!(

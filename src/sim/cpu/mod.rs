@@ -802,6 +802,7 @@ impl Solver for CpuSolver {
                 max_speed: max_abs(&st.u).max(max_abs(&st.v)),
                 max_dye: st.dye.iter().map(|d| max_abs(d)).fold(0.0, f32::max),
                 particles: s.spawner.alive(),
+                keeps_colour: false,
             }
         });
         Some((tag, activity))

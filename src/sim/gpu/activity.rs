@@ -82,6 +82,7 @@ impl ActivityProbe {
                         max_dye: r[2][2],
                         // The solver knows this without the GPU.
                         particles: false,
+                        keeps_colour: false,
                     };
                     self.latest = Some((self.tag, activity));
                 }

@@ -7,15 +7,19 @@
 //!   dye (an onset, the level's push, the beat) is a shock: it pushes the particles within
 //!   twice its radius along its force, fading with distance.
 //! - **Steps.** Each advance runs fixed sub-steps of at most [`SUBSTEP_S`] (three a frame at 60
-//!   frames a second, as in the source). Gravity points against the step's up direction (the
-//!   grid fluid's buoyancy "up"), so turning "up" tilts the liquid.
-//! - **Picture.** The liquid look: each particle's colour is splatted with a smooth kernel
+//!   frames a second, as in the source), with the step's liquid knobs ([`Liquid`]: gravity,
+//!   already turned by the tilt and the music's swing, stiffness, viscosity, bounce, budget)
+//!   and the velocity dissipation as drag.
+//! - **Picture.** The surface look: each particle's colour is splatted with a smooth kernel
 //!   into a light field on the model's grid, normalised so the bulk of the liquid at its
-//!   target density shows its colour at about 1, and drawn through the grid fluid's display
-//!   pipeline (exposure, tone, bloom, shading, palettes). In the "velocity hue" colour mode
+//!   target density shows its colour at about 1; the discs look: each particle a soft disc at
+//!   the frame's resolution. Either is drawn through the grid fluid's display pipeline
+//!   (exposure, tone, bloom, shading, palettes). In the "velocity hue" colour mode
 //!   particles take the source's speed gradient (blue, white, red) instead of their colour.
-//! - **Obstacles** are drawn and kept with the model; the particles do not collide with them
-//!   yet (only with the box's walls).
+//! - **Obstacles** are drawn and kept with the model, and the particles collide with them
+//!   ([`super::solids`]).
+//! - **Rest.** The model counts as still once 95 % of its particles barely move (see
+//!   [`SphModel::probe_activity`]), so the engine stops stepping a settled pool.
 
 use super::solids::Solids;
 use super::{BOX_HEIGHT, Fluid, Knobs, SUBSTEP_S};
@@ -38,6 +42,10 @@ pub const BURST_MAX: usize = 400;
 const MAX_SUBSTEPS: usize = 8;
 /// Most rows of the light field.
 const LIGHT_ROWS: usize = 288;
+/// The liquid counts as still below this speed of its 95th-percentile particle, canvas
+/// heights per second (2 pixels a second in a frame 1 000 pixels tall): a resting pool's
+/// median particle moves 1e-4, its slowest creeping few 0.005 to 0.02 for good.
+pub const LIQUID_STILL: f32 = 2.0e-3;
 /// The share of their velocity a pull takes from the particles at its centre, per event
 /// (the editor sends one a frame: about 1.2 per second at 60 frames, the source's calming).
 const PULL_CALM: f32 = 0.02;
@@ -77,6 +85,10 @@ pub struct SphModel {
     still: Vec<f32>,
     frame: HeldFrame,
     seed: u32,
+    /// The particles (serial number and place, by serial number) at the last activity
+    /// probe, and the simulated seconds since.
+    probe: Vec<(u64, [f32; 2])>,
+    since_probe: f32,
 }
 
 impl SphModel {
@@ -108,6 +120,8 @@ impl SphModel {
             still: Vec::new(),
             frame: HeldFrame::default(),
             seed: 0x9e37_79b9,
+            probe: Vec::new(),
+            since_probe: 0.0,
         })
     }
 
@@ -420,6 +434,7 @@ impl Model for SphModel {
         }
         let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
         let sub = (dt / steps as f32).min(SUBSTEP_S);
+        self.since_probe += sub * steps as f32;
         // The grid's velocity dissipation acts as drag: a sloshing pool settles.
         let knobs = Knobs {
             drag: params.velocity_dissipation,
@@ -487,25 +502,55 @@ impl Model for SphModel {
         self.frame.take(out)
     }
 
+    /// The liquid's activity: how far its particles moved since the last probe. A liquid
+    /// under gravity never quite rests (a few particles keep creeping and jittering in a pool
+    /// that looks still), so it counts as still once 95 % of its particles move slower than
+    /// [`LIQUID_STILL`] on average over the probe's window; then its speed reads 0, else the
+    /// 95th percentile's speed. New particles or pending sources count as motion.
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
-        let max_speed = self
-            .fluid
-            .vel
-            .iter()
-            .map(|v| v[0].abs().max(v[1].abs()))
-            .fold(0.0f32, f32::max)
-            / BOX_HEIGHT;
-        let lit = !self.fluid.is_empty() || !self.pending.is_empty();
-        Some((
-            tag,
-            Activity {
-                // A liquid under gravity never quite rests: while particles exist, they count
-                // as moving (a resting pool still shows its light).
-                max_speed: if lit { max_speed.max(1.0) } else { 0.0 },
-                max_dye: if lit { 1.0 } else { 0.0 },
-                particles: lit,
-            },
-        ))
+        let moving = |speed: f32| Activity {
+            max_speed: speed,
+            max_dye: 1.0,
+            particles: false,
+            keeps_colour: true,
+        };
+        if !self.pending.is_empty() {
+            return Some((tag, moving(1.0)));
+        }
+        if self.fluid.is_empty() {
+            self.probe.clear();
+            return Some((
+                tag,
+                Activity {
+                    keeps_colour: true,
+                    ..Activity::default()
+                },
+            ));
+        }
+        let f = &self.fluid;
+        let mut now: Vec<(u64, [f32; 2])> =
+            f.birth.iter().copied().zip(f.pos.iter().copied()).collect();
+        now.sort_unstable_by_key(|x| x.0);
+        let same =
+            now.len() == self.probe.len() && now.iter().zip(&self.probe).all(|(a, b)| a.0 == b.0);
+        let speed = if !same {
+            1.0
+        } else if self.since_probe > 0.0 {
+            let mut moved: Vec<f32> = now
+                .iter()
+                .zip(&self.probe)
+                .map(|(a, b)| (a.1[0] - b.1[0]).hypot(a.1[1] - b.1[1]))
+                .collect();
+            let k = (moved.len() * 95 / 100).min(moved.len() - 1);
+            let (_, p95, _) = moved.select_nth_unstable_by(k, f32::total_cmp);
+            *p95 / BOX_HEIGHT / self.since_probe
+        } else {
+            0.0
+        };
+        self.probe = now;
+        self.since_probe = 0.0;
+        let speed = if speed.is_finite() { speed } else { 1.0 };
+        Some((tag, moving(if speed < LIQUID_STILL { 0.0 } else { speed })))
     }
 
     fn failure(&self) -> Option<GpuError> {
@@ -777,6 +822,59 @@ mod tests {
         assert!((w as f32 / h as f32 - want).abs() < 0.01, "{w} x {h}");
         let [bw, bh] = m.fluid().size();
         assert!((bw / bh - want).abs() < 0.01, "box {bw} x {bh}");
+    }
+
+    /// A pool comes to rest: its activity reads motion while it falls and sloshes, then 0
+    /// once it has settled (well within a minute with the default drag), still by the
+    /// engine's measure whatever the dye's dissipation (the liquid keeps its colours); a note
+    /// wakes it. An empty box is still.
+    #[test]
+    fn a_settled_pool_reads_as_still_and_a_note_wakes_it() {
+        use crate::fluid::ColorMode;
+        let mut m = model(6000);
+        let look = Look::default();
+        // The default dye dissipation fades the grid's dye, not the liquid's colours.
+        let fading = true;
+        let (_, a) = m.probe_activity(0).expect("a probe");
+        assert!(a.still(&look, fading && !a.keeps_colour), "empty: {a:?}");
+        for k in 0..12 {
+            m.inject(&[Splat {
+                radius: 0.1,
+                ..note(0.15 + 0.13 * k as f32, [1.0, 0.5, 0.2])
+            }]);
+        }
+        let frame = StepParams {
+            velocity_dissipation: 0.2,
+            ..step()
+        };
+        let mut first_still = None;
+        let mut moving_at_first = false;
+        for probe in 0..240 {
+            for _ in 0..15 {
+                m.advance(&frame);
+            }
+            let (_, a) = m.probe_activity(probe).expect("a probe");
+            assert!(a.keeps_colour && a.max_speed.is_finite());
+            if probe == 2 {
+                moving_at_first = a.max_speed > LIQUID_STILL;
+            }
+            if a.max_speed == 0.0 {
+                assert!(a.still(&look, fading && !a.keeps_colour), "{a:?}");
+                let hue = Look {
+                    color_mode: ColorMode::VelocityHue,
+                    ..look
+                };
+                assert!(a.still(&hue, false), "{a:?}");
+                first_still = Some(probe);
+                break;
+            }
+        }
+        assert!(moving_at_first, "the falling liquid moved");
+        let at = first_still.expect("the pool came to rest within a minute");
+        eprintln!("still after {} s", (at + 1) as f32 * 0.25);
+        m.inject(&[note(0.5, [0.0, 1.0, 0.0])]);
+        let (_, a) = m.probe_activity(999).expect("a probe");
+        assert!(!a.still(&look, false), "a note wakes it: {a:?}");
     }
 
     /// Broken sources and steps change nothing or stay finite.
