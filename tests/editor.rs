@@ -52,6 +52,18 @@ fn harness_smallest_window_with_panel() {
 
 #[test]
 #[ignore = "the editor harness, run by the editor tests in a child process"]
+fn harness_liquid() {
+    if in_harness() {
+        let settings = dyeflow::params::Settings {
+            fluid: dyeflow::params::FluidChoice::Particles,
+            ..harness::small_cpu()
+        };
+        harness::run(settings, false);
+    }
+}
+
+#[test]
+#[ignore = "the editor harness, run by the editor tests in a child process"]
 fn harness_cycles() {
     if in_harness() {
         let n = std::env::var("DYEFLOW_CYCLES")
@@ -731,5 +743,70 @@ fn standalone_app_runs_the_editor_on_the_dummy_backend() {
     assert!(
         app.0.try_wait().unwrap().is_none(),
         "the standalone exited by itself"
+    );
+}
+
+/// The particle fluid in the editor (Settings: Fluid = Particles): held notes pour liquid that
+/// falls and pools along the bottom (the lower quarter lit, the upper half dark), in the notes'
+/// colours; a left-drag up from the pool pulls liquid up with it; R empties the box.
+#[test]
+fn the_liquid_pools_in_the_editor_and_the_mouse_pulls_it() {
+    if !xvfb::tools_available() {
+        return;
+    }
+    let _serial = serial();
+    let (display, mut h, win, area) = open_window(1280, 800, "harness_liquid");
+    let (_, _, ww, wh) = area;
+    // Below the "Controls" button.
+    let band = |s: &Image, from: f32, to: f32| {
+        let (y0, y1) = (
+            (from * s.height as f32) as u32,
+            (to * s.height as f32) as u32,
+        );
+        lit_fraction(&s.crop(0, y0.max(40), s.width, y1 - y0.max(40)), 40)
+    };
+    h.send("notes 48,64,79");
+    let pooled = |s: &Image| band(s, 0.75, 1.0) > 0.2 && band(s, 0.0, 0.5) < 0.01;
+    let (shot, ok) = shoot_until(&display, area, Duration::from_secs(30), pooled);
+    save(&shot, "liquid.png");
+    assert!(
+        ok,
+        "the liquid did not pool: lower quarter {} lit, upper half {}",
+        band(&shot, 0.75, 1.0),
+        band(&shot, 0.0, 0.5)
+    );
+    h.send("off");
+    std::thread::sleep(Duration::from_millis(1500));
+    let before = display
+        .screenshot()
+        .crop(area.0.max(0) as u32, area.1.max(0) as u32, ww, wh);
+    // A slow left-drag from inside the pool up to the middle: the pull lifts liquid.
+    let x = ww as f32 * 0.5;
+    display.drag(
+        &win,
+        (x, wh as f32 * 0.95),
+        (x, wh as f32 * 0.45),
+        60,
+        Duration::from_millis(30),
+    );
+    let (shot, ok) = shoot_until(&display, area, Duration::from_secs(5), |s| {
+        band(s, 0.3, 0.7) > band(&before, 0.3, 0.7) + 0.01
+    });
+    save(&shot, "liquid_pulled.png");
+    assert!(
+        ok,
+        "the pull lifted nothing: middle band {} lit, {} before",
+        band(&shot, 0.3, 0.7),
+        band(&before, 0.3, 0.7)
+    );
+    display.xdotool(&["mousemove", "--window", &win, "100", "100"]);
+    display.xdotool(&["key", "r"]);
+    let (shot, ok) = shoot_until(&display, area, Duration::from_secs(10), |s| {
+        band(s, 0.0, 1.0) < 0.002
+    });
+    assert!(ok, "R did not empty the box: {} lit", band(&shot, 0.0, 1.0));
+    assert!(
+        h.quit(Duration::from_secs(20)),
+        "the harness did not exit cleanly"
     );
 }
