@@ -250,7 +250,8 @@ pub enum LiquidStyle {
 }
 
 /// The particle fluid's knobs, in canvas units (the canvas is 1 tall) and seconds; the
-/// defaults are the source's tuned values. The model sanitises them.
+/// defaults are the source's tuned values plus a little drag. The model sanitises them; its
+/// budget is this one's from the first step on.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Liquid {
     /// Gravity, canvas heights/s² (x right, y up).
@@ -264,6 +265,8 @@ pub struct Liquid {
     pub viscosity: f32,
     /// The speed a bounce off a wall or an obstacle keeps, 0 to 1.
     pub bounce: f32,
+    /// Drag, per second: the velocity decays as `exp(-drag t)` (the source has none).
+    pub drag: f32,
     /// Most particles: a burst into a full box recycles the oldest.
     pub budget: u32,
 }
@@ -276,13 +279,15 @@ impl Default for Liquid {
             near: 1.0,
             viscosity: 0.06,
             bounce: 0.95,
+            drag: 0.2,
             budget: 6_000,
         }
     }
 }
 
 /// Gravity of `strength` canvas heights/s², turned `degrees` clockwise from straight down (90:
-/// towards the left, as in a box tipped clockwise by 90 degrees).
+/// towards the left, as in a box tipped counter-clockwise by 90 degrees). The same vector as
+/// minus the heat's up direction for the same angle.
 pub fn gravity_vector(strength: f32, degrees: f32) -> [f32; 2] {
     let a = degrees.to_radians();
     [-strength * a.sin(), -strength * a.cos()]

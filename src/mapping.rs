@@ -355,6 +355,8 @@ pub struct Mapper {
     last_beat: Option<i64>,
     /// Seconds of emission so far (breathing sway, vibrato).
     time: f32,
+    /// The free swing's phase, 0 to 1 (see [`Drive::swing`]).
+    swing_phase: f32,
     /// The bands and pitch classes' painting.
     audio: audio::AudioPaint,
     /// The keys down on every channel and the pillars standing.
@@ -411,6 +413,7 @@ impl Mapper {
             transport: None,
             last_beat: None,
             time: 0.0,
+            swing_phase: 0.0,
             audio: audio::AudioPaint::default(),
             pillars: pillars::PillarNotes::default(),
         }
@@ -691,6 +694,8 @@ impl Mapper {
             0.0
         };
         self.time += dt;
+        // Kept in 0..1, so it swings as smoothly after a week as in the first minute.
+        self.swing_phase = (self.swing_phase + dt / SWING_FREE_S).fract();
         self.strike_drums(cfg, out);
         self.relax_span(dt);
         self.advance_rows(dt);
@@ -786,7 +791,7 @@ impl Mapper {
         }
         let phase = match self.beat_now() {
             Some(beat) => (beat.rem_euclid(2.0) * 0.5) as f32,
-            None => (self.time / SWING_FREE_S).fract(),
+            None => self.swing_phase,
         };
         size * (phase * std::f32::consts::TAU).sin()
     }

@@ -50,7 +50,9 @@ pub use streamlines::StreamlineParams;
 /// - 7: obstacles ([`OBSTACLES_KEY`], the pillar channel and the obstacle look); older states
 ///   load with no obstacles and no pillar channel.
 /// - 8: vibrance ([`effects::VIBRANCE_ID`]); older states load with it off.
-pub const STATE_VERSION: u32 = 8;
+/// - 9: the liquid's knobs ([`LiquidParams`]); older states load with no sway, no drag and
+///   the tilt their heat lift direction gave the liquid.
+pub const STATE_VERSION: u32 = 9;
 
 /// Id of the note mapping parameter (also written by [`migrate_state`]).
 pub const MAPPING_MODE_ID: &str = "mapping";
@@ -787,6 +789,11 @@ pub fn migrate_state(state: &mut PluginState) {
     // 7 -> 8: vibrance, off for an old project.
     if version < 8 {
         effects::migrate_to_v8(state);
+    }
+
+    // 8 -> 9: the liquid's knobs, as the liquid was for an old project.
+    if version < 9 {
+        liquid::migrate_to_v9(state);
     }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();

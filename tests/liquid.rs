@@ -11,7 +11,7 @@ use dyeflow::sim::sph::{Fluid, Knobs, SUBSTEP_S};
 
 /// The settled checks' liquid: twice the source's stiffness (a pool 2.5 units deep is
 /// compressed by about `exp(g d / 2k) - 1`, 3 % at the source's 500, 1.5 % at 1 000) and a
-/// drag of 1/s (the velocity dissipation knob), so the sloshing dies within seconds.
+/// drag of 1/s (the Liquid drag knob), so the sloshing dies within seconds.
 fn calm() -> Knobs {
     Knobs {
         pressure: 1000.0,
@@ -128,7 +128,6 @@ fn two_columns_level_out() {
 fn frame(liquid: Liquid) -> StepParams {
     StepParams {
         dt: 1.0 / 60.0,
-        velocity_dissipation: 0.2,
         liquid,
         ..StepParams::default()
     }

@@ -68,6 +68,7 @@ const EXPECTED: &[(&str, f32)] = &[
     ("liq_bounce", 0.95),
     ("liq_count", 6000.0),
     ("liq_look", 0.0), // Surface
+    ("liq_drag", 0.2),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -191,6 +192,7 @@ fn ranges_have_the_documented_ends() {
         ("liq_bounce", 0.0, 1.0),
         ("liq_count", 500.0, 50_000.0),
         ("liq_look", 0.0, 1.0),
+        ("liq_drag", 0.0, 10.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {

@@ -67,7 +67,7 @@ pub struct Knobs {
     /// The streamlines' trace time, seconds (see [`crate::params::StreamlineParams`]).
     pub stream_length: f32,
     /// The liquid's gravity (canvas heights/s²), tilt and sway (degrees), stiffness and near
-    /// pressure (multiples of the source's), viscosity (/s) and bounce (see
+    /// pressure (multiples of the source's), viscosity (/s), bounce and drag (/s) (see
     /// [`crate::params::LiquidParams`]).
     pub liquid_gravity: f32,
     pub liquid_tilt: f32,
@@ -76,10 +76,11 @@ pub struct Knobs {
     pub liquid_near: f32,
     pub liquid_viscosity: f32,
     pub liquid_bounce: f32,
+    pub liquid_drag: f32,
 }
 
 /// Continuous knobs smoothed together.
-const KNOBS: usize = 35;
+const KNOBS: usize = 36;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -126,6 +127,7 @@ impl Knobs {
             liquid_near: p.liquid.near.value(),
             liquid_viscosity: p.liquid.viscosity.value(),
             liquid_bounce: p.liquid.bounce.value(),
+            liquid_drag: p.liquid.drag.value(),
         }
     }
 
@@ -161,6 +163,7 @@ impl Knobs {
                 near: self.liquid_near,
                 viscosity: self.liquid_viscosity,
                 bounce: self.liquid_bounce,
+                drag: self.liquid_drag,
                 ..Liquid::default()
             },
         }
@@ -236,6 +239,7 @@ impl Knobs {
             &mut self.liquid_near,
             &mut self.liquid_viscosity,
             &mut self.liquid_bounce,
+            &mut self.liquid_drag,
         ]
     }
 
@@ -276,6 +280,7 @@ impl Knobs {
             self.liquid_near,
             self.liquid_viscosity,
             self.liquid_bounce,
+            self.liquid_drag,
         ]
     }
 }

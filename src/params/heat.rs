@@ -9,6 +9,9 @@
 use super::{s2v_number, v2s_adaptive};
 use nice_plug::prelude::*;
 
+/// Id of the lift direction (read by [`super::liquid::migrate_to_v9`]).
+pub const LIFT_ANGLE_ID: &str = "lift_dir";
+
 /// The heat parameters.
 #[derive(Params)]
 pub struct HeatParams {

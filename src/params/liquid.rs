@@ -3,14 +3,22 @@
 //! nested into [`super::DyeflowParams`] under the group "Liquid". The continuous ones are
 //! automatable and smoothed with the physics knobs; the budget and the look apply at once.
 //!
-//! The grid fluid ignores them, and the defaults are the source's tuned values, so projects
-//! saved before they existed load unchanged (no state migration: a missing value loads its
-//! default).
+//! The grid fluid ignores them. The defaults are the source's tuned values plus a little sway
+//! and drag, which the source has not; a project saved before them (state version 8 or older)
+//! loads as it was: no sway, no drag, and the tilt its liquid had then, which followed the
+//! heat's lift direction ([`migrate_to_v9`]).
 
+use super::heat::LIFT_ANGLE_ID;
 use super::{s2v_number, s2v_percent, v2s_adaptive, v2s_percent};
 use crate::fluid::LiquidStyle;
+use nice_plug::plugin::{ParamValue, PluginState};
 use nice_plug::prelude::*;
 use std::sync::Arc;
+
+/// Ids written by [`migrate_to_v9`].
+pub const SWAY_ID: &str = "liq_sway";
+pub const DRAG_ID: &str = "liq_drag";
+pub const TILT_ID: &str = "liq_tilt";
 
 /// Most particles the budget allows: the CPU steps 16 384 in about 5 ms on two cores, so
 /// 50 000 is about as many as it can move three times a frame at 30 frames a second.
@@ -46,8 +54,11 @@ pub struct LiquidParams {
     /// The speed a bounce off a wall or an obstacle keeps.
     #[id = "liq_bounce"]
     pub bounce: FloatParam,
+    /// Drag, per second: the velocity decays as `exp(-drag t)`, so a sloshing pool settles.
+    #[id = "liq_drag"]
+    pub drag: FloatParam,
     /// Most particles: a note into a full box recycles the oldest. Not automatable (a change
-    /// drops or makes room for particles).
+    /// drops or makes room for particles), nor is the look.
     #[id = "liq_count"]
     pub budget: IntParam,
     /// Smooth surface or discs.
@@ -94,6 +105,15 @@ pub fn viscosity_range() -> FloatRange {
     }
 }
 
+/// Drag, per second.
+pub fn drag_range() -> FloatRange {
+    FloatRange::Skewed {
+        min: 0.0,
+        max: 10.0,
+        factor: FloatRange::skew_factor(-1.5),
+    }
+}
+
 /// Bounce, 0 to 1.
 pub fn bounce_range() -> FloatRange {
     FloatRange::Linear { min: 0.0, max: 1.0 }
@@ -137,21 +157,87 @@ impl Default for LiquidParams {
                 .with_value_to_string(v2s_adaptive())
                 .with_string_to_value(s2v_number()),
             bounce: percent("Bounce", 0.95, bounce_range()),
+            drag: FloatParam::new("Liquid drag", 0.2, drag_range())
+                .with_unit(" /s")
+                .with_value_to_string(v2s_adaptive())
+                .with_string_to_value(s2v_number()),
             budget: IntParam::new("Liquid particles", 6_000, budget_range())
                 .with_value_to_string(Arc::new(|v| v.to_string()))
                 .with_string_to_value(Arc::new(|s| {
                     s.trim().replace([' ', ','], "").parse::<i32>().ok()
                 }))
                 .non_automatable(),
-            style: EnumParam::new("Liquid look", LiquidStyle::Surface),
+            style: EnumParam::new("Liquid look", LiquidStyle::Surface).non_automatable(),
         }
+    }
+}
+
+/// 8 -> 9: the liquid's knobs. Before them its gravity pointed against the heat's lift
+/// direction, nothing swayed it and nothing dragged it: an old project loads with the tilt
+/// its lift direction gave (the same vector: see [`crate::fluid::gravity_vector`]), no sway
+/// and no drag (values it names anyway are kept).
+pub fn migrate_to_v9(state: &mut PluginState) {
+    let tilt = match state.params.get(LIFT_ANGLE_ID) {
+        Some(ParamValue::F32(a)) if a.is_finite() => *a,
+        _ => 0.0,
+    };
+    for (id, value) in [(SWAY_ID, 0.0), (DRAG_ID, 0.0), (TILT_ID, tilt)] {
+        state
+            .params
+            .entry(id.to_owned())
+            .or_insert(ParamValue::F32(value));
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::{STATE_VERSION, STATE_VERSION_KEY, migrate_state};
     use super::*;
-    use crate::fluid::Liquid;
+    use crate::fluid::{Liquid, gravity_vector};
+
+    fn state(version: u32, params: &[(&str, ParamValue)]) -> PluginState {
+        PluginState {
+            version: String::new(),
+            params: params
+                .iter()
+                .map(|(id, v)| ((*id).to_owned(), v.clone()))
+                .collect(),
+            fields: [(STATE_VERSION_KEY.to_owned(), version.to_string())]
+                .into_iter()
+                .collect(),
+        }
+    }
+
+    /// A project from before the liquid's knobs (version 8) loads with no sway, no drag and
+    /// the tilt its heat lift direction gave its gravity then (the same vector); values it
+    /// names are kept; a current state keeps the new defaults.
+    #[test]
+    fn states_from_before_the_liquid_knobs_load_as_they_were() {
+        let mut s = state(8, &[(LIFT_ANGLE_ID, ParamValue::F32(30.0))]);
+        migrate_state(&mut s);
+        let f = |id: &str| match s.params.get(id) {
+            Some(ParamValue::F32(v)) => *v,
+            other => panic!("{id}: {other:?}"),
+        };
+        assert_eq!((f(SWAY_ID), f(DRAG_ID), f(TILT_ID)), (0.0, 0.0, 30.0));
+        // The old gravity: against the lift's up direction.
+        let up = crate::params::heat::up_direction(30.0);
+        let g = gravity_vector(1.0, f(TILT_ID));
+        assert!((g[0] + up[0]).abs() < 1e-6 && (g[1] + up[1]).abs() < 1e-6);
+        let mut s = state(8, &[(SWAY_ID, ParamValue::F32(40.0))]);
+        migrate_state(&mut s);
+        assert!(matches!(s.params[SWAY_ID], ParamValue::F32(40.0)));
+        assert!(matches!(s.params[TILT_ID], ParamValue::F32(0.0)));
+        let mut s = state(STATE_VERSION, &[]);
+        migrate_state(&mut s);
+        assert!(
+            [SWAY_ID, DRAG_ID, TILT_ID]
+                .iter()
+                .all(|id| !s.params.contains_key(*id))
+        );
+        let p = LiquidParams::default();
+        assert!(p.sway.value() > 0.0 && p.drag.value() > 0.0);
+    }
 
     /// The parameters' defaults are the model's defaults (the source's values), so a new
     /// instance and an old project behave alike.
@@ -164,6 +250,7 @@ mod tests {
         assert_eq!(p.near.value(), d.near);
         assert_eq!(p.viscosity.value(), d.viscosity);
         assert_eq!(p.bounce.value(), d.bounce);
+        assert_eq!(p.drag.value(), d.drag);
         assert_eq!(p.budget.value() as u32, d.budget);
         assert_eq!(p.style.value(), LiquidStyle::Surface);
     }

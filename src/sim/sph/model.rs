@@ -9,7 +9,7 @@
 //! - **Steps.** Each advance runs fixed sub-steps of at most [`SUBSTEP_S`] (three a frame at 60
 //!   frames a second, as in the source), with the step's liquid knobs ([`Liquid`]: gravity,
 //!   already turned by the tilt and the music's swing, stiffness, viscosity, bounce, budget)
-//!   and the velocity dissipation as drag.
+//!   and drag.
 //! - **Picture.** The surface look: each particle's colour is splatted with a smooth kernel
 //!   into a light field on the model's grid, normalised so the bulk of the liquid at its
 //!   target density shows its colour at about 1; the discs look: each particle a soft disc at
@@ -49,6 +49,9 @@ pub const LIQUID_STILL: f32 = 2.0e-3;
 /// The share of their velocity a pull takes from the particles at its centre, per event
 /// (the editor sends one a frame: about 1.2 per second at 60 frames, the source's calming).
 const PULL_CALM: f32 = 0.02;
+/// Most rows of the grid the particles collide with obstacles on (at the default target
+/// density, about 7 rows a particle spacing).
+const SOLID_ROWS: usize = 512;
 /// Most rows of the discs' light field.
 const DISC_ROWS: usize = 1080;
 /// A disc's radius, in particle spacings at the target density.
@@ -163,6 +166,7 @@ impl SphModel {
             near_pressure: d.near_pressure * liquid.near,
             viscosity: liquid.viscosity,
             wall_damping: liquid.bounce,
+            drag: liquid.drag,
             ..d
         }
         .sanitized();
@@ -193,7 +197,7 @@ impl SphModel {
                 s.force[0].clamp(-50.0, 50.0) * BOX_HEIGHT,
                 s.force[1].clamp(-50.0, 50.0) * BOX_HEIGHT,
             ];
-            if s.shape == SplatShape::Radial {
+            if s.shape == SplatShape::Radial && s.amount <= 0.0 {
                 // The mouse's pull (or push, when negative), as in the source: towards the
                 // centre, strongest there and gone at the radius; a pull also calms the
                 // particles it holds, so they gather into a ball instead of orbiting.
@@ -316,7 +320,7 @@ impl SphModel {
                 }
             }
             LiquidStyle::Discs => {
-                // Discs just under half a spacing across, with an edge a cell soft: a packed
+                // Discs 0.9 spacings across, with an edge a cell soft: a packed
                 // liquid shows as beads. Where discs overlap their colours mix by coverage
                 // and the light is the largest coverage, so a disc is as bright alone as in
                 // a crowd.
@@ -435,11 +439,7 @@ impl Model for SphModel {
         let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
         let sub = (dt / steps as f32).min(SUBSTEP_S);
         self.since_probe += sub * steps as f32;
-        // The grid's velocity dissipation acts as drag: a sloshing pool settles.
-        let knobs = Knobs {
-            drag: params.velocity_dissipation,
-            ..self.knobs
-        };
+        let knobs = self.knobs;
         let (fluid, solids) = (&mut self.fluid, self.solids.as_ref());
         self.pool.install(|| {
             for _ in 0..steps {
@@ -561,10 +561,14 @@ impl Model for SphModel {
         self.obstacles = mask
             .filter(|m| !m.is_empty())
             .map(|m| m.resampled(self.cells.0, self.cells.1));
-        self.solids = self
-            .obstacles
-            .as_ref()
-            .and_then(|m| Solids::new(m, self.fluid.size()));
+        // On a grid of at most SOLID_ROWS rows: finer than a particle spacing many times
+        // over, and a brush stroke's rebuild stays cheap at the largest resolutions.
+        self.solids = self.obstacles.as_ref().and_then(|m| {
+            let shrink = (SOLID_ROWS as f64 / m.height() as f64).min(1.0);
+            let side = |n: usize| ((n as f64 * shrink).round() as usize).max(1);
+            let coarse = m.resampled(side(m.width()), side(m.height()));
+            Solids::new(&coarse, self.fluid.size())
+        });
     }
 
     fn obstacles(&self) -> Option<&Mask> {
@@ -687,6 +691,29 @@ mod tests {
         // Every red particle (serial numbers 0..n) is gone.
         let oldest = m.fluid().birth.iter().copied().min().unwrap_or(0);
         assert!(oldest >= n as u64, "{oldest} < {n}");
+    }
+
+    /// A radial splat with dye (a tom drum) pours particles like any note; without dye (the
+    /// mouse) it only pulls.
+    #[test]
+    fn a_radial_splat_with_dye_still_pours() {
+        let mut m = model(6000);
+        m.inject(&[Splat {
+            shape: SplatShape::Radial,
+            force: [-0.5, 0.0],
+            ..note(0.5, [0.8, 0.4, 0.1])
+        }]);
+        m.advance(&sources_only());
+        assert!(m.fluid().len() > 10, "{}", m.fluid().len());
+        let n = m.fluid().len();
+        m.inject(&[Splat {
+            shape: SplatShape::Radial,
+            force: [0.5, 0.0],
+            amount: 0.0,
+            ..note(0.5, [0.0; 3])
+        }]);
+        m.advance(&sources_only());
+        assert_eq!(m.fluid().len(), n, "a pull adds nothing");
     }
 
     /// A splat without dye is a shock: it pushes the particles near it along its force and
@@ -843,10 +870,8 @@ mod tests {
                 ..note(0.15 + 0.13 * k as f32, [1.0, 0.5, 0.2])
             }]);
         }
-        let frame = StepParams {
-            velocity_dissipation: 0.2,
-            ..step()
-        };
+        // The default drag, 0.2/s.
+        let frame = step();
         let mut first_still = None;
         let mut moving_at_first = false;
         for probe in 0..240 {
@@ -900,8 +925,8 @@ mod tests {
         for dt in [f32::NAN, -1.0, 1e9, 1.0 / 60.0] {
             m.advance(&StepParams {
                 dt,
-                velocity_dissipation: f32::NAN,
                 liquid: Liquid {
+                    drag: f32::NAN,
                     gravity: [f32::NAN, 0.0],
                     stiffness: f32::INFINITY,
                     near: f32::NAN,
