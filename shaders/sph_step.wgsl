@@ -75,9 +75,9 @@ fn around(p: vec2<f32>) -> Around {
     return a;
 }
 
-// Density and near density of a neighbour at distance r < h.
+// Density and near density of a neighbour at distance r (0 at the radius and beyond).
 fn densities(r: f32) -> vec2<f32> {
-    let v = S.cell - r;
+    let v = max(S.cell - r, 0.0);
     return vec2<f32>(v * v * S.spiky2, v * v * v * S.spiky3);
 }
 
@@ -89,18 +89,15 @@ fn density_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let p = pred[me];
-    let r2max = S.cell * S.cell;
-    var acc = densities(0.0);
+    // Itself included, at distance 0; beyond the radius h - r clamps to 0 (as the CPU).
+    var acc = vec2<f32>(0.0);
     let a = around(p);
     for (var r = 0u; r < a.rows; r++) {
         for (var k = a.lo[r]; k < a.hi[r]; k++) {
             let q = pred[k];
             let dx = q.x - p.x;
             let dy = q.y - p.y;
-            let d2 = dx * dx + dy * dy;
-            if k != me && d2 < r2max {
-                acc += densities(sqrt(d2));
-            }
+            acc += densities(sqrt(dx * dx + dy * dy));
         }
     }
     density[me] = acc;
@@ -138,22 +135,25 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             let qb = pressures(db);
             let vb = vel[k];
             let dist = sqrt(d2);
-            var dir = select(vec2<f32>(0.0, -1.0), vec2<f32>(0.0, 1.0), me < k);
+            // The direction unnormalised, its length folded into the one division below;
+            // coincident particles take a fixed unit direction.
+            var along = select(vec2<f32>(0.0, -1.0), vec2<f32>(0.0, 1.0), me < k);
+            var len = 1.0;
             if dist > 0.0 {
-                let inv = 1.0 / dist;
-                dir = vec2<f32>(dx * inv, dy * inv);
+                along = vec2<f32>(dx, dy);
+                len = dist;
             }
             let v = h - dist;
             let s2 = -v * S.spiky2_slope;
             let s3 = -v * v * S.spiky3_slope;
             // Symmetric in the pair (see sim/sph/mod.rs).
-            // s2 (Pa + Pb) / 2 / x + s3 (Na + Nb) / 2 / y with one division.
+            // (s2 (Pa + Pb) / 2 / x + s3 (Na + Nb) / 2 / y) / |d| with one division.
             let x = da.x * db.x;
             let y = 0.25 * (da.y + db.y) * (da.x + db.x);
-            let push = (s2 * (0.5 * (qa.x + qb.x)) * y + s3 * (0.5 * (qa.y + qb.y)) * x) / (x * y);
+            let push = (s2 * (0.5 * (qa.x + qb.x)) * y + s3 * (0.5 * (qa.y + qb.y)) * x) / (x * y * len);
             let w = r2max - d2;
             let visc = w * w * w * S.poly6 * S.viscosity;
-            acc += dir * push + (vb - va) * visc;
+            acc += along * push + (vb - va) * visc;
         }
     }
     svel[me] = va + acc * S.dt;

@@ -149,11 +149,12 @@ impl Kernels {
         }
     }
 
-    /// Density and near density of a neighbour at distance `r < h`.
+    /// Density and near density of a neighbour at squared distance `r2` (0 at `h` and beyond).
     #[inline]
-    fn densities(&self, r: f32) -> [f32; 2] {
-        let v = self.h - r;
-        [v * v * self.spiky2, v * v * v * self.spiky3]
+    fn densities_clamped(&self, r2: f32) -> [f32; 2] {
+        let v = (self.h - r2.sqrt()).max(0.0);
+        let v2 = v * v;
+        [v2 * self.spiky2, v2 * v * self.spiky3]
     }
 
     /// The slopes (negative) of density and near density at distance `r < h`.
@@ -405,22 +406,20 @@ impl Fluid {
         // radius itself unless the box is so large that the cells had to widen.
         let kern = Kernels::new(grid.cell);
         let predicted = &self.predicted;
-        // Densities at the predicted positions (each particle counts itself).
-        let own = kern.densities(0.0);
+        // Densities at the predicted positions (each particle counts itself, at distance 0).
+        // Branchless: beyond the radius the kernels' `h - r` clamps to 0 and adds nothing, so
+        // the loop never mispredicts on the two thirds of the candidates that are too far.
         let h2 = grid.cell * grid.cell;
         self.density.resize(self.pos.len(), [0.0; 2]);
         self.density.par_iter_mut().enumerate().for_each(|(a, d)| {
             let p = predicted[a];
             let (rows, count) = grid.rows_around(p);
-            let mut acc = own;
+            let mut acc = [0.0f32; 2];
             for &(lo, hi) in &rows[..count] {
-                for (k, q) in predicted[lo as usize..hi as usize].iter().enumerate() {
+                for q in &predicted[lo as usize..hi as usize] {
                     let (dx, dy) = (q[0] - p[0], q[1] - p[1]);
-                    let r2 = dx * dx + dy * dy;
-                    if r2 < h2 && k + lo as usize != a {
-                        let w = kern.densities(r2.sqrt());
-                        acc = [acc[0] + w[0], acc[1] + w[1]];
-                    }
+                    let w = kern.densities_clamped(dx * dx + dy * dy);
+                    acc = [acc[0] + w[0], acc[1] + w[1]];
                 }
             }
             *d = acc;
@@ -457,24 +456,25 @@ impl Fluid {
                     }
                     let (db, qb, vb) = (density[b], pressure(density[b]), vel[b]);
                     let r = r2.sqrt();
-                    let dir = if r > 0.0 {
-                        let inv = 1.0 / r;
-                        [dx * inv, dy * inv]
+                    // The direction unnormalised, its length folded into the one division
+                    // below; coincident particles take a fixed unit direction.
+                    let (along, len) = if r > 0.0 {
+                        ([dx, dy], r)
                     } else if a < b {
-                        [0.0, 1.0]
+                        ([0.0, 1.0], 1.0)
                     } else {
-                        [0.0, -1.0]
+                        ([0.0, -1.0], 1.0)
                     };
                     let [s2, s3] = kern.slopes(r);
                     // Symmetric in the pair (see the module docs).
-                    // s2 (Pa + Pb) / 2 / x + s3 (Na + Nb) / 2 / y with one division.
+                    // (s2 (Pa + Pb) / 2 / x + s3 (Na + Nb) / 2 / y) / |d| with one division.
                     let (x, y) = (da[0] * db[0], 0.25 * (da[1] + db[1]) * (da[0] + db[0]));
                     let push = (s2 * (0.5 * (qa[0] + qb[0])) * y
                         + s3 * (0.5 * (qa[1] + qb[1])) * x)
-                        / (x * y);
+                        / (x * y * len);
                     let visc = kern.poly6(r2) * k.viscosity;
                     for c in 0..2 {
-                        acc[c] += dir[c] * push + (vb[c] - va[c]) * visc;
+                        acc[c] += along[c] * push + (vb[c] - va[c]) * visc;
                     }
                 }
                 *out = [va[0] + acc[0] * dt, va[1] + acc[1] * dt];
