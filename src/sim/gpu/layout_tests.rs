@@ -16,6 +16,7 @@ use super::passes::streamlines::StreamUniform;
 use super::passes::{BINDINGS, GpuSplat};
 use super::shaders;
 use crate::sim::sph::gpu::{SphUniform, StageUniform};
+use crate::sim::sph::gpu_solids::CollideUniform;
 use std::collections::BTreeMap;
 
 fn parse(shader: &str) -> naga::Module {
@@ -204,6 +205,7 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             ]
         ),
         layout!("sph_sort", "Stage", StageUniform, [k, j]),
+        layout!("sph_solids", "Collide", CollideUniform, [w, h, sx, sy]),
         layout!(
             "divergence",
             "Decide",

@@ -36,6 +36,10 @@ pub const PASSES: &[(&str, &str)] = &[
     ),
     ("sph_sort", include_str!("../../../shaders/sph_sort.wgsl")),
     ("sph_step", include_str!("../../../shaders/sph_step.wgsl")),
+    (
+        "sph_solids",
+        include_str!("../../../shaders/sph_solids.wgsl"),
+    ),
 ];
 
 /// The full source of pass `name` (common prelude included).

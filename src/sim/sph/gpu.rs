@@ -4,9 +4,12 @@
 //! exactly (by cell, by index within a cell).
 //!
 //! The particles live on the GPU between steps; [`GpuFluid::upload`] hands it a CPU fluid's
-//! particles and [`GpuFluid::download`] reads them back (tests, statistics).
+//! particles and [`GpuFluid::download`] reads them back (tests, statistics). With obstacles
+//! ([`GpuFluid::set_solids`]) each step ends with the collisions of `shaders/sph_solids.wgsl`.
 
+use super::gpu_solids::{CollideKernel, GpuSolids};
 use super::neighbours::Grid;
+use super::solids::Solids;
 use super::{Fluid, Kernels, Knobs, LOOK_AHEAD};
 use crate::sim::gpu::kernel::{Binding, Kernel, module, storage, uniform};
 use crate::sim::gpu::{GpuContext, GpuError};
@@ -455,6 +458,9 @@ pub struct GpuFluid {
     n: usize,
     sort: Sort,
     timing: Option<Timing>,
+    collide: CollideKernel,
+    /// The obstacles the particles collide with.
+    solids: Option<GpuSolids>,
 }
 
 /// Workgroups covering `n` items.
@@ -466,7 +472,10 @@ impl GpuFluid {
     /// An empty fluid on `ctx`'s device (its pipelines built: a few ms).
     pub fn new(ctx: GpuContext) -> Self {
         let kernels = Pipelines::new(&ctx.device);
+        let collide = CollideKernel::new(&ctx.device);
         Self {
+            collide,
+            solids: None,
             ctx,
             kernels,
             res: None,
@@ -572,7 +581,16 @@ impl GpuFluid {
                 self.ctx.queue.submit([enc.finish()]);
             }
             self.res = Some(fresh);
+            if let Some(s) = &mut self.solids {
+                s.unbind();
+            }
         }
+    }
+
+    /// Collide the particles with `solids` after each step from now on (`None`: no
+    /// obstacles), as [`Solids::collide`] with the step's dt and wall damping.
+    pub fn set_solids(&mut self, solids: Option<&Solids>) {
+        self.solids = solids.map(|s| GpuSolids::new(&self.ctx.device, s));
     }
 
     /// Take `fluid`'s box and particles (positions, velocities, colours).
@@ -756,6 +774,15 @@ impl GpuFluid {
                     pass.set_pipeline(&kernel.pipeline);
                     pass.set_bind_group(0, group, &[]);
                     pass.dispatch_workgroups(groups(n), 1, 1);
+                }
+                if let Some(solids) = &mut self.solids {
+                    solids.encode(
+                        &self.ctx.device,
+                        &self.collide,
+                        (&r.uniform, &r.pos, &r.vel),
+                        &mut pass,
+                        groups(n),
+                    );
                 }
             }
         }

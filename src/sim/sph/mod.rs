@@ -25,6 +25,7 @@
 //! again), so the fluid stays deterministic.
 
 pub mod gpu;
+pub mod gpu_solids;
 pub mod model;
 pub mod neighbours;
 pub mod solids;

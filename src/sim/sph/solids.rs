@@ -14,7 +14,7 @@ use super::Fluid;
 use crate::sim::obstacles::Mask;
 use rayon::prelude::*;
 
-/// The obstacles on a box of the particles.
+/// The obstacles on a box of the particles (on the GPU: [`super::gpu_solids`]).
 #[derive(Clone, Debug)]
 pub struct Solids {
     /// Cells across and up.
@@ -96,6 +96,26 @@ impl Solids {
         })
     }
 
+    /// Cells across and up.
+    pub fn cells(&self) -> (usize, usize) {
+        (self.w, self.h)
+    }
+
+    /// A cell's width and height, box units.
+    pub fn cell_size(&self) -> [f32; 2] {
+        self.cell
+    }
+
+    /// Whether each cell is solid, rows bottom first.
+    pub fn solid(&self) -> &[bool] {
+        &self.solid
+    }
+
+    /// Each cell's exit: the nearest fluid cell's centre, in cells (a fluid cell's own).
+    pub fn exits(&self) -> &[[f32; 2]] {
+        &self.exit
+    }
+
     /// The cell holding box point `p` (clamped into the box).
     fn cell_of(&self, p: [f32; 2]) -> usize {
         let i = ((p[0] / self.cell[0]).max(0.0) as usize).min(self.w - 1);
@@ -124,8 +144,10 @@ impl Solids {
             .zip(fluid.vel.par_iter_mut())
             .for_each(|(p, v)| {
                 // Where it went in: the first point inside a solid along its last move.
-                let from = [p[0] - v[0] * dt, p[1] - v[1] * dt];
-                let travel = (v[0] * dt).hypot(v[1] * dt);
+                // As sph_solids.wgsl computes them, so both check the same points.
+                let step = [v[0] * dt, v[1] * dt];
+                let from = [p[0] - step[0], p[1] - step[1]];
+                let travel = (step[0] * step[0] + step[1] * step[1]).sqrt();
                 let checks = if travel > half {
                     ((travel / half).ceil() as usize).min(64)
                 } else {
@@ -204,7 +226,7 @@ impl Solids {
         let e = self.exit[c];
         // The way out, in box units.
         let (dx, dy) = ((e[0] - ci) * sx, (e[1] - cj) * sy);
-        let len = dx.hypot(dy);
+        let len = (dx * dx + dy * dy).sqrt();
         if len.is_nan() || len <= 0.0 {
             return (at, [0.0; 2]);
         }
