@@ -429,7 +429,8 @@ struct BenchArgs {
     streamlines: bool,
     /// Output size WxH of the colour stage's timings (colour_ms; on the CPU also display_ms,
     /// the display pipeline's share; on the GPU colorize_gpu_ms and display_gpu_ms, from
-    /// timestamp queries).
+    /// timestamp queries). With --model sph on the CPU: the frame the particles are drawn
+    /// into (frame_ms: the Surface and the Discs looks).
     #[arg(long, default_value = "1280x720", value_parser = parse_frame_size)]
     frame_size: (usize, usize),
     /// Behave as if there were no GPU (checks the error path).
@@ -676,6 +677,7 @@ fn bench_sph(args: &BenchArgs) -> ExitCode {
         steps: args.steps as usize,
         threads: args.threads,
         sort: args.sort.into(),
+        frame_size: args.frame_size,
     };
     let r = match args.backend {
         Backend::Cpu => match sph::run_cpu(&opts) {

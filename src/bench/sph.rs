@@ -2,10 +2,14 @@
 //! break: the particles start as a block at the target density's spacing in the lower left of
 //! a 16:9 box sized so that they fill its left half to 80 % of its height; after a few
 //! untimed steps the run times each step (sort, densities, forces, move) and reports the median,
-//! the mean neighbour count and how far the bulk density is from the target at the end.
+//! the mean neighbour count and how far the bulk density is from the target at the end. On the
+//! CPU it then times drawing the particles into a frame, in both looks.
 
+use crate::fluid::{LiquidStyle, Look};
 use crate::sim::gpu::{GpuContext, GpuError, GpuOptions};
+use crate::sim::model::Model;
 use crate::sim::sph::gpu::{GpuFluid, Sort};
+use crate::sim::sph::model::SphModel;
 use crate::sim::sph::{Fluid, Knobs, SUBSTEP_S};
 use serde::Serialize;
 use std::time::Instant;
@@ -23,6 +27,8 @@ pub struct SphBenchOptions {
     pub threads: usize,
     /// The GPU's sort.
     pub sort: Sort,
+    /// The frame the CPU times drawing the liquid into (both looks), width x height.
+    pub frame_size: (usize, usize),
 }
 
 /// What a run measured.
@@ -53,7 +59,17 @@ pub struct SphBenchResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub adapter: Option<String>,
     pub timer: &'static str,
+    /// CPU: median time to draw the particles at the end into a `frame_size` frame through
+    /// the display pipeline, the Surface look and the Discs look (the model's render with the
+    /// plain look).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_ms: Option<[f64; 2]>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_size: Option<(usize, usize)>,
 }
+
+/// Frames drawn for each look's timing.
+const FRAMES: usize = 20;
 
 /// The bench's fluid: the dam break for `n` particles.
 pub fn scene(n: usize, knobs: &Knobs) -> Fluid {
@@ -119,6 +135,8 @@ fn result(
         density_error: fluid.density_error(knobs.target_density),
         adapter: None,
         timer: "wall",
+        frame_ms: None,
+        frame_size: None,
     }
 }
 
@@ -143,7 +161,34 @@ pub fn run_cpu(opts: &SphBenchOptions) -> Result<SphBenchResult, String> {
             .collect::<Vec<_>>()
     });
     let threads = pool.current_num_threads();
-    Ok(pool.install(|| result(opts, "cpu", threads, &fluid, times)))
+    let mut r = pool.install(|| result(opts, "cpu", threads, &fluid, times));
+    let (fw, fh) = opts.frame_size;
+    if fw > 0 && fh > 0 {
+        // The model's picture grid: the frame's shape, 256 rows (the editor's default).
+        let cells = ((256 * fw / fh).max(8), 256);
+        let mut model = SphModel::new(cells, opts.threads, crate::sim::sph::MAX_PARTICLES)
+            .map_err(|e| e.to_string())?;
+        model.set_fluid(fluid);
+        let mut out = vec![0u8; fw * fh * 4];
+        let mut time = |liquid: LiquidStyle| {
+            let look = Look {
+                liquid,
+                ..Look::default()
+            };
+            model.render(&look, fw, fh, &mut out);
+            let mut times: Vec<f64> = (0..FRAMES)
+                .map(|_| {
+                    let t = Instant::now();
+                    model.render(&look, fw, fh, &mut out);
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect();
+            percentile(&mut times, 0.5)
+        };
+        r.frame_ms = Some([time(LiquidStyle::Surface), time(LiquidStyle::Discs)]);
+        r.frame_size = Some((fw, fh));
+    }
+    Ok(r)
 }
 
 /// Run the scene on the GPU.

@@ -133,6 +133,22 @@ impl SphModel {
         &self.fluid
     }
 
+    /// Take `fluid`'s particles, its box scaled to this model's (at most the budget: the
+    /// newest). For benches and tests.
+    pub fn set_fluid(&mut self, mut fluid: Fluid) {
+        let [w, h] = fluid.size();
+        let sy = BOX_HEIGHT / h;
+        for p in &mut fluid.pos {
+            p[1] *= sy;
+        }
+        fluid.size = [w, BOX_HEIGHT];
+        let snapshot = Snapshot::new(SphSnapshot {
+            fluid,
+            obstacles: self.obstacles.clone(),
+        });
+        self.restore(&snapshot);
+    }
+
     /// The worker threads.
     pub fn threads(&self) -> usize {
         self.pool.current_num_threads()
