@@ -29,6 +29,7 @@ pub mod gpu_solids;
 pub mod model;
 pub mod neighbours;
 pub mod solids;
+pub mod sources;
 
 use neighbours::{Grid, reorder};
 use rayon::prelude::*;

@@ -22,6 +22,7 @@
 //!   [`SphModel::probe_activity`]), so the engine stops stepping a settled pool.
 
 use super::solids::Solids;
+use super::sources::Impulse;
 use super::{BOX_HEIGHT, Fluid, Knobs, SUBSTEP_S};
 use crate::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat, SplatShape};
 use crate::sim::cpu::CpuError;
@@ -220,23 +221,14 @@ impl SphModel {
                 let reach = (s.radius * BOX_HEIGHT).clamp(spacing, BOX_HEIGHT);
                 let pull = s.force[0].clamp(-50.0, 50.0) * BOX_HEIGHT;
                 let calm = if pull > 0.0 { PULL_CALM } else { 0.0 };
+                let impulse = Impulse::Pull {
+                    centre,
+                    reach,
+                    pull,
+                    calm,
+                };
                 let fluid = &mut self.fluid;
-                self.pool.install(|| {
-                    fluid
-                        .pos
-                        .par_iter()
-                        .zip(fluid.vel.par_iter_mut())
-                        .for_each(|(p, v)| {
-                            let (dx, dy) = (centre[0] - p[0], centre[1] - p[1]);
-                            let d = dx.hypot(dy);
-                            if d < reach && d > 0.0 {
-                                let w = 1.0 - d / reach;
-                                let k = w * pull / d;
-                                v[0] += dx * k - v[0] * w * calm;
-                                v[1] += dy * k - v[1] * w * calm;
-                            }
-                        });
-                });
+                self.pool.install(|| fluid.apply(&impulse));
             } else if s.amount > 0.0 {
                 // The disc filled at half the target density, times the amount.
                 let area = std::f32::consts::PI * radius * radius;
@@ -260,22 +252,13 @@ impl SphModel {
                 }
             } else if force != [0.0; 2] {
                 // A shock: a push along the force, fading to 0 at twice the radius.
-                let reach = 2.0 * radius;
+                let impulse = Impulse::Shock {
+                    centre,
+                    reach: 2.0 * radius,
+                    force,
+                };
                 let fluid = &mut self.fluid;
-                self.pool.install(|| {
-                    fluid
-                        .pos
-                        .par_iter()
-                        .zip(fluid.vel.par_iter_mut())
-                        .for_each(|(p, v)| {
-                            let d = (p[0] - centre[0]).hypot(p[1] - centre[1]);
-                            if d < reach {
-                                let w = 1.0 - d / reach;
-                                v[0] += force[0] * w;
-                                v[1] += force[1] * w;
-                            }
-                        });
-                });
+                self.pool.install(|| fluid.apply(&impulse));
             }
         }
         self.pending = sources;
