@@ -460,3 +460,119 @@ fn gpu_collisions_match_the_cpu() {
     gpu.set_solids(None);
     gpu.step(&knobs, dt).unwrap();
 }
+
+/// A particle: serial number, position, velocity, colour.
+type Particle = (u64, [f32; 2], [f32; 2], [f32; 3]);
+
+/// The particles of `f` by serial number.
+fn by_serial(f: &Fluid) -> Vec<Particle> {
+    let mut v: Vec<_> = (0..f.len())
+        .map(|i| (f.birth[i], f.pos[i], f.vel[i], f.color[i]))
+        .collect();
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+/// What reaches the particles from outside, on the GPU as on the CPU: new particles past the
+/// budget take the oldest ones' places (the same particles by serial number: the oldest gone,
+/// the new ones there with their serial numbers, whatever their places in the arrays); the
+/// serial numbers survive steps (the sort moves them with their particles); impulses (a
+/// shock, a pull, a push) change the velocities alike (within 1e-5 of their scale, the
+/// three steps' parity).
+#[test]
+fn gpu_sources_match_the_cpu() {
+    let Some(ctx) = common::gpu_context() else {
+        return;
+    };
+    use dyeflow::sim::sph::sources::Impulse;
+    let knobs = Knobs::default();
+    let spacing = 1.0 / knobs.target_density.sqrt();
+    let mut cpu = Fluid::new(1.78);
+    block(&mut cpu, [2.0, 1.0], (30, 30), spacing);
+    let mut gpu = GpuFluid::new(ctx);
+    gpu.upload(&cpu);
+    for _ in 0..3 {
+        cpu.step(&knobs, 1.0 / 180.0);
+        gpu.step(&knobs, 1.0 / 180.0).unwrap();
+    }
+    let mut back = Fluid::default();
+    gpu.download(&mut back);
+    let serials = |f: &Fluid| by_serial(f).iter().map(|x| x.0).collect::<Vec<_>>();
+    assert_eq!(serials(&back), serials(&cpu), "serial numbers after steps");
+    // 300 new particles into a budget of 1 100 (900 there): the 200 oldest make room.
+    let new: Vec<([f32; 2], [f32; 2], [f32; 3])> = random(300, (17.0, 10.0), 3)
+        .into_iter()
+        .enumerate()
+        .map(|(k, p)| (p, [k as f32 * 0.01, -1.0], [0.0, 1.0, k as f32 / 300.0]))
+        .collect();
+    let budget = 1100;
+    let free = budget - cpu.len();
+    cpu.remove_oldest(new.len() - free);
+    for (p, v, c) in &new {
+        cpu.add(*p, *v, *c);
+    }
+    gpu.add(&new, budget);
+    let impulses = [
+        Impulse::Shock {
+            centre: [4.0, 2.0],
+            reach: 1.5,
+            force: [5.0, 3.0],
+        },
+        Impulse::Pull {
+            centre: [3.0, 2.5],
+            reach: 2.0,
+            pull: 4.0,
+            calm: 0.02,
+        },
+        Impulse::Pull {
+            centre: [9.0, 5.0],
+            reach: 3.0,
+            pull: -6.0,
+            calm: 0.0,
+        },
+    ];
+    for i in &impulses {
+        cpu.apply(i);
+    }
+    gpu.apply(&impulses);
+    gpu.download(&mut back);
+    assert_eq!(back.len(), budget);
+    assert_eq!(back.births, cpu.births);
+    let (a, b) = (by_serial(&cpu), by_serial(&back));
+    assert_eq!(
+        a.iter().map(|x| x.0).collect::<Vec<_>>(),
+        b.iter().map(|x| x.0).collect::<Vec<_>>(),
+        "the same particles by serial number"
+    );
+    let scale = a
+        .iter()
+        .map(|x| x.2[0].hypot(x.2[1]))
+        .fold(0.0f32, f32::max);
+    let mut kicked = 0;
+    for (x, y) in a.iter().zip(&b) {
+        // The new particles exactly where they were put; the others as three steps left
+        // them (the steps' parity: within 1e-5).
+        assert_eq!(x.3, y.3, "serial {}: colour", x.0);
+        let dp = (x.1[0] - y.1[0]).abs().max((x.1[1] - y.1[1]).abs());
+        if x.0 >= 900 {
+            assert_eq!(x.1, y.1, "serial {}: a new particle's place", x.0);
+        } else {
+            assert!(dp < 1e-5, "serial {}: {:?} against {:?}", x.0, x.1, y.1);
+        }
+        let dv = (x.2[0] - y.2[0]).abs().max((x.2[1] - y.2[1]).abs());
+        assert!(
+            dv <= 1e-5 * scale,
+            "serial {}: {:?} against {:?}",
+            x.0,
+            x.2,
+            y.2
+        );
+        kicked += usize::from(x.0 < 900 && x.2[0] > 1.0);
+    }
+    assert!(kicked > 10, "the shock pushed {kicked}");
+    // And they step on together.
+    cpu.step(&knobs, 1.0 / 180.0);
+    gpu.step(&knobs, 1.0 / 180.0).unwrap();
+    gpu.download(&mut back);
+    assert_eq!(serials(&back), serials(&cpu));
+}

@@ -17,6 +17,7 @@ use super::passes::{BINDINGS, GpuSplat};
 use super::shaders;
 use crate::sim::sph::gpu::{SphUniform, StageUniform};
 use crate::sim::sph::gpu_solids::CollideUniform;
+use crate::sim::sph::gpu_sources::{GpuFresh, GpuImpulse, SourcesUniform};
 use std::collections::BTreeMap;
 
 fn parse(shader: &str) -> naga::Module {
@@ -206,6 +207,19 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
         ),
         layout!("sph_sort", "Stage", StageUniform, [k, j]),
         layout!("sph_solids", "Collide", CollideUniform, [w, h, sx, sy]),
+        layout!(
+            "sph_sources",
+            "Sources",
+            SourcesUniform,
+            [n, count, recycle, oldest]
+        ),
+        layout!(
+            "sph_sources",
+            "Impulse",
+            GpuImpulse,
+            [centre, reach, pull, force, calm]
+        ),
+        layout!("sph_sources", "Fresh", GpuFresh, [pos, vel, color]),
         layout!(
             "divergence",
             "Decide",

@@ -40,6 +40,10 @@ pub const PASSES: &[(&str, &str)] = &[
         "sph_solids",
         include_str!("../../../shaders/sph_solids.wgsl"),
     ),
+    (
+        "sph_sources",
+        include_str!("../../../shaders/sph_sources.wgsl"),
+    ),
 ];
 
 /// The full source of pass `name` (common prelude included).

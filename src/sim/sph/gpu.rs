@@ -8,10 +8,15 @@
 //! ([`GpuFluid::set_solids`]) each step ends with the collisions of `shaders/sph_solids.wgsl`.
 
 use super::gpu_solids::{CollideKernel, GpuSolids};
+use super::gpu_sources::{
+    GpuFresh, GpuSources, SERIAL_MASK, SourceKernels, serial_from_f32, serial_to_f32,
+};
 use super::neighbours::Grid;
 use super::solids::Solids;
+use super::sources::Impulse;
 use super::{Fluid, Kernels, Knobs, LOOK_AHEAD};
 use crate::sim::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+
 use crate::sim::gpu::{GpuContext, GpuError};
 
 /// Threads per workgroup (`SW` in sph_sort.wgsl; the step's passes use the same).
@@ -461,10 +466,14 @@ pub struct GpuFluid {
     collide: CollideKernel,
     /// The obstacles the particles collide with.
     solids: Option<GpuSolids>,
+    source_kernels: SourceKernels,
+    sources: GpuSources,
+    /// The next serial number to give; the particles hold the `n` before it.
+    births: u64,
 }
 
 /// Workgroups covering `n` items.
-fn groups(n: usize) -> u32 {
+pub(super) fn groups(n: usize) -> u32 {
     (n as u32).div_ceil(SW).max(1)
 }
 
@@ -473,9 +482,16 @@ impl GpuFluid {
     pub fn new(ctx: GpuContext) -> Self {
         let kernels = Pipelines::new(&ctx.device);
         let collide = CollideKernel::new(&ctx.device);
+        let (source_kernels, sources) = (
+            SourceKernels::new(&ctx.device),
+            GpuSources::new(&ctx.device),
+        );
         Self {
             collide,
             solids: None,
+            source_kernels,
+            sources,
+            births: 0,
             ctx,
             kernels,
             res: None,
@@ -584,6 +600,7 @@ impl GpuFluid {
             if let Some(s) = &mut self.solids {
                 s.unbind();
             }
+            self.sources.unbind();
         }
     }
 
@@ -602,10 +619,23 @@ impl GpuFluid {
         self.n = fluid.len();
         let Some(r) = &self.res else { return };
         let q = &self.ctx.queue;
+        // Serial numbers made consecutive, in the order of birth: the oldest gets
+        // `births - n`.
+        let n = fluid.len();
+        let mut by_birth: Vec<usize> = (0..n).collect();
+        by_birth.sort_by_key(|&i| (fluid.birth.get(i).copied().unwrap_or(0), i));
+        let latest = fluid.birth.iter().copied().max().map_or(0, |b| b + 1);
+        self.births = fluid.births.max(latest).max(n as u64);
+        let oldest = self.births - n as u64;
+        let mut serial = vec![0u64; n];
+        for (rank, &i) in by_birth.iter().enumerate() {
+            serial[i] = oldest + rank as u64;
+        }
         let colors: Vec<[f32; 4]> = fluid
             .color
             .iter()
-            .map(|c| [c[0], c[1], c[2], 1.0])
+            .zip(&serial)
+            .map(|(c, &s)| [c[0], c[1], c[2], serial_to_f32(s)])
             .collect();
         if self.n > 0 {
             q.write_buffer(&r.pos, 0, bytemuck::cast_slice(&fluid.pos));
@@ -631,12 +661,69 @@ impl GpuFluid {
         fluid.vel = pairs(read(&r.vel, 8));
         fluid.density = pairs(read(&r.density, 8));
         let colors = read(&r.color, 16);
-        fluid.color = bytemuck::cast_slice::<u8, [f32; 4]>(&colors[..n * 16])
+        let colors = bytemuck::cast_slice::<u8, [f32; 4]>(&colors[..n * 16]);
+        fluid.color = colors.iter().map(|c| [c[0], c[1], c[2]]).collect();
+        fluid.birth = colors
             .iter()
-            .map(|c| [c[0], c[1], c[2]])
+            .map(|c| serial_from_f32(c[3], self.births))
             .collect();
-        // The GPU keeps no birth times (yet): every particle counts as born now.
-        fluid.birth = vec![0; n];
+        fluid.births = self.births;
+    }
+
+    /// Put `impulses` on the particles, in order (as [`Fluid::apply`] one after another).
+    pub fn apply(&mut self, impulses: &[Impulse]) {
+        let Some(r) = &self.res else { return };
+        self.sources.apply(
+            &self.ctx,
+            &self.source_kernels,
+            (&r.pos, &r.vel, &r.color),
+            self.n,
+            impulses,
+        );
+    }
+
+    /// Add particles at `p` with velocity `v` and colour `c`, at most `budget` in all
+    /// (clamped to 1..=[`super::MAX_PARTICLES`]): past it the oldest give their places to
+    /// the new ones, as [`Fluid::remove_oldest`] then [`Fluid::add`] (non-finite positions
+    /// become the box's centre, velocities rest). More new ones than the budget: the last of
+    /// them. The budget only makes room for new ones: particles past it stay until then.
+    pub fn add(&mut self, new: &[([f32; 2], [f32; 2], [f32; 3])], budget: usize) {
+        let budget = budget.clamp(1, super::MAX_PARTICLES);
+        let new = &new[new.len().saturating_sub(budget)..];
+        if new.is_empty() {
+            return;
+        }
+        let free = budget.saturating_sub(self.n);
+        let recycle = new.len().saturating_sub(free).min(self.n);
+        let [w, h] = self.size;
+        let finite = |a: &[f32]| a.iter().all(|x| x.is_finite());
+        let fresh: Vec<GpuFresh> = new
+            .iter()
+            .enumerate()
+            .map(|(j, (p, v, c))| GpuFresh {
+                pos: if finite(p) {
+                    [p[0].clamp(0.0, w), p[1].clamp(0.0, h)]
+                } else {
+                    [0.5 * w, 0.5 * h]
+                },
+                vel: if finite(v) { *v } else { [0.0; 2] },
+                color: [c[0], c[1], c[2], serial_to_f32(self.births + j as u64)],
+            })
+            .collect();
+        let total = self.n + new.len() - recycle;
+        let cells = self.res.as_ref().map_or(1, |r| r.cells);
+        self.reserve(total, cells);
+        let Some(r) = &self.res else { return };
+        let oldest = (self.births - self.n as u64) as u32 & SERIAL_MASK;
+        self.sources.add(
+            &self.ctx,
+            &self.source_kernels,
+            (&r.pos, &r.vel, &r.color),
+            (self.n, recycle, oldest),
+            &fresh,
+        );
+        self.n = total;
+        self.births += new.len() as u64;
     }
 
     /// The uniform for a step of `dt` with `knobs` (sanitised) over `grid`.

@@ -26,6 +26,7 @@
 
 pub mod gpu;
 pub mod gpu_solids;
+pub mod gpu_sources;
 pub mod model;
 pub mod neighbours;
 pub mod solids;

@@ -69,4 +69,5 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("sph_sort", crate::sim::sph::gpu::binding::sort::ALL),
     ("sph_step", crate::sim::sph::gpu::binding::step::ALL),
     ("sph_solids", crate::sim::sph::gpu_solids::binding::ALL),
+    ("sph_sources", crate::sim::sph::gpu_sources::binding::ALL),
 ];

@@ -1,0 +1,320 @@
+//! What reaches the particles on the GPU from outside (`shaders/sph_sources.wgsl`): impulses
+//! ([`Impulse`], as [`super::Fluid::apply`]) and new particles that take the oldest ones'
+//! slots when the budget is full (as [`super::Fluid::remove_oldest`] then
+//! [`super::Fluid::add`]: the same particles, in other places of the arrays).
+//!
+//! Each particle carries its serial number in its colour's fourth component, its low 23 bits as
+//! the mantissa of a number in [1, 2) (a normal number: no GPU flushes it, copies keep it), and
+//! the GPU fluid keeps the serial numbers of its particles consecutive (oldest first, the next
+//! one to give), so the `k` oldest are the ones whose serial number is less than `k` past the
+//! oldest (modulo 2^23, far more than the most particles): no search, no compaction.
+
+use super::sources::Impulse;
+use crate::sim::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+
+/// The `@binding`s of sph_sources.wgsl.
+pub(crate) mod binding {
+    use super::Binding;
+    pub const Q: Binding = Binding::new(0, "Q");
+    pub const POS: Binding = Binding::new(1, "pos");
+    pub const VEL: Binding = Binding::new(2, "vel");
+    pub const COLOR: Binding = Binding::new(3, "color");
+    pub const IMPULSE: Binding = Binding::new(4, "impulse");
+    pub const FRESH: Binding = Binding::new(5, "fresh");
+    #[cfg(test)]
+    pub const ALL: &[Binding] = &[Q, POS, VEL, COLOR, IMPULSE, FRESH];
+}
+
+/// The uniform `Sources` of sph_sources.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct SourcesUniform {
+    pub n: u32,
+    pub count: u32,
+    pub recycle: u32,
+    pub oldest: u32,
+}
+
+/// The struct `Impulse` of sph_sources.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct GpuImpulse {
+    pub centre: [f32; 2],
+    pub reach: f32,
+    pub pull: u32,
+    pub force: [f32; 2],
+    pub calm: f32,
+    pub _p: u32,
+}
+
+impl From<&Impulse> for GpuImpulse {
+    fn from(i: &Impulse) -> Self {
+        match *i {
+            Impulse::Shock {
+                centre,
+                reach,
+                force,
+            } => Self {
+                centre,
+                reach,
+                pull: 0,
+                force,
+                ..Self::default()
+            },
+            Impulse::Pull {
+                centre,
+                reach,
+                pull,
+                calm,
+            } => Self {
+                centre,
+                reach,
+                pull: 1,
+                force: [pull, 0.0],
+                calm,
+                _p: 0,
+            },
+        }
+    }
+}
+
+/// The struct `Fresh` of sph_sources.wgsl: a new particle.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct GpuFresh {
+    pub pos: [f32; 2],
+    pub vel: [f32; 2],
+    /// Colour, and the serial number's bits.
+    pub color: [f32; 4],
+}
+
+/// Serial numbers wrap at this (the mantissa's 23 bits).
+pub(crate) const SERIAL_MASK: u32 = 0x7f_ffff;
+
+/// The colour's fourth component carrying serial number `serial`.
+pub(crate) fn serial_to_f32(serial: u64) -> f32 {
+    f32::from_bits(0x3f80_0000 | (serial as u32 & SERIAL_MASK))
+}
+
+/// The serial number carried by `w`, given that it is at most [`SERIAL_MASK`] before `next`
+/// (the next serial number to give).
+pub(crate) fn serial_from_f32(w: f32, next: u64) -> u64 {
+    let back = (next as u32).wrapping_sub(w.to_bits()) & SERIAL_MASK;
+    next.wrapping_sub(u64::from(back))
+}
+
+/// The sources' pipelines.
+pub(crate) struct SourceKernels {
+    impulses: Kernel,
+    recycle: Kernel,
+    append: Kernel,
+}
+
+impl SourceKernels {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let m = module(device, "sph_sources");
+        Self {
+            impulses: Kernel::new(device, &m, "impulses"),
+            recycle: Kernel::new(device, &m, "recycle"),
+            append: Kernel::new(device, &m, "append"),
+        }
+    }
+}
+
+/// The sources' buffers, and bind groups tied to the particles' buffers (built again only
+/// when those or these grow).
+pub(crate) struct GpuSources {
+    uniform: wgpu::Buffer,
+    impulse: wgpu::Buffer,
+    impulse_cap: usize,
+    fresh: wgpu::Buffer,
+    fresh_cap: usize,
+    groups: Option<[wgpu::BindGroup; 3]>,
+}
+
+/// The particles' buffers the sources write: positions, velocities, colours.
+pub(crate) type Particles<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer, &'a wgpu::Buffer);
+
+impl GpuSources {
+    pub fn new(device: &wgpu::Device) -> Self {
+        Self {
+            uniform: uniform(device, "SPH: sources", &SourcesUniform::default()),
+            impulse: storage(device, "SPH: impulses", 64 * 32),
+            impulse_cap: 64,
+            fresh: storage(device, "SPH: new particles", 512 * 32),
+            fresh_cap: 512,
+            groups: None,
+        }
+    }
+
+    /// Forget the bind groups (the particles' buffers were replaced).
+    pub fn unbind(&mut self) {
+        self.groups = None;
+    }
+
+    fn groups(
+        &mut self,
+        device: &wgpu::Device,
+        k: &SourceKernels,
+        (pos, vel, color): Particles<'_>,
+    ) -> &[wgpu::BindGroup; 3] {
+        use binding as b;
+        self.groups.get_or_insert_with(|| {
+            let with_fresh = |kernel: &Kernel| {
+                kernel.bind(
+                    device,
+                    &[
+                        (b::Q, &self.uniform),
+                        (b::POS, pos),
+                        (b::VEL, vel),
+                        (b::COLOR, color),
+                        (b::FRESH, &self.fresh),
+                    ],
+                )
+            };
+            [
+                k.impulses.bind(
+                    device,
+                    &[
+                        (b::Q, &self.uniform),
+                        (b::POS, pos),
+                        (b::VEL, vel),
+                        (b::IMPULSE, &self.impulse),
+                    ],
+                ),
+                with_fresh(&k.recycle),
+                with_fresh(&k.append),
+            ]
+        })
+    }
+
+    /// Put `impulses` on the `n` particles, in order.
+    pub fn apply(
+        &mut self,
+        ctx: &crate::sim::gpu::GpuContext,
+        k: &SourceKernels,
+        particles: Particles<'_>,
+        n: usize,
+        impulses: &[Impulse],
+    ) {
+        if impulses.is_empty() || n == 0 {
+            return;
+        }
+        if impulses.len() > self.impulse_cap {
+            self.impulse_cap = impulses.len().next_power_of_two();
+            self.impulse = storage(&ctx.device, "SPH: impulses", (self.impulse_cap * 32) as u64);
+            self.groups = None;
+        }
+        let list: Vec<GpuImpulse> = impulses.iter().map(GpuImpulse::from).collect();
+        let q = &ctx.queue;
+        q.write_buffer(&self.impulse, 0, bytemuck::cast_slice(&list));
+        q.write_buffer(
+            &self.uniform,
+            0,
+            bytemuck::bytes_of(&SourcesUniform {
+                n: n as u32,
+                count: list.len() as u32,
+                ..Default::default()
+            }),
+        );
+        let [g, ..] = self.groups(&ctx.device, k, particles);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("SPH: impulses"),
+                timestamp_writes: None,
+            });
+            pass.set_pipeline(&k.impulses.pipeline);
+            pass.set_bind_group(0, g, &[]);
+            pass.dispatch_workgroups(super::gpu::groups(n), 1, 1);
+        }
+        ctx.queue.submit([enc.finish()]);
+    }
+
+    /// Give the `recycle` oldest of the `n` particles' slots (serial numbers from `oldest`)
+    /// to the first of `fresh`, and put the rest after the `n` (the buffers hold them).
+    pub fn add(
+        &mut self,
+        ctx: &crate::sim::gpu::GpuContext,
+        k: &SourceKernels,
+        particles: Particles<'_>,
+        (n, recycle, oldest): (usize, usize, u32),
+        fresh: &[GpuFresh],
+    ) {
+        if fresh.is_empty() {
+            return;
+        }
+        if fresh.len() > self.fresh_cap {
+            self.fresh_cap = fresh.len().next_power_of_two();
+            self.fresh = storage(
+                &ctx.device,
+                "SPH: new particles",
+                (self.fresh_cap * 32) as u64,
+            );
+            self.groups = None;
+        }
+        let q = &ctx.queue;
+        q.write_buffer(&self.fresh, 0, bytemuck::cast_slice(fresh));
+        q.write_buffer(
+            &self.uniform,
+            0,
+            bytemuck::bytes_of(&SourcesUniform {
+                n: n as u32,
+                count: fresh.len() as u32,
+                recycle: recycle as u32,
+                oldest,
+            }),
+        );
+        let [_, rec, app] = self.groups(&ctx.device, k, particles);
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("SPH: new particles"),
+                timestamp_writes: None,
+            });
+            if recycle > 0 && n > 0 {
+                pass.set_pipeline(&k.recycle.pipeline);
+                pass.set_bind_group(0, rec, &[]);
+                pass.dispatch_workgroups(super::gpu::groups(n), 1, 1);
+            }
+            let rest = fresh.len() - recycle;
+            if rest > 0 {
+                pass.set_pipeline(&k.append.pipeline);
+                pass.set_bind_group(0, app, &[]);
+                pass.dispatch_workgroups(super::gpu::groups(rest), 1, 1);
+            }
+        }
+        ctx.queue.submit([enc.finish()]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A serial number survives the colour's fourth component (a normal number in [1, 2),
+    /// whatever the serial) and comes back whole, across the 2^23 wrap and past 2^32, for
+    /// every particle up to the most there can be behind the next number.
+    #[test]
+    fn serial_numbers_round_trip_through_the_colour() {
+        let most = crate::sim::sph::MAX_PARTICLES as u64;
+        for next in [
+            1,
+            1000,
+            1 << 23,
+            (1 << 23) + 5,
+            u64::from(u32::MAX) + 7,
+            1 << 40,
+        ] {
+            for back in [1, 2, 1000, most] {
+                if back > next {
+                    continue;
+                }
+                let s = next - back;
+                let w = serial_to_f32(s);
+                assert!(w.is_normal() && (1.0..2.0).contains(&w), "{s}: {w}");
+                assert_eq!(serial_from_f32(w, next), s, "{s} before {next}");
+            }
+        }
+    }
+}
