@@ -27,6 +27,7 @@
 pub mod gpu;
 pub mod gpu_solids;
 pub mod gpu_sources;
+mod light;
 pub mod model;
 pub mod neighbours;
 pub mod solids;

@@ -21,6 +21,7 @@
 //! - **Rest.** The model counts as still once 95 % of its particles barely move (see
 //!   [`SphModel::probe_activity`]), so the engine stops stepping a settled pool.
 
+use super::light::Light;
 use super::solids::Solids;
 use super::sources::Impulse;
 use super::{BOX_HEIGHT, Fluid, Knobs, SUBSTEP_S};
@@ -32,7 +33,6 @@ use crate::sim::gpu::GpuError;
 use crate::sim::model::{HeldFrame, Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::{Activity, StepParams};
-use rayon::prelude::*;
 
 /// Particles the box holds by default (about 60 % of the default 16:9 box at the target
 /// density).
@@ -55,10 +55,6 @@ const PULL_CALM: f32 = 0.02;
 const SOLID_ROWS: usize = 512;
 /// Most rows of the discs' light field.
 const DISC_ROWS: usize = 1080;
-/// A disc's radius, in particle spacings at the target density.
-const DISC_SPACINGS: f32 = 0.45;
-/// Speed (box units per second) that takes the speed gradient from blue to red.
-const GRADIENT_SPEED: f32 = 8.0;
 
 /// What an [`SphModel`]'s [`Snapshot`] holds.
 struct SphSnapshot {
@@ -73,18 +69,14 @@ pub struct SphModel {
     budget: usize,
     /// The model's resolution.
     cells: (usize, usize),
-    /// The light field's grid as last drawn (see [`SphModel::light_size`]).
-    light_cells: (usize, usize),
     pool: rayon::ThreadPool,
     pending: Vec<Splat>,
     obstacles: Option<Mask>,
     /// The obstacles the particles collide with.
     solids: Option<Solids>,
     picture: Picture,
-    /// The liquid's light on the grid, three planes, rows bottom first.
-    light: [Vec<f32>; 3],
-    /// The discs' coverage: its sum and its largest value per cell.
-    cover: [Vec<f32>; 2],
+    /// The liquid's light.
+    light: Light,
     /// Zero velocity faces for the colour stage's source.
     still: Vec<f32>,
     frame: HeldFrame,
@@ -113,14 +105,12 @@ impl SphModel {
             knobs: Knobs::default(),
             budget: budget.clamp(1, super::MAX_PARTICLES),
             cells,
-            light_cells: (0, 0),
             pool,
             pending: Vec::new(),
             obstacles: None,
             solids: None,
             picture: Picture::default(),
-            light: Default::default(),
-            cover: Default::default(),
+            light: Light::default(),
             still: Vec::new(),
             frame: HeldFrame::default(),
             seed: 0x9e37_79b9,
@@ -279,157 +269,6 @@ impl SphModel {
         let w = ((h as f32 * bw / bh).round() as usize).clamp(8, 4 * DISC_ROWS);
         (w, h)
     }
-
-    /// Splat the particles' light into a `w x h` field: each particle's colour (or its speed's,
-    /// with `speed_colours`) as a smooth bump (the surface) or a soft disc.
-    fn draw_light(&mut self, (w, h): (usize, usize), style: LiquidStyle, speed_colours: bool) {
-        self.light_cells = (w, h);
-        for plane in self.light.iter_mut().chain(&mut self.cover) {
-            plane.clear();
-            plane.resize(w * h, 0.0);
-        }
-        let scale = w as f32 / self.fluid.size()[0];
-        let spacing = 1.0 / self.knobs.target_density.max(1.0).sqrt();
-        let fluid = &self.fluid;
-        let colour = |i: usize| {
-            if speed_colours {
-                let v = fluid.vel[i];
-                speed_gradient(v[0].hypot(v[1]) / GRADIENT_SPEED)
-            } else {
-                fluid.color[i]
-            }
-        };
-        // Surface: a kernel two particle spacings wide, at least 1.5 cells (smaller shows
-        // each particle as a blob, larger blurs the splashes); a smooth bump (1 - r²/R²)²,
-        // whose integral is pi R² / 3, normalised so that particles at the target density sum
-        // to their colour. Discs: 0.9 spacings across with an edge a cell soft, so a packed
-        // liquid shows as beads; where discs overlap their colours mix by coverage and the
-        // light is the largest coverage, so a disc is as bright alone as in a crowd.
-        let radius = (DISC_SPACINGS * spacing * scale).max(1.0);
-        let reach = match style {
-            LiquidStyle::Surface => (2.0 * spacing * scale).max(1.5),
-            LiquidStyle::Discs => radius + 0.5,
-        };
-        let per_cell = 1.0 / (scale * scale); // box area of a grid cell
-        let norm =
-            3.0 / (std::f32::consts::PI * reach * reach) / (self.knobs.target_density * per_cell);
-        // Bands of rows drawn in parallel, each owning its rows of every plane and taking the
-        // particles whose footprint reaches into it.
-        let bands = (self.pool.current_num_threads() * 4).clamp(1, h);
-        let rows = h.div_ceil(bands);
-        let [r, g, b] = &mut self.light;
-        let [sum, top] = &mut self.cover;
-        let chunk = rows * w;
-        let mut parts: Vec<(usize, [&mut [f32]; 5])> = r
-            .chunks_mut(chunk)
-            .zip(g.chunks_mut(chunk))
-            .zip(b.chunks_mut(chunk))
-            .zip(sum.chunks_mut(chunk))
-            .zip(top.chunks_mut(chunk))
-            .enumerate()
-            .map(|(k, ((((r, g), b), s), t))| (k * rows, [r, g, b, s, t]))
-            .collect();
-        self.pool.install(|| {
-            parts.par_iter_mut().for_each(|(j0, planes)| {
-                let band = *j0..*j0 + planes[0].len() / w;
-                let [r, g, b, sum, top] = planes;
-                for (i, p) in fluid.pos.iter().enumerate() {
-                    let y = p[1] * scale;
-                    if y + reach < band.start as f32 || y - reach > band.end as f32 {
-                        continue;
-                    }
-                    let c = colour(i);
-                    match style {
-                        LiquidStyle::Surface => {
-                            splat_rows(p, scale, reach, (w, band.clone()), |k, q| {
-                                let wgt = q * q * norm;
-                                r[k] += c[0] * wgt;
-                                g[k] += c[1] * wgt;
-                                b[k] += c[2] * wgt;
-                            })
-                        }
-                        LiquidStyle::Discs => {
-                            splat_rows(p, scale, reach, (w, band.clone()), |k, q| {
-                                // q = 1 - r²/reach²: back to the distance, then a one-cell
-                                // ramp.
-                                let d = reach * (1.0 - q).max(0.0).sqrt();
-                                let a = (radius + 0.5 - d).clamp(0.0, 1.0);
-                                if a > 0.0 {
-                                    r[k] += c[0] * a;
-                                    g[k] += c[1] * a;
-                                    b[k] += c[2] * a;
-                                    sum[k] += a;
-                                    top[k] = top[k].max(a);
-                                }
-                            })
-                        }
-                    }
-                }
-                if style == LiquidStyle::Discs {
-                    for k in 0..r.len() {
-                        if sum[k] > 0.0 {
-                            let f = top[k] / sum[k];
-                            r[k] *= f;
-                            g[k] *= f;
-                            b[k] *= f;
-                        }
-                    }
-                }
-            });
-        });
-    }
-}
-
-/// Call `f(cell, q)` for each cell of the rows `rows` of a field `w` wide within `reach`
-/// cells of box point `p` (scaled by `scale` cells per box unit), with `q = 1 - r²/reach²`
-/// (> 0); `cell` counts from the first of `rows`.
-#[inline]
-fn splat_rows(
-    p: &[f32; 2],
-    scale: f32,
-    reach: f32,
-    (w, rows): (usize, std::ops::Range<usize>),
-    mut f: impl FnMut(usize, f32),
-) {
-    let ri = reach.ceil() as isize;
-    let (x, y) = (p[0] * scale, p[1] * scale);
-    let (cx, cy) = (x.floor() as isize, y.floor() as isize);
-    let inv = 1.0 / (reach * reach);
-    let (lo, hi) = (rows.start as isize, rows.end as isize - 1);
-    for j in (cy - ri).max(lo)..=(cy + ri).min(hi) {
-        let dy = j as f32 + 0.5 - y;
-        let row = (j - lo) as usize * w;
-        for i in (cx - ri).max(0)..=(cx + ri).min(w as isize - 1) {
-            let dx = i as f32 + 0.5 - x;
-            let q = 1.0 - (dx * dx + dy * dy) * inv;
-            if q > 0.0 {
-                f(row + i as usize, q);
-            }
-        }
-    }
-}
-
-/// The source's speed gradient: deep blue at rest, through cyan and white, to red at `t` = 1.
-fn speed_gradient(t: f32) -> [f32; 3] {
-    const STOPS: [[f32; 3]; 4] = [
-        [0.03, 0.15, 0.9],
-        [0.1, 0.8, 0.9],
-        [1.0, 1.0, 1.0],
-        [1.0, 0.15, 0.05],
-    ];
-    let t = if t.is_finite() {
-        t.clamp(0.0, 1.0)
-    } else {
-        1.0
-    } * 3.0;
-    let i = (t as usize).min(2);
-    let f = t - i as f32;
-    let (a, b) = (STOPS[i], STOPS[i + 1]);
-    [
-        a[0] + (b[0] - a[0]) * f,
-        a[1] + (b[1] - a[1]) * f,
-        a[2] + (b[2] - a[2]) * f,
-    ]
 }
 
 impl Model for SphModel {
@@ -493,7 +332,13 @@ impl Model for SphModel {
             return;
         }
         let size = self.light_size(look.liquid, height);
-        self.draw_light(size, look.liquid, look.color_mode == ColorMode::VelocityHue);
+        self.light.draw(
+            (&self.fluid, self.knobs.target_density),
+            size,
+            look.liquid,
+            look.color_mode == ColorMode::VelocityHue,
+            &self.pool,
+        );
         let (w, h) = size;
         self.still.resize((w + 1) * (h + 1), 0.0);
         let mut dye_look = *look;
@@ -508,7 +353,11 @@ impl Model for SphModel {
             v: &self.still[..w * (h + 1)],
             dw: w,
             dh: h,
-            dye: [&self.light[0], &self.light[1], &self.light[2]],
+            dye: [
+                &self.light.planes[0],
+                &self.light.planes[1],
+                &self.light.planes[2],
+            ],
             heat: &[],
             particles: None,
         };
