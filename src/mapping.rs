@@ -118,6 +118,10 @@ pub const BEAT_KICK: f32 = 0.8;
 pub const SWING_PER_RMS: f32 = 4.0;
 /// One swing there and back, seconds, when the host's transport does not play.
 pub const SWING_FREE_S: f32 = 2.0;
+/// Time constant of the swing's glide, seconds: when the transport starts or stops and the
+/// swing's phase jumps, gravity glides to it instead of jumping (a swing over two beats at
+/// 120 BPM lags it by about 10 degrees).
+pub const SWING_GLIDE_S: f32 = 0.03;
 
 /// How a note's pitch picks the position of its splat.
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -355,8 +359,9 @@ pub struct Mapper {
     last_beat: Option<i64>,
     /// Seconds of emission so far (breathing sway, vibrato).
     time: f32,
-    /// The free swing's phase, 0 to 1 (see [`Drive::swing`]).
+    /// The free swing's phase, 0 to 1, and the swing as it glides (see [`Drive::swing`]).
     swing_phase: f32,
+    swing: f32,
     /// The bands and pitch classes' painting.
     audio: audio::AudioPaint,
     /// The keys down on every channel and the pillars standing.
@@ -414,6 +419,7 @@ impl Mapper {
             last_beat: None,
             time: 0.0,
             swing_phase: 0.0,
+            swing: 0.0,
             audio: audio::AudioPaint::default(),
             pillars: pillars::PillarNotes::default(),
         }
@@ -778,7 +784,12 @@ impl Mapper {
         Drive {
             vorticity_boost: self.channels.iter().fold(0.0f32, |m, c| m.max(c.mod_wheel))
                 * MOD_WHEEL_VORTICITY,
-            swing: self.swing(cfg),
+            swing: {
+                let target = self.swing(cfg);
+                let glide = 1.0 - (-dt / SWING_GLIDE_S).exp();
+                self.swing += (target - self.swing) * glide;
+                self.swing
+            },
         }
     }
 

@@ -870,7 +870,7 @@ fn notes_drums_and_onsets_emit_particles_when_the_knob_is_up() {
 /// The liquid's swing: none in silence; with music, its size follows the level (all of it
 /// from an RMS of 1 / SWING_PER_RMS) and, while the host plays, its sign follows the beats:
 /// one way half way through beat 0, the other half way through beat 1. Without a transport
-/// it swings on its own, once every SWING_FREE_S.
+/// it swings on its own, once every SWING_FREE_S. A jump glides (SWING_GLIDE_S).
 #[test]
 fn the_swing_follows_the_level_and_the_beat() {
     let mut m = Mapper::new();
@@ -898,25 +898,38 @@ fn the_swing_follows_the_level_and_the_beat() {
     };
     level(&mut m, 0.5);
     beat(&mut m, 0.5, true);
-    let one = m.emit(0.0, &c, &mut out).swing;
+    let one = m.emit(0.5, &c, &mut out).swing;
     assert!((one - 1.0).abs() < 1e-4, "{one}");
     beat(&mut m, 1.5, true);
-    let two = m.emit(0.0, &c, &mut out).swing;
+    let two = m.emit(0.5, &c, &mut out).swing;
     assert!((two + 1.0).abs() < 1e-4, "{two}");
     level(&mut m, 0.05);
     beat(&mut m, 4.5, true);
-    let quiet = m.emit(0.0, &c, &mut out).swing;
+    let quiet = m.emit(0.5, &c, &mut out).swing;
     assert!((quiet - 0.05 * SWING_PER_RMS).abs() < 1e-4, "{quiet}");
     // Stopped: a free swing, a quarter of the way round after a quarter of its period.
     beat(&mut m, 0.0, false);
-    let now = m.emit(0.0, &c, &mut out).swing;
+    let now = m.emit(0.5, &c, &mut out).swing;
     let later = m.emit(SWING_FREE_S / 4.0, &c, &mut out).swing;
+    // A jump of its target glides: a step of 1 ms covers 1 - exp(-1 / 30) of it.
+    beat(&mut m, 1.5, true);
+    level(&mut m, 0.5);
+    let before = m.emit(0.5, &c, &mut out).swing;
+    beat(&mut m, 0.5, true);
+    let step = m.emit(0.001, &c, &mut out).swing;
+    let share = (step - before) / (1.0 - before);
+    assert!(
+        (share - (1.0 - (-1.0f32 / 30.0).exp())).abs() < 1e-3,
+        "{before} -> {step}"
+    );
+    level(&mut m, 0.05);
+    beat(&mut m, 0.0, false);
     assert!((later - now).abs() > 0.05, "{now} -> {later}");
     assert!(later.abs() <= 0.05 * SWING_PER_RMS + 1e-6);
-    // No reactivity, no swing.
+    // No reactivity, no swing (after its glide).
     let off = MappingConfig {
         reactivity: 0.0,
         ..c
     };
-    assert_eq!(m.emit(0.01, &off, &mut out).swing, 0.0);
+    assert!(m.emit(1.0, &off, &mut out).swing.abs() < 1e-9);
 }
