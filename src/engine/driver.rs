@@ -55,8 +55,11 @@ impl Driver {
         p
     }
 
-    /// Parameters for a step of no time: sources only.
-    fn still(&self) -> StepParams {
+    /// Parameters for a step of no time: sources only, with the last step's knobs and the
+    /// particle budget as `params` set it now (so a budget changed while paused applies to
+    /// what the mouse pours).
+    fn still(&mut self, params: &DyeflowParams) -> StepParams {
+        self.last.liquid.budget = Discrete::from_params(params).liquid_budget;
         StepParams {
             dt: 0.0,
             ..self.last
@@ -114,11 +117,11 @@ impl Driver {
     /// A step's worth of waiting while paused: the events taken are kept (notes sound on, and
     /// a note-off still ends them) but the notes emit nothing and the fluid does not move;
     /// direct splats (the mouse) still paint, as in the original demo.
-    pub fn idle(&mut self, model: &mut dyn Model) {
+    pub fn idle(&mut self, model: &mut dyn Model, params: &DyeflowParams) {
         if self.scene.apply(model) {
             self.changes += 1;
         }
-        model.advance(&self.still());
+        model.advance(&self.still(params));
     }
 
     /// Inject what the events taken since the last step ask for at once (note bursts, onset
@@ -132,14 +135,14 @@ impl Driver {
         if self.splats.is_empty() {
             if walls {
                 // A step of no time clears what the new walls cover.
-                model.advance(&self.still());
+                model.advance(&self.still(params));
             }
             return walls;
         }
         model.inject(&self.splats);
         self.changes += 1;
         // A step of no time applies the splats and nothing else.
-        model.advance(&self.still());
+        model.advance(&self.still(params));
         true
     }
 
@@ -248,5 +251,39 @@ impl Driver {
     /// The mapping (for tests and the status line).
     pub fn mapper(&self) -> &Mapper {
         &self.mapper
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::sph::model::SphModel;
+
+    /// The particle budget set while paused holds for what the mouse pours then (a step of
+    /// no time carries it), not only from the next step on.
+    #[test]
+    fn a_budget_set_while_paused_holds_for_what_the_mouse_pours() {
+        let p = DyeflowParams::default();
+        let mut d = Driver::new(&p);
+        let mut m = SphModel::new((64, 36), 1, 6000).expect("a model");
+        crate::preset::apply(br#"{"params": {"liq_count": 500}}"#, &p).expect("applies");
+        let pour = Splat {
+            pos: [0.8, 0.5],
+            radius: 0.25,
+            color: [1.0; 3],
+            amount: 4.0,
+            ..Splat::default()
+        };
+        for _ in 0..4 {
+            d.event(
+                &mut m,
+                &TimedEvent {
+                    time_s: 0.0,
+                    event: SimEvent::Splat(pour),
+                },
+            );
+            d.idle(&mut m, &p);
+        }
+        assert_eq!(m.fluid().len(), 500);
     }
 }

@@ -312,7 +312,7 @@ impl Runner<'_> {
             && self.driver.changes() != self.changes_shown
         {
             // Direct splats (the mouse) wait in the model: a step of no time applies them.
-            self.driver.idle(self.sim.model.as_mut());
+            self.driver.idle(self.sim.model.as_mut(), self.params);
         }
         if !self.frame_pending
             && let Some((w, h)) = self.frames.wanted()
@@ -376,7 +376,7 @@ impl Runner<'_> {
                 step
             };
             if paused {
-                self.driver.idle(self.sim.model.as_mut());
+                self.driver.idle(self.sim.model.as_mut(), self.params);
             } else {
                 self.driver
                     .step(self.sim.model.as_mut(), self.params, dt.as_secs_f32());
