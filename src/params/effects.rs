@@ -138,7 +138,8 @@ fn degrees(name: &str, default: f32) -> FloatParam {
         .with_string_to_value(s2v_number())
 }
 
-fn share(name: &str, default: f32, range: FloatRange) -> FloatParam {
+/// A fraction shown in percent (no decimals).
+pub(super) fn share(name: &str, default: f32, range: FloatRange) -> FloatParam {
     let (v2s, s2v) = percent();
     FloatParam::new(name, default, range)
         .with_unit(" %")

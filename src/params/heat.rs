@@ -67,7 +67,13 @@ pub fn lift_angle_range() -> FloatRange {
     }
 }
 
-fn number(name: &str, default: f32, range: FloatRange, unit: &'static str) -> FloatParam {
+/// A number with `unit`, three significant figures.
+pub(super) fn number(
+    name: &str,
+    default: f32,
+    range: FloatRange,
+    unit: &'static str,
+) -> FloatParam {
     FloatParam::new(name, default, range)
         .with_unit(unit)
         .with_value_to_string(v2s_adaptive())

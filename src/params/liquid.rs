@@ -8,8 +8,9 @@
 //! loads as it was: no sway, no drag, and the tilt its liquid had then, which followed the
 //! heat's lift direction ([`migrate_to_v9`]).
 
-use super::heat::LIFT_ANGLE_ID;
-use super::{s2v_number, s2v_percent, v2s_adaptive, v2s_percent};
+use super::effects::{share, unit_range};
+use super::heat::{LIFT_ANGLE_ID, number};
+use super::{dissipation_range, s2v_number};
 use crate::fluid::LiquidStyle;
 use nice_plug::plugin::{ParamValue, PluginState};
 use nice_plug::prelude::*;
@@ -105,33 +106,12 @@ pub fn viscosity_range() -> FloatRange {
     }
 }
 
-/// Drag, per second.
-pub fn drag_range() -> FloatRange {
-    FloatRange::Skewed {
-        min: 0.0,
-        max: 10.0,
-        factor: FloatRange::skew_factor(-1.5),
-    }
-}
-
-/// Bounce, 0 to 1.
-pub fn bounce_range() -> FloatRange {
-    FloatRange::Linear { min: 0.0, max: 1.0 }
-}
-
 /// The particle budget.
 pub fn budget_range() -> IntRange {
     IntRange::Linear {
         min: MIN_BUDGET,
         max: MAX_BUDGET,
     }
-}
-
-fn percent(name: &str, default: f32, range: FloatRange) -> FloatParam {
-    FloatParam::new(name, default, range)
-        .with_unit(" %")
-        .with_value_to_string(v2s_percent(0))
-        .with_string_to_value(s2v_percent())
 }
 
 fn degrees(name: &str, default: f32, range: FloatRange) -> FloatParam {
@@ -144,23 +124,15 @@ fn degrees(name: &str, default: f32, range: FloatRange) -> FloatParam {
 impl Default for LiquidParams {
     fn default() -> Self {
         Self {
-            gravity: FloatParam::new("Gravity", 1.2, gravity_range())
-                .with_unit(" /s²")
-                .with_value_to_string(v2s_adaptive())
-                .with_string_to_value(s2v_number()),
+            gravity: number("Gravity", 1.2, gravity_range(), " /s²"),
             tilt: degrees("Tilt", 0.0, tilt_range()),
             sway: degrees("Sway", 15.0, sway_range()),
-            stiffness: percent("Stiffness", 1.0, pressure_range()),
-            near: percent("Near pressure", 1.0, pressure_range()),
-            viscosity: FloatParam::new("Liquid viscosity", 0.06, viscosity_range())
-                .with_unit(" /s")
-                .with_value_to_string(v2s_adaptive())
-                .with_string_to_value(s2v_number()),
-            bounce: percent("Bounce", 0.95, bounce_range()),
-            drag: FloatParam::new("Liquid drag", 0.2, drag_range())
-                .with_unit(" /s")
-                .with_value_to_string(v2s_adaptive())
-                .with_string_to_value(s2v_number()),
+            stiffness: share("Stiffness", 1.0, pressure_range()),
+            near: share("Near pressure", 1.0, pressure_range()),
+            viscosity: number("Liquid viscosity", 0.06, viscosity_range(), " /s"),
+            // A share 0..1, and a decay rate like the grid's dissipation.
+            bounce: share("Bounce", 0.95, unit_range()),
+            drag: number("Liquid drag", 0.2, dissipation_range(), " /s"),
             budget: IntParam::new("Liquid particles", 6_000, budget_range())
                 .with_value_to_string(Arc::new(|v| v.to_string()))
                 .with_string_to_value(Arc::new(|s| {

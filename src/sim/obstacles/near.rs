@@ -2,6 +2,18 @@
 //! sampling solids (the CPU from [`NearSolids::within`], the GPU from a prefix of
 //! [`NearSolids::cells`] chosen on the GPU).
 
+/// A cell's eight neighbours, as (column, row) offsets.
+pub const NEIGHBOURS: [(isize, isize); 8] = [
+    (-1, -1),
+    (0, -1),
+    (1, -1),
+    (-1, 0),
+    (1, 0),
+    (-1, 1),
+    (0, 1),
+    (1, 1),
+];
+
 /// The fluid dye cells near solids, by distance: the cells that dye advection takes again so
 /// that no sample is taken from inside a solid (cpu `advect_dye_near_solids`,
 /// advect.wgsl `advect_dye_near_solids`).
@@ -33,16 +45,7 @@ impl NearSolids {
             let mut next = Vec::new();
             for &c in &front {
                 let (i, j) = ((c % dw) as isize, (c / dw) as isize);
-                for (di, dj) in [
-                    (-1, -1),
-                    (0, -1),
-                    (1, -1),
-                    (-1, 0),
-                    (1, 0),
-                    (-1, 1),
-                    (0, 1),
-                    (1, 1),
-                ] {
+                for (di, dj) in NEIGHBOURS {
                     let (ni, nj) = (i + di, j + dj);
                     if ni < 0 || nj < 0 || ni >= dw as isize || nj >= dh as isize {
                         continue;

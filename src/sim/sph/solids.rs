@@ -12,6 +12,7 @@
 
 use super::Fluid;
 use crate::sim::obstacles::Mask;
+use crate::sim::obstacles::near::NEIGHBOURS;
 use rayon::prelude::*;
 
 /// The obstacles on a box of the particles (on the GPU: [`super::gpu_solids`]).
@@ -242,17 +243,6 @@ impl Solids {
         (if self.contains(out) { q } else { out }, n)
     }
 }
-
-const NEIGHBOURS: [(isize, isize); 8] = [
-    (-1, -1),
-    (0, -1),
-    (1, -1),
-    (-1, 0),
-    (1, 0),
-    (-1, 1),
-    (0, 1),
-    (1, 1),
-];
 
 #[cfg(test)]
 mod tests {
