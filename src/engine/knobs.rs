@@ -379,6 +379,7 @@ impl KnobsSmoother {
     /// Whether the glide towards `target` is over: every value within 1e-4 of its size (or
     /// 1e-9 absolute) of its target. Non-finite targets count as arrived, since they are held.
     pub fn settled(&self, target: Knobs) -> bool {
+        let target = nearest_turn(target, &self.current);
         self.current
             .fields()
             .into_iter()
@@ -401,19 +402,93 @@ impl KnobsSmoother {
     pub fn advance(&mut self, target: Knobs, dt_s: f32) -> Knobs {
         let dt = if dt_s.is_finite() { dt_s.max(0.0) } else { 0.0 };
         let alpha = 1.0 - (-dt / self.time_constant_s).exp();
-        let targets = target.fields();
+        let targets = nearest_turn(target, &self.current).fields();
         for (value, target) in self.current.fields_mut().into_iter().zip(targets) {
             if target.is_finite() {
                 *value += (target - *value) * alpha;
+            }
+        }
+        // The angles stay within half a turn of their targets, so they never wind up.
+        let mut raw = target;
+        for (value, target) in angles(&mut self.current).into_iter().zip(angles(&mut raw)) {
+            if target.is_finite() && value.is_finite() {
+                *value = *target + half_turn(*value - *target);
             }
         }
         self.current
     }
 }
 
+/// The knobs that are angles in degrees (every consumer takes their sine and cosine): they
+/// glide the short way round, from 170 to -170 through 180, not through 0.
+fn angles(k: &mut Knobs) -> [&mut f32; 3] {
+    [&mut k.light_angle, &mut k.lift_angle, &mut k.liquid_tilt]
+}
+
+/// `x` degrees brought into -180..=180.
+fn half_turn(x: f32) -> f32 {
+    x - 360.0 * (x / 360.0).round()
+}
+
+/// `target` with each angle moved by whole turns to within half a turn of `current`'s.
+fn nearest_turn(mut target: Knobs, current: &Knobs) -> Knobs {
+    let mut now = *current;
+    for (t, v) in angles(&mut target).into_iter().zip(angles(&mut now)) {
+        if t.is_finite() && v.is_finite() {
+            *t = *v + half_turn(*t - *v);
+        }
+    }
+    target
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Angles glide the short way round: a tilt automated from 170 to -170 degrees passes
+    /// 180, not 0, and settles on the target's direction without winding up.
+    #[test]
+    fn angles_glide_the_short_way_round() {
+        let start = Knobs {
+            liquid_tilt: 170.0,
+            light_angle: -175.0,
+            ..Knobs::default()
+        };
+        let target = Knobs {
+            liquid_tilt: -170.0,
+            light_angle: 175.0,
+            ..start
+        };
+        let mut s = KnobsSmoother::new(start);
+        let tau = KNOB_SMOOTHING_MS / 1000.0;
+        let half = s.advance(target, tau);
+        // 63.2 % of the way: the tilt's 20 degrees to 182.6 (-177.4), the light's 10 degrees
+        // to -181.3 (178.7).
+        assert!(
+            (half_turn(half.liquid_tilt) - -177.36).abs() < 0.05,
+            "{}",
+            half.liquid_tilt
+        );
+        assert!(
+            (half_turn(half.light_angle) - 178.68).abs() < 0.05,
+            "{}",
+            half.light_angle
+        );
+        assert!(!s.settled(target));
+        for _ in 0..100 {
+            s.advance(target, tau);
+        }
+        assert!(s.settled(target), "{:?}", s.current().liquid_tilt);
+        let done = s.current();
+        assert!((half_turn(done.liquid_tilt - -170.0)).abs() < 1e-3);
+        assert!(
+            done.liquid_tilt.abs() <= 180.0 + 1e-3,
+            "{}",
+            done.liquid_tilt
+        );
+        // Plain knobs glide as before.
+        assert_eq!(done.viscosity, target.viscosity);
+    }
 
     #[test]
     fn the_mappings_defaults_are_the_parameters_defaults() {
