@@ -2,9 +2,9 @@
 //! the renderer drive, and [`create_model`], which picks the backend.
 //!
 //! A model takes model-neutral sources and forces ([`Splat`]s, in canvas units), advances by
-//! [`StepParams`], renders frames through a [`Look`], and reports its status. Today one model
-//! implements it: the grid fluid ([`GridModel`], over either [`Solver`]). A particle model
-//! implements the same trait and plugs in here, without changes to its callers.
+//! [`StepParams`], renders frames through a [`Look`], and reports its status. Two fluids
+//! implement it, each on the CPU and the GPU: the grid fluid ([`GridModel`], over either
+//! [`Solver`]) and the particle fluid (`sph::model::SphModel`, `sph::gpu_model::GpuSphModel`).
 
 use super::cpu::{CpuError, CpuSolver};
 use super::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
@@ -191,28 +191,12 @@ pub struct ModelInfo {
 /// [`CpuError`] when not even the CPU solver can start (its threads were refused).
 pub fn create_model(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
     if spec.kind == Kind::Particles {
-        let model = super::sph::model::SphModel::new(
-            spec.cells,
-            spec.cpu_threads,
-            super::sph::model::DEFAULT_BUDGET,
-        )?;
-        let info = ModelInfo {
-            backend: "cpu",
-            device: threads_label(model.threads()),
-            // The particle fluid's GPU passes are not behind the engine yet.
-            fallback: (spec.backend == Backend::Gpu)
-                .then(|| "the particle fluid runs on the CPU in this version".to_owned()),
-        };
-        return Ok((Box::new(model), info));
+        return create_particles(spec);
     }
     let cfg = grid_config(spec);
     let mut fallback = None;
     if spec.backend != Backend::Cpu {
-        let options = GpuOptions {
-            hardware_only: spec.gpu.hardware_only || spec.backend == Backend::Auto,
-            ..spec.gpu.clone()
-        };
-        match GpuContext::new(&options).and_then(|ctx| {
+        match GpuContext::new(&gpu_options(spec)).and_then(|ctx| {
             let device = ctx.adapter_name();
             GpuSolver::new(ctx, &cfg).map(|s| (s, device))
         }) {
@@ -237,6 +221,47 @@ pub fn create_model(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), Cpu
         fallback,
     };
     Ok((Box::new(GridModel::new(Box::new(solver))), info))
+}
+
+/// The particle fluid for `spec`: on the GPU when `spec.backend` allows and one works, else
+/// on the CPU.
+fn create_particles(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
+    use super::sph::gpu_model::GpuSphModel;
+    use super::sph::model::{DEFAULT_BUDGET, SphModel};
+    let mut fallback = None;
+    if spec.backend != Backend::Cpu {
+        match GpuContext::new(&gpu_options(spec))
+            .and_then(|ctx| GpuSphModel::new(ctx, spec.cells, DEFAULT_BUDGET))
+        {
+            Ok(model) => {
+                let info = ModelInfo {
+                    backend: "gpu",
+                    device: model.adapter_name(),
+                    fallback: None,
+                };
+                return Ok((Box::new(model), info));
+            }
+            Err(e) => {
+                nice_plug::nice_warn!("Using the CPU for the particle fluid: {e}");
+                fallback = Some(e.to_string());
+            }
+        }
+    }
+    let model = SphModel::new(spec.cells, spec.cpu_threads, DEFAULT_BUDGET)?;
+    let info = ModelInfo {
+        backend: "cpu",
+        device: threads_label(model.threads()),
+        fallback,
+    };
+    Ok((Box::new(model), info))
+}
+
+/// The GPU options for `spec`: `Auto` takes a hardware GPU only.
+fn gpu_options(spec: &ModelSpec) -> GpuOptions {
+    GpuOptions {
+        hardware_only: spec.gpu.hardware_only || spec.backend == Backend::Auto,
+        ..spec.gpu.clone()
+    }
 }
 
 /// The grid solvers' configuration for `spec` (sanitised).

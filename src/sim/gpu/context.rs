@@ -72,7 +72,9 @@ pub struct GpuOptions {
     pub hardware_only: bool,
 }
 
-/// A device and queue with their adapter's description.
+/// A device and queue with their adapter's description. A clone shares them (the particle
+/// fluid's picture runs on its physics' device).
+#[derive(Clone)]
 pub struct GpuContext {
     pub device: wgpu::Device,
     pub queue: wgpu::Queue,

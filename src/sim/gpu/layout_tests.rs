@@ -16,6 +16,7 @@ use super::passes::streamlines::StreamUniform;
 use super::passes::{BINDINGS, GpuSplat};
 use super::shaders;
 use crate::sim::sph::gpu::{SphUniform, StageUniform};
+use crate::sim::sph::gpu_light::LightUniform;
 use crate::sim::sph::gpu_solids::CollideUniform;
 use crate::sim::sph::gpu_sources::{GpuFresh, GpuImpulse, SourcesUniform};
 use std::collections::BTreeMap;
@@ -221,6 +222,12 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
         ),
         layout!("sph_sources", "Fresh", GpuFresh, [pos, vel, color]),
         layout!(
+            "sph_light",
+            "LightField",
+            LightUniform,
+            [n, w, h, style, speed, scale, reach, radius, norm]
+        ),
+        layout!(
             "divergence",
             "Decide",
             DecideUniform,
@@ -331,4 +338,11 @@ fn rust_constants_mirror_the_wgsl() {
     use crate::sim::sph::gpu::{SETTLE_MAX, SW};
     assert_eq!(wgsl_u32("sph_sort", "SW"), SW, "SW (sph_sort.wgsl)");
     assert_eq!(wgsl_u32("sph_sort", "SETTLE_MAX"), SETTLE_MAX);
+    assert_eq!(wgsl_u32("sph_light", "SW"), SW, "SW (sph_light.wgsl)");
+    use crate::sim::sph::{gpu_light, light};
+    assert_eq!(wgsl_f32("sph_light", "LIGHT_UNITS"), gpu_light::LIGHT_UNITS);
+    assert_eq!(
+        wgsl_f32("sph_light", "GRADIENT_SPEED"),
+        light::GRADIENT_SPEED
+    );
 }

@@ -44,6 +44,7 @@ pub const PASSES: &[(&str, &str)] = &[
         "sph_sources",
         include_str!("../../../shaders/sph_sources.wgsl"),
     ),
+    ("sph_light", include_str!("../../../shaders/sph_light.wgsl")),
 ];
 
 /// The full source of pass `name` (common prelude included).

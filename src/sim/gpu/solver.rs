@@ -206,6 +206,12 @@ impl GpuSolver {
         Ok(solver)
     }
 
+    /// The buffer holding the current dye (RGBA per dye cell, rows bottom first), for a model
+    /// that draws its own light into this solver's picture (the particle fluid on the GPU).
+    pub(crate) fn dye_buffer(&self) -> &wgpu::Buffer {
+        &self.buf.dye[self.dye]
+    }
+
     /// The temperature, one value per simulation cell, row-major from the bottom row (read
     /// back, blocking).
     pub fn read_heat(&mut self) -> Vec<f32> {

@@ -6,7 +6,9 @@
 //! The particles live on the GPU between steps; [`GpuFluid::upload`] hands it a CPU fluid's
 //! particles and [`GpuFluid::download`] reads them back (tests, statistics). With obstacles
 //! ([`GpuFluid::set_solids`]) each step ends with the collisions of `shaders/sph_solids.wgsl`.
+//! The pipelines, buffers and bind groups are in `gpu_resources.rs`.
 
+use super::gpu_resources::{Pipelines, Resources, padded};
 use super::gpu_solids::{CollideKernel, GpuSolids};
 use super::gpu_sources::{
     GpuFresh, GpuSources, SERIAL_MASK, SourceKernels, serial_from_f32, serial_to_f32,
@@ -15,7 +17,7 @@ use super::neighbours::Grid;
 use super::solids::Solids;
 use super::sources::Impulse;
 use super::{Fluid, Kernels, Knobs, LOOK_AHEAD};
-use crate::sim::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+use crate::sim::gpu::kernel::{Binding, Kernel};
 
 use crate::sim::gpu::{GpuContext, GpuError};
 
@@ -25,7 +27,7 @@ pub const SW: u32 = 256;
 /// (`SETTLE_MAX` in sph_sort.wgsl): the same neighbours, summed in another order.
 pub const SETTLE_MAX: u32 = 512;
 /// Pairs per workgroup of the bitonic sort's in-memory stages.
-const BLOCK: usize = 512;
+pub(super) const BLOCK: usize = 512;
 
 /// How the GPU sorts the particles by cell.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -129,313 +131,6 @@ pub(crate) struct StageUniform {
     pub j: u32,
     pub _p0: u32,
     pub _p1: u32,
-}
-
-/// The pipelines, built once per device.
-struct Pipelines {
-    key_count: Kernel,
-    key_pairs: Kernel,
-    scan_blocks: Kernel,
-    scan_sums: Kernel,
-    scan_add: Kernel,
-    scatter: Kernel,
-    settle: Kernel,
-    bitonic_blocks: Kernel,
-    bitonic_local: Kernel,
-    bitonic_global: Kernel,
-    pair_starts: Kernel,
-    predict: Kernel,
-    reorder_motion: Kernel,
-    reorder_color: Kernel,
-    density: Kernel,
-    forces: Kernel,
-    moves: Kernel,
-}
-
-impl Pipelines {
-    fn new(device: &wgpu::Device) -> Self {
-        let (sort, step) = (module(device, "sph_sort"), module(device, "sph_step"));
-        let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
-        Self {
-            key_count: k(&sort, "key_count"),
-            key_pairs: k(&sort, "key_pairs"),
-            scan_blocks: k(&sort, "scan_blocks"),
-            scan_sums: k(&sort, "scan_sums"),
-            scan_add: k(&sort, "scan_add"),
-            scatter: k(&sort, "scatter"),
-            settle: k(&sort, "settle"),
-            bitonic_blocks: k(&sort, "bitonic_blocks"),
-            bitonic_local: k(&sort, "bitonic_local"),
-            bitonic_global: k(&sort, "bitonic_global"),
-            pair_starts: k(&sort, "pair_starts"),
-            predict: k(&step, "predict"),
-            reorder_motion: k(&step, "reorder_motion"),
-            reorder_color: k(&step, "reorder_color"),
-            density: k(&step, "density_pass"),
-            forces: k(&step, "forces"),
-            moves: k(&step, "move_pass"),
-        }
-    }
-}
-
-/// A bitonic merge step: `(k, j, bind group)`; `j == 0` is the in-memory run of half-widths
-/// 256..1 of stage `k`.
-type StageGroup = (u32, u32, wgpu::BindGroup);
-
-/// The buffers for up to `capacity` particles and `cells` cells, and their bind groups.
-struct Resources {
-    capacity: usize,
-    cells: usize,
-    uniform: wgpu::Buffer,
-    pos: wgpu::Buffer,
-    vel: wgpu::Buffer,
-    pred: wgpu::Buffer,
-    color: wgpu::Buffer,
-    spos: wgpu::Buffer,
-    svel: wgpu::Buffer,
-    spred: wgpu::Buffer,
-    scolor: wgpu::Buffer,
-    density: wgpu::Buffer,
-    counts: wgpu::Buffer,
-    start: wgpu::Buffer,
-    order: wgpu::Buffer,
-    groups: Groups,
-}
-
-struct Groups {
-    key_count: wgpu::BindGroup,
-    key_pairs: wgpu::BindGroup,
-    scan_blocks: wgpu::BindGroup,
-    scan_sums: wgpu::BindGroup,
-    scan_add: wgpu::BindGroup,
-    scatter: wgpu::BindGroup,
-    settle: wgpu::BindGroup,
-    bitonic_blocks: wgpu::BindGroup,
-    stages: Vec<StageGroup>,
-    pair_starts: wgpu::BindGroup,
-    predict: wgpu::BindGroup,
-    reorder_motion: wgpu::BindGroup,
-    reorder_color: wgpu::BindGroup,
-    density: wgpu::BindGroup,
-    forces: wgpu::BindGroup,
-    moves: wgpu::BindGroup,
-}
-
-/// The bitonic sort's length for `n` particles: a power of two, at least a block.
-fn padded(n: usize) -> usize {
-    n.next_power_of_two().max(BLOCK)
-}
-
-impl Resources {
-    fn new(device: &wgpu::Device, k: &Pipelines, capacity: usize, cells: usize) -> Self {
-        use binding::{sort as so, step as st};
-        let f2 = |label| storage(device, label, (capacity * 8) as u64);
-        let f4 = |label| storage(device, label, (capacity * 16) as u64);
-        let u = |label, count: usize| storage(device, label, (count * 4) as u64);
-        let uniform = uniform(device, "SPH: uniform", &SphUniform::default());
-        let (pos, vel, pred, color) = (
-            f2("SPH: positions"),
-            f2("SPH: velocities"),
-            f2("SPH: predicted"),
-            f4("SPH: colours"),
-        );
-        let (spos, svel, spred, scolor) = (
-            f2("SPH: sorted positions"),
-            f2("SPH: sorted velocities"),
-            f2("SPH: sorted predicted"),
-            f4("SPH: sorted colours"),
-        );
-        let density = f2("SPH: densities");
-        let keys = u("SPH: keys", capacity);
-        let counts = u("SPH: counts", cells);
-        let start = u("SPH: start", cells + 1);
-        let sums = u("SPH: block sums", cells.div_ceil(SW as usize));
-        let fill = u("SPH: fill", cells);
-        let arrival = u("SPH: arrival", capacity);
-        let order = u("SPH: order", capacity);
-        let pairs = storage(device, "SPH: pairs", (capacity * 8) as u64);
-        let s = &uniform;
-        let mut stages = Vec::new();
-        let mut kk = 2 * BLOCK;
-        while kk <= capacity {
-            let mut j = kk / 2;
-            while j >= BLOCK {
-                stages.push((kk as u32, j as u32));
-                j /= 2;
-            }
-            stages.push((kk as u32, 0));
-            kk *= 2;
-        }
-        let stages = stages
-            .into_iter()
-            .map(|(kk, j)| {
-                let t = crate::sim::gpu::kernel::uniform(
-                    device,
-                    "SPH: bitonic stage",
-                    &StageUniform {
-                        k: kk,
-                        j,
-                        ..Default::default()
-                    },
-                );
-                let group = if j == 0 {
-                    k.bitonic_local
-                        .bind(device, &[(so::PAIRS, &pairs), (so::T, &t)])
-                } else {
-                    k.bitonic_global
-                        .bind(device, &[(so::S, s), (so::PAIRS, &pairs), (so::T, &t)])
-                };
-                (kk, j, group)
-            })
-            .collect();
-        let groups = Groups {
-            key_count: k.key_count.bind(
-                device,
-                &[
-                    (so::S, s),
-                    (so::PRED, &pred),
-                    (so::KEYS, &keys),
-                    (so::COUNTS, &counts),
-                ],
-            ),
-            key_pairs: k.key_pairs.bind(
-                device,
-                &[
-                    (so::S, s),
-                    (so::PRED, &pred),
-                    (so::KEYS, &keys),
-                    (so::PAIRS, &pairs),
-                ],
-            ),
-            scan_blocks: k.scan_blocks.bind(
-                device,
-                &[
-                    (so::S, s),
-                    (so::START, &start),
-                    (so::SUMS, &sums),
-                    (so::PLAIN_COUNTS, &counts),
-                ],
-            ),
-            scan_sums: k.scan_sums.bind(device, &[(so::S, s), (so::SUMS, &sums)]),
-            scan_add: k.scan_add.bind(
-                device,
-                &[
-                    (so::S, s),
-                    (so::START, &start),
-                    (so::SUMS, &sums),
-                    (so::FILL, &fill),
-                ],
-            ),
-            scatter: k.scatter.bind(
-                device,
-                &[
-                    (so::S, s),
-                    (so::KEYS, &keys),
-                    (so::FILL, &fill),
-                    (so::ARRIVAL, &arrival),
-                ],
-            ),
-            settle: k.settle.bind(
-                device,
-                &[
-                    (so::S, s),
-                    (so::KEYS, &keys),
-                    (so::START, &start),
-                    (so::ARRIVAL, &arrival),
-                    (so::ORDER, &order),
-                ],
-            ),
-            bitonic_blocks: k.bitonic_blocks.bind(device, &[(so::PAIRS, &pairs)]),
-            stages,
-            pair_starts: k.pair_starts.bind(
-                device,
-                &[
-                    (so::S, s),
-                    (so::START, &start),
-                    (so::ORDER, &order),
-                    (so::PAIRS, &pairs),
-                ],
-            ),
-            predict: k.predict.bind(
-                device,
-                &[
-                    (st::S, s),
-                    (st::POS, &pos),
-                    (st::VEL, &vel),
-                    (st::PRED, &pred),
-                ],
-            ),
-            reorder_motion: k.reorder_motion.bind(
-                device,
-                &[
-                    (st::S, s),
-                    (st::POS, &pos),
-                    (st::VEL, &vel),
-                    (st::PRED, &pred),
-                    (st::ORDER, &order),
-                    (st::SPOS, &spos),
-                    (st::SVEL, &svel),
-                    (st::SPRED, &spred),
-                ],
-            ),
-            reorder_color: k.reorder_color.bind(
-                device,
-                &[
-                    (st::S, s),
-                    (st::COLOR, &color),
-                    (st::ORDER, &order),
-                    (st::SCOLOR, &scolor),
-                ],
-            ),
-            density: k.density.bind(
-                device,
-                &[
-                    (st::S, s),
-                    (st::PRED, &pred),
-                    (st::START, &start),
-                    (st::DENSITY, &density),
-                ],
-            ),
-            forces: k.forces.bind(
-                device,
-                &[
-                    (st::S, s),
-                    (st::VEL, &vel),
-                    (st::PRED, &pred),
-                    (st::SVEL, &svel),
-                    (st::START, &start),
-                    (st::DENSITY, &density),
-                ],
-            ),
-            moves: k.moves.bind(
-                device,
-                &[
-                    (st::S, s),
-                    (st::POS, &pos),
-                    (st::VEL, &vel),
-                    (st::SVEL, &svel),
-                ],
-            ),
-        };
-        Self {
-            capacity,
-            cells,
-            uniform,
-            pos,
-            vel,
-            pred,
-            color,
-            spos,
-            svel,
-            spred,
-            scolor,
-            density,
-            counts,
-            start,
-            order,
-            groups,
-        }
-    }
 }
 
 /// Steps timed between two readbacks of their timestamps.
@@ -668,6 +363,40 @@ impl GpuFluid {
             .map(|c| serial_from_f32(c[3], self.births))
             .collect();
         fluid.births = self.births;
+    }
+
+    /// The box's width and height.
+    pub fn size(&self) -> [f32; 2] {
+        self.size
+    }
+
+    /// The device it runs on.
+    pub fn context(&self) -> &GpuContext {
+        &self.ctx
+    }
+
+    /// The particles' positions, velocities and colours (serial numbers in the fourth
+    /// component), `len()` of each, in the last step's sorted order; `None` before any.
+    pub(crate) fn buffers(&self) -> Option<(&wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer)> {
+        self.res.as_ref().map(|r| (&r.pos, &r.vel, &r.color))
+    }
+
+    /// The next serial number it will give (see [`serial_from_f32`]).
+    pub(crate) fn births(&self) -> u64 {
+        self.births
+    }
+
+    /// Remove the `k` oldest particles (all of them when `k >= len`), as
+    /// [`Fluid::remove_oldest`]. Waits for a round trip through the CPU: for a lowered budget,
+    /// not for every frame.
+    pub fn remove_oldest(&mut self, k: usize) {
+        if k == 0 || self.n == 0 {
+            return;
+        }
+        let mut fluid = Fluid::new(1.0);
+        self.download(&mut fluid);
+        fluid.remove_oldest(k);
+        self.upload(&fluid);
     }
 
     /// Put `impulses` on the particles, in order (as [`Fluid::apply`] one after another).

@@ -10,8 +10,47 @@ use rayon::prelude::*;
 
 /// A disc's radius, in particle spacings at the target density.
 const DISC_SPACINGS: f32 = 0.45;
-/// Speed (box units per second) that takes the speed gradient from blue to red.
-const GRADIENT_SPEED: f32 = 8.0;
+/// Speed (box units per second) that takes the speed gradient from blue to red
+/// (`GRADIENT_SPEED` in sph_light.wgsl).
+pub(crate) const GRADIENT_SPEED: f32 = 8.0;
+
+/// A particle's footprint in a light field `w` cells across a box `box_width` wide.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Footprint {
+    /// Light cells per box unit.
+    pub scale: f32,
+    /// A disc's radius, cells.
+    pub radius: f32,
+    /// How far a particle's light reaches, cells.
+    pub reach: f32,
+    /// The surface bump's weight at its centre.
+    pub norm: f32,
+}
+
+impl Footprint {
+    /// Surface: a kernel two particle spacings wide, at least 1.5 cells (smaller shows each
+    /// particle as a blob, larger blurs the splashes); a smooth bump (1 - r²/R²)², whose
+    /// integral is pi R² / 3, normalised so that particles at the target density sum to
+    /// their colour. Discs: 0.9 spacings across with an edge a cell soft, so a packed liquid
+    /// shows as beads.
+    pub fn new(box_width: f32, target_density: f32, w: usize, style: LiquidStyle) -> Self {
+        let scale = w as f32 / box_width;
+        let spacing = 1.0 / target_density.max(1.0).sqrt();
+        let radius = (DISC_SPACINGS * spacing * scale).max(1.0);
+        let reach = match style {
+            LiquidStyle::Surface => (2.0 * spacing * scale).max(1.5),
+            LiquidStyle::Discs => radius + 0.5,
+        };
+        let per_cell = 1.0 / (scale * scale); // box area of a grid cell
+        let norm = 3.0 / (std::f32::consts::PI * reach * reach) / (target_density * per_cell);
+        Self {
+            scale,
+            radius,
+            reach,
+            norm,
+        }
+    }
+}
 
 /// The light field, rows bottom first.
 #[derive(Default)]
@@ -37,8 +76,12 @@ impl Light {
             plane.clear();
             plane.resize(w * h, 0.0);
         }
-        let scale = w as f32 / fluid.size()[0];
-        let spacing = 1.0 / target_density.max(1.0).sqrt();
+        let Footprint {
+            scale,
+            radius,
+            reach,
+            norm,
+        } = Footprint::new(fluid.size()[0], target_density, w, style);
         let colour = |i: usize| {
             if speed_colours {
                 let v = fluid.vel[i];
@@ -47,19 +90,8 @@ impl Light {
                 fluid.color[i]
             }
         };
-        // Surface: a kernel two particle spacings wide, at least 1.5 cells (smaller shows
-        // each particle as a blob, larger blurs the splashes); a smooth bump (1 - r²/R²)²,
-        // whose integral is pi R² / 3, normalised so that particles at the target density sum
-        // to their colour. Discs: 0.9 spacings across with an edge a cell soft, so a packed
-        // liquid shows as beads; where discs overlap their colours mix by coverage and the
-        // light is the largest coverage, so a disc is as bright alone as in a crowd.
-        let radius = (DISC_SPACINGS * spacing * scale).max(1.0);
-        let reach = match style {
-            LiquidStyle::Surface => (2.0 * spacing * scale).max(1.5),
-            LiquidStyle::Discs => radius + 0.5,
-        };
-        let per_cell = 1.0 / (scale * scale); // box area of a grid cell
-        let norm = 3.0 / (std::f32::consts::PI * reach * reach) / (target_density * per_cell);
+        // Where discs overlap their colours mix by coverage and the light is the largest
+        // coverage, so a disc is as bright alone as in a crowd.
         // Bands of rows drawn in parallel, each owning its rows of every plane and taking the
         // particles whose footprint reaches into it.
         let bands = (pool.current_num_threads() * 4).clamp(1, h);
@@ -156,14 +188,16 @@ fn splat_rows(
     }
 }
 
+/// The speed gradient's colours, evenly spaced (`STOPS` in sph_light.wgsl).
+pub(crate) const STOPS: [[f32; 3]; 4] = [
+    [0.03, 0.15, 0.9],
+    [0.1, 0.8, 0.9],
+    [1.0, 1.0, 1.0],
+    [1.0, 0.15, 0.05],
+];
+
 /// The source's speed gradient: deep blue at rest, through cyan and white, to red at `t` = 1.
 fn speed_gradient(t: f32) -> [f32; 3] {
-    const STOPS: [[f32; 3]; 4] = [
-        [0.03, 0.15, 0.9],
-        [0.1, 0.8, 0.9],
-        [1.0, 1.0, 1.0],
-        [1.0, 0.15, 0.05],
-    ];
     let t = if t.is_finite() {
         t.clamp(0.0, 1.0)
     } else {

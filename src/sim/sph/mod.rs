@@ -25,9 +25,12 @@
 //! again), so the fluid stays deterministic.
 
 pub mod gpu;
+pub mod gpu_light;
+pub mod gpu_model;
+mod gpu_resources;
 pub mod gpu_solids;
 pub mod gpu_sources;
-mod light;
+pub(crate) mod light;
 pub mod model;
 pub mod neighbours;
 pub mod solids;

@@ -23,9 +23,9 @@
 
 use super::light::Light;
 use super::solids::Solids;
-use super::sources::Impulse;
+use super::sources::{Action, Planner};
 use super::{BOX_HEIGHT, Fluid, Knobs, SUBSTEP_S};
-use crate::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat, SplatShape};
+use crate::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat};
 use crate::sim::cpu::CpuError;
 use crate::sim::cpu::colorize::Source;
 use crate::sim::cpu::picture::Picture;
@@ -37,8 +37,6 @@ use crate::sim::{Activity, StepParams};
 /// Particles the box holds by default (about 60 % of the default 16:9 box at the target
 /// density).
 pub const DEFAULT_BUDGET: usize = 6_000;
-/// Most particles a splat adds.
-pub const BURST_MAX: usize = 400;
 /// Most sub-steps an advance runs (longer frames are slowed down rather than exploded).
 const MAX_SUBSTEPS: usize = 8;
 /// Most rows of the light field.
@@ -47,19 +45,16 @@ const LIGHT_ROWS: usize = 288;
 /// heights per second (2 pixels a second in a frame 1 000 pixels tall): a resting pool's
 /// median particle moves 1e-4, its slowest creeping few 0.005 to 0.02 for good.
 pub const LIQUID_STILL: f32 = 2.0e-3;
-/// The share of their velocity a pull takes from the particles at its centre, per event
-/// (the editor sends one a frame: about 1.2 per second at 60 frames, the source's calming).
-const PULL_CALM: f32 = 0.02;
 /// Most rows of the grid the particles collide with obstacles on (at the default target
 /// density, about 7 rows a particle spacing).
 const SOLID_ROWS: usize = 512;
 /// Most rows of the discs' light field.
 const DISC_ROWS: usize = 1080;
 
-/// What an [`SphModel`]'s [`Snapshot`] holds.
-struct SphSnapshot {
-    fluid: Fluid,
-    obstacles: Option<Mask>,
+/// What a particle model's [`Snapshot`] holds (on the CPU or the GPU).
+pub(super) struct SphSnapshot {
+    pub fluid: Fluid,
+    pub obstacles: Option<Mask>,
 }
 
 /// The particle fluid (SPH) on the CPU, as a [`Model`].
@@ -80,7 +75,7 @@ pub struct SphModel {
     /// Zero velocity faces for the colour stage's source.
     still: Vec<f32>,
     frame: HeldFrame,
-    seed: u32,
+    planner: Planner,
     /// The particles (serial number and place, by serial number) at the last activity
     /// probe, and the simulated seconds since.
     probe: Vec<(u64, [f32; 2])>,
@@ -91,10 +86,7 @@ impl SphModel {
     /// A model whose picture grid is `cells` (the canvas' shape), on `threads` workers (0:
     /// one per core), holding at most `budget` particles (clamped to 1..=[`super::MAX_PARTICLES`]).
     pub fn new(cells: (usize, usize), threads: usize, budget: usize) -> Result<Self, CpuError> {
-        // Both sides scaled alike, so the box keeps the canvas' shape.
-        let fit = (4096.0 / cells.0.max(cells.1).max(1) as f64).min(1.0);
-        let side = |n: usize| ((n as f64 * fit).round() as usize).clamp(8, 4096);
-        let cells = (side(cells.0), side(cells.1));
+        let cells = model_cells(cells);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("dyeflow-sph-{i}"))
@@ -113,7 +105,7 @@ impl SphModel {
             light: Light::default(),
             still: Vec::new(),
             frame: HeldFrame::default(),
-            seed: 0x9e37_79b9,
+            planner: Planner::default(),
             probe: Vec::new(),
             since_probe: 0.0,
         })
@@ -145,129 +137,163 @@ impl SphModel {
         self.pool.current_num_threads()
     }
 
-    /// A pseudo-random number in 0..1 (deterministic: the same events give the same fluid).
-    fn random(&mut self) -> f32 {
-        let mut s = self.seed;
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        self.seed = s;
-        (s >> 8) as f32 / (1u32 << 24) as f32
-    }
-
-    /// Take the step's liquid knobs (box units: a canvas height is [`BOX_HEIGHT`]); a smaller
-    /// budget recycles the oldest particles at once.
+    /// Take the step's liquid knobs; a smaller budget recycles the oldest particles at once.
     fn set_liquid(&mut self, liquid: &Liquid) {
-        let d = Knobs::default();
-        let [gx, gy] = liquid.gravity;
-        let g = gx.hypot(gy);
-        let (gravity, gravity_dir) = if g.is_finite() && g > 1e-6 {
-            (g * BOX_HEIGHT, [gx / g, gy / g])
-        } else {
-            (0.0, d.gravity_dir)
-        };
-        self.knobs = Knobs {
-            gravity,
-            gravity_dir,
-            pressure: d.pressure * liquid.stiffness,
-            near_pressure: d.near_pressure * liquid.near,
-            viscosity: liquid.viscosity,
-            wall_damping: liquid.bounce,
-            drag: liquid.drag,
-            ..d
-        }
-        .sanitized();
-        self.budget = (liquid.budget as usize).clamp(1, super::MAX_PARTICLES);
+        (self.knobs, self.budget) = liquid_knobs(liquid);
         let excess = self.fluid.len().saturating_sub(self.budget);
         self.fluid.remove_oldest(excess);
     }
 
-    /// Apply the queued sources: bursts of particles and shocks.
+    /// Apply the queued sources: bursts of particles and impulses.
     fn apply_sources(&mut self) {
-        let sources = std::mem::take(&mut self.pending);
-        let spacing = 1.0 / self.knobs.target_density.max(1.0).sqrt();
-        for s in &sources {
-            let finite = s
-                .pos
-                .iter()
-                .chain(&s.force)
-                .chain(&s.color)
-                .all(|x| x.is_finite())
-                && s.radius.is_finite()
-                && s.amount.is_finite();
-            if !finite {
-                continue;
-            }
-            let centre = [s.pos[0] * BOX_HEIGHT, s.pos[1] * BOX_HEIGHT];
-            let radius = (s.radius * BOX_HEIGHT).clamp(spacing, 0.25 * BOX_HEIGHT);
-            let force = [
-                s.force[0].clamp(-50.0, 50.0) * BOX_HEIGHT,
-                s.force[1].clamp(-50.0, 50.0) * BOX_HEIGHT,
-            ];
-            if s.shape == SplatShape::Radial && s.amount <= 0.0 {
-                // The mouse's pull (or push, when negative), as in the source: towards the
-                // centre, strongest there and gone at the radius; a pull also calms the
-                // particles it holds, so they gather into a ball instead of orbiting.
-                let reach = (s.radius * BOX_HEIGHT).clamp(spacing, BOX_HEIGHT);
-                let pull = s.force[0].clamp(-50.0, 50.0) * BOX_HEIGHT;
-                let calm = if pull > 0.0 { PULL_CALM } else { 0.0 };
-                let impulse = Impulse::Pull {
-                    centre,
-                    reach,
-                    pull,
-                    calm,
-                };
-                let fluid = &mut self.fluid;
-                self.pool.install(|| fluid.apply(&impulse));
-            } else if s.amount > 0.0 {
-                // The disc filled at half the target density, times the amount.
-                let area = std::f32::consts::PI * radius * radius;
-                let want = 0.5 * area * self.knobs.target_density * s.amount.min(4.0);
-                let count = (want.round() as usize).clamp(1, BURST_MAX).min(self.budget);
-                let free = self.budget.saturating_sub(self.fluid.len());
-                if count > free {
-                    self.fluid.remove_oldest(count - free);
+        for s in &self.pending {
+            match self.planner.plan(s, &self.knobs, self.budget) {
+                Some(Action::Impulse(impulse)) => {
+                    let fluid = &mut self.fluid;
+                    self.pool.install(|| fluid.apply(&impulse));
                 }
-                let kick = 0.5 * force[0].hypot(force[1]);
-                for _ in 0..count {
-                    let (a, r) = (
-                        self.random() * std::f32::consts::TAU,
-                        radius * self.random().sqrt(),
-                    );
-                    let (c, sn) = (a.cos(), a.sin());
-                    let p = [centre[0] + r * c, centre[1] + r * sn];
-                    let out = kick * r / radius;
-                    let v = [force[0] + out * c, force[1] + out * sn];
-                    self.fluid.add(p, v, s.color);
-                }
-            } else if force != [0.0; 2] {
-                // A shock: a push along the force, fading to 0 at twice the radius.
-                let impulse = Impulse::Shock {
-                    centre,
-                    reach: 2.0 * radius,
-                    force,
-                };
-                let fluid = &mut self.fluid;
-                self.pool.install(|| fluid.apply(&impulse));
+                Some(Action::Burst(burst)) => self.fluid.add_burst(&burst, self.budget),
+                None => {}
             }
         }
-        self.pending = sources;
         self.pending.clear();
     }
+}
 
-    /// The light field's grid for a frame `rows` tall drawn in `style`: the surface at most
-    /// [`LIGHT_ROWS`] rows (the picture scales it up smoothly; finer costs the splat more
-    /// than it shows), the discs at the frame's rows (at most [`DISC_ROWS`]) so their edges
-    /// stay crisp; the box's shape either way.
-    fn light_size(&self, style: LiquidStyle, rows: usize) -> (usize, usize) {
-        let [bw, bh] = self.fluid.size();
-        let h = match style {
-            LiquidStyle::Surface => LIGHT_ROWS.min(self.cells.1),
-            LiquidStyle::Discs => rows.clamp(8, DISC_ROWS),
+/// The knobs (box units: a canvas height is [`BOX_HEIGHT`]) and the particle budget (clamped
+/// to 1..=[`super::MAX_PARTICLES`]) of a step's liquid knobs.
+pub(super) fn liquid_knobs(liquid: &Liquid) -> (Knobs, usize) {
+    let d = Knobs::default();
+    let [gx, gy] = liquid.gravity;
+    let g = gx.hypot(gy);
+    let (gravity, gravity_dir) = if g.is_finite() && g > 1e-6 {
+        (g * BOX_HEIGHT, [gx / g, gy / g])
+    } else {
+        (0.0, d.gravity_dir)
+    };
+    let knobs = Knobs {
+        gravity,
+        gravity_dir,
+        pressure: d.pressure * liquid.stiffness,
+        near_pressure: d.near_pressure * liquid.near,
+        viscosity: liquid.viscosity,
+        wall_damping: liquid.bounce,
+        drag: liquid.drag,
+        ..d
+    }
+    .sanitized();
+    (
+        knobs,
+        (liquid.budget as usize).clamp(1, super::MAX_PARTICLES),
+    )
+}
+
+/// The light field's grid for a frame `rows` tall drawn in `style`, for a box of `size` on a
+/// model `model_rows` tall: the surface at most [`LIGHT_ROWS`] rows (the picture scales it up
+/// smoothly; finer costs the splat more than it shows), the discs at the frame's rows (at most
+/// [`DISC_ROWS`]) so their edges stay crisp; the box's shape either way.
+pub(super) fn light_size(
+    [bw, bh]: [f32; 2],
+    model_rows: usize,
+    style: LiquidStyle,
+    rows: usize,
+) -> (usize, usize) {
+    let h = match style {
+        LiquidStyle::Surface => LIGHT_ROWS.min(model_rows),
+        LiquidStyle::Discs => rows.clamp(8, DISC_ROWS),
+    }
+    .max(8);
+    let w = ((h as f32 * bw / bh).round() as usize).clamp(8, 4 * DISC_ROWS);
+    (w, h)
+}
+
+/// `mask` at the model's resolution `cells` (`None` when it is empty).
+pub(super) fn model_mask(mask: Option<&Mask>, cells: (usize, usize)) -> Option<Mask> {
+    mask.filter(|m| !m.is_empty())
+        .map(|m| m.resampled(cells.0, cells.1))
+}
+
+/// The obstacles the particles of a box of `size` collide with, from the model's `mask`: on a
+/// grid of at most [`SOLID_ROWS`] rows, finer than a particle spacing many times over, so a
+/// brush stroke's rebuild stays cheap at the largest resolutions.
+pub(super) fn solids(mask: &Mask, size: [f32; 2]) -> Option<Solids> {
+    let shrink = (SOLID_ROWS as f64 / mask.height() as f64).min(1.0);
+    let side = |n: usize| ((n as f64 * shrink).round() as usize).max(1);
+    let coarse = mask.resampled(side(mask.width()), side(mask.height()));
+    Solids::new(&coarse, size)
+}
+
+/// A model's resolution for a canvas of `cells`: both sides scaled alike to at most 4 096,
+/// so the box keeps the canvas' shape.
+pub(super) fn model_cells(cells: (usize, usize)) -> (usize, usize) {
+    let fit = (4096.0 / cells.0.max(cells.1).max(1) as f64).min(1.0);
+    let side = |n: usize| ((n as f64 * fit).round() as usize).clamp(8, 4096);
+    (side(cells.0), side(cells.1))
+}
+
+/// The particles of `fluid` carried into a box `width` wide (x scaled, serial numbers kept),
+/// at most `budget` of them (the newest).
+pub(super) fn carried(fluid: &Fluid, width: f32, budget: usize) -> Fluid {
+    let sx = width / fluid.size()[0];
+    let mut fresh = Fluid::new(width / BOX_HEIGHT);
+    fresh.births = fluid.births;
+    for (((p, v), c), b) in fluid
+        .pos
+        .iter()
+        .zip(&fluid.vel)
+        .zip(&fluid.color)
+        .zip(&fluid.birth)
+    {
+        if fresh.add([p[0] * sx, p[1]], *v, *c)
+            && let Some(last) = fresh.birth.last_mut()
+        {
+            *last = *b;
         }
-        .max(8);
-        let w = ((h as f32 * bw / bh).round() as usize).clamp(8, 4 * DISC_ROWS);
-        (w, h)
+    }
+    let excess = fresh.len().saturating_sub(budget);
+    fresh.remove_oldest(excess);
+    fresh
+}
+
+/// The liquid's speed in canvas heights per second from two probes' particles (serial number
+/// and place, sorted by serial number) `seconds` apart: the 95th percentile's (a liquid under
+/// gravity never quite rests: a few particles keep creeping and jittering in a pool that looks
+/// still), 0 below [`LIQUID_STILL`]; 1 when the particles are not the same ones.
+pub(super) fn rest_speed(now: &[(u64, [f32; 2])], before: &[(u64, [f32; 2])], seconds: f32) -> f32 {
+    let same = now.len() == before.len() && now.iter().zip(before).all(|(a, b)| a.0 == b.0);
+    let speed = if !same {
+        1.0
+    } else if seconds > 0.0 && !now.is_empty() {
+        let mut moved: Vec<f32> = now
+            .iter()
+            .zip(before)
+            .map(|(a, b)| (a.1[0] - b.1[0]).hypot(a.1[1] - b.1[1]))
+            .collect();
+        let k = (moved.len() * 95 / 100).min(moved.len() - 1);
+        let (_, p95, _) = moved.select_nth_unstable_by(k, f32::total_cmp);
+        *p95 / BOX_HEIGHT / seconds
+    } else {
+        0.0
+    };
+    let speed = if speed.is_finite() { speed } else { 1.0 };
+    if speed < LIQUID_STILL { 0.0 } else { speed }
+}
+
+/// The [`Activity`] of a liquid of particles moving at `speed` (its colours never fade).
+pub(super) fn liquid_activity(speed: f32) -> Activity {
+    Activity {
+        max_speed: speed,
+        max_dye: 1.0,
+        particles: false,
+        keeps_colour: true,
+    }
+}
+
+/// The [`Activity`] of an empty box.
+pub(super) fn empty_activity() -> Activity {
+    Activity {
+        keeps_colour: true,
+        ..Activity::default()
     }
 }
 
@@ -331,7 +357,7 @@ impl Model for SphModel {
         if width == 0 || height == 0 {
             return;
         }
-        let size = self.light_size(look.liquid, height);
+        let size = light_size(self.fluid.size(), self.cells.1, look.liquid, height);
         self.light.draw(
             (&self.fluid, self.knobs.target_density),
             size,
@@ -386,49 +412,21 @@ impl Model for SphModel {
     /// [`LIQUID_STILL`] on average over the probe's window; then its speed reads 0, else the
     /// 95th percentile's speed. New particles or pending sources count as motion.
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
-        let moving = |speed: f32| Activity {
-            max_speed: speed,
-            max_dye: 1.0,
-            particles: false,
-            keeps_colour: true,
-        };
         if !self.pending.is_empty() {
-            return Some((tag, moving(1.0)));
+            return Some((tag, liquid_activity(1.0)));
         }
         if self.fluid.is_empty() {
             self.probe.clear();
-            return Some((
-                tag,
-                Activity {
-                    keeps_colour: true,
-                    ..Activity::default()
-                },
-            ));
+            return Some((tag, empty_activity()));
         }
         let f = &self.fluid;
         let mut now: Vec<(u64, [f32; 2])> =
             f.birth.iter().copied().zip(f.pos.iter().copied()).collect();
         now.sort_unstable_by_key(|x| x.0);
-        let same =
-            now.len() == self.probe.len() && now.iter().zip(&self.probe).all(|(a, b)| a.0 == b.0);
-        let speed = if !same {
-            1.0
-        } else if self.since_probe > 0.0 {
-            let mut moved: Vec<f32> = now
-                .iter()
-                .zip(&self.probe)
-                .map(|(a, b)| (a.1[0] - b.1[0]).hypot(a.1[1] - b.1[1]))
-                .collect();
-            let k = (moved.len() * 95 / 100).min(moved.len() - 1);
-            let (_, p95, _) = moved.select_nth_unstable_by(k, f32::total_cmp);
-            *p95 / BOX_HEIGHT / self.since_probe
-        } else {
-            0.0
-        };
+        let speed = rest_speed(&now, &self.probe, self.since_probe);
         self.probe = now;
         self.since_probe = 0.0;
-        let speed = if speed.is_finite() { speed } else { 1.0 };
-        Some((tag, moving(if speed < LIQUID_STILL { 0.0 } else { speed })))
+        Some((tag, liquid_activity(speed)))
     }
 
     fn failure(&self) -> Option<GpuError> {
@@ -436,17 +434,11 @@ impl Model for SphModel {
     }
 
     fn set_obstacles(&mut self, mask: Option<&Mask>) {
-        self.obstacles = mask
-            .filter(|m| !m.is_empty())
-            .map(|m| m.resampled(self.cells.0, self.cells.1));
-        // On a grid of at most SOLID_ROWS rows: finer than a particle spacing many times
-        // over, and a brush stroke's rebuild stays cheap at the largest resolutions.
-        self.solids = self.obstacles.as_ref().and_then(|m| {
-            let shrink = (SOLID_ROWS as f64 / m.height() as f64).min(1.0);
-            let side = |n: usize| ((n as f64 * shrink).round() as usize).max(1);
-            let coarse = m.resampled(side(m.width()), side(m.height()));
-            Solids::new(&coarse, self.fluid.size())
-        });
+        self.obstacles = model_mask(mask, self.cells);
+        self.solids = self
+            .obstacles
+            .as_ref()
+            .and_then(|m| solids(m, self.fluid.size()));
     }
 
     fn obstacles(&self) -> Option<&Mask> {
@@ -464,30 +456,7 @@ impl Model for SphModel {
         let Some(s) = snapshot.get::<SphSnapshot>() else {
             return false;
         };
-        // Carried into this box: x scaled to its width.
-        let mut fluid = s.fluid.clone();
-        let (from, to) = (fluid.size()[0], self.fluid.size()[0]);
-        let sx = to / from;
-        for p in &mut fluid.pos {
-            p[0] *= sx;
-        }
-        let mut fresh = Fluid::new(to / BOX_HEIGHT);
-        fresh.births = fluid.births;
-        for (((p, v), c), b) in fluid
-            .pos
-            .iter()
-            .zip(&fluid.vel)
-            .zip(&fluid.color)
-            .zip(&fluid.birth)
-        {
-            if fresh.add(*p, *v, *c)
-                && let Some(last) = fresh.birth.last_mut()
-            {
-                *last = *b;
-            }
-        }
-        let excess = fresh.len().saturating_sub(self.budget);
-        fresh.remove_oldest(excess);
+        let fresh = carried(&s.fluid, self.fluid.size()[0], self.budget);
         self.fluid = fresh;
         self.set_obstacles(s.obstacles.as_ref());
         true
@@ -497,6 +466,7 @@ impl Model for SphModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fluid::SplatShape;
 
     fn model(budget: usize) -> SphModel {
         SphModel::new((64, 36), 1, budget).expect("a model")

@@ -70,4 +70,5 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("sph_step", crate::sim::sph::gpu::binding::step::ALL),
     ("sph_solids", crate::sim::sph::gpu_solids::binding::ALL),
     ("sph_sources", crate::sim::sph::gpu_sources::binding::ALL),
+    ("sph_light", crate::sim::sph::gpu_light::binding::ALL),
 ];

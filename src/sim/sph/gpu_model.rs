@@ -1,0 +1,426 @@
+//! The particle fluid on the GPU as a [`Model`]: the same sources, steps, light and rest as
+//! the CPU's [`super::model::SphModel`], with the particles living on the GPU.
+//!
+//! - **Steps**: [`GpuFluid`] (sort, density, forces, move, drag and collisions), at most
+//!   [`MAX_STEPS_IN_FLIGHT`] advances queued before the oldest is waited for.
+//! - **Sources**: the same [`Planner`] turns splats into impulses and bursts; impulses in a row
+//!   go to the GPU together, bursts recycle the oldest particles there.
+//! - **Picture**: the light is splatted on the GPU (`shaders/sph_light.wgsl`) into the dye of
+//!   a grid solver the light field's size that is never stepped: its colour stage and display
+//!   pipeline (tone, bloom, rays, shading, palettes, obstacle overlay) make the frame, read
+//!   back without waiting as the grid fluid's are. A new light size (the discs look follows
+//!   the frame's height) builds a new one.
+//! - **Rest**: the particles' places and serial numbers are copied into a staging buffer and
+//!   read back without waiting; the measure is the CPU model's ([`rest_speed`]).
+//! - **Seldom**: a lowered budget and a snapshot wait for a round trip through the CPU.
+
+use super::gpu::GpuFluid;
+use super::gpu_light::{GpuLight, LightJob};
+use super::gpu_sources::serial_from_f32;
+use super::model::{
+    SphSnapshot, carried, empty_activity, light_size, liquid_activity, liquid_knobs, model_cells,
+    model_mask, rest_speed, solids,
+};
+use super::sources::{Action, Planner};
+use super::{Fluid, Knobs, SUBSTEP_S};
+use crate::fluid::{ColorMode, Look, Splat};
+use crate::sim::gpu::{GpuContext, GpuError, GpuSolver};
+use crate::sim::model::{Model, Resolution, Snapshot};
+use crate::sim::obstacles::Mask;
+use crate::sim::{Activity, SimConfig, Solver, StepParams};
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Advances the GPU may have queued before `advance` waits for the oldest (as the grid
+/// solver's `MAX_STEPS_IN_FLIGHT`): a GPU slower than real time then shows up in the step's
+/// time, and the engine drops steps instead of queueing without end.
+pub const MAX_STEPS_IN_FLIGHT: usize = 2;
+/// Longest wait for an advance in flight before the device counts as hung.
+const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// Most sub-steps an advance runs (as the CPU model).
+const MAX_SUBSTEPS: usize = 8;
+/// Most sources queued between advances (a flood keeps the newest).
+const MAX_PENDING: usize = 4096;
+
+/// The staging buffer is free.
+const FREE: u8 = 0;
+/// A copy was submitted and its mapping requested.
+const MAPPING: u8 = 1;
+/// The mapping finished: the places can be read.
+const READY: u8 = 2;
+/// The mapping failed (device lost).
+const FAILED: u8 = 3;
+
+/// The rest probe's readback: the particles' places and serial numbers, copied on the GPU and
+/// read by a later call, never waited for.
+#[derive(Default)]
+struct Probe {
+    staging: Option<wgpu::Buffer>,
+    state: Arc<AtomicU8>,
+    /// The copy in flight: its tag, particle count, next serial then, and the simulated
+    /// seconds since the copy before it.
+    flight: Option<(u64, usize, u64, f32)>,
+    /// The last copy's particles (serial number and place, by serial number).
+    before: Vec<(u64, [f32; 2])>,
+    latest: Option<(u64, Activity)>,
+}
+
+impl Probe {
+    /// Read a finished copy, if any, into the newest measurement.
+    fn collect(&mut self) {
+        match self.state.load(Ordering::Acquire) {
+            READY => {
+                if let Some(staging) = &self.staging {
+                    if let Some((tag, n, births, seconds)) = self.flight.take()
+                        && let Ok(view) = staging.slice(..).get_mapped_range()
+                    {
+                        let pos: &[[f32; 2]] = bytemuck::cast_slice(&view[..n * 8]);
+                        let color: &[[f32; 4]] = bytemuck::cast_slice(&view[n * 8..n * 24]);
+                        let mut now: Vec<(u64, [f32; 2])> = color
+                            .iter()
+                            .zip(pos)
+                            .map(|(c, p)| (serial_from_f32(c[3], births), *p))
+                            .collect();
+                        now.sort_unstable_by_key(|x| x.0);
+                        let speed = rest_speed(&now, &self.before, seconds);
+                        self.latest = Some((tag, liquid_activity(speed)));
+                        self.before = now;
+                    }
+                    staging.unmap();
+                }
+                self.state.store(FREE, Ordering::Release);
+            }
+            FAILED => {
+                self.flight = None;
+                self.state.store(FREE, Ordering::Release);
+            }
+            _ => {}
+        }
+    }
+
+    /// Start a copy of `fluid`'s particles tagged `tag`, `seconds` after the last; `false`
+    /// when one is still in flight.
+    fn start(&mut self, fluid: &GpuFluid, tag: u64, seconds: f32) -> bool {
+        if self.state.load(Ordering::Acquire) != FREE || self.flight.is_some() {
+            return false;
+        }
+        let Some((pos, _, color)) = fluid.buffers() else {
+            return false;
+        };
+        let ctx = fluid.context();
+        let n = fluid.len();
+        let bytes = (n * 24) as u64;
+        if self.staging.as_ref().is_none_or(|s| s.size() < bytes) {
+            self.staging = Some(ctx.device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("SPH: rest probe staging"),
+                size: bytes.next_power_of_two().max(256),
+                usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            }));
+        }
+        let staging = self.staging.as_ref().expect("made above");
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        encoder.copy_buffer_to_buffer(pos, 0, staging, 0, (n * 8) as u64);
+        encoder.copy_buffer_to_buffer(color, 0, staging, (n * 8) as u64, (n * 16) as u64);
+        ctx.queue.submit([encoder.finish()]);
+        self.flight = Some((tag, n, fluid.births(), seconds));
+        self.state.store(MAPPING, Ordering::Release);
+        let state = self.state.clone();
+        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            state.store(if r.is_ok() { READY } else { FAILED }, Ordering::Release);
+        });
+        true
+    }
+}
+
+/// The particle fluid (SPH) on the GPU, as a [`Model`].
+pub struct GpuSphModel {
+    fluid: GpuFluid,
+    knobs: Knobs,
+    budget: usize,
+    /// The model's resolution.
+    cells: (usize, usize),
+    pending: Vec<Splat>,
+    planner: Planner,
+    obstacles: Option<Mask>,
+    light: GpuLight,
+    /// The picture: a grid solver the light field's size, never stepped, whose dye is the
+    /// light (`None` until the first frame).
+    picture: Option<GpuSolver>,
+    probe: Probe,
+    /// Simulated seconds since the last rest probe's copy.
+    since_probe: f32,
+    in_flight: VecDeque<wgpu::SubmissionIndex>,
+    /// What made the model unusable, once something did.
+    failure: Option<GpuError>,
+}
+
+impl GpuSphModel {
+    /// A model on `ctx`'s device whose picture grid is `cells` (the canvas' shape), holding at
+    /// most `budget` particles (clamped to 1..=[`super::MAX_PARTICLES`]).
+    pub fn new(ctx: GpuContext, cells: (usize, usize), budget: usize) -> Result<Self, GpuError> {
+        let cells = model_cells(cells);
+        let light = GpuLight::new(&ctx.device);
+        let mut fluid = GpuFluid::new(ctx);
+        fluid.upload(&Fluid::new(cells.0 as f32 / cells.1 as f32));
+        fluid.context().check()?;
+        Ok(Self {
+            fluid,
+            knobs: Knobs::default(),
+            budget: budget.clamp(1, super::MAX_PARTICLES),
+            cells,
+            pending: Vec::new(),
+            planner: Planner::default(),
+            obstacles: None,
+            light,
+            picture: None,
+            probe: Probe::default(),
+            since_probe: 0.0,
+            in_flight: VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
+            failure: None,
+        })
+    }
+
+    /// The adapter's name.
+    pub fn adapter_name(&self) -> String {
+        self.fluid.adapter_name()
+    }
+
+    /// The particles, read back (waits for the GPU): for tests and benches.
+    pub fn read_fluid(&self) -> Fluid {
+        let mut fluid = Fluid::new(1.0);
+        self.fluid.download(&mut fluid);
+        fluid
+    }
+
+    /// Take the step's liquid knobs; a smaller budget recycles the oldest particles at once.
+    fn set_liquid(&mut self, liquid: &crate::fluid::Liquid) {
+        (self.knobs, self.budget) = liquid_knobs(liquid);
+        let excess = self.fluid.len().saturating_sub(self.budget);
+        self.fluid.remove_oldest(excess);
+    }
+
+    /// Apply the queued sources in order: runs of impulses together, then each burst.
+    fn apply_sources(&mut self) {
+        let mut impulses = Vec::new();
+        for s in &self.pending {
+            match self.planner.plan(s, &self.knobs, self.budget) {
+                Some(Action::Impulse(impulse)) => impulses.push(impulse),
+                Some(Action::Burst(burst)) => {
+                    self.fluid.apply(&impulses);
+                    impulses.clear();
+                    self.fluid.add(&burst, self.budget);
+                }
+                None => {}
+            }
+        }
+        self.fluid.apply(&impulses);
+        self.pending.clear();
+    }
+
+    /// Splat the light for a frame `rows` tall in `look` into the picture's dye (a picture of
+    /// the light's size built first when needed); the picture, unless it cannot be built.
+    fn draw_light(&mut self, look: &Look, rows: usize) -> Option<&mut GpuSolver> {
+        let size = light_size(self.fluid.size(), self.cells.1, look.liquid, rows);
+        let fits = self.picture.as_ref().is_some_and(|p| {
+            let c = p.config();
+            (c.width, c.height) == size
+        });
+        if !fits {
+            self.picture = None;
+            let mut cfg = SimConfig::new(size.0, size.1);
+            cfg.dye_scale = 1;
+            cfg.pressure_iterations = 1;
+            match GpuSolver::new(self.fluid.context().clone(), &cfg) {
+                Ok(mut picture) => {
+                    picture.set_measure(false);
+                    picture.set_obstacles(self.obstacles.as_ref());
+                    self.picture = Some(picture);
+                }
+                Err(e) => {
+                    nice_plug::nice_error!("The particle fluid's picture cannot start: {e}");
+                    self.failure = Some(e);
+                    return None;
+                }
+            }
+        }
+        let picture = self.picture.as_mut()?;
+        if let Some((pos, vel, color)) = self.fluid.buffers() {
+            let ctx = self.fluid.context();
+            let mut encoder = ctx.device.create_command_encoder(&Default::default());
+            let job = LightJob {
+                particles: (pos, vel, color, self.fluid.len()),
+                box_width: self.fluid.size()[0],
+                target_density: self.knobs.target_density,
+                size,
+                field: picture.dye_buffer(),
+                style: look.liquid,
+                speed_colours: look.color_mode == ColorMode::VelocityHue,
+            };
+            self.light
+                .encode(&ctx.device, &ctx.queue, &mut encoder, &job);
+            ctx.queue.submit([encoder.finish()]);
+        }
+        Some(picture)
+    }
+}
+
+/// `look` for the picture of the light: the particles' colours are already in it (their own
+/// or the speed gradient's).
+fn light_look(look: &Look) -> Look {
+    Look {
+        color_mode: ColorMode::Dye,
+        ..*look
+    }
+}
+
+impl Model for GpuSphModel {
+    fn backend(&self) -> &'static str {
+        "gpu"
+    }
+
+    fn resolution(&self) -> Resolution {
+        Resolution {
+            cells: self.cells,
+            detail: self.cells,
+        }
+    }
+
+    fn inject(&mut self, sources: &[Splat]) {
+        self.pending.extend_from_slice(sources);
+        if self.pending.len() > MAX_PENDING {
+            let extra = self.pending.len() - MAX_PENDING;
+            self.pending.drain(..extra);
+        }
+    }
+
+    fn advance(&mut self, params: &StepParams) {
+        self.set_liquid(&params.liquid);
+        self.apply_sources();
+        let dt = if params.dt.is_finite() {
+            params.dt.clamp(0.0, 0.25)
+        } else {
+            0.0
+        };
+        if dt == 0.0 || self.fluid.is_empty() {
+            return;
+        }
+        let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
+        let sub = (dt / steps as f32).min(SUBSTEP_S);
+        self.since_probe += sub * steps as f32;
+        for _ in 0..steps {
+            if let Err(e) = self.fluid.step(&self.knobs, sub) {
+                self.failure.get_or_insert(e);
+                return;
+            }
+        }
+        let ctx = self.fluid.context();
+        self.in_flight.push_back(ctx.queue.submit([]));
+        if self.in_flight.len() > MAX_STEPS_IN_FLIGHT
+            && let Some(oldest) = self.in_flight.pop_front()
+            && let Err(e) = ctx.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(oldest),
+                timeout: Some(STEP_WAIT),
+            })
+        {
+            nice_plug::nice_error!("Waiting for the GPU failed: {e}");
+            self.failure.get_or_insert(GpuError::Failed {
+                adapter: self.fluid.adapter_name(),
+                message: format!("a particle step did not finish: {e}"),
+            });
+        }
+    }
+
+    fn set_effort(&mut self, _sweeps: u32) {}
+
+    fn reset(&mut self) {
+        self.pending.clear();
+        let mut empty = Fluid::new(self.cells.0 as f32 / self.cells.1 as f32);
+        empty.births = self.fluid.births();
+        self.fluid.upload(&empty);
+    }
+
+    fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
+        assert_eq!(out.len(), width * height * 4, "frame buffer size");
+        if width == 0 || height == 0 {
+            return;
+        }
+        match self.draw_light(look, height) {
+            Some(picture) => picture.render(&light_look(look), width, height, out),
+            None => out.fill(0),
+        }
+    }
+
+    fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        if width == 0 || height == 0 {
+            return false;
+        }
+        self.draw_light(look, height)
+            .is_some_and(|picture| picture.request_frame(&light_look(look), width, height))
+    }
+
+    fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        self.picture.as_mut()?.take_frame(out)
+    }
+
+    /// As the CPU model's (see [`rest_speed`]), from places read back without waiting: the
+    /// measurement a call returns is from a copy an earlier call started.
+    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
+        if !self.pending.is_empty() {
+            return Some((tag, liquid_activity(1.0)));
+        }
+        let _ = self.fluid.context().device.poll(wgpu::PollType::Poll);
+        self.probe.collect();
+        if self.fluid.is_empty() {
+            self.probe.before.clear();
+            self.probe.latest = Some((tag, empty_activity()));
+            return self.probe.latest;
+        }
+        if self.probe.start(&self.fluid, tag, self.since_probe) {
+            self.since_probe = 0.0;
+        }
+        self.probe.latest
+    }
+
+    fn failure(&self) -> Option<GpuError> {
+        self.failure
+            .clone()
+            .or_else(|| self.fluid.context().check().err())
+    }
+
+    fn set_obstacles(&mut self, mask: Option<&Mask>) {
+        self.obstacles = model_mask(mask, self.cells);
+        let solids = self
+            .obstacles
+            .as_ref()
+            .and_then(|m| solids(m, self.fluid.size()));
+        self.fluid.set_solids(solids.as_ref());
+        if let Some(picture) = &mut self.picture {
+            picture.set_obstacles(self.obstacles.as_ref());
+        }
+    }
+
+    fn obstacles(&self) -> Option<&Mask> {
+        self.obstacles.as_ref()
+    }
+
+    fn snapshot(&mut self) -> Snapshot {
+        let mut fluid = Fluid::new(1.0);
+        self.fluid.download(&mut fluid);
+        Snapshot::new(SphSnapshot {
+            fluid,
+            obstacles: self.obstacles.clone(),
+        })
+    }
+
+    fn restore(&mut self, snapshot: &Snapshot) -> bool {
+        let Some(s) = snapshot.get::<SphSnapshot>() else {
+            return false;
+        };
+        let fresh = carried(&s.fluid, self.fluid.size()[0], self.budget);
+        self.fluid.upload(&fresh);
+        self.set_obstacles(s.obstacles.as_ref());
+        true
+    }
+}

@@ -1,0 +1,313 @@
+//! The particle fluid's GPU pipelines and buffers (for [`super::gpu::GpuFluid`]): the sort's
+//! and the step's kernels, built once per device, and the buffers for a capacity of particles
+//! and cells with every bind group over them, built once per capacity.
+
+use super::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
+use crate::sim::gpu::kernel::{Kernel, module, storage, uniform};
+
+/// The pipelines, built once per device.
+pub(super) struct Pipelines {
+    pub key_count: Kernel,
+    pub key_pairs: Kernel,
+    pub scan_blocks: Kernel,
+    pub scan_sums: Kernel,
+    pub scan_add: Kernel,
+    pub scatter: Kernel,
+    pub settle: Kernel,
+    pub bitonic_blocks: Kernel,
+    pub bitonic_local: Kernel,
+    pub bitonic_global: Kernel,
+    pub pair_starts: Kernel,
+    pub predict: Kernel,
+    pub reorder_motion: Kernel,
+    pub reorder_color: Kernel,
+    pub density: Kernel,
+    pub forces: Kernel,
+    pub moves: Kernel,
+}
+
+impl Pipelines {
+    pub(super) fn new(device: &wgpu::Device) -> Self {
+        let (sort, step) = (module(device, "sph_sort"), module(device, "sph_step"));
+        let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
+        Self {
+            key_count: k(&sort, "key_count"),
+            key_pairs: k(&sort, "key_pairs"),
+            scan_blocks: k(&sort, "scan_blocks"),
+            scan_sums: k(&sort, "scan_sums"),
+            scan_add: k(&sort, "scan_add"),
+            scatter: k(&sort, "scatter"),
+            settle: k(&sort, "settle"),
+            bitonic_blocks: k(&sort, "bitonic_blocks"),
+            bitonic_local: k(&sort, "bitonic_local"),
+            bitonic_global: k(&sort, "bitonic_global"),
+            pair_starts: k(&sort, "pair_starts"),
+            predict: k(&step, "predict"),
+            reorder_motion: k(&step, "reorder_motion"),
+            reorder_color: k(&step, "reorder_color"),
+            density: k(&step, "density_pass"),
+            forces: k(&step, "forces"),
+            moves: k(&step, "move_pass"),
+        }
+    }
+}
+
+/// A bitonic merge step: `(k, j, bind group)`; `j == 0` is the in-memory run of half-widths
+/// 256..1 of stage `k`.
+pub(super) type StageGroup = (u32, u32, wgpu::BindGroup);
+
+/// The buffers for up to `capacity` particles and `cells` cells, and their bind groups.
+pub(super) struct Resources {
+    pub capacity: usize,
+    pub cells: usize,
+    pub uniform: wgpu::Buffer,
+    pub pos: wgpu::Buffer,
+    pub vel: wgpu::Buffer,
+    pub pred: wgpu::Buffer,
+    pub color: wgpu::Buffer,
+    pub spos: wgpu::Buffer,
+    pub svel: wgpu::Buffer,
+    pub spred: wgpu::Buffer,
+    pub scolor: wgpu::Buffer,
+    pub density: wgpu::Buffer,
+    pub counts: wgpu::Buffer,
+    pub start: wgpu::Buffer,
+    pub order: wgpu::Buffer,
+    pub groups: Groups,
+}
+
+pub(super) struct Groups {
+    pub key_count: wgpu::BindGroup,
+    pub key_pairs: wgpu::BindGroup,
+    pub scan_blocks: wgpu::BindGroup,
+    pub scan_sums: wgpu::BindGroup,
+    pub scan_add: wgpu::BindGroup,
+    pub scatter: wgpu::BindGroup,
+    pub settle: wgpu::BindGroup,
+    pub bitonic_blocks: wgpu::BindGroup,
+    pub stages: Vec<StageGroup>,
+    pub pair_starts: wgpu::BindGroup,
+    pub predict: wgpu::BindGroup,
+    pub reorder_motion: wgpu::BindGroup,
+    pub reorder_color: wgpu::BindGroup,
+    pub density: wgpu::BindGroup,
+    pub forces: wgpu::BindGroup,
+    pub moves: wgpu::BindGroup,
+}
+
+/// The bitonic sort's length for `n` particles: a power of two, at least a block.
+pub(super) fn padded(n: usize) -> usize {
+    n.next_power_of_two().max(BLOCK)
+}
+
+impl Resources {
+    pub(super) fn new(device: &wgpu::Device, k: &Pipelines, capacity: usize, cells: usize) -> Self {
+        use binding::{sort as so, step as st};
+        let f2 = |label| storage(device, label, (capacity * 8) as u64);
+        let f4 = |label| storage(device, label, (capacity * 16) as u64);
+        let u = |label, count: usize| storage(device, label, (count * 4) as u64);
+        let uniform = uniform(device, "SPH: uniform", &SphUniform::default());
+        let (pos, vel, pred, color) = (
+            f2("SPH: positions"),
+            f2("SPH: velocities"),
+            f2("SPH: predicted"),
+            f4("SPH: colours"),
+        );
+        let (spos, svel, spred, scolor) = (
+            f2("SPH: sorted positions"),
+            f2("SPH: sorted velocities"),
+            f2("SPH: sorted predicted"),
+            f4("SPH: sorted colours"),
+        );
+        let density = f2("SPH: densities");
+        let keys = u("SPH: keys", capacity);
+        let counts = u("SPH: counts", cells);
+        let start = u("SPH: start", cells + 1);
+        let sums = u("SPH: block sums", cells.div_ceil(SW as usize));
+        let fill = u("SPH: fill", cells);
+        let arrival = u("SPH: arrival", capacity);
+        let order = u("SPH: order", capacity);
+        let pairs = storage(device, "SPH: pairs", (capacity * 8) as u64);
+        let s = &uniform;
+        let mut stages = Vec::new();
+        let mut kk = 2 * BLOCK;
+        while kk <= capacity {
+            let mut j = kk / 2;
+            while j >= BLOCK {
+                stages.push((kk as u32, j as u32));
+                j /= 2;
+            }
+            stages.push((kk as u32, 0));
+            kk *= 2;
+        }
+        let stages = stages
+            .into_iter()
+            .map(|(kk, j)| {
+                let t = crate::sim::gpu::kernel::uniform(
+                    device,
+                    "SPH: bitonic stage",
+                    &StageUniform {
+                        k: kk,
+                        j,
+                        ..Default::default()
+                    },
+                );
+                let group = if j == 0 {
+                    k.bitonic_local
+                        .bind(device, &[(so::PAIRS, &pairs), (so::T, &t)])
+                } else {
+                    k.bitonic_global
+                        .bind(device, &[(so::S, s), (so::PAIRS, &pairs), (so::T, &t)])
+                };
+                (kk, j, group)
+            })
+            .collect();
+        let groups = Groups {
+            key_count: k.key_count.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::PRED, &pred),
+                    (so::KEYS, &keys),
+                    (so::COUNTS, &counts),
+                ],
+            ),
+            key_pairs: k.key_pairs.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::PRED, &pred),
+                    (so::KEYS, &keys),
+                    (so::PAIRS, &pairs),
+                ],
+            ),
+            scan_blocks: k.scan_blocks.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::START, &start),
+                    (so::SUMS, &sums),
+                    (so::PLAIN_COUNTS, &counts),
+                ],
+            ),
+            scan_sums: k.scan_sums.bind(device, &[(so::S, s), (so::SUMS, &sums)]),
+            scan_add: k.scan_add.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::START, &start),
+                    (so::SUMS, &sums),
+                    (so::FILL, &fill),
+                ],
+            ),
+            scatter: k.scatter.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::KEYS, &keys),
+                    (so::FILL, &fill),
+                    (so::ARRIVAL, &arrival),
+                ],
+            ),
+            settle: k.settle.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::KEYS, &keys),
+                    (so::START, &start),
+                    (so::ARRIVAL, &arrival),
+                    (so::ORDER, &order),
+                ],
+            ),
+            bitonic_blocks: k.bitonic_blocks.bind(device, &[(so::PAIRS, &pairs)]),
+            stages,
+            pair_starts: k.pair_starts.bind(
+                device,
+                &[
+                    (so::S, s),
+                    (so::START, &start),
+                    (so::ORDER, &order),
+                    (so::PAIRS, &pairs),
+                ],
+            ),
+            predict: k.predict.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::POS, &pos),
+                    (st::VEL, &vel),
+                    (st::PRED, &pred),
+                ],
+            ),
+            reorder_motion: k.reorder_motion.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::POS, &pos),
+                    (st::VEL, &vel),
+                    (st::PRED, &pred),
+                    (st::ORDER, &order),
+                    (st::SPOS, &spos),
+                    (st::SVEL, &svel),
+                    (st::SPRED, &spred),
+                ],
+            ),
+            reorder_color: k.reorder_color.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::COLOR, &color),
+                    (st::ORDER, &order),
+                    (st::SCOLOR, &scolor),
+                ],
+            ),
+            density: k.density.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::PRED, &pred),
+                    (st::START, &start),
+                    (st::DENSITY, &density),
+                ],
+            ),
+            forces: k.forces.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::VEL, &vel),
+                    (st::PRED, &pred),
+                    (st::SVEL, &svel),
+                    (st::START, &start),
+                    (st::DENSITY, &density),
+                ],
+            ),
+            moves: k.moves.bind(
+                device,
+                &[
+                    (st::S, s),
+                    (st::POS, &pos),
+                    (st::VEL, &vel),
+                    (st::SVEL, &svel),
+                ],
+            ),
+        };
+        Self {
+            capacity,
+            cells,
+            uniform,
+            pos,
+            vel,
+            pred,
+            color,
+            spos,
+            svel,
+            spred,
+            scolor,
+            density,
+            counts,
+            start,
+            order,
+            groups,
+        }
+    }
+}
