@@ -283,3 +283,46 @@ fn the_engine_runs_the_particle_fluid_and_switches_back() {
     }
     panic!("the grid fluid did not take over");
 }
+
+/// The particle fluid on the GPU in the engine: a note's burst pools at the bottom as on the
+/// CPU; switching the backend to the CPU while it runs carries the liquid over (the pool is
+/// still there, on the CPU now, without a new note).
+#[test]
+fn the_engine_runs_the_particle_fluid_on_the_gpu_and_carries_it_to_the_cpu() {
+    use dyeflow::params::FluidChoice;
+    if common::gpu_context().is_none() {
+        return;
+    }
+    let p = params(BackendChoice::Gpu);
+    p.set_settings(Settings {
+        fluid: FluidChoice::Particles,
+        ..p.settings()
+    });
+    let (mut tx, rx) = queue::channel(256);
+    let (input, mut output) = frame_channel();
+    let engine = Engine::start(p.clone(), vec![rx], input, EngineOptions::default()).unwrap();
+    output.request(64, 64);
+    assert!(tx.send(red_splat_at(0.5, 0.75)));
+    let bottom_red = |f: &dyeflow::frame::Frame| {
+        (20..44).any(|x| pixel(f, x, 62)[0] > 100) && (0..64).all(|x| pixel(f, x, 2)[0] < 60)
+    };
+    wait_for(&mut output, |f| f.width == 64 && bottom_red(f));
+    let status = engine.status();
+    assert!(status.backend.starts_with("gpu"), "{}", status.backend);
+    assert_eq!(status.fallback, None);
+    p.set_settings(Settings {
+        backend: BackendChoice::Cpu,
+        ..p.settings()
+    });
+    let start = Instant::now();
+    while !engine.status().backend.starts_with("cpu") {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "the engine did not switch to the CPU"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Frames drawn by the CPU model after the switch still show the pool.
+    let switched = output.latest().serial;
+    wait_for(&mut output, |f| f.serial > switched + 1 && bottom_red(f));
+}
