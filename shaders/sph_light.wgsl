@@ -38,9 +38,10 @@ struct LightField {
 const SW: u32 = 256u;
 // Fixed-point units of light per unit (sph::gpu_light::LIGHT_UNITS).
 const LIGHT_UNITS: f32 = 16384.0;
-// The brightest colour a particle adds, per channel: keeps the fixed-point sums of even a
-// million coincident particles below 2^32.
-const MAX_COLOUR: f32 = 16.0;
+// The brightest colour a particle adds, per channel (notes' colours are at most 1): keeps a
+// cell's fixed-point sums below 2^32 for up to 65 536 coincident particles (4 x 16 384 units
+// each), more than the plugin's budget of 50 000.
+const MAX_COLOUR: f32 = 4.0;
 // sph::light::GRADIENT_SPEED: box units per second from blue to red.
 const GRADIENT_SPEED: f32 = 8.0;
 

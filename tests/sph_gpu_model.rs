@@ -8,6 +8,7 @@ mod common;
 
 use dyeflow::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat, SplatShape};
 use dyeflow::sim::model::{Backend, Kind, Model, ModelSpec, create_model};
+use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::sph::Fluid;
 use dyeflow::sim::sph::gpu_model::GpuSphModel;
 use dyeflow::sim::sph::model::SphModel;
@@ -119,6 +120,29 @@ fn gpu_frames_match_the_cpu_frames() {
             }
         }
     }
+    // With obstacles (a ring), drawn over the frame from the model's mask on both.
+    let ring = Mask::layout(Layout::Ring, 4 * CELLS.0, 4 * CELLS.1);
+    cpu.set_obstacles(Some(&ring));
+    gpu.set_obstacles(Some(&ring));
+    for style in [LiquidStyle::Surface, LiquidStyle::Discs] {
+        let look = Look {
+            liquid: style,
+            ..Look::default()
+        };
+        let (w, h) = (320, 180);
+        a.resize(w * h * 4, 0);
+        b.resize(w * h * 4, 0);
+        cpu.render(&look, w, h, &mut a);
+        gpu.render(&look, w, h, &mut b);
+        let (worst, differing) = compare(&a, &b);
+        eprintln!("{style:?} with a ring: worst {worst}, {differing} pixels differ");
+        assert!(
+            worst <= 2 && differing * 50 <= w * h,
+            "{style:?} with a ring"
+        );
+    }
+    cpu.set_obstacles(None);
+    gpu.set_obstacles(None);
     // Frames without waiting, as the editor asks for them.
     let look = Look::default();
     assert!(gpu.request_frame(&look, 96, 54));
@@ -131,6 +155,7 @@ fn gpu_frames_match_the_cpu_frames() {
         std::thread::sleep(std::time::Duration::from_millis(10));
     }
     assert_eq!(got, Some((96, 54)), "a requested frame arrives");
+    a.resize(96 * 54 * 4, 0);
     cpu.render(&look, 96, 54, &mut a);
     assert!(
         compare(&a, &b).0 <= 2,
@@ -223,6 +248,41 @@ fn a_lowered_budget_keeps_the_newest_particles() {
         after.color.iter().all(|c| *c == [0.0, 1.0, 0.0]),
         "the oldest (red) went first"
     );
+}
+
+/// A model restored from a snapshot keeps every particle until a step gives it its budget
+/// (the engine rebuilds models with the default budget), and the serial numbers carry over.
+#[test]
+fn a_restored_liquid_keeps_its_particles_until_the_budget_says() {
+    let Some(mut gpu) = gpu_model(1000) else {
+        return;
+    };
+    let mut big = cpu_model(3000);
+    let mut f = pool();
+    for k in 0..1200 {
+        f.add(
+            [2.0 + 0.1 * (k % 80) as f32, 5.0 + 0.1 * (k / 80) as f32],
+            [0.0; 2],
+            [1.0; 3],
+        );
+    }
+    big.set_fluid(f);
+    assert_eq!(big.fluid().len(), 2400);
+    assert!(gpu.restore(&big.snapshot()));
+    let got = gpu.read_fluid();
+    assert_eq!(got.len(), 2400, "all carried over");
+    let serials = |f: &Fluid| {
+        let mut s = f.birth.clone();
+        s.sort_unstable();
+        s
+    };
+    assert_eq!(serials(&got), serials(big.fluid()), "serial numbers kept");
+    let mut back = cpu_model(1000);
+    assert!(back.restore(&gpu.snapshot()));
+    assert_eq!(back.fluid().len(), 2400);
+    assert_eq!(serials(back.fluid()), serials(big.fluid()));
+    gpu.advance(&params(1.0 / 60.0, 1000));
+    assert_eq!(gpu.read_fluid().len(), 1000, "the step's budget trims it");
 }
 
 /// The rest probe answers without waiting (a later call returns an earlier call's tag), says

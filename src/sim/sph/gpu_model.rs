@@ -7,9 +7,10 @@
 //!   go to the GPU together, bursts recycle the oldest particles there.
 //! - **Picture**: the light is splatted on the GPU (`shaders/sph_light.wgsl`) into the dye of
 //!   a grid solver the light field's size that is never stepped: its colour stage and display
-//!   pipeline (tone, bloom, rays, shading, palettes, obstacle overlay) make the frame, read
-//!   back without waiting as the grid fluid's are. A new light size (the discs look follows
-//!   the frame's height) builds a new one.
+//!   pipeline (tone, bloom, rays, shading, palettes) make the frame, read back without waiting
+//!   as the grid fluid's are; the obstacles are drawn over it from the model's mask, as on the
+//!   CPU. A new light size (the discs look follows the frame's height, in steps of 32 rows)
+//!   builds a new picture.
 //! - **Rest**: the particles' places and serial numbers are copied into a staging buffer and
 //!   read back without waiting; the measure is the CPU model's ([`rest_speed`]).
 //! - **Seldom**: a lowered budget and a snapshot wait for a round trip through the CPU.
@@ -23,7 +24,7 @@ use super::model::{
 };
 use super::sources::{Action, Planner};
 use super::{Fluid, Knobs, SUBSTEP_S};
-use crate::fluid::{ColorMode, Look, Splat};
+use crate::fluid::{ColorMode, Look, ObstacleStyle, Splat};
 use crate::sim::gpu::{GpuContext, GpuError, GpuSolver};
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
@@ -154,6 +155,8 @@ pub struct GpuSphModel {
     in_flight: VecDeque<wgpu::SubmissionIndex>,
     /// What made the model unusable, once something did.
     failure: Option<GpuError>,
+    /// How the frame last requested draws the obstacles.
+    overlay_style: ObstacleStyle,
 }
 
 impl GpuSphModel {
@@ -179,6 +182,7 @@ impl GpuSphModel {
             since_probe: 0.0,
             in_flight: VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
             failure: None,
+            overlay_style: ObstacleStyle::default(),
         })
     }
 
@@ -235,7 +239,6 @@ impl GpuSphModel {
             match GpuSolver::new(self.fluid.context().clone(), &cfg) {
                 Ok(mut picture) => {
                     picture.set_measure(false);
-                    picture.set_obstacles(self.obstacles.as_ref());
                     self.picture = Some(picture);
                 }
                 Err(e) => {
@@ -263,6 +266,18 @@ impl GpuSphModel {
             ctx.queue.submit([encoder.finish()]);
         }
         Some(picture)
+    }
+}
+
+impl GpuSphModel {
+    /// Draw the obstacles over a finished frame in `style`, from the model's mask, as the CPU
+    /// model does (the picture's grid is coarser than the mask, and never stepped).
+    fn overlay(&self, style: ObstacleStyle, width: usize, height: usize, out: &mut [u8]) {
+        if let Some(mask) = &self.obstacles
+            && out.len() == width * height * 4
+        {
+            crate::sim::cpu::obstacle_overlay::draw(mask, style, out, width, height);
+        }
     }
 }
 
@@ -350,18 +365,22 @@ impl Model for GpuSphModel {
             Some(picture) => picture.render(&light_look(look), width, height, out),
             None => out.fill(0),
         }
+        self.overlay(look.obstacles, width, height, out);
     }
 
     fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
         if width == 0 || height == 0 {
             return false;
         }
+        self.overlay_style = look.obstacles;
         self.draw_light(look, height)
             .is_some_and(|picture| picture.request_frame(&light_look(look), width, height))
     }
 
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
-        self.picture.as_mut()?.take_frame(out)
+        let (w, h) = self.picture.as_mut()?.take_frame(out)?;
+        self.overlay(self.overlay_style, w, h, out);
+        Some((w, h))
     }
 
     /// As the CPU model's (see [`rest_speed`]), from places read back without waiting: the
@@ -396,9 +415,6 @@ impl Model for GpuSphModel {
             .as_ref()
             .and_then(|m| solids(m, self.fluid.size()));
         self.fluid.set_solids(solids.as_ref());
-        if let Some(picture) = &mut self.picture {
-            picture.set_obstacles(self.obstacles.as_ref());
-        }
     }
 
     fn obstacles(&self) -> Option<&Mask> {
@@ -418,7 +434,7 @@ impl Model for GpuSphModel {
         let Some(s) = snapshot.get::<SphSnapshot>() else {
             return false;
         };
-        let fresh = carried(&s.fluid, self.fluid.size()[0], self.budget);
+        let fresh = carried(&s.fluid, self.fluid.size()[0]);
         self.fluid.upload(&fresh);
         self.set_obstacles(s.obstacles.as_ref());
         true

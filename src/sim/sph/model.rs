@@ -50,6 +50,10 @@ pub const LIQUID_STILL: f32 = 2.0e-3;
 const SOLID_ROWS: usize = 512;
 /// Most rows of the discs' light field.
 const DISC_ROWS: usize = 1080;
+/// The discs' light field is a whole number of these rows tall (rounded up from the frame's):
+/// a window resized by dragging changes it every 32 rows, not at every row, so the GPU's
+/// picture for it is rebuilt seldom.
+const DISC_ROW_STEP: usize = 32;
 
 /// What a particle model's [`Snapshot`] holds (on the CPU or the GPU).
 pub(super) struct SphSnapshot {
@@ -130,6 +134,8 @@ impl SphModel {
             obstacles: self.obstacles.clone(),
         });
         self.restore(&snapshot);
+        let excess = self.fluid.len().saturating_sub(self.budget);
+        self.fluid.remove_oldest(excess);
     }
 
     /// The worker threads.
@@ -191,7 +197,8 @@ pub(super) fn liquid_knobs(liquid: &Liquid) -> (Knobs, usize) {
 /// The light field's grid for a frame `rows` tall drawn in `style`, for a box of `size` on a
 /// model `model_rows` tall: the surface at most [`LIGHT_ROWS`] rows (the picture scales it up
 /// smoothly; finer costs the splat more than it shows), the discs at the frame's rows (at most
-/// [`DISC_ROWS`]) so their edges stay crisp; the box's shape either way.
+/// [`DISC_ROWS`], rounded up to [`DISC_ROW_STEP`]) so their edges stay crisp; the box's shape
+/// either way.
 pub(super) fn light_size(
     [bw, bh]: [f32; 2],
     model_rows: usize,
@@ -200,7 +207,10 @@ pub(super) fn light_size(
 ) -> (usize, usize) {
     let h = match style {
         LiquidStyle::Surface => LIGHT_ROWS.min(model_rows),
-        LiquidStyle::Discs => rows.clamp(8, DISC_ROWS),
+        LiquidStyle::Discs => rows
+            .clamp(8, DISC_ROWS)
+            .next_multiple_of(DISC_ROW_STEP)
+            .min(DISC_ROWS),
     }
     .max(8);
     let w = ((h as f32 * bw / bh).round() as usize).clamp(8, 4 * DISC_ROWS);
@@ -232,8 +242,9 @@ pub(super) fn model_cells(cells: (usize, usize)) -> (usize, usize) {
 }
 
 /// The particles of `fluid` carried into a box `width` wide (x scaled, serial numbers kept),
-/// at most `budget` of them (the newest).
-pub(super) fn carried(fluid: &Fluid, width: f32, budget: usize) -> Fluid {
+/// all of them: the next step trims them to its budget (a model is rebuilt with the default
+/// budget, not the user's).
+pub(super) fn carried(fluid: &Fluid, width: f32) -> Fluid {
     let sx = width / fluid.size()[0];
     let mut fresh = Fluid::new(width / BOX_HEIGHT);
     fresh.births = fluid.births;
@@ -250,8 +261,10 @@ pub(super) fn carried(fluid: &Fluid, width: f32, budget: usize) -> Fluid {
             *last = *b;
         }
     }
-    let excess = fresh.len().saturating_sub(budget);
-    fresh.remove_oldest(excess);
+    // The next serial number stays the one the particles had (adding counted them again).
+    fresh.births = fluid
+        .births
+        .max(fluid.birth.iter().max().map_or(0, |b| b + 1));
     fresh
 }
 
@@ -456,7 +469,7 @@ impl Model for SphModel {
         let Some(s) = snapshot.get::<SphSnapshot>() else {
             return false;
         };
-        let fresh = carried(&s.fluid, self.fluid.size()[0], self.budget);
+        let fresh = carried(&s.fluid, self.fluid.size()[0]);
         self.fluid = fresh;
         self.set_obstacles(s.obstacles.as_ref());
         true
