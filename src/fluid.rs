@@ -10,7 +10,7 @@ use nice_plug::prelude::Enum;
 use serde::{Deserialize, Serialize};
 
 /// Shape of a splat's footprint.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[repr(u32)]
 pub enum SplatShape {
     /// exp(-d^2 / r^2): a soft round blob.
@@ -29,7 +29,7 @@ pub enum SplatShape {
 /// Positions and radii are in canvas units (height 1, width = aspect). Every field is
 /// sanitised before use: NaN or infinite fields make the splat a no-op, the radius is clamped to
 /// [half a cell, 4 canvas heights], and the force to the simulation's speed limit.
-#[derive(Clone, Copy, Debug, PartialEq, Default)]
+#[derive(Clone, Copy, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct Splat {
     /// Centre, in canvas units (x right, y up).
     pub pos: [f32; 2],

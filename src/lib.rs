@@ -11,6 +11,7 @@ use std::sync::Arc;
 #[cfg(feature = "cli")]
 pub mod bench;
 pub mod bridge;
+pub mod capture;
 pub mod editor;
 pub mod engine;
 pub mod fluid;
@@ -54,6 +55,10 @@ pub struct Dyeflow {
     /// feeding the engine through another; made in the first `activate`, stopped on drop
     /// (waiting at most `engine::DROP_WAIT_MS`).
     chroma: Option<ChromaThread>,
+    /// Bounce capture: the thread writing capture files (made at the first offline
+    /// activation), and the chroma tap parked while the analysis runs inline for a capture.
+    capture: Option<capture::writer::CaptureThread>,
+    parked_chroma: Option<ChromaSink>,
 }
 
 impl Default for Dyeflow {
@@ -75,12 +80,15 @@ impl Default for Dyeflow {
                 engine: engine.clone(),
                 frames: Arc::new(Mutex::new(frames)),
                 events: Arc::new(Mutex::new(editor_tx)),
+                capture: Arc::new(Mutex::new(capture::writer::CaptureStatus::new())),
             },
             engine,
             params,
             bridge: None,
             waker: None,
             chroma: None,
+            capture: None,
+            parked_chroma: None,
         }
     }
 }
@@ -99,6 +107,61 @@ impl Dyeflow {
     /// The consumer end of the engine's frames, shared with the editor.
     pub fn frames(&self) -> Arc<Mutex<FrameOutput>> {
         self.editor.frames.clone()
+    }
+
+    /// Start or stop the bounce capture for `mode`: offline rendering records (see
+    /// [`capture`]), anything else does not. Off the audio thread (at activation).
+    fn follow_process_mode(&mut self, mode: ProcessMode, sample_rate: f32) {
+        let Some(bridge) = &mut self.bridge else {
+            return;
+        };
+        if mode != ProcessMode::Offline {
+            let now = bridge.time_s(0);
+            if let Some(r) = bridge.recorder() {
+                r.stop(now);
+            }
+            if let Some(sink) = self.parked_chroma.take() {
+                bridge.swap_chroma_sink(sink);
+            }
+            return;
+        }
+        if bridge.recorder().is_none() {
+            let Some(dir) = capture::capture_dir() else {
+                let why = "no capture folder (no home directory): the bounce is not captured";
+                nice_error!("{why}");
+                self.editor.capture.lock().error = Some(why.into());
+                return;
+            };
+            let (tx, rx) = queue::bounded(capture::CAPTURE_QUEUE_RECORDS);
+            let status = self.editor.capture.clone();
+            status.lock().folder = Some(dir.clone());
+            match capture::writer::CaptureThread::spawn(rx, self.params.clone(), dir, status) {
+                Ok(thread) => {
+                    bridge.set_recorder(capture::recorder::Recorder::new(tx, self.params.clone()));
+                    self.capture = Some(thread);
+                }
+                Err(e) => {
+                    nice_error!("Could not start the capture thread: {e}");
+                    return;
+                }
+            }
+        }
+        // Offline, the chroma analysis runs at exact samples, so the capture holds it.
+        if !bridge.chroma_inline() {
+            let inline = ChromaSink::Inline(Box::new(bridge::chroma::ChromaAnalyzer::new(
+                bridge::chroma::TARGET_RATE_HZ,
+            )));
+            self.parked_chroma = Some(bridge.swap_chroma_sink(inline));
+        }
+        let now = bridge.time_s(0);
+        if let Some(r) = bridge.recorder() {
+            r.start(now, sample_rate);
+        }
+    }
+
+    /// Where bounce captures go and stand.
+    pub fn capture_status(&self) -> capture::writer::CaptureStatus {
+        self.editor.capture.lock().clone()
     }
 }
 
@@ -182,6 +245,7 @@ impl Plugin for Dyeflow {
                 self.bridge = Some(bridge);
             }
         }
+        self.follow_process_mode(buffer_config.process_mode, sample_rate);
         // The simulation thread waits in standby (no solver, no GPU device) until audio
         // actually flows or the editor opens.
         if self.waker.is_none() {
@@ -192,6 +256,13 @@ impl Plugin for Dyeflow {
     }
 
     fn deactivate(&mut self) {
+        // A capture ends with the processing (a reactivation offline starts the next).
+        if let Some(bridge) = &mut self.bridge {
+            let now = bridge.time_s(0);
+            if let Some(r) = bridge.recorder() {
+                r.stop(now);
+            }
+        }
         // Nothing feeds the fluid until the next activation: the simulation thread sleeps
         // (unless the editor is open).
         self.engine.set_host_active(false);
@@ -229,6 +300,17 @@ impl Plugin for Dyeflow {
                     tempo_bpm,
                     beat,
                 });
+            if let Some(r) = bridge.recorder()
+                && r.is_on()
+            {
+                let samples = t.pos_samples().unwrap_or(0);
+                let beat = t.pos_beats().unwrap_or(f64::NAN);
+                let tempo = t.tempo.unwrap_or(f64::NAN);
+                let now = bridge.time_s(0);
+                if let Some(r) = bridge.recorder() {
+                    r.block(now, (samples, beat, tempo, t.playing));
+                }
+            }
             let channels = buffer.as_slice_immutable();
             let first: &[f32] = channels.first().map_or(&[], |c| &**c);
             let second: &[f32] = channels.get(1).map_or(&[], |c| &**c);

@@ -144,9 +144,15 @@ struct RenderArgs {
     #[arg(long, value_name = "FILE.mid")]
     midi: Option<PathBuf>,
     /// WAV file (8/16/24/32-bit integer or 32-bit float, mono or stereo, any length) whose
-    /// level and onsets stir the fluid; muxed into .mp4/.webm output.
+    /// level and onsets stir the fluid; muxed into .mp4/.webm output. With --capture, the
+    /// bounced audio: only muxed, starting at the capture's first sample.
     #[arg(long, value_name = "FILE.wav")]
     audio: Option<PathBuf>,
+    /// A bounce capture the plugin recorded while the host rendered offline (in
+    /// ~/Dyeflow/captures, or DYEFLOW_CAPTURE_DIR): replays exactly the fluid the plugin
+    /// computed, its parameters and automation included, at any size and frame rate.
+    #[arg(long, value_name = "FILE.dyeflow-capture")]
+    capture: Option<PathBuf>,
     /// Output: a directory (PNG frames; needs no other tool), .gif, or .mp4/.webm (via
     /// ffmpeg).
     #[arg(long, value_name = "PATH", default_value = render::DEFAULT_OUT)]
@@ -306,10 +312,11 @@ fn render_command(args: RenderArgs) -> ExitCode {
             ModelArg::Grid => dyeflow::params::FluidChoice::Grid,
             ModelArg::Sph => dyeflow::params::FluidChoice::Particles,
         }),
+        capture: args.capture,
     };
     let stop = Arc::new(AtomicBool::new(false));
     install_stop_signals(&stop);
-    if opts.midi.is_none() && opts.audio.is_none() && !args.quiet {
+    if opts.midi.is_none() && opts.audio.is_none() && opts.capture.is_none() && !args.quiet {
         warn(&format!("Rendering {}.", render::demo::describe()));
     }
     match render::render(&opts, &stop) {

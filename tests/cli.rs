@@ -972,3 +972,62 @@ fn bench_reports_streamlines() {
     assert_eq!(code, 0);
     assert!(out.contains("1024 streamlines alone at 64x36"), "{out}");
 }
+
+/// A capture that cannot be replayed (truncated, damaged, not a capture, missing) and
+/// `--capture` with `--midi` stop with one sentence and exit code 2, writing nothing.
+#[test]
+fn bad_captures_are_refused_with_exit_code_2() {
+    let dir = scratch("captures");
+    let out = dir.join("o").to_string_lossy().into_owned();
+    let header = r#"{"format":"dyeflow-capture","version":1,"plugin_version":"x","sample_rate":48000.0,"start_s":0.0,"params":["visc"],"state":{}}"#;
+    let cases: [(&str, String, &str); 4] = [
+        ("truncated", format!("{header}\n"), "truncated"),
+        (
+            "damaged",
+            format!(
+                "{header}\n{{\"param\":{{\"t\":0.5,\"i\":0,\"v\":2.0}}}}\n{{\"end\":{{\"records\":1,\"dropped\":0,\"limited\":false,\"crc32\":12345}}}}\n"
+            ),
+            "checksum does not match",
+        ),
+        (
+            "other",
+            "{\"hello\":1}\n".to_owned(),
+            "not a Dyeflow capture",
+        ),
+        (
+            "newer",
+            header.replace("\"version\":1", "\"version\":7") + "\n",
+            "format version 7",
+        ),
+    ];
+    for (name, text, says) in cases {
+        let path = dir.join(format!("{name}.dyeflow-capture"));
+        std::fs::write(&path, text).unwrap();
+        let p = path.to_string_lossy().into_owned();
+        let (code, _, err) = run(&["render", "--capture", &p, "--out", &out, "--quiet"]);
+        assert_eq!(code, 2, "{name}: {err}");
+        assert!(err.contains(says) && err.contains(&p), "{name}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{name}: one sentence: {err}");
+    }
+    let missing = dir
+        .join("none.dyeflow-capture")
+        .to_string_lossy()
+        .into_owned();
+    let (code, _, err) = run(&["render", "--capture", &missing, "--out", &out]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not found"), "{err}");
+    let midi = dir.join("m.mid");
+    std::fs::write(&midi, midi_file(&[(0.0, 0.5, 60)])).unwrap();
+    let (code, _, err) = run(&[
+        "render",
+        "--capture",
+        &missing,
+        "--midi",
+        &midi.to_string_lossy(),
+        "--out",
+        &out,
+    ]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("--capture") && err.contains("--midi"), "{err}");
+    assert!(!Path::new(&out).exists(), "nothing written");
+}

@@ -25,7 +25,7 @@ pub const FLUSH: f64 = 1.0e-25;
 pub const INPUT_LIMIT: f32 = 1.0e4;
 
 /// The bands, lowest first.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
 pub enum Band {
     /// Below [`LOW_MID_HZ`]: kick, bass.
     Low,

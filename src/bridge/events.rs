@@ -3,9 +3,10 @@
 
 use super::bands::Band;
 use crate::fluid::Splat;
+use serde::{Deserialize, Serialize};
 
 /// A per-note expression (CLAP note expressions and their MIDI equivalents).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Expression {
     /// Gain, 1 = unity.
     Volume,
@@ -24,7 +25,7 @@ pub enum Expression {
 }
 
 /// Which note an event is about. `voice` is the host's voice (note) id, or -1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct NoteId {
     /// MIDI key, 0 to 127.
     pub key: u8,
@@ -36,7 +37,7 @@ pub struct NoteId {
 
 /// A stroke of the obstacle brush (the editor's Draw and Erase): every cell within `radius`
 /// of the segment from `from` to `to` becomes solid (`solid`) or fluid. Canvas units.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Brush {
     pub from: [f32; 2],
     pub to: [f32; 2],
@@ -45,7 +46,7 @@ pub struct Brush {
 }
 
 /// Something that should happen to the fluid.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub enum SimEvent {
     /// A key went down; velocity 0 to 1.
     NoteOn { note: NoteId, velocity: f32 },
@@ -96,7 +97,7 @@ pub enum SimEvent {
 
 /// An event with the time it happened, in seconds on the producer's clock (audio time for the
 /// audio thread: samples processed since activation divided by the sample rate).
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct TimedEvent {
     /// When the event happened, in seconds.
     pub time_s: f64,

@@ -76,6 +76,8 @@ pub struct Bridge {
     transport: Option<TransportInfo>,
     /// Bypass engaged: nothing is sent.
     bypassed: bool,
+    /// Records a bounce capture of what is sent (made at the first offline activation).
+    recorder: Option<crate::capture::recorder::Recorder>,
 }
 
 fn note_id(key: Key, channel: Channel, voice: VoiceID) -> NoteId {
@@ -251,6 +253,7 @@ impl Bridge {
             samples: 0,
             transport: None,
             bypassed: false,
+            recorder: None,
         };
         bridge.set_sample_rate(sample_rate);
         bridge
@@ -340,8 +343,36 @@ impl Bridge {
 
     #[inline]
     fn push(&mut self, offset: usize, event: SimEvent) {
-        let time_s = self.time_s(offset);
-        self.sender.send(TimedEvent { time_s, event });
+        let event = TimedEvent {
+            time_s: self.time_s(offset),
+            event,
+        };
+        self.sender.send(event);
+        if let Some(r) = &mut self.recorder {
+            r.event(&event);
+        }
+    }
+
+    /// Record what is sent from now on with `recorder` (see [`crate::capture`]).
+    pub fn set_recorder(&mut self, recorder: crate::capture::recorder::Recorder) {
+        self.recorder = Some(recorder);
+    }
+
+    /// The capture's recorder, once there is one.
+    pub fn recorder(&mut self) -> Option<&mut crate::capture::recorder::Recorder> {
+        self.recorder.as_mut()
+    }
+
+    /// Swap the chroma sink for `sink`; the one it had.
+    pub fn swap_chroma_sink(&mut self, sink: ChromaSink) -> ChromaSink {
+        let old = std::mem::replace(&mut self.chroma, sink);
+        self.restart_chroma();
+        old
+    }
+
+    /// Whether the chroma analysis runs inline (at exact samples).
+    pub fn chroma_inline(&self) -> bool {
+        matches!(self.chroma, ChromaSink::Inline(_))
     }
 
     /// Process one block: `channels` are the input samples (1 or 2 channels, equal lengths),

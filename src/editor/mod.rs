@@ -57,6 +57,8 @@ pub struct EditorShared {
     pub frames: Arc<Mutex<FrameOutput>>,
     /// The editor's queue to the simulation thread.
     pub events: Arc<Mutex<EventSender>>,
+    /// Where bounce captures go and stand.
+    pub capture: Arc<Mutex<crate::capture::writer::CaptureStatus>>,
 }
 
 /// The plugin's editor: an egui editor rebuilt when the project's saved size changed while it

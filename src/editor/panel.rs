@@ -336,6 +336,36 @@ fn settings_section(ui: &mut egui::Ui, params: &DyeflowParams, cols: Cols) {
     }
 }
 
+/// Where the bounce captures go, and the last one.
+fn capture_section(ui: &mut egui::Ui, status: &crate::capture::writer::CaptureStatus) {
+    section(ui, "Bounce capture", false, |ui| {
+        ui.label(
+            "An offline bounce in the host records everything that moves the fluid. Turn it \
+             into the same video with: dyeflow render --capture FILE --audio BOUNCE.wav",
+        );
+        let name = |p: &std::path::Path| p.display().to_string();
+        match &status.folder {
+            Some(dir) => ui.label(format!("Folder: {}", name(dir))),
+            None => ui.label("No folder: set DYEFLOW_CAPTURE_DIR"),
+        };
+        if let Some(now) = &status.recording {
+            ui.label(RichText::new(format!("Recording: {}", name(now))).strong());
+        } else if let Some(last) = &status.last {
+            let mut text = format!("Last: {}", name(last));
+            if status.dropped > 0 {
+                text += &format!(" ({} records lost)", status.dropped);
+            }
+            if status.limited {
+                text += " (cut at the size limit)";
+            }
+            ui.label(text);
+        }
+        if let Some(e) = &status.error {
+            ui.colored_label(Color32::from_rgb(255, 140, 120), e);
+        }
+    });
+}
+
 /// The status line: backend and device, step time, display rate, event traffic.
 pub fn status_text(shared: &EditorShared, view: &FluidView) -> Vec<String> {
     let Some(st) = shared.engine.status() else {
@@ -572,6 +602,7 @@ impl Panel {
             slider(ui, &e.bg_brightness, setter, cols);
         });
         settings_section(ui, p, cols);
+        capture_section(ui, &shared.capture.lock().clone());
         egui::CollapsingHeader::new(RichText::new("Mouse and keys").strong())
             .default_open(false)
             .show(ui, |ui| {

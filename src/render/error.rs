@@ -48,6 +48,9 @@ pub enum InputProblem {
     /// Not a preset Dyeflow reads.
     #[error(transparent)]
     Preset(#[from] PresetError),
+    /// Not a capture Dyeflow reads (truncated, damaged, another format, a newer version).
+    #[error(transparent)]
+    Capture(#[from] crate::capture::file::CaptureError),
     /// `--preset` names neither a file nor a factory preset.
     #[error("no such preset file or factory preset; the factory presets are {names}")]
     NoSuchPreset {
@@ -163,6 +166,9 @@ pub enum UsageError {
         /// Pixels.
         height: u32,
     },
+    /// `--capture` with `--midi`.
+    #[error("--capture replays what the plugin recorded: it takes no --midi")]
+    CaptureWithMidi,
     /// An empty `--out`.
     #[error("the output path is empty")]
     EmptyOutputPath,

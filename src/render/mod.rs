@@ -1,6 +1,7 @@
 //! `dyeflow render`: music in, video out, offline. MIDI and audio files (or the built-in demo)
 //! drive the same bridge, mapping and simulation as the plugin, in simulation time.
 
+pub mod capture;
 pub mod demo;
 pub mod error;
 pub mod feed;
@@ -246,6 +247,9 @@ pub struct RenderOptions {
     pub stats: bool,
     /// Which fluid, over the preset's.
     pub fluid: Option<crate::params::FluidChoice>,
+    /// A bounce capture to replay (see [`crate::capture`]); `audio` then only goes into the
+    /// video.
+    pub capture: Option<PathBuf>,
 }
 
 impl Default for RenderOptions {
@@ -269,6 +273,7 @@ impl Default for RenderOptions {
             cpu_threads: 0,
             stats: false,
             fluid: None,
+            capture: None,
         }
     }
 }
@@ -435,6 +440,9 @@ pub fn max_threads() -> usize {
 
 /// Check the options that need no file.
 pub fn validate(opts: &RenderOptions) -> Result<(), RenderError> {
+    if opts.capture.is_some() && opts.midi.is_some() {
+        return Err(UsageError::CaptureWithMidi.into());
+    }
     check_range("--size width", opts.width, SIZE_RANGE.0, SIZE_RANGE.1)?;
     check_range("--size height", opts.height, SIZE_RANGE.0, SIZE_RANGE.1)?;
     check_range("--fps", opts.fps, FPS_RANGE.0, FPS_RANGE.1)?;
@@ -532,6 +540,34 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         preset::apply(json.as_bytes(), &params)
             .map_err(|e| RenderError::input(Path::new("--streamlines"), e))?;
     }
+    // A capture brings its own state (parameters, settings, obstacles) and events: over the
+    // preset's, under the command line's.
+    let mut replay = None;
+    if let Some(path) = &opts.capture {
+        let (player, unknown) = capture::CapturePlayer::load(path, &params)?;
+        if !unknown.is_empty() {
+            notes_out.push(format!(
+                "{}: skipped parameters this Dyeflow does not know: {}",
+                path.display(),
+                unknown.join(", ")
+            ));
+        }
+        let (dropped, limited) = player.losses();
+        if dropped > 0 {
+            notes_out.push(format!(
+                "{}: the plugin lost {dropped} records on a full queue while capturing, so \
+                 this render may differ from what it showed",
+                path.display()
+            ));
+        }
+        if limited {
+            notes_out.push(format!(
+                "{}: the capture reached its size limit and ends early",
+                path.display()
+            ));
+        }
+        replay = Some(player);
+    }
     // Settings: the preset's (or the defaults), then the command line.
     let mut settings = params.settings().sanitized();
     if let Some(n) = opts.sim {
@@ -566,8 +602,17 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         notes,
         picture: None,
     };
-    let Some(music) = load_music(opts, stop)? else {
-        return Ok(interrupted(notes_out));
+    let music = match &replay {
+        Some(player) => Music {
+            notes: Vec::new(),
+            audio: AudioSource::Silent,
+            length_s: player.duration_s(),
+            audio_out: opts.audio.clone().map(output::AudioOut::File),
+        },
+        None => match load_music(opts, stop)? {
+            Some(music) => music,
+            None => return Ok(interrupted(notes_out)),
+        },
     };
     if opts.start_s >= music.length_s && opts.seconds.is_none() {
         return Err(UsageError::StartPastEnd {
@@ -627,7 +672,19 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     let step_dt = 1.0 / (f64::from(opts.fps) * steps_per_frame as f64);
     let preroll_start = (opts.start_s - PREROLL_S).max(0.0);
     let preroll_steps = ((opts.start_s - preroll_start) / step_dt).round() as u64;
-    let mut player = Player::new(music.notes, music.audio, &params, preroll_start, step_dt);
+    let mut player = match replay {
+        Some(mut player) => {
+            player.set_steps(preroll_start, step_dt);
+            Feed::Capture(Box::new(player))
+        }
+        None => Feed::Music(Box::new(Player::new(
+            music.notes,
+            music.audio,
+            &params,
+            preroll_start,
+            step_dt,
+        ))),
+    };
     let mut rgba = vec![0u8; opts.width as usize * opts.height as usize * 4];
 
     let mut progress = progress::Progress::new(opts.progress, frames_total);
@@ -704,6 +761,35 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         notes: notes_out,
         picture: opts.stats.then_some(picture),
     })
+}
+
+/// What plays into the fluid: the music (MIDI and audio through the bridge) or a capture.
+enum Feed {
+    Music(Box<Player>),
+    Capture(Box<capture::CapturePlayer>),
+}
+
+impl Feed {
+    fn advance(
+        &mut self,
+        model: &mut dyn crate::sim::Model,
+        driver: &mut Driver,
+        params: &DyeflowParams,
+        steps: u64,
+        stop: &AtomicBool,
+    ) -> Result<bool, RenderError> {
+        match self {
+            Self::Music(p) => p.advance(model, driver, params, steps, stop),
+            Self::Capture(p) => p.advance(model, driver, params, steps, stop),
+        }
+    }
+
+    fn dropped_events(&self) -> u64 {
+        match self {
+            Self::Music(p) => p.dropped_events(),
+            Self::Capture(p) => p.losses().0,
+        }
+    }
 }
 
 /// `audio` as a 32-bit float WAV file's bytes.

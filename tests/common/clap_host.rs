@@ -12,6 +12,9 @@ use clap_sys::ext::audio_ports_config::{
 };
 use clap_sys::ext::note_ports::{CLAP_EXT_NOTE_PORTS, clap_plugin_note_ports};
 use clap_sys::ext::params::{CLAP_EXT_PARAMS, clap_param_info, clap_plugin_params};
+use clap_sys::ext::render::{
+    CLAP_EXT_RENDER, CLAP_RENDER_OFFLINE, CLAP_RENDER_REALTIME, clap_plugin_render,
+};
 use clap_sys::ext::state::{CLAP_EXT_STATE, clap_plugin_state};
 use clap_sys::factory::plugin_factory::{CLAP_PLUGIN_FACTORY_ID, clap_plugin_factory};
 use clap_sys::host::clap_host;
@@ -352,6 +355,20 @@ impl Instance {
             }
             (ext.select.unwrap())(self.plugin, cfg.id)
         }
+    }
+
+    /// Tell the plugin the host renders offline (a bounce) or in real time, through
+    /// `clap.render`; whether it accepted.
+    pub fn set_render_offline(&self, offline: bool) -> bool {
+        let ext: &clap_plugin_render = self.ext(CLAP_EXT_RENDER);
+        let mode = if offline {
+            CLAP_RENDER_OFFLINE
+        } else {
+            CLAP_RENDER_REALTIME
+        };
+        // SAFETY: `ext` is the plugin's `clap.render` table (see `ext`), called on the main
+        // thread with the live `self.plugin`.
+        unsafe { (ext.set.unwrap())(self.plugin, mode) }
     }
 
     pub fn activate(&mut self, sample_rate: f64, min_frames: u32, max_frames: u32) -> bool {

@@ -1,0 +1,98 @@
+//! Bounce capture: while the host renders offline, the plugin records everything that drives
+//! the fluid, so `dyeflow render --capture FILE` can compute the same fluid afterwards, frame
+//! for frame, at any size and frame rate.
+//!
+//! - The audio thread ([`recorder::Recorder`]) pushes fixed-size [`Record`]s into a lock-free
+//!   queue of its own: the bridge's events at their audio times, the host's transport once a
+//!   block, and every parameter's value when it changes (all of them when a capture starts). A
+//!   full queue drops the record and counts it; it never blocks.
+//! - A non-realtime thread ([`writer::CaptureThread`]) drains the queue into a file in the
+//!   capture folder ([`capture_dir`]): written under a `.part` name and renamed when complete.
+//! - The file ([`file`]) is JSON lines: a header (format version, sample rate, the parameter ids,
+//!   and the plugin's whole state at the start as a preset: settings and obstacles included),
+//!   one line per record, and an end line with the record count and a CRC-32 of everything
+//!   before it, so a truncated or damaged capture is refused with a clear error. A capture
+//!   stops growing at [`MAX_CAPTURE_BYTES`] (over two hours of a busy track, at about 55 kB a
+//!   second) and says so.
+
+pub mod file;
+pub mod recorder;
+pub mod writer;
+
+use crate::bridge::events::TimedEvent;
+use std::path::PathBuf;
+
+/// The environment variable that overrides the capture folder.
+pub const CAPTURE_DIR_ENV: &str = "DYEFLOW_CAPTURE_DIR";
+/// Records the audio thread can queue for the writer: about 10 s of a dense passage (envelope
+/// readings every 5 ms, notes, a parameter sweep every block).
+pub const CAPTURE_QUEUE_RECORDS: usize = 1 << 16;
+/// A capture stops recording (and says so in its end line) at this size.
+pub const MAX_CAPTURE_BYTES: u64 = 512 << 20;
+/// A capture file's name ends with this.
+pub const CAPTURE_EXTENSION: &str = "dyeflow-capture";
+
+/// What the audio thread records. Fixed size and `Copy`, so the queue never allocates.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Record {
+    /// A capture starts at audio time `time_s` (the bridge's clock), at `sample_rate`.
+    Start { time_s: f64, sample_rate: f32 },
+    /// An event the bridge sent to the simulation.
+    Event(TimedEvent),
+    /// Parameter `index` (in the order of the header's ids) took the plain `value` (modulation
+    /// included; an integer's, a switch's 0 or 1, a choice's index) at the block starting at
+    /// `time_s`. Plain, because a normalized value does not always come back to the same plain
+    /// one.
+    Param { time_s: f64, index: u16, value: f32 },
+    /// The host's transport at the block starting at `time_s`: its position in samples and
+    /// beats, tempo and whether it plays (`NaN` where the host does not say).
+    Transport {
+        time_s: f64,
+        samples: i64,
+        beat: f64,
+        tempo_bpm: f64,
+        playing: bool,
+    },
+    /// The capture ends (the host left offline rendering, or the plugin was deactivated).
+    Stop { time_s: f64 },
+}
+
+impl Record {
+    /// When it happened, audio seconds.
+    pub fn time_s(&self) -> f64 {
+        match *self {
+            Record::Start { time_s, .. }
+            | Record::Param { time_s, .. }
+            | Record::Transport { time_s, .. }
+            | Record::Stop { time_s } => time_s,
+            Record::Event(e) => e.time_s,
+        }
+    }
+}
+
+/// Set the parameter behind `ptr` to the plain `value` (as [`Record::Param`] holds it), as
+/// the plugin's own state loading does.
+///
+/// # Safety
+/// `ptr` must point into parameters that are alive.
+pub unsafe fn set_plain(ptr: nice_plug::prelude::ParamPtr, value: f32) {
+    use nice_plug::params::InternalParamMut;
+    use nice_plug::prelude::ParamPtr;
+    // SAFETY: the caller keeps the parameters alive.
+    unsafe {
+        match ptr {
+            ParamPtr::FloatParam(p) => (*p)._internal_set_plain_value(value),
+            ParamPtr::IntParam(p) => (*p)._internal_set_plain_value(value.round() as i32),
+            ParamPtr::BoolParam(p) => (*p)._internal_set_plain_value(value > 0.5),
+            ParamPtr::EnumParam(p) => (*p)._internal_set_plain_value(value.round() as i32),
+        };
+    }
+}
+
+/// The capture folder: `DYEFLOW_CAPTURE_DIR` when set, else `~/Dyeflow/captures`.
+pub fn capture_dir() -> Option<PathBuf> {
+    match std::env::var_os(CAPTURE_DIR_ENV) {
+        Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
+        _ => std::env::home_dir().map(|h| h.join("Dyeflow").join("captures")),
+    }
+}

@@ -1,0 +1,114 @@
+//! The audio thread's side of a capture: pushes [`Record`]s into the capture queue. Never
+//! allocates, locks or waits (a full queue drops the record and counts it).
+
+use super::Record;
+use crate::bridge::events::TimedEvent;
+use crate::bridge::queue::Sender;
+use crate::params::DyeflowParams;
+use nice_plug::prelude::{ParamPtr, Params};
+use std::sync::Arc;
+
+/// Records a capture's events, transport and parameter changes while it is on.
+pub struct Recorder {
+    sender: Sender<Record>,
+    /// Keeps the parameters the pointers point into alive.
+    _params: Arc<DyeflowParams>,
+    /// Every parameter, in the order of `param_map` (the capture header's ids).
+    ptrs: Vec<ParamPtr>,
+    /// The value last recorded of each (NaN: none yet).
+    last: Vec<f32>,
+    on: bool,
+}
+
+impl Recorder {
+    /// A recorder pushing into `sender` the changes of `params`. Allocates: make it off the
+    /// audio thread (at activation).
+    pub fn new(sender: Sender<Record>, params: Arc<DyeflowParams>) -> Self {
+        let ptrs: Vec<ParamPtr> = params.param_map().into_iter().map(|(_, p, _)| p).collect();
+        let last = vec![f32::NAN; ptrs.len()];
+        Self {
+            sender,
+            _params: params,
+            ptrs,
+            last,
+            on: false,
+        }
+    }
+
+    /// The parameter ids in the order records name them.
+    pub fn param_ids(params: &DyeflowParams) -> Vec<String> {
+        params
+            .param_map()
+            .into_iter()
+            .map(|(id, _, _)| id)
+            .collect()
+    }
+
+    /// Whether a capture is being recorded.
+    pub fn is_on(&self) -> bool {
+        self.on
+    }
+
+    /// Start a capture at audio time `time_s`: the next block records every parameter.
+    pub fn start(&mut self, time_s: f64, sample_rate: f32) {
+        if self.on {
+            return;
+        }
+        self.last.fill(f32::NAN);
+        self.on = true;
+        self.sender.send(Record::Start {
+            time_s,
+            sample_rate,
+        });
+    }
+
+    /// End the capture at audio time `time_s`.
+    pub fn stop(&mut self, time_s: f64) {
+        if self.on {
+            self.on = false;
+            self.sender.send(Record::Stop { time_s });
+        }
+    }
+
+    /// A block starts at `time_s`: record the parameters that changed since the last block
+    /// (all of them at the first) and the host's transport (`samples`, `beat`, `tempo_bpm`,
+    /// `playing`; NaN or 0 where the host does not say).
+    pub fn block(&mut self, time_s: f64, transport: (i64, f64, f64, bool)) {
+        if !self.on {
+            return;
+        }
+        for (i, (ptr, last)) in self.ptrs.iter().zip(&mut self.last).enumerate() {
+            // SAFETY: the pointers come from `_params`, which this recorder keeps alive.
+            let value = unsafe { ptr.modulated_plain_value() };
+            if value.to_bits() != last.to_bits() {
+                *last = value;
+                self.sender.send(Record::Param {
+                    time_s,
+                    index: i as u16,
+                    value,
+                });
+            }
+        }
+        let (samples, beat, tempo_bpm, playing) = transport;
+        self.sender.send(Record::Transport {
+            time_s,
+            samples,
+            beat,
+            tempo_bpm,
+            playing,
+        });
+    }
+
+    /// Record an event the bridge sent.
+    #[inline]
+    pub fn event(&mut self, event: &TimedEvent) {
+        if self.on {
+            self.sender.send(Record::Event(*event));
+        }
+    }
+
+    /// Records dropped on a full queue so far.
+    pub fn dropped(&self) -> u64 {
+        self.sender.stats().dropped()
+    }
+}

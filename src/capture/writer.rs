@@ -1,0 +1,273 @@
+//! The capture thread: drains the audio thread's capture queue into capture files. A start
+//! opens a new file in the capture folder (named by the date and time), a stop finishes it;
+//! so does the thread's end, with whatever was queued.
+
+use super::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
+use super::recorder::Recorder;
+use super::{CAPTURE_EXTENSION, Record};
+use crate::bridge::queue::Receiver;
+use crate::params::DyeflowParams;
+use parking_lot::Mutex;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+/// How often the thread looks at the queue, ms (the queue holds about 10 s).
+const POLL_MS: u64 = 20;
+/// The thread's name.
+pub const CAPTURE_THREAD_NAME: &str = "dyeflow-capture";
+
+/// What the editor shows about captures.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CaptureStatus {
+    /// The file being written.
+    pub recording: Option<PathBuf>,
+    /// The last file finished.
+    pub last: Option<PathBuf>,
+    /// Why the last capture failed, if it did.
+    pub error: Option<String>,
+    /// Records the last capture lost on a full queue.
+    pub dropped: u64,
+    /// Whether the size limit cut the last capture short.
+    pub limited: bool,
+    /// Where captures go (`None`: no home directory and no `DYEFLOW_CAPTURE_DIR`).
+    pub folder: Option<PathBuf>,
+}
+
+impl CaptureStatus {
+    /// A status for captures going to [`super::capture_dir`], none written yet.
+    pub fn new() -> Self {
+        Self {
+            folder: super::capture_dir(),
+            ..Self::default()
+        }
+    }
+}
+
+/// The running capture thread.
+pub struct CaptureThread {
+    stop: Arc<AtomicBool>,
+    thread: Option<JoinHandle<()>>,
+    status: Arc<Mutex<CaptureStatus>>,
+}
+
+impl CaptureThread {
+    /// Start the thread: it writes what arrives on `records` into files in `dir`, with the
+    /// state of `params` in each header, and says how it goes in `status`.
+    pub fn spawn(
+        records: Receiver<Record>,
+        params: Arc<DyeflowParams>,
+        dir: PathBuf,
+        status: Arc<Mutex<CaptureStatus>>,
+    ) -> std::io::Result<Self> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let (stop, status) = (stop.clone(), status.clone());
+            std::thread::Builder::new()
+                .name(CAPTURE_THREAD_NAME.into())
+                .spawn(move || run(&stop, records, &params, &dir, &status))?
+        };
+        Ok(Self {
+            stop,
+            thread: Some(thread),
+            status,
+        })
+    }
+
+    /// Where the captures stand.
+    pub fn status(&self) -> CaptureStatus {
+        self.status.lock().clone()
+    }
+
+    /// Finish what is queued and stop; the last capture's status.
+    pub fn finish(mut self) -> CaptureStatus {
+        self.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            let _ = thread.join();
+        }
+        self.status()
+    }
+}
+
+impl Drop for CaptureThread {
+    /// Finish the capture in progress and wait for the thread, at most
+    /// [`crate::engine::DROP_WAIT_MS`].
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Release);
+        if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
+            crate::pin::join_within(thread, crate::engine::DROP_WAIT_MS, "The capture thread");
+        }
+    }
+}
+
+/// The capture being written and the queue's drop count at its start.
+struct Open {
+    file: CaptureFile,
+    dropped_at_start: u64,
+}
+
+fn run(
+    stop: &AtomicBool,
+    mut records: Receiver<Record>,
+    params: &Arc<DyeflowParams>,
+    dir: &Path,
+    status: &Mutex<CaptureStatus>,
+) {
+    let mut open: Option<Open> = None;
+    let ids = Recorder::param_ids(params);
+    loop {
+        let stopping = stop.load(Ordering::Acquire);
+        let stats = records.stats().clone();
+        records.drain(|record| match record {
+            Record::Start {
+                time_s,
+                sample_rate,
+            } => {
+                if let Some(o) = open.take() {
+                    finish(o, stats.dropped(), status);
+                }
+                let header = Header {
+                    format: FORMAT_NAME.into(),
+                    version: FORMAT_VERSION,
+                    plugin_version: env!("CARGO_PKG_VERSION").into(),
+                    sample_rate,
+                    start_s: time_s,
+                    params: ids.clone(),
+                    state: serde_json::from_str(&crate::preset::to_json(params))
+                        .unwrap_or_default(),
+                };
+                let started = std::fs::create_dir_all(dir)
+                    .and_then(|()| {
+                        let path = new_name(dir);
+                        CaptureFile::create(&path, &header).map(|f| (f, path))
+                    })
+                    .map_err(|e| format!("cannot write a capture in {}: {e}", dir.display()));
+                let mut s = status.lock();
+                match started {
+                    Ok((file, path)) => {
+                        s.recording = Some(path);
+                        s.error = None;
+                        open = Some(Open {
+                            file,
+                            dropped_at_start: stats.dropped(),
+                        });
+                    }
+                    Err(e) => {
+                        nice_plug::nice_error!("{e}");
+                        s.error = Some(e);
+                    }
+                }
+            }
+            Record::Stop { .. } => {
+                if let Some(o) = open.take() {
+                    finish(o, stats.dropped(), status);
+                }
+            }
+            other => {
+                if let Some(o) = &mut open
+                    && let Err(e) = o.file.write(&other)
+                {
+                    let e = format!("the capture could not be written: {e}");
+                    nice_plug::nice_error!("{e}");
+                    let mut s = status.lock();
+                    s.error = Some(e);
+                    s.recording = None;
+                    open = None;
+                }
+            }
+        });
+        if stopping {
+            if let Some(o) = open.take() {
+                finish(o, stats.dropped(), status);
+            }
+            return;
+        }
+        std::thread::park_timeout(Duration::from_millis(POLL_MS));
+    }
+}
+
+/// Finish `open` (its end line, its name) and say so in `status`.
+fn finish(open: Open, dropped_now: u64, status: &Mutex<CaptureStatus>) {
+    let dropped = dropped_now.saturating_sub(open.dropped_at_start);
+    let limited = open.file.limited();
+    let result = open.file.finish(dropped);
+    let mut s = status.lock();
+    s.recording = None;
+    s.dropped = dropped;
+    s.limited = limited;
+    match result {
+        Ok(path) => {
+            nice_plug::nice_log!("Capture written: {}", path.display());
+            s.last = Some(path);
+        }
+        Err(e) => {
+            let e = format!("the capture could not be finished: {e}");
+            nice_plug::nice_error!("{e}");
+            s.error = Some(e);
+        }
+    }
+}
+
+/// A new capture's path in `dir`: `capture-YYYYMMDD-HHMMSS[-n].dyeflow-capture` (UTC), not
+/// taken yet.
+fn new_name(dir: &Path) -> PathBuf {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let stamp = utc_stamp(secs);
+    (1..)
+        .map(|n| {
+            let suffix = if n == 1 {
+                String::new()
+            } else {
+                format!("-{n}")
+            };
+            dir.join(format!("capture-{stamp}{suffix}.{CAPTURE_EXTENSION}"))
+        })
+        .find(|p| {
+            let mut part = p.as_os_str().to_owned();
+            part.push(".part");
+            !p.exists() && !Path::new(&part).exists()
+        })
+        .expect("an unused name")
+}
+
+/// `YYYYMMDD-HHMMSS` of `secs` after the Unix epoch, UTC (days to a civil date as in Howard
+/// Hinnant's algorithm).
+fn utc_stamp(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rest = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}{m:02}{d:02}-{:02}{:02}{:02}",
+        rest / 3600,
+        rest / 60 % 60,
+        rest % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stamps_are_utc_dates() {
+        assert_eq!(utc_stamp(0), "19700101-000000");
+        // 2026-11-26 08:58:07 UTC.
+        assert_eq!(utc_stamp(1_795_683_487), "20261126-085807");
+        // A leap day.
+        assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+    }
+}
