@@ -7,6 +7,7 @@
 
 use nice_plug::prelude::*;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 #[cfg(feature = "cli")]
 pub mod bench;
@@ -59,6 +60,10 @@ pub struct Dyeflow {
     /// activation), and the chroma tap parked while the analysis runs inline for a capture.
     capture: Option<capture::writer::CaptureThread>,
     parked_chroma: Option<ChromaSink>,
+    /// The host renders offline (set at activation).
+    offline: bool,
+    /// The sample rate of the current activation.
+    sample_rate: f32,
 }
 
 impl Default for Dyeflow {
@@ -81,6 +86,7 @@ impl Default for Dyeflow {
                 frames: Arc::new(Mutex::new(frames)),
                 events: Arc::new(Mutex::new(editor_tx)),
                 capture: Arc::new(Mutex::new(capture::writer::CaptureStatus::new())),
+                record: Arc::new(std::sync::atomic::AtomicBool::new(false)),
             },
             engine,
             params,
@@ -89,6 +95,8 @@ impl Default for Dyeflow {
             chroma: None,
             capture: None,
             parked_chroma: None,
+            offline: false,
+            sample_rate: 48_000.0,
         }
     }
 }
@@ -109,53 +117,48 @@ impl Dyeflow {
         self.editor.frames.clone()
     }
 
-    /// Start or stop the bounce capture for `mode`: offline rendering records (see
-    /// [`capture`]), anything else does not. Off the audio thread (at activation).
-    fn follow_process_mode(&mut self, mode: ProcessMode, sample_rate: f32) {
+    /// Follow the host's process `mode`: offline (a bounce) captures, and the pitch-class
+    /// analysis runs inline at exact samples so the capture holds it; in real time it runs on
+    /// its thread again. Off the audio thread (at activation).
+    fn follow_process_mode(&mut self, mode: ProcessMode) {
+        self.offline = mode == ProcessMode::Offline;
         let Some(bridge) = &mut self.bridge else {
             return;
         };
-        if mode != ProcessMode::Offline {
-            let now = bridge.time_s(0);
-            if let Some(r) = bridge.recorder() {
-                r.stop(now);
-            }
+        if !self.offline {
             if let Some(sink) = self.parked_chroma.take() {
                 bridge.swap_chroma_sink(sink);
             }
-            return;
-        }
-        if bridge.recorder().is_none() {
-            let Some(dir) = capture::capture_dir() else {
-                let why = "no capture folder (no home directory): the bounce is not captured";
-                nice_error!("{why}");
-                self.editor.capture.lock().error = Some(why.into());
-                return;
-            };
-            let (tx, rx) = queue::bounded(capture::CAPTURE_QUEUE_RECORDS);
-            let status = self.editor.capture.clone();
-            status.lock().folder = Some(dir.clone());
-            match capture::writer::CaptureThread::spawn(rx, self.params.clone(), dir, status) {
-                Ok(thread) => {
-                    bridge.set_recorder(capture::recorder::Recorder::new(tx, self.params.clone()));
-                    self.capture = Some(thread);
-                }
-                Err(e) => {
-                    nice_error!("Could not start the capture thread: {e}");
-                    return;
-                }
-            }
-        }
-        // Offline, the chroma analysis runs at exact samples, so the capture holds it.
-        if !bridge.chroma_inline() {
+        } else if !bridge.chroma_inline() {
             let inline = ChromaSink::Inline(Box::new(bridge::chroma::ChromaAnalyzer::new(
                 bridge::chroma::TARGET_RATE_HZ,
             )));
             self.parked_chroma = Some(bridge.swap_chroma_sink(inline));
         }
-        let now = bridge.time_s(0);
-        if let Some(r) = bridge.recorder() {
-            r.start(now, sample_rate);
+    }
+
+    /// The capture's queues, its writer started (`None`, and the reason in the capture status,
+    /// when there is no capture folder or no thread).
+    fn start_capture(&mut self) -> Option<(capture::recorder::Recorder, capture::CaptureTap)> {
+        let Some(dir) = capture::capture_dir() else {
+            let why = "no capture folder (no home directory and no DYEFLOW_CAPTURE_DIR)";
+            nice_error!("Bounces are not captured: {why}");
+            self.editor.capture.lock().error = Some(why.into());
+            return None;
+        };
+        let (recorder, tap, receivers) = capture::queues(self.params.clone());
+        let status = self.editor.capture.clone();
+        status.lock().folder = Some(dir.clone());
+        match capture::writer::CaptureThread::spawn(receivers, self.params.clone(), dir, status) {
+            Ok(thread) => {
+                self.capture = Some(thread);
+                Some((recorder, tap))
+            }
+            Err(e) => {
+                nice_error!("Could not start the capture thread: {e}");
+                self.editor.capture.lock().error = Some(format!("no capture thread: {e}"));
+                None
+            }
         }
     }
 
@@ -231,9 +234,15 @@ impl Plugin for Dyeflow {
                     self.params.envelope_attack.value(),
                     self.params.envelope_release.value(),
                 );
+                // Captures (a bounce, or the Record switch) need their queues and writer
+                // before the first block: made now, idle until then.
+                let (recorder, capture_tap) = self.start_capture().unzip();
+                if let Some(recorder) = recorder {
+                    bridge.set_recorder(recorder);
+                }
                 let (tap, taps) = queue::tap_channel(CHROMA_TAP_SAMPLES);
                 let (chroma_tx, chroma_rx) = queue::channel(CHROMA_QUEUE_EVENTS);
-                match ChromaThread::spawn(taps, chroma_tx) {
+                match ChromaThread::spawn(taps, chroma_tx, capture_tap) {
                     Ok(thread) => {
                         self.engine.add_queue(chroma_rx);
                         bridge.set_chroma_sink(ChromaSink::Queue(tap));
@@ -245,7 +254,8 @@ impl Plugin for Dyeflow {
                 self.bridge = Some(bridge);
             }
         }
-        self.follow_process_mode(buffer_config.process_mode, sample_rate);
+        self.sample_rate = sample_rate;
+        self.follow_process_mode(buffer_config.process_mode);
         // The simulation thread waits in standby (no solver, no GPU device) until audio
         // actually flows or the editor opens.
         if self.waker.is_none() {
@@ -300,14 +310,15 @@ impl Plugin for Dyeflow {
                     tempo_bpm,
                     beat,
                 });
-            if let Some(r) = bridge.recorder()
-                && r.is_on()
-            {
-                let samples = t.pos_samples().unwrap_or(0);
-                let beat = t.pos_beats().unwrap_or(f64::NAN);
-                let tempo = t.tempo.unwrap_or(f64::NAN);
-                let now = bridge.time_s(0);
-                if let Some(r) = bridge.recorder() {
+            // A capture runs while the host bounces, or while the Record switch is on.
+            let want = self.offline || self.editor.record.load(Ordering::Relaxed);
+            let now = bridge.time_s(0);
+            if let Some(r) = bridge.recorder() {
+                r.follow(want, now, self.sample_rate);
+                if r.is_on() {
+                    let samples = t.pos_samples().unwrap_or(0);
+                    let beat = t.pos_beats().unwrap_or(f64::NAN);
+                    let tempo = t.tempo.unwrap_or(f64::NAN);
                     r.block(now, (samples, beat, tempo, t.playing));
                 }
             }

@@ -2,10 +2,13 @@
 //! the fluid, so `dyeflow render --capture FILE` can compute the same fluid afterwards, frame
 //! for frame, at any size and frame rate.
 //!
+//! - A capture runs while the host renders offline, or while the editor's Record switch is on.
 //! - The audio thread ([`recorder::Recorder`]) pushes fixed-size [`Record`]s into a lock-free
 //!   queue of its own: the bridge's events at their audio times, the host's transport once a
 //!   block, and every parameter's value when it changes (all of them when a capture starts). A
-//!   full queue drops the record and counts it; it never blocks.
+//!   full queue drops the record and counts it; it never blocks. Offline, the pitch-class
+//!   analysis runs inline, so its events are the bridge's; in real time the chroma thread
+//!   records them through a [`CaptureTap`] of its own.
 //! - A non-realtime thread ([`writer::CaptureThread`]) drains the queue into a file in the
 //!   capture folder ([`capture_dir`]): written under a `.part` name and renamed when complete.
 //! - The file ([`file`]) is JSON lines: a header (format version, sample rate, the parameter ids,
@@ -20,13 +23,20 @@ pub mod recorder;
 pub mod writer;
 
 use crate::bridge::events::TimedEvent;
+use crate::bridge::queue::{self, Receiver, Sender};
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The environment variable that overrides the capture folder.
 pub const CAPTURE_DIR_ENV: &str = "DYEFLOW_CAPTURE_DIR";
-/// Records the audio thread can queue for the writer: about 10 s of a dense passage (envelope
-/// readings every 5 ms, notes, a parameter sweep every block).
-pub const CAPTURE_QUEUE_RECORDS: usize = 1 << 16;
+/// Records the audio thread can queue for the writer: over a minute of a dense passage in real
+/// time (about 500 a second: envelope readings every 5 ms, the transport every block, notes),
+/// and a host bouncing 100 times faster than real time fills it in 0.7 s, while the writer
+/// looks every 20 ms (every 200 ms between captures).
+pub const CAPTURE_QUEUE_RECORDS: usize = 1 << 15;
+/// Pitch-class records the chroma thread can queue (about 22 a second).
+pub const CHROMA_CAPTURE_RECORDS: usize = 1 << 10;
 /// A capture stops recording (and says so in its end line) at this size.
 pub const MAX_CAPTURE_BYTES: u64 = 512 << 20;
 /// A capture file's name ends with this.
@@ -68,6 +78,45 @@ impl Record {
             Record::Event(e) => e.time_s,
         }
     }
+}
+
+/// The chroma thread's side of a capture: while one is recorded, the pitch classes it finds
+/// (off the audio thread, in real time) go into a queue of their own.
+pub struct CaptureTap {
+    sender: Sender<Record>,
+    /// Raised by the recorder while a capture is on.
+    recording: Arc<AtomicBool>,
+}
+
+impl CaptureTap {
+    /// Record `event` if a capture is on.
+    pub fn event(&mut self, event: &TimedEvent) {
+        if self.recording.load(Ordering::Acquire) {
+            self.sender.send(Record::Event(*event));
+        }
+    }
+}
+
+/// The audio thread's recorder, the chroma thread's tap, and the two queues' receiving ends for
+/// the writer: a capture's queues for `params`. Allocates (about 2.4 MB): at activation.
+pub fn queues(
+    params: Arc<crate::params::DyeflowParams>,
+) -> (
+    recorder::Recorder,
+    CaptureTap,
+    (Receiver<Record>, Receiver<Record>),
+) {
+    let (tx, records) = queue::bounded(CAPTURE_QUEUE_RECORDS);
+    let (tap_tx, chroma) = queue::bounded(CHROMA_CAPTURE_RECORDS);
+    let recording = Arc::new(AtomicBool::new(false));
+    (
+        recorder::Recorder::new(tx, params, recording.clone()),
+        CaptureTap {
+            sender: tap_tx,
+            recording,
+        },
+        (records, chroma),
+    )
 }
 
 /// Set the parameter behind `ptr` to the plain `value` (as [`Record::Param`] holds it), as

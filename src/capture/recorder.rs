@@ -7,6 +7,7 @@ use crate::bridge::queue::Sender;
 use crate::params::DyeflowParams;
 use nice_plug::prelude::{ParamPtr, Params};
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Records a capture's events, transport and parameter changes while it is on.
 pub struct Recorder {
@@ -18,12 +19,18 @@ pub struct Recorder {
     /// The value last recorded of each (NaN: none yet).
     last: Vec<f32>,
     on: bool,
+    /// Raised while a capture is on, for the chroma thread's tap.
+    recording: Arc<AtomicBool>,
 }
 
 impl Recorder {
-    /// A recorder pushing into `sender` the changes of `params`. Allocates: make it off the
-    /// audio thread (at activation).
-    pub fn new(sender: Sender<Record>, params: Arc<DyeflowParams>) -> Self {
+    /// A recorder pushing into `sender` the changes of `params`, raising `recording` while a
+    /// capture is on. Allocates: make it off the audio thread (at activation).
+    pub fn new(
+        sender: Sender<Record>,
+        params: Arc<DyeflowParams>,
+        recording: Arc<AtomicBool>,
+    ) -> Self {
         let ptrs: Vec<ParamPtr> = params.param_map().into_iter().map(|(_, p, _)| p).collect();
         let last = vec![f32::NAN; ptrs.len()];
         Self {
@@ -32,6 +39,7 @@ impl Recorder {
             ptrs,
             last,
             on: false,
+            recording,
         }
     }
 
@@ -60,12 +68,14 @@ impl Recorder {
             time_s,
             sample_rate,
         });
+        self.recording.store(true, Ordering::Release);
     }
 
     /// End the capture at audio time `time_s`.
     pub fn stop(&mut self, time_s: f64) {
         if self.on {
             self.on = false;
+            self.recording.store(false, Ordering::Release);
             self.sender.send(Record::Stop { time_s });
         }
     }
@@ -110,5 +120,14 @@ impl Recorder {
     /// Records dropped on a full queue so far.
     pub fn dropped(&self) -> u64 {
         self.sender.stats().dropped()
+    }
+
+    /// Start or stop the capture to match `want`, at audio time `time_s`.
+    pub fn follow(&mut self, want: bool, time_s: f64, sample_rate: f32) {
+        if want && !self.on {
+            self.start(time_s, sample_rate);
+        } else if !want && self.on {
+            self.stop(time_s);
+        }
     }
 }

@@ -1,6 +1,9 @@
-//! The capture thread: drains the audio thread's capture queue into capture files. A start
-//! opens a new file in the capture folder (named by the date and time), a stop finishes it;
-//! so does the thread's end, with whatever was queued.
+//! The capture thread: drains the audio thread's capture queue (and the chroma thread's, in
+//! real time) into capture files. A start opens a new file in the capture folder (named by
+//! the date and time), a stop finishes it; so does the thread's end, with whatever was queued.
+//! The chroma thread's records lag the audio thread's a little: each is written once the
+//! audio thread's records have passed its time (the reader sorts by time), those of a capture
+//! that has ended up to its stop.
 
 use super::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
 use super::recorder::Recorder;
@@ -14,8 +17,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-/// How often the thread looks at the queue, ms (the queue holds about 10 s).
+/// How often the thread looks at the queues while a capture is on, and between captures, ms.
 const POLL_MS: u64 = 20;
+const IDLE_POLL_MS: u64 = 200;
 /// The thread's name.
 pub const CAPTURE_THREAD_NAME: &str = "dyeflow-capture";
 
@@ -57,7 +61,7 @@ impl CaptureThread {
     /// Start the thread: it writes what arrives on `records` into files in `dir`, with the
     /// state of `params` in each header, and says how it goes in `status`.
     pub fn spawn(
-        records: Receiver<Record>,
+        (records, chroma): (Receiver<Record>, Receiver<Record>),
         params: Arc<DyeflowParams>,
         dir: PathBuf,
         status: Arc<Mutex<CaptureStatus>>,
@@ -67,7 +71,7 @@ impl CaptureThread {
             let (stop, status) = (stop.clone(), status.clone());
             std::thread::Builder::new()
                 .name(CAPTURE_THREAD_NAME.into())
-                .spawn(move || run(&stop, records, &params, &dir, &status))?
+                .spawn(move || run(&stop, (records, chroma), &params, &dir, &status))?
         };
         Ok(Self {
             stop,
@@ -112,16 +116,24 @@ struct Open {
 
 fn run(
     stop: &AtomicBool,
-    mut records: Receiver<Record>,
+    (mut records, mut chroma): (Receiver<Record>, Receiver<Record>),
     params: &Arc<DyeflowParams>,
     dir: &Path,
     status: &Mutex<CaptureStatus>,
 ) {
     let mut open: Option<Open> = None;
     let ids = Recorder::param_ids(params);
+    // The chroma thread's records not written yet, and the audio thread's last record's time.
+    let mut side: std::collections::VecDeque<Record> = std::collections::VecDeque::new();
+    let mut latest = f64::NEG_INFINITY;
     loop {
         let stopping = stop.load(Ordering::Acquire);
         let stats = records.stats().clone();
+        chroma.drain(|r| {
+            if side.len() < super::CHROMA_CAPTURE_RECORDS {
+                side.push_back(r);
+            }
+        });
         records.drain(|record| match record {
             Record::Start {
                 time_s,
@@ -130,6 +142,8 @@ fn run(
                 if let Some(o) = open.take() {
                     finish(o, stats.dropped(), status);
                 }
+                side.retain(|r| r.time_s() >= time_s);
+                latest = time_s;
                 let header = Header {
                     format: FORMAT_NAME.into(),
                     version: FORMAT_VERSION,
@@ -162,12 +176,15 @@ fn run(
                     }
                 }
             }
-            Record::Stop { .. } => {
-                if let Some(o) = open.take() {
+            Record::Stop { time_s } => {
+                if let Some(mut o) = open.take() {
+                    let _ = write_side(&mut o, &mut side, time_s);
                     finish(o, stats.dropped(), status);
                 }
+                side.clear();
             }
             other => {
+                latest = latest.max(other.time_s());
                 if let Some(o) = &mut open
                     && let Err(e) = o.file.write(&other)
                 {
@@ -180,14 +197,46 @@ fn run(
                 }
             }
         });
+        if let Some(o) = &mut open
+            && let Err(e) = write_side(o, &mut side, latest)
+        {
+            let e = format!("the capture could not be written: {e}");
+            nice_plug::nice_error!("{e}");
+            let mut s = status.lock();
+            s.error = Some(e);
+            s.recording = None;
+            open = None;
+        }
         if stopping {
-            if let Some(o) = open.take() {
+            if let Some(mut o) = open.take() {
+                let _ = write_side(&mut o, &mut side, f64::INFINITY);
                 finish(o, stats.dropped(), status);
             }
             return;
         }
-        std::thread::park_timeout(Duration::from_millis(POLL_MS));
+        let wait = if open.is_some() {
+            POLL_MS
+        } else {
+            IDLE_POLL_MS
+        };
+        std::thread::park_timeout(Duration::from_millis(wait));
     }
+}
+
+/// Write the chroma thread's records up to time `until` into `open`.
+fn write_side(
+    open: &mut Open,
+    side: &mut std::collections::VecDeque<Record>,
+    until: f64,
+) -> std::io::Result<()> {
+    while let Some(r) = side.front() {
+        if r.time_s() > until {
+            break;
+        }
+        open.file.write(r)?;
+        side.pop_front();
+    }
+    Ok(())
 }
 
 /// Finish `open` (its end line, its name) and say so in `status`.
@@ -269,5 +318,113 @@ mod tests {
         assert_eq!(utc_stamp(1_795_683_487), "20261126-085807");
         // A leap day.
         assert_eq!(utc_stamp(951_782_400), "20000229-000000");
+    }
+}
+
+#[cfg(test)]
+mod pipeline_tests {
+    use super::*;
+    use crate::bridge::events::SimEvent;
+    use crate::bridge::{Bridge, ChromaSink, queue};
+    use crate::engine::ChromaThread;
+
+    /// Recording while playing in real time: the bridge's events and the chroma thread's
+    /// pitch classes of the blocks between the start and the stop reach the file, each once,
+    /// and nothing from before or after; a second start writes a second file.
+    #[test]
+    fn a_realtime_capture_holds_the_bridge_and_the_chroma_thread() {
+        let dir =
+            std::env::temp_dir().join(format!("dyeflow-realtime-capture-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let params = Arc::new(DyeflowParams::default());
+        let (recorder, tap, receivers) = super::super::queues(params.clone());
+        let status = Arc::new(Mutex::new(CaptureStatus::default()));
+        let thread =
+            CaptureThread::spawn(receivers, params.clone(), dir.clone(), status.clone()).unwrap();
+        let (tx, mut rx) = queue::channel(1 << 16);
+        let mut bridge = Bridge::new(tx, 48_000.0, 5.0, 200.0);
+        bridge.set_recorder(recorder);
+        let (taps_tx, taps) = queue::tap_channel(1 << 15);
+        let (chroma_tx, mut chroma_rx) = queue::channel(256);
+        let chroma = ChromaThread::spawn(taps, chroma_tx, Some(tap)).unwrap();
+        bridge.set_chroma_sink(ChromaSink::Queue(taps_tx));
+        // An A (440 Hz) for 3 s in 10 ms blocks; recording from 1 s to 2 s.
+        let block: Vec<f32> = (0..480)
+            .map(|i| 0.5 * (i as f32 / 48_000.0 * 440.0 * std::f32::consts::TAU).sin())
+            .collect();
+        let mut sent = Vec::new();
+        for b in 0..300 {
+            let now = bridge.time_s(0);
+            let r = bridge.recorder().unwrap();
+            r.follow((100..200).contains(&b), now, 48_000.0);
+            if r.is_on() {
+                r.block(now, (0, f64::NAN, f64::NAN, true));
+            }
+            bridge.process(&[&block], None, || None::<nice_plug::midi::NoteEvent<()>>);
+            rx.drain(|e| sent.push(e));
+            // The chroma thread keeps up with real time, more or less.
+            if b % 10 == 0 {
+                std::thread::sleep(Duration::from_millis(15));
+            }
+        }
+        let mut chroma_sent = Vec::new();
+        let deadline = std::time::Instant::now() + Duration::from_secs(5);
+        while std::time::Instant::now() < deadline && chroma_sent.len() < 40 {
+            chroma_rx.drain(|e| chroma_sent.push(e));
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        drop(chroma);
+        let last = thread.finish();
+        let path = last.last.clone().expect("a capture was written");
+        let c = super::super::file::load(&path).unwrap();
+        assert_eq!(c.dropped, 0);
+        let (t0, t1) = (1.0, 2.0);
+        assert!((c.header.start_s - t0).abs() < 1e-9, "{}", c.header.start_s);
+        let events: Vec<_> = c
+            .records
+            .iter()
+            .filter_map(|r| match r {
+                Record::Event(e) => Some(*e),
+                _ => None,
+            })
+            .collect();
+        let want: Vec<_> = sent
+            .iter()
+            .filter(|e| e.time_s >= t0 && e.time_s < t1)
+            .copied()
+            .collect();
+        let bridge_events: Vec<_> = events
+            .iter()
+            .filter(|e| !matches!(e.event, SimEvent::Chroma { .. }))
+            .copied()
+            .collect();
+        let first = (0..bridge_events.len().max(want.len()))
+            .find(|&i| bridge_events.get(i) != want.get(i))
+            .map(|i| (i, bridge_events.get(i), want.get(i)));
+        assert_eq!(
+            (bridge_events.len(), first),
+            (want.len(), None),
+            "the bridge's events of the recorded second (count, first difference)"
+        );
+        let chroma_got = events.len() - bridge_events.len();
+        let chroma_in: Vec<_> = chroma_sent
+            .iter()
+            .filter(|e| e.time_s >= t0 && e.time_s < t1)
+            .collect();
+        assert!(
+            chroma_got > 5,
+            "the chroma thread's pitch classes: {chroma_got}"
+        );
+        assert!(
+            chroma_got <= chroma_in.len() + 1,
+            "each once: {chroma_got} of {}",
+            chroma_in.len()
+        );
+        assert!(
+            events
+                .iter()
+                .all(|e| e.time_s >= t0 - 1e-9 && e.time_s <= t1 + 0.1)
+        );
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

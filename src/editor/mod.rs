@@ -59,6 +59,9 @@ pub struct EditorShared {
     pub events: Arc<Mutex<EventSender>>,
     /// Where bounce captures go and stand.
     pub capture: Arc<Mutex<crate::capture::writer::CaptureStatus>>,
+    /// The Record switch: capture while the host plays in real time (not saved with the
+    /// project).
+    pub record: Arc<std::sync::atomic::AtomicBool>,
 }
 
 /// The plugin's editor: an egui editor rebuilt when the project's saved size changed while it

@@ -337,12 +337,23 @@ fn settings_section(ui: &mut egui::Ui, params: &DyeflowParams, cols: Cols) {
 }
 
 /// Where the bounce captures go, and the last one.
-fn capture_section(ui: &mut egui::Ui, status: &crate::capture::writer::CaptureStatus) {
+fn capture_section(ui: &mut egui::Ui, shared: &EditorShared) {
+    use std::sync::atomic::Ordering;
+    let status = shared.capture.lock().clone();
     section(ui, "Bounce capture", false, |ui| {
         ui.label(
-            "An offline bounce in the host records everything that moves the fluid. Turn it \
-             into the same video with: dyeflow render --capture FILE --audio BOUNCE.wav",
+            "An offline bounce in the host records everything that moves the fluid, and so \
+             does playing with Record on. Turn it into a video with: dyeflow render --capture \
+             FILE --audio BOUNCE.wav",
         );
+        let mut record = shared.record.load(Ordering::Relaxed);
+        if ui
+            .checkbox(&mut record, "Record while playing")
+            .on_hover_text("Capture what the host plays in real time (not saved with the project)")
+            .changed()
+        {
+            shared.record.store(record, Ordering::Relaxed);
+        }
         let name = |p: &std::path::Path| p.display().to_string();
         match &status.folder {
             Some(dir) => ui.label(format!("Folder: {}", name(dir))),
@@ -602,7 +613,7 @@ impl Panel {
             slider(ui, &e.bg_brightness, setter, cols);
         });
         settings_section(ui, p, cols);
-        capture_section(ui, &shared.capture.lock().clone());
+        capture_section(ui, shared);
         egui::CollapsingHeader::new(RichText::new("Mouse and keys").strong())
             .default_open(false)
             .show(ui, |ui| {

@@ -42,13 +42,17 @@ pub struct ChromaThread {
 
 impl ChromaThread {
     /// Start the thread: it analyses what arrives on `taps` and sends the weights on `events`.
-    pub fn spawn(taps: TapReceiver, events: EventSender) -> std::io::Result<Self> {
+    pub fn spawn(
+        taps: TapReceiver,
+        events: EventSender,
+        capture: Option<crate::capture::CaptureTap>,
+    ) -> std::io::Result<Self> {
         let stop = Arc::new(AtomicBool::new(false));
         let thread = {
             let stop = stop.clone();
             std::thread::Builder::new()
                 .name(CHROMA_THREAD_NAME.into())
-                .spawn(move || run(&stop, taps, events))?
+                .spawn(move || run(&stop, taps, events, capture))?
         };
         Ok(Self {
             stop,
@@ -70,7 +74,12 @@ struct Stream {
     samples: u64,
 }
 
-fn run(stop: &AtomicBool, mut taps: TapReceiver, mut events: EventSender) {
+fn run(
+    stop: &AtomicBool,
+    mut taps: TapReceiver,
+    mut events: EventSender,
+    mut capture: Option<crate::capture::CaptureTap>,
+) {
     let mut stream: Option<Stream> = None;
     while !stop.load(Ordering::Acquire) {
         let taken = taps.drain_up_to(BATCH_SAMPLES, |tap| match tap {
@@ -94,10 +103,14 @@ fn run(stop: &AtomicBool, mut taps: TapReceiver, mut events: EventSender) {
                 s.samples += 1;
                 if let Some(weights) = s.analyzer.push(x) {
                     let time_s = s.start_s + s.samples as f64 / f64::from(s.analyzer.rate());
-                    events.send(TimedEvent {
+                    let event = TimedEvent {
                         time_s,
                         event: SimEvent::Chroma { weights },
-                    });
+                    };
+                    events.send(event);
+                    if let Some(c) = &mut capture {
+                        c.event(&event);
+                    }
                 }
             }
         });
@@ -147,7 +160,7 @@ mod tests {
     fn the_thread_analyses_what_it_is_fed_and_stops_within_the_drop_bound() {
         let (mut tap, taps) = queue::tap_channel(CHROMA_TAP_SAMPLES);
         let (events, mut received) = queue::channel(CHROMA_QUEUE_EVENTS);
-        let thread = ChromaThread::spawn(taps, events).expect("a thread");
+        let thread = ChromaThread::spawn(taps, events, None).expect("a thread");
         assert!(thread.is_running());
         let named = |yes: bool| thread_names().iter().any(|n| n == CHROMA_THREAD_NAME) == yes;
         if cfg!(target_os = "linux") {
