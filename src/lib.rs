@@ -62,8 +62,6 @@ pub struct Dyeflow {
     parked_chroma: Option<ChromaSink>,
     /// The host renders offline (set at activation).
     offline: bool,
-    /// The sample rate of the current activation.
-    sample_rate: f32,
 }
 
 impl Default for Dyeflow {
@@ -96,7 +94,6 @@ impl Default for Dyeflow {
             capture: None,
             parked_chroma: None,
             offline: false,
-            sample_rate: 48_000.0,
         }
     }
 }
@@ -254,7 +251,6 @@ impl Plugin for Dyeflow {
                 self.bridge = Some(bridge);
             }
         }
-        self.sample_rate = sample_rate;
         self.follow_process_mode(buffer_config.process_mode);
         // The simulation thread waits in standby (no solver, no GPU device) until audio
         // actually flows or the editor opens.
@@ -312,9 +308,9 @@ impl Plugin for Dyeflow {
                 });
             // A capture runs while the host bounces, or while the Record switch is on.
             let want = self.offline || self.editor.record.load(Ordering::Relaxed);
-            let now = bridge.time_s(0);
+            let (now, rate) = (bridge.time_s(0), bridge.sample_rate());
             if let Some(r) = bridge.recorder() {
-                r.follow(want, now, self.sample_rate);
+                r.follow(want, now, rate);
                 if r.is_on() {
                     let samples = t.pos_samples().unwrap_or(0);
                     let beat = t.pos_beats().unwrap_or(f64::NAN);

@@ -370,6 +370,11 @@ impl Bridge {
         old
     }
 
+    /// The sample rate its clock runs at (the host's, made safe).
+    pub fn sample_rate(&self) -> f32 {
+        self.sample_rate
+    }
+
     /// Whether the chroma analysis runs inline (at exact samples).
     pub fn chroma_inline(&self) -> bool {
         matches!(self.chroma, ChromaSink::Inline(_))

@@ -102,6 +102,11 @@ impl<T> Sender<T> {
         &self.stats
     }
 
+    /// Count an item the producer chose not to send, as a drop.
+    pub fn count_dropped(&self) {
+        self.stats.dropped.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// Free slots right now.
     pub fn free(&self) -> usize {
         self.producer.slots()

@@ -65,6 +65,9 @@ enum Line {
         records: u64,
         dropped: u64,
         limited: bool,
+        /// Audio time the capture stopped at (its records may end earlier: a quiet tail).
+        #[serde(default)]
+        stop: Option<f64>,
         crc32: u32,
     },
 }
@@ -100,14 +103,19 @@ pub struct Capture {
     pub dropped: u64,
     /// Whether the size limit cut the recording short.
     pub limited: bool,
+    /// Audio time the capture stopped at, if it says.
+    pub stop_s: Option<f64>,
 }
 
 impl Capture {
-    /// The audio time of the last record, seconds after the start.
+    /// Seconds from the start to the stop (or to the last record, if it does not say).
     pub fn duration_s(&self) -> f64 {
-        self.records
+        let last = self
+            .records
             .last()
-            .map_or(0.0, |r| (r.time_s() - self.header.start_s).max(0.0))
+            .map_or(self.header.start_s, |r| r.time_s());
+        let end = self.stop_s.map_or(last, |s| s.max(last));
+        (end - self.header.start_s).max(0.0)
     }
 }
 
@@ -126,11 +134,20 @@ pub struct CaptureFile {
 
 impl CaptureFile {
     /// Start `path` (written as `path.part` until [`CaptureFile::finish`]) with `header`.
+    /// Fails with [`std::io::ErrorKind::AlreadyExists`] when either exists (another instance's
+    /// capture is never overwritten).
     pub fn create(path: &Path, header: &Header) -> std::io::Result<Self> {
         let mut part = path.as_os_str().to_owned();
         part.push(".part");
         let part = PathBuf::from(part);
-        let out = std::io::BufWriter::new(std::fs::File::create(&part)?);
+        if path.exists() {
+            return Err(std::io::ErrorKind::AlreadyExists.into());
+        }
+        let file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&part)?;
+        let out = std::io::BufWriter::new(file);
         let mut file = Self {
             out,
             part,
@@ -210,13 +227,15 @@ impl CaptureFile {
         self.limited
     }
 
-    /// Write the end line (with `dropped` records lost on a full queue, and those left out),
-    /// and move the file to its own name; that path.
-    pub fn finish(mut self, dropped: u64) -> std::io::Result<PathBuf> {
+    /// Write the end line (with `dropped` records lost on a full queue, and those left out,
+    /// and the audio time `stop_s` it stopped at), and move the file to its own name; that
+    /// path.
+    pub fn finish(mut self, dropped: u64, stop_s: f64) -> std::io::Result<PathBuf> {
         let end = Line::End {
             records: self.records,
             dropped: dropped + self.skipped,
             limited: self.limited,
+            stop: stop_s.is_finite().then_some(stop_s),
             crc32: self.crc.clone().finalize(),
         };
         let text = serde_json::to_string(&end).map_err(std::io::Error::other)?;
@@ -317,6 +336,7 @@ pub fn load(path: &Path) -> Result<Capture, CaptureError> {
                 records: count,
                 dropped,
                 limited,
+                stop,
                 crc32,
             } => {
                 if count != records.len() as u64 {
@@ -334,13 +354,17 @@ pub fn load(path: &Path) -> Result<Capture, CaptureError> {
                 if next(&mut buf, &mut number)? && buf.iter().any(|b| !b.is_ascii_whitespace()) {
                     return Err(damaged(number, "something follows its end line".into()));
                 }
-                // Stable: records of one time keep their order.
-                records.sort_by(|a: &Record, b: &Record| a.time_s().total_cmp(&b.time_s()));
+                // Stable: records of one time keep their order. (Only the chroma thread's come
+                // out of order, a little.)
+                if !records.is_sorted_by(|a: &Record, b: &Record| a.time_s() <= b.time_s()) {
+                    records.sort_by(|a: &Record, b: &Record| a.time_s().total_cmp(&b.time_s()));
+                }
                 return Ok(Capture {
                     header,
                     records,
                     dropped,
                     limited,
+                    stop_s: stop.filter(|s| s.is_finite()),
                 });
             }
             other => {
@@ -459,7 +483,14 @@ mod tests {
             event: SimEvent::Onset { strength: f32::NAN },
         }))
         .unwrap();
-        assert_eq!(f.finish(2).unwrap(), path);
+        assert_eq!(f.finish(2, 3.25).unwrap(), path);
+        assert_eq!(
+            CaptureFile::create(&path, &header())
+                .err()
+                .map(|e| e.kind()),
+            Some(std::io::ErrorKind::AlreadyExists),
+            "a capture is never overwritten"
+        );
         path
     }
 
@@ -486,7 +517,9 @@ mod tests {
             }
         }
         assert_eq!((c.dropped, c.limited), (3, false));
-        assert!((c.duration_s() - 1.0).abs() < 1e-12);
+        // To the stop, 1.75 s after the start, past the last record.
+        assert_eq!(c.stop_s, Some(3.25));
+        assert!((c.duration_s() - 1.75).abs() < 1e-12);
     }
 
     /// Truncated anywhere, a byte changed, a line added or removed, another format or a newer

@@ -9,6 +9,10 @@ use nice_plug::prelude::{ParamPtr, Params};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+/// Free slots kept for the start and stop: a queue that fills drops events, parameters and
+/// transport first, so a capture always ends (and the next one starts).
+const RESERVED_SLOTS: usize = 4;
+
 /// Records a capture's events, transport and parameter changes while it is on.
 pub struct Recorder {
     sender: Sender<Record>,
@@ -92,28 +96,34 @@ impl Recorder {
             let value = unsafe { ptr.modulated_plain_value() };
             if value.to_bits() != last.to_bits() {
                 *last = value;
-                self.sender.send(Record::Param {
-                    time_s,
-                    index: i as u16,
-                    value,
-                });
+                data(
+                    &mut self.sender,
+                    Record::Param {
+                        time_s,
+                        index: i as u16,
+                        value,
+                    },
+                );
             }
         }
         let (samples, beat, tempo_bpm, playing) = transport;
-        self.sender.send(Record::Transport {
-            time_s,
-            samples,
-            beat,
-            tempo_bpm,
-            playing,
-        });
+        data(
+            &mut self.sender,
+            Record::Transport {
+                time_s,
+                samples,
+                beat,
+                tempo_bpm,
+                playing,
+            },
+        );
     }
 
     /// Record an event the bridge sent.
     #[inline]
     pub fn event(&mut self, event: &TimedEvent) {
         if self.on {
-            self.sender.send(Record::Event(*event));
+            data(&mut self.sender, Record::Event(*event));
         }
     }
 
@@ -129,5 +139,16 @@ impl Recorder {
         } else if !want && self.on {
             self.stop(time_s);
         }
+    }
+}
+
+/// Queue a record that is not a start or stop, leaving [`RESERVED_SLOTS`] free for those
+/// (beyond them it is dropped and counted, as on a full queue).
+#[inline]
+fn data(sender: &mut Sender<Record>, record: Record) {
+    if sender.free() > RESERVED_SLOTS {
+        sender.send(record);
+    } else {
+        sender.count_dropped();
     }
 }

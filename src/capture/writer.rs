@@ -22,6 +22,9 @@ const POLL_MS: u64 = 20;
 const IDLE_POLL_MS: u64 = 200;
 /// The thread's name.
 pub const CAPTURE_THREAD_NAME: &str = "dyeflow-capture";
+/// Longest wait for the thread when the plugin goes, ms (it ends within milliseconds unless
+/// the disk is slow).
+pub const DROP_WAIT_MS: u64 = 3000;
 
 /// What the editor shows about captures.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -97,13 +100,14 @@ impl CaptureThread {
 }
 
 impl Drop for CaptureThread {
-    /// Finish the capture in progress and wait for the thread, at most
-    /// [`crate::engine::DROP_WAIT_MS`].
+    /// Finish the capture in progress and wait for the thread, at most [`DROP_WAIT_MS`]: long
+    /// enough to write what is queued and close the file on a slow disk, since a capture
+    /// without its end line cannot be rendered.
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Release);
         if let Some(thread) = self.thread.take() {
             thread.thread().unpark();
-            crate::pin::join_within(thread, crate::engine::DROP_WAIT_MS, "The capture thread");
+            crate::pin::join_within(thread, DROP_WAIT_MS, "The capture thread");
         }
     }
 }
@@ -140,7 +144,7 @@ fn run(
                 sample_rate,
             } => {
                 if let Some(o) = open.take() {
-                    finish(o, stats.dropped(), status);
+                    finish(o, stats.dropped(), latest, status);
                 }
                 side.retain(|r| r.time_s() >= time_s);
                 latest = time_s;
@@ -155,10 +159,7 @@ fn run(
                         .unwrap_or_default(),
                 };
                 let started = std::fs::create_dir_all(dir)
-                    .and_then(|()| {
-                        let path = new_name(dir);
-                        CaptureFile::create(&path, &header).map(|f| (f, path))
-                    })
+                    .and_then(|()| create_unique(dir, &header))
                     .map_err(|e| format!("cannot write a capture in {}: {e}", dir.display()));
                 let mut s = status.lock();
                 match started {
@@ -179,7 +180,7 @@ fn run(
             Record::Stop { time_s } => {
                 if let Some(mut o) = open.take() {
                     let _ = write_side(&mut o, &mut side, time_s);
-                    finish(o, stats.dropped(), status);
+                    finish(o, stats.dropped(), time_s, status);
                 }
                 side.clear();
             }
@@ -210,7 +211,7 @@ fn run(
         if stopping {
             if let Some(mut o) = open.take() {
                 let _ = write_side(&mut o, &mut side, f64::INFINITY);
-                finish(o, stats.dropped(), status);
+                finish(o, stats.dropped(), latest, status);
             }
             return;
         }
@@ -239,11 +240,12 @@ fn write_side(
     Ok(())
 }
 
-/// Finish `open` (its end line, its name) and say so in `status`.
-fn finish(open: Open, dropped_now: u64, status: &Mutex<CaptureStatus>) {
+/// Finish `open` (its end line, stopped at audio time `stop_s`; its name) and say so in
+/// `status`.
+fn finish(open: Open, dropped_now: u64, stop_s: f64, status: &Mutex<CaptureStatus>) {
     let dropped = dropped_now.saturating_sub(open.dropped_at_start);
     let limited = open.file.limited();
-    let result = open.file.finish(dropped);
+    let result = open.file.finish(dropped, stop_s);
     let mut s = status.lock();
     s.recording = None;
     s.dropped = dropped;
@@ -261,28 +263,29 @@ fn finish(open: Open, dropped_now: u64, status: &Mutex<CaptureStatus>) {
     }
 }
 
-/// A new capture's path in `dir`: `capture-YYYYMMDD-HHMMSS[-n].dyeflow-capture` (UTC), not
-/// taken yet.
-fn new_name(dir: &Path) -> PathBuf {
+/// A new capture in `dir`: `capture-YYYYMMDD-HHMMSS[-n].dyeflow-capture` (UTC), the first
+/// name no capture (of this or another instance) has taken; the file and its path.
+fn create_unique(dir: &Path, header: &Header) -> std::io::Result<(CaptureFile, PathBuf)> {
     let secs = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let stamp = utc_stamp(secs);
-    (1..)
-        .map(|n| {
-            let suffix = if n == 1 {
-                String::new()
-            } else {
-                format!("-{n}")
-            };
-            dir.join(format!("capture-{stamp}{suffix}.{CAPTURE_EXTENSION}"))
-        })
-        .find(|p| {
-            let mut part = p.as_os_str().to_owned();
-            part.push(".part");
-            !p.exists() && !Path::new(&part).exists()
-        })
-        .expect("an unused name")
+    for n in 1..10_000 {
+        let suffix = if n == 1 {
+            String::new()
+        } else {
+            format!("-{n}")
+        };
+        let path = dir.join(format!("capture-{stamp}{suffix}.{CAPTURE_EXTENSION}"));
+        match CaptureFile::create(&path, header) {
+            Ok(file) => return Ok((file, path)),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    Err(std::io::Error::other(
+        "every capture name of this second is taken",
+    ))
 }
 
 /// `YYYYMMDD-HHMMSS` of `secs` after the Unix epoch, UTC (days to a civil date as in Howard

@@ -1,7 +1,12 @@
-//! Replaying a bounce capture (see [`crate::capture`]): the recorded events at their times,
-//! the parameters as the plugin saw them, the same [`Driver`] and steps as any render. Time 0
-//! is the capture's first sample; nothing is analysed again (the audio given with `--audio`
-//! only goes into the video).
+//! Replaying a bounce capture (see [`crate::capture`]): the recorded events at their samples,
+//! the parameters as the plugin saw them, the same [`Driver`] and steps as any render. Sample 0
+//! is the capture's first; nothing is analysed again (the audio given with `--audio` only goes
+//! into the video).
+//!
+//! Times are whole samples from the capture's start (the bridge stamps every event at a sample
+//! of its clock), so which step a record falls into does not depend on where the bridge's
+//! clock stood when the capture began, and the events reach the driver stamped as an engine
+//! started with the capture would stamp them.
 
 use super::RenderError;
 use crate::capture::Record;
@@ -16,27 +21,42 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// A capture, played step by step.
 pub struct CapturePlayer {
     capture: Capture,
+    /// Each record's sample, counted from the capture's start.
+    samples: Vec<i64>,
     next: usize,
     /// The capture's parameters by index: this Dyeflow's pointer, if it knows the id.
     params: Vec<Option<ParamPtr>>,
-    /// Capture time of step 0, seconds.
-    start_s: f64,
+    rate: f64,
+    /// The first sample of step 0.
+    first_sample: i64,
     step_s: f64,
     steps: u64,
 }
 
 impl CapturePlayer {
     /// Load the capture at `path` and put its starting state into `params`; the player and
-    /// the parameter ids this Dyeflow does not know.
+    /// notes on what could not be used (parameter ids this Dyeflow does not know, a saved
+    /// state it cannot read).
     pub fn load(path: &Path, params: &DyeflowParams) -> Result<(Self, Vec<String>), RenderError> {
         let capture = crate::capture::file::load(path).map_err(|e| match e {
             // "file not found", "permission denied", as for any input.
             crate::capture::file::CaptureError::Io(e) => RenderError::input_io(path, e),
             e => RenderError::input(path, e),
         })?;
+        let mut notes = Vec::new();
         let state = capture.header.state.to_string();
-        let report = crate::preset::apply(state.as_bytes(), params)
-            .map_err(|e| RenderError::input(path, e))?;
+        let mut unknown = match crate::preset::apply(state.as_bytes(), params) {
+            Ok(report) => report.unknown,
+            Err(e) => {
+                // The parameters recorded at the start still set every value.
+                notes.push(format!(
+                    "{}: its saved state cannot be read ({e}): the settings and obstacles are \
+                     this render's, the parameters the recorded ones",
+                    path.display()
+                ));
+                Vec::new()
+            }
+        };
         let map: std::collections::HashMap<String, ParamPtr> = params
             .param_map()
             .into_iter()
@@ -48,7 +68,6 @@ impl CapturePlayer {
             .iter()
             .map(|id| map.get(id).copied())
             .collect();
-        let mut unknown = report.unknown;
         unknown.extend(
             capture
                 .header
@@ -60,75 +79,70 @@ impl CapturePlayer {
         );
         unknown.sort();
         unknown.dedup();
-        let mut player = Self {
+        if !unknown.is_empty() {
+            notes.push(format!(
+                "{}: skipped parameters this Dyeflow does not know: {}",
+                path.display(),
+                unknown.join(", ")
+            ));
+        }
+        let rate = f64::from(capture.header.sample_rate);
+        let origin = capture.header.start_s;
+        let samples = capture
+            .records
+            .iter()
+            .map(|r| ((r.time_s() - origin) * rate).round().max(0.0) as i64)
+            .collect();
+        let player = Self {
             capture,
+            samples,
             next: 0,
             params: ptrs,
-            start_s: 0.0,
+            rate,
+            first_sample: 0,
             step_s: 1.0 / 60.0,
             steps: 0,
         };
         // The values at the start hold from the first step on (and the driver starts from
-        // them): the parameters recorded with the first block.
-        let origin = player.capture.header.start_s;
-        while let Some(&Record::Param { time_s, .. }) = player.capture.records.get(player.next) {
-            if time_s > origin {
-                break;
-            }
-            player.apply(player.next);
-            player.next += 1;
+        // them): every parameter recorded at the first sample, among whatever else came then.
+        for i in 0..player.samples.iter().take_while(|&&s| s == 0).count() {
+            player.apply_param(i);
         }
-        Ok((player, unknown))
+        Ok((player, notes))
     }
 
-    /// Step 0 starts at capture time `start_s`; each step is `step_s` seconds.
-    /// The parameters recorded before `start_s` are applied now; its events are skipped (a
-    /// render from a later start simulates only its pre-roll, as from music).
-    pub fn set_steps(&mut self, start_s: f64, step_s: f64) {
-        self.start_s = start_s;
-        self.step_s = step_s;
-        let origin = self.capture.header.start_s;
-        while let Some(record) = self.capture.records.get(self.next) {
-            if record.time_s() - origin >= start_s {
-                break;
-            }
-            self.apply(self.next);
-            self.next += 1;
-        }
-    }
-
-    /// Seconds from the capture's first sample to its last record.
+    /// Seconds from the capture's first sample to its end.
     pub fn duration_s(&self) -> f64 {
         self.capture.duration_s()
     }
 
-    /// Records the audio thread lost on a full queue while capturing, and whether the size
-    /// limit cut it short.
+    /// Records the plugin could not keep while capturing, and whether the size limit cut it
+    /// short.
     pub fn losses(&self) -> (u64, bool) {
         (self.capture.dropped, self.capture.limited)
     }
 
-    /// Apply record `i`: a parameter's value set, or an event handed to `event` with its time
-    /// counted from the capture's start.
-    fn apply_with(&self, i: usize, event: impl FnOnce(&crate::bridge::events::TimedEvent)) {
-        match self.capture.records[i] {
-            Record::Param { index, value, .. } => {
-                if let Some(Some(ptr)) = self.params.get(usize::from(index)) {
-                    // SAFETY: the pointers come from the render's parameters, which outlive it.
-                    unsafe { crate::capture::set_plain(*ptr, value) };
-                }
-            }
-            Record::Event(mut e) => {
-                e.time_s -= self.capture.header.start_s;
-                event(&e);
-            }
-            Record::Transport { .. } | Record::Start { .. } | Record::Stop { .. } => {}
+    /// Step 0 starts at capture time `start_s`; each step is `step_s` seconds. The parameters
+    /// recorded before `start_s` are applied now (call it before making the driver, so it
+    /// starts from them); its events are skipped (a render from a later start simulates only
+    /// its pre-roll, as from music).
+    pub fn set_steps(&mut self, start_s: f64, step_s: f64) {
+        self.step_s = step_s;
+        self.first_sample = (start_s * self.rate).round() as i64;
+        while self.next < self.samples.len() && self.samples[self.next] < self.first_sample {
+            self.apply_param(self.next);
+            self.next += 1;
         }
     }
 
-    /// Apply record `i`, dropping an event.
-    fn apply(&self, i: usize) {
-        self.apply_with(i, |_| {});
+    /// Set the parameter of record `i`, if it is one.
+    fn apply_param(&self, i: usize) {
+        if let Record::Param { index, value, .. } = self.capture.records[i]
+            && let Some(Some(ptr)) = self.params.get(usize::from(index))
+        {
+            // SAFETY: the pointers come from the render's parameters, which outlive it.
+            unsafe { crate::capture::set_plain(*ptr, value) };
+        }
     }
 
     /// Run `steps` steps: each applies its records (parameters, then events, in time order)
@@ -145,13 +159,18 @@ impl CapturePlayer {
             if stop.load(Ordering::Relaxed) {
                 return Ok(false);
             }
-            let t1 = self.start_s + (self.steps + 1) as f64 * self.step_s;
-            let origin = self.capture.header.start_s;
-            while let Some(record) = self.capture.records.get(self.next) {
-                if record.time_s() - origin >= t1 {
-                    break;
+            // As the music's player: the step ends at this sample.
+            let end_s = (self.steps + 1) as f64 * self.step_s;
+            let end = self.first_sample + (end_s * self.rate).round() as i64;
+            while self.next < self.samples.len() && self.samples[self.next] < end {
+                match self.capture.records[self.next] {
+                    Record::Event(mut e) => {
+                        e.time_s = self.samples[self.next] as f64 / self.rate;
+                        driver.event(model, &e);
+                    }
+                    Record::Param { .. } => self.apply_param(self.next),
+                    Record::Transport { .. } | Record::Start { .. } | Record::Stop { .. } => {}
                 }
-                self.apply_with(self.next, |e| driver.event(model, e));
                 self.next += 1;
             }
             driver.step(model, params, self.step_s as f32);

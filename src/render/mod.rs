@@ -544,19 +544,14 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     // preset's, under the command line's.
     let mut replay = None;
     if let Some(path) = &opts.capture {
-        let (player, unknown) = capture::CapturePlayer::load(path, &params)?;
-        if !unknown.is_empty() {
-            notes_out.push(format!(
-                "{}: skipped parameters this Dyeflow does not know: {}",
-                path.display(),
-                unknown.join(", ")
-            ));
-        }
+        let (player, notes) = capture::CapturePlayer::load(path, &params)?;
+        notes_out.extend(notes);
         let (dropped, limited) = player.losses();
         if dropped > 0 {
             notes_out.push(format!(
-                "{}: the plugin lost {dropped} records on a full queue while capturing, so \
-                 this render may differ from what it showed",
+                "{}: the plugin could not keep {dropped} records while capturing (a full \
+                 queue, or values a capture cannot hold), so this render may differ from what \
+                 it showed",
                 path.display()
             ));
         }
@@ -641,6 +636,15 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         audio_start_s: opts.start_s,
     };
     let mut writer = output::open(&kind, &out_opts)?;
+    // Simulation pacing: whole steps per frame at about the configured rate.
+    let steps_per_frame =
+        ((f64::from(settings.sim_rate_hz) / f64::from(opts.fps)).round() as u64).max(1);
+    let step_dt = 1.0 / (f64::from(opts.fps) * steps_per_frame as f64);
+    let preroll_start = (opts.start_s - PREROLL_S).max(0.0);
+    // The capture's parameters before its first step, so the driver starts from them.
+    if let Some(player) = &mut replay {
+        player.set_steps(preroll_start, step_dt);
+    }
     let mut driver = Driver::new(&params);
     if let Some(fluid) = opts.fluid {
         settings.fluid = fluid;
@@ -666,17 +670,9 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         ));
     }
 
-    // Simulation pacing: whole steps per frame at about the configured rate.
-    let steps_per_frame =
-        ((f64::from(settings.sim_rate_hz) / f64::from(opts.fps)).round() as u64).max(1);
-    let step_dt = 1.0 / (f64::from(opts.fps) * steps_per_frame as f64);
-    let preroll_start = (opts.start_s - PREROLL_S).max(0.0);
     let preroll_steps = ((opts.start_s - preroll_start) / step_dt).round() as u64;
     let mut player = match replay {
-        Some(mut player) => {
-            player.set_steps(preroll_start, step_dt);
-            Feed::Capture(Box::new(player))
-        }
+        Some(player) => Feed::Capture(Box::new(player)),
         None => Feed::Music(Box::new(Player::new(
             music.notes,
             music.audio,
