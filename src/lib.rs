@@ -146,7 +146,10 @@ impl Dyeflow {
         let (recorder, tap, receivers) = capture::queues(self.params.clone());
         let status = self.editor.capture.clone();
         status.lock().folder = Some(dir.clone());
-        match capture::writer::CaptureThread::spawn(receivers, self.params.clone(), dir, status) {
+        let ids = capture::recorder::Recorder::param_ids(&*self.params);
+        let params = self.params.clone();
+        let state: capture::writer::StateFn = Box::new(move || preset::to_json(&params));
+        match capture::writer::CaptureThread::spawn(receivers, (ids, state), dir, status) {
             Ok(thread) => {
                 self.capture = Some(thread);
                 Some((recorder, tap))

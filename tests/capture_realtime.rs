@@ -22,8 +22,13 @@ fn a_realtime_capture_holds_the_bridge_and_the_chroma_thread() {
     let params = Arc::new(DyeflowParams::default());
     let (recorder, tap, receivers) = dyeflow::capture::queues(params.clone());
     let status = Arc::new(Mutex::new(CaptureStatus::default()));
+    let ids = dyeflow::capture::recorder::Recorder::param_ids(&*params);
+    let state = {
+        let params = params.clone();
+        Box::new(move || dyeflow::preset::to_json(&params)) as dyeflow::capture::writer::StateFn
+    };
     let thread =
-        CaptureThread::spawn(receivers, params.clone(), dir.clone(), status.clone()).unwrap();
+        CaptureThread::spawn(receivers, (ids, state), dir.clone(), status.clone()).unwrap();
     let (tx, mut rx) = queue::channel(1 << 16);
     let mut bridge = Bridge::new(tx, 48_000.0, 5.0, 200.0);
     bridge.set_recorder(recorder);

@@ -100,7 +100,7 @@ impl CaptureTap {
 /// The audio thread's recorder, the chroma thread's tap, and the two queues' receiving ends for
 /// the writer: a capture's queues for `params`. Allocates (about 2.4 MB): at activation.
 pub fn queues(
-    params: Arc<crate::params::DyeflowParams>,
+    params: Arc<dyn nice_plug::prelude::Params>,
 ) -> (
     recorder::Recorder,
     CaptureTap,

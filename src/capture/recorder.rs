@@ -4,7 +4,6 @@
 use super::Record;
 use crate::bridge::events::TimedEvent;
 use crate::bridge::queue::Sender;
-use crate::params::DyeflowParams;
 use nice_plug::prelude::{ParamPtr, Params};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -17,7 +16,7 @@ const RESERVED_SLOTS: usize = 4;
 pub struct Recorder {
     sender: Sender<Record>,
     /// Keeps the parameters the pointers point into alive.
-    _params: Arc<DyeflowParams>,
+    _params: Arc<dyn Params>,
     /// Every parameter, in the order of `param_map` (the capture header's ids).
     ptrs: Vec<ParamPtr>,
     /// The value last recorded of each (NaN: none yet).
@@ -32,7 +31,7 @@ impl Recorder {
     /// capture is on. Allocates: make it off the audio thread (at activation).
     pub fn new(
         sender: Sender<Record>,
-        params: Arc<DyeflowParams>,
+        params: Arc<dyn Params>,
         recording: Arc<AtomicBool>,
     ) -> Self {
         let ptrs: Vec<ParamPtr> = params.param_map().into_iter().map(|(_, p, _)| p).collect();
@@ -48,7 +47,7 @@ impl Recorder {
     }
 
     /// The parameter ids in the order records name them.
-    pub fn param_ids(params: &DyeflowParams) -> Vec<String> {
+    pub fn param_ids(params: &dyn Params) -> Vec<String> {
         params
             .param_map()
             .into_iter()

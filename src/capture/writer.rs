@@ -6,10 +6,8 @@
 //! that has ended up to its stop.
 
 use super::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
-use super::recorder::Recorder;
 use super::{CAPTURE_EXTENSION, Record};
 use crate::bridge::queue::Receiver;
-use crate::params::DyeflowParams;
 use parking_lot::Mutex;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -53,6 +51,9 @@ impl CaptureStatus {
     }
 }
 
+/// The plugin's whole state now, as a preset's JSON (for each capture's header).
+pub type StateFn = Box<dyn Fn() -> String + Send>;
+
 /// The running capture thread.
 pub struct CaptureThread {
     stop: Arc<AtomicBool>,
@@ -61,11 +62,12 @@ pub struct CaptureThread {
 }
 
 impl CaptureThread {
-    /// Start the thread: it writes what arrives on `records` into files in `dir`, with the
-    /// state of `params` in each header, and says how it goes in `status`.
+    /// Start the thread: it writes what arrives on `records` (and `chroma`) into files in
+    /// `dir`, with the parameter ids `ids` and the state `state` gives in each header, and says
+    /// how it goes in `status`.
     pub fn spawn(
         (records, chroma): (Receiver<Record>, Receiver<Record>),
-        params: Arc<DyeflowParams>,
+        (ids, state): (Vec<String>, StateFn),
         dir: PathBuf,
         status: Arc<Mutex<CaptureStatus>>,
     ) -> std::io::Result<Self> {
@@ -74,7 +76,7 @@ impl CaptureThread {
             let (stop, status) = (stop.clone(), status.clone());
             std::thread::Builder::new()
                 .name(CAPTURE_THREAD_NAME.into())
-                .spawn(move || run(&stop, (records, chroma), &params, &dir, &status))?
+                .spawn(move || run(&stop, (records, chroma), (&ids, &*state), &dir, &status))?
         };
         Ok(Self {
             stop,
@@ -121,12 +123,11 @@ struct Open {
 fn run(
     stop: &AtomicBool,
     (mut records, mut chroma): (Receiver<Record>, Receiver<Record>),
-    params: &Arc<DyeflowParams>,
+    (ids, state): (&[String], &(dyn Fn() -> String + Send)),
     dir: &Path,
     status: &Mutex<CaptureStatus>,
 ) {
     let mut open: Option<Open> = None;
-    let ids = Recorder::param_ids(params);
     // The chroma thread's records not written yet, and the audio thread's last record's time.
     let mut side: std::collections::VecDeque<Record> = std::collections::VecDeque::new();
     let mut latest = f64::NEG_INFINITY;
@@ -154,9 +155,8 @@ fn run(
                     plugin_version: env!("CARGO_PKG_VERSION").into(),
                     sample_rate,
                     start_s: time_s,
-                    params: ids.clone(),
-                    state: serde_json::from_str(&crate::preset::to_json(params))
-                        .unwrap_or_default(),
+                    params: ids.to_vec(),
+                    state: serde_json::from_str(&state()).unwrap_or_default(),
                 };
                 let started = std::fs::create_dir_all(dir)
                     .and_then(|()| create_unique(dir, &header))

@@ -11,8 +11,8 @@ use super::input::{BrushMode, Painter};
 use super::presets::PresetMenu;
 use super::view::FluidView;
 use crate::params::{
-    Aspect, BRUSH_RADIUS_RANGE, BackendChoice, DYE_SCALES, DyeflowParams, FluidChoice,
-    ObstacleSettings, SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
+    Aspect, BRUSH_RADIUS_RANGE, BackendChoice, DYE_SCALES, FluidChoice, ObstacleSettings,
+    SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
 };
 use crate::sim::obstacles::Layout;
 use egui::{self, Align2, Color32, RichText};
@@ -271,7 +271,8 @@ fn obstacles_section(
     });
 }
 
-fn settings_section(ui: &mut egui::Ui, params: &DyeflowParams, cols: Cols) {
+fn settings_section(ui: &mut egui::Ui, shared: &EditorShared, cols: Cols) {
+    let params = &*shared.params;
     let mut s = params.settings();
     let before = s.clone();
     let resolutions: Vec<(u32, String)> = SIM_RESOLUTIONS_CELLS
@@ -330,51 +331,52 @@ fn settings_section(ui: &mut egui::Ui, params: &DyeflowParams, cols: Cols) {
         if let Some(v) = setting(ui, "Rate", s.sim_rate_hz, &rates, cols) {
             s.sim_rate_hz = v;
         }
+        ui.separator();
+        capture_settings(ui, shared);
     });
     if s != before {
         params.set_settings(s);
     }
 }
 
-/// Where the bounce captures go, and the last one.
-fn capture_section(ui: &mut egui::Ui, shared: &EditorShared) {
+/// Bounce capture, in the settings: where the captures go, the last one, and the Record switch.
+fn capture_settings(ui: &mut egui::Ui, shared: &EditorShared) {
     use std::sync::atomic::Ordering;
     let status = shared.capture.lock().clone();
-    section(ui, "Bounce capture", false, |ui| {
-        ui.label(
-            "An offline bounce in the host records everything that moves the fluid, and so \
-             does playing with Record on. Turn it into a video with: dyeflow render --capture \
-             FILE --audio BOUNCE.wav",
-        );
-        let mut record = shared.record.load(Ordering::Relaxed);
-        if ui
-            .checkbox(&mut record, "Record while playing")
-            .on_hover_text("Capture what the host plays in real time (not saved with the project)")
-            .changed()
-        {
-            shared.record.store(record, Ordering::Relaxed);
+    ui.label(RichText::new("Bounce capture").strong());
+    ui.label(
+        "An offline bounce in the host records everything that moves the fluid, and so \
+         does playing with Record on. Turn it into a video with: dyeflow render --capture \
+         FILE --audio BOUNCE.wav",
+    );
+    let mut record = shared.record.load(Ordering::Relaxed);
+    if ui
+        .checkbox(&mut record, "Record while playing")
+        .on_hover_text("Capture what the host plays in real time (not saved with the project)")
+        .changed()
+    {
+        shared.record.store(record, Ordering::Relaxed);
+    }
+    let name = |p: &std::path::Path| p.display().to_string();
+    match &status.folder {
+        Some(dir) => ui.label(format!("Folder: {}", name(dir))),
+        None => ui.label("No folder: set DYEFLOW_CAPTURE_DIR"),
+    };
+    if let Some(now) = &status.recording {
+        ui.label(RichText::new(format!("Recording: {}", name(now))).strong());
+    } else if let Some(last) = &status.last {
+        let mut text = format!("Last: {}", name(last));
+        if status.dropped > 0 {
+            text += &format!(" ({} records lost)", status.dropped);
         }
-        let name = |p: &std::path::Path| p.display().to_string();
-        match &status.folder {
-            Some(dir) => ui.label(format!("Folder: {}", name(dir))),
-            None => ui.label("No folder: set DYEFLOW_CAPTURE_DIR"),
-        };
-        if let Some(now) = &status.recording {
-            ui.label(RichText::new(format!("Recording: {}", name(now))).strong());
-        } else if let Some(last) = &status.last {
-            let mut text = format!("Last: {}", name(last));
-            if status.dropped > 0 {
-                text += &format!(" ({} records lost)", status.dropped);
-            }
-            if status.limited {
-                text += " (cut at the size limit)";
-            }
-            ui.label(text);
+        if status.limited {
+            text += " (cut at the size limit)";
         }
-        if let Some(e) = &status.error {
-            ui.colored_label(Color32::from_rgb(255, 140, 120), e);
-        }
-    });
+        ui.label(text);
+    }
+    if let Some(e) = &status.error {
+        ui.colored_label(Color32::from_rgb(255, 140, 120), e);
+    }
 }
 
 /// The status line: backend and device, step time, display rate, event traffic.
@@ -612,8 +614,7 @@ impl Panel {
             slider(ui, &e.bg_saturation, setter, cols);
             slider(ui, &e.bg_brightness, setter, cols);
         });
-        settings_section(ui, p, cols);
-        capture_section(ui, shared);
+        settings_section(ui, shared, cols);
         egui::CollapsingHeader::new(RichText::new("Mouse and keys").strong())
             .default_open(false)
             .show(ui, |ui| {
