@@ -207,6 +207,36 @@ pub const EDITOR_MAX_SIZE: (u32, u32) = (7680, 4320);
 /// Smallest and largest mouse brush radius, fractions of the canvas height.
 pub const BRUSH_RADIUS_RANGE: (f32, f32) = (0.005, 0.25);
 
+/// OSC in (see `engine::osc`): off by default. Comes back with the project; presets leave it
+/// alone (a preset shared between machines should not open a network port).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OscSettings {
+    /// Listen for OSC.
+    pub enabled: bool,
+    /// The UDP port, 1024 to 65535.
+    pub port: u16,
+}
+
+impl Default for OscSettings {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            port: 9000,
+        }
+    }
+}
+
+impl OscSettings {
+    /// The same with the port in 1024..=65535.
+    pub fn sanitized(self) -> Self {
+        Self {
+            port: self.port.max(1024),
+            ..self
+        }
+    }
+}
+
 /// Editor state that comes back with the project.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -278,6 +308,10 @@ pub struct DyeflowParams {
     /// Editor window size and panel visibility. Written by the editor and by state loads.
     #[persist = "editor"]
     pub editor: RwLock<EditorSettings>,
+
+    /// OSC in. Written by the editor and by state loads.
+    #[persist = "osc"]
+    pub osc: RwLock<OscSettings>,
 
     /// The obstacles: the layout last picked and the mask as drawn. Written by the editor,
     /// by state loads and by the simulation thread (the brush's strokes); see
@@ -568,6 +602,7 @@ impl Default for DyeflowParams {
             state_version: AtomicU32::new(STATE_VERSION),
             settings: RwLock::new(Settings::default()),
             editor: RwLock::new(EditorSettings::default()),
+            osc: RwLock::new(OscSettings::default()),
             obstacles: ObstacleField::default(),
 
             bypass: BoolParam::new("Bypass", false)
@@ -698,6 +733,16 @@ impl DyeflowParams {
     /// Replace the editor settings (sanitised).
     pub fn set_editor_settings(&self, editor: EditorSettings) {
         *self.editor.write() = editor.sanitized();
+    }
+
+    /// The OSC settings (sanitised).
+    pub fn osc(&self) -> OscSettings {
+        self.osc.read().sanitized()
+    }
+
+    /// Replace the OSC settings. Never call this from the audio thread.
+    pub fn set_osc(&self, osc: OscSettings) {
+        *self.osc.write() = osc.sanitized();
     }
 }
 

@@ -333,9 +333,31 @@ fn settings_section(ui: &mut egui::Ui, shared: &EditorShared, cols: Cols) {
         }
         ui.separator();
         capture_settings(ui, shared);
+        ui.separator();
+        osc_settings(ui, shared);
     });
     if s != before {
         params.set_settings(s);
+    }
+}
+
+/// OSC in, in the settings: on or off, the port, and what the server took.
+fn osc_settings(ui: &mut egui::Ui, shared: &EditorShared) {
+    let params = &*shared.params;
+    let mut osc = params.osc();
+    let before = osc;
+    ui.horizontal(|ui| {
+        ui.checkbox(&mut osc.enabled, "OSC in, port").on_hover_text(
+            "Listen for OSC on every network interface: /dyeflow/param/<id> <0..1> and \
+                 /dyeflow/splat x y r g b dx dy",
+        );
+        ui.add(egui::DragValue::new(&mut osc.port).range(1024..=65535));
+    });
+    if osc != before {
+        params.set_osc(osc);
+    }
+    if let Some(text) = shared.engine.status().and_then(|s| s.osc) {
+        ui.label(format!("OSC {text}"));
     }
 }
 

@@ -10,6 +10,7 @@ mod driver;
 mod knobs;
 mod lazy;
 pub mod obstacles;
+pub mod osc;
 use crate::pin;
 mod runner;
 mod sim;
@@ -148,6 +149,8 @@ pub struct EngineStatus {
     pub paused: bool,
     /// The fluid is at rest (or no one feeds or watches it): no steps, no frames.
     pub resting: bool,
+    /// OSC in: where it listens and what it took, or why it cannot (`None`: off).
+    pub osc: Option<String>,
 }
 
 /// State shared between the handle and the thread.

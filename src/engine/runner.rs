@@ -1,15 +1,20 @@
 //! The simulation thread itself: its supervisor (restarts after a crash), its start, and the
 //! [`Runner`] loop (dormant, resting, running).
 
+use super::osc::OscServer;
 use super::sim::Sim;
 use super::*;
+use crate::params::OscSettings;
+
+/// Splats the OSC thread can queue between two turns of the simulation thread.
+const OSC_QUEUE_EVENTS: usize = 1024;
 
 /// The simulation thread: [`run`], restarted on the CPU solver when it crashes (a panic in a
 /// solver or a driver), up to [`MAX_RESTARTS`] times. The queues and the frame output outlive
 /// a crash, so the host's notes and the editor's picture carry on; the fluid starts afresh.
 pub(super) fn supervise(
     shared: &Shared,
-    params: &DyeflowParams,
+    params: &Arc<DyeflowParams>,
     mut queues: Vec<EventReceiver>,
     mut frames: FrameInput,
     options: &EngineOptions,
@@ -60,7 +65,7 @@ pub(super) fn supervise(
 /// then names), and run until told to stop.
 fn run(
     shared: &Shared,
-    params: &DyeflowParams,
+    params: &Arc<DyeflowParams>,
     queues: &mut Vec<EventReceiver>,
     frames: &mut FrameInput,
     options: &EngineOptions,
@@ -119,6 +124,9 @@ fn run(
         shown: None,
         changes_shown: 0,
         last_probe: now,
+        osc_settings: OscSettings::default(),
+        osc: None,
+        osc_error: None,
     };
     runner.publish_status();
     runner.run();
@@ -139,7 +147,7 @@ fn run(
 ///   the fluid every [`ACTIVITY_PROBE_MS`] to tell when it has come to rest.
 struct Runner<'a> {
     shared: &'a Shared,
-    params: &'a DyeflowParams,
+    params: &'a Arc<DyeflowParams>,
     options: &'a EngineOptions,
     queues: &'a mut Vec<EventReceiver>,
     frames: &'a mut FrameInput,
@@ -169,6 +177,10 @@ struct Runner<'a> {
     changes_shown: u64,
     /// When the fluid was last measured.
     last_probe: Instant,
+    /// OSC in: the settings followed, the server, or why it could not start.
+    osc_settings: OscSettings,
+    osc: Option<OscServer>,
+    osc_error: Option<String>,
 }
 
 impl Runner<'_> {
@@ -491,12 +503,37 @@ impl Runner<'_> {
             }
             // What the brush drew goes into the project, to be saved with it.
             self.driver.write_back_obstacles(self.params);
+            self.follow_osc();
         }
         if now - self.period.start >= Duration::from_millis(STATUS_MS) {
             self.publish_status();
             self.period = Period::new(now);
         }
         rebuilt
+    }
+
+    /// Start, stop or move the OSC server to follow its settings.
+    fn follow_osc(&mut self) {
+        let want = self.params.osc();
+        if want == self.osc_settings {
+            return;
+        }
+        self.osc_settings = want;
+        self.osc = None;
+        self.osc_error = None;
+        if want.enabled {
+            let (tx, rx) = crate::bridge::queue::channel(OSC_QUEUE_EVENTS);
+            match OscServer::start(want.port, self.params.clone(), tx) {
+                Ok(server) => {
+                    self.queues.push(rx);
+                    self.osc = Some(server);
+                }
+                Err(e) => {
+                    nice_plug::nice_error!("OSC cannot listen on port {}: {e}", want.port);
+                    self.osc_error = Some(format!("port {}: {e}", want.port));
+                }
+            }
+        }
     }
 
     fn publish_status(&self) {
@@ -523,6 +560,18 @@ impl Runner<'_> {
             notes: self.notes,
             paused: self.shared.paused.load(Ordering::Acquire),
             resting: self.resting,
+            osc: match (&self.osc, &self.osc_error) {
+                (Some(server), _) => {
+                    let (taken, malformed, unknown) = server.counts();
+                    Some(format!(
+                        "listening on port {} · {taken} taken, {malformed} malformed, \
+                         {unknown} unknown",
+                        server.port()
+                    ))
+                }
+                (None, Some(e)) => Some(format!("not listening: {e}")),
+                (None, None) => None,
+            },
         };
         *self.shared.status.lock() = status;
     }
