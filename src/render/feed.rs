@@ -187,6 +187,35 @@ impl Player {
     }
 }
 
+/// What plays into the fluid: the music (MIDI and audio through the bridge) or a capture.
+pub(super) enum Feed {
+    Music(Box<Player>),
+    Capture(Box<super::capture::CapturePlayer>),
+}
+
+impl Feed {
+    pub(super) fn advance(
+        &mut self,
+        model: &mut dyn Model,
+        driver: &mut Driver,
+        params: &DyeflowParams,
+        steps: u64,
+        stop: &AtomicBool,
+    ) -> Result<bool, RenderError> {
+        match self {
+            Self::Music(p) => p.advance(model, driver, params, steps, stop),
+            Self::Capture(p) => p.advance(model, driver, params, steps, stop),
+        }
+    }
+
+    pub(super) fn dropped_events(&self) -> u64 {
+        match self {
+            Self::Music(p) => p.dropped_events(),
+            Self::Capture(p) => p.losses().0,
+        }
+    }
+}
+
 /// A note event re-timed to sample `offset` of a block.
 fn at_offset(event: &NoteEvent<()>, offset: u32) -> Option<NoteEvent<()>> {
     match event.as_midi()? {

@@ -189,7 +189,7 @@ use crate::engine::Driver;
 use crate::params::{BackendChoice, DYE_SCALES, DyeflowParams, SIM_RESOLUTIONS_CELLS};
 use crate::preset;
 use crate::sim::{ModelSpec, create_model};
-use feed::{AudioSource, Player};
+use feed::{AudioSource, Feed, Player};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -757,35 +757,6 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         notes: notes_out,
         picture: opts.stats.then_some(picture),
     })
-}
-
-/// What plays into the fluid: the music (MIDI and audio through the bridge) or a capture.
-enum Feed {
-    Music(Box<Player>),
-    Capture(Box<capture::CapturePlayer>),
-}
-
-impl Feed {
-    fn advance(
-        &mut self,
-        model: &mut dyn crate::sim::Model,
-        driver: &mut Driver,
-        params: &DyeflowParams,
-        steps: u64,
-        stop: &AtomicBool,
-    ) -> Result<bool, RenderError> {
-        match self {
-            Self::Music(p) => p.advance(model, driver, params, steps, stop),
-            Self::Capture(p) => p.advance(model, driver, params, steps, stop),
-        }
-    }
-
-    fn dropped_events(&self) -> u64 {
-        match self {
-            Self::Music(p) => p.dropped_events(),
-            Self::Capture(p) => p.losses().0,
-        }
-    }
 }
 
 /// `audio` as a 32-bit float WAV file's bytes.
