@@ -20,10 +20,10 @@ use super::gpu_light::{GpuLight, LightJob};
 use super::gpu_sources::serial_from_f32;
 use super::model::{
     SphSnapshot, carried, empty_activity, light_size, liquid_activity, liquid_knobs, model_cells,
-    model_mask, rest_speed, solids,
+    model_mask, queue_sources, rest_speed, solids, substeps,
 };
 use super::sources::{Action, Planner};
-use super::{Fluid, Knobs, SUBSTEP_S};
+use super::{Fluid, Knobs};
 use crate::fluid::{ColorMode, Look, ObstacleStyle, Splat};
 use crate::sim::gpu::{GpuContext, GpuError, GpuSolver};
 use crate::sim::model::{Model, Resolution, Snapshot};
@@ -39,10 +39,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 pub const MAX_STEPS_IN_FLIGHT: usize = 2;
 /// Longest wait for an advance in flight before the device counts as hung.
 const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
-/// Most sub-steps an advance runs (as the CPU model).
-const MAX_SUBSTEPS: usize = 8;
-/// Most sources queued between advances (a flood keeps the newest).
-const MAX_PENDING: usize = 4096;
 
 /// The staging buffer is free.
 const FREE: u8 = 0;
@@ -303,26 +299,15 @@ impl Model for GpuSphModel {
     }
 
     fn inject(&mut self, sources: &[Splat]) {
-        self.pending.extend_from_slice(sources);
-        if self.pending.len() > MAX_PENDING {
-            let extra = self.pending.len() - MAX_PENDING;
-            self.pending.drain(..extra);
-        }
+        queue_sources(&mut self.pending, sources);
     }
 
     fn advance(&mut self, params: &StepParams) {
         self.set_liquid(&params.liquid);
         self.apply_sources();
-        let dt = if params.dt.is_finite() {
-            params.dt.clamp(0.0, 0.25)
-        } else {
-            0.0
-        };
-        if dt == 0.0 || self.fluid.is_empty() {
+        let Some((steps, sub)) = substeps(params.dt).filter(|_| !self.fluid.is_empty()) else {
             return;
-        }
-        let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
-        let sub = (dt / steps as f32).min(SUBSTEP_S);
+        };
         self.since_probe += sub * steps as f32;
         for _ in 0..steps {
             if let Err(e) = self.fluid.step(&self.knobs, sub) {

@@ -39,6 +39,8 @@ use crate::sim::{Activity, StepParams};
 pub const DEFAULT_BUDGET: usize = 6_000;
 /// Most sub-steps an advance runs (longer frames are slowed down rather than exploded).
 const MAX_SUBSTEPS: usize = 8;
+/// Most sources queued between advances.
+const MAX_PENDING: usize = 4096;
 /// Most rows of the light field.
 const LIGHT_ROWS: usize = 288;
 /// The liquid counts as still below this speed of its 95th-percentile particle, canvas
@@ -217,6 +219,32 @@ pub(super) fn light_size(
     (w, h)
 }
 
+/// Queue `sources` after `pending`, at most [`MAX_PENDING`] in all: a flood of events keeps
+/// the newest.
+pub(super) fn queue_sources(pending: &mut Vec<Splat>, sources: &[Splat]) {
+    pending.extend_from_slice(sources);
+    if pending.len() > MAX_PENDING {
+        let extra = pending.len() - MAX_PENDING;
+        pending.drain(..extra);
+    }
+}
+
+/// The sub-steps of an advance by `dt` seconds (clamped to 0..0.25; not a number: 0): how
+/// many, at most [`MAX_SUBSTEPS`], and how long each, at most [`SUBSTEP_S`] (longer frames are
+/// slowed down rather than exploded); `None` when no time passes.
+pub(super) fn substeps(dt: f32) -> Option<(usize, f32)> {
+    let dt = if dt.is_finite() {
+        dt.clamp(0.0, 0.25)
+    } else {
+        0.0
+    };
+    if dt == 0.0 {
+        return None;
+    }
+    let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
+    Some((steps, (dt / steps as f32).min(SUBSTEP_S)))
+}
+
 /// `mask` at the model's resolution `cells` (`None` when it is empty).
 pub(super) fn model_mask(mask: Option<&Mask>, cells: (usize, usize)) -> Option<Mask> {
     mask.filter(|m| !m.is_empty())
@@ -323,28 +351,15 @@ impl Model for SphModel {
     }
 
     fn inject(&mut self, sources: &[Splat]) {
-        // Bounded: a flood of events keeps the newest.
-        const MAX_PENDING: usize = 4096;
-        self.pending.extend_from_slice(sources);
-        if self.pending.len() > MAX_PENDING {
-            let extra = self.pending.len() - MAX_PENDING;
-            self.pending.drain(..extra);
-        }
+        queue_sources(&mut self.pending, sources);
     }
 
     fn advance(&mut self, params: &StepParams) {
         self.set_liquid(&params.liquid);
         self.apply_sources();
-        let dt = if params.dt.is_finite() {
-            params.dt.clamp(0.0, 0.25)
-        } else {
-            0.0
-        };
-        if dt == 0.0 || self.fluid.is_empty() {
+        let Some((steps, sub)) = substeps(params.dt).filter(|_| !self.fluid.is_empty()) else {
             return;
-        }
-        let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
-        let sub = (dt / steps as f32).min(SUBSTEP_S);
+        };
         self.since_probe += sub * steps as f32;
         let knobs = self.knobs;
         let (fluid, solids) = (&mut self.fluid, self.solids.as_ref());
