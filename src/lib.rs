@@ -161,11 +161,6 @@ impl Dyeflow {
             }
         }
     }
-
-    /// Where bounce captures go and stand.
-    pub fn capture_status(&self) -> capture::writer::CaptureStatus {
-        self.editor.capture.lock().clone()
-    }
 }
 
 impl Plugin for Dyeflow {

@@ -85,11 +85,6 @@ impl CaptureThread {
         })
     }
 
-    /// Where the captures stand.
-    pub fn status(&self) -> CaptureStatus {
-        self.status.lock().clone()
-    }
-
     /// Finish what is queued and stop; the last capture's status.
     pub fn finish(mut self) -> CaptureStatus {
         self.stop.store(true, Ordering::Release);
@@ -97,7 +92,7 @@ impl CaptureThread {
             thread.thread().unpark();
             let _ = thread.join();
         }
-        self.status()
+        self.status.lock().clone()
     }
 }
 
@@ -189,24 +184,14 @@ fn run(
                 if let Some(o) = &mut open
                     && let Err(e) = o.file.write(&other)
                 {
-                    let e = format!("the capture could not be written: {e}");
-                    nice_plug::nice_error!("{e}");
-                    let mut s = status.lock();
-                    s.error = Some(e);
-                    s.recording = None;
-                    open = None;
+                    abandon(&mut open, &e, status);
                 }
             }
         });
         if let Some(o) = &mut open
             && let Err(e) = write_side(o, &mut side, latest)
         {
-            let e = format!("the capture could not be written: {e}");
-            nice_plug::nice_error!("{e}");
-            let mut s = status.lock();
-            s.error = Some(e);
-            s.recording = None;
-            open = None;
+            abandon(&mut open, &e, status);
         }
         if stopping {
             if let Some(mut o) = open.take() {
@@ -222,6 +207,17 @@ fn run(
         };
         std::thread::park_timeout(Duration::from_millis(wait));
     }
+}
+
+/// Give up the capture in `open` after a write failed with `e` (its `.part` file stays, without
+/// an end line), and say why in `status`.
+fn abandon(open: &mut Option<Open>, e: &std::io::Error, status: &Mutex<CaptureStatus>) {
+    let e = format!("the capture could not be written: {e}");
+    nice_plug::nice_error!("{e}");
+    let mut s = status.lock();
+    s.error = Some(e);
+    s.recording = None;
+    *open = None;
 }
 
 /// Write the chroma thread's records up to time `until` into `open`.
