@@ -244,13 +244,17 @@ fn dropping_an_engine_never_waits_on_a_hung_step() {
     }
 }
 
-/// "Fluid: Particles": the engine runs the particle fluid. A note's burst falls and pools at
-/// the bottom of the frame; switching the setting back to the grid while it runs rebuilds the
-/// model (the grid cannot take particles, so it starts empty) and dye then rises instead.
-#[test]
-fn the_engine_runs_the_particle_fluid_and_switches_back() {
+/// The burst of a note poured into the particle fluid has landed at the bottom: the bottom
+/// rows lit red, the top dark.
+fn bottom_red(f: &dyeflow::frame::Frame) -> bool {
+    (20..44).any(|x| pixel(f, x, 62)[0] > 100) && (0..64).all(|x| pixel(f, x, 2)[0] < 60)
+}
+
+/// An engine running the particle fluid on `backend`, 64x64 frames wanted, after a note's
+/// burst has pooled at the bottom: its parameters, event queue, frames and handle.
+fn poured(backend: BackendChoice) -> (Arc<DyeflowParams>, queue::EventSender, FrameOutput, Engine) {
     use dyeflow::params::FluidChoice;
-    let p = params(BackendChoice::Cpu);
+    let p = params(backend);
     p.set_settings(Settings {
         fluid: FluidChoice::Particles,
         ..p.settings()
@@ -260,11 +264,17 @@ fn the_engine_runs_the_particle_fluid_and_switches_back() {
     let engine = Engine::start(p.clone(), vec![rx], input, EngineOptions::default()).unwrap();
     output.request(64, 64);
     assert!(tx.send(red_splat_at(0.5, 0.75)));
-    // The burst lands at the bottom: the bottom rows lit red, the top dark.
-    let bottom_red = |f: &dyeflow::frame::Frame| {
-        (20..44).any(|x| pixel(f, x, 62)[0] > 100) && (0..64).all(|x| pixel(f, x, 2)[0] < 60)
-    };
     wait_for(&mut output, |f| f.width == 64 && bottom_red(f));
+    (p, tx, output, engine)
+}
+
+/// "Fluid: Particles": the engine runs the particle fluid. A note's burst falls and pools at
+/// the bottom of the frame; switching the setting back to the grid while it runs rebuilds the
+/// model (the grid cannot take particles, so it starts empty) and dye then rises instead.
+#[test]
+fn the_engine_runs_the_particle_fluid_and_switches_back() {
+    use dyeflow::params::FluidChoice;
+    let (p, mut tx, mut output, engine) = poured(BackendChoice::Cpu);
     let status = engine.status();
     assert!(status.backend.starts_with("cpu"), "{}", status.backend);
     // Back to the grid: its dye shows where the splat is, and nothing pools.
@@ -289,24 +299,10 @@ fn the_engine_runs_the_particle_fluid_and_switches_back() {
 /// still there, on the CPU now, without a new note).
 #[test]
 fn the_engine_runs_the_particle_fluid_on_the_gpu_and_carries_it_to_the_cpu() {
-    use dyeflow::params::FluidChoice;
     if common::gpu_context().is_none() {
         return;
     }
-    let p = params(BackendChoice::Gpu);
-    p.set_settings(Settings {
-        fluid: FluidChoice::Particles,
-        ..p.settings()
-    });
-    let (mut tx, rx) = queue::channel(256);
-    let (input, mut output) = frame_channel();
-    let engine = Engine::start(p.clone(), vec![rx], input, EngineOptions::default()).unwrap();
-    output.request(64, 64);
-    assert!(tx.send(red_splat_at(0.5, 0.75)));
-    let bottom_red = |f: &dyeflow::frame::Frame| {
-        (20..44).any(|x| pixel(f, x, 62)[0] > 100) && (0..64).all(|x| pixel(f, x, 2)[0] < 60)
-    };
-    wait_for(&mut output, |f| f.width == 64 && bottom_red(f));
+    let (p, _tx, mut output, engine) = poured(BackendChoice::Gpu);
     let status = engine.status();
     assert!(status.backend.starts_with("gpu"), "{}", status.backend);
     assert_eq!(status.fallback, None);
