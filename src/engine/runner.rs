@@ -177,9 +177,10 @@ struct Runner<'a> {
     changes_shown: u64,
     /// When the fluid was last measured.
     last_probe: Instant,
-    /// OSC in: the settings followed, the server, or why it could not start.
+    /// OSC in: the settings followed, the server and the place of its queue in `queues`, or
+    /// why it could not start.
     osc_settings: OscSettings,
-    osc: Option<OscServer>,
+    osc: Option<(OscServer, usize)>,
     osc_error: Option<String>,
 }
 
@@ -519,14 +520,18 @@ impl Runner<'_> {
             return;
         }
         self.osc_settings = want;
-        self.osc = None;
+        if let Some((server, queue)) = self.osc.take() {
+            // Its queue goes with it (queues only ever join at the end, so its place held).
+            drop(server);
+            self.queues.remove(queue);
+        }
         self.osc_error = None;
         if want.enabled {
             let (tx, rx) = crate::bridge::queue::channel(OSC_QUEUE_EVENTS);
             match OscServer::start(want.port, self.params.clone(), tx) {
                 Ok(server) => {
                     self.queues.push(rx);
-                    self.osc = Some(server);
+                    self.osc = Some((server, self.queues.len() - 1));
                 }
                 Err(e) => {
                     nice_plug::nice_error!("OSC cannot listen on port {}: {e}", want.port);
@@ -561,7 +566,7 @@ impl Runner<'_> {
             paused: self.shared.paused.load(Ordering::Acquire),
             resting: self.resting,
             osc: match (&self.osc, &self.osc_error) {
-                (Some(server), _) => {
+                (Some((server, _)), _) => {
                     let (taken, malformed, unknown) = server.counts();
                     Some(format!(
                         "listening on port {} · {taken} taken, {malformed} malformed, \
