@@ -4,6 +4,7 @@
 use super::osc::OscServer;
 use super::sim::Sim;
 use super::*;
+use crate::frame::Sizes;
 use crate::params::OscSettings;
 
 /// Splats the OSC thread can queue between two turns of the simulation thread.
@@ -117,11 +118,12 @@ fn run(
         skipped_steps: 0,
         notes: 0,
         frame_pending: false,
+        owed: Sizes::default(),
         step_cost: Duration::ZERO,
         blocks: shared.blocks.load(Ordering::Acquire),
         fed_until: now + Duration::from_millis(FED_TIMEOUT_MS),
         resting: false,
-        shown: None,
+        shown: Sizes::default(),
         changes_shown: 0,
         last_probe: now,
         osc_settings: OscSettings::default(),
@@ -163,6 +165,10 @@ struct Runner<'a> {
     notes: u64,
     /// A frame was started and not yet handed over.
     frame_pending: bool,
+    /// The frame sizes still to start for the current state (one per consumer size; one frame
+    /// is in flight at a time when there are several, since a GPU readback hands over only
+    /// its newest frame).
+    owed: Sizes,
     /// Wall time of a step, smoothed.
     step_cost: Duration,
     /// The audio thread's block counter as last seen, and until when the host counts as
@@ -171,9 +177,10 @@ struct Runner<'a> {
     fed_until: Instant,
     /// Dormant or resting: no steps.
     resting: bool,
-    /// The size of the last frame started (a new watcher or size gets a frame even at rest).
-    shown: Option<(usize, usize)>,
-    /// The driver's change counter when that frame was started.
+    /// The sizes of the frames started since the last step (a new watcher or size gets a
+    /// frame even at rest).
+    shown: Sizes,
+    /// The driver's change counter when the last frame was started.
     changes_shown: u64,
     /// When the fluid was last measured.
     last_probe: Instant,
@@ -198,8 +205,8 @@ impl Runner<'_> {
             }
             let active = self.shared.host_active.load(Ordering::Acquire);
             let fed = active && now < self.fed_until;
-            let watched = self.frames.wanted();
-            if !fed && watched.is_none() {
+            let watched = self.frames.sizes();
+            if !fed && watched.is_empty() {
                 self.dormant(active);
             } else if !self.resting {
                 self.running();
@@ -275,7 +282,8 @@ impl Runner<'_> {
         self.drain();
         self.set_resting(true);
         // Whoever watches next gets a fresh frame.
-        self.shown = None;
+        self.shown = Sizes::default();
+        self.owed = Sizes::default();
         self.housekeeping();
         self.doze(Duration::from_millis(if host_active {
             DORMANT_POLL_MS
@@ -297,20 +305,20 @@ impl Runner<'_> {
     }
 
     /// Resting and nothing stirs: hand over one frame per new watcher or size, then sleep.
-    fn rest(&mut self, watched: Option<(usize, usize)>) {
-        if self.frame_pending {
-            self.publish_frame();
-        } else if let Some((w, h)) = watched
-            && self.shown != Some((w, h))
-        {
-            self.request_frame(w, h);
-            self.publish_frame();
+    fn rest(&mut self, watched: Sizes) {
+        if !self.frame_pending && self.owed.is_empty() {
+            for &size in watched.as_slice() {
+                if !self.shown.contains(size) {
+                    self.owed.push(size);
+                }
+            }
         }
+        self.serve_frames();
         if self.housekeeping() {
             // New settings: show the fluid on its new grid.
-            self.shown = None;
+            self.shown = Sizes::default();
         }
-        self.doze(if self.frame_pending {
+        self.doze(if self.frame_pending || !self.owed.is_empty() {
             FRAME_POLL
         } else {
             Duration::from_millis(REST_POLL_MS)
@@ -327,23 +335,57 @@ impl Runner<'_> {
             // Direct splats (the mouse) wait in the model: a step of no time applies them.
             self.driver.idle(self.sim.model.as_mut(), self.params);
         }
-        if !self.frame_pending
-            && let Some((w, h)) = self.frames.wanted()
-            && (self.driver.changes() != self.changes_shown || self.shown != Some((w, h)))
-        {
-            self.request_frame(w, h);
-            self.publish_frame();
-            return true;
+        if self.frame_pending || !self.owed.is_empty() {
+            return false;
         }
-        false
+        if self.driver.changes() != self.changes_shown {
+            self.shown = Sizes::default();
+        }
+        for &size in self.frames.sizes().as_slice() {
+            if !self.shown.contains(size) {
+                self.owed.push(size);
+            }
+        }
+        if self.owed.is_empty() {
+            return false;
+        }
+        self.serve_frames();
+        true
     }
 
-    /// Start a frame of `w x h` (the model may refuse when its readback buffers are busy).
-    fn request_frame(&mut self, w: usize, h: usize) {
-        if self.sim.model.request_frame(&self.driver.look(), w, h) {
-            self.frame_pending = true;
-            self.shown = Some((w, h));
+    /// Start a frame of `w x h` (the model may refuse when its readback buffers are busy);
+    /// whether it started.
+    fn request_frame(&mut self, (w, h): (usize, usize)) -> bool {
+        if !self.sim.model.request_frame(&self.driver.look(), w, h) {
+            return false;
+        }
+        self.frame_pending = true;
+        if self.driver.changes() != self.changes_shown {
+            self.shown = Sizes::default();
             self.changes_shown = self.driver.changes();
+        }
+        self.shown.push((w, h));
+        true
+    }
+
+    /// Hand over the frame in flight when it is ready, and start the next size owed, one at a
+    /// time, until one is in flight or none is owed.
+    fn serve_frames(&mut self) {
+        loop {
+            if self.frame_pending {
+                self.publish_frame();
+                if self.frame_pending {
+                    return;
+                }
+            }
+            let Some(size) = self.owed.first() else {
+                return;
+            };
+            if !self.request_frame(size) {
+                // The readback buffers are busy: try again on the next poll.
+                return;
+            }
+            self.owed.pop_front();
         }
     }
 
@@ -418,10 +460,18 @@ impl Runner<'_> {
         // Frames: one is started after the steps, and handed over as soon as it is ready (at
         // once on the CPU; when the readback lands on the GPU), polling while waiting for the
         // next step, so a note shows within one step period plus the hand-off.
-        if ran > 0
-            && let Some((w, h)) = self.frames.wanted()
-        {
-            self.request_frame(w, h);
+        if ran > 0 {
+            self.owed = self.frames.sizes();
+            self.shown = Sizes::default();
+            // One watcher: a newer frame supersedes one still in flight (the GPU hands over its
+            // newest), as it always did.
+            if self.owed.len() == 1
+                && self.frame_pending
+                && let Some(size) = self.owed.first()
+                && self.request_frame(size)
+            {
+                self.owed.pop_front();
+            }
         }
         //
         // While waiting, a note-on or onset that arrives is shown at once: its burst is
@@ -429,9 +479,7 @@ impl Runner<'_> {
         // so dense playing never doubles the render load for long).
         let mut early_frame = false;
         loop {
-            if self.frame_pending {
-                self.publish_frame();
-            }
+            self.serve_frames();
             let wait = step
                 .saturating_sub(self.backlog)
                 .saturating_sub(self.clock.elapsed());
@@ -441,7 +489,8 @@ impl Runner<'_> {
             if !early_frame
                 && !paused
                 && !self.frame_pending
-                && self.frames.wanted().is_some()
+                && self.owed.is_empty()
+                && !self.frames.sizes().is_empty()
                 && self
                     .queues
                     .iter_mut()
@@ -452,7 +501,7 @@ impl Runner<'_> {
                 self.show_at_once();
                 continue;
             }
-            std::thread::park_timeout(wait.min(if self.frame_pending {
+            std::thread::park_timeout(wait.min(if self.frame_pending || !self.owed.is_empty() {
                 FRAME_POLL
             } else {
                 EVENT_POLL
