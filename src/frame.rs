@@ -280,7 +280,11 @@ mod tests {
         outputs[2].request(1, 1);
         assert_eq!(input.sizes().as_slice(), &[(4, 2), (1, 1)]);
         outputs[0].request(1, 1);
-        assert_eq!(input.sizes().as_slice(), &[(1, 1), (4, 2)], "each size once");
+        assert_eq!(
+            input.sizes().as_slice(),
+            &[(1, 1), (4, 2)],
+            "each size once"
+        );
         assert_eq!(input.wanted(), Some((1, 1)));
 
         // A frame of 4 x 2 goes to the consumer that wants it, and only there.
@@ -310,7 +314,11 @@ mod tests {
         for size in [(1, 1), (2, 2), (1, 1), (3, 3), (4, 4), (5, 5)] {
             s.push(size);
         }
-        assert_eq!(s.as_slice(), &[(1, 1), (2, 2), (3, 3), (4, 4)], "distinct, bounded");
+        assert_eq!(
+            s.as_slice(),
+            &[(1, 1), (2, 2), (3, 3), (4, 4)],
+            "distinct, bounded"
+        );
         assert_eq!(s.pop_front(), Some((1, 1)));
         assert_eq!(s.as_slice(), &[(2, 2), (3, 3), (4, 4)]);
     }

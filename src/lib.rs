@@ -18,6 +18,7 @@ pub mod engine;
 pub mod fluid;
 pub mod frame;
 pub mod mapping;
+pub mod output;
 pub mod params;
 mod pin;
 pub mod preset;
@@ -67,7 +68,9 @@ pub struct Dyeflow {
 impl Default for Dyeflow {
     fn default() -> Self {
         let params = Arc::new(DyeflowParams::default());
-        let (frame_input, frames) = frame::frame_channel();
+        // Two consumers of the frames: the editor and the output window.
+        let (frame_input, mut outputs) = frame::frame_channels(2);
+        let (frames, window_frames) = (outputs.remove(0), outputs.remove(0));
         let engine = Arc::new(LazyEngine::new(
             params.clone(),
             frame_input,
@@ -85,6 +88,7 @@ impl Default for Dyeflow {
                 events: Arc::new(Mutex::new(editor_tx)),
                 capture: Arc::new(Mutex::new(capture::writer::CaptureStatus::new())),
                 record: Arc::new(std::sync::atomic::AtomicBool::new(false)),
+                output: Arc::new(new_output_window(&params, window_frames)),
             },
             engine,
             params,
@@ -98,6 +102,32 @@ impl Default for Dyeflow {
     }
 }
 
+/// The instance's output window (closed): frames no finer than the dye grid, and every change
+/// it makes itself (Esc, a resize, a close by the window manager) kept in the project.
+fn new_output_window(params: &Arc<DyeflowParams>, frames: FrameOutput) -> output::OutputWindow {
+    let p = params.clone();
+    let cap: output::FrameCap = Arc::new(move || {
+        let s = p.settings().sanitized();
+        let (w, h) = s.sim_grid();
+        (w * s.dye_scale as usize, h * s.dye_scale as usize)
+    });
+    let p = params.clone();
+    let on_change: output::OnChange = Arc::new(move |placement: &output::Placement, open| {
+        p.set_output(params::OutputSettings {
+            open,
+            placement: placement.clone(),
+        });
+    });
+    output::OutputWindow::new(frames, cap, on_change)
+}
+
+impl Drop for Dyeflow {
+    /// The output window closes with the instance (the project keeps it open, to come back).
+    fn drop(&mut self) {
+        self.editor.output.close();
+    }
+}
+
 impl Dyeflow {
     /// The parameters, shared with the editor and the simulation thread.
     pub fn shared_params(&self) -> Arc<DyeflowParams> {
@@ -107,6 +137,11 @@ impl Dyeflow {
     /// The lazily started simulation.
     pub fn engine(&self) -> Arc<LazyEngine> {
         self.engine.clone()
+    }
+
+    /// The instance's output window.
+    pub fn output(&self) -> Arc<output::OutputWindow> {
+        self.editor.output.clone()
     }
 
     /// The consumer end of the engine's frames, shared with the editor.
@@ -250,6 +285,10 @@ impl Plugin for Dyeflow {
             }
         }
         self.follow_process_mode(buffer_config.process_mode);
+        // A project saved with its output window open opens it again (not for a bounce).
+        if !self.offline {
+            self.editor.follow_output();
+        }
         // The simulation thread waits in standby (no solver, no GPU device) until audio
         // actually flows or the editor opens.
         if self.waker.is_none() {

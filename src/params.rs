@@ -22,6 +22,7 @@ use std::sync::atomic::AtomicU32;
 
 use crate::fluid::{ColorMode, ObstacleStyle, ToneMode};
 use crate::mapping::MappingMode;
+pub use crate::output::Placement;
 
 pub mod effects;
 pub mod heat;
@@ -71,6 +72,8 @@ pub const DRUM_CHANNEL_ID: &str = "drum_ch";
 pub const STATE_VERSION_KEY: &str = "state-version";
 /// Key of the persisted settings field.
 pub const SETTINGS_KEY: &str = "settings";
+/// Key of the persisted output window field.
+pub const OUTPUT_KEY: &str = "output";
 /// Key of the persisted editor field.
 pub const EDITOR_KEY: &str = "editor";
 
@@ -237,6 +240,27 @@ impl OscSettings {
     }
 }
 
+/// The output window (see [`crate::output`]): whether it is open, and where and how it shows.
+/// Comes back with the project (closed when the project has none); presets leave it alone.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OutputSettings {
+    /// The window is open.
+    pub open: bool,
+    /// Its monitor, fullscreen or not, its windowed size.
+    pub placement: Placement,
+}
+
+impl OutputSettings {
+    /// The same with the size in range.
+    pub fn sanitized(&self) -> Self {
+        Self {
+            open: self.open,
+            placement: self.placement.sanitized(),
+        }
+    }
+}
+
 /// Editor state that comes back with the project.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -312,6 +336,11 @@ pub struct DyeflowParams {
     /// OSC in. Written by the editor and by state loads.
     #[persist = "osc"]
     pub osc: RwLock<OscSettings>,
+
+    /// The output window. Written by the editor, by the window itself (Esc, a resize) and by
+    /// state loads.
+    #[persist = "output"]
+    pub output: RwLock<OutputSettings>,
 
     /// The obstacles: the layout last picked and the mask as drawn. Written by the editor,
     /// by state loads and by the simulation thread (the brush's strokes); see
@@ -603,6 +632,7 @@ impl Default for DyeflowParams {
             settings: RwLock::new(Settings::default()),
             editor: RwLock::new(EditorSettings::default()),
             osc: RwLock::new(OscSettings::default()),
+            output: RwLock::new(OutputSettings::default()),
             obstacles: ObstacleField::default(),
 
             bypass: BoolParam::new("Bypass", false)
@@ -744,6 +774,16 @@ impl DyeflowParams {
     pub fn set_osc(&self, osc: OscSettings) {
         *self.osc.write() = osc.sanitized();
     }
+
+    /// The output window's settings (sanitised).
+    pub fn output(&self) -> OutputSettings {
+        self.output.read().sanitized()
+    }
+
+    /// Replace the output window's settings. Never call this from the audio thread.
+    pub fn set_output(&self, output: OutputSettings) {
+        *self.output.write() = output.sanitized();
+    }
 }
 
 /// Migrate and sanitise a state before nice-plug loads it into the parameters.
@@ -848,6 +888,13 @@ pub fn migrate_state(state: &mut PluginState) {
         serde_json::to_string(&obstacles).expect("plain struct serialises"),
     );
     let editor = parse_lenient::<EditorSettings>(state.fields.get(EDITOR_KEY)).sanitized();
+    // A project from before the output window (or one saved with it closed) loads with it
+    // closed, whatever this instance showed before.
+    let output = parse_lenient::<OutputSettings>(state.fields.get(OUTPUT_KEY)).sanitized();
+    state.fields.insert(
+        OUTPUT_KEY.to_owned(),
+        serde_json::to_string(&output).expect("plain struct serialises"),
+    );
     state.fields.insert(
         SETTINGS_KEY.to_owned(),
         serde_json::to_string(&settings).expect("plain struct serialises"),
@@ -895,6 +942,8 @@ fn parse_lenient<T: Default + Serialize + for<'de> Deserialize<'de>>(json: Optio
 mod audio_migration_tests;
 #[cfg(test)]
 mod obstacle_migration_tests;
+#[cfg(test)]
+mod output_state_tests;
 
 #[cfg(test)]
 mod tests {

@@ -44,7 +44,7 @@ pub fn key_capture(typing: bool) -> KeyCapture {
     if typing {
         return KeyCapture::CaptureAll;
     }
-    let keys = ["p", "P", " ", "r", "R", "f", "F"];
+    let keys = ["p", "P", " ", "r", "R", "f", "F", "o", "O"];
     KeyCapture::CaptureKeys(
         keys.iter()
             .map(|k| HostKey::Character((*k).into()))
@@ -271,14 +271,18 @@ impl Painter {
         if typing {
             return acted;
         }
-        let (pause, splats, reset, panel) = ui.input(|i| {
+        let (pause, splats, reset, panel, output) = ui.input(|i| {
             (
                 i.key_pressed(egui::Key::P),
                 i.key_pressed(egui::Key::Space),
                 i.key_pressed(egui::Key::R),
                 i.key_pressed(egui::Key::F),
+                i.key_pressed(egui::Key::O),
             )
         });
+        if output {
+            super::output::toggle(shared);
+        }
         if pause {
             let engine = &shared.engine;
             engine.set_paused(!engine.paused());
@@ -294,7 +298,7 @@ impl Painter {
             editor.panel_open = open;
             shared.params.set_editor_settings(editor);
         }
-        acted || pause || splats || reset || panel
+        acted || pause || splats || reset || panel || output
     }
 
     /// A burst of random coloured splats with random pushes.

@@ -12,10 +12,12 @@
 //!   status line.
 //! - [`input`]: mouse painting and the keys (P pause, Space splats, R reset, F panel).
 //! - [`presets`]: the panel's preset menu (factory presets, the user's, save).
+//! - [`output`]: the panel's output window controls (the window itself is [`crate::output`]).
 //! - [`hint`]: the first-run hint on the empty canvas.
 
 mod hint;
 mod input;
+mod output;
 mod panel;
 mod presets;
 mod view;
@@ -62,6 +64,20 @@ pub struct EditorShared {
     /// The Record switch: capture while the host plays in real time (not saved with the
     /// project).
     pub record: Arc<std::sync::atomic::AtomicBool>,
+    /// The instance's output window (open or not; it outlives every editor window).
+    pub output: Arc<crate::output::OutputWindow>,
+}
+
+impl EditorShared {
+    /// Make the output window follow the project's settings for it.
+    pub fn follow_output(&self) {
+        let s = self.params.output();
+        if s.open {
+            // The window shows the fluid: make sure it runs.
+            self.engine.ensure_running();
+        }
+        self.output.follow(s.open, &s.placement);
+    }
 }
 
 /// The plugin's editor: an egui editor rebuilt when the project's saved size changed while it
@@ -333,6 +349,7 @@ impl NiceEguiApp for EditorApp {
         };
         let setter = gui.param_setter();
         let settings = self.shared.params.settings();
+        self.shared.follow_output();
         let canvas = self.view.show(ui, &self.shared, &settings);
         let typing = ui.ctx().memory(|m| m.focused().is_some());
         frame.set_key_capture(input::key_capture(typing));

@@ -8,6 +8,7 @@
 
 use super::EditorShared;
 use super::input::{BrushMode, Painter};
+use super::output::OutputControls;
 use super::presets::PresetMenu;
 use super::view::FluidView;
 use crate::params::{
@@ -60,6 +61,8 @@ impl Cols {
 pub struct Panel {
     /// The preset menu (and what it last did).
     presets: PresetMenu,
+    /// The output window section.
+    output: OutputControls,
 }
 
 /// The panel's width in a window `window_width` points wide.
@@ -151,6 +154,18 @@ fn slider<P: Param>(ui: &mut egui::Ui, param: &P, setter: &ParamSetter, cols: Co
 
 /// A collapsing section holding a two-column grid.
 fn section(ui: &mut egui::Ui, title: &str, open: bool, add: impl FnOnce(&mut egui::Ui)) {
+    section_then(ui, title, open, add, |_| {});
+}
+
+/// A collapsing section holding a two-column grid, then `after` laid out top to bottom under
+/// it (text and rows that are not label-and-widget pairs).
+fn section_then(
+    ui: &mut egui::Ui,
+    title: &str,
+    open: bool,
+    add: impl FnOnce(&mut egui::Ui),
+    after: impl FnOnce(&mut egui::Ui),
+) {
     egui::CollapsingHeader::new(RichText::new(title).strong())
         .default_open(open)
         .show(ui, |ui| {
@@ -160,6 +175,7 @@ fn section(ui: &mut egui::Ui, title: &str, open: bool, add: impl FnOnce(&mut egu
                 .num_columns(2)
                 .spacing([GAP, 4.0])
                 .show(ui, add);
+            after(ui);
         });
 }
 
@@ -271,7 +287,12 @@ fn obstacles_section(
     });
 }
 
-fn settings_section(ui: &mut egui::Ui, shared: &EditorShared, cols: Cols) {
+fn settings_section(
+    ui: &mut egui::Ui,
+    shared: &EditorShared,
+    output: &mut OutputControls,
+    cols: Cols,
+) {
     let params = &*shared.params;
     let mut s = params.settings();
     let before = s.clone();
@@ -312,7 +333,7 @@ fn settings_section(ui: &mut egui::Ui, shared: &EditorShared, cols: Cols) {
         .iter()
         .map(|&r| (r, format!("{r} Hz")))
         .collect();
-    section(ui, "Settings", false, |ui| {
+    let grid = |ui: &mut egui::Ui| {
         if let Some(v) = setting(ui, "Fluid", s.fluid, &fluids, cols) {
             s.fluid = v;
         }
@@ -331,11 +352,16 @@ fn settings_section(ui: &mut egui::Ui, shared: &EditorShared, cols: Cols) {
         if let Some(v) = setting(ui, "Rate", s.sim_rate_hz, &rates, cols) {
             s.sim_rate_hz = v;
         }
+    };
+    let ways_out = |ui: &mut egui::Ui| {
+        ui.separator();
+        output.show(ui, shared);
         ui.separator();
         capture_settings(ui, shared);
         ui.separator();
         osc_settings(ui, shared);
-    });
+    };
+    section_then(ui, "Settings", false, grid, ways_out);
     if s != before {
         params.set_settings(s);
     }
@@ -636,7 +662,7 @@ impl Panel {
             slider(ui, &e.bg_saturation, setter, cols);
             slider(ui, &e.bg_brightness, setter, cols);
         });
-        settings_section(ui, shared, cols);
+        settings_section(ui, shared, &mut self.output, cols);
         egui::CollapsingHeader::new(RichText::new("Mouse and keys").strong())
             .default_open(false)
             .show(ui, |ui| {
@@ -669,7 +695,10 @@ impl Panel {
                     "Obstacles: Draw or Erase, then left-drag on the fluid (the wheel sizes \
                      that brush); Off paints dye again",
                 );
-                ui.label("P pause · Space random splats · R reset · F hide this panel");
+                ui.label(
+                    "P pause · Space random splats · R reset · F hide this panel · O output \
+                     window",
+                );
             });
     }
 }

@@ -9,6 +9,8 @@
 //! - `notes K,K,...`: hold these notes (velocity 100, channel 1) from the next block on;
 //! - `off`: all notes off (CC 123) on channel 1;
 //! - `obstacles`: report the project's obstacles;
+//! - `output open MONITOR full|WxH`, `output close`, `output status`: the output window,
+//!   through the project's settings as the editor's panel changes them;
 //! - `quit`: close the window and exit.
 //!
 //! Reports: `READY` once the window shows, `GESTURE begin|set|end <param id>` for every
@@ -94,6 +96,7 @@ pub struct Session {
     pub engine: Arc<dyeflow::engine::LazyEngine>,
     pub frames: Arc<parking_lot::Mutex<dyeflow::frame::FrameOutput>>,
     pub params: Arc<dyeflow::params::DyeflowParams>,
+    pub output: Arc<dyeflow::output::OutputWindow>,
     ids: HashMap<ParamPtr, String>,
     commands: mpsc::Sender<Command>,
     quit: Arc<AtomicBool>,
@@ -111,6 +114,17 @@ impl Session {
     /// [`Session::start`] with the editor window `size` (logical points) instead of the
     /// default.
     pub fn start_sized(settings: Settings, panel: bool, size: Option<(u32, u32)>) -> Self {
+        Self::start_with(settings, panel, size, |_| {})
+    }
+
+    /// [`Session::start_sized`], with `project` changing the parameters before the plugin is
+    /// activated (as a host restores a project).
+    pub fn start_with(
+        settings: Settings,
+        panel: bool,
+        size: Option<(u32, u32)>,
+        project: impl FnOnce(&dyeflow::params::DyeflowParams),
+    ) -> Self {
         let mut plugin = Dyeflow::default();
         let params = plugin.shared_params();
         let keyboard = format!(
@@ -135,6 +149,8 @@ impl Session {
         let editor = plugin.editor(executor).expect("Dyeflow has an editor");
         let engine = plugin.engine();
         let frames = plugin.frames();
+        let output = plugin.output();
+        project(&params);
         assert!(activate_48k(&mut plugin));
         let (commands, rx) = mpsc::channel::<Command>();
         let quit = Arc::new(AtomicBool::new(false));
@@ -145,6 +161,7 @@ impl Session {
             engine,
             frames,
             params,
+            output,
             ids,
             commands,
             quit,
@@ -169,6 +186,7 @@ impl Session {
         let tx = self.commands.clone();
         let quit = self.quit.clone();
         let params = self.params.clone();
+        let output = self.output.clone();
         std::thread::spawn(move || {
             for line in std::io::stdin().lock().lines() {
                 let Ok(line) = line else { break };
@@ -191,6 +209,10 @@ impl Session {
                         let drawn = o.drawn().map_or(0, |m| m.solid_count());
                         say(&format!("OBSTACLES layout={} drawn={drawn}", o.layout.id()));
                     }
+                    Some("output") => {
+                        let args: Vec<&str> = parts.collect();
+                        output_command(&params, &output, &args);
+                    }
                     Some("quit") => break,
                     _ => {}
                 }
@@ -211,6 +233,105 @@ impl Session {
             a.join().expect("the audio thread");
         }
     }
+}
+
+/// The `output` commands (see the module's header). Reports `OUTPUT open=<0|1>
+/// saved_open=<0|1> full=<0|1> monitor=<name> rect=<x,y,w,h> fps=<n> error=<text>`.
+fn output_command(
+    params: &dyeflow::params::DyeflowParams,
+    output: &dyeflow::output::OutputWindow,
+    args: &[&str],
+) {
+    let mut s = params.output();
+    match args {
+        ["open", monitor, how] => {
+            s.open = true;
+            s.placement.monitor = (*monitor).to_owned();
+            s.placement.fullscreen = *how == "full";
+            if let Some((w, h)) = how.split_once('x') {
+                s.placement.width = w.parse().unwrap_or(640);
+                s.placement.height = h.parse().unwrap_or(360);
+            }
+        }
+        ["close"] => s.open = false,
+        _ => {}
+    }
+    params.set_output(s.clone());
+    output.follow(s.open, &s.placement);
+    let st = output.status();
+    let s = params.output();
+    let r = st.rect;
+    say(&format!(
+        "OUTPUT open={} saved_open={} full={} monitor={} rect={},{},{},{} fps={:.0} error={}",
+        u8::from(output.is_open()),
+        u8::from(s.open),
+        u8::from(s.placement.fullscreen),
+        st.monitor.map_or("-".into(), |m| m.name),
+        r.x,
+        r.y,
+        r.width,
+        r.height,
+        st.fps,
+        st.error.unwrap_or_default()
+    ));
+}
+
+/// The output window's harness: a session playing notes, its output window opened from the
+/// project when `saved` (as a project saved with it open), standard input's commands, and
+/// `cycles N`: open and close the editor N times. Reports `READY`, `CYCLED n=<N>`, `DONE`.
+pub fn run_output(settings: Settings, saved: Option<dyeflow::params::OutputSettings>) {
+    let session = Session::start_with(settings, false, None, |p| {
+        if let Some(s) = saved {
+            p.set_output(s);
+        }
+    });
+    session.notes(&[48, 60, 67, 76]);
+    let (tx, cycles) = mpsc::channel::<usize>();
+    // Standard input, with `cycles` taken here (the editor opens on this thread).
+    {
+        let commands = session.commands.clone();
+        let quit = session.quit.clone();
+        let params = session.params.clone();
+        let output = session.output.clone();
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lock().lines() {
+                let Ok(line) = line else { break };
+                let mut parts = line.split_whitespace();
+                match parts.next() {
+                    Some("output") => {
+                        let args: Vec<&str> = parts.collect();
+                        output_command(&params, &output, &args);
+                    }
+                    Some("cycles") => {
+                        let _ = tx.send(parts.next().and_then(|n| n.parse().ok()).unwrap_or(1));
+                    }
+                    Some("off") => {
+                        let _ = commands.send(Command::Off);
+                    }
+                    Some("quit") => break,
+                    _ => {}
+                }
+            }
+            quit.store(true, Ordering::Release);
+        });
+    }
+    say("READY");
+    while !session.quitting() {
+        if let Ok(n) = cycles.recv_timeout(Duration::from_millis(20)) {
+            for _ in 0..n {
+                let spawned = session
+                    .editor
+                    .spawn(None, false, Some(1.0), session.gui(), None)
+                    .expect("open the editor window");
+                spawned.handle.show(&spawned.window).expect("show");
+                std::thread::sleep(Duration::from_millis(30));
+                drop(spawned);
+            }
+            say(&format!("CYCLED n={n}"));
+        }
+    }
+    session.stop();
+    say("DONE");
 }
 
 /// Voluntary context switches of the calling thread so far: the times it went to sleep waiting

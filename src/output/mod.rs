@@ -1,0 +1,360 @@
+//! The output window: the fluid alone, borderless, windowed at any size or fullscreen on a
+//! chosen monitor, for a projector or a second screen.
+//!
+//! Each plugin instance has one [`OutputWindow`]. It is independent of the editor: it has its
+//! own frames from the simulation thread (its own consumer of [`crate::frame`], asking for its
+//! own size) and its own thread, so it stays open and live while the editor opens and closes,
+//! and closes with the instance. Nothing here ever blocks the simulation or the audio thread:
+//! the window takes the newest frame when it draws, and the simulation never waits for it.
+//!
+//! - [`draw`]: the window itself (a baseview window drawn with OpenGL), its keys and pacing.
+//! - `x11`: the monitors and the placement on X11.
+//!
+//! Platforms: on Linux (X11) everything works. On Windows the window opens on a thread of its
+//! own (untested here). macOS allows windows only on the application's main thread, which a
+//! plugin does not own: there the output window reports that it is not available.
+
+mod draw;
+#[cfg(target_os = "linux")]
+mod x11;
+
+use crate::frame::FrameOutput;
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+
+/// The window's title (window managers and task bars show it; the tests find it by it).
+pub const TITLE: &str = "Dyeflow output";
+
+/// Smallest and largest windowed size, in pixels per side.
+pub const MIN_EDGE: u32 = 64;
+pub const MAX_EDGE: u32 = 8192;
+
+/// How long closing waits for the window's threads at most.
+const CLOSE_WAIT_MS: u64 = 5000;
+
+/// A rectangle on the screen, in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Rect {
+    pub x: i32,
+    pub y: i32,
+    pub width: u32,
+    pub height: u32,
+}
+
+/// A monitor of the display.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Monitor {
+    /// Its name (e.g. `HDMI-1`), as the display server reports it.
+    pub name: String,
+    /// Where it is on the screen.
+    pub rect: Rect,
+    /// Its refresh rate (60 Hz where the server does not tell).
+    pub refresh_hz: f64,
+    /// The primary monitor.
+    pub primary: bool,
+}
+
+/// Where and how the window shows; comes back with the project.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Placement {
+    /// The monitor's name; empty (or a monitor that is gone): the primary one.
+    pub monitor: String,
+    /// Fill the monitor.
+    pub fullscreen: bool,
+    /// The windowed size, in pixels (centred on the monitor, at most its size).
+    pub width: u32,
+    pub height: u32,
+}
+
+impl Default for Placement {
+    fn default() -> Self {
+        Self {
+            monitor: String::new(),
+            fullscreen: false,
+            width: 1280,
+            height: 720,
+        }
+    }
+}
+
+impl Placement {
+    /// The same with the size in [`MIN_EDGE`]..=[`MAX_EDGE`].
+    pub fn sanitized(&self) -> Self {
+        Self {
+            width: self.width.clamp(MIN_EDGE, MAX_EDGE),
+            height: self.height.clamp(MIN_EDGE, MAX_EDGE),
+            ..self.clone()
+        }
+    }
+
+    /// The window's rectangle on `monitor`: all of it in fullscreen, else the windowed size
+    /// (at most the monitor's) centred on it.
+    pub fn rect_on(&self, monitor: &Monitor) -> Rect {
+        let m = monitor.rect;
+        if self.fullscreen {
+            return m;
+        }
+        let s = self.sanitized();
+        let (w, h) = (s.width.min(m.width), s.height.min(m.height));
+        Rect {
+            x: m.x + ((m.width - w) / 2) as i32,
+            y: m.y + ((m.height - h) / 2) as i32,
+            width: w,
+            height: h,
+        }
+    }
+}
+
+/// The monitor named `name`; the primary (or first) one when none is.
+pub fn pick<'a>(monitors: &'a [Monitor], name: &str) -> Option<&'a Monitor> {
+    monitors
+        .iter()
+        .find(|m| !name.is_empty() && m.name == name)
+        .or_else(|| monitors.iter().find(|m| m.primary))
+        .or_else(|| monitors.first())
+}
+
+/// The display's monitors, primary first (empty where this platform does not list them).
+pub fn monitors() -> Result<Vec<Monitor>, String> {
+    #[cfg(target_os = "linux")]
+    {
+        x11::monitors()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        Ok(Vec::new())
+    }
+}
+
+/// How the window stands, for the editor's panel.
+#[derive(Debug, Clone, Default)]
+pub struct OutputStatus {
+    /// The window is open.
+    pub open: bool,
+    /// Why it could not open or place itself, if so.
+    pub error: Option<String>,
+    /// The monitor it is on, and its rectangle.
+    pub monitor: Option<Monitor>,
+    pub rect: Rect,
+    /// New fluid frames shown per second.
+    pub fps: f32,
+    /// Its rate of drawing (the monitor's refresh rate).
+    pub refresh_hz: f64,
+}
+
+/// The largest frame worth asking for (the dye grid's size: the GPU of the display scales up
+/// as well as the simulation would, for free).
+pub type FrameCap = Arc<dyn Fn() -> (usize, usize) + Send + Sync>;
+
+/// Told whenever the window changes its placement or closes by itself (Esc leaving fullscreen,
+/// the window manager resizing or closing it), to keep the project's copy current.
+pub type OnChange = Arc<dyn Fn(&Placement, bool) + Send + Sync>;
+
+/// What the controller and the window's thread share.
+struct Live {
+    /// A placement to apply (taken by the window when it next draws).
+    wanted: Mutex<Option<Placement>>,
+    /// Asked to close.
+    close: AtomicBool,
+    status: Mutex<OutputStatus>,
+}
+
+/// One instance's output window: open, placed and closed from any thread.
+pub struct OutputWindow {
+    frames: Arc<Mutex<FrameOutput>>,
+    cap: FrameCap,
+    on_change: OnChange,
+    live: Arc<Live>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+    /// The settings last followed (see [`OutputWindow::follow`]), kept current by the window
+    /// when it changes them itself.
+    followed: Arc<Mutex<Option<(bool, Placement)>>>,
+}
+
+impl OutputWindow {
+    /// An output window (closed) showing `frames`.
+    pub fn new(frames: FrameOutput, cap: FrameCap, on_change: OnChange) -> Self {
+        Self {
+            frames: Arc::new(Mutex::new(frames)),
+            cap,
+            on_change,
+            live: Arc::new(Live {
+                wanted: Mutex::new(None),
+                close: AtomicBool::new(false),
+                status: Mutex::new(OutputStatus::default()),
+            }),
+            thread: Mutex::new(None),
+            followed: Arc::new(Mutex::new(None)),
+        }
+    }
+
+    /// Follow the project's settings: open, move or close the window when they changed since
+    /// they were last followed (or since the window itself changed them). A window that could
+    /// not open is not tried again until they change, or until [`OutputWindow::retry`].
+    pub fn follow(&self, open: bool, placement: &Placement) {
+        let want = (open, placement.sanitized());
+        {
+            let mut followed = self.followed.lock();
+            if followed.as_ref() == Some(&want) {
+                return;
+            }
+            *followed = Some(want.clone());
+        }
+        if open {
+            self.open(&want.1);
+        } else {
+            self.close();
+        }
+    }
+
+    /// Forget the settings last followed: the next [`OutputWindow::follow`] acts on them.
+    pub fn retry(&self) {
+        *self.followed.lock() = None;
+    }
+
+    /// Whether the window is open (or opening).
+    pub fn is_open(&self) -> bool {
+        self.thread
+            .lock()
+            .as_ref()
+            .is_some_and(|t| !t.is_finished())
+    }
+
+    /// How it stands.
+    pub fn status(&self) -> OutputStatus {
+        self.live.status.lock().clone()
+    }
+
+    /// Open the window as `placement` asks, or move an open one there.
+    pub fn open(&self, placement: &Placement) {
+        let placement = placement.sanitized();
+        let mut thread = self.thread.lock();
+        *self.live.wanted.lock() = Some(placement.clone());
+        if thread.as_ref().is_some_and(|t| !t.is_finished()) {
+            return;
+        }
+        if let Some(t) = thread.take() {
+            let _ = t.join();
+        }
+        if cfg!(target_os = "macos") {
+            self.live.status.lock().error = Some(
+                "the output window is not available on macOS (windows must be made on the \
+                 host's main thread)"
+                    .into(),
+            );
+            return;
+        }
+        self.live.close.store(false, Ordering::Release);
+        {
+            let mut status = self.live.status.lock();
+            status.error = None;
+            status.open = true;
+        }
+        // What the window changes itself is followed already.
+        let (followed, told) = (self.followed.clone(), self.on_change.clone());
+        let on_change: OnChange = Arc::new(move |p: &Placement, open: bool| {
+            *followed.lock() = Some((open, p.sanitized()));
+            told(p, open);
+        });
+        let window = draw::Setup {
+            frames: self.frames.clone(),
+            cap: self.cap.clone(),
+            on_change,
+            live: self.live.clone(),
+            placement,
+        };
+        let live = self.live.clone();
+        match std::thread::Builder::new()
+            .name("dyeflow-output".into())
+            .spawn(move || draw::run(window))
+        {
+            Ok(t) => *thread = Some(t),
+            Err(e) => {
+                let mut status = live.status.lock();
+                status.open = false;
+                status.error = Some(format!("no thread for the output window: {e}"));
+            }
+        }
+    }
+
+    /// Close the window (waiting for its threads, a few seconds at most).
+    pub fn close(&self) {
+        let Some(thread) = self.thread.lock().take() else {
+            return;
+        };
+        self.live.close.store(true, Ordering::Release);
+        crate::pin::join_within(thread, CLOSE_WAIT_MS, "The output window's thread");
+        self.frames.lock().request(0, 0);
+        self.live.status.lock().open = false;
+    }
+}
+
+impl Drop for OutputWindow {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn monitor(name: &str, x: i32, primary: bool) -> Monitor {
+        Monitor {
+            name: name.into(),
+            rect: Rect {
+                x,
+                y: 0,
+                width: 1920,
+                height: 1080,
+            },
+            refresh_hz: 60.0,
+            primary,
+        }
+    }
+
+    #[test]
+    fn monitors_are_picked_by_name_then_primary() {
+        let ms = [monitor("A", 0, false), monitor("B", 1920, true)];
+        assert_eq!(pick(&ms, "A").unwrap().name, "A");
+        assert_eq!(pick(&ms, "gone").unwrap().name, "B", "the primary");
+        assert_eq!(pick(&ms, "").unwrap().name, "B");
+        assert_eq!(pick(&ms[..1], "").unwrap().name, "A", "the first");
+        assert!(pick(&[], "A").is_none());
+    }
+
+    #[test]
+    fn windows_are_centred_and_fit_their_monitor() {
+        let m = monitor("B", 1920, true);
+        let p = Placement {
+            width: 800,
+            height: 600,
+            ..Placement::default()
+        };
+        assert_eq!(
+            p.rect_on(&m),
+            Rect {
+                x: 1920 + 560,
+                y: 240,
+                width: 800,
+                height: 600
+            }
+        );
+        let big = Placement {
+            width: 5000,
+            height: 10,
+            ..Placement::default()
+        };
+        let r = big.rect_on(&m);
+        assert_eq!((r.x, r.width, r.height), (1920, 1920, MIN_EDGE));
+        let full = Placement {
+            fullscreen: true,
+            ..p
+        };
+        assert_eq!(full.rect_on(&m), m.rect);
+    }
+}
