@@ -387,3 +387,42 @@ fn the_editors_o_key_opens_and_closes_it() {
     assert!(becomes_visible(&display, TITLE, false), "O closes it");
     assert!(h.quit(Duration::from_secs(30)));
 }
+
+/// Without a display the window does not open, the panel's status says why, and the plugin
+/// runs on (no panic, no hang).
+#[test]
+fn without_a_display_it_says_why() {
+    use std::io::{BufRead, BufReader, Write};
+    let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "harness_output",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env(harness::HARNESS_ENV, "1")
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("start the harness");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    writeln!(stdin, "output open X full").unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    writeln!(stdin, "output status").unwrap();
+    writeln!(stdin, "quit").unwrap();
+    let statuses: Vec<String> = lines
+        .by_ref()
+        .map_while(Result::ok)
+        .filter(|l| l.starts_with("OUTPUT"))
+        .collect();
+    assert!(child.wait().unwrap().success(), "the harness exits cleanly");
+    let last = statuses.last().expect("a status");
+    assert!(
+        last.contains("open=0") && last.contains("error=the output window failed"),
+        "{statuses:?}"
+    );
+}
