@@ -1,5 +1,6 @@
 //! Frames from the simulation thread to their consumers (the editor, the output window): RGBA8
-//! pictures through one lock-free triple buffer per consumer, at the size each asks for.
+//! pictures through one lock-free triple buffer per consumer, rendered at the largest size the
+//! consumers ask for (each scales it to its own).
 //!
 //! The consumer never waits and never sees a half-written frame; the producer never waits
 //! for the consumer. Frames the consumer did not read in time are overwritten.
@@ -60,8 +61,8 @@ struct Sink {
 }
 
 /// The producer side (simulation thread). It serves several consumers, each with its own
-/// triple buffer and its own requested size: one frame per distinct size, copied to each
-/// consumer that asked for that size.
+/// triple buffer and its own requested size: frames are rendered at the largest size asked
+/// for and copied to every consumer that watches.
 pub struct FrameInput {
     sinks: Vec<Sink>,
     serial: u64,
@@ -97,72 +98,28 @@ pub fn frame_channels(n: usize) -> (FrameInput, Vec<FrameOutput>) {
     (FrameInput { sinks, serial: 0 }, outputs)
 }
 
-/// The distinct frame sizes the consumers want, in consumer order.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Sizes {
-    sizes: [(usize, usize); MAX_OUTPUTS],
-    len: usize,
-}
-
-impl Sizes {
-    /// The sizes, each once.
-    pub fn as_slice(&self) -> &[(usize, usize)] {
-        &self.sizes[..self.len]
-    }
-
-    /// Whether no frames are wanted.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    /// How many sizes.
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    /// The first size.
-    pub fn first(&self) -> Option<(usize, usize)> {
-        self.as_slice().first().copied()
-    }
-
-    /// Whether `size` is among them.
-    pub fn contains(&self, size: (usize, usize)) -> bool {
-        self.as_slice().contains(&size)
-    }
-
-    /// Add `size` unless it is there (or the list is full).
-    pub fn push(&mut self, size: (usize, usize)) {
-        if !self.contains(size) && self.len < MAX_OUTPUTS {
-            self.sizes[self.len] = size;
-            self.len += 1;
-        }
-    }
-
-    /// Take the first size.
-    pub fn pop_front(&mut self) -> Option<(usize, usize)> {
-        if self.len == 0 {
-            return None;
-        }
-        let first = self.sizes[0];
-        self.sizes.copy_within(1..self.len, 0);
-        self.len -= 1;
-        Some(first)
-    }
-}
-
 impl FrameInput {
-    /// The size the first watching consumer wants, if any consumer wants frames.
+    /// The size to render, if any consumer wants frames: the largest any asks for (by
+    /// area; the first of equals). Every consumer gets that frame and scales it to its own
+    /// size, so the display pipeline runs once per frame however many consumers watch, and
+    /// on the GPU its render targets keep one size instead of being rebuilt at every switch.
     pub fn wanted(&self) -> Option<(usize, usize)> {
-        self.sinks.iter().find_map(|s| s.request.get())
+        self.sinks.iter().filter_map(|s| s.request.get()).fold(
+            None,
+            |best: Option<(usize, usize)>, size| match best {
+                Some(b) if b.0 * b.1 >= size.0 * size.1 => Some(b),
+                _ => Some(size),
+            },
+        )
     }
 
-    /// Every distinct size the consumers want (empty: no one watches).
-    pub fn sizes(&self) -> Sizes {
-        let mut sizes = Sizes::default();
-        for size in self.sinks.iter().filter_map(|s| s.request.get()) {
-            sizes.push(size);
-        }
-        sizes
+    /// Which consumers want frames, one bit each (consumer `k`: bit `k`).
+    pub fn watchers(&self) -> u32 {
+        self.sinks
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.request.get().is_some())
+            .fold(0, |m, (k, _)| m | 1 << k)
     }
 
     /// Publish a frame: `fill` writes the pixels into the (reused) back buffer, already sized
@@ -183,23 +140,21 @@ impl FrameInput {
 
     /// Publish a frame if `fill` produces one: it receives the (reused) back buffer and
     /// returns the frame's size, or `None` to publish nothing. The frame goes to every
-    /// consumer that wants its size (to the first consumer when none does, so a frame started
-    /// before a resize still shows).
+    /// consumer that wants frames (to the first when none does, as with one consumer).
     pub fn publish_from(
         &mut self,
         sim_time_s: f64,
         fill: impl FnOnce(&mut Vec<u8>) -> Option<(usize, usize)>,
     ) -> bool {
-        // The frame is drawn into the back buffer of the consumer that is most likely to want
-        // it (the first watching one), then copied to the others of its size.
+        // Drawn into the back buffer of the first watching consumer, then copied to the
+        // other watching ones.
         let target = self
             .sinks
             .iter()
             .position(|s| s.request.get().is_some())
             .unwrap_or(0);
-        let (head, rest) = self.sinks.split_at_mut(target);
+        let (_, rest) = self.sinks.split_at_mut(target);
         let (sink, tail) = rest.split_first_mut().expect("target is in range");
-        let first_request = sink.request.get();
         let frame = sink.input.input_buffer_mut();
         let Some((width, height)) = fill(&mut frame.pixels) else {
             return false;
@@ -210,9 +165,8 @@ impl FrameInput {
         frame.height = height;
         frame.serial = self.serial;
         frame.sim_time_s = sim_time_s;
-        let wants = |s: &Sink| s.request.get() == Some((width, height));
-        let first_wants = first_request == Some((width, height));
-        for other in head.iter_mut().chain(tail.iter_mut()).filter(|s| wants(s)) {
+        // Consumers before the target do not watch (it is the first that does).
+        for other in tail.iter_mut().filter(|s| s.request.get().is_some()) {
             let copy = other.input.input_buffer_mut();
             copy.pixels.clear();
             copy.pixels.extend_from_slice(&frame.pixels);
@@ -221,12 +175,7 @@ impl FrameInput {
             copy.sim_time_s = sim_time_s;
             other.input.publish();
         }
-        // A frame of a size its target no longer wants (a resize meanwhile) still goes to it
-        // when no other consumer took it.
-        let others = head.iter().chain(tail.iter()).any(wants);
-        if first_wants || !others {
-            sink.input.publish();
-        }
+        sink.input.publish();
         true
     }
 }
@@ -273,53 +222,31 @@ mod tests {
     }
 
     #[test]
-    fn each_consumer_gets_the_frames_of_its_size() {
+    fn every_watching_consumer_gets_each_frame_at_the_largest_size() {
         let (mut input, mut outputs) = frame_channels(3);
-        assert!(input.sizes().is_empty());
+        assert_eq!((input.wanted(), input.watchers()), (None, 0));
         outputs[1].request(4, 2);
-        outputs[2].request(1, 1);
-        assert_eq!(input.sizes().as_slice(), &[(4, 2), (1, 1)]);
+        outputs[2].request(2, 1);
+        assert_eq!(input.watchers(), 0b110);
+        assert_eq!(input.wanted(), Some((4, 2)), "the largest");
         outputs[0].request(1, 1);
-        assert_eq!(
-            input.sizes().as_slice(),
-            &[(1, 1), (4, 2)],
-            "each size once"
-        );
-        assert_eq!(input.wanted(), Some((1, 1)));
+        assert_eq!(input.wanted(), Some((4, 2)));
 
-        // A frame of 4 x 2 goes to the consumer that wants it, and only there.
         input.publish(4, 2, 1.0, |p| p.fill(7));
-        assert!(outputs[1].has_new() && !outputs[0].has_new() && !outputs[2].has_new());
-        let f = outputs[1].latest();
-        assert_eq!((f.width, f.height, f.serial), (4, 2, 1));
-        assert!(f.pixels.iter().all(|&b| b == 7));
+        for out in &mut outputs {
+            assert!(out.has_new());
+            let f = out.latest();
+            assert_eq!((f.width, f.height, f.serial, f.sim_time_s), (4, 2, 1, 1.0));
+            assert!(f.pixels.iter().all(|&b| b == 7));
+        }
 
-        // One of 1 x 1 goes to both that want it, with the same serial.
-        input.publish(1, 1, 2.0, |p| p.copy_from_slice(&[1, 2, 3, 4]));
-        for k in [0, 2] {
+        // A consumer that stops watching gets no more frames.
+        outputs[0].request(0, 0);
+        input.publish(2, 1, 2.0, |p| p.fill(9));
+        assert!(!outputs[0].has_new());
+        for k in [1, 2] {
             let f = outputs[k].latest();
-            assert_eq!((f.serial, f.pixels.as_slice()), (2, &[1u8, 2, 3, 4][..]));
+            assert_eq!((f.serial, f.pixels.as_slice()), (2, &[9u8; 8][..]));
         }
-        assert!(!outputs[1].has_new());
-
-        // A size no one wants any more (a resize meanwhile) still reaches the first watcher.
-        input.publish(3, 3, 3.0, |p| p.fill(1));
-        assert_eq!(outputs[0].latest().width, 3);
-        assert!(!outputs[1].has_new() && !outputs[2].has_new());
-    }
-
-    #[test]
-    fn sizes_pop_in_order() {
-        let mut s = Sizes::default();
-        for size in [(1, 1), (2, 2), (1, 1), (3, 3), (4, 4), (5, 5)] {
-            s.push(size);
-        }
-        assert_eq!(
-            s.as_slice(),
-            &[(1, 1), (2, 2), (3, 3), (4, 4)],
-            "distinct, bounded"
-        );
-        assert_eq!(s.pop_front(), Some((1, 1)));
-        assert_eq!(s.as_slice(), &[(2, 2), (3, 3), (4, 4)]);
     }
 }

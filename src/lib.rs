@@ -7,7 +7,7 @@
 
 use nice_plug::prelude::*;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 #[cfg(feature = "cli")]
 pub mod bench;
@@ -61,8 +61,9 @@ pub struct Dyeflow {
     /// activation), and the chroma tap parked while the analysis runs inline for a capture.
     capture: Option<capture::writer::CaptureThread>,
     parked_chroma: Option<ChromaSink>,
-    /// The host renders offline (set at activation).
+    /// The host renders offline (set at activation), and the same for the simulation thread.
     offline: bool,
+    offline_flag: Arc<AtomicBool>,
 }
 
 impl Default for Dyeflow {
@@ -71,11 +72,13 @@ impl Default for Dyeflow {
         // Two consumers of the frames: the editor and the output window.
         let (frame_input, mut outputs) = frame::frame_channels(2);
         let (frames, window_frames) = (outputs.remove(0), outputs.remove(0));
-        let engine = Arc::new(LazyEngine::new(
-            params.clone(),
-            frame_input,
-            EngineOptions::default(),
-        ));
+        let output = Arc::new(new_output_window(&params, window_frames));
+        let offline = Arc::new(AtomicBool::new(false));
+        let options = EngineOptions {
+            on_settings_poll: Some(follow_output(&params, &output, &offline)),
+            ..EngineOptions::default()
+        };
+        let engine = Arc::new(LazyEngine::new(params.clone(), frame_input, options));
         // The editor's queue exists from the start (a 64 kB buffer), so the engine drains it
         // whenever an editor sends something.
         let (editor_tx, editor_rx) = queue::channel(editor::EDITOR_QUEUE_EVENTS);
@@ -88,7 +91,7 @@ impl Default for Dyeflow {
                 events: Arc::new(Mutex::new(editor_tx)),
                 capture: Arc::new(Mutex::new(capture::writer::CaptureStatus::new())),
                 record: Arc::new(std::sync::atomic::AtomicBool::new(false)),
-                output: Arc::new(new_output_window(&params, window_frames)),
+                output,
             },
             engine,
             params,
@@ -98,6 +101,7 @@ impl Default for Dyeflow {
             capture: None,
             parked_chroma: None,
             offline: false,
+            offline_flag: offline,
         }
     }
 }
@@ -119,6 +123,26 @@ fn new_output_window(params: &Arc<DyeflowParams>, frames: FrameOutput) -> output
         });
     });
     output::OutputWindow::new(frames, cap, on_change)
+}
+
+/// The simulation thread's settings poll makes the output window follow the project (not
+/// during a bounce), so a project loaded while the editor is closed opens or closes it too.
+/// Holds the window weakly: the window's owner is the plugin.
+fn follow_output(
+    params: &Arc<DyeflowParams>,
+    output: &Arc<output::OutputWindow>,
+    offline: &Arc<AtomicBool>,
+) -> engine::SettingsHook {
+    let (params, output, offline) = (params.clone(), Arc::downgrade(output), offline.clone());
+    engine::SettingsHook(Arc::new(move || {
+        if offline.load(Ordering::Relaxed) {
+            return;
+        }
+        if let Some(output) = output.upgrade() {
+            let s = params.output();
+            output.follow(s.open, &s.placement);
+        }
+    }))
 }
 
 impl Drop for Dyeflow {
@@ -154,6 +178,7 @@ impl Dyeflow {
     /// its thread again. Off the audio thread (at activation).
     fn follow_process_mode(&mut self, mode: ProcessMode) {
         self.offline = mode == ProcessMode::Offline;
+        self.offline_flag.store(self.offline, Ordering::Relaxed);
         let Some(bridge) = &mut self.bridge else {
             return;
         };

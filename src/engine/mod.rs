@@ -107,6 +107,20 @@ pub struct EngineOptions {
     /// Faults to inject (tests of the engine's recovery only).
     #[doc(hidden)]
     pub faults: Faults,
+    /// Called on the simulation thread whenever it polls the project's settings (every
+    /// 250 ms while it runs or rests): the output window follows the project through it, so a
+    /// project loaded with the editor closed still opens or closes it.
+    pub on_settings_poll: Option<SettingsHook>,
+}
+
+/// A function the simulation thread calls at each settings poll; it must not block.
+#[derive(Clone)]
+pub struct SettingsHook(pub Arc<dyn Fn() + Send + Sync>);
+
+impl std::fmt::Debug for SettingsHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SettingsHook")
+    }
 }
 
 /// Faults the simulation thread injects into itself, to test how the engine recovers.

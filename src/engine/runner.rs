@@ -4,7 +4,6 @@
 use super::osc::OscServer;
 use super::sim::Sim;
 use super::*;
-use crate::frame::Sizes;
 use crate::params::OscSettings;
 
 /// Splats the OSC thread can queue between two turns of the simulation thread.
@@ -118,12 +117,12 @@ fn run(
         skipped_steps: 0,
         notes: 0,
         frame_pending: false,
-        owed: Sizes::default(),
         step_cost: Duration::ZERO,
         blocks: shared.blocks.load(Ordering::Acquire),
         fed_until: now + Duration::from_millis(FED_TIMEOUT_MS),
         resting: false,
-        shown: Sizes::default(),
+        shown: None,
+        watchers: 0,
         changes_shown: 0,
         last_probe: now,
         osc_settings: OscSettings::default(),
@@ -165,10 +164,6 @@ struct Runner<'a> {
     notes: u64,
     /// A frame was started and not yet handed over.
     frame_pending: bool,
-    /// The frame sizes still to start for the current state (one per consumer size; one frame
-    /// is in flight at a time when there are several, since a GPU readback hands over only
-    /// its newest frame).
-    owed: Sizes,
     /// Wall time of a step, smoothed.
     step_cost: Duration,
     /// The audio thread's block counter as last seen, and until when the host counts as
@@ -177,10 +172,11 @@ struct Runner<'a> {
     fed_until: Instant,
     /// Dormant or resting: no steps.
     resting: bool,
-    /// The sizes of the frames started since the last step (a new watcher or size gets a
-    /// frame even at rest).
-    shown: Sizes,
-    /// The driver's change counter when the last frame was started.
+    /// The size of the last frame started (a new watcher or size gets a frame even at rest).
+    shown: Option<(usize, usize)>,
+    /// Which consumers watched when it was started (see [`FrameInput::watchers`]).
+    watchers: u32,
+    /// The driver's change counter when that frame was started.
     changes_shown: u64,
     /// When the fluid was last measured.
     last_probe: Instant,
@@ -205,8 +201,14 @@ impl Runner<'_> {
             }
             let active = self.shared.host_active.load(Ordering::Acquire);
             let fed = active && now < self.fed_until;
-            let watched = self.frames.sizes();
-            if !fed && watched.is_empty() {
+            let watched = self.frames.wanted();
+            let watchers = self.frames.watchers();
+            if watchers != self.watchers {
+                // A consumer came (or went): it gets a frame even at rest.
+                self.watchers = watchers;
+                self.shown = None;
+            }
+            if !fed && watched.is_none() {
                 self.dormant(active);
             } else if !self.resting {
                 self.running();
@@ -282,8 +284,7 @@ impl Runner<'_> {
         self.drain();
         self.set_resting(true);
         // Whoever watches next gets a fresh frame.
-        self.shown = Sizes::default();
-        self.owed = Sizes::default();
+        self.shown = None;
         self.housekeeping();
         self.doze(Duration::from_millis(if host_active {
             DORMANT_POLL_MS
@@ -305,20 +306,20 @@ impl Runner<'_> {
     }
 
     /// Resting and nothing stirs: hand over one frame per new watcher or size, then sleep.
-    fn rest(&mut self, watched: Sizes) {
-        if !self.frame_pending && self.owed.is_empty() {
-            for &size in watched.as_slice() {
-                if !self.shown.contains(size) {
-                    self.owed.push(size);
-                }
-            }
+    fn rest(&mut self, watched: Option<(usize, usize)>) {
+        if self.frame_pending {
+            self.publish_frame();
+        } else if let Some((w, h)) = watched
+            && self.shown != Some((w, h))
+        {
+            self.request_frame(w, h);
+            self.publish_frame();
         }
-        self.serve_frames();
         if self.housekeeping() {
             // New settings: show the fluid on its new grid.
-            self.shown = Sizes::default();
+            self.shown = None;
         }
-        self.doze(if self.frame_pending || !self.owed.is_empty() {
+        self.doze(if self.frame_pending {
             FRAME_POLL
         } else {
             Duration::from_millis(REST_POLL_MS)
@@ -335,57 +336,23 @@ impl Runner<'_> {
             // Direct splats (the mouse) wait in the model: a step of no time applies them.
             self.driver.idle(self.sim.model.as_mut(), self.params);
         }
-        if self.frame_pending || !self.owed.is_empty() {
-            return false;
+        if !self.frame_pending
+            && let Some((w, h)) = self.frames.wanted()
+            && (self.driver.changes() != self.changes_shown || self.shown != Some((w, h)))
+        {
+            self.request_frame(w, h);
+            self.publish_frame();
+            return true;
         }
-        if self.driver.changes() != self.changes_shown {
-            self.shown = Sizes::default();
-        }
-        for &size in self.frames.sizes().as_slice() {
-            if !self.shown.contains(size) {
-                self.owed.push(size);
-            }
-        }
-        if self.owed.is_empty() {
-            return false;
-        }
-        self.serve_frames();
-        true
+        false
     }
 
-    /// Start a frame of `w x h` (the model may refuse when its readback buffers are busy);
-    /// whether it started.
-    fn request_frame(&mut self, (w, h): (usize, usize)) -> bool {
-        if !self.sim.model.request_frame(&self.driver.look(), w, h) {
-            return false;
-        }
-        self.frame_pending = true;
-        if self.driver.changes() != self.changes_shown {
-            self.shown = Sizes::default();
+    /// Start a frame of `w x h` (the model may refuse when its readback buffers are busy).
+    fn request_frame(&mut self, w: usize, h: usize) {
+        if self.sim.model.request_frame(&self.driver.look(), w, h) {
+            self.frame_pending = true;
+            self.shown = Some((w, h));
             self.changes_shown = self.driver.changes();
-        }
-        self.shown.push((w, h));
-        true
-    }
-
-    /// Hand over the frame in flight when it is ready, and start the next size owed, one at a
-    /// time, until one is in flight or none is owed.
-    fn serve_frames(&mut self) {
-        loop {
-            if self.frame_pending {
-                self.publish_frame();
-                if self.frame_pending {
-                    return;
-                }
-            }
-            let Some(size) = self.owed.first() else {
-                return;
-            };
-            if !self.request_frame(size) {
-                // The readback buffers are busy: try again on the next poll.
-                return;
-            }
-            self.owed.pop_front();
         }
     }
 
@@ -460,18 +427,10 @@ impl Runner<'_> {
         // Frames: one is started after the steps, and handed over as soon as it is ready (at
         // once on the CPU; when the readback lands on the GPU), polling while waiting for the
         // next step, so a note shows within one step period plus the hand-off.
-        if ran > 0 {
-            self.owed = self.frames.sizes();
-            self.shown = Sizes::default();
-            // One watcher: a newer frame supersedes one still in flight (the GPU hands over its
-            // newest), as it always did.
-            if self.owed.len() == 1
-                && self.frame_pending
-                && let Some(size) = self.owed.first()
-                && self.request_frame(size)
-            {
-                self.owed.pop_front();
-            }
+        if ran > 0
+            && let Some((w, h)) = self.frames.wanted()
+        {
+            self.request_frame(w, h);
         }
         //
         // While waiting, a note-on or onset that arrives is shown at once: its burst is
@@ -479,7 +438,9 @@ impl Runner<'_> {
         // so dense playing never doubles the render load for long).
         let mut early_frame = false;
         loop {
-            self.serve_frames();
+            if self.frame_pending {
+                self.publish_frame();
+            }
             let wait = step
                 .saturating_sub(self.backlog)
                 .saturating_sub(self.clock.elapsed());
@@ -489,8 +450,7 @@ impl Runner<'_> {
             if !early_frame
                 && !paused
                 && !self.frame_pending
-                && self.owed.is_empty()
-                && !self.frames.sizes().is_empty()
+                && self.frames.wanted().is_some()
                 && self
                     .queues
                     .iter_mut()
@@ -501,7 +461,7 @@ impl Runner<'_> {
                 self.show_at_once();
                 continue;
             }
-            std::thread::park_timeout(wait.min(if self.frame_pending || !self.owed.is_empty() {
+            std::thread::park_timeout(wait.min(if self.frame_pending {
                 FRAME_POLL
             } else {
                 EVENT_POLL
@@ -554,6 +514,9 @@ impl Runner<'_> {
             // What the brush drew goes into the project, to be saved with it.
             self.driver.write_back_obstacles(self.params);
             self.follow_osc();
+            if let Some(hook) = &self.options.on_settings_poll {
+                (hook.0)();
+            }
         }
         if now - self.period.start >= Duration::from_millis(STATUS_MS) {
             self.publish_status();

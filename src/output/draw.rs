@@ -6,9 +6,8 @@
 //! an old driver.
 //!
 //! Pacing: the window draws at its monitor's refresh rate. baseview's own redraw pacing waits
-//! two vertical blanks between frames (30 fps at 60 Hz), so the window runs a timer at a
-//! quarter of the refresh period and draws when at least 0.8 of a period has passed since
-//! the last draw. Where the driver's buffer swap waits for the vertical blank, that lands every
+//! two vertical blanks between frames (30 fps at 60 Hz), so the window runs a 2 ms timer and
+//! draws when at least 0.8 of the monitor's period has passed since the last draw. Where the driver's buffer swap waits for the vertical blank, that lands every
 //! draw on a blank; where it does not (software GL), the draws still come once per period.
 //!
 //! Keys: Esc leaves fullscreen; F11 (or F) toggles it; a double click toggles it too.
@@ -30,6 +29,10 @@ use std::time::{Duration, Instant};
 
 /// Smallest frame the window asks for, in pixels per side.
 const MIN_FRAME_EDGE: usize = 16;
+
+/// How often the window looks for a frame to draw: often enough for a 240 Hz monitor (it
+/// draws once 0.8 of the monitor's period has passed).
+const TICK: Duration = Duration::from_millis(2);
 
 /// Two clicks closer than this are a double click.
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
@@ -69,6 +72,11 @@ pub(super) fn run(setup: Setup) {
         Handler::new(ctx, setup).map_err(failure)
     })
     .and_then(Window::run_until_closed);
+    if result.is_err() {
+        // baseview may return without joining its window thread when the window ended early:
+        // keep the library loaded for that thread.
+        crate::pin::pin_library();
+    }
     frames.lock().request(0, 0);
     let mut status = live.status.lock();
     status.open = false;
@@ -115,6 +123,10 @@ struct Handler {
     /// The refresh period being drawn at.
     period: Cell<Duration>,
     last_click: Cell<Option<Instant>>,
+    /// The size the last placement asked for: a resize to it is ours, not the user's.
+    placed: Cell<Option<(u32, u32)>>,
+    /// The key held down (baseview reports auto-repeats as presses).
+    held: Cell<Option<Code>>,
     /// The drawing timer (it fires only while its handle lives).
     timer: RefCell<Option<TimerHandle>>,
 }
@@ -189,14 +201,13 @@ impl Handler {
             }),
             period: Cell::new(Duration::from_secs_f64(1.0 / 60.0)),
             last_click: Cell::new(None),
+            placed: Cell::new(None),
+            held: Cell::new(None),
             timer: RefCell::new(None),
         };
         // Placed before it is first shown: a window manager honours the position then.
         handler.apply_wanted();
-        let timer = handler
-            .ctx
-            .create_timer(handler.period.get() / 4)
-            .map_err(|e| e.to_string())?;
+        let timer = handler.ctx.create_timer(TICK).map_err(|e| e.to_string())?;
         *handler.timer.borrow_mut() = Some(timer);
         Ok(handler)
     }
@@ -212,33 +223,36 @@ impl Handler {
     /// Show the window as `placement` asks, and report where it is.
     fn place(&self, placement: Placement) {
         *self.placement.borrow_mut() = placement.clone();
-        let mut status = self.live.status.lock();
         #[cfg(target_os = "linux")]
         if let Some(placer) = &self.placer {
-            match placer.place(&placement) {
-                Ok((monitor, rect)) => {
-                    let hz = monitor.refresh_hz;
-                    status.rect = rect;
-                    status.monitor = Some(monitor);
-                    status.error = None;
-                    drop(status);
-                    self.set_refresh(hz);
-                }
-                Err(e) => status.error = Some(e),
-            }
+            // The X round trips run without the status lock (the editor reads it every frame).
+            let placed = placer.place(&placement);
             let _ = self.ctx.set_mouse_cursor(if placement.fullscreen {
                 MouseCursor::Hidden
             } else {
                 MouseCursor::Default
             });
+            match placed {
+                Ok((monitor, rect)) => {
+                    self.placed.set(Some((rect.width, rect.height)));
+                    self.set_refresh(monitor.refresh_hz);
+                    let mut status = self.live.status.lock();
+                    status.rect = rect;
+                    status.monitor = Some(monitor);
+                    status.error = None;
+                }
+                Err(e) => self.live.status.lock().error = Some(e),
+            }
             return;
         }
         // Elsewhere: the windowed size only.
+        self.placed.set(Some((placement.width, placement.height)));
         let _ = self
             .ctx
             .resize(PhysicalSize::new(placement.width, placement.height));
         if placement.fullscreen {
-            status.error = Some("fullscreen is only available on X11 so far".into());
+            self.live.status.lock().error =
+                Some("fullscreen is only available on X11 so far".into());
         }
     }
 
@@ -444,9 +458,11 @@ impl WindowHandler for Handler {
         self.size.set((s.width, s.height));
         self.picture.borrow_mut().dirty = true;
         // A window manager (or the user through it) resized the windowed window: the project
-        // keeps the new size.
+        // keeps the new size. Not the size a placement asked for (a saved size larger than its
+        // monitor stays saved), and not in fullscreen.
+        let ours = self.placed.get() == Some((s.width, s.height));
         let mut p = self.placement.borrow_mut();
-        if !p.fullscreen && (p.width, p.height) != (s.width, s.height) && s.width > 0 {
+        if !ours && !p.fullscreen && (p.width, p.height) != (s.width, s.height) && s.width > 0 {
             p.width = s.width;
             p.height = s.height;
             let p = p.sanitized();
@@ -457,7 +473,17 @@ impl WindowHandler for Handler {
 
     fn on_event(&self, event: Event) -> EventStatus {
         match event {
+            Event::Keyboard(k) if k.state == KeyState::Up => {
+                if self.held.get() == Some(k.code) {
+                    self.held.set(None);
+                }
+                EventStatus::Ignored
+            }
             Event::Keyboard(k) if k.state == KeyState::Down => {
+                // A held key toggles once (baseview reports its repeats as presses).
+                if self.held.replace(Some(k.code)) == Some(k.code) {
+                    return EventStatus::Captured;
+                }
                 let full = self.placement.borrow().fullscreen;
                 match k.code {
                     Code::Escape if full => self.set_fullscreen(false),

@@ -154,7 +154,8 @@ pub type FrameCap = Arc<dyn Fn() -> (usize, usize) + Send + Sync>;
 /// the window manager resizing or closing it), to keep the project's copy current.
 pub type OnChange = Arc<dyn Fn(&Placement, bool) + Send + Sync>;
 
-/// What the controller and the window's thread share.
+/// What the controller and one window's thread share (each window has its own, so a window
+/// still closing never mixes with the next one).
 struct Live {
     /// A placement to apply (taken by the window when it next draws).
     wanted: Mutex<Option<Placement>>,
@@ -163,13 +164,38 @@ struct Live {
     status: Mutex<OutputStatus>,
 }
 
+impl Live {
+    fn new(placement: Option<Placement>) -> Arc<Self> {
+        Arc::new(Self {
+            wanted: Mutex::new(placement),
+            close: AtomicBool::new(false),
+            status: Mutex::new(OutputStatus::default()),
+        })
+    }
+}
+
+/// A window's thread and what it shares.
+struct Running {
+    thread: JoinHandle<()>,
+    live: Arc<Live>,
+}
+
+impl Running {
+    /// Open, not closing.
+    fn open(&self) -> bool {
+        !self.thread.is_finished() && !self.live.close.load(Ordering::Acquire)
+    }
+}
+
 /// One instance's output window: open, placed and closed from any thread.
 pub struct OutputWindow {
     frames: Arc<Mutex<FrameOutput>>,
     cap: FrameCap,
     on_change: OnChange,
-    live: Arc<Live>,
-    thread: Mutex<Option<JoinHandle<()>>>,
+    /// The window's thread, if one was started (it may have ended or be closing).
+    running: Mutex<Option<Running>>,
+    /// The status of the last window (or why none opened).
+    last: Mutex<Arc<Live>>,
     /// The settings last followed (see [`OutputWindow::follow`]), kept current by the window
     /// when it changes them itself.
     followed: Arc<Mutex<Option<(bool, Placement)>>>,
@@ -182,12 +208,8 @@ impl OutputWindow {
             frames: Arc::new(Mutex::new(frames)),
             cap,
             on_change,
-            live: Arc::new(Live {
-                wanted: Mutex::new(None),
-                close: AtomicBool::new(false),
-                status: Mutex::new(OutputStatus::default()),
-            }),
-            thread: Mutex::new(None),
+            running: Mutex::new(None),
+            last: Mutex::new(Live::new(None)),
             followed: Arc::new(Mutex::new(None)),
         }
     }
@@ -195,6 +217,7 @@ impl OutputWindow {
     /// Follow the project's settings: open, move or close the window when they changed since
     /// they were last followed (or since the window itself changed them). A window that could
     /// not open is not tried again until they change, or until [`OutputWindow::retry`].
+    /// Never waits for a window to close, so any thread may call it.
     pub fn follow(&self, open: bool, placement: &Placement) {
         let want = (open, placement.sanitized());
         {
@@ -207,7 +230,7 @@ impl OutputWindow {
         if open {
             self.open(&want.1);
         } else {
-            self.close();
+            self.request_close();
         }
     }
 
@@ -216,63 +239,63 @@ impl OutputWindow {
         *self.followed.lock() = None;
     }
 
-    /// Whether the window is open (or opening).
+    /// Whether the window is open (or opening), and not closing.
     pub fn is_open(&self) -> bool {
-        self.thread
-            .lock()
-            .as_ref()
-            .is_some_and(|t| !t.is_finished())
+        self.running.lock().as_ref().is_some_and(Running::open)
     }
 
     /// How it stands.
     pub fn status(&self) -> OutputStatus {
-        self.live.status.lock().clone()
+        // The window's lock is taken after the controller's is let go.
+        let live = self.last.lock().clone();
+        live.status.lock().clone()
     }
 
     /// Open the window as `placement` asks, or move an open one there.
     pub fn open(&self, placement: &Placement) {
         let placement = placement.sanitized();
-        let mut thread = self.thread.lock();
-        *self.live.wanted.lock() = Some(placement.clone());
-        if thread.as_ref().is_some_and(|t| !t.is_finished()) {
+        let mut running = self.running.lock();
+        if let Some(r) = running.as_ref()
+            && r.open()
+        {
+            *r.live.wanted.lock() = Some(placement);
             return;
         }
-        if let Some(t) = thread.take() {
-            let _ = t.join();
+        // One that is closing (or has ended) goes first: it takes a few milliseconds.
+        if let Some(old) = running.take() {
+            old.live.close.store(true, Ordering::Release);
+            crate::pin::join_within(old.thread, CLOSE_WAIT_MS, "The output window's thread");
         }
+        let live = Live::new(Some(placement.clone()));
+        *self.last.lock() = live.clone();
         if cfg!(target_os = "macos") {
-            self.live.status.lock().error = Some(
+            live.status.lock().error = Some(
                 "the output window is not available on macOS (windows must be made on the \
                  host's main thread)"
                     .into(),
             );
             return;
         }
-        self.live.close.store(false, Ordering::Release);
-        {
-            let mut status = self.live.status.lock();
-            status.error = None;
-            status.open = true;
-        }
-        // What the window changes itself is followed already.
+        live.status.lock().open = true;
+        // What the window changes itself is followed already (the project first, so that a
+        // follow in between sees the new settings).
         let (followed, told) = (self.followed.clone(), self.on_change.clone());
         let on_change: OnChange = Arc::new(move |p: &Placement, open: bool| {
-            *followed.lock() = Some((open, p.sanitized()));
             told(p, open);
+            *followed.lock() = Some((open, p.sanitized()));
         });
         let window = draw::Setup {
             frames: self.frames.clone(),
             cap: self.cap.clone(),
             on_change,
-            live: self.live.clone(),
+            live: live.clone(),
             placement,
         };
-        let live = self.live.clone();
         match std::thread::Builder::new()
             .name("dyeflow-output".into())
             .spawn(move || draw::run(window))
         {
-            Ok(t) => *thread = Some(t),
+            Ok(thread) => *running = Some(Running { thread, live }),
             Err(e) => {
                 let mut status = live.status.lock();
                 status.open = false;
@@ -281,15 +304,21 @@ impl OutputWindow {
         }
     }
 
-    /// Close the window (waiting for its threads, a few seconds at most).
+    /// Ask the window to close, without waiting for it.
+    pub fn request_close(&self) {
+        if let Some(r) = self.running.lock().as_ref() {
+            r.live.close.store(true, Ordering::Release);
+        }
+    }
+
+    /// Close the window and wait for its thread (a few seconds at most).
     pub fn close(&self) {
-        let Some(thread) = self.thread.lock().take() else {
+        let Some(old) = self.running.lock().take() else {
             return;
         };
-        self.live.close.store(true, Ordering::Release);
-        crate::pin::join_within(thread, CLOSE_WAIT_MS, "The output window's thread");
+        old.live.close.store(true, Ordering::Release);
+        crate::pin::join_within(old.thread, CLOSE_WAIT_MS, "The output window's thread");
         self.frames.lock().request(0, 0);
-        self.live.status.lock().open = false;
     }
 }
 

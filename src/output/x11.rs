@@ -33,11 +33,25 @@ pub fn monitors() -> Result<Vec<Monitor>, String> {
 }
 
 fn list(conn: &RustConnection, root: Window) -> Result<Vec<Monitor>, String> {
-    let reply = conn
+    let Some(reply) = conn
         .randr_get_monitors(root, true)
-        .map_err(err)?
-        .reply()
-        .map_err(err)?;
+        .ok()
+        .and_then(|c| c.reply().ok())
+    else {
+        // No RandR 1.5 (an old or minimal server): the whole screen is the one monitor.
+        let geometry = conn.get_geometry(root).map_err(err)?.reply().map_err(err)?;
+        return Ok(vec![Monitor {
+            name: "screen".into(),
+            rect: Rect {
+                x: 0,
+                y: 0,
+                width: u32::from(geometry.width),
+                height: u32::from(geometry.height),
+            },
+            refresh_hz: DEFAULT_REFRESH_HZ,
+            primary: true,
+        }]);
+    };
     let resources = conn
         .randr_get_screen_resources_current(root)
         .ok()
@@ -172,10 +186,9 @@ impl Placer {
             .cloned()
             .ok_or_else(|| "X11: the display has no monitor".to_owned())?;
         let rect = placement.rect_on(&monitor);
-        // Leaving fullscreen first, so the window manager lets the window move.
-        if !placement.fullscreen {
-            self.set_fullscreen(false)?;
-        }
+        // Leaving fullscreen first, so the window manager lets the window move (also from
+        // one monitor's fullscreen to another's).
+        self.set_fullscreen(false)?;
         let (x, y, w, h) = (rect.x, rect.y, rect.width, rect.height);
         // User-specified position and size: window managers honour them for a new window.
         let hints = WmSizeHints {

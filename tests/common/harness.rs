@@ -88,6 +88,8 @@ impl GuiContextInner for Gui {
 enum Command {
     Notes(Vec<u8>),
     Off,
+    /// Drop the plugin (as a host removes the instance) and report `DROPPED`.
+    Drop,
 }
 
 /// A plugin with its editor and a running audio thread.
@@ -211,7 +213,7 @@ impl Session {
                     }
                     Some("output") => {
                         let args: Vec<&str> = parts.collect();
-                        output_command(&params, &output, &args);
+                        output_command(&params, &output, &args, true);
                     }
                     Some("quit") => break,
                     _ => {}
@@ -241,6 +243,7 @@ fn output_command(
     params: &dyeflow::params::DyeflowParams,
     output: &dyeflow::output::OutputWindow,
     args: &[&str],
+    follow: bool,
 ) {
     let mut s = params.output();
     match args {
@@ -257,7 +260,9 @@ fn output_command(
         _ => {}
     }
     params.set_output(s.clone());
-    output.follow(s.open, &s.placement);
+    if follow {
+        output.follow(s.open, &s.placement);
+    }
     let st = output.status();
     let s = params.output();
     let r = st.rect;
@@ -278,7 +283,9 @@ fn output_command(
 
 /// The output window's harness: a session playing notes, its output window opened from the
 /// project when `saved` (as a project saved with it open), standard input's commands, and
-/// `cycles N`: open and close the editor N times. Reports `READY`, `CYCLED n=<N>`, `DONE`.
+/// `cycles N`: open and close the editor N times; `project ...` (as `output ...`, but only
+/// the project's settings change, as a state load changes them); `drop`: drop the plugin.
+/// Reports `READY`, `CYCLED n=<N>`, `DROPPED`, `DONE`.
 pub fn run_output(settings: Settings, saved: Option<dyeflow::params::OutputSettings>) {
     let session = Session::start_with(settings, false, None, |p| {
         if let Some(s) = saved {
@@ -300,7 +307,15 @@ pub fn run_output(settings: Settings, saved: Option<dyeflow::params::OutputSetti
                 match parts.next() {
                     Some("output") => {
                         let args: Vec<&str> = parts.collect();
-                        output_command(&params, &output, &args);
+                        output_command(&params, &output, &args, true);
+                    }
+                    // The project's settings alone, as a state load writes them.
+                    Some("project") => {
+                        let args: Vec<&str> = parts.collect();
+                        output_command(&params, &output, &args, false);
+                    }
+                    Some("drop") => {
+                        let _ = commands.send(Command::Drop);
                     }
                     Some("cycles") => {
                         let _ = tx.send(parts.next().and_then(|n| n.parse().ok()).unwrap_or(1));
@@ -356,9 +371,10 @@ fn audio_thread(mut plugin: Dyeflow, rx: mpsc::Receiver<Command>, quit: Arc<Atom
     let mut worst = Duration::ZERO;
     let mut waits = 0u32;
     let mut report = Instant::now();
-    while !quit.load(Ordering::Acquire) {
+    'blocks: while !quit.load(Ordering::Acquire) {
         while let Ok(cmd) = rx.try_recv() {
             match cmd {
+                Command::Drop => break 'blocks,
                 Command::Notes(keys) => {
                     for key in keys {
                         ctx.events.push_back(NoteEvent::NoteOn {
@@ -412,6 +428,10 @@ fn audio_thread(mut plugin: Dyeflow, rx: mpsc::Receiver<Command>, quit: Arc<Atom
         } else {
             next = now;
         }
+    }
+    if !quit.load(Ordering::Acquire) {
+        drop(plugin);
+        say("DROPPED");
     }
 }
 
