@@ -453,3 +453,80 @@ fn without_a_display_it_says_why() {
     assert!(child.wait().unwrap().success(), "the harness exits cleanly");
     assert!(statuses.iter().any(failed), "{statuses:?}");
 }
+
+/// A window manager on the display (openbox), killed on drop; `None` (skip) when it is not
+/// installed, unless the display tools are required.
+struct WindowManager(std::process::Child);
+
+impl WindowManager {
+    fn start(display: &Display) -> Option<Self> {
+        match std::process::Command::new("openbox")
+            .env("DISPLAY", &display.name)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+        {
+            Ok(child) => {
+                // It takes the display over within a moment.
+                std::thread::sleep(Duration::from_millis(700));
+                Some(Self(child))
+            }
+            Err(e) => {
+                assert!(
+                    std::env::var("DYEFLOW_REQUIRE_DISPLAY").as_deref() != Ok("1"),
+                    "DYEFLOW_REQUIRE_DISPLAY=1 but openbox does not start: {e} (Debian: openbox)"
+                );
+                eprintln!("SKIPPED: no openbox ({e})");
+                None
+            }
+        }
+    }
+}
+
+impl Drop for WindowManager {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Under a window manager, fullscreen goes through EWMH: the window manager fills the chosen
+/// monitor (moving from one monitor's fullscreen to the other's too), the window stays
+/// borderless (no frame around it), and Esc gives the windowed size back.
+#[test]
+fn under_a_window_manager_fullscreen_fills_the_chosen_monitor() {
+    if !xvfb::tools_available() {
+        return;
+    }
+    let _serial = serial();
+    let display = two_monitors();
+    let Some(_wm) = WindowManager::start(&display) else {
+        return;
+    };
+    let mut h = HarnessChild::start(&display, "harness_output");
+    assert!(
+        h.wait_for(|l| l.ends_with("READY"), Duration::from_secs(60)),
+        "{:?}",
+        h.reports()
+    );
+    let right_windowed = (1280 + 320, 180, 640, 360);
+    place(
+        &display,
+        &mut h,
+        "output open RIGHT 640x360",
+        right_windowed,
+    );
+    place(&display, &mut h, "output open RIGHT full", RIGHT);
+    place(&display, &mut h, "output open LEFT full", LEFT);
+    place(&display, &mut h, "output open RIGHT full", RIGHT);
+    assert_live(&display, RIGHT, "wm-right-fullscreen");
+    let id = display.find_window(TITLE, Duration::from_secs(5)).unwrap();
+    display.xdotool(&["windowactivate", "--sync", &id]);
+    display.xdotool(&["key", "Escape"]);
+    assert_eq!(
+        geometry_becomes(&display, &id, right_windowed),
+        right_windowed,
+        "Esc leaves fullscreen"
+    );
+    assert!(h.quit(Duration::from_secs(30)));
+}
