@@ -64,6 +64,8 @@ pub struct Dyeflow {
     /// The host renders offline (set at activation), and the same for the simulation thread.
     offline: bool,
     offline_flag: Arc<AtomicBool>,
+    /// The input tap's queue, for the capture thread when it starts.
+    input_records: Option<queue::Receiver<capture::Record>>,
 }
 
 impl Default for Dyeflow {
@@ -74,8 +76,12 @@ impl Default for Dyeflow {
         let (frames, window_frames) = (outputs.remove(0), outputs.remove(0));
         let output = Arc::new(new_output_window(&params, window_frames));
         let offline = Arc::new(AtomicBool::new(false));
+        // The editor's and OSC's events for captures (the queue's other end goes to the
+        // capture thread when it starts).
+        let (input_tap, input_records) = capture::InputTap::new();
         let options = EngineOptions {
             on_settings_poll: Some(follow_output(&params, &output, &offline)),
+            input_tap: Some(input_tap.clone()),
             ..EngineOptions::default()
         };
         let engine = Arc::new(LazyEngine::new(params.clone(), frame_input, options));
@@ -92,6 +98,7 @@ impl Default for Dyeflow {
                 capture: Arc::new(Mutex::new(capture::writer::CaptureStatus::new())),
                 record: Arc::new(std::sync::atomic::AtomicBool::new(false)),
                 output,
+                input_tap,
             },
             engine,
             params,
@@ -102,6 +109,7 @@ impl Default for Dyeflow {
             parked_chroma: None,
             offline: false,
             offline_flag: offline,
+            input_records: Some(input_records),
         }
     }
 }
@@ -203,7 +211,13 @@ impl Dyeflow {
             self.editor.capture.lock().error = Some(why.into());
             return None;
         };
-        let (recorder, tap, receivers) = capture::queues(self.params.clone());
+        let (recorder, tap, (records, chroma)) =
+            capture::queues(self.params.clone(), &self.editor.input_tap);
+        let input = self
+            .input_records
+            .take()
+            .unwrap_or_else(|| capture::InputTap::new().1);
+        let receivers = (records, chroma, input);
         let status = self.editor.capture.clone();
         status.lock().folder = Some(dir.clone());
         let ids = capture::recorder::Recorder::param_ids(&*self.params);
@@ -371,6 +385,7 @@ impl Plugin for Dyeflow {
             // A capture runs while the host bounces, or while the Record switch is on.
             let want = self.offline || self.editor.record.load(Ordering::Relaxed);
             let (now, rate) = (bridge.time_s(0), bridge.sample_rate());
+            self.editor.input_tap.set_clock(now);
             if let Some(r) = bridge.recorder() {
                 r.follow(want, now, rate);
                 if r.is_on() {

@@ -1,6 +1,6 @@
-//! Capturing while the host plays in real time: the bridge's events and the chroma thread's
-//! pitch classes reach the capture file (its own process: the chroma thread's tests count the
-//! threads by name).
+//! Capturing while the host plays in real time: the bridge's events, the chroma thread's
+//! pitch classes and the editor's mouse (through the input tap) reach the capture file (its
+//! own process: the chroma thread's tests count the threads by name).
 
 use dyeflow::bridge::events::SimEvent;
 use dyeflow::bridge::{Bridge, ChromaSink, queue};
@@ -20,7 +20,10 @@ fn a_realtime_capture_holds_the_bridge_and_the_chroma_thread() {
     let dir = std::env::temp_dir().join(format!("dyeflow-realtime-capture-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let params = Arc::new(DyeflowParams::default());
-    let (recorder, tap, receivers) = dyeflow::capture::queues(params.clone());
+    let (input_tap, input_records) = dyeflow::capture::InputTap::new();
+    let (recorder, tap, (records, chroma_records)) =
+        dyeflow::capture::queues(params.clone(), &input_tap);
+    let receivers = (records, chroma_records, input_records);
     let status = Arc::new(Mutex::new(CaptureStatus::default()));
     let ids = dyeflow::capture::recorder::Recorder::param_ids(&*params);
     let state = {
@@ -41,8 +44,19 @@ fn a_realtime_capture_holds_the_bridge_and_the_chroma_thread() {
         .map(|i| 0.5 * (i as f32 / 48_000.0 * 440.0 * std::f32::consts::TAU).sin())
         .collect();
     let mut sent = Vec::new();
+    // The editor paints a splat every 50 ms (its thread: the tap stamps the block's time).
+    let mut painted = Vec::new();
     for b in 0..300 {
         let now = bridge.time_s(0);
+        input_tap.set_clock(now);
+        if b % 5 == 2 {
+            let splat = dyeflow::fluid::Splat {
+                pos: [0.5, 0.001 * b as f32],
+                ..dyeflow::fluid::Splat::default()
+            };
+            input_tap.record(&SimEvent::Splat(splat));
+            painted.push((now, splat));
+        }
         let r = bridge.recorder().unwrap();
         r.follow((100..200).contains(&b), now, 48_000.0);
         if r.is_on() {
@@ -83,9 +97,27 @@ fn a_realtime_capture_holds_the_bridge_and_the_chroma_thread() {
         .collect();
     let bridge_events: Vec<_> = events
         .iter()
-        .filter(|e| !matches!(e.event, SimEvent::Chroma { .. }))
+        .filter(|e| !matches!(e.event, SimEvent::Chroma { .. } | SimEvent::Splat(_)))
         .copied()
         .collect();
+    // The editor's splats of the recorded second, each once, at their blocks' times.
+    let splats: Vec<_> = events
+        .iter()
+        .filter_map(|e| match e.event {
+            SimEvent::Splat(s) => Some((e.time_s, s)),
+            _ => None,
+        })
+        .collect();
+    let painted_in: Vec<_> = painted
+        .iter()
+        .filter(|(t, _)| *t >= t0 && *t < t1)
+        .copied()
+        .collect();
+    assert_eq!(splats.len(), 20, "a splat every 50 ms for a second");
+    assert_eq!(
+        splats, painted_in,
+        "the editor's splats, in order, at their times"
+    );
     let first = (0..bridge_events.len().max(want.len()))
         .find(|&i| bridge_events.get(i) != want.get(i))
         .map(|i| (i, bridge_events.get(i), want.get(i)));
@@ -94,7 +126,7 @@ fn a_realtime_capture_holds_the_bridge_and_the_chroma_thread() {
         (want.len(), None),
         "the bridge's events of the recorded second (count, first difference)"
     );
-    let chroma_got = events.len() - bridge_events.len();
+    let chroma_got = events.len() - bridge_events.len() - splats.len();
     let chroma_in: Vec<_> = chroma_sent
         .iter()
         .filter(|e| e.time_s >= t0 && e.time_s < t1)

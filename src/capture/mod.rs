@@ -9,6 +9,9 @@
 //!   full queue drops the record and counts it; it never blocks. Offline, the pitch-class
 //!   analysis runs inline, so its events are the bridge's; in real time the chroma thread
 //!   records them through a [`CaptureTap`] of its own.
+//! - The editor's mouse (splats, resets, obstacle strokes) and OSC splats drive the fluid too:
+//!   their threads record them through the [`InputTap`] (a queue of its own behind a lock,
+//!   never touched by the audio thread), stamped with the audio time of the latest block.
 //! - A non-realtime thread ([`writer::CaptureThread`]) drains the queue into a file in the
 //!   capture folder ([`capture_dir`]): written under a `.part` name and renamed when complete.
 //! - The file ([`file`]) is JSON lines: a header (format version, sample rate, the parameter ids,
@@ -22,11 +25,11 @@ pub mod file;
 pub mod recorder;
 pub mod writer;
 
-use crate::bridge::events::TimedEvent;
+use crate::bridge::events::{SimEvent, TimedEvent};
 use crate::bridge::queue::{self, Receiver, Sender};
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 /// The environment variable that overrides the capture folder.
 pub const CAPTURE_DIR_ENV: &str = "DYEFLOW_CAPTURE_DIR";
@@ -37,6 +40,9 @@ pub const CAPTURE_DIR_ENV: &str = "DYEFLOW_CAPTURE_DIR";
 pub const CAPTURE_QUEUE_RECORDS: usize = 1 << 15;
 /// Pitch-class records the chroma thread can queue (about 22 a second).
 pub const CHROMA_CAPTURE_RECORDS: usize = 1 << 10;
+/// Records of the editor's and OSC's events the tap can queue (a mouse stroke sends about 60
+/// a second; the writer looks every 20 ms).
+pub const INPUT_CAPTURE_RECORDS: usize = 1 << 10;
 /// A capture stops recording (and says so in its end line) at this size.
 pub const MAX_CAPTURE_BYTES: u64 = 512 << 20;
 /// A capture file's name ends with this.
@@ -97,10 +103,60 @@ impl CaptureTap {
     }
 }
 
+/// The editor's and OSC's side of a capture: while one is recorded, the events their threads
+/// send the simulation (mouse splats, resets, obstacle strokes, OSC splats) go into a queue of
+/// their own, stamped with the audio time of the latest block (the audio thread sets it).
+/// Shared by those threads (the lock is never the audio thread's).
+pub struct InputTap {
+    sender: parking_lot::Mutex<Sender<Record>>,
+    /// Raised by the recorder while a capture is on.
+    recording: Arc<AtomicBool>,
+    /// The audio time at the start of the latest block, `f64` bits.
+    clock: AtomicU64,
+}
+
+impl std::fmt::Debug for InputTap {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("InputTap").finish_non_exhaustive()
+    }
+}
+
+impl InputTap {
+    /// A tap and the receiving end of its queue (for the capture thread). Allocates about
+    /// 80 kB.
+    pub fn new() -> (Arc<Self>, Receiver<Record>) {
+        let (sender, input) = queue::bounded(INPUT_CAPTURE_RECORDS);
+        let tap = Arc::new(Self {
+            sender: parking_lot::Mutex::new(sender),
+            recording: Arc::new(AtomicBool::new(false)),
+            clock: AtomicU64::new(0f64.to_bits()),
+        });
+        (tap, input)
+    }
+
+    /// The audio time of a block's start (the audio thread, once a block: one atomic store).
+    pub fn set_clock(&self, time_s: f64) {
+        self.clock.store(time_s.to_bits(), Ordering::Relaxed);
+    }
+
+    /// Record `event` if a capture is on, at the latest block's audio time.
+    pub fn record(&self, event: &SimEvent) {
+        if self.recording.load(Ordering::Acquire) {
+            let time_s = f64::from_bits(self.clock.load(Ordering::Relaxed));
+            self.sender.lock().send(Record::Event(TimedEvent {
+                time_s,
+                event: *event,
+            }));
+        }
+    }
+}
+
 /// The audio thread's recorder, the chroma thread's tap, and the two queues' receiving ends for
-/// the writer: a capture's queues for `params`. Allocates (about 2.4 MB): at activation.
+/// the writer: a capture's queues for `params`, raising `input`'s flag while a capture is on.
+/// Allocates (about 2.4 MB): at activation.
 pub fn queues(
     params: Arc<dyn nice_plug::prelude::Params>,
+    input: &InputTap,
 ) -> (
     recorder::Recorder,
     CaptureTap,
@@ -108,7 +164,7 @@ pub fn queues(
 ) {
     let (tx, records) = queue::bounded(CAPTURE_QUEUE_RECORDS);
     let (tap_tx, chroma) = queue::bounded(CHROMA_CAPTURE_RECORDS);
-    let recording = Arc::new(AtomicBool::new(false));
+    let recording = input.recording.clone();
     (
         recorder::Recorder::new(tx, params, recording.clone()),
         CaptureTap {

@@ -1,9 +1,9 @@
 //! The capture thread: drains the audio thread's capture queue (and the chroma thread's, in
 //! real time) into capture files. A start opens a new file in the capture folder (named by
 //! the date and time), a stop finishes it; so does the thread's end, with whatever was queued.
-//! The chroma thread's records lag the audio thread's a little: each is written once the
-//! audio thread's records have passed its time (the reader sorts by time), those of a capture
-//! that has ended up to its stop.
+//! The chroma thread's records (and the editor's and OSC's, through the input tap) lag the
+//! audio thread's a little: each is written once the audio thread's records have passed its
+//! time (the reader sorts by time), those of a capture that has ended up to its stop.
 
 use super::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
 use super::{CAPTURE_EXTENSION, Record};
@@ -18,6 +18,8 @@ use std::time::Duration;
 /// How often the thread looks at the queues while a capture is on, and between captures, ms.
 const POLL_MS: u64 = 20;
 const IDLE_POLL_MS: u64 = 200;
+/// Side records (chroma thread and input tap) held until the audio thread's pass their time.
+const SIDE_RECORDS: usize = super::CHROMA_CAPTURE_RECORDS + super::INPUT_CAPTURE_RECORDS;
 /// The thread's name.
 pub const CAPTURE_THREAD_NAME: &str = "dyeflow-capture";
 /// Longest wait for the thread when the plugin goes, ms (it ends within milliseconds unless
@@ -66,7 +68,7 @@ impl CaptureThread {
     /// `dir`, with the parameter ids `ids` and the state `state` gives in each header, and says
     /// how it goes in `status`.
     pub fn spawn(
-        (records, chroma): (Receiver<Record>, Receiver<Record>),
+        (records, chroma, input): (Receiver<Record>, Receiver<Record>, Receiver<Record>),
         (ids, state): (Vec<String>, StateFn),
         dir: PathBuf,
         status: Arc<Mutex<CaptureStatus>>,
@@ -76,7 +78,15 @@ impl CaptureThread {
             let (stop, status) = (stop.clone(), status.clone());
             std::thread::Builder::new()
                 .name(CAPTURE_THREAD_NAME.into())
-                .spawn(move || run(&stop, (records, chroma), (&ids, &*state), &dir, &status))?
+                .spawn(move || {
+                    run(
+                        &stop,
+                        (records, chroma, input),
+                        (&ids, &*state),
+                        &dir,
+                        &status,
+                    )
+                })?
         };
         Ok(Self {
             stop,
@@ -117,7 +127,7 @@ struct Open {
 
 fn run(
     stop: &AtomicBool,
-    (mut records, mut chroma): (Receiver<Record>, Receiver<Record>),
+    (mut records, mut chroma, mut input): (Receiver<Record>, Receiver<Record>, Receiver<Record>),
     (ids, state): (&[String], &(dyn Fn() -> String + Send)),
     dir: &Path,
     status: &Mutex<CaptureStatus>,
@@ -130,8 +140,15 @@ fn run(
         let stopping = stop.load(Ordering::Acquire);
         let stats = records.stats().clone();
         chroma.drain(|r| {
-            if side.len() < super::CHROMA_CAPTURE_RECORDS {
+            if side.len() < SIDE_RECORDS {
                 side.push_back(r);
+            }
+        });
+        // The input tap's records go in time order among the chroma thread's.
+        input.drain(|r| {
+            if side.len() < SIDE_RECORDS {
+                let at = side.partition_point(|s| s.time_s() <= r.time_s());
+                side.insert(at, r);
             }
         });
         records.drain(|record| match record {

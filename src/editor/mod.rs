@@ -66,6 +66,8 @@ pub struct EditorShared {
     pub record: Arc<std::sync::atomic::AtomicBool>,
     /// The instance's output window (open or not; it outlives every editor window).
     pub output: Arc<crate::output::OutputWindow>,
+    /// Where the editor's events are recorded while a capture is on.
+    pub input_tap: Arc<crate::capture::InputTap>,
 }
 
 impl EditorShared {

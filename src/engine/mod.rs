@@ -111,6 +111,8 @@ pub struct EngineOptions {
     /// 250 ms while it runs or rests): the output window follows the project through it, so a
     /// project loaded with the editor closed still opens or closes it.
     pub on_settings_poll: Option<SettingsHook>,
+    /// Where OSC's splats are recorded while a capture is on (the editor records its own).
+    pub input_tap: Option<Arc<crate::capture::InputTap>>,
 }
 
 /// A function the simulation thread calls at each settings poll; it must not block.

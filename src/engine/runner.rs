@@ -255,15 +255,21 @@ impl Runner<'_> {
         Duration::from_secs_f64(1.0 / f64::from(self.sim.settings.sim_rate_hz.max(1)))
     }
 
-    /// Take every queued event; returns whether any came.
+    /// Take every queued event; returns whether any came. OSC's splats are recorded into a
+    /// capture that is on.
     fn drain(&mut self) -> bool {
         let mut n = 0;
-        for queue in self.queues.iter_mut() {
+        let osc = self.osc.as_ref().map(|(_, at)| *at);
+        for (k, queue) in self.queues.iter_mut().enumerate() {
             let model = self.sim.model.as_mut();
             let driver = &mut self.driver;
             let notes = &mut self.notes;
+            let tap = self.options.input_tap.as_deref().filter(|_| osc == Some(k));
             n += queue.drain(|e| {
                 *notes += u64::from(matches!(e.event, SimEvent::NoteOn { .. }));
+                if let Some(tap) = tap {
+                    tap.record(&e.event);
+                }
                 driver.event(model, &e);
             });
         }
