@@ -192,3 +192,85 @@ fn a_taken_port_is_reported() {
     });
     drop(holder);
 }
+
+/// While a capture is on, OSC's splats are recorded through the input tap (they drive the
+/// fluid as the notes do); before it starts, none are.
+#[test]
+fn osc_splats_are_captured_while_a_capture_is_on() {
+    let p = DyeflowParams::default();
+    p.set_settings(Settings {
+        sim_resolution: 64,
+        dye_scale: 1,
+        aspect: Aspect::Square,
+        backend: BackendChoice::Cpu,
+        ..Settings::default()
+    });
+    let port = free_port();
+    p.set_osc(OscSettings {
+        enabled: true,
+        port,
+    });
+    let p = Arc::new(p);
+    let (tap, mut records) = dyeflow::capture::InputTap::new();
+    let (mut recorder, _chroma_tap, _queues) = dyeflow::capture::queues(p.clone(), &tap);
+    let options = EngineOptions {
+        input_tap: Some(tap.clone()),
+        ..EngineOptions::default()
+    };
+    let (_tx, rx) = queue::channel(16);
+    let (input, output) = frame_channel();
+    let engine = Engine::start(p.clone(), vec![rx], input, options).unwrap();
+    output.request(32, 32);
+    eventually("the engine listens", || {
+        engine
+            .status()
+            .osc
+            .unwrap_or_default()
+            .contains("listening")
+    });
+    let sock = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let splat = |x: f32| {
+        message(
+            "/dyeflow/splat",
+            [x, 0.5, 0.0, 1.0, 0.0, 0.0, 0.0]
+                .into_iter()
+                .map(OscType::Float)
+                .collect(),
+        )
+    };
+    let taken = || {
+        let s = engine.status().osc.unwrap_or_default();
+        s.split(" · ")
+            .nth(1)
+            .and_then(|t| t.split_whitespace().next()?.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    // Before the capture: taken, not recorded.
+    sock.send_to(&splat(0.1), ("127.0.0.1", port)).unwrap();
+    eventually("the first splat is taken", || taken() >= 1);
+    std::thread::sleep(Duration::from_millis(100));
+    // During it: recorded at the latest block's audio time.
+    tap.set_clock(3.5);
+    recorder.start(3.5, 48_000.0);
+    sock.send_to(&splat(0.9), ("127.0.0.1", port)).unwrap();
+    let mut got = Vec::new();
+    eventually("the second splat is recorded", || {
+        records.drain(|r| got.push(r));
+        !got.is_empty()
+    });
+    std::thread::sleep(Duration::from_millis(100));
+    records.drain(|r| got.push(r));
+    assert_eq!(got.len(), 1, "{got:?}");
+    match got[0] {
+        dyeflow::capture::Record::Event(e) => {
+            assert_eq!(e.time_s, 3.5);
+            match e.event {
+                dyeflow::bridge::events::SimEvent::Splat(s) => {
+                    assert!((s.pos[0] - 0.9).abs() < 1e-6 && s.color == [0.0, 1.0, 0.0]);
+                }
+                other => panic!("not a splat: {other:?}"),
+            }
+        }
+        other => panic!("not an event: {other:?}"),
+    }
+}
