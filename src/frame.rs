@@ -25,6 +25,21 @@ pub struct Frame {
 /// Largest frame edge a consumer may ask for; larger requests are clamped.
 pub const MAX_FRAME_EDGE: usize = 8192;
 
+/// Smallest frame a consumer asks for, in pixels per side.
+pub const MIN_FRAME_EDGE: usize = 16;
+
+/// The frame size worth asking for to fill `view` physical pixels: the view's size at the dye
+/// grid's aspect, but no finer than the dye grid `dye` (the display's GPU upsamples as well as
+/// the CPU would, for free).
+pub fn frame_for(view: (f32, f32), dye: (usize, usize)) -> (usize, usize) {
+    let (dw, dh) = (dye.0.max(1), dye.1.max(1));
+    let scale = (view.0 / dw as f32).min(view.1 / dh as f32).clamp(0.0, 1.0);
+    (
+        ((dw as f32 * scale).round() as usize).max(MIN_FRAME_EDGE),
+        ((dh as f32 * scale).round() as usize).max(MIN_FRAME_EDGE),
+    )
+}
+
 /// The consumer's request, shared with the producer. Written by the consumer (editor thread),
 /// read by the simulation thread; an atomic so neither side locks.
 #[derive(Debug, Default)]

@@ -198,6 +198,23 @@ fn status(h: &mut HarnessChild) -> String {
     }
 }
 
+/// The display with two monitors (and the display tests' lock), and the harness `test` on it,
+/// ready; `None` (skip) without the display tools.
+fn start(test: &str) -> Option<(std::sync::MutexGuard<'static, ()>, Display, HarnessChild)> {
+    if !xvfb::tools_available() {
+        return None;
+    }
+    let serial = serial();
+    let display = two_monitors();
+    let mut h = HarnessChild::start(&display, test);
+    assert!(
+        h.wait_for(|l| l.ends_with("READY"), Duration::from_secs(60)),
+        "{:?}",
+        h.reports()
+    );
+    Some((serial, display, h))
+}
+
 /// Send an `output` command; wait until the window's geometry is `want`.
 fn place(display: &Display, h: &mut HarnessChild, command: &str, want: (i32, i32, u32, u32)) {
     h.send(command);
@@ -210,17 +227,9 @@ fn place(display: &Display, h: &mut HarnessChild, command: &str, want: (i32, i32
 
 #[test]
 fn opens_on_the_chosen_monitor_shows_live_frames_and_outlives_the_editor() {
-    if !xvfb::tools_available() {
+    let Some((_serial, display, mut h)) = start("harness_output") else {
         return;
-    }
-    let _serial = serial();
-    let display = two_monitors();
-    let mut h = HarnessChild::start(&display, "harness_output");
-    assert!(
-        h.wait_for(|l| l.ends_with("READY"), Duration::from_secs(60)),
-        "{:?}",
-        h.reports()
-    );
+    };
     assert!(
         display
             .find_window(TITLE, Duration::from_millis(500))
@@ -314,17 +323,9 @@ fn opens_on_the_chosen_monitor_shows_live_frames_and_outlives_the_editor() {
 
 #[test]
 fn a_project_saved_with_the_window_open_opens_it_again() {
-    if !xvfb::tools_available() {
+    let Some((_serial, display, mut h)) = start("harness_output_saved_open") else {
         return;
-    }
-    let _serial = serial();
-    let display = two_monitors();
-    let mut h = HarnessChild::start(&display, "harness_output_saved_open");
-    assert!(
-        h.wait_for(|l| l.ends_with("READY"), Duration::from_secs(60)),
-        "{:?}",
-        h.reports()
-    );
+    };
     let id = display
         .find_window(TITLE, Duration::from_secs(30))
         .expect("the saved window opens with the project");
@@ -374,17 +375,9 @@ fn becomes_visible(display: &Display, title: &str, want: bool) -> bool {
 
 #[test]
 fn the_editors_o_key_opens_and_closes_it() {
-    if !xvfb::tools_available() {
+    let Some((_serial, display, h)) = start("harness_editor") else {
         return;
-    }
-    let _serial = serial();
-    let display = two_monitors();
-    let mut h = HarnessChild::start(&display, "harness_editor");
-    assert!(
-        h.wait_for(|l| l.ends_with("READY"), Duration::from_secs(60)),
-        "{:?}",
-        h.reports()
-    );
+    };
     assert!(
         becomes_visible(&display, "Dyeflow", true),
         "the editor opens"
@@ -495,20 +488,12 @@ impl Drop for WindowManager {
 /// borderless (no frame around it), and Esc gives the windowed size back.
 #[test]
 fn under_a_window_manager_fullscreen_fills_the_chosen_monitor() {
-    if !xvfb::tools_available() {
+    let Some((_serial, display, mut h)) = start("harness_output") else {
         return;
-    }
-    let _serial = serial();
-    let display = two_monitors();
+    };
     let Some(_wm) = WindowManager::start(&display) else {
         return;
     };
-    let mut h = HarnessChild::start(&display, "harness_output");
-    assert!(
-        h.wait_for(|l| l.ends_with("READY"), Duration::from_secs(60)),
-        "{:?}",
-        h.reports()
-    );
     let right_windowed = (1280 + 320, 180, 640, 360);
     place(
         &display,

@@ -6,9 +6,6 @@ use crate::params::Settings;
 use egui::{self, Color32, Pos2, Rect, TextureHandle, TextureOptions, Vec2};
 use std::time::Instant;
 
-/// Smallest frame the view asks for, in pixels per side.
-const MIN_FRAME_EDGE: usize = 16;
-
 /// Where the canvas is on screen, for mapping the mouse.
 #[derive(Clone, Copy, Debug)]
 pub struct Canvas {
@@ -58,13 +55,8 @@ pub fn fit(outer: Rect, aspect: f32) -> Rect {
 pub fn wanted_frame(physical: Vec2, settings: &Settings) -> (usize, usize) {
     let s = settings.sanitized();
     let (w, h) = s.sim_grid();
-    let (dw, dh) = (w * s.dye_scale as usize, h * s.dye_scale as usize);
-    let scale = (physical.x / dw as f32)
-        .min(physical.y / dh as f32)
-        .clamp(0.0, 1.0);
-    let fw = ((dw as f32 * scale).round() as usize).max(MIN_FRAME_EDGE);
-    let fh = ((dh as f32 * scale).round() as usize).max(MIN_FRAME_EDGE);
-    (fw, fh)
+    let dye = (w * s.dye_scale as usize, h * s.dye_scale as usize);
+    crate::frame::frame_for((physical.x, physical.y), dye)
 }
 
 /// The view's state.

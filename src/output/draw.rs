@@ -27,9 +27,6 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-/// Smallest frame the window asks for, in pixels per side.
-const MIN_FRAME_EDGE: usize = 16;
-
 /// How often the window looks for a frame to draw: often enough for a 240 Hz monitor (it
 /// draws once 0.8 of the monitor's period has passed).
 const TICK: Duration = Duration::from_millis(2);
@@ -280,16 +277,8 @@ impl Handler {
 
     /// The frame size to ask for: the window's picture area, no finer than the dye grid.
     fn wanted_frame(&self) -> (usize, usize) {
-        let (dw, dh) = (self.cap)();
-        let (dw, dh) = (dw.max(1), dh.max(1));
         let (w, h) = self.size.get();
-        let scale = (w as f32 / dw as f32)
-            .min(h as f32 / dh as f32)
-            .clamp(0.0, 1.0);
-        (
-            ((dw as f32 * scale).round() as usize).max(MIN_FRAME_EDGE),
-            ((dh as f32 * scale).round() as usize).max(MIN_FRAME_EDGE),
-        )
+        crate::frame::frame_for((w as f32, h as f32), (self.cap)())
     }
 
     /// Take the newest frame into the texture, if there is a new one.
