@@ -147,8 +147,10 @@ fn follow_output(
             return;
         }
         if let Some(output) = output.upgrade() {
-            let s = params.output();
-            output.follow(s.open, &s.placement);
+            output.follow(|| {
+                let s = params.output();
+                (s.open, s.placement)
+            });
         }
     }))
 }
@@ -156,7 +158,7 @@ fn follow_output(
 impl Drop for Dyeflow {
     /// The output window closes with the instance (the project keeps it open, to come back).
     fn drop(&mut self) {
-        self.editor.output.close();
+        self.editor.output.shut_down();
     }
 }
 

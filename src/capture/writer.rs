@@ -123,6 +123,8 @@ impl Drop for CaptureThread {
 struct Open {
     file: CaptureFile,
     dropped_at_start: u64,
+    /// The capture's start, audio seconds: side records from before it are not its own.
+    start_s: f64,
 }
 
 fn run(
@@ -139,18 +141,15 @@ fn run(
     loop {
         let stopping = stop.load(Ordering::Acquire);
         let stats = records.stats().clone();
-        chroma.drain(|r| {
-            if side.len() < SIDE_RECORDS {
-                side.push_back(r);
-            }
-        });
-        // The input tap's records go in time order among the chroma thread's.
-        input.drain(|r| {
+        // The side records (the chroma thread's, the input tap's) are kept in time order.
+        let mut keep = |r: Record| {
             if side.len() < SIDE_RECORDS {
                 let at = side.partition_point(|s| s.time_s() <= r.time_s());
                 side.insert(at, r);
             }
-        });
+        };
+        chroma.drain(&mut keep);
+        input.drain(&mut keep);
         records.drain(|record| match record {
             Record::Start {
                 time_s,
@@ -181,6 +180,7 @@ fn run(
                         open = Some(Open {
                             file,
                             dropped_at_start: stats.dropped(),
+                            start_s: time_s,
                         });
                     }
                     Err(e) => {
@@ -194,7 +194,8 @@ fn run(
                     let _ = write_side(&mut o, &mut side, time_s);
                     finish(o, stats.dropped(), time_s, status);
                 }
-                side.clear();
+                // Later ones may belong to the next capture (its start prunes the rest).
+                side.retain(|r| r.time_s() > time_s);
             }
             other => {
                 latest = latest.max(other.time_s());
@@ -247,7 +248,9 @@ fn write_side(
         if r.time_s() > until {
             break;
         }
-        open.file.write(r)?;
+        if r.time_s() >= open.start_s {
+            open.file.write(r)?;
+        }
         side.pop_front();
     }
     Ok(())
@@ -326,6 +329,93 @@ fn utc_stamp(secs: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A capture stops and the next starts within one look at the queues: each gets the side
+    /// records (input tap, chroma thread) of its own time, whatever order they came in, and
+    /// none from before its start or between the two.
+    #[test]
+    fn side_records_go_to_the_capture_of_their_time() {
+        use crate::bridge::events::{SimEvent, TimedEvent};
+        use crate::bridge::queue;
+        let dir = std::env::temp_dir().join(format!("dyeflow-writer-side-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (mut tx, records) = queue::bounded(64);
+        let (mut chroma_tx, chroma) = queue::bounded(64);
+        let (mut input_tx, input) = queue::bounded(64);
+        let event = |time_s: f64, x: f32| {
+            Record::Event(TimedEvent {
+                time_s,
+                event: SimEvent::Splat(crate::fluid::Splat {
+                    pos: [x, 0.5],
+                    ..Default::default()
+                }),
+            })
+        };
+        for r in [
+            Record::Start {
+                time_s: 1.0,
+                sample_rate: 48_000.0,
+            },
+            event(1.1, 0.0),
+            Record::Stop { time_s: 2.0 },
+            Record::Start {
+                time_s: 2.5,
+                sample_rate: 48_000.0,
+            },
+            event(2.6, 0.0),
+            Record::Stop { time_s: 3.0 },
+        ] {
+            assert!(tx.send(r));
+        }
+        // Out of time order, as the threads deliver them.
+        for (t, x) in [(2.7, 0.27), (0.5, 0.05), (1.5, 0.15), (2.2, 0.22)] {
+            assert!(input_tx.send(event(t, x)));
+        }
+        assert!(chroma_tx.send(event(1.2, 0.12)));
+        assert!(chroma_tx.send(event(2.9, 0.29)));
+        let stop = AtomicBool::new(true);
+        let status = Mutex::new(CaptureStatus::new());
+        let state = || "{}".to_owned();
+        run(
+            &stop,
+            (records, chroma, input),
+            (&[], &state),
+            &dir,
+            &status,
+        );
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect();
+        files.sort();
+        assert_eq!(files.len(), 2, "{files:?}");
+        let side_xs = |path: &Path| -> Vec<f32> {
+            let c = super::super::file::load(path).unwrap();
+            c.records
+                .iter()
+                .filter_map(|r| match r {
+                    Record::Event(TimedEvent {
+                        event: SimEvent::Splat(s),
+                        ..
+                    }) if s.pos[0] > 0.0 => Some(s.pos[0]),
+                    _ => None,
+                })
+                .collect()
+        };
+        let (a, b) = (side_xs(&files[0]), side_xs(&files[1]));
+        let (a, b) = if a.contains(&0.15) { (a, b) } else { (b, a) };
+        assert_eq!(
+            a,
+            vec![0.12, 0.15],
+            "the first capture's own, in time order"
+        );
+        assert_eq!(
+            b,
+            vec![0.27, 0.29],
+            "the second's: none from before its start"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 
     #[test]
     fn stamps_are_utc_dates() {

@@ -104,10 +104,11 @@ impl Default for Painter {
 }
 
 fn send(shared: &EditorShared, event: SimEvent) {
-    // A capture that is on keeps it (the mouse drives the fluid as the notes do).
-    shared.input_tap.record(&event);
-    // A full queue drops the event (counted); the editor never waits on the simulation.
-    shared.events.lock().send(TimedEvent { time_s: 0.0, event });
+    // A full queue drops the event (counted); the editor never waits on the simulation. A
+    // capture that is on keeps what the fluid got (the mouse drives it as the notes do).
+    if shared.events.lock().send(TimedEvent { time_s: 0.0, event }) {
+        shared.input_tap.record(&event);
+    }
 }
 
 impl Painter {

@@ -73,12 +73,14 @@ pub struct EditorShared {
 impl EditorShared {
     /// Make the output window follow the project's settings for it.
     pub fn follow_output(&self) {
-        let s = self.params.output();
-        if s.open {
+        if self.params.output().open {
             // The window shows the fluid: make sure it runs.
             self.engine.ensure_running();
         }
-        self.output.follow(s.open, &s.placement);
+        self.output.follow(|| {
+            let s = self.params.output();
+            (s.open, s.placement)
+        });
     }
 }
 

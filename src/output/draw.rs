@@ -31,6 +31,9 @@ use std::time::{Duration, Instant};
 /// draws once 0.8 of the monitor's period has passed).
 const TICK: Duration = Duration::from_millis(2);
 
+/// A press of a key less than this after its release is an auto-repeat (X11 sends both at once).
+const KEY_REPEAT_GAP: Duration = Duration::from_millis(30);
+
 /// Two clicks closer than this are a double click.
 const DOUBLE_CLICK: Duration = Duration::from_millis(400);
 
@@ -122,8 +125,10 @@ struct Handler {
     last_click: Cell<Option<Instant>>,
     /// The size the last placement asked for: a resize to it is ours, not the user's.
     placed: Cell<Option<(u32, u32)>>,
-    /// The key held down (baseview reports auto-repeats as presses).
+    /// The key held down, and the last key let go and when (baseview reports auto-repeats as
+    /// presses; on X11 as releases and presses at the same instant).
     held: Cell<Option<Code>>,
+    released: Cell<Option<(Code, Instant)>>,
     /// The drawing timer (it fires only while its handle lives).
     timer: RefCell<Option<TimerHandle>>,
 }
@@ -200,6 +205,7 @@ impl Handler {
             last_click: Cell::new(None),
             placed: Cell::new(None),
             held: Cell::new(None),
+            released: Cell::new(None),
             timer: RefCell::new(None),
         };
         // Placed before it is first shown: a window manager honours the position then.
@@ -214,7 +220,11 @@ impl Handler {
         let Some(wanted) = self.live.wanted.lock().take() else {
             return;
         };
-        self.place(wanted);
+        // Its own placement coming back (the project followed what the window did) changes
+        // nothing: placing it again would drop fullscreen for a moment.
+        if wanted != *self.placement.borrow() || self.placed.get().is_none() {
+            self.place(wanted);
+        }
     }
 
     /// Show the window as `placement` asks, and report where it is.
@@ -449,7 +459,11 @@ impl WindowHandler for Handler {
         // A window manager (or the user through it) resized the windowed window: the project
         // keeps the new size. Not the size a placement asked for (a saved size larger than its
         // monitor stays saved), and not in fullscreen.
+        // Ours until a resize to another size comes (the user's, through the window manager).
         let ours = self.placed.get() == Some((s.width, s.height));
+        if !ours {
+            self.placed.set(None);
+        }
         let mut p = self.placement.borrow_mut();
         if !ours && !p.fullscreen && (p.width, p.height) != (s.width, s.height) && s.width > 0 {
             p.width = s.width;
@@ -466,11 +480,18 @@ impl WindowHandler for Handler {
                 if self.held.get() == Some(k.code) {
                     self.held.set(None);
                 }
+                self.released.set(Some((k.code, Instant::now())));
                 EventStatus::Ignored
             }
             Event::Keyboard(k) if k.state == KeyState::Down => {
-                // A held key toggles once (baseview reports its repeats as presses).
-                if self.held.replace(Some(k.code)) == Some(k.code) {
+                // A held key toggles once: its repeats come as presses, or as a release and a
+                // press together.
+                let repeat = self.held.replace(Some(k.code)) == Some(k.code)
+                    || self
+                        .released
+                        .get()
+                        .is_some_and(|(c, t)| c == k.code && t.elapsed() < KEY_REPEAT_GAP);
+                if repeat {
                     return EventStatus::Captured;
                 }
                 let full = self.placement.borrow().fullscreen;

@@ -194,6 +194,10 @@ pub struct OutputWindow {
     on_change: OnChange,
     /// The window's thread, if one was started (it may have ended or be closing).
     running: Mutex<Option<Running>>,
+    /// Threads of windows asked to close while a new one opened (joined on close).
+    closing: Mutex<Vec<JoinHandle<()>>>,
+    /// The instance is going: nothing opens any more.
+    shut: AtomicBool,
     /// The status of the last window (or why none opened).
     last: Mutex<Arc<Live>>,
     /// The settings last followed (see [`OutputWindow::follow`]), kept current by the window
@@ -209,24 +213,27 @@ impl OutputWindow {
             cap,
             on_change,
             running: Mutex::new(None),
+            closing: Mutex::new(Vec::new()),
+            shut: AtomicBool::new(false),
             last: Mutex::new(Live::new(None)),
             followed: Arc::new(Mutex::new(None)),
         }
     }
 
-    /// Follow the project's settings: open, move or close the window when they changed since
-    /// they were last followed (or since the window itself changed them). A window that could
-    /// not open is not tried again until they change, or until [`OutputWindow::retry`].
-    /// Never waits for a window to close, so any thread may call it.
-    pub fn follow(&self, open: bool, placement: &Placement) {
+    /// Follow the project's settings, as `settings` reads them (open, placement): open, move
+    /// or close the window when they changed since they were last followed (or since the
+    /// window itself changed them). A window that could not open is not tried again until they
+    /// change, or until [`OutputWindow::retry`]. Follows from several threads happen one at a
+    /// time, each reading the settings as it acts, so the last word is the project's. Never
+    /// waits for a window to close, so any thread may call it.
+    pub fn follow(&self, settings: impl FnOnce() -> (bool, Placement)) {
+        let mut followed = self.followed.lock();
+        let (open, placement) = settings();
         let want = (open, placement.sanitized());
-        {
-            let mut followed = self.followed.lock();
-            if followed.as_ref() == Some(&want) {
-                return;
-            }
-            *followed = Some(want.clone());
+        if followed.as_ref() == Some(&want) {
+            return;
         }
+        *followed = Some(want.clone());
         if open {
             self.open(&want.1);
         } else {
@@ -251,8 +258,11 @@ impl OutputWindow {
         live.status.lock().clone()
     }
 
-    /// Open the window as `placement` asks, or move an open one there.
+    /// Open the window as `placement` asks, or move an open one there. Never waits.
     pub fn open(&self, placement: &Placement) {
+        if self.shut.load(Ordering::Acquire) {
+            return;
+        }
         let placement = placement.sanitized();
         let mut running = self.running.lock();
         if let Some(r) = running.as_ref()
@@ -261,10 +271,13 @@ impl OutputWindow {
             *r.live.wanted.lock() = Some(placement);
             return;
         }
-        // One that is closing (or has ended) goes first: it takes a few milliseconds.
+        // One still closing finishes on its own (it has its own state); it is joined on
+        // close.
         if let Some(old) = running.take() {
             old.live.close.store(true, Ordering::Release);
-            crate::pin::join_within(old.thread, CLOSE_WAIT_MS, "The output window's thread");
+            let mut closing = self.closing.lock();
+            closing.retain(|t| !t.is_finished());
+            closing.push(old.thread);
         }
         let live = Live::new(Some(placement.clone()));
         *self.last.lock() = live.clone();
@@ -277,12 +290,13 @@ impl OutputWindow {
             return;
         }
         live.status.lock().open = true;
-        // What the window changes itself is followed already (the project first, so that a
-        // follow in between sees the new settings).
+        // What the window changes itself is followed already: the project and what was
+        // followed change together, under the lock every follow takes.
         let (followed, told) = (self.followed.clone(), self.on_change.clone());
         let on_change: OnChange = Arc::new(move |p: &Placement, open: bool| {
+            let mut followed = followed.lock();
             told(p, open);
-            *followed.lock() = Some((open, p.sanitized()));
+            *followed = Some((open, p.sanitized()));
         });
         let window = draw::Setup {
             frames: self.frames.clone(),
@@ -311,20 +325,32 @@ impl OutputWindow {
         }
     }
 
-    /// Close the window and wait for its thread (a few seconds at most).
+    /// Close the window and wait for its thread, and for any still closing (a few seconds at
+    /// most).
     pub fn close(&self) {
-        let Some(old) = self.running.lock().take() else {
-            return;
-        };
-        old.live.close.store(true, Ordering::Release);
-        crate::pin::join_within(old.thread, CLOSE_WAIT_MS, "The output window's thread");
+        let current = self.running.lock().take();
+        let mut threads = std::mem::take(&mut *self.closing.lock());
+        if let Some(old) = current {
+            old.live.close.store(true, Ordering::Release);
+            threads.push(old.thread);
+        }
+        for thread in threads {
+            crate::pin::join_within(thread, CLOSE_WAIT_MS, "The output window's thread");
+        }
         self.frames.lock().request(0, 0);
+    }
+
+    /// The instance is going: close the window, and open none again (a follow from the
+    /// simulation thread may still come before it stops).
+    pub fn shut_down(&self) {
+        self.shut.store(true, Ordering::Release);
+        self.close();
     }
 }
 
 impl Drop for OutputWindow {
     fn drop(&mut self) {
-        self.close();
+        self.shut_down();
     }
 }
 

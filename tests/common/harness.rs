@@ -261,7 +261,7 @@ fn output_command(
     }
     params.set_output(s.clone());
     if follow {
-        output.follow(s.open, &s.placement);
+        output.follow(|| (s.open, s.placement.clone()));
     }
     let st = output.status();
     let s = params.output();
