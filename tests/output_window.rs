@@ -307,6 +307,22 @@ fn opens_on_the_chosen_monitor_shows_live_frames_and_outlives_the_editor() {
         right_windowed
     );
 
+    // The audio thread never waited while the window opened, moved, went fullscreen and the
+    // editor came and went: process() did not once go to sleep.
+    let reports = h.reports();
+    let blocks: Vec<&String> = reports.iter().filter(|l| l.starts_with("BLOCK ")).collect();
+    assert!(blocks.len() >= 3, "block reports: {blocks:?}");
+    let waits: u64 = blocks
+        .iter()
+        .filter_map(|l| {
+            l.split_whitespace()
+                .find_map(|kv| kv.strip_prefix("waits="))?
+                .parse::<u64>()
+                .ok()
+        })
+        .sum();
+    assert_eq!(waits, 0, "process() went to sleep in {waits} blocks");
+
     // It closes with the instance (the process lives on, as a host does).
     h.send("drop");
     assert!(
