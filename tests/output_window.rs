@@ -349,6 +349,13 @@ fn a_project_saved_with_the_window_open_opens_it_again() {
     assert_eq!(geometry_becomes(&display, &id, want), want);
     assert_live(&display, want, "saved-open");
 
+    // The host names the track: the title says it (two instances' windows told apart).
+    h.send("output track Drums");
+    assert!(
+        becomes_visible(&display, &format!("{TITLE} · Drums"), true),
+        "the title names the track"
+    );
+
     // Closed from the panel: gone, and the project says so.
     h.send("output close");
     let start = Instant::now();

@@ -208,6 +208,7 @@ impl Editor for DyeflowEditor {
     }
 
     fn track_info_updated(&self, info: nice_plug::plugin::TrackInfo) {
+        self.shared.output.set_track_name(Some(info.name()));
         self.current().editor.track_info_updated(info);
     }
 

@@ -217,6 +217,16 @@ impl Handler {
 
     /// Apply a placement the controller asked for, if any.
     fn apply_wanted(&self) {
+        if let Some(title) = self.live.title.lock().take() {
+            #[cfg(target_os = "linux")]
+            if let Some(placer) = &self.placer
+                && let Err(e) = placer.set_title(&title)
+            {
+                self.live.status.lock().error = Some(e);
+            }
+            #[cfg(not(target_os = "linux"))]
+            let _ = title;
+        }
         let Some(wanted) = self.live.wanted.lock().take() else {
             return;
         };

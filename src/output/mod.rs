@@ -159,15 +159,18 @@ pub type OnChange = Arc<dyn Fn(&Placement, bool) + Send + Sync>;
 struct Live {
     /// A placement to apply (taken by the window when it next draws).
     wanted: Mutex<Option<Placement>>,
+    /// A title to show (taken likewise).
+    title: Mutex<Option<String>>,
     /// Asked to close.
     close: AtomicBool,
     status: Mutex<OutputStatus>,
 }
 
 impl Live {
-    fn new(placement: Option<Placement>) -> Arc<Self> {
+    fn new(placement: Option<Placement>, title: String) -> Arc<Self> {
         Arc::new(Self {
             wanted: Mutex::new(placement),
+            title: Mutex::new(Some(title)),
             close: AtomicBool::new(false),
             status: Mutex::new(OutputStatus::default()),
         })
@@ -198,6 +201,8 @@ pub struct OutputWindow {
     closing: Mutex<Vec<JoinHandle<()>>>,
     /// The instance is going: nothing opens any more.
     shut: AtomicBool,
+    /// The host's name for the instance's track, if it told.
+    track: Mutex<Option<String>>,
     /// The status of the last window (or why none opened).
     last: Mutex<Arc<Live>>,
     /// The settings last followed (see [`OutputWindow::follow`]), kept current by the window
@@ -215,7 +220,8 @@ impl OutputWindow {
             running: Mutex::new(None),
             closing: Mutex::new(Vec::new()),
             shut: AtomicBool::new(false),
-            last: Mutex::new(Live::new(None)),
+            track: Mutex::new(None),
+            last: Mutex::new(Live::new(None, TITLE.into())),
             followed: Arc::new(Mutex::new(None)),
         }
     }
@@ -279,7 +285,7 @@ impl OutputWindow {
             closing.retain(|t| !t.is_finished());
             closing.push(old.thread);
         }
-        let live = Live::new(Some(placement.clone()));
+        let live = Live::new(Some(placement.clone()), self.title());
         *self.last.lock() = live.clone();
         if cfg!(target_os = "macos") {
             live.status.lock().error = Some(
@@ -315,6 +321,28 @@ impl OutputWindow {
                 status.open = false;
                 status.error = Some(format!("no thread for the output window: {e}"));
             }
+        }
+    }
+
+    /// The host named the instance's track (`None` or empty: it did not): the window's title
+    /// says it, so two instances' windows are told apart.
+    pub fn set_track_name(&self, name: Option<&str>) {
+        let name = name
+            .map(str::trim)
+            .filter(|n| !n.is_empty())
+            .map(str::to_owned);
+        *self.track.lock() = name;
+        let title = self.title();
+        if let Some(r) = self.running.lock().as_ref() {
+            *r.live.title.lock() = Some(title);
+        }
+    }
+
+    /// The window's title: [`TITLE`], and the track's name when the host told it.
+    pub fn title(&self) -> String {
+        match self.track.lock().as_deref() {
+            Some(track) => format!("{TITLE} · {track}"),
+            None => TITLE.to_owned(),
         }
     }
 
@@ -380,6 +408,17 @@ mod tests {
         assert_eq!(pick(&ms, "").unwrap().name, "B");
         assert_eq!(pick(&ms[..1], "").unwrap().name, "A", "the first");
         assert!(pick(&[], "A").is_none());
+    }
+
+    #[test]
+    fn the_title_names_the_track() {
+        let (_input, output) = crate::frame::frame_channel();
+        let w = OutputWindow::new(output, Arc::new(|| (64, 36)), Arc::new(|_, _| {}));
+        assert_eq!(w.title(), TITLE);
+        w.set_track_name(Some("  Drums "));
+        assert_eq!(w.title(), format!("{TITLE} · Drums"));
+        w.set_track_name(Some(""));
+        assert_eq!(w.title(), TITLE);
     }
 
     #[test]

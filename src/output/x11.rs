@@ -126,6 +126,8 @@ pub struct Placer {
 
 struct Atoms {
     motif_hints: Atom,
+    name: Atom,
+    utf8: Atom,
     state: Atom,
     fullscreen: Atom,
     bypass_compositor: Atom,
@@ -147,6 +149,8 @@ impl Placer {
         };
         let atoms = Atoms {
             motif_hints: atom("_MOTIF_WM_HINTS")?,
+            name: atom("_NET_WM_NAME")?,
+            utf8: atom("UTF8_STRING")?,
             state: atom("_NET_WM_STATE")?,
             fullscreen: atom("_NET_WM_STATE_FULLSCREEN")?,
             bypass_compositor: atom("_NET_WM_BYPASS_COMPOSITOR")?,
@@ -171,6 +175,30 @@ impl Placer {
             .map_err(err)?;
         placer.conn.flush().map_err(err)?;
         Ok(placer)
+    }
+
+    /// Name the window (EWMH's UTF-8 name, and the ICCCM one for older window managers).
+    pub fn set_title(&self, title: &str) -> Result<(), String> {
+        let bytes = title.as_bytes();
+        self.conn
+            .change_property8(
+                PropMode::REPLACE,
+                self.window,
+                self.atoms.name,
+                self.atoms.utf8,
+                bytes,
+            )
+            .map_err(err)?;
+        self.conn
+            .change_property8(
+                PropMode::REPLACE,
+                self.window,
+                AtomEnum::WM_NAME,
+                self.atoms.utf8,
+                bytes,
+            )
+            .map_err(err)?;
+        self.conn.flush().map_err(err)
     }
 
     /// The display's monitors, primary first.

@@ -9,7 +9,8 @@
 //! - `notes K,K,...`: hold these notes (velocity 100, channel 1) from the next block on;
 //! - `off`: all notes off (CC 123) on channel 1;
 //! - `obstacles`: report the project's obstacles;
-//! - `output open MONITOR full|WxH`, `output close`, `output status`: the output window,
+//! - `output open MONITOR full|WxH`, `output close`, `output track NAME`, `output status`: the
+//!   output window (`track`: the host names the track),
 //!   through the project's settings as the editor's panel changes them;
 //! - `quit`: close the window and exit.
 //!
@@ -257,6 +258,7 @@ fn output_command(
             }
         }
         ["close"] => s.open = false,
+        ["track", name] => output.set_track_name(Some(name)),
         _ => {}
     }
     params.set_output(s.clone());
