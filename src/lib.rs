@@ -118,11 +118,7 @@ impl Default for Dyeflow {
 /// it makes itself (Esc, a resize, a close by the window manager) kept in the project.
 fn new_output_window(params: &Arc<DyeflowParams>, frames: FrameOutput) -> output::OutputWindow {
     let p = params.clone();
-    let cap: output::FrameCap = Arc::new(move || {
-        let s = p.settings().sanitized();
-        let (w, h) = s.sim_grid();
-        (w * s.dye_scale as usize, h * s.dye_scale as usize)
-    });
+    let cap: output::FrameCap = Arc::new(move || p.settings().dye_grid());
     let p = params.clone();
     let on_change: output::OnChange = Arc::new(move |placement: &output::Placement, open| {
         p.set_output(params::OutputSettings {

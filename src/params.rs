@@ -200,6 +200,13 @@ impl Settings {
         let w = ((h as f32 * s.aspect.ratio()).round() as usize).max(1);
         (w, h)
     }
+
+    /// The dye grid's size: the simulation grid times the dye detail.
+    pub fn dye_grid(&self) -> (usize, usize) {
+        let (w, h) = self.sim_grid();
+        let k = self.sanitized().dye_scale as usize;
+        (w * k, h * k)
+    }
 }
 
 /// Smallest editor size, in logical pixels.

@@ -8,23 +8,9 @@
 
 mod common;
 
-use common::harness;
-use common::xvfb::{self, Display, HarnessChild, Image, hue_distance, hue_value};
+use common::harness::{self, in_harness};
+use common::xvfb::{self, Display, HarnessChild, Image, hue_distance, hue_value, serial};
 use std::time::{Duration, Instant};
-
-/// The display tests run one at a time: each brings an X server, a software-GL window and a
-/// simulation, and on a 2-core machine in parallel they would measure each other's load.
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn in_harness() -> bool {
-    std::env::var_os(harness::HARNESS_ENV).is_some()
-}
 
 #[test]
 #[ignore = "the editor harness, run by the editor tests in a child process"]

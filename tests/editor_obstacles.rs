@@ -5,13 +5,9 @@
 
 mod common;
 
-use common::harness;
+use common::harness::{self, in_harness};
 use common::xvfb::{self, Display, HarnessChild, Image};
 use std::time::{Duration, Instant};
-
-fn in_harness() -> bool {
-    std::env::var_os(harness::HARNESS_ENV).is_some()
-}
 
 /// The editor with its panel open in a window tall enough to show the Obstacles section
 /// without scrolling.

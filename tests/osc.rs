@@ -38,23 +38,28 @@ fn free_port() -> u16 {
         .port()
 }
 
-#[test]
-fn osc_sets_parameters_paints_and_counts_what_it_cannot_take() {
+/// Parameters for a small square CPU fluid (`resolution` cells) with OSC on at `port`.
+fn listening(resolution: u32, port: u16) -> Arc<DyeflowParams> {
     let p = DyeflowParams::default();
     p.set_settings(Settings {
-        sim_resolution: 128,
+        sim_resolution: resolution,
         dye_scale: 1,
         aspect: Aspect::Square,
         backend: BackendChoice::Cpu,
         ..Settings::default()
     });
-    let port = free_port();
-    let p = Arc::new(p);
-    assert!(!p.osc().enabled, "off by default");
     p.set_osc(OscSettings {
         enabled: true,
         port,
     });
+    Arc::new(p)
+}
+
+#[test]
+fn osc_sets_parameters_paints_and_counts_what_it_cannot_take() {
+    assert!(!DyeflowParams::default().osc().enabled, "off by default");
+    let port = free_port();
+    let p = listening(128, port);
     let (_tx, rx) = queue::channel(16);
     let (input, mut output) = frame_channel();
     let engine = Engine::start(p.clone(), vec![rx], input, EngineOptions::default()).unwrap();
@@ -169,17 +174,7 @@ fn osc_sets_parameters_paints_and_counts_what_it_cannot_take() {
 fn a_taken_port_is_reported() {
     let holder = UdpSocket::bind("0.0.0.0:0").unwrap();
     let port = holder.local_addr().unwrap().port();
-    let p = Arc::new(DyeflowParams::default());
-    p.set_settings(Settings {
-        sim_resolution: 128,
-        dye_scale: 1,
-        backend: BackendChoice::Cpu,
-        ..Settings::default()
-    });
-    p.set_osc(OscSettings {
-        enabled: true,
-        port,
-    });
+    let p = listening(128, port);
     let (_tx, rx) = queue::channel(16);
     let (input, output) = frame_channel();
     let engine = Engine::start(p, vec![rx], input, EngineOptions::default()).unwrap();
@@ -197,20 +192,8 @@ fn a_taken_port_is_reported() {
 /// fluid as the notes do); before it starts, none are.
 #[test]
 fn osc_splats_are_captured_while_a_capture_is_on() {
-    let p = DyeflowParams::default();
-    p.set_settings(Settings {
-        sim_resolution: 64,
-        dye_scale: 1,
-        aspect: Aspect::Square,
-        backend: BackendChoice::Cpu,
-        ..Settings::default()
-    });
     let port = free_port();
-    p.set_osc(OscSettings {
-        enabled: true,
-        port,
-    });
-    let p = Arc::new(p);
+    let p = listening(64, port);
     let (tap, mut records) = dyeflow::capture::InputTap::new();
     let (mut recorder, _chroma_tap, _queues) = dyeflow::capture::queues(p.clone(), &tap);
     let options = EngineOptions {

@@ -9,27 +9,14 @@
 
 mod common;
 
-use common::harness;
-use common::xvfb::{self, Display, HarnessChild, Image};
+use common::harness::{self, in_harness};
+use common::xvfb::{self, Display, HarnessChild, Image, serial};
 use dyeflow::output::{Placement, TITLE};
 use dyeflow::params::OutputSettings;
 use std::time::{Duration, Instant};
 use x11rb::connection::Connection;
 use x11rb::protocol::randr::{ConnectionExt as _, MonitorInfo};
 use x11rb::protocol::xproto::ConnectionExt as _;
-
-/// One display test at a time (see `tests/editor.rs`).
-static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
-fn serial() -> std::sync::MutexGuard<'static, ()> {
-    SERIAL
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
-
-fn in_harness() -> bool {
-    std::env::var_os(harness::HARNESS_ENV).is_some()
-}
 
 #[test]
 #[ignore = "the output window harness, run by the tests below in a child process"]

@@ -53,10 +53,7 @@ pub fn fit(outer: Rect, aspect: f32) -> Rect {
 /// The frame size worth asking for: the picture's size in physical pixels, but no finer than
 /// the dye grid (the GPU's texture filtering upsamples as well as the CPU would, for free).
 pub fn wanted_frame(physical: Vec2, settings: &Settings) -> (usize, usize) {
-    let s = settings.sanitized();
-    let (w, h) = s.sim_grid();
-    let dye = (w * s.dye_scale as usize, h * s.dye_scale as usize);
-    crate::frame::frame_for((physical.x, physical.y), dye)
+    crate::frame::frame_for((physical.x, physical.y), settings.dye_grid())
 }
 
 /// The view's state.

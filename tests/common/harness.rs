@@ -37,6 +37,11 @@ use std::time::{Duration, Instant};
 /// Environment variable that turns a test binary into the harness.
 pub const HARNESS_ENV: &str = "DYEFLOW_EDITOR_HARNESS";
 
+/// Whether this process is the harness (a child a display test started).
+pub fn in_harness() -> bool {
+    std::env::var_os(HARNESS_ENV).is_some()
+}
+
 fn say(line: &str) {
     let mut out = std::io::stdout().lock();
     let _ = writeln!(out, "{line}");

@@ -18,6 +18,18 @@ fn have(tool: &str) -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// The display tests of a test binary run one at a time: each brings an X server, a
+/// software-GL window and a simulation, and on a 2-core machine in parallel they would measure
+/// each other's load.
+static SERIAL: Mutex<()> = Mutex::new(());
+
+/// Hold this while a display test runs.
+pub fn serial() -> std::sync::MutexGuard<'static, ()> {
+    SERIAL
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 /// Whether the display tools exist; `false` (with a note) means skip. Panics when they are
 /// missing but required.
 pub fn tools_available() -> bool {
