@@ -308,7 +308,10 @@ fn opens_on_the_chosen_monitor_shows_live_frames_and_outlives_the_editor() {
                 .ok()
         })
         .sum();
-    assert_eq!(waits, 0, "process() went to sleep in {waits} blocks");
+    assert_eq!(
+        waits, 0,
+        "process() went to sleep in {waits} blocks: {blocks:?}"
+    );
 
     // It closes with the instance (the process lives on, as a host does).
     h.send("drop");
