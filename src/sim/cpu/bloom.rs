@@ -166,7 +166,7 @@ impl Chain {
     }
 }
 
-kernel! {
+kernel! { avx512:
 /// `out[i] = (sane(a[2i]) + sane(b[2i]) + sane(a[2i + 1]) + sane(b[2i + 1])) / 4`: the
 /// prefilter's 2x2 averages of one channel (a last odd column pairs with itself).
 fn average_2x2(a: &[f32], b: &[f32], out: &mut [f32]) {
@@ -182,7 +182,7 @@ fn average_2x2(a: &[f32], b: &[f32], out: &mut [f32]) {
 }
 }
 
-kernel! {
+kernel! { avx512:
 /// One row of level 0 from its three planes of 2x2 averages: soft-thresholded.
 fn threshold_row(c: [&[f32]; 3], threshold: f32, knee: f32, row: &mut [Rgb]) {
     let [r, g, b] = c;
@@ -229,7 +229,7 @@ fn prefilter(light: [&[f32]; 3], w: usize, h: usize, fx: &Effects, l: &mut Level
         });
 }
 
-kernel! {
+kernel! { avx512:
 /// `out = sum_t w[t] rows[t]`, element by element: the vertical half of a separable filter
 /// (rows of texels as flat floats, so it vectorises).
 fn weigh_rows(rows: [&[f32]; 4], w: [f32; 4], out: &mut [f32]) {
@@ -324,7 +324,7 @@ fn up_row(col: &[Rgb], xs: &[([usize; 4], [f32; 4])], own: &[Rgb], s: f32, row: 
 }
 }
 
-kernel! {
+kernel! { avx512:
 /// The tent filter across a coarse row twice as wide, away from the edges, on flat texel
 /// channels `f` (`3 cw` floats): fine pixel `2i` weighs texels `i - 2 ..= i + 1` by `we`,
 /// pixel `2i + 1` texels `i - 1 ..= i + 2` by `wo`, for `i` in `2 .. cw - 2`. The same sums in
@@ -341,7 +341,7 @@ fn tent_double(f: &[f32], we: [f32; 4], wo: [f32; 4], even: &mut [f32], odd: &mu
 }
 }
 
-kernel! {
+kernel! { avx512:
 /// `row[2i] = even[i]`, `row[2i + 1] = odd[i]`.
 fn interleave(even: &[Rgb], odd: &[Rgb], row: &mut [Rgb]) {
     for ((pair, e), o) in row.chunks_exact_mut(2).zip(even).zip(odd) {
@@ -351,7 +351,7 @@ fn interleave(even: &[Rgb], odd: &[Rgb], row: &mut [Rgb]) {
 }
 }
 
-kernel! {
+kernel! { avx512:
 /// `row = (1 - s) own + s acc` over flat rows, where `row` holds `acc` on entry.
 fn blend_own(row: &mut [f32], own: &[f32], s: f32) {
     for (o, &d) in row.iter_mut().zip(own) {

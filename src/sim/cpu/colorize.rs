@@ -172,7 +172,7 @@ fn pack(rgb: [f32; 3]) -> u32 {
     to_u8(rgb[0]) | to_u8(rgb[1]) << 8 | to_u8(rgb[2]) << 16 | 0xff00_0000
 }
 
-kernel! {
+kernel! { avx512:
 /// Vertical pass: `out[i] = lerp(bottom[i], top[i], f)`.
 pub(super) fn lerp_rows(bottom: &[f32], top: &[f32], f: f32, out: &mut [f32]) {
     for ((o, &b), &t) in out.iter_mut().zip(bottom).zip(top) {

@@ -73,7 +73,7 @@ fn quantise(v255: f32, d: f32) -> u32 {
     unsafe { y.to_int_unchecked::<i32>() as u32 }
 }
 
-kernel! {
+kernel! { avx512:
 /// One row (`py`, top first) of light planes to packed opaque RGBA8 pixels.
 fn display_row_kernel(light: [&[f32]; 3], py: u32, out: &mut [u32]) {
     let [r, g, b] = light;
@@ -210,7 +210,7 @@ pub struct FxScratch {
     gx: Vec<f32>,
 }
 
-kernel! {
+kernel! { avx512:
 /// The shading's height field of a row of light.
 pub fn heights(p: [&[f32]; 3], out: &mut [f32]) {
     for (i, o) in out.iter_mut().enumerate() {
@@ -263,7 +263,7 @@ impl GlowTaps {
     }
 }
 
-kernel! {
+kernel! { avx512:
 /// `out` (twice as wide as `g`): `g` upsampled 2x with bilinear taps, the same arithmetic as
 /// the gathering path: pixel `2i + 1` is 0.25 and pixel `2i + 2` 0.75 of the way from `g[i]`
 /// to `g[i + 1]`; the end pixels are the end texels.
@@ -297,7 +297,7 @@ unsafe fn expand_taps(g: &[f32], i0: &[u32], i1: &[u32], f: &[f32], out: &mut [f
 }
 }
 
-kernel! {
+kernel! { avx512:
 /// `c = light * gain + c` (`GLOW`) or `light * gain`, with the shading's gain per pixel from
 /// the height differences across (`gx`) and the rows above and below, or 1 without shading.
 #[allow(clippy::too_many_arguments)]
@@ -340,7 +340,7 @@ fn combine(light: [&[f32]; 3], shade: Option<(&[f32], &[f32], &[f32])>, relief: 
 }
 }
 
-kernel! {
+kernel! { avx512:
 /// Palette (if any), vibrance (if any) and background on a row of light, in place.
 fn grade_row(c: [&mut [f32]; 3], stops: Option<&[Rgb; PALETTE_STOPS]>, vibrance: f32, bg: Rgb) {
     let [r, g, b] = c;

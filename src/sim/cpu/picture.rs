@@ -13,7 +13,7 @@ use crate::fluid::{Effects, Look, ToneMode};
 use rayon::iter::Either;
 use rayon::prelude::*;
 
-kernel! {
+kernel! { avx512:
 /// The glow row between rows `top` and `bottom` (weight `f` on the second), as three planes.
 fn glow_rows(top: &[Rgb], bottom: &[Rgb], f: f32, out: [&mut [f32]; 3]) {
     let [g0, g1, g2] = out;
