@@ -23,7 +23,7 @@
 /// `kernel! { avx512: ... }` adds an AVX-512 version first, for kernels that gain from its 32
 /// registers (long per-pixel chains whose constants no longer reload from memory each
 /// iteration) and do no indexed loads (LLVM turns those into AVX-512 gathers, which are slower
-/// than scalar loads on Zen 4: the legacy dye row took twice as long). multiversion picks it
+/// than scalar loads on Zen 4: the legacy dye row took 20 % longer). multiversion picks it
 /// only on CPUs with Ice Lake's AVX-512 extensions (Zen 4 has them), where it runs at full clock.
 macro_rules! kernel {
     (avx512: $($item:tt)*) => {

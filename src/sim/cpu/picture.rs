@@ -3,8 +3,8 @@
 //! background (`display.rs`). Without effects, or in the legacy tone, [`colorize`] renders
 //! row by row as before (the bits are the same as before the effects existed).
 //!
-//! The buffers (three planes of light, the bloom levels) are kept between frames of the
-//! same size, so a frame allocates nothing.
+//! The buffers (the height field, the bloom levels) are kept between frames of the same size,
+//! so a frame allocates nothing but each thread's scratch rows.
 
 use super::bloom::{Chain, PrefilterScratch, Rgb, prefilter_rows, tap};
 use super::colorize::{Knobs, Resample, Source, colorize, light_row};
@@ -28,7 +28,8 @@ fn glow_rows(top: &[Rgb], bottom: &[Rgb], f: f32, out: [&mut [f32]; 3]) {
 /// The picture stage's buffers.
 #[derive(Default)]
 pub struct Picture {
-    /// The frame's light, three planes, rows top first.
+    /// The frame's light, three planes, rows top first: only for [`Picture::colour_stage`]
+    /// (a render keeps no frame of light, see [`Picture::render`]).
     light: [Vec<f32>; 3],
     /// The shading's height field of the light, rows top first (with shading).
     heights: Vec<f32>,
@@ -37,9 +38,54 @@ pub struct Picture {
 
 /// Per-thread scratch of the passes over rows.
 struct Scratch {
+    /// Dye rows of one frame row, interpolated vertically (colorize's scratch).
+    dye: [Vec<f32>; 3],
+    /// Light, three planes of `rows` frame rows.
+    light: [Vec<f32>; 3],
     glow: [Vec<f32>; 3],
     fx: FxScratch,
+    prefilter: PrefilterScratch,
     pixels: Vec<u32>,
+}
+
+impl Scratch {
+    fn new(dye_w: usize, width: usize, rows: usize) -> Self {
+        Self {
+            dye: std::array::from_fn(|_| vec![0.0; dye_w]),
+            light: std::array::from_fn(|_| vec![0.0; rows * width]),
+            glow: [Vec::new(), Vec::new(), Vec::new()],
+            fx: FxScratch::default(),
+            prefilter: PrefilterScratch::default(),
+            pixels: vec![0; width],
+        }
+    }
+}
+
+/// What colorizes a frame's rows.
+struct Colour<'a> {
+    src: &'a Source<'a>,
+    look: &'a Look,
+    k: Knobs,
+    resample: Resample,
+    size: (usize, usize),
+}
+
+impl Colour<'_> {
+    /// Rows `y..` of the frame's light into `planes` (as many rows as they hold).
+    fn rows(&self, y: usize, dye: &mut [Vec<f32>; 3], planes: [&mut [f32]; 3]) {
+        let w = self.size.0;
+        let count = planes[0].len() / w.max(1);
+        let [p0, p1, p2] = planes;
+        for t in 0..count {
+            let out = [
+                &mut p0[t * w..(t + 1) * w],
+                &mut p1[t * w..(t + 1) * w],
+                &mut p2[t * w..(t + 1) * w],
+            ];
+            let (src, look, k) = (self.src, self.look, self.k);
+            light_row(src, look, k, &self.resample, self.size, y + t, dye, out);
+        }
+    }
 }
 
 impl Picture {
@@ -48,7 +94,12 @@ impl Picture {
     /// Two passes over the frame, rows in parallel, with the bloom chain between them:
     /// 1. each pair of rows: their light (colorize), its height field (with shading) and,
     ///    while both rows are in cache, their 2x2 prefilter into the chain's level 0;
-    /// 2. each row: shading, glow, palette, background, tone, encode and dither.
+    /// 2. each row: its light again, then shading, glow, palette, background, tone, encode
+    ///    and dither.
+    ///
+    /// The light is colorized twice rather than kept as a frame between the passes: three
+    /// planes of a 1280x720 frame are 11 MB written and read back through memory, which cost
+    /// more than colorizing a row again while it stays in cache (2026-11-26, Zen 4 VM).
     pub fn render(
         &mut self,
         src: &Source,
@@ -63,24 +114,30 @@ impl Picture {
             return;
         }
         assert_eq!(out.len(), width * height * 4, "frame buffer size");
-        let n = width * height;
-        for plane in &mut self.light {
-            plane.resize(n, 0.0);
-        }
         let shading = fx.shading > 0.0;
         let glowing = Chain::glows(&fx);
-        self.heights.resize(if shading { n } else { 0 }, 0.0);
+        self.heights
+            .resize(if shading { width * height } else { 0 }, 0.0);
         if glowing {
             self.chain.ensure(width, height);
         }
-        self.light_pass(src, look, &fx, (width, height));
+        let colour = Colour {
+            src,
+            look,
+            k: Knobs::new(look),
+            resample: Resample::new(src, width, height),
+            size: (width, height),
+        };
+        if shading || glowing {
+            self.light_pass(&colour, &fx);
+        }
         if glowing {
             self.chain.finish(&fx);
         }
-        self.display_pass(&fx, src.dh, (width, height), out);
+        self.display_pass(&colour, &fx, out);
     }
 
-    /// The colour stage alone: the frame's light (colorize) into the light planes, without
+    /// The colour stage alone: the frame's light (colorize) into three planes of light, without
     /// the display pipeline (no heights, no bloom, no pixels).
     pub fn colour_stage(&mut self, src: &Source, look: &Look, width: usize, height: usize) {
         if width == 0 || height == 0 {
@@ -89,42 +146,49 @@ impl Picture {
         for plane in &mut self.light {
             plane.resize(width * height, 0.0);
         }
-        let heights = std::mem::take(&mut self.heights);
-        self.light_pass(src, look, &Effects::OFF, (width, height));
-        self.heights = heights;
+        let colour = Colour {
+            src,
+            look,
+            k: Knobs::new(look),
+            resample: Resample::new(src, width, height),
+            size: (width, height),
+        };
+        let [l0, l1, l2] = &mut self.light;
+        l0.par_chunks_mut(width)
+            .zip(l1.par_chunks_mut(width))
+            .zip(l2.par_chunks_mut(width))
+            .with_min_len(super::band::min_rows(width * 4))
+            .enumerate()
+            .for_each_init(
+                || Scratch::new(src.dw, 0, 0).dye,
+                |dye, (y, ((r, g), b))| colour.rows(y, dye, [r, g, b]),
+            );
     }
 
     /// Pass 1: light, heights and the bloom's prefilter, a pair of rows at a time.
-    fn light_pass(&mut self, src: &Source, look: &Look, fx: &Effects, (w, h): (usize, usize)) {
-        let k = Knobs::new(look);
-        let resample = Resample::new(src, w, h);
+    fn light_pass(&mut self, colour: &Colour, fx: &Effects) {
+        let (w, h) = colour.size;
         let pairs = h.div_ceil(2);
         let hts = chunks_or_none(&mut self.heights, 2 * w, pairs);
         let level0 = match self.chain.levels.first_mut() {
             Some(l) if Chain::glows(fx) => chunks_or_none(&mut l.down, l.w, pairs),
             _ => chunks_or_none(&mut [], 1, pairs),
         };
-        let [l0, l1, l2] = &mut self.light;
-        l0.par_chunks_mut(2 * w)
-            .zip(l1.par_chunks_mut(2 * w))
-            .zip(l2.par_chunks_mut(2 * w))
-            .zip(hts)
-            .zip(level0)
+        hts.zip(level0)
             .with_min_len(super::band::min_rows(w * 8))
             .enumerate()
             .for_each_init(
-                || {
-                    let rows = std::array::from_fn::<_, 3, _>(|_| vec![0.0; src.dw]);
-                    (rows, PrefilterScratch::default())
-                },
-                |(rows, scratch), (j, ((((r, g), b), hts), pre))| {
-                    let mut planes = [r, g, b];
-                    let count = planes[0].len() / w;
-                    for t in 0..count {
-                        let [r, g, b] = planes.each_mut().map(|p| &mut p[t * w..(t + 1) * w]);
-                        light_row(src, look, k, &resample, (w, h), 2 * j + t, rows, [r, g, b]);
-                    }
-                    let planes = planes.map(|p| &*p);
+                || Scratch::new(colour.src.dw, w, 2),
+                |scratch, (j, (hts, pre))| {
+                    let count = (h - 2 * j).min(2);
+                    let [l0, l1, l2] = &mut scratch.light;
+                    let n = count * w;
+                    colour.rows(
+                        2 * j,
+                        &mut scratch.dye,
+                        [&mut l0[..n], &mut l1[..n], &mut l2[..n]],
+                    );
+                    let planes = [&l0[..n], &l1[..n], &l2[..n]];
                     let row = |t: usize| planes.map(|p| &p[t.min(count - 1) * w..][..w]);
                     if let Some(hts) = hts {
                         for (t, out) in hts.chunks_mut(w).enumerate() {
@@ -132,22 +196,16 @@ impl Picture {
                         }
                     }
                     if let Some(pre) = pre {
-                        prefilter_rows(row(0), row(1), fx, scratch, pre);
+                        prefilter_rows(row(0), row(1), fx, &mut scratch.prefilter, pre);
                     }
                 },
             );
     }
 
     /// Pass 2: each row's pixels, from its light, heights and glow.
-    fn display_pass(
-        &self,
-        fx: &Effects,
-        dye_h: usize,
-        (width, height): (usize, usize),
-        out: &mut [u8],
-    ) {
-        let light = [&self.light[0][..], &self.light[1][..], &self.light[2][..]];
-        let consts = Fx::new(fx, height, dye_h);
+    fn display_pass(&self, colour: &Colour, fx: &Effects, out: &mut [u8]) {
+        let (width, height) = colour.size;
+        let consts = Fx::new(fx, height, colour.src.dh);
         let glow = self.chain.levels.first().filter(|_| Chain::glows(fx));
         let (gw, gh, glow) = match glow {
             Some(l0) => (l0.w, l0.h, &l0.up[..]),
@@ -160,13 +218,18 @@ impl Picture {
             .with_min_len(super::band::min_rows(width * 4))
             .enumerate()
             .for_each_init(
-                || Scratch {
-                    glow: std::array::from_fn(|_| vec![0.0; gw]),
-                    fx: FxScratch::default(),
-                    pixels: vec![0; width],
+                || {
+                    let mut s = Scratch::new(colour.src.dw, width, 1);
+                    s.glow = std::array::from_fn(|_| vec![0.0; gw]);
+                    s
                 },
                 |scratch, (py, row)| {
-                    let at = |y: usize| light.map(|p| &p[y * width..(y + 1) * width]);
+                    let [l0, l1, l2] = &mut scratch.light;
+                    colour.rows(
+                        py,
+                        &mut scratch.dye,
+                        [&mut l0[..], &mut l1[..], &mut l2[..]],
+                    );
                     let h_at = |y: usize| &hts[y * width..(y + 1) * width];
                     let glow_row = (gw > 0).then(|| {
                         let (j0, j1, f) = tap(py, height, gh);
@@ -176,7 +239,7 @@ impl Picture {
                         [&g0[..], &g1[..], &g2[..]]
                     });
                     let rows = FxRows {
-                        light: at(py),
+                        light: [&l0[..], &l1[..], &l2[..]],
                         heights: (!hts.is_empty()).then(|| {
                             [
                                 h_at(py),
