@@ -60,7 +60,8 @@ pub type TapReceiver = Receiver<Tap>;
 
 /// A queue holding up to `capacity` items.
 pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
-    let (producer, consumer) = rtrb::RingBuffer::new(capacity.max(1));
+    let (mut producer, consumer) = rtrb::RingBuffer::new(capacity.max(1));
+    prefault(&mut producer);
     let stats = Arc::new(QueueStats::default());
     (
         Sender {
@@ -69,6 +70,22 @@ pub fn bounded<T>(capacity: usize) -> (Sender<T>, Receiver<T>) {
         },
         Receiver { consumer, stats },
     )
+}
+
+/// Write every slot of a new (empty) queue once, without committing any, so that the
+/// operating system maps its pages now rather than on the audio thread's first pushes: a
+/// first write to a fresh page is a page fault, which can sleep on the process's memory-map
+/// lock while another thread maps memory (an output-window test once caught `process()`
+/// switching out in a full test run). The queue stays empty.
+fn prefault<T>(producer: &mut rtrb::Producer<T>) {
+    let slots = producer.slots();
+    if let Ok(mut chunk) = producer.write_chunk_uninit(slots) {
+        let (first, second) = chunk.as_mut_slices();
+        for slot in first.iter_mut().chain(second.iter_mut()) {
+            *slot = std::mem::MaybeUninit::zeroed();
+        }
+        std::hint::black_box(chunk.as_mut_slices());
+    }
 }
 
 /// An event queue holding up to `capacity` events.
@@ -155,6 +172,21 @@ impl<T> Receiver<T> {
 mod tests {
     use super::*;
     use crate::bridge::events::SimEvent;
+
+    /// Pre-faulting leaves a new queue empty, with all its slots free and in order.
+    #[test]
+    fn a_new_queue_is_empty_after_its_pages_are_touched() {
+        let (mut tx, mut rx) = bounded::<u64>(1000);
+        assert_eq!(tx.free(), 1000);
+        assert_eq!(rx.drain(|_| ()), 0, "nothing to read");
+        for n in 0..1000 {
+            assert!(tx.send(n), "slot {n}");
+        }
+        assert!(!tx.send(1000), "full at its capacity");
+        let mut got = Vec::new();
+        assert_eq!(rx.drain(|n| got.push(n)), 1000);
+        assert_eq!(got, (0..1000).collect::<Vec<u64>>());
+    }
 
     #[test]
     fn full_queue_drops_and_counts() {
