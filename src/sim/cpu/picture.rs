@@ -36,29 +36,16 @@ pub struct Picture {
     chain: Chain,
 }
 
-/// Per-thread scratch of the passes over rows.
+/// Per-thread scratch of the display pass.
 struct Scratch {
     /// Dye rows of one frame row, interpolated vertically (colorize's scratch).
     dye: [Vec<f32>; 3],
-    /// Light, three planes of `rows` frame rows.
+    /// The row's light, three planes.
     light: [Vec<f32>; 3],
+    /// The row's glow, three planes at the glow's width.
     glow: [Vec<f32>; 3],
     fx: FxScratch,
-    prefilter: PrefilterScratch,
     pixels: Vec<u32>,
-}
-
-impl Scratch {
-    fn new(dye_w: usize, width: usize, rows: usize) -> Self {
-        Self {
-            dye: std::array::from_fn(|_| vec![0.0; dye_w]),
-            light: std::array::from_fn(|_| vec![0.0; rows * width]),
-            glow: [Vec::new(), Vec::new(), Vec::new()],
-            fx: FxScratch::default(),
-            prefilter: PrefilterScratch::default(),
-            pixels: vec![0; width],
-        }
-    }
 }
 
 /// What colorizes a frame's rows.
@@ -70,7 +57,27 @@ struct Colour<'a> {
     size: (usize, usize),
 }
 
-impl Colour<'_> {
+impl<'a> Colour<'a> {
+    fn new(src: &'a Source<'a>, look: &'a Look, width: usize, height: usize) -> Self {
+        Self {
+            src,
+            look,
+            k: Knobs::new(look),
+            resample: Resample::new(src, width, height),
+            size: (width, height),
+        }
+    }
+
+    /// Scratch of [`Colour::rows`]: three dye rows.
+    fn dye_scratch(&self) -> [Vec<f32>; 3] {
+        std::array::from_fn(|_| vec![0.0; self.src.dw])
+    }
+
+    /// Three planes of light for `rows` frame rows.
+    fn light_scratch(&self, rows: usize) -> [Vec<f32>; 3] {
+        std::array::from_fn(|_| vec![0.0; rows * self.size.0])
+    }
+
     /// Rows `y..` of the frame's light into `planes` (as many rows as they hold).
     fn rows(&self, y: usize, dye: &mut [Vec<f32>; 3], planes: [&mut [f32]; 3]) {
         let w = self.size.0;
@@ -121,13 +128,7 @@ impl Picture {
         if glowing {
             self.chain.ensure(width, height);
         }
-        let colour = Colour {
-            src,
-            look,
-            k: Knobs::new(look),
-            resample: Resample::new(src, width, height),
-            size: (width, height),
-        };
+        let colour = Colour::new(src, look, width, height);
         if shading || glowing {
             self.light_pass(&colour, &fx);
         }
@@ -146,13 +147,7 @@ impl Picture {
         for plane in &mut self.light {
             plane.resize(width * height, 0.0);
         }
-        let colour = Colour {
-            src,
-            look,
-            k: Knobs::new(look),
-            resample: Resample::new(src, width, height),
-            size: (width, height),
-        };
+        let colour = Colour::new(src, look, width, height);
         let [l0, l1, l2] = &mut self.light;
         l0.par_chunks_mut(width)
             .zip(l1.par_chunks_mut(width))
@@ -160,7 +155,7 @@ impl Picture {
             .with_min_len(super::band::min_rows(width * 4))
             .enumerate()
             .for_each_init(
-                || Scratch::new(src.dw, 0, 0).dye,
+                || colour.dye_scratch(),
                 |dye, (y, ((r, g), b))| colour.rows(y, dye, [r, g, b]),
             );
     }
@@ -178,16 +173,15 @@ impl Picture {
             .with_min_len(super::band::min_rows(w * 8))
             .enumerate()
             .for_each_init(
-                || Scratch::new(colour.src.dw, w, 2),
-                |scratch, (j, (hts, pre))| {
+                || {
+                    let light = colour.light_scratch(2);
+                    (colour.dye_scratch(), light, PrefilterScratch::default())
+                },
+                |(dye, light, prefilter), (j, (hts, pre))| {
                     let count = (h - 2 * j).min(2);
-                    let [l0, l1, l2] = &mut scratch.light;
+                    let [l0, l1, l2] = light;
                     let n = count * w;
-                    colour.rows(
-                        2 * j,
-                        &mut scratch.dye,
-                        [&mut l0[..n], &mut l1[..n], &mut l2[..n]],
-                    );
+                    colour.rows(2 * j, dye, [&mut l0[..n], &mut l1[..n], &mut l2[..n]]);
                     let planes = [&l0[..n], &l1[..n], &l2[..n]];
                     let row = |t: usize| planes.map(|p| &p[t.min(count - 1) * w..][..w]);
                     if let Some(hts) = hts {
@@ -196,7 +190,7 @@ impl Picture {
                         }
                     }
                     if let Some(pre) = pre {
-                        prefilter_rows(row(0), row(1), fx, &mut scratch.prefilter, pre);
+                        prefilter_rows(row(0), row(1), fx, prefilter, pre);
                     }
                 },
             );
@@ -218,10 +212,12 @@ impl Picture {
             .with_min_len(super::band::min_rows(width * 4))
             .enumerate()
             .for_each_init(
-                || {
-                    let mut s = Scratch::new(colour.src.dw, width, 1);
-                    s.glow = std::array::from_fn(|_| vec![0.0; gw]);
-                    s
+                || Scratch {
+                    dye: colour.dye_scratch(),
+                    light: colour.light_scratch(1),
+                    glow: std::array::from_fn(|_| vec![0.0; gw]),
+                    fx: FxScratch::default(),
+                    pixels: vec![0; width],
                 },
                 |scratch, (py, row)| {
                     let [l0, l1, l2] = &mut scratch.light;
