@@ -157,6 +157,28 @@ impl<'a> Shared<'a> {
         unsafe { std::slice::from_raw_parts(self.ptr.add(range.start), range.len()) }
     }
 
+    /// Element `i`.
+    ///
+    /// # Safety
+    /// No thread may write element `i` during the current phase.
+    #[inline(always)]
+    pub unsafe fn read(&self, i: usize) -> f32 {
+        assert!(i < self.len);
+        // SAFETY: in bounds (checked); no concurrent writer (caller).
+        unsafe { self.ptr.add(i).read() }
+    }
+
+    /// Set element `i`.
+    ///
+    /// # Safety
+    /// No other thread may read or write element `i` during the current phase.
+    #[inline(always)]
+    pub unsafe fn write(&self, i: usize, value: f32) {
+        assert!(i < self.len);
+        // SAFETY: in bounds (checked); exclusive for this phase (caller).
+        unsafe { self.ptr.add(i).write(value) }
+    }
+
     /// Elements `range` for writing.
     ///
     /// # Safety

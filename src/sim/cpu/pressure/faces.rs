@@ -150,7 +150,7 @@ pub(super) fn residual_row_faces(
     y_up: &[f32],
 ) {
     let w = out.len();
-    for i in 0..w {
+    let edge = |i: usize| {
         let c = e[i];
         let l = e[i.saturating_sub(1)];
         let r = e[(i + 1).min(w - 1)];
@@ -158,7 +158,35 @@ pub(super) fn residual_row_faces(
             c - l,
             x[i + 1].mul_add(c - r, y_dn[i].mul_add(c - e_dn[i], y_up[i] * (c - e_up[i]))),
         );
-        out[i] = b[i] - flux;
+        b[i] - flux
+    };
+    if w < 3 {
+        for (i, o) in out.iter_mut().enumerate() {
+            *o = edge(i);
+        }
+        return;
+    }
+    out[0] = edge(0);
+    out[w - 1] = edge(w - 1);
+    // Between the ends the neighbours are plain shifted slices (the same sums): this loop
+    // vectorises, the clamped indices above do not.
+    let n = w - 2;
+    let (l, c, r) = (&e[..n], &e[1..n + 1], &e[2..n + 2]);
+    let (xl, xr) = (&x[1..n + 1], &x[2..n + 2]);
+    let (yd, yu, d, u, bb) = (
+        &y_dn[1..n + 1],
+        &y_up[1..n + 1],
+        &e_dn[1..n + 1],
+        &e_up[1..n + 1],
+        &b[1..n + 1],
+    );
+    for (k, o) in out[1..n + 1].iter_mut().enumerate() {
+        let ck = c[k];
+        let flux = xl[k].mul_add(
+            ck - l[k],
+            xr[k].mul_add(ck - r[k], yd[k].mul_add(ck - d[k], yu[k] * (ck - u[k]))),
+        );
+        *o = bb[k] - flux;
     }
 }
 }

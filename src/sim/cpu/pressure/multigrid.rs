@@ -33,7 +33,7 @@ pub(super) fn restrict_row_x(row: &[f32], first: &[u32], frac: &[[f32; 3]], out:
 
 kernel! {
 /// Restrict along y: `out = sum_t frac[t] * rows[t]`.
-fn restrict_rows_y(rows: [&[f32]; 3], frac: [f32; 3], out: &mut [f32]) {
+pub(super) fn restrict_rows_y(rows: [&[f32]; 3], frac: [f32; 3], out: &mut [f32]) {
     let n = out.len();
     let (a, b, c) = (&rows[0][..n], &rows[1][..n], &rows[2][..n]);
     for i in 0..n {
@@ -180,7 +180,9 @@ impl Multigrid {
 
     /// [`Self::set_faces`] with the hierarchy already built ([`Self::hierarchy`] of `faces`).
     pub fn set_faces_with(&mut self, faces: Option<&Faces>, hierarchy: Option<Hierarchy>) {
-        self.nodes = hierarchy.map(Nodes::new);
+        self.nodes = hierarchy
+            .zip(faces)
+            .map(|(h, f)| Nodes::new(h, &plan(f.w, f.h)[0]));
         let coarsest = self.levels.is_empty();
         self.finest_faces = faces.map(|f| LevelFaces::new(f.clone(), coarsest));
     }
@@ -444,7 +446,7 @@ fn prolongate(coarse: &mut Level, fw: usize, fh: usize, out: &mut [f32]) {
 }
 
 kernel! {
-fn lerp_rows(a: &[f32], b: &[f32], t: f32, out: &mut [f32]) {
+pub(super) fn lerp_rows(a: &[f32], b: &[f32], t: f32, out: &mut [f32]) {
     for i in 0..out.len() {
         out[i] = crate::sim::math::lerp(a[i], b[i], t);
     }

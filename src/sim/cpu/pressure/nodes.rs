@@ -1,20 +1,383 @@
 //! The coarse multigrid levels around obstacles on the CPU: relaxation, residual, restriction,
 //! prolongation and the coarsest solve on the node graphs of `sim::obstacles::nodes` (see
 //! there for how the graphs are made). nodes.wgsl does the same on the GPU.
+//!
+//! **Slots.** The graphs number nodes red first, then by cell. The CPU renumbers each level:
+//! every cell's first node (its *primary*) takes the cell's place in the checkerboard layout
+//! of `super::Split` (the red plane, then the black one; a cell without a node keeps a slot no
+//! coupling touches), and the few other nodes (*secondaries*: the far side of a wall that runs
+//! through a cell) follow both planes. Relaxation then runs as on the finest level around
+//! obstacles: band-parallel red-black rows with per-face couplings
+//! (`super::faces::relax_row_faces`), vectorised, instead of a gather per coupling, which made
+//! the coarse sweeps 29 % of a step among pillars at 512x512. What the rows cannot express is
+//! fixed within each half-sweep, before its rows: a secondary is relaxed through its
+//! couplings, and a primary coupled to a secondary gets that coupling's pull added to its
+//! right-hand side (both read only the other colour, which the half-sweep does not change). The
+//! residual, restriction and prolongation stay per node, on the slots, but for the transfers
+//! between the finest grid and the first coarse level (the largest): there plain multigrid's
+//! separable passes do them wherever the graph's taps are the plain ones (everywhere but near
+//! walls), and the rest is fixed after them, node by node ([`Top`]).
 
-use crate::sim::multigrid::{COARSEST_OMEGA, coarsest_sweeps};
+use super::faces::{MaskedUpdate, SplitFaces, relax_row_faces};
+use super::multigrid::{lerp_rows, prolong_row_x, restrict_row_x, restrict_rows_y};
+use super::{deinterleave_row, interleave_row};
+use crate::sim::cpu::band::{self, Shared, min_rows};
+use crate::sim::multigrid::{COARSEST_OMEGA, LevelPlan, coarsest_sweeps};
 use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel};
 use rayon::prelude::*;
 
-/// One coarse level with its unknowns.
+/// A primary coupled to secondaries: its row, its slot, and those couplings (slot, weight).
+type Linked = (usize, u32, Vec<(u32, f32)>);
+
+/// The nodes of one colour that the structured rows cannot relax, by row.
+#[derive(Clone, Debug, Default)]
+struct Fixups {
+    /// Primaries coupled to secondaries (slots); those of row `j` are
+    /// `primaries[primary_rows[j]..primary_rows[j + 1]]`.
+    primary_rows: Vec<u32>,
+    primaries: Vec<u32>,
+    /// Their couplings to secondaries: `link_start[k]..link_start[k + 1]` of `link` (slots)
+    /// and `link_weight`.
+    link_start: Vec<u32>,
+    link: Vec<u32>,
+    link_weight: Vec<f32>,
+    /// Secondaries (slots), by row as the primaries.
+    secondary_rows: Vec<u32>,
+    secondaries: Vec<u32>,
+}
+
+impl Fixups {
+    /// From `(row, slot, couplings to secondaries)` of the primaries and `(row, slot)` of
+    /// the secondaries, on a level `h` rows high.
+    fn new(h: usize, mut primaries: Vec<Linked>, mut secondaries: Vec<(usize, u32)>) -> Self {
+        primaries.sort_by_key(|p| (p.0, p.1));
+        secondaries.sort_unstable();
+        let rows = |row_of: &mut dyn Iterator<Item = usize>| {
+            let mut at = vec![0u32; h + 1];
+            row_of.for_each(|j| at[j + 1] += 1);
+            for j in 1..=h {
+                at[j] += at[j - 1];
+            }
+            at
+        };
+        let mut link_start = vec![0u32];
+        let (mut link, mut link_weight) = (Vec::new(), Vec::new());
+        for (_, _, links) in &primaries {
+            for &(m, w) in links {
+                link.push(m);
+                link_weight.push(w);
+            }
+            link_start.push(link.len() as u32);
+        }
+        Self {
+            primary_rows: rows(&mut primaries.iter().map(|p| p.0)),
+            primaries: primaries.iter().map(|p| p.1).collect(),
+            link_start,
+            link,
+            link_weight,
+            secondary_rows: rows(&mut secondaries.iter().map(|s| s.0)),
+            secondaries: secondaries.iter().map(|s| s.1).collect(),
+        }
+    }
+}
+
+/// The transfers between the finest grid and the first coarse level: plain multigrid's
+/// separable passes (area-weighted restriction, bilinear prolongation), then the slots and
+/// finer cells where the graph's taps differ (near walls) recomputed from the taps.
+#[derive(Clone, Debug)]
+struct Top {
+    plan: LevelPlan,
+    /// Slots whose restriction is not the plain one.
+    restrict_fix: Vec<u32>,
+    /// Finer cells whose prolongation is not the plain one.
+    prolong_fix: Vec<u32>,
+    /// Scratch: finer rows x coarse columns or coarse rows x finer columns, and the coarse
+    /// level in natural layout.
+    transfer: Vec<f32>,
+    natural: Vec<f32>,
+}
+
+/// Whether two weights are the same but for rounding (a renormalisation by a total of 1).
+fn same_weight(a: f32, b: f32) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs())
+}
+
+impl Top {
+    /// For `level` (the first coarse one, `primary` flagging each cell's first node) on
+    /// `plan`.
+    fn new(level: &NodeLevel, primary: &[bool], plan: &LevelPlan) -> Self {
+        let g = &level.graph;
+        let (fw, fh, cw, ch) = (plan.fine_w, plan.fine_h, plan.w, plan.h);
+        let hw = cw.div_ceil(2);
+        let plane = ch * hw;
+        // The primary node of each coarse cell.
+        let mut primary_of = vec![u32::MAX; cw * ch];
+        for (k, &c) in g.cell.iter().enumerate() {
+            if primary[k] {
+                primary_of[c as usize] = k as u32;
+            }
+        }
+        // Finer cells that take part (every live one is restricted somewhere).
+        let mut live = vec![false; fw * fh];
+        level.child.iter().for_each(|&a| live[a as usize] = true);
+        // Restriction: a cell's plain taps, over the live finer cells.
+        let (rx, ry) = (&plan.restrict_x, &plan.restrict_y);
+        let plain_children = |ci: usize, cj: usize| {
+            let mut out = Vec::new();
+            for (t, &fy) in ry.frac[cj].iter().enumerate() {
+                let j = ry.first[cj] as usize + t;
+                for (u, &fx) in rx.frac[ci].iter().enumerate() {
+                    let i = rx.first[ci] as usize + u;
+                    if fx > 0.0 && fy > 0.0 && i < fw && j < fh && live[j * fw + i] {
+                        out.push((j * fw + i, fx * fy));
+                    }
+                }
+            }
+            out.sort_by_key(|c| c.0);
+            out
+        };
+        // The secondaries always.
+        let extra = primary.iter().filter(|&&p| !p).count();
+        let mut restrict_fix: Vec<u32> = (2 * plane..2 * plane + extra).map(|s| s as u32).collect();
+        for cj in 0..ch {
+            for ci in 0..cw {
+                let plain = plain_children(ci, cj);
+                let s = ((ci + cj) & 1) * plane + cj * hw + ci / 2;
+                let regular = match primary_of[cj * cw + ci] {
+                    u32::MAX => plain.is_empty(),
+                    k => {
+                        let k = k as usize;
+                        let range =
+                            level.child_start[k] as usize..level.child_start[k + 1] as usize;
+                        let mut mine: Vec<(usize, f32)> = level.child[range.clone()]
+                            .iter()
+                            .zip(&level.child_weight[range])
+                            .map(|(&a, &w)| (a as usize, w))
+                            .collect();
+                        mine.sort_by_key(|c| c.0);
+                        mine.len() == plain.len()
+                            && mine
+                                .iter()
+                                .zip(&plain)
+                                .all(|(a, b)| a.0 == b.0 && same_weight(a.1, b.1))
+                    }
+                };
+                if !regular {
+                    restrict_fix.push(s as u32);
+                }
+            }
+        }
+        restrict_fix.sort_unstable();
+        // Prolongation: the four bilinear taps, each on its cell's primary node.
+        let (px, py) = (&plan.prolong_x.0, &plan.prolong_y.0);
+        let prolong_fix = (0..fw * fh)
+            .filter(|&a| {
+                let (i0, i1, wx) = px[a % fw];
+                let (j0, j1, wy) = py[a / fw];
+                let taps = [
+                    (i0, j0, (1.0 - wx) * (1.0 - wy)),
+                    (i1, j0, wx * (1.0 - wy)),
+                    (i0, j1, (1.0 - wx) * wy),
+                    (i1, j1, wx * wy),
+                ];
+                let (nodes, weights) = (level.tap_node[a], level.tap_weight[a]);
+                let plain = taps.iter().enumerate().all(|(t, &(ci, cj, f))| {
+                    if f > 0.0 {
+                        let want = primary_of[cj as usize * cw + ci as usize];
+                        want != u32::MAX && nodes[t] == want && same_weight(weights[t], f)
+                    } else {
+                        weights[t] == 0.0
+                    }
+                });
+                !plain
+            })
+            .map(|a| a as u32)
+            .collect();
+        Self {
+            restrict_fix,
+            prolong_fix,
+            transfer: vec![0.0; (fh * cw).max(ch * fw)],
+            natural: vec![0.0; cw * ch],
+            plan: plan.clone(),
+        }
+    }
+}
+
+/// One coarse level on its slots, with its unknowns.
 #[derive(Clone, Debug)]
 struct Work {
-    level: NodeLevel,
+    w: usize,
+    h: usize,
+    /// Plane row length, `ceil(w / 2)`.
+    hw: usize,
+    /// Slots per plane, `h * hw`.
+    plane: usize,
+    /// The slot of each graph node.
+    slot: Vec<u32>,
+    /// Per slot: its couplings `start[s]..start[s + 1]` of `nbr` (slots) and `weight`, and the
+    /// inverse of their sum (0 without any).
+    start: Vec<u32>,
+    nbr: Vec<u32>,
+    weight: Vec<f32>,
     inv: Vec<f32>,
-    /// Correction, right-hand side, residual (per node).
+    /// Per slot: restriction from the finer level's slots (`child_start`, `child`,
+    /// `child_weight`, as in `NodeLevel`).
+    child_start: Vec<u32>,
+    child: Vec<u32>,
+    child_weight: Vec<f32>,
+    /// Per finer slot: the prolongation's four taps (slots of this level) and weights.
+    tap_node: Vec<[u32; 4]>,
+    tap_weight: Vec<[f32; 4]>,
+    /// The first coarse level's plain transfers.
+    top: Option<Top>,
+    /// The primaries' couplings to the primaries of the cells left, right, below and above,
+    /// and their inverse diagonals, for the structured rows.
+    faces: SplitFaces,
+    /// Per colour, what the rows cannot relax.
+    fixups: [Fixups; 2],
+    /// Correction, right-hand side, residual, and the relaxation's right-hand side (with the
+    /// secondaries' pull on their primary neighbours), per slot.
     e: Vec<f32>,
     b: Vec<f32>,
     r: Vec<f32>,
+    rhs: Vec<f32>,
+    /// Per node (graph order): the coarsest solve's right-hand side and solution.
+    node_b: Vec<f32>,
+    node_e: Vec<f32>,
+}
+
+impl Work {
+    /// `level` on slots; `finer` maps the finer level's nodes to its slots and gives its slot
+    /// count, or is the first coarse level's plan (the finer level is the finest, whose nodes
+    /// are its cells).
+    fn new(level: &NodeLevel, finer: Result<(&[u32], usize), &LevelPlan>) -> Self {
+        let top = finer.err();
+        let finer = finer.ok();
+        let g = &level.graph;
+        let (w, h) = (g.w, g.h);
+        let hw = w.div_ceil(2);
+        let plane = h * hw;
+        let n = g.len();
+        // Slots: each cell's first node in the planes, the others after them.
+        let mut taken = vec![false; w * h];
+        let mut primary = vec![false; n];
+        let mut slot = vec![0u32; n];
+        let mut extra = 0;
+        for k in 0..n {
+            let c = g.cell[k] as usize;
+            let (i, j) = (c % w, c / w);
+            if taken[c] {
+                slot[k] = (2 * plane + extra) as u32;
+                extra += 1;
+            } else {
+                taken[c] = true;
+                primary[k] = true;
+                slot[k] = (((i + j) & 1) * plane + j * hw + i / 2) as u32;
+            }
+        }
+        let len = 2 * plane + extra;
+        let mut node_at = vec![u32::MAX; len];
+        for (k, &s) in slot.iter().enumerate() {
+            node_at[s as usize] = k as u32;
+        }
+        let inv_node = g.inverse_diagonal();
+        // Couplings and restriction per slot.
+        let (mut start, mut nbr, mut weight) = (vec![0u32], Vec::new(), Vec::new());
+        let (mut child_start, mut child, mut child_weight) = (vec![0u32], Vec::new(), Vec::new());
+        let mut inv = vec![0.0f32; len];
+        let finer_slot = |a: u32| finer.map_or(a, |(f, _)| f[a as usize]);
+        for (&k, inv) in node_at.iter().zip(inv.iter_mut()) {
+            if k != u32::MAX {
+                let k = k as usize;
+                for (m, c) in g.couplings(k) {
+                    nbr.push(slot[m]);
+                    weight.push(c);
+                }
+                *inv = inv_node[k];
+                let range = level.child_start[k] as usize..level.child_start[k + 1] as usize;
+                for (&a, &c) in level.child[range.clone()]
+                    .iter()
+                    .zip(&level.child_weight[range])
+                {
+                    child.push(finer_slot(a));
+                    child_weight.push(c);
+                }
+            }
+            start.push(nbr.len() as u32);
+            child_start.push(child.len() as u32);
+        }
+        // Prolongation per finer slot (unused taps, weight 0, point at slot 0).
+        let finer_len = finer.map_or(level.tap_node.len(), |(_, len)| len);
+        let mut tap_node = vec![[0u32; 4]; finer_len];
+        let mut tap_weight = vec![[0.0f32; 4]; finer_len];
+        for (a, (taps, weights)) in level.tap_node.iter().zip(&level.tap_weight).enumerate() {
+            let s = finer_slot(a as u32) as usize;
+            tap_node[s] = taps.map(|m| slot.get(m as usize).copied().unwrap_or(0));
+            tap_weight[s] = *weights;
+        }
+        // The structured rows' couplings, and what they cannot express.
+        let mut planes: [[Vec<f32>; 5]; 2] =
+            std::array::from_fn(|_| std::array::from_fn(|_| vec![0.0; plane]));
+        let mut fixed: [(Vec<_>, Vec<_>); 2] = Default::default();
+        for k in 0..n {
+            let cell = g.cell[k] as usize;
+            let (i, j) = (cell % w, cell / w);
+            let colour = (i + j) & 1;
+            if !primary[k] {
+                fixed[colour].1.push((j, slot[k]));
+                continue;
+            }
+            let p = &mut planes[colour];
+            let at = j * hw + i / 2;
+            p[4][at] = inv_node[k];
+            let mut links = Vec::new();
+            for (m, c) in g.couplings(k) {
+                if !primary[m] {
+                    links.push((slot[m], c));
+                    continue;
+                }
+                let d = g.cell[m] as usize;
+                let (di, dj) = (d % w, d / w);
+                let side = match (di.cmp(&i), dj.cmp(&j)) {
+                    (std::cmp::Ordering::Less, _) => 0,
+                    (std::cmp::Ordering::Greater, _) => 1,
+                    (_, std::cmp::Ordering::Less) => 2,
+                    _ => 3,
+                };
+                p[side][at] += c;
+            }
+            if !links.is_empty() {
+                fixed[colour].0.push((j, slot[k], links));
+            }
+        }
+        let fixups = fixed.map(|(p, s)| Fixups::new(h, p, s));
+        let top = top.map(|plan| Top::new(level, &primary, plan));
+        Self {
+            top,
+            w,
+            h,
+            hw,
+            plane,
+            slot,
+            start,
+            nbr,
+            weight,
+            inv,
+            child_start,
+            child,
+            child_weight,
+            tap_node,
+            tap_weight,
+            faces: SplitFaces { planes },
+            fixups,
+            e: vec![0.0; len],
+            b: vec![0.0; len],
+            r: vec![0.0; len],
+            rhs: vec![0.0; len],
+            node_b: vec![0.0; n],
+            node_e: vec![0.0; n],
+        }
+    }
 }
 
 /// The coarse levels around one mask and their workspace.
@@ -25,21 +388,14 @@ pub(super) struct Nodes {
 }
 
 impl Nodes {
-    pub fn new(h: Hierarchy) -> Self {
-        let levels = h
-            .levels
-            .into_iter()
-            .map(|level| {
-                let n = level.graph.len();
-                Work {
-                    inv: level.graph.inverse_diagonal(),
-                    level,
-                    e: vec![0.0; n],
-                    b: vec![0.0; n],
-                    r: vec![0.0; n],
-                }
-            })
-            .collect();
+    /// The levels of `h`, whose first coarse level is planned by `top`.
+    pub fn new(h: Hierarchy, top: &LevelPlan) -> Self {
+        let mut levels: Vec<Work> = Vec::with_capacity(h.levels.len());
+        for level in &h.levels {
+            let finer = levels.last().map(|f| (&f.slot[..], f.e.len())).ok_or(top);
+            let work = Work::new(level, finer);
+            levels.push(work);
+        }
         Self {
             levels,
             coarsest: h.coarsest,
@@ -53,7 +409,7 @@ impl Nodes {
         let Self { levels, coarsest } = self;
         restrict(&mut levels[0], r);
         cycle(levels, coarsest, sweeps);
-        prolongate(&levels[0], out);
+        prolongate(&mut levels[0], out);
     }
 }
 
@@ -71,40 +427,13 @@ fn cycle(levels: &mut [Work], coarsest: &Coarsest, sweeps: u32) {
     residual(lv);
     restrict(&mut rest[0], &lv.r);
     cycle(rest, coarsest, sweeps);
-    prolongate(&rest[0], &mut lv.r);
+    prolongate(&mut rest[0], &mut lv.r);
     lv.e.iter_mut().zip(&lv.r).for_each(|(e, c)| *e += c);
     relax(lv, sweeps);
 }
 
 /// Nodes per rayon task.
 const CHUNK: usize = 2048;
-
-kernel! {
-/// Relax nodes `first..first + out.len()` of one colour (their values `out`) from the other
-/// colour's values `other` (node `m` at `other[m - offset]`).
-#[allow(clippy::too_many_arguments)]
-fn relax_nodes(
-    out: &mut [f32],
-    first: usize,
-    other: &[f32],
-    offset: usize,
-    b: &[f32],
-    inv: &[f32],
-    (start, nbr, weight): (&[u32], &[u32], &[f32]),
-    omega: f32,
-) {
-    for (k, e) in out.iter_mut().enumerate() {
-        let n = first + k;
-        let range = start[n] as usize..start[n + 1] as usize;
-        let mut sum = b[n];
-        for (&m, &w) in nbr[range.clone()].iter().zip(&weight[range]) {
-            sum = w.mul_add(other[m as usize - offset], sum);
-        }
-        let gs = sum * inv[n];
-        *e = omega.mul_add(gs - *e, *e);
-    }
-}
-}
 
 kernel! {
 /// `out = b - A e` for nodes `first..first + out.len()`.
@@ -160,25 +489,82 @@ fn prolong_nodes(out: &mut [f32], node: &[[u32; 4]], weight: &[[f32; 4]], e: &[f
 }
 }
 
-/// `sweeps` red-black Gauss-Seidel sweeps (over-relaxed by `omega`).
+/// `sweeps` red-black Gauss-Seidel sweeps (over-relaxed by `omega`), band-parallel (see
+/// the module docs).
 fn relax_omega(lv: &mut Work, sweeps: u32, omega: f32) {
-    let red = lv.level.red;
-    let g = &lv.level.graph;
-    let graph = (&g.start[..], &g.nbr[..], &g.weight[..]);
-    let (b, inv) = (&lv.b, &lv.inv);
-    for _ in 0..sweeps {
-        for colour in [0, 1] {
-            let (reds, blacks) = lv.e.split_at_mut(red);
-            let (mine, other, base, offset) = if colour == 0 {
-                (reds, &*blacks, 0, red)
-            } else {
-                (blacks, &*reds, red, 0)
-            };
-            mine.par_chunks_mut(CHUNK).enumerate().for_each(|(c, out)| {
-                relax_nodes(out, base + c * CHUNK, other, offset, b, inv, graph, omega);
-            });
+    let (w, h, hw, plane) = (lv.w, lv.h, lv.hw, lv.plane);
+    lv.rhs.copy_from_slice(&lv.b);
+    let Work {
+        start,
+        nbr,
+        weight,
+        inv,
+        faces,
+        fixups,
+        e,
+        b,
+        rhs,
+        ..
+    } = lv;
+    let (e, rhs) = (Shared::new(e), Shared::new(rhs));
+    let update = MaskedUpdate::InPlace(omega);
+    band::phases(h, w, 2 * sweeps as usize, |phase, rows| {
+        let c = phase % 2;
+        let f = &fixups[c];
+        // SAFETY: in this phase each thread writes only colour `c`'s slots (and `rhs` at its
+        // primaries) in its own band of rows, and reads the other colour's slots, which no
+        // thread writes in this phase, and its own.
+        unsafe {
+            // Primaries coupled to secondaries: the other colour's secondaries pull them.
+            let range = f.primary_rows[rows.start] as usize..f.primary_rows[rows.end] as usize;
+            for k in range {
+                let s = f.primaries[k] as usize;
+                let links = f.link_start[k] as usize..f.link_start[k + 1] as usize;
+                let mut sum = b[s];
+                for (&m, &c) in f.link[links.clone()].iter().zip(&f.link_weight[links]) {
+                    sum = c.mul_add(e.read(m as usize), sum);
+                }
+                rhs.write(s, sum);
+            }
+            // Secondaries, through their couplings.
+            let range = f.secondary_rows[rows.start] as usize..f.secondary_rows[rows.end] as usize;
+            for &s in &f.secondaries[range] {
+                let s = s as usize;
+                let links = start[s] as usize..start[s + 1] as usize;
+                let mut sum = b[s];
+                for (&m, &c) in nbr[links.clone()].iter().zip(&weight[links]) {
+                    sum = c.mul_add(e.read(m as usize), sum);
+                }
+                let old = e.read(s);
+                e.write(s, omega.mul_add(sum * inv[s] - old, old));
+            }
+            // The planes' rows.
+            let (mine, other) = (c * plane, (1 - c) * plane);
+            for j in rows {
+                let row = |base: usize, r: usize| base + r * hw..base + (r + 1) * hw;
+                let same = e.get(row(other, j));
+                relax_row_faces(
+                    e.get_mut(row(mine, j)),
+                    same,
+                    if j > 0 {
+                        e.get(row(other, j - 1))
+                    } else {
+                        same
+                    },
+                    if j + 1 < h {
+                        e.get(row(other, j + 1))
+                    } else {
+                        same
+                    },
+                    rhs.get(row(mine, j)),
+                    faces.planes[c].each_ref().map(|p| &p[j * hw..(j + 1) * hw]),
+                    w,
+                    (j + c) & 1,
+                    update,
+                );
+            }
         }
-    }
+    });
 }
 
 fn relax(lv: &mut Work, sweeps: u32) {
@@ -187,38 +573,135 @@ fn relax(lv: &mut Work, sweeps: u32) {
 
 /// `r = b - A e`.
 fn residual(lv: &mut Work) {
-    let g = &lv.level.graph;
-    let graph = (&g.start[..], &g.nbr[..], &g.weight[..]);
+    let graph = (&lv.start[..], &lv.nbr[..], &lv.weight[..]);
     let (e, b) = (&lv.e, &lv.b);
     lv.r.par_chunks_mut(CHUNK)
         .enumerate()
         .for_each(|(c, out)| residual_nodes(out, c * CHUNK, e, b, graph));
 }
 
-/// `lv.b` = the weighted sums of the finer residual `r` over each node's finer nodes.
+/// `lv.b` = the weighted sums of the finer residual `r` over each slot's finer slots.
 fn restrict(lv: &mut Work, r: &[f32]) {
-    let l = &lv.level;
-    let taps = (&l.child_start[..], &l.child[..], &l.child_weight[..]);
+    if lv.top.is_some() {
+        return restrict_top(lv, r);
+    }
+    let taps = (&lv.child_start[..], &lv.child[..], &lv.child_weight[..]);
     lv.b.par_chunks_mut(CHUNK)
         .enumerate()
         .for_each(|(c, out)| restrict_nodes(out, c * CHUNK, r, taps));
 }
 
-/// `out` (per finer node) = the interpolation of `lv.e`.
-fn prolongate(lv: &Work, out: &mut [f32]) {
-    let (node, weight, e) = (&lv.level.tap_node, &lv.level.tap_weight, &lv.e);
-    if e.is_empty() {
-        // No node on this level (nothing coupled below: all solid, or only cells cut off
-        // from each other): no correction. (Unused taps point at node 0.)
-        out.fill(0.0);
-        return;
+/// `out` (per finer slot) = the interpolation of `lv.e`.
+fn prolongate(lv: &mut Work, out: &mut [f32]) {
+    if lv.top.is_some() {
+        return prolongate_top(lv, out);
     }
+    let (node, weight, e) = (&lv.tap_node, &lv.tap_weight, &lv.e);
     out.par_chunks_mut(4 * CHUNK)
         .enumerate()
         .for_each(|(c, o)| {
             let range = c * 4 * CHUNK..c * 4 * CHUNK + o.len();
             prolong_nodes(o, &node[range.clone()], &weight[range], e);
         });
+}
+
+/// [`restrict`] from the finest grid (`r`, natural layout): plain multigrid's separable
+/// restriction into the planes, then the slots where the graph's differs.
+fn restrict_top(lv: &mut Work, r: &[f32]) {
+    let Some(top) = lv.top.as_mut() else {
+        return;
+    };
+    let p = &top.plan;
+    let (fw, fh, cw) = (p.fine_w, p.fine_h, p.w);
+    let (rx, ry) = (&p.restrict_x, &p.restrict_y);
+    let tmp = &mut top.transfer[..fh * cw];
+    tmp.par_chunks_mut(cw)
+        .with_min_len(min_rows(fw))
+        .enumerate()
+        .for_each(|(j, out)| restrict_row_x(&r[j * fw..(j + 1) * fw], &rx.first, &rx.frac, out));
+    let tmp = &top.transfer[..fh * cw];
+    top.natural
+        .par_chunks_mut(cw)
+        .with_min_len(min_rows(2 * cw))
+        .enumerate()
+        .for_each(|(cj, out)| {
+            let first = ry.first[cj] as usize;
+            let row = |t: usize| {
+                let j = (first + t).min(fh - 1);
+                &tmp[j * cw..(j + 1) * cw]
+            };
+            restrict_rows_y([row(0), row(1), row(2)], ry.frac[cj], out);
+        });
+    let (hw, plane) = (lv.hw, lv.plane);
+    let (red, rest) = lv.b.split_at_mut(plane);
+    let black = &mut rest[..plane];
+    let natural = &top.natural;
+    red.par_chunks_mut(hw)
+        .zip(black.par_chunks_mut(hw))
+        .with_min_len(min_rows(cw))
+        .enumerate()
+        .for_each(|(j, (red, black))| {
+            deinterleave_row(&natural[j * cw..(j + 1) * cw], red, black, j & 1 == 1);
+        });
+    for &s in &top.restrict_fix {
+        let s = s as usize;
+        let range = lv.child_start[s] as usize..lv.child_start[s + 1] as usize;
+        let mut sum = 0.0f32;
+        for (&a, &w) in lv.child[range.clone()].iter().zip(&lv.child_weight[range]) {
+            sum = w.mul_add(r[a as usize], sum);
+        }
+        lv.b[s] = sum;
+    }
+}
+
+/// [`prolongate`] to the finest grid (`out`, natural layout): plain multigrid's separable
+/// prolongation of the primaries, then the finer cells where the graph's differs.
+fn prolongate_top(lv: &mut Work, out: &mut [f32]) {
+    let Some(top) = lv.top.as_mut() else {
+        return;
+    };
+    let p = &top.plan;
+    let (fw, cw, ch) = (p.fine_w, p.w, p.h);
+    let (hw, plane) = (lv.hw, lv.plane);
+    let (red, black) = (&lv.e[..plane], &lv.e[plane..2 * plane]);
+    top.natural
+        .par_chunks_mut(cw)
+        .with_min_len(min_rows(cw))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let line = j * hw..(j + 1) * hw;
+            interleave_row(&red[line.clone()], &black[line], row, j & 1 == 1, 0.0);
+        });
+    let (px, py) = (&p.prolong_x.0, &p.prolong_y.0);
+    let natural = &top.natural;
+    let tmp = &mut top.transfer[..ch * fw];
+    tmp.par_chunks_mut(fw)
+        .with_min_len(min_rows(fw))
+        .enumerate()
+        .for_each(|(cj, row)| prolong_row_x(&natural[cj * cw..(cj + 1) * cw], px, row));
+    let tmp = &top.transfer[..ch * fw];
+    out.par_chunks_mut(fw)
+        .with_min_len(min_rows(fw))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let (j0, j1, wy) = py[j];
+            let (j0, j1) = (j0 as usize, j1 as usize);
+            lerp_rows(
+                &tmp[j0 * fw..(j0 + 1) * fw],
+                &tmp[j1 * fw..(j1 + 1) * fw],
+                wy,
+                row,
+            );
+        });
+    let e = &lv.e;
+    for &a in &top.prolong_fix {
+        let a = a as usize;
+        let (n, w) = (lv.tap_node[a], lv.tap_weight[a]);
+        out[a] = w[0] * e[n[0] as usize]
+            + w[1] * e[n[1] as usize]
+            + w[2] * e[n[2] as usize]
+            + w[3] * e[n[3] as usize];
+    }
 }
 
 kernel! {
@@ -238,24 +721,173 @@ fn dense_rows(out: &mut [f32], first: usize, s: &[f32], b: &[f32]) {
 
 /// The coarsest level: exactly (dense), or mean-free per region and relaxed.
 fn solve_coarsest(lv: &mut Work, coarsest: &Coarsest) {
-    let n = lv.e.len();
     match coarsest {
         Coarsest::Direct(s) => {
-            let b = &lv.b;
-            lv.e.par_chunks_mut(64)
+            for (x, &slot) in lv.node_b.iter_mut().zip(&lv.slot) {
+                *x = lv.b[slot as usize];
+            }
+            let b = &lv.node_b;
+            lv.node_e
+                .par_chunks_mut(64)
                 .enumerate()
                 .for_each(|(c, out)| dense_rows(out, c * 64, s, b));
+            for (&x, &slot) in lv.node_e.iter().zip(&lv.slot) {
+                lv.e[slot as usize] = x;
+            }
         }
         Coarsest::Sweeps(regions) => {
-            let mut sums = vec![0.0f64; n];
-            for (&[l, _], &b) in regions.iter().zip(&lv.b) {
-                sums[l as usize] += f64::from(b);
+            let mut sums = vec![0.0f64; lv.slot.len()];
+            for (&[l, _], &slot) in regions.iter().zip(&lv.slot) {
+                sums[l as usize] += f64::from(lv.b[slot as usize]);
             }
-            for (&[l, size], b) in regions.iter().zip(lv.b.iter_mut()) {
-                *b -= (sums[l as usize] / f64::from(size)) as f32;
+            for (&[l, size], &slot) in regions.iter().zip(&lv.slot) {
+                lv.b[slot as usize] -= (sums[l as usize] / f64::from(size)) as f32;
             }
-            let (w, h) = (lv.level.graph.w, lv.level.graph.h);
+            let (w, h) = (lv.w, lv.h);
             relax_omega(lv, coarsest_sweeps(w, h), COARSEST_OMEGA);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::multigrid::plan;
+    use crate::sim::obstacles::faces::Faces;
+    use crate::sim::obstacles::{Layout, Mask};
+
+    /// Red-black sweeps on a graph as it is numbered, node by node (as nodes.wgsl relaxes).
+    fn relax_graph(lv: &NodeLevel, e: &mut [f32], b: &[f32], sweeps: u32, omega: f32) {
+        let inv = lv.graph.inverse_diagonal();
+        for _ in 0..sweeps {
+            for colour in [0..lv.red, lv.red..lv.graph.len()] {
+                for n in colour {
+                    let sum: f32 = b[n] + lv.graph.couplings(n).map(|(m, w)| w * e[m]).sum::<f32>();
+                    e[n] += omega * (sum * inv[n] - e[n]);
+                }
+            }
+        }
+    }
+
+    fn restrict_graph(lv: &NodeLevel, r: &[f32]) -> Vec<f32> {
+        (0..lv.graph.len())
+            .map(|n| {
+                let range = lv.child_start[n] as usize..lv.child_start[n + 1] as usize;
+                let taps = lv.child[range.clone()].iter().zip(&lv.child_weight[range]);
+                taps.map(|(&a, &w)| w * r[a as usize]).sum()
+            })
+            .collect()
+    }
+
+    fn prolong_graph(lv: &NodeLevel, e: &[f32]) -> Vec<f32> {
+        let taps = lv.tap_node.iter().zip(&lv.tap_weight);
+        taps.map(|(n, w)| (0..4).map(|t| w[t] * e[n[t] as usize]).sum())
+            .collect()
+    }
+
+    /// The V-cycle below `levels[0]` on the graphs as numbered: the reference.
+    fn cycle_graph(levels: &[NodeLevel], coarsest: &Coarsest, b: &[f32], sweeps: u32) -> Vec<f32> {
+        let lv = &levels[0];
+        let g = &lv.graph;
+        let n = g.len();
+        let mut e = vec![0.0f32; n];
+        if levels.len() == 1 {
+            match coarsest {
+                Coarsest::Direct(s) => {
+                    for (a, x) in e.iter_mut().enumerate() {
+                        *x = (0..n).map(|m| s[a * n + m] * b[m]).sum();
+                    }
+                }
+                Coarsest::Sweeps(regions) => {
+                    let mut sums = vec![0.0f64; n];
+                    for (&[l, _], &x) in regions.iter().zip(b) {
+                        sums[l as usize] += f64::from(x);
+                    }
+                    let b: Vec<f32> = regions
+                        .iter()
+                        .zip(b)
+                        .map(|(&[l, size], &x)| x - (sums[l as usize] / f64::from(size)) as f32)
+                        .collect();
+                    relax_graph(lv, &mut e, &b, coarsest_sweeps(g.w, g.h), COARSEST_OMEGA);
+                }
+            }
+            return e;
+        }
+        relax_graph(lv, &mut e, b, sweeps, 1.0);
+        let r: Vec<f32> = (0..n)
+            .map(|a| b[a] - g.couplings(a).map(|(m, w)| w * (e[a] - e[m])).sum::<f32>())
+            .collect();
+        let below = cycle_graph(
+            &levels[1..],
+            coarsest,
+            &restrict_graph(&levels[1], &r),
+            sweeps,
+        );
+        for (x, c) in e.iter_mut().zip(prolong_graph(&levels[1], &below)) {
+            *x += c;
+        }
+        relax_graph(lv, &mut e, b, sweeps, 1.0);
+        e
+    }
+
+    /// Fluid rows one cell tall between solid ones, joined into one winding channel: more
+    /// nodes on the coarsest level than the dense solve takes, and a secondary node in
+    /// nearly every cell of the coarse levels.
+    fn stripes(w: usize, h: usize) -> Mask {
+        let mut mask = Mask::empty(w, h);
+        for j in (1..h).step_by(2) {
+            let gap = if j % 4 == 1 { w - 1 } else { 0 };
+            for i in (0..w).filter(|&i| i != gap) {
+                mask.set(i, j, true);
+            }
+        }
+        mask
+    }
+
+    /// The slots (structured rows with fix-ups, the plain transfers at the top) give the
+    /// graphs' V-cycle, but for rounding, around every layout, on grids of odd and even
+    /// sizes, with the dense and the relaxed coarsest solve.
+    #[test]
+    fn slots_give_the_graphs_correction() {
+        let mut masks: Vec<Mask> = [Layout::Disc, Layout::Pillars, Layout::Maze, Layout::Ring]
+            .into_iter()
+            .flat_map(|l| [Mask::layout(l, 75, 41), Mask::layout(l, 128, 64)])
+            .collect();
+        masks.push(stripes(288, 32));
+        let mut sweeps_seen = false;
+        for mask in &masks {
+            let (w, h) = (mask.width(), mask.height());
+            let faces = Faces::from_mask(mask);
+            let plans = plan(w, h);
+            let hier = Hierarchy::new(&faces, &plans).expect("coarse levels");
+            sweeps_seen |= matches!(hier.coarsest, Coarsest::Sweeps(_));
+            // A rough residual on the fluid cells, 0 in solids (as the finest level's).
+            let r: Vec<f32> = (0..w * h)
+                .map(|k| {
+                    if mask.cells()[k] {
+                        0.0
+                    } else {
+                        ((k * 7919) % 1013) as f32 / 506.5 - 1.0
+                    }
+                })
+                .collect();
+            for sweeps in [1, 4] {
+                let b0 = restrict_graph(&hier.levels[0], &r);
+                let coarse = cycle_graph(&hier.levels, &hier.coarsest, &b0, sweeps);
+                let want = prolong_graph(&hier.levels[0], &coarse);
+                let mut nodes = Nodes::new(hier.clone(), &plans[0]);
+                let mut got = vec![f32::NAN; w * h];
+                nodes.correction(&r, &mut got, sweeps);
+                let peak = want.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+                assert!(peak > 0.01, "{w}x{h}: a correction to compare ({peak})");
+                for (k, (&a, &b)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (a - b).abs() <= 2e-5 * peak,
+                        "{w}x{h}, {sweeps} sweeps, cell {k}: {a} against {b} (peak {peak})"
+                    );
+                }
+            }
+        }
+        assert!(sweeps_seen, "the stripes' coarsest level is relaxed");
     }
 }
