@@ -305,8 +305,20 @@ fn advect_v_row(
 }
 }
 
+/// A scalar field at the simulation's resolution carried along with the dye (the
+/// temperature): where it comes from, where it goes, its decay and its limit (+-`max`).
+pub struct Carried<'a> {
+    pub src: &'a [f32],
+    pub out: &'a mut [f32],
+    pub decay: f32,
+    pub max: f32,
+}
+
 /// Advect the three dye planes (a grid `scale` times finer than the simulation) through the
-/// face velocities, multiplying by `decay` and limiting to [0, `max`].
+/// face velocities, multiplying by `decay` and limiting to [0, `max`]; and `carried`, if
+/// any, as [`advect_scalar`] without solids does. With dye at the simulation's resolution
+/// the carried field takes the dye's traces (the same departure points, bit for bit), which
+/// saves the trace of a pass of its own: most of the temperature's cost.
 #[allow(clippy::too_many_arguments)]
 pub fn advect_dye(
     g: Grid,
@@ -318,6 +330,7 @@ pub fn advect_dye(
     dt: f32,
     decay: f32,
     max: f32,
+    carried: Option<Carried>,
 ) {
     let (dw, dh) = (g.w * scale, g.h * scale);
     let flow = Flow::new(g, u, v);
@@ -326,74 +339,104 @@ pub fn advect_dye(
         assert!(plane.len() >= dw * dh);
     }
     let k = dt * g.h as f32;
-    let [r, gr, b] = dye_out;
-    r.par_chunks_mut(dw)
-        .zip(gr.par_chunks_mut(dw))
-        .zip(b.par_chunks_mut(dw))
-        .with_min_len(super::band::min_rows(dw))
-        .enumerate()
-        .for_each(|(j, ((r, gr), b))| {
-            #[allow(unused_mut)]
-            let mut start = 0;
-            if scale == 1 {
-                let urow = &u[j * (g.w + 1)..(j + 1) * (g.w + 1)];
-                let vb = &v[j * g.w..(j + 1) * g.w];
-                let vt = &v[(j + 1) * g.w..(j + 2) * g.w];
-                #[cfg(target_arch = "x86_64")]
-                if simd::available() && dye.wide_ok() && flow.u.wide_ok() && flow.v.wide_ok() {
-                    // SAFETY: AVX2 and FMA were detected; the slices have the kernel's shapes.
-                    start = unsafe {
-                        simd::advect_dye_row_1(
-                            flow,
-                            dye,
-                            dye_in,
-                            urow,
-                            vb,
-                            vt,
-                            [r, gr, b],
-                            j,
-                            k,
-                            decay,
-                            max,
-                        )
-                    };
-                }
-                advect_dye_row_1(
-                    flow,
-                    dye,
-                    dye_in,
-                    urow,
-                    vb,
-                    vt,
-                    [r, gr, b],
-                    j,
-                    k,
-                    decay,
-                    max,
-                    start,
-                );
-            } else {
-                #[cfg(target_arch = "x86_64")]
-                if simd::available() && dye.wide_ok() && flow.u.wide_ok() && flow.v.wide_ok() {
-                    // SAFETY: AVX2 and FMA were detected; the slices have the kernel's shapes.
-                    start = unsafe {
-                        simd::advect_dye_row(flow, scale, dye, dye_in, [r, gr, b], j, k, decay, max)
-                    };
-                }
-                advect_dye_row(
-                    flow,
-                    scale,
-                    dye,
-                    dye_in,
-                    [r, gr, b],
-                    j,
-                    k,
-                    decay,
-                    max,
-                    start,
-                );
+    let carried = match carried {
+        Some(c) if scale != 1 => {
+            advect_scalar(g, u, v, c.src, c.out, None, dt, c.decay, c.max);
+            None
+        }
+        c => c,
+    };
+    let field = carried.as_ref().map(|c| {
+        assert!(c.src.len() >= g.w * g.h);
+        (Sampler::new(c.src, g.w, g.h), c.decay, c.max)
+    });
+    let row = |j: usize, [r, gr, b]: [&mut [f32]; 3], carried: Option<&mut [f32]>| {
+        #[allow(unused_mut)]
+        let mut start = 0;
+        if scale == 1 {
+            let urow = &u[j * (g.w + 1)..(j + 1) * (g.w + 1)];
+            let vb = &v[j * g.w..(j + 1) * g.w];
+            let vt = &v[(j + 1) * g.w..(j + 2) * g.w];
+            let mut carried = carried.zip(field);
+            #[cfg(target_arch = "x86_64")]
+            if simd::available() && dye.wide_ok() && flow.u.wide_ok() && flow.v.wide_ok() {
+                let also = carried
+                    .as_mut()
+                    .map(|(out, (f, d, m))| (f.f, &mut **out, *d, *m));
+                // SAFETY: AVX2 and FMA were detected; the slices have the kernel's shapes (the
+                // carried field is the dye's shape: scale 1).
+                start = unsafe {
+                    simd::advect_dye_row_1(
+                        flow,
+                        dye,
+                        dye_in,
+                        urow,
+                        vb,
+                        vt,
+                        [&mut *r, &mut *gr, &mut *b],
+                        j,
+                        k,
+                        decay,
+                        max,
+                        also,
+                    )
+                };
             }
-        });
+            advect_dye_row_1(
+                flow,
+                dye,
+                dye_in,
+                urow,
+                vb,
+                vt,
+                [r, gr, b],
+                j,
+                k,
+                decay,
+                max,
+                start,
+            );
+            if let Some((out, (f, d, m))) = carried {
+                advect_scalar_row(flow, f, urow, vb, vt, out, j, k, d, m, start);
+            }
+        } else {
+            #[cfg(target_arch = "x86_64")]
+            if simd::available() && dye.wide_ok() && flow.u.wide_ok() && flow.v.wide_ok() {
+                // SAFETY: AVX2 and FMA were detected; the slices have the kernel's shapes.
+                start = unsafe {
+                    simd::advect_dye_row(flow, scale, dye, dye_in, [r, gr, b], j, k, decay, max)
+                };
+            }
+            advect_dye_row(
+                flow,
+                scale,
+                dye,
+                dye_in,
+                [r, gr, b],
+                j,
+                k,
+                decay,
+                max,
+                start,
+            );
+        }
+    };
+    let [r, gr, b] = dye_out;
+    let rows = r
+        .par_chunks_mut(dw)
+        .zip(gr.par_chunks_mut(dw))
+        .zip(b.par_chunks_mut(dw));
+    match carried {
+        Some(c) => rows
+            .zip(c.out[..g.w * g.h].par_chunks_mut(g.w))
+            .with_min_len(super::band::min_rows(dw))
+            .enumerate()
+            .for_each(|(j, (((r, gr), b), t))| row(j, [r, gr, b], Some(t))),
+        None => rows
+            .with_min_len(super::band::min_rows(dw))
+            .enumerate()
+            .for_each(|(j, ((r, gr), b))| row(j, [r, gr, b], None)),
+    }
 }
 
 kernel! {
@@ -571,7 +614,30 @@ pub fn advect_scalar(
             }
             advect_scalar_row(flow, field, urow, vb, vt, row, j, k, decay, max, start);
         });
-    if let Some((solid, cells)) = solids {
+    if let Some(solids) = solids {
+        scalar_near_solids(g, u, v, src, out, solids, dt, decay, max);
+    }
+}
+
+/// The solids' part of [`advect_scalar`], after its plain pass wrote `out`: the cells
+/// `solids.1` next to solids (`solids.0` flags the solid cells) traced again among fluid
+/// cells, and the solid cells set to 0.
+#[allow(clippy::too_many_arguments)]
+pub fn scalar_near_solids(
+    g: Grid,
+    u: &[f32],
+    v: &[f32],
+    src: &[f32],
+    out: &mut [f32],
+    (solid, cells): (&[bool], &[u32]),
+    dt: f32,
+    decay: f32,
+    max: f32,
+) {
+    let flow = Flow::new(g, u, v);
+    let field = Sampler::new(src, g.w, g.h);
+    let k = dt * g.h as f32;
+    {
         assert!(solid.len() >= g.w * g.h);
         let values: Vec<f32> = cells
             .par_iter()
@@ -682,7 +748,18 @@ mod tests {
         let dye = [0.0, 4.0, 8.0, 0.0, 0.0, 4.0, 8.0, 0.0];
         let mut out = [vec![0.0; 8], vec![0.0; 8], vec![0.0; 8]];
         let [a, b, c] = &mut out;
-        advect_dye(g, 1, &u, &v, [&dye, &dye, &dye], [a, b, c], 1.0, 1.0, 100.0);
+        advect_dye(
+            g,
+            1,
+            &u,
+            &v,
+            [&dye, &dye, &dye],
+            [a, b, c],
+            1.0,
+            1.0,
+            100.0,
+            None,
+        );
         assert!(
             (out[0][2] - (0.25 * 4.0 + 0.75 * 8.0)).abs() < 1e-6,
             "{:?}",
@@ -702,6 +779,7 @@ mod tests {
             1.0,
             1.0,
             100.0,
+            None,
         );
         // Row 1, dye cell 3 (sim x 1.75, u = 0.125 there): moves 0.25 sim cells = 0.5 dye
         // cells, so it reads dye index 2.5: (2 + 3) / 2.

@@ -372,10 +372,23 @@ pub unsafe fn advect_dye_row_1(
     k: f32,
     decay: f32,
     max: f32,
+    carried: Option<(&[f32], &mut [f32], f32, f32)>,
 ) -> usize {
     let [or, og, ob] = out;
     let w = or.len();
     assert!(og.len() == w && ob.len() == w && urow.len() > w && vb.len() >= w && vt.len() >= w);
+    // The carried field: a plane of the dye's shape (its gathers stay inside it) and a row.
+    let mut carried = carried.map(|(plane, row, decay, max)| {
+        let cells = dye.nx * (dye.ymax as usize + 1);
+        assert!(plane.len() >= cells && row.len() == w);
+        (
+            plane,
+            row,
+            _mm256_set1_ps(decay),
+            _mm256_set1_ps(-max),
+            _mm256_set1_ps(max),
+        )
+    });
     // SAFETY: AVX2 is enabled on this function; the flow samplers are `wide_ok` (caller's
     // contract).
     let wf = unsafe { WideFlow::new(&flow) };
@@ -405,6 +418,13 @@ pub unsafe fn advect_dye_row_1(
                 _mm256_storeu_ps(
                     o.as_mut_ptr().add(i),
                     _mm256_min_ps(_mm256_max_ps(value, zero), top),
+                );
+            }
+            if let Some((plane, row, decay, low, high)) = carried.as_mut() {
+                let value = _mm256_mul_ps(wd.gather(plane, &t), *decay);
+                _mm256_storeu_ps(
+                    row.as_mut_ptr().add(i),
+                    _mm256_min_ps(_mm256_max_ps(value, *low), *high),
                 );
             }
         }
@@ -628,6 +648,7 @@ mod tests {
             field(g.w * g.h, 4),
             field(g.w * g.h, 5),
         ];
+        let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         let run = |force_scalar: bool| {
             super::FORCE_SCALAR.store(force_scalar, std::sync::atomic::Ordering::Relaxed);
             let (mut uo, mut vo) = (vec![0.0; u.len()], vec![0.0; v.len()]);
@@ -648,6 +669,7 @@ mod tests {
                 0.05,
                 0.98,
                 10.0,
+                None,
             );
             let n = g.w * g.h * 9;
             let fine = [field(n, 6), field(n, 7), field(n, 8)];
@@ -663,18 +685,47 @@ mod tests {
                 0.05,
                 0.98,
                 10.0,
+                None,
             );
             // The temperature: signed values, some past the limit of 4.
             let heat: Vec<f32> = field(g.w * g.h, 9).iter().map(|x| x * 12.0).collect();
             let mut t = vec![0.0; g.w * g.h];
             super::super::advect_scalar(g, &u, &v, &heat, &mut t, None, 0.05, 0.97, 4.0);
+            // Carried with the dye, on the dye's traces: the same bits as on its own.
+            let mut d1 = [
+                vec![0.0; g.w * g.h],
+                vec![0.0; g.w * g.h],
+                vec![0.0; g.w * g.h],
+            ];
+            let mut t1 = vec![0.0; g.w * g.h];
+            let carried = super::super::Carried {
+                src: &heat,
+                out: &mut t1,
+                decay: 0.97,
+                max: 4.0,
+            };
+            let [a, b, c] = &mut d1;
+            let dye_in = [&dye[0][..], &dye[1][..], &dye[2][..]];
+            advect_dye(
+                g,
+                1,
+                &u,
+                &v,
+                dye_in,
+                [a, b, c],
+                0.05,
+                0.98,
+                10.0,
+                Some(carried),
+            );
+            assert_eq!(bits(&t1), bits(&t), "carried (scalar path: {force_scalar})");
+            assert_eq!(d1, d, "the dye with a field carried");
             super::FORCE_SCALAR.store(false, std::sync::atomic::Ordering::Relaxed);
             let mut all = d.to_vec();
             all.extend(d3);
             all.push(t);
             (uo, vo, all)
         };
-        let bits = |x: &[f32]| x.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
         let (us, vs, ds) = run(true);
         let (uv, vv, dv) = run(false);
         assert_eq!(bits(&us), bits(&uv));

@@ -495,6 +495,15 @@ impl CpuSolver {
                             .fold(0.0f32, |m, x| m.max(x.abs()));
                     speed * p.dt * h as f32
                 });
+                // The temperature moves with the dye (on the dye's traces at scale 1) and
+                // cools towards 0.
+                let heat_decay = decay_factor(p.cooling, p.dt);
+                let carried = s.heated.then(|| advect::Carried {
+                    src: &s.heat,
+                    out: &mut s.heat_tmp,
+                    decay: heat_decay,
+                    max: MAX_HEAT,
+                });
                 advect::advect_dye(
                     grid,
                     scale,
@@ -505,6 +514,7 @@ impl CpuSolver {
                     p.dt,
                     decay,
                     MAX_DYE,
+                    carried,
                 );
                 if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
                     // In dye cells.
@@ -528,15 +538,15 @@ impl CpuSolver {
                     o.clear_solid_dye(&mut s.dye);
                 }
                 if s.heated {
-                    // The temperature moves with the dye and cools towards 0.
-                    let solids = self
-                        .obstacles
-                        .as_ref()
-                        .zip(reach)
-                        .map(|(o, reach)| (o.mask.cells(), o.near_cells.within(reach)));
-                    let decay = decay_factor(p.cooling, p.dt);
-                    let (t, out) = (&s.heat, &mut s.heat_tmp);
-                    advect::advect_scalar(grid, &s.u, &s.v, t, out, solids, p.dt, decay, MAX_HEAT);
+                    // Next to solids the temperature is traced again among fluid cells.
+                    if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
+                        let solids = (o.mask.cells(), o.near_cells.within(reach));
+                        let (t, out) = (&s.heat, &mut s.heat_tmp);
+                        let (dt, decay) = (p.dt, heat_decay);
+                        advect::scalar_near_solids(
+                            grid, &s.u, &s.v, t, out, solids, dt, decay, MAX_HEAT,
+                        );
+                    }
                     std::mem::swap(&mut s.heat, &mut s.heat_tmp);
                 }
             }
