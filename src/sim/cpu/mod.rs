@@ -725,11 +725,12 @@ impl Solver for CpuSolver {
     }
 
     fn reset(&mut self) {
-        self.state = State::new(&self.cfg);
+        let old = std::mem::replace(&mut self.state, State::new(&self.cfg));
         self.spawner.reset();
         self.pending.clear();
-        let faces = self.obstacles.as_ref().map(|o| &o.faces);
-        self.state.multigrid.set_faces(faces);
+        // The same grid and walls: the multigrid keeps its levels (a solve overwrites all of
+        // its scratch before reading it), so a reset does not build the walls' levels again.
+        self.state.multigrid = old.multigrid;
     }
 
     fn set_measure(&mut self, on: bool) {
@@ -754,16 +755,14 @@ impl Solver for CpuSolver {
                 let faces = crate::sim::obstacles::faces::Faces::from_mask(&m);
                 rayon::join(
                     || obstacles::Obstacles::with_faces(&m, faces.clone(), dye_scale),
-                    || Multigrid::hierarchy(&faces),
+                    || Multigrid::coarse_levels(&faces),
                 )
             })
         });
-        let (obstacles, hierarchy) = built.unzip();
+        let (obstacles, coarse) = built.unzip();
         self.obstacles = obstacles;
         let faces = self.obstacles.as_ref().map(|o| &o.faces);
-        self.state
-            .multigrid
-            .set_faces_with(faces, hierarchy.flatten());
+        self.state.multigrid.set_faces_with(faces, coarse.flatten());
         if let Some(o) = &self.obstacles {
             let s = &mut self.state;
             o.close_faces(&mut s.u, &mut s.v);

@@ -24,7 +24,7 @@ mod multigrid;
 mod nodes;
 
 pub use faces::{Faces, Regions, SplitFaces};
-pub use multigrid::Multigrid;
+pub use multigrid::{CoarseLevels, Multigrid};
 
 use super::band::{self, MIN_TASK_CELLS, Shared, min_rows};
 use crate::sim::grid::AlignedVec;

@@ -126,6 +126,10 @@ impl LevelFaces {
     }
 }
 
+/// The coarse levels around a mask, built by [`Multigrid::coarse_levels`].
+#[derive(Clone, Debug)]
+pub struct CoarseLevels(Nodes);
+
 /// Multigrid workspace for a `w x h` grid: the coarse levels (the finest level's solution and
 /// right-hand side belong to the caller).
 #[derive(Clone, Debug)]
@@ -168,21 +172,23 @@ impl Multigrid {
     /// Solve around obstacles: the finest level's couplings (`None`: no obstacles); the
     /// coarse levels become node graphs (`sim::obstacles::nodes`).
     pub fn set_faces(&mut self, faces: Option<&Faces>) {
-        let hierarchy = faces.and_then(Self::hierarchy);
-        self.set_faces_with(faces, hierarchy);
+        let coarse = faces.and_then(Self::coarse_levels);
+        self.set_faces_with(faces, coarse);
     }
 
-    /// The coarse levels' node graphs around `faces` (the heavy part of [`Self::set_faces`],
-    /// which needs no multigrid: it can be built while other work runs).
-    pub fn hierarchy(faces: &Faces) -> Option<Hierarchy> {
-        Hierarchy::new(faces, &plan(faces.w, faces.h))
+    /// The coarse levels' node graphs around `faces`, laid out for the solve (the heavy part
+    /// of [`Self::set_faces`], which needs no multigrid: it can be built while other work
+    /// runs).
+    pub fn coarse_levels(faces: &Faces) -> Option<CoarseLevels> {
+        let plans = plan(faces.w, faces.h);
+        let hierarchy = Hierarchy::new(faces, &plans)?;
+        Some(CoarseLevels(Nodes::new(hierarchy, &plans[0])))
     }
 
-    /// [`Self::set_faces`] with the hierarchy already built ([`Self::hierarchy`] of `faces`).
-    pub fn set_faces_with(&mut self, faces: Option<&Faces>, hierarchy: Option<Hierarchy>) {
-        self.nodes = hierarchy
-            .zip(faces)
-            .map(|(h, f)| Nodes::new(h, &plan(f.w, f.h)[0]));
+    /// [`Self::set_faces`] with the coarse levels already built ([`Self::coarse_levels`] of
+    /// `faces`).
+    pub fn set_faces_with(&mut self, faces: Option<&Faces>, coarse: Option<CoarseLevels>) {
+        self.nodes = coarse.map(|c| c.0);
         let coarsest = self.levels.is_empty();
         self.finest_faces = faces.map(|f| LevelFaces::new(f.clone(), coarsest));
     }

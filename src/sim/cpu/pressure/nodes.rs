@@ -122,18 +122,21 @@ impl Top {
         level.child.iter().for_each(|&a| live[a as usize] = true);
         // Restriction: a cell's plain taps, over the live finer cells.
         let (rx, ry) = (&plan.restrict_x, &plan.restrict_y);
-        let plain_children = |ci: usize, cj: usize| {
-            let mut out = Vec::new();
+        // At most 3 x 3 finer cells overlap a coarse cell (one node each on the finest level).
+        type Children = ([(u32, f32); 9], usize);
+        let plain_children = |ci: usize, cj: usize| -> Children {
+            let mut out = ([(0u32, 0.0f32); 9], 0);
             for (t, &fy) in ry.frac[cj].iter().enumerate() {
                 let j = ry.first[cj] as usize + t;
                 for (u, &fx) in rx.frac[ci].iter().enumerate() {
                     let i = rx.first[ci] as usize + u;
                     if fx > 0.0 && fy > 0.0 && i < fw && j < fh && live[j * fw + i] {
-                        out.push((j * fw + i, fx * fy));
+                        out.0[out.1] = ((j * fw + i) as u32, fx * fy);
+                        out.1 += 1;
                     }
                 }
             }
-            out.sort_by_key(|c| c.0);
+            out.0[..out.1].sort_unstable_by_key(|c| c.0);
             out
         };
         // The secondaries always.
@@ -141,25 +144,28 @@ impl Top {
         let mut restrict_fix: Vec<u32> = (2 * plane..2 * plane + extra).map(|s| s as u32).collect();
         for cj in 0..ch {
             for ci in 0..cw {
-                let plain = plain_children(ci, cj);
+                let (plain, n) = plain_children(ci, cj);
                 let s = ((ci + cj) & 1) * plane + cj * hw + ci / 2;
                 let regular = match primary_of[cj * cw + ci] {
-                    u32::MAX => plain.is_empty(),
+                    u32::MAX => n == 0,
                     k => {
                         let k = k as usize;
                         let range =
                             level.child_start[k] as usize..level.child_start[k + 1] as usize;
-                        let mut mine: Vec<(usize, f32)> = level.child[range.clone()]
-                            .iter()
-                            .zip(&level.child_weight[range])
-                            .map(|(&a, &w)| (a as usize, w))
-                            .collect();
-                        mine.sort_by_key(|c| c.0);
-                        mine.len() == plain.len()
-                            && mine
+                        let mut mine = [(0u32, 0.0f32); 9];
+                        range.len() == n && {
+                            let taps = level.child[range.clone()].iter();
+                            for (m, (&a, &w)) in
+                                mine.iter_mut().zip(taps.zip(&level.child_weight[range]))
+                            {
+                                *m = (a, w);
+                            }
+                            mine[..n].sort_unstable_by_key(|c| c.0);
+                            mine[..n]
                                 .iter()
-                                .zip(&plain)
+                                .zip(&plain[..n])
                                 .all(|(a, b)| a.0 == b.0 && same_weight(a.1, b.1))
+                        }
                     }
                 };
                 if !regular {
@@ -275,6 +281,28 @@ impl Work {
                 slot[k] = (((i + j) & 1) * plane + j * hw + i / 2) as u32;
             }
         }
+        // The first coarse level's plain transfers are worked out beside the rest.
+        let (top, mut work) = rayon::join(
+            || top.map(|plan| Top::new(level, &primary, plan)),
+            || Self::on_slots(level, finer, slot, &primary, plane, extra),
+        );
+        work.top = top;
+        work
+    }
+
+    /// [`Self::new`] once the slots are chosen (`slot` per node, `primary` flagging each
+    /// cell's first node, `plane` slots per plane, `extra` secondaries), without [`Top`].
+    fn on_slots(
+        level: &NodeLevel,
+        finer: Option<(&[u32], usize)>,
+        slot: Vec<u32>,
+        primary: &[bool],
+        plane: usize,
+        extra: usize,
+    ) -> Self {
+        let g = &level.graph;
+        let (w, h, n) = (g.w, g.h, g.len());
+        let hw = w.div_ceil(2);
         let len = 2 * plane + extra;
         let mut node_at = vec![u32::MAX; len];
         for (k, &s) in slot.iter().enumerate() {
@@ -351,9 +379,8 @@ impl Work {
             }
         }
         let fixups = fixed.map(|(p, s)| Fixups::new(h, p, s));
-        let top = top.map(|plan| Top::new(level, &primary, plan));
         Self {
-            top,
+            top: None,
             w,
             h,
             hw,
