@@ -33,7 +33,7 @@ pub(super) fn restrict_row_x(row: &[f32], first: &[u32], frac: &[[f32; 3]], out:
 
 kernel! {
 /// Restrict along y: `out = sum_t frac[t] * rows[t]`.
-pub(super) fn restrict_rows_y(rows: [&[f32]; 3], frac: [f32; 3], out: &mut [f32]) {
+fn restrict_rows_y(rows: [&[f32]; 3], frac: [f32; 3], out: &mut [f32]) {
     let n = out.len();
     let (a, b, c) = (&rows[0][..n], &rows[1][..n], &rows[2][..n]);
     for i in 0..n {
@@ -392,20 +392,31 @@ fn residual(
 /// covers, weighted by the fraction of each finer cell inside it (the integral of the
 /// residual over the coarse cell, in the finer level's units). Separable: rows, then columns.
 fn restrict(r: &[f32], fw: usize, fh: usize, coarse: &mut Level) {
-    let cw = coarse.b.w;
-    let rx = &coarse.restrict_x;
-    let ry = &coarse.restrict_y;
-    let tmp = &mut coarse.transfer[..fh * cw];
+    let (rx, ry) = (&coarse.restrict_x, &coarse.restrict_y);
+    let b_nat = &mut coarse.scratch.b;
+    restrict_natural(r, (fw, fh), (rx, ry), &mut coarse.transfer, b_nat);
+    coarse.b.assign_natural(b_nat);
+}
+
+/// [`restrict`] of `r` (natural layout, `fw x fh`) into `out` (natural layout, as many
+/// columns as `rx` has coarse cells); `tmp` is scratch of at least `fh` rows of those.
+pub(super) fn restrict_natural(
+    r: &[f32],
+    (fw, fh): (usize, usize),
+    (rx, ry): (&RestrictTaps, &RestrictTaps),
+    tmp: &mut [f32],
+    out: &mut [f32],
+) {
+    let cw = rx.first.len();
+    let tmp = &mut tmp[..fh * cw];
     tmp.par_chunks_mut(cw)
         .with_min_len(min_rows(fw))
         .enumerate()
         .for_each(|(j, out)| {
             restrict_row_x(&r[j * fw..(j + 1) * fw], &rx.first, &rx.frac, out);
         });
-    let tmp = &coarse.transfer[..fh * cw];
-    let b_nat = &mut coarse.scratch.b;
-    b_nat
-        .par_chunks_mut(cw)
+    let tmp = &*tmp;
+    out.par_chunks_mut(cw)
         .with_min_len(min_rows(2 * cw))
         .enumerate()
         .for_each(|(cj, out)| {
@@ -416,7 +427,6 @@ fn restrict(r: &[f32], fw: usize, fh: usize, coarse: &mut Level) {
             };
             restrict_rows_y([row(0), row(1), row(2)], ry.frac[cj], out);
         });
-    coarse.b.assign_natural(b_nat);
 }
 
 /// The bilinear interpolation of the coarse correction at each finer cell's centre, into
@@ -425,17 +435,32 @@ fn prolongate(coarse: &mut Level, fw: usize, fh: usize, out: &mut [f32]) {
     let (cw, ch) = (coarse.e.w, coarse.e.h);
     let ce = &mut coarse.scratch.e;
     coarse.e.write_natural(ce, 0.0);
-    let px = &coarse.prolong_x.0;
-    let py = &coarse.prolong_y.0;
-    let tmp = &mut coarse.transfer[..ch * fw];
+    let taps = (&coarse.prolong_x, &coarse.prolong_y);
+    prolongate_natural(ce, (cw, ch), taps, &mut coarse.transfer, out);
+    debug_assert!(fw == coarse.prolong_x.0.len() && fh == coarse.prolong_y.0.len());
+}
+
+/// [`prolongate`] of `coarse` (natural layout, `cw x ch`) into `out` (natural layout, as
+/// many cells as `px` and `py` have finer ones); `tmp` is scratch of at least `ch` finer rows.
+pub(super) fn prolongate_natural(
+    coarse: &[f32],
+    (cw, ch): (usize, usize),
+    (px, py): (&ProlongTaps, &ProlongTaps),
+    tmp: &mut [f32],
+    out: &mut [f32],
+) {
+    let (px, py) = (&px.0, &py.0);
+    let fw = px.len();
+    let tmp = &mut tmp[..ch * fw];
     tmp.par_chunks_mut(fw)
         .with_min_len(min_rows(fw))
         .enumerate()
         .for_each(|(cj, row)| {
-            prolong_row_x(&ce[cj * cw..(cj + 1) * cw], px, row);
+            prolong_row_x(&coarse[cj * cw..(cj + 1) * cw], px, row);
         });
-    let tmp = &coarse.transfer[..ch * fw];
-    out.par_chunks_mut(fw)
+    let tmp = &*tmp;
+    out[..py.len() * fw]
+        .par_chunks_mut(fw)
         .with_min_len(min_rows(fw))
         .enumerate()
         .for_each(|(j, row)| {
@@ -448,11 +473,10 @@ fn prolongate(coarse: &mut Level, fw: usize, fh: usize, out: &mut [f32]) {
                 row,
             );
         });
-    debug_assert!(fh == py.len());
 }
 
 kernel! {
-pub(super) fn lerp_rows(a: &[f32], b: &[f32], t: f32, out: &mut [f32]) {
+fn lerp_rows(a: &[f32], b: &[f32], t: f32, out: &mut [f32]) {
     for i in 0..out.len() {
         out[i] = crate::sim::math::lerp(a[i], b[i], t);
     }

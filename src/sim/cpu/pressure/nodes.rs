@@ -19,7 +19,7 @@
 //! walls), and the rest is fixed after them, node by node ([`Top`]).
 
 use super::faces::{MaskedUpdate, SplitFaces, relax_row_faces};
-use super::multigrid::{lerp_rows, prolong_row_x, restrict_row_x, restrict_rows_y};
+use super::multigrid::{prolongate_natural, restrict_natural};
 use super::{deinterleave_row, interleave_row};
 use crate::sim::cpu::band::{self, Shared, min_rows};
 use crate::sim::multigrid::{COARSEST_OMEGA, LevelPlan, coarsest_sweeps};
@@ -634,32 +634,24 @@ fn prolongate(lv: &mut Work, out: &mut [f32]) {
 
 /// [`restrict`] from the finest grid (`r`, natural layout): plain multigrid's separable
 /// restriction into the planes, then the slots where the graph's differs.
+///
+/// The plain passes also sum the finest cells without an open face, which the graph leaves
+/// out: their residual is 0 (their right-hand side is 0, `Obstacles::set_rhs`, and they couple
+/// nothing), so the sums agree.
 fn restrict_top(lv: &mut Work, r: &[f32]) {
     let Some(top) = lv.top.as_mut() else {
         return;
     };
     let p = &top.plan;
-    let (fw, fh, cw) = (p.fine_w, p.fine_h, p.w);
-    let (rx, ry) = (&p.restrict_x, &p.restrict_y);
-    let tmp = &mut top.transfer[..fh * cw];
-    tmp.par_chunks_mut(cw)
-        .with_min_len(min_rows(fw))
-        .enumerate()
-        .for_each(|(j, out)| restrict_row_x(&r[j * fw..(j + 1) * fw], &rx.first, &rx.frac, out));
-    let tmp = &top.transfer[..fh * cw];
-    top.natural
-        .par_chunks_mut(cw)
-        .with_min_len(min_rows(2 * cw))
-        .enumerate()
-        .for_each(|(cj, out)| {
-            let first = ry.first[cj] as usize;
-            let row = |t: usize| {
-                let j = (first + t).min(fh - 1);
-                &tmp[j * cw..(j + 1) * cw]
-            };
-            restrict_rows_y([row(0), row(1), row(2)], ry.frac[cj], out);
-        });
-    let (hw, plane) = (lv.hw, lv.plane);
+    let taps = (&p.restrict_x, &p.restrict_y);
+    restrict_natural(
+        r,
+        (p.fine_w, p.fine_h),
+        taps,
+        &mut top.transfer,
+        &mut top.natural,
+    );
+    let (cw, hw, plane) = (p.w, lv.hw, lv.plane);
     let (red, rest) = lv.b.split_at_mut(plane);
     let black = &mut rest[..plane];
     let natural = &top.natural;
@@ -688,7 +680,7 @@ fn prolongate_top(lv: &mut Work, out: &mut [f32]) {
         return;
     };
     let p = &top.plan;
-    let (fw, cw, ch) = (p.fine_w, p.w, p.h);
+    let (cw, ch) = (p.w, p.h);
     let (hw, plane) = (lv.hw, lv.plane);
     let (red, black) = (&lv.e[..plane], &lv.e[plane..2 * plane]);
     top.natural
@@ -699,27 +691,8 @@ fn prolongate_top(lv: &mut Work, out: &mut [f32]) {
             let line = j * hw..(j + 1) * hw;
             interleave_row(&red[line.clone()], &black[line], row, j & 1 == 1, 0.0);
         });
-    let (px, py) = (&p.prolong_x.0, &p.prolong_y.0);
-    let natural = &top.natural;
-    let tmp = &mut top.transfer[..ch * fw];
-    tmp.par_chunks_mut(fw)
-        .with_min_len(min_rows(fw))
-        .enumerate()
-        .for_each(|(cj, row)| prolong_row_x(&natural[cj * cw..(cj + 1) * cw], px, row));
-    let tmp = &top.transfer[..ch * fw];
-    out.par_chunks_mut(fw)
-        .with_min_len(min_rows(fw))
-        .enumerate()
-        .for_each(|(j, row)| {
-            let (j0, j1, wy) = py[j];
-            let (j0, j1) = (j0 as usize, j1 as usize);
-            lerp_rows(
-                &tmp[j0 * fw..(j0 + 1) * fw],
-                &tmp[j1 * fw..(j1 + 1) * fw],
-                wy,
-                row,
-            );
-        });
+    let taps = (&p.prolong_x, &p.prolong_y);
+    prolongate_natural(&top.natural, (cw, ch), taps, &mut top.transfer, out);
     let e = &lv.e;
     for &a in &top.prolong_fix {
         let a = a as usize;
@@ -881,6 +854,13 @@ mod tests {
             .flat_map(|l| [Mask::layout(l, 75, 41), Mask::layout(l, 128, 64)])
             .collect();
         masks.push(stripes(288, 32));
+        // Big enough that the first coarse level (256x144) relaxes in bands on several
+        // threads (`band::MIN_PARALLEL_CELLS`), with odd sizes below it.
+        masks.push(Mask::layout(Layout::Maze, 512, 288));
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .expect("a pool");
         let mut sweeps_seen = false;
         for mask in &masks {
             let (w, h) = (mask.width(), mask.height());
@@ -904,7 +884,7 @@ mod tests {
                 let want = prolong_graph(&hier.levels[0], &coarse);
                 let mut nodes = Nodes::new(hier.clone(), &plans[0]);
                 let mut got = vec![f32::NAN; w * h];
-                nodes.correction(&r, &mut got, sweeps);
+                pool.install(|| nodes.correction(&r, &mut got, sweeps));
                 let peak = want.iter().fold(0.0f32, |m, x| m.max(x.abs()));
                 assert!(peak > 0.01, "{w}x{h}: a correction to compare ({peak})");
                 for (k, (&a, &b)) in got.iter().zip(&want).enumerate() {
