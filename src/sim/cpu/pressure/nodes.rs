@@ -309,76 +309,89 @@ impl Work {
             node_at[s as usize] = k as u32;
         }
         let inv_node = g.inverse_diagonal();
-        // Couplings and restriction per slot.
-        let (mut start, mut nbr, mut weight) = (vec![0u32], Vec::new(), Vec::new());
-        let (mut child_start, mut child, mut child_weight) = (vec![0u32], Vec::new(), Vec::new());
-        let mut inv = vec![0.0f32; len];
         let finer_slot = |a: u32| finer.map_or(a, |(f, _)| f[a as usize]);
-        for (&k, inv) in node_at.iter().zip(inv.iter_mut()) {
-            if k != u32::MAX {
-                let k = k as usize;
-                for (m, c) in g.couplings(k) {
-                    nbr.push(slot[m]);
-                    weight.push(c);
+        // Three independent tables, built side by side (a new mask stalls the simulation).
+        let couplings = || {
+            // Couplings and restriction per slot.
+            let (mut start, mut nbr, mut weight) = (vec![0u32], Vec::new(), Vec::new());
+            let (mut child_start, mut child, mut child_weight) =
+                (vec![0u32], Vec::new(), Vec::new());
+            let mut inv = vec![0.0f32; len];
+            for (&k, inv) in node_at.iter().zip(inv.iter_mut()) {
+                if k != u32::MAX {
+                    let k = k as usize;
+                    for (m, c) in g.couplings(k) {
+                        nbr.push(slot[m]);
+                        weight.push(c);
+                    }
+                    *inv = inv_node[k];
+                    let range = level.child_start[k] as usize..level.child_start[k + 1] as usize;
+                    for (&a, &c) in level.child[range.clone()]
+                        .iter()
+                        .zip(&level.child_weight[range])
+                    {
+                        child.push(finer_slot(a));
+                        child_weight.push(c);
+                    }
                 }
-                *inv = inv_node[k];
-                let range = level.child_start[k] as usize..level.child_start[k + 1] as usize;
-                for (&a, &c) in level.child[range.clone()]
-                    .iter()
-                    .zip(&level.child_weight[range])
-                {
-                    child.push(finer_slot(a));
-                    child_weight.push(c);
-                }
+                start.push(nbr.len() as u32);
+                child_start.push(child.len() as u32);
             }
-            start.push(nbr.len() as u32);
-            child_start.push(child.len() as u32);
-        }
-        // Prolongation per finer slot (unused taps, weight 0, point at slot 0).
-        let finer_len = finer.map_or(level.tap_node.len(), |(_, len)| len);
-        let mut tap_node = vec![[0u32; 4]; finer_len];
-        let mut tap_weight = vec![[0.0f32; 4]; finer_len];
-        for (a, (taps, weights)) in level.tap_node.iter().zip(&level.tap_weight).enumerate() {
-            let s = finer_slot(a as u32) as usize;
-            tap_node[s] = taps.map(|m| slot.get(m as usize).copied().unwrap_or(0));
-            tap_weight[s] = *weights;
-        }
-        // The structured rows' couplings, and what they cannot express.
-        let mut planes: [[Vec<f32>; 5]; 2] =
-            std::array::from_fn(|_| std::array::from_fn(|_| vec![0.0; plane]));
-        let mut fixed: [(Vec<_>, Vec<_>); 2] = Default::default();
-        for k in 0..n {
-            let cell = g.cell[k] as usize;
-            let (i, j) = (cell % w, cell / w);
-            let colour = (i + j) & 1;
-            if !primary[k] {
-                fixed[colour].1.push((j, slot[k]));
-                continue;
+            (start, nbr, weight, inv, child_start, child, child_weight)
+        };
+        let taps = || {
+            // Prolongation per finer slot (unused taps, weight 0, point at slot 0).
+            let finer_len = finer.map_or(level.tap_node.len(), |(_, len)| len);
+            let mut tap_node = vec![[0u32; 4]; finer_len];
+            let mut tap_weight = vec![[0.0f32; 4]; finer_len];
+            for (a, (taps, weights)) in level.tap_node.iter().zip(&level.tap_weight).enumerate() {
+                let s = finer_slot(a as u32) as usize;
+                tap_node[s] = taps.map(|m| slot.get(m as usize).copied().unwrap_or(0));
+                tap_weight[s] = *weights;
             }
-            let p = &mut planes[colour];
-            let at = j * hw + i / 2;
-            p[4][at] = inv_node[k];
-            let mut links = Vec::new();
-            for (m, c) in g.couplings(k) {
-                if !primary[m] {
-                    links.push((slot[m], c));
+            (tap_node, tap_weight)
+        };
+        let rows = || {
+            // The structured rows' couplings, and what they cannot express.
+            let mut planes: [[Vec<f32>; 5]; 2] =
+                std::array::from_fn(|_| std::array::from_fn(|_| vec![0.0; plane]));
+            let mut fixed: [(Vec<_>, Vec<_>); 2] = Default::default();
+            for k in 0..n {
+                let cell = g.cell[k] as usize;
+                let (i, j) = (cell % w, cell / w);
+                let colour = (i + j) & 1;
+                if !primary[k] {
+                    fixed[colour].1.push((j, slot[k]));
                     continue;
                 }
-                let d = g.cell[m] as usize;
-                let (di, dj) = (d % w, d / w);
-                let side = match (di.cmp(&i), dj.cmp(&j)) {
-                    (std::cmp::Ordering::Less, _) => 0,
-                    (std::cmp::Ordering::Greater, _) => 1,
-                    (_, std::cmp::Ordering::Less) => 2,
-                    _ => 3,
-                };
-                p[side][at] += c;
+                let p = &mut planes[colour];
+                let at = j * hw + i / 2;
+                p[4][at] = inv_node[k];
+                let mut links = Vec::new();
+                for (m, c) in g.couplings(k) {
+                    if !primary[m] {
+                        links.push((slot[m], c));
+                        continue;
+                    }
+                    let d = g.cell[m] as usize;
+                    let (di, dj) = (d % w, d / w);
+                    let side = match (di.cmp(&i), dj.cmp(&j)) {
+                        (std::cmp::Ordering::Less, _) => 0,
+                        (std::cmp::Ordering::Greater, _) => 1,
+                        (_, std::cmp::Ordering::Less) => 2,
+                        _ => 3,
+                    };
+                    p[side][at] += c;
+                }
+                if !links.is_empty() {
+                    fixed[colour].0.push((j, slot[k], links));
+                }
             }
-            if !links.is_empty() {
-                fixed[colour].0.push((j, slot[k], links));
-            }
-        }
-        let fixups = fixed.map(|(p, s)| Fixups::new(h, p, s));
+            (planes, fixed.map(|(p, s)| Fixups::new(h, p, s)))
+        };
+        let (table, ((tap_node, tap_weight), (planes, fixups))) =
+            rayon::join(couplings, || rayon::join(taps, rows));
+        let (start, nbr, weight, inv, child_start, child, child_weight) = table;
         Self {
             top: None,
             w,
