@@ -637,18 +637,16 @@ pub fn scalar_near_solids(
     let flow = Flow::new(g, u, v);
     let field = Sampler::new(src, g.w, g.h);
     let k = dt * g.h as f32;
-    {
-        assert!(solid.len() >= g.w * g.h);
-        let values: Vec<f32> = cells
-            .par_iter()
-            .with_min_len(256)
-            .map(|&c| scalar_among_fluid(g, &flow, &field, solid, c as usize, k, decay, max))
-            .collect();
-        for (&c, value) in cells.iter().zip(values) {
-            out[c as usize] = value;
-        }
-        super::obstacles::clear_solid_cells(solid, out);
+    assert!(solid.len() >= g.w * g.h);
+    let values: Vec<f32> = cells
+        .par_iter()
+        .with_min_len(256)
+        .map(|&c| scalar_among_fluid(g, &flow, &field, solid, c as usize, k, decay, max))
+        .collect();
+    for (&c, value) in cells.iter().zip(values) {
+        out[c as usize] = value;
     }
+    super::obstacles::clear_solid_cells(solid, out);
 }
 
 /// Dye cells next to obstacles, advected again so that no sample is taken from inside a solid.

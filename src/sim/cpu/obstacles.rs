@@ -14,7 +14,7 @@ use super::reduce::row_sum;
 use crate::sim::obstacles::Mask;
 use rayon::prelude::*;
 
-/// A run of fluid cells of one region along a row: natural indices `start..end`.
+/// A run of fluid cells of one region along a row: columns `start..end`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct Run {
     start: u32,
@@ -52,10 +52,9 @@ impl Runs {
                     i += 1;
                 }
                 if label != u32::MAX {
-                    let at = |x: usize| (j * w + x) as u32;
                     runs.push(Run {
-                        start: at(start),
-                        end: at(i),
+                        start: start as u32,
+                        end: i as u32,
                         label,
                     });
                 }
@@ -98,8 +97,7 @@ impl Runs {
                 }
                 let mine = &runs[row[j] as usize..row[j + 1] as usize];
                 for (s, r) in sums.iter_mut().zip(mine) {
-                    let at = (r.start as usize - j * w)..(r.end as usize - j * w);
-                    *s = row_sum(&out[at]);
+                    *s = row_sum(&out[r.start as usize..r.end as usize]);
                 }
             });
         // Means per region, summed in run order (the same for any thread count).
@@ -118,7 +116,7 @@ impl Runs {
             .for_each(|(j, out)| {
                 let mut next = 0;
                 for r in &runs[row[j] as usize..row[j + 1] as usize] {
-                    let (start, end) = (r.start as usize - j * w, r.end as usize - j * w);
+                    let (start, end) = (r.start as usize, r.end as usize);
                     out[next..start].fill(0.0);
                     let mean = means[r.label as usize];
                     out[start..end].iter_mut().for_each(|x| *x -= mean);

@@ -419,14 +419,7 @@ fn coarsen(fine: &Graph, plan: &LevelPlan) -> NodeLevel {
             continue;
         };
         let c = fine.cell[a] as usize;
-        let (i0, i1, wx) = px[c % fw];
-        let (j0, j1, wy) = py[c / fw];
-        let taps = [
-            (i0, j0, (1.0 - wx) * (1.0 - wy)),
-            (i1, j0, wx * (1.0 - wy)),
-            (i0, j1, (1.0 - wx) * wy),
-            (i1, j1, wx * wy),
-        ];
+        let taps = bilinear_taps(px[c % fw], py[c / fw]);
         let mut total = 0.0;
         for (t, &(ci, cj, f)) in taps.iter().enumerate() {
             let target = cj as usize * cw + ci as usize;
@@ -455,6 +448,20 @@ fn coarsen(fine: &Graph, plan: &LevelPlan) -> NodeLevel {
         tap_node,
         tap_weight,
     }
+}
+
+/// The four bilinear taps of a finer cell from its prolongation taps along x and y: (coarse
+/// column, coarse row, weight), lower left, lower right, upper left, upper right.
+pub fn bilinear_taps(
+    (i0, i1, wx): (u32, u32, f32),
+    (j0, j1, wy): (u32, u32, f32),
+) -> [(u32, u32, f32); 4] {
+    [
+        (i0, j0, (1.0 - wx) * (1.0 - wy)),
+        (i1, j0, wx * (1.0 - wy)),
+        (i0, j1, (1.0 - wx) * wy),
+        (i1, j1, wx * wy),
+    ]
 }
 
 /// Per node, its most strongly coupled node in the cell to its left, right, below and above

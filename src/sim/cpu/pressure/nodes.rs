@@ -23,7 +23,7 @@ use super::multigrid::{prolongate_natural, restrict_natural};
 use super::{deinterleave_row, interleave_row};
 use crate::sim::cpu::band::{self, Shared, min_rows};
 use crate::sim::multigrid::{COARSEST_OMEGA, LevelPlan, coarsest_sweeps};
-use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel};
+use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel, bilinear_taps};
 use rayon::prelude::*;
 
 /// A primary coupled to secondaries: its row, its slot, and those couplings (slot, weight).
@@ -178,14 +178,7 @@ impl Top {
         let (px, py) = (&plan.prolong_x.0, &plan.prolong_y.0);
         let prolong_fix = (0..fw * fh)
             .filter(|&a| {
-                let (i0, i1, wx) = px[a % fw];
-                let (j0, j1, wy) = py[a / fw];
-                let taps = [
-                    (i0, j0, (1.0 - wx) * (1.0 - wy)),
-                    (i1, j0, wx * (1.0 - wy)),
-                    (i0, j1, (1.0 - wx) * wy),
-                    (i1, j1, wx * wy),
-                ];
+                let taps = bilinear_taps(px[a % fw], py[a / fw]);
                 let (nodes, weights) = (level.tap_node[a], level.tap_weight[a]);
                 let plain = taps.iter().enumerate().all(|(t, &(ci, cj, f))| {
                     if f > 0.0 {
