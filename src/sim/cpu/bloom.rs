@@ -17,7 +17,6 @@
 //! at [`BLOOM_MAX_LIGHT`] as it enters (NaN as 0), so a broken pixel cannot poison the glow.
 //! The level count follows the frame size, so the glow spans the same share of any frame.
 
-use super::colorize::lerp_rows;
 use super::sunrays;
 use crate::fluid::Effects;
 pub use crate::sim::effects::{
@@ -87,6 +86,19 @@ pub struct Chain {
     pub levels: Vec<Level>,
     /// The sunrays, at the size of level [`Chain::rays_level`].
     pub rays: Vec<Rgb>,
+    /// The sunrays' scratch.
+    tracer: sunrays::Rays,
+    /// The sunrays sampled across at level 0's columns.
+    across: Across,
+}
+
+/// The sunrays' rows sampled across at level 0's columns (see `Glow::new`), and those
+/// columns' taps, for a level 0 `size.0` wide over rays `size.1` wide.
+#[derive(Default)]
+struct Across {
+    size: (usize, usize),
+    xs: Vec<(u32, u32, f32)>,
+    rows: Vec<f32>,
 }
 
 impl Chain {
@@ -139,14 +151,14 @@ impl Chain {
         }
         if fx.rays > 0.0 {
             let l = &self.levels[r];
-            sunrays::sunrays(&l.down, l.w, l.h, &mut self.rays);
+            self.tracer.trace(&l.down, l.w, l.h, &mut self.rays);
         }
-        let (w0, h0) = (self.levels[0].w, self.levels[0].h);
+        let size0 = (self.levels[0].w, self.levels[0].h);
         let rays = (fx.rays > 0.0).then(|| {
             let l = &self.levels[r];
             (&self.rays[..], l.w, l.h)
         });
-        let glow = Glow::new(fx.bloom, rays, fx.rays, w0, h0);
+        let glow = Glow::new(fx.bloom, rays, fx.rays, size0, &mut self.across);
         if fx.bloom > 0.0 {
             let last = self.levels.len() - 1;
             let l = &mut self.levels[last];
@@ -342,20 +354,15 @@ fn tent_double(f: &[f32], we: [f32; 4], wo: [f32; 4], even: &mut [f32], odd: &mu
 }
 
 kernel! { avx512:
-/// `row[2i] = even[i]`, `row[2i + 1] = odd[i]`.
-fn interleave(even: &[Rgb], odd: &[Rgb], row: &mut [Rgb]) {
-    for ((pair, e), o) in row.chunks_exact_mut(2).zip(even).zip(odd) {
-        pair[0] = *e;
-        pair[1] = *o;
-    }
-}
-}
-
-kernel! { avx512:
-/// `row = (1 - s) own + s acc` over flat rows, where `row` holds `acc` on entry.
-fn blend_own(row: &mut [f32], own: &[f32], s: f32) {
-    for (o, &d) in row.iter_mut().zip(own) {
-        *o = s.mul_add(*o - d, d);
+/// `row = (1 - s) own + s acc` over flat channels, where `acc` is `even[i]` at pixel `2i` and
+/// `odd[i]` at pixel `2i + 1` (written channel by channel, so that the interleave vectorises).
+fn blend_pairs(even: &[f32], odd: &[f32], own: &[f32], s: f32, row: &mut [f32]) {
+    let pairs = row.chunks_exact_mut(6).zip(own.chunks_exact(6));
+    for ((r, d), (e, o)) in pairs.zip(even.chunks_exact(3).zip(odd.chunks_exact(3))) {
+        for k in 0..3 {
+            r[k] = s.mul_add(e[k] - d[k], d[k]);
+            r[k + 3] = s.mul_add(o[k] - d[k + 3], d[k + 3]);
+        }
     }
 }
 }
@@ -401,15 +408,12 @@ impl TentRow {
             v.resize(3 * (cw - 4), 0.0);
         }
         tent_double(bytemuck::cast_slice(col), we, wo, even, odd);
-        interleave(
-            even.as_chunks::<3>().0,
-            odd.as_chunks::<3>().0,
-            &mut row[lo..hi],
-        );
-        blend_own(
-            bytemuck::cast_slice_mut(&mut row[lo..hi]),
+        blend_pairs(
+            even,
+            odd,
             bytemuck::cast_slice(&own[lo..hi]),
             s,
+            bytemuck::cast_slice_mut(&mut row[lo..hi]),
         );
         for r in [0..lo, hi..row.len()] {
             up_row(col, &self.xs[r.clone()], &own[r.clone()], s, &mut row[r]);
@@ -428,39 +432,41 @@ fn up(coarse: &Level, fine: &mut Level, s: f32, glow: Option<&Glow>) {
         .with_min_len(super::band::min_rows(fw * 4))
         .enumerate()
         .for_each_init(
-            || (vec![[0.0f32; 3]; cw], [Vec::new(), Vec::new()], Vec::new()),
-            |(col, scratch, line), (j, (row, own))| {
+            || (vec![[0.0f32; 3]; cw], [Vec::new(), Vec::new()]),
+            |(col, scratch), (j, (row, own))| {
                 let (ys, wys) = tent_taps(j, fh, ch);
                 let flat = bytemuck::cast_slice_mut::<Rgb, f32>(col);
                 weigh_rows(rows_at(&coarse.up, cw, ys), wys, flat);
                 tent.apply(col, own, s, scratch, row);
                 if let Some(glow) = glow {
-                    glow.row(j, line, row);
+                    glow.row(j, row);
                 }
             },
         );
 }
 
-kernel! {
-/// A row of level 0 becomes its glow: `bloom * row` (nothing without bloom) plus `amount`
-/// times the sunrays, sampled at `xs` from the rays row `rays` (already interpolated
-/// vertically).
-fn glow_row(row: &mut [Rgb], bloom: f32, rays: Option<&[Rgb]>, xs: &[(usize, usize, f32)], amount: f32) {
-    for out in row.iter_mut() {
-        *out = if bloom > 0.0 {
-            map3(*out, |x| x * bloom)
-        } else {
-            [0.0; 3]
-        };
-    }
-    if let Some(rays) = rays {
-        for (out, &(i0, i1, fx)) in row.iter_mut().zip(xs) {
-            let (a, b) = (rays[i0], rays[i1]);
-            for k in 0..3 {
-                let v = fx.mul_add(b[k] - a[k], a[k]);
-                out[k] = amount.mul_add(v, out[k]);
+kernel! { avx512:
+/// A row of level 0 (flat channels) becomes its glow: `bloom * row` (nothing without bloom)
+/// plus `amount` times the sunrays, blended between the two rows of them sampled across
+/// (`top`, `bottom`, weight `fy` on the second).
+fn glow_row(row: &mut [f32], bloom: f32, rays: Option<(&[f32], &[f32], f32)>, amount: f32) {
+    match (rays, bloom > 0.0) {
+        (Some((top, bottom, fy)), true) => {
+            let n = row.len().min(top.len()).min(bottom.len());
+            for i in 0..n {
+                let (t, b) = (top[i], bottom[i]);
+                row[i] = amount.mul_add(fy.mul_add(b - t, t), row[i] * bloom);
             }
         }
+        (Some((top, bottom, fy)), false) => {
+            let n = row.len().min(top.len()).min(bottom.len());
+            for i in 0..n {
+                let (t, b) = (top[i], bottom[i]);
+                row[i] = amount.mul_add(fy.mul_add(b - t, t), 0.0);
+            }
+        }
+        (None, true) => row.iter_mut().for_each(|x| *x *= bloom),
+        (None, false) => row.fill(0.0),
     }
 }
 }
@@ -468,47 +474,64 @@ fn glow_row(row: &mut [Rgb], bloom: f32, rays: Option<&[Rgb]>, xs: &[(usize, usi
 /// What turns level 0's `up` into the glow: the bloom's intensity and the sunrays.
 struct Glow<'a> {
     bloom: f32,
-    /// The rays `(texels, w, h)`, their amount, and each level-0 column's taps across them.
-    rays: Option<(&'a [Rgb], usize, usize)>,
+    /// The sunrays' rows sampled across at level 0's columns (`3 w` floats each) and their
+    /// count.
+    rays: Option<(&'a [f32], usize)>,
     amount: f32,
-    xs: Vec<(usize, usize, f32)>,
-    /// Level 0's height.
+    /// Level 0's size.
+    w: usize,
     h: usize,
 }
 
 impl<'a> Glow<'a> {
+    /// With `rays` (`texels, rw, rh`), their rows are sampled across into `across` first:
+    /// each texel of level 0 then blends two of those rows, as the shader's bilinear sample
+    /// does (across, then between the rows).
     fn new(
         bloom: f32,
-        rays: Option<(&'a [Rgb], usize, usize)>,
+        rays: Option<(&[Rgb], usize, usize)>,
         amount: f32,
-        w: usize,
-        h: usize,
+        (w, h): (usize, usize),
+        across: &'a mut Across,
     ) -> Self {
-        let xs = match rays {
-            Some((_, rw, _)) => (0..w).map(|i| tap(i, w, rw)).collect(),
-            None => Vec::new(),
-        };
+        let rays = rays.map(|(texels, rw, rh)| {
+            let Across { size, xs, rows } = across;
+            if *size != (w, rw) {
+                *size = (w, rw);
+                *xs = (0..w)
+                    .map(|x| {
+                        let (i0, i1, f) = tap(x, w, rw);
+                        (i0 as u32, i1 as u32, f)
+                    })
+                    .collect();
+            }
+            rows.resize(rh * 3 * w, 0.0);
+            let xs = &xs[..];
+            rows.par_chunks_mut(3 * w)
+                .with_min_len(super::band::min_rows(3 * w))
+                .enumerate()
+                .for_each(|(y, row)| sunrays::across_row(&texels[y * rw..][..rw], xs, row));
+            let across = &rows[..];
+            (across, rh)
+        });
         Self {
             bloom,
             rays,
             amount,
-            xs,
+            w,
             h,
         }
     }
 
-    /// Row `j` of level 0 (its `up`) to its glow; `line` is scratch for a row of the rays.
-    fn row(&self, j: usize, line: &mut Vec<Rgb>, row: &mut [Rgb]) {
-        match self.rays {
-            Some((rays, rw, rh)) => {
-                line.resize(rw, [0.0; 3]);
-                let (j0, j1, fy) = tap(j, self.h, rh);
-                let at = |y: usize| bytemuck::cast_slice::<Rgb, f32>(&rays[y * rw..][..rw]);
-                lerp_rows(at(j0), at(j1), fy, bytemuck::cast_slice_mut(line));
-                glow_row(row, self.bloom, Some(&line[..]), &self.xs, self.amount);
-            }
-            None => glow_row(row, self.bloom, None, &self.xs, self.amount),
-        }
+    /// Row `j` of level 0 (its `up`) to its glow.
+    fn row(&self, j: usize, row: &mut [Rgb]) {
+        let flat = bytemuck::cast_slice_mut::<Rgb, f32>(row);
+        let rays = self.rays.map(|(across, rh)| {
+            let (j0, j1, fy) = tap(j, self.h, rh);
+            let line = |y: usize| &across[y * 3 * self.w..][..3 * self.w];
+            (line(j0), line(j1), fy)
+        });
+        glow_row(flat, self.bloom, rays, self.amount);
     }
 }
 
@@ -519,7 +542,7 @@ fn glow_level(l0: &mut Level, glow: &Glow) {
         .par_chunks_mut(w)
         .with_min_len(super::band::min_rows(w * 4))
         .enumerate()
-        .for_each_init(Vec::new, |line, (j, row)| glow.row(j, line, row));
+        .for_each(|(j, row)| glow.row(j, row));
 }
 
 #[cfg(test)]
@@ -574,6 +597,60 @@ mod tests {
                 fy.mul_add(bottom - top, top)
             })
             .collect()
+    }
+
+    /// The glow is `bloom * up` plus the rays sampled bilinearly as the shader samples them
+    /// (across, then between the rows), bit for bit, with and without bloom.
+    #[test]
+    fn the_glow_is_the_bloom_plus_the_shaders_rays_sample() {
+        // Level 0 is 240x135, the rays' level 60x34: each ray texel spans four of level 0.
+        let (w, h) = (480, 270);
+        let plane: Vec<f32> = (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32, (i / w) as f32);
+                3.0 * (-((x - 330.0).powi(2) + (y - 90.0).powi(2)) / 800.0).exp()
+                    + (x * 0.37 + y * 0.11).sin().abs()
+            })
+            .collect();
+        for bloom in [0.0, 0.8] {
+            let effects = Effects {
+                rays: 0.6,
+                ..fx(bloom, 0.5)
+            };
+            let mut chain = Chain::default();
+            assert!(chain.run([&plane, &plane, &plane], w, h, &effects));
+            // The same chain without rays and at bloom 1 keeps level 0's `up` as it was before
+            // the glow (times 1).
+            let mut plain = Chain::default();
+            let no_rays = Effects {
+                rays: 0.0,
+                ..fx(1.0, 0.5)
+            };
+            plain.run([&plane, &plane, &plane], w, h, &no_rays);
+            let (l0, r) = (&chain.levels[0], &chain.levels[chain.rays_level()]);
+            let (rw, rh) = (r.w, r.h);
+            assert_eq!(l0.w, 4 * rw);
+            assert!(
+                chain.rays.iter().any(|c| c[0] > 0.0),
+                "the rays light something"
+            );
+            for y in 0..l0.h {
+                for x in 0..l0.w {
+                    let (i0, i1, fx) = tap(x, l0.w, rw);
+                    let (j0, j1, fy) = tap(y, l0.h, rh);
+                    let t = |i: usize, j: usize| chain.rays[j * rw + i];
+                    let up = plain.levels[0].up[y * l0.w + x];
+                    let want: Rgb = std::array::from_fn(|k| {
+                        let top = fx.mul_add(t(i1, j0)[k] - t(i0, j0)[k], t(i0, j0)[k]);
+                        let bottom = fx.mul_add(t(i1, j1)[k] - t(i0, j1)[k], t(i0, j1)[k]);
+                        let v = fy.mul_add(bottom - top, top);
+                        let base = if bloom > 0.0 { up[k] * bloom } else { 0.0 };
+                        effects.rays.mul_add(v, base)
+                    });
+                    assert_eq!(l0.up[y * l0.w + x], want, "bloom {bloom} at {x}, {y}");
+                }
+            }
+        }
     }
 
     #[test]
