@@ -258,12 +258,12 @@ fn rows_at(texels: &[Rgb], w: usize, ys: [usize; 4]) -> [&[f32]; 4] {
     ys.map(|y| bytemuck::cast_slice::<Rgb, f32>(&texels[y * w..(y + 1) * w]))
 }
 
-kernel! {
+kernel! { avx512:
 /// One row of the coarser level from the fine rows already weighed vertically (`col`, the
 /// fine level's width): `[1 3 3 1] / 8` over texels `2i - 1 ..= 2i + 2`, clamped.
 fn down_row(col: &[Rgb], row: &mut [Rgb]) {
     let last = col.len() as isize - 1;
-    for (i, out) in row.iter_mut().enumerate() {
+    let texel = |i: usize| {
         let mut acc = [0.0f32; 3];
         for (t, wx) in DOWN_WEIGHTS.into_iter().enumerate() {
             let s = col[(2 * i as isize - 1 + t as isize).clamp(0, last) as usize];
@@ -271,7 +271,27 @@ fn down_row(col: &[Rgb], row: &mut [Rgb]) {
                 acc[c] = wx.mul_add(s[c], acc[c]);
             }
         }
-        *out = acc;
+        acc
+    };
+    // Texels 1 .. hi read no clamped texel: there the sums run over flat channels with the
+    // same operations in the same order, which vectorises.
+    let n = row.len();
+    let lo = 1.min(n);
+    let hi = if col.len() >= 3 { (col.len() - 3) / 2 + 1 } else { 0 }.clamp(lo, n);
+    for i in (0..lo).chain(hi..n) {
+        row[i] = texel(i);
+    }
+    let f = bytemuck::cast_slice::<Rgb, f32>(col);
+    let out = bytemuck::cast_slice_mut::<Rgb, f32>(&mut row[lo..hi]);
+    let w = DOWN_WEIGHTS;
+    for (k, o) in out.chunks_exact_mut(3).enumerate() {
+        let src = &f[6 * k + 6 * lo - 3..][..12];
+        for c in 0..3 {
+            let acc = w[0].mul_add(src[c], 0.0);
+            let acc = w[1].mul_add(src[3 + c], acc);
+            let acc = w[2].mul_add(src[6 + c], acc);
+            o[c] = w[3].mul_add(src[9 + c], acc);
+        }
     }
 }
 }
@@ -649,6 +669,31 @@ mod tests {
                     });
                     assert_eq!(l0.up[y * l0.w + x], want, "bloom {bloom} at {x}, {y}");
                 }
+            }
+        }
+    }
+
+    /// The coarser row's interior takes the flat loop, with the same bits as the clamped
+    /// per-texel sums, edges and odd widths included.
+    #[test]
+    fn the_down_row_matches_the_clamped_taps() {
+        for fw in 1..40usize {
+            let col: Vec<Rgb> = (0..fw)
+                .map(|i| std::array::from_fn(|k| ((i * 5 + k * 7) % 11) as f32 * 0.29 + 0.01))
+                .collect();
+            let cw = fw.div_ceil(2);
+            let mut row = vec![[0.0f32; 3]; cw];
+            down_row(&col, &mut row);
+            for (i, got) in row.iter().enumerate() {
+                let want: Rgb = std::array::from_fn(|c| {
+                    let at =
+                        |d: isize| col[(2 * i as isize + d).clamp(0, fw as isize - 1) as usize][c];
+                    let acc = DOWN_WEIGHTS[0].mul_add(at(-1), 0.0);
+                    let acc = DOWN_WEIGHTS[1].mul_add(at(0), acc);
+                    let acc = DOWN_WEIGHTS[2].mul_add(at(1), acc);
+                    DOWN_WEIGHTS[3].mul_add(at(2), acc)
+                });
+                assert_eq!(*got, want, "width {fw}, texel {i}");
             }
         }
     }
