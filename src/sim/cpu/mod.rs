@@ -489,10 +489,7 @@ impl CpuSolver {
                 // largest face speed times the step); the cells near solids within it are
                 // advected again without sampling the solids.
                 let reach = self.obstacles.as_ref().map(|_| {
-                    let speed =
-                        s.u.iter()
-                            .chain(s.v.iter())
-                            .fold(0.0f32, |m, x| m.max(x.abs()));
+                    let speed = reduce::max_abs(&s.u).max(reduce::max_abs(&s.v));
                     speed * p.dt * h as f32
                 });
                 // The temperature moves with the dye (on the dye's traces at scale 1) and
@@ -797,14 +794,7 @@ impl Solver for CpuSolver {
     }
 
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
-        use rayon::prelude::*;
-        /// Values per task: large enough that the task overhead vanishes.
-        const CHUNK: usize = 1 << 14;
-        let max_abs = |x: &[f32]| {
-            x.par_chunks(CHUNK)
-                .map(reduce::row_max_abs)
-                .reduce(|| 0.0, f32::max)
-        };
+        let max_abs = reduce::max_abs;
         let activity = self.install(|s| {
             let st = &s.state;
             Activity {

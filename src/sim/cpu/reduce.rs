@@ -43,6 +43,16 @@ pub fn row_norms(x: &[f32]) -> RowNorms {
 }
 }
 
+/// The largest magnitude in `x` (NaN ignored), in parallel.
+pub fn max_abs(x: &[f32]) -> f32 {
+    use rayon::prelude::*;
+    /// Values per task: large enough that the task overhead vanishes.
+    const CHUNK: usize = 1 << 14;
+    x.par_chunks(CHUNK)
+        .map(row_max_abs)
+        .reduce(|| 0.0, f32::max)
+}
+
 kernel! {
 /// The largest magnitude in `x`.
 pub fn row_max_abs(x: &[f32]) -> f32 {
