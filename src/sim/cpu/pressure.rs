@@ -100,15 +100,8 @@ impl Split {
 
     /// Write the field in natural layout into `out` (`w * h`), minus `offset`, in parallel.
     pub fn write_natural(&self, out: &mut [f32], offset: f32) {
-        let hw = self.hw;
         let [red, black] = &self.planes;
-        out.par_chunks_mut(self.w)
-            .with_min_len(min_rows(self.w))
-            .enumerate()
-            .for_each(|(j, row)| {
-                let (r, b) = (&red[j * hw..(j + 1) * hw], &black[j * hw..(j + 1) * hw]);
-                interleave_row(r, b, row, j & 1 == 1, offset);
-            });
+        interleave_planes(red, black, (self.w, self.hw), out, offset);
     }
 
     /// Add a natural-layout field (`w * h`) to this one, in parallel.
@@ -126,15 +119,8 @@ impl Split {
 
     /// Set from a natural-layout field (`w * h`), in parallel.
     pub fn assign_natural(&mut self, data: &[f32]) {
-        let (w, hw) = (self.w, self.hw);
         let [red, black] = &mut self.planes;
-        red.par_chunks_mut(hw)
-            .zip(black.par_chunks_mut(hw))
-            .with_min_len(min_rows(w))
-            .enumerate()
-            .for_each(|(j, (r, b))| {
-                deinterleave_row(&data[j * w..(j + 1) * w], r, b, j & 1 == 1);
-            });
+        deinterleave_planes(data, (self.w, self.hw), red, black);
     }
 
     /// Set every cell to 0.
@@ -182,6 +168,41 @@ impl Split {
         let mean = self.mean();
         self.subtract(mean);
     }
+}
+
+/// Red and black planes (`hw` cells a row) into `out` (natural layout, `w` cells a row,
+/// as many rows as it holds), minus `offset`, in parallel.
+pub(super) fn interleave_planes(
+    red: &[f32],
+    black: &[f32],
+    (w, hw): (usize, usize),
+    out: &mut [f32],
+    offset: f32,
+) {
+    out.par_chunks_mut(w)
+        .with_min_len(min_rows(w))
+        .enumerate()
+        .for_each(|(j, row)| {
+            let line = j * hw..(j + 1) * hw;
+            interleave_row(&red[line.clone()], &black[line], row, j & 1 == 1, offset);
+        });
+}
+
+/// `data` (natural layout, `w` cells a row) into red and black planes (`hw` cells a row, as
+/// many rows as they hold), in parallel.
+pub(super) fn deinterleave_planes(
+    data: &[f32],
+    (w, hw): (usize, usize),
+    red: &mut [f32],
+    black: &mut [f32],
+) {
+    red.par_chunks_mut(hw)
+        .zip(black.par_chunks_mut(hw))
+        .with_min_len(min_rows(w))
+        .enumerate()
+        .for_each(|(j, (r, b))| {
+            deinterleave_row(&data[j * w..(j + 1) * w], r, b, j & 1 == 1);
+        });
 }
 
 kernel! {

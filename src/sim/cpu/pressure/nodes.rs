@@ -20,8 +20,8 @@
 
 use super::faces::{MaskedUpdate, SplitFaces, relax_row_faces};
 use super::multigrid::{prolongate_natural, restrict_natural};
-use super::{deinterleave_row, interleave_row};
-use crate::sim::cpu::band::{self, Shared, min_rows};
+use super::{deinterleave_planes, interleave_planes};
+use crate::sim::cpu::band::{self, Shared};
 use crate::sim::multigrid::{COARSEST_OMEGA, LevelPlan, coarsest_sweeps};
 use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel, bilinear_taps};
 use rayon::prelude::*;
@@ -660,14 +660,7 @@ fn restrict_top(lv: &mut Work, r: &[f32]) {
     let (cw, hw, plane) = (p.w, lv.hw, lv.plane);
     let (red, rest) = lv.b.split_at_mut(plane);
     let black = &mut rest[..plane];
-    let natural = &top.natural;
-    red.par_chunks_mut(hw)
-        .zip(black.par_chunks_mut(hw))
-        .with_min_len(min_rows(cw))
-        .enumerate()
-        .for_each(|(j, (red, black))| {
-            deinterleave_row(&natural[j * cw..(j + 1) * cw], red, black, j & 1 == 1);
-        });
+    deinterleave_planes(&top.natural, (cw, hw), red, black);
     for &s in &top.restrict_fix {
         let s = s as usize;
         let range = lv.child_start[s] as usize..lv.child_start[s + 1] as usize;
@@ -689,14 +682,7 @@ fn prolongate_top(lv: &mut Work, out: &mut [f32]) {
     let (cw, ch) = (p.w, p.h);
     let (hw, plane) = (lv.hw, lv.plane);
     let (red, black) = (&lv.e[..plane], &lv.e[plane..2 * plane]);
-    top.natural
-        .par_chunks_mut(cw)
-        .with_min_len(min_rows(cw))
-        .enumerate()
-        .for_each(|(j, row)| {
-            let line = j * hw..(j + 1) * hw;
-            interleave_row(&red[line.clone()], &black[line], row, j & 1 == 1, 0.0);
-        });
+    interleave_planes(red, black, (cw, hw), &mut top.natural, 0.0);
     let taps = (&p.prolong_x, &p.prolong_y);
     prolongate_natural(&top.natural, (cw, ch), taps, &mut top.transfer, out);
     let e = &lv.e;
