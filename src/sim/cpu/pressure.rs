@@ -415,6 +415,7 @@ fn relax_sweeps(
                         w,
                         (j + c) & 1,
                         masked,
+                        f.runs(c, j),
                     );
                     continue;
                 }

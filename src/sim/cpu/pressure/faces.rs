@@ -21,6 +21,21 @@
 use super::{Split, row_count};
 pub use crate::sim::obstacles::faces::{Faces, Regions};
 
+/// Runs of at least this many cells of a row and colour with the same five couplings are
+/// relaxed with those as constants (see [`Run`]); shorter ones are not worth a separate loop.
+const MIN_RUN: usize = 32;
+
+/// Cells `start..end` of one row of one colour whose couplings are all the same, `w`
+/// (`[left, right, down, up, inverse diagonal]`): most of a level, away from the walls. The
+/// relaxation reads them as constants instead of loading five planes, with the same
+/// arithmetic, so the bits are the same; a sweep then moves about half the bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Run {
+    pub start: u32,
+    pub end: u32,
+    pub w: [f32; 5],
+}
+
 /// The couplings of one level in the checkerboard layout of [`Split`], for the relaxation:
 /// per colour, the left, right, lower and upper face couplings of each cell and the inverse of
 /// their sum (0 for a cell with no open face, whose pressure the relaxation then sets to 0).
@@ -28,6 +43,9 @@ pub use crate::sim::obstacles::faces::{Faces, Regions};
 pub struct SplitFaces {
     /// `[red, black]` planes of `[left, right, down, up, inverse diagonal]`.
     pub planes: [[Vec<f32>; 5]; 2],
+    /// Per colour, the [`Run`]s of every row: row `j`'s are `runs[c][run_rows[c][j]..run_rows[c][j + 1]]`.
+    runs: [Vec<Run>; 2],
+    run_rows: [Vec<u32>; 2],
 }
 
 impl SplitFaces {
@@ -48,7 +66,74 @@ impl SplitFaces {
                 p[4][k] = if d > 0.0 { 1.0 / d } else { 0.0 };
             }
         }
-        Self { planes }
+        Self::from_planes(planes, hw)
+    }
+
+    /// From the planes of a level `hw` cells wide per colour: finds the rows' [`Run`]s.
+    pub fn from_planes(planes: [[Vec<f32>; 5]; 2], hw: usize) -> Self {
+        let runs_of = |p: &[Vec<f32>; 5]| {
+            let rows = if hw == 0 { 0 } else { p[0].len() / hw };
+            let (mut runs, mut run_rows) = (Vec::new(), vec![0u32]);
+            for j in 0..rows {
+                let at = |k: usize| -> [f32; 5] { std::array::from_fn(|t| p[t][j * hw + k]) };
+                let mut k = 0;
+                while k < hw {
+                    let (w, start) = (at(k), k);
+                    // Bitwise equal, so that a run's constants are the planes' values exactly.
+                    let same =
+                        |v: [f32; 5]| v.iter().zip(&w).all(|(a, b)| a.to_bits() == b.to_bits());
+                    while k < hw && same(at(k)) {
+                        k += 1;
+                    }
+                    if k - start >= MIN_RUN {
+                        runs.push(Run {
+                            start: start as u32,
+                            end: k as u32,
+                            w,
+                        });
+                    }
+                }
+                run_rows.push(runs.len() as u32);
+            }
+            (runs, run_rows)
+        };
+        let [(r0, s0), (r1, s1)] = [&planes[0], &planes[1]].map(runs_of);
+        Self {
+            planes,
+            runs: [r0, r1],
+            run_rows: [s0, s1],
+        }
+    }
+
+    /// The same couplings without runs: every cell relaxed from the planes (for tests).
+    #[cfg(test)]
+    pub fn without_runs(&self) -> Self {
+        Self {
+            planes: self.planes.clone(),
+            runs: Default::default(),
+            run_rows: Default::default(),
+        }
+    }
+
+    /// The share of cells that lie in runs, 0..1.
+    pub fn run_share(&self) -> f64 {
+        let cells: usize = self.planes.iter().map(|p| p[0].len()).sum();
+        let in_runs: usize = self
+            .runs
+            .iter()
+            .flatten()
+            .map(|r| (r.end - r.start) as usize)
+            .sum();
+        in_runs as f64 / cells.max(1) as f64
+    }
+
+    /// The [`Run`]s of row `j`, colour `c`.
+    pub fn runs(&self, c: usize, j: usize) -> &[Run] {
+        let rows = &self.run_rows[c];
+        match (rows.get(j), rows.get(j + 1)) {
+            (Some(&a), Some(&b)) => &self.runs[c][a as usize..b as usize],
+            _ => &[],
+        }
     }
 }
 
@@ -66,6 +151,73 @@ pub(super) enum MaskedUpdate {
     Replace,
 }
 
+/// What a row's relaxation reads besides its couplings: the other colour's rows `j`, `j - 1`
+/// and `j + 1`, the right-hand side, and the row's shift `s` (the left neighbour of cell `k`
+/// is `other[k + s - 1]`, the right one `other[k + s]`).
+struct Neighbours<'a> {
+    other: &'a [f32],
+    dn: &'a [f32],
+    up: &'a [f32],
+    rhs: &'a [f32],
+    s: usize,
+}
+
+/// A span's couplings: the row's planes (`[left, right, down, up, inverse diagonal]`), or
+/// the same five for every cell of a [`Run`].
+#[derive(Clone, Copy)]
+enum Couplings<'a> {
+    Planes([&'a [f32]; 5]),
+    Same([f32; 5]),
+}
+
+/// Relax cells `span` of a row (none at a canvas wall): `sum = wl l + (wr r + (wd d + (wu u +
+/// b)))`, fused, times the inverse diagonal, whichever way the couplings come.
+#[inline(always)]
+fn relax_span(
+    out: &mut [f32],
+    nb: &Neighbours,
+    span: std::ops::Range<usize>,
+    couplings: Couplings,
+    update: MaskedUpdate,
+) {
+    let (a, b) = (span.start, span.end.max(span.start));
+    if a == b {
+        return;
+    }
+    let n = b - a;
+    let left = &nb.other[a + nb.s - 1..][..n];
+    let right = &nb.other[a + nb.s..][..n];
+    let (dn, up, rhs) = (&nb.dn[a..b], &nb.up[a..b], &nb.rhs[a..b]);
+    let o = &mut out[a..b];
+    let step = |o: &mut f32, gs: f32| {
+        *o = match update {
+            MaskedUpdate::InPlace(omega) => omega.mul_add(gs - *o, *o),
+            MaskedUpdate::Replace => gs,
+        };
+    };
+    match couplings {
+        Couplings::Planes(p) => {
+            let [wl, wr, wd, wu, inv] = p.map(|p| &p[a..b]);
+            for i in 0..n {
+                let sum = wl[i].mul_add(
+                    left[i],
+                    wr[i].mul_add(right[i], wd[i].mul_add(dn[i], wu[i].mul_add(up[i], rhs[i]))),
+                );
+                step(&mut o[i], sum * inv[i]);
+            }
+        }
+        Couplings::Same([wl, wr, wd, wu, inv]) => {
+            for i in 0..n {
+                let sum = wl.mul_add(
+                    left[i],
+                    wr.mul_add(right[i], wd.mul_add(dn[i], wu.mul_add(up[i], rhs[i]))),
+                );
+                step(&mut o[i], sum * inv);
+            }
+        }
+    }
+}
+
 kernel! {
 /// Relax one row of one colour with per-face couplings (`weights`: this colour's planes,
 /// sliced to the row). `other`, `other_dn`, `other_up` are the other colour's rows `j`,
@@ -81,6 +233,7 @@ pub(super) fn relax_row_faces(
     w: usize,
     s: usize,
     update: MaskedUpdate,
+    runs: &[Run],
 ) {
     let count = row_count(w, s);
     let hw = other.len();
@@ -106,29 +259,24 @@ pub(super) fn relax_row_faces(
     for k in 0..k_lo {
         cell(k, out);
     }
-    let n = k_hi - k_lo;
-    let left = &other[k_lo + s - usize::from(k_lo + s > 0)..][..n];
-    let right = &other[k_lo + s..][..n];
-    let (dn, up, b) = (&other_dn[k_lo..k_hi], &other_up[k_lo..k_hi], &rhs[k_lo..k_hi]);
-    let (wl_, wr_, wd_, wu_, inv_) = (
-        &wl[k_lo..k_hi],
-        &wr[k_lo..k_hi],
-        &wd[k_lo..k_hi],
-        &wu[k_lo..k_hi],
-        &inv[k_lo..k_hi],
-    );
-    let o = &mut out[k_lo..k_hi];
-    for idx in 0..n {
-        let sum = wl_[idx].mul_add(
-            left[idx],
-            wr_[idx].mul_add(right[idx], wd_[idx].mul_add(dn[idx], wu_[idx].mul_add(up[idx], b[idx]))),
-        );
-        let gs = sum * inv_[idx];
-        o[idx] = match update {
-            MaskedUpdate::InPlace(omega) => omega.mul_add(gs - o[idx], o[idx]),
-            MaskedUpdate::Replace => gs,
-        };
+    // Between them, span by span: the runs with their constant couplings, the cells between
+    // the runs with the planes'.
+    let nbrs = Neighbours {
+        other,
+        dn: other_dn,
+        up: other_up,
+        rhs,
+        s,
+    };
+    let mut k = k_lo;
+    for run in runs {
+        let a = (run.start as usize).clamp(k, k_hi);
+        let b = (run.end as usize).clamp(a, k_hi);
+        relax_span(out, &nbrs, k..a, Couplings::Planes(weights), update);
+        relax_span(out, &nbrs, a..b, Couplings::Same(run.w), update);
+        k = b;
     }
+    relax_span(out, &nbrs, k..k_hi, Couplings::Planes(weights), update);
     for k in k_hi..count {
         cell(k, out);
     }

@@ -136,3 +136,54 @@ fn relaxation_known_answers_and_multigrid_far_ahead() {
     // Three V-cycles cost about 25 sweeps' worth of work and beat 40 sweeps by far.
     assert!(mg3 < jac / 100.0, "mg {mg3} vs jacobi {jac}");
 }
+
+/// The runs of cells with the same couplings relax as the planes do, bit for bit, in place
+/// (Gauss-Seidel and SOR) and in Jacobi's ping-pong, around every layout at sizes whose rows
+/// split unevenly into the colours; and most cells lie in runs, so that the runs are what
+/// this compares.
+#[test]
+fn runs_relax_as_the_planes_bit_for_bit() {
+    use crate::sim::obstacles::{Layout, Mask};
+    for (w, h) in [(96, 54), (131, 77), (200, 64)] {
+        for layout in [
+            Layout::None,
+            Layout::Disc,
+            Layout::Pillars,
+            Layout::Maze,
+            Layout::Ring,
+        ] {
+            let faces = Faces::from_mask(&Mask::layout(layout, w, h));
+            let with = SplitFaces::new(&faces);
+            let without = with.without_runs();
+            assert_eq!(without.run_share(), 0.0);
+            // (The maze's corridors are too short for runs at these sizes; its walls' rows
+            // still check the spans between runs.)
+            if layout != Layout::Maze {
+                assert!(
+                    with.run_share() > 0.5,
+                    "{layout:?} {w}x{h}: {}",
+                    with.run_share()
+                );
+            }
+            let b = rhs(w, h);
+            let bits = |q: &Split| -> Vec<u32> {
+                q.planes
+                    .iter()
+                    .flat_map(|p| p.iter().map(|v| v.to_bits()))
+                    .collect()
+            };
+            for omega in [1.0, 1.5] {
+                let (mut q1, mut q2) = (Split::zeros(w, h), Split::zeros(w, h));
+                rb_sor_faces(&mut q1, &b, 3, omega, &with);
+                rb_sor_faces(&mut q2, &b, 3, omega, &without);
+                assert!(bits(&q1) == bits(&q2), "{layout:?} {w}x{h} omega {omega}");
+                assert!(q1.planes[0].iter().any(|&v| v != 0.0));
+            }
+            let (mut q1, mut q2) = (Split::zeros(w, h), Split::zeros(w, h));
+            let (mut t1, mut t2) = (Split::zeros(w, h), Split::zeros(w, h));
+            jacobi_faces(&mut q1, &b, &mut t1, 3, &with);
+            jacobi_faces(&mut q2, &b, &mut t2, 3, &without);
+            assert!(bits(&q1) == bits(&q2), "{layout:?} {w}x{h} Jacobi");
+        }
+    }
+}
