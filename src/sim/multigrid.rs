@@ -19,13 +19,48 @@ pub const MG_PRE_SWEEPS: u32 = 2;
 pub const MG_POST_SWEEPS: u32 = 2;
 /// Smoothing sweeps before and after the coarse correction on the coarse levels around
 /// obstacles (the node graphs of `sim::obstacles::nodes`; the finest level smooths
-/// `MG_PRE_SWEEPS` and `MG_POST_SWEEPS` as without obstacles). Two V-cycles on the obstacle
-/// tests' rough field (96x54) left, of the divergence before, with 4 / 6 / 8 sweeps: maze
-/// 0.00059 / 0.00051 / 0.00047, ring 0.00055 / 0.00051 / 0.00049, pillars 0.00046 / 0.00038 /
-/// 0.00035, against 0.00031 without obstacles (2026-11-25); the first coarse level's sweeps
-/// are the ones that count. They are not free: in a profile of `dyeflow bench --obstacles
-/// pillars` (512x512, CPU) the coarse levels' sweeps were 29 % of the step.
-pub const MG_NODE_SWEEPS: u32 = 8;
+/// `MG_PRE_SWEEPS` and `MG_POST_SWEEPS` as without obstacles): `first` on the first coarse
+/// level, `deeper` on the levels below it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NodeSweeps {
+    pub first: u32,
+    pub deeper: u32,
+}
+
+impl NodeSweeps {
+    /// The same count on every level.
+    pub const fn uniform(sweeps: u32) -> Self {
+        Self {
+            first: sweeps,
+            deeper: sweeps,
+        }
+    }
+
+    /// The sweeps of the level `depth` levels below the first coarse one.
+    pub fn at(self, depth: usize) -> u32 {
+        if depth == 0 { self.first } else { self.deeper }
+    }
+
+    /// The sweeps as seen from the next level down.
+    pub fn below(self) -> Self {
+        Self::uniform(self.deeper)
+    }
+}
+
+/// The node levels' sweeps. Two V-cycles on the obstacle tests' rough field (96x54) left, of
+/// the divergence before, with 4 / 6 / 8 sweeps on every level: maze 0.00059 / 0.00051 /
+/// 0.00047, ring 0.00055 / 0.00051 / 0.00049, pillars 0.00046 / 0.00038 / 0.00035, against
+/// 0.00031 without obstacles (2026-11-25). The first coarse level's sweeps are the ones that
+/// count: with 8 there and 2, 1 or even 0 below, all three stay as with 8 everywhere (to the
+/// five digits printed, 2026-11-26). Sweeps are not free: in a profile of `dyeflow bench
+/// --obstacles pillars` (512x512, CPU) the coarse levels' sweeps were 29 % of the step with 8
+/// on every level; 2 below the first took pillars with heat from 12.0 to 11.2 ms a step
+/// (residual 0.00109 -> 0.00093), the ring from 8.3 to 7.9 ms (0.00060 -> 0.00062) and the
+/// maze from 11.0 to 10.6 ms (0.000310 -> 0.000316), medians of three side by side.
+pub const MG_NODE_SWEEPS: NodeSweeps = NodeSweeps {
+    first: 8,
+    deeper: 2,
+};
 /// Coarsening stops when a level is at most this many cells on its short side.
 const MG_COARSEST_CELLS: usize = 4;
 /// Sweeps of the coarsest level's solve: plenty for a grid at most 4 cells on its short side

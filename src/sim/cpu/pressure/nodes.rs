@@ -22,7 +22,7 @@ use super::faces::{MaskedUpdate, SplitFaces, relax_row_faces};
 use super::multigrid::{prolongate_natural, restrict_natural};
 use super::{deinterleave_planes, interleave_planes};
 use crate::sim::cpu::band::{self, Shared};
-use crate::sim::multigrid::{COARSEST_OMEGA, LevelPlan, coarsest_sweeps};
+use crate::sim::multigrid::{COARSEST_OMEGA, LevelPlan, NodeSweeps, coarsest_sweeps};
 use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel, bilinear_taps};
 use rayon::prelude::*;
 
@@ -438,7 +438,7 @@ impl Nodes {
     /// The coarse correction of a finer level whose residual is `r` (per finer node; at the
     /// finest level per cell, natural order), into `out` (same indexing): restrict, solve
     /// below by V-cycles, prolongate.
-    pub fn correction(&mut self, r: &[f32], out: &mut [f32], sweeps: u32) {
+    pub fn correction(&mut self, r: &[f32], out: &mut [f32], sweeps: NodeSweeps) {
         let Self { levels, coarsest } = self;
         restrict(&mut levels[0], r);
         cycle(levels, coarsest, sweeps);
@@ -447,7 +447,7 @@ impl Nodes {
 }
 
 /// Level `levels[0]`'s V-cycle on its right-hand side, from a zero correction.
-fn cycle(levels: &mut [Work], coarsest: &Coarsest, sweeps: u32) {
+fn cycle(levels: &mut [Work], coarsest: &Coarsest, sweeps: NodeSweeps) {
     let Some((lv, rest)) = levels.split_first_mut() else {
         return;
     };
@@ -456,13 +456,13 @@ fn cycle(levels: &mut [Work], coarsest: &Coarsest, sweeps: u32) {
         solve_coarsest(lv, coarsest);
         return;
     }
-    relax(lv, sweeps);
+    relax(lv, sweeps.first);
     residual(lv);
     restrict(&mut rest[0], &lv.r);
-    cycle(rest, coarsest, sweeps);
+    cycle(rest, coarsest, sweeps.below());
     prolongate(&mut rest[0], &mut lv.r);
     lv.e.iter_mut().zip(&lv.r).for_each(|(e, c)| *e += c);
-    relax(lv, sweeps);
+    relax(lv, sweeps.first);
 }
 
 /// Nodes per rayon task.
@@ -779,7 +779,12 @@ mod tests {
     }
 
     /// The V-cycle below `levels[0]` on the graphs as numbered: the reference.
-    fn cycle_graph(levels: &[NodeLevel], coarsest: &Coarsest, b: &[f32], sweeps: u32) -> Vec<f32> {
+    fn cycle_graph(
+        levels: &[NodeLevel],
+        coarsest: &Coarsest,
+        b: &[f32],
+        sweeps: NodeSweeps,
+    ) -> Vec<f32> {
         let lv = &levels[0];
         let g = &lv.graph;
         let n = g.len();
@@ -806,7 +811,7 @@ mod tests {
             }
             return e;
         }
-        relax_graph(lv, &mut e, b, sweeps, 1.0);
+        relax_graph(lv, &mut e, b, sweeps.first, 1.0);
         let r: Vec<f32> = (0..n)
             .map(|a| b[a] - g.couplings(a).map(|(m, w)| w * (e[a] - e[m])).sum::<f32>())
             .collect();
@@ -814,12 +819,12 @@ mod tests {
             &levels[1..],
             coarsest,
             &restrict_graph(&levels[1], &r),
-            sweeps,
+            sweeps.below(),
         );
         for (x, c) in e.iter_mut().zip(prolong_graph(&levels[1], &below)) {
             *x += c;
         }
-        relax_graph(lv, &mut e, b, sweeps, 1.0);
+        relax_graph(lv, &mut e, b, sweeps.first, 1.0);
         e
     }
 
@@ -871,7 +876,12 @@ mod tests {
                     }
                 })
                 .collect();
-            for sweeps in [1, 4] {
+            // Uniform, and fewer below the first coarse level (as the solver's).
+            let counts = [NodeSweeps::uniform(1), NodeSweeps::uniform(4)];
+            for sweeps in counts.into_iter().chain([NodeSweeps {
+                first: 4,
+                deeper: 1,
+            }]) {
                 let b0 = restrict_graph(&hier.levels[0], &r);
                 let coarse = cycle_graph(&hier.levels, &hier.coarsest, &b0, sweeps);
                 let want = prolong_graph(&hier.levels[0], &coarse);
@@ -883,7 +893,7 @@ mod tests {
                 for (k, (&a, &b)) in got.iter().zip(&want).enumerate() {
                     assert!(
                         (a - b).abs() <= 2e-5 * peak,
-                        "{w}x{h}, {sweeps} sweeps, cell {k}: {a} against {b} (peak {peak})"
+                        "{w}x{h}, {sweeps:?}, cell {k}: {a} against {b} (peak {peak})"
                     );
                 }
             }

@@ -7,7 +7,7 @@ use crate::sim::gpu::buffers::bytes_f32;
 use crate::sim::gpu::kernel::{
     Binding, Dispatcher, Kernel, module, storage, storage_init, uniform,
 };
-use crate::sim::multigrid::{COARSEST_OMEGA, coarsest_sweeps};
+use crate::sim::multigrid::{COARSEST_OMEGA, NodeSweeps, coarsest_sweeps};
 use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel};
 use bytemuck::{Pod, Zeroable};
 
@@ -137,7 +137,7 @@ impl Nodes {
     /// The coarse correction of one V-cycle, added into target `t`'s pressure: from the
     /// finest level's residual down every level and back, `sweeps` red-black sweeps before
     /// and after each level's correction.
-    pub fn encode(&self, d: &mut Dispatcher, t: usize, sweeps: u32) {
+    pub fn encode(&self, d: &mut Dispatcher, t: usize, sweeps: NodeSweeps) {
         if let Some(k) = &self.kernels
             && !self.levels.is_empty()
         {
@@ -283,7 +283,14 @@ impl Kernels {
     }
 
     /// Level `k`'s part of the coarse correction (see [`Nodes::encode`]).
-    fn encode_level(&self, d: &mut Dispatcher, levels: &[Level], k: usize, t: usize, sweeps: u32) {
+    fn encode_level(
+        &self,
+        d: &mut Dispatcher,
+        levels: &[Level],
+        k: usize,
+        t: usize,
+        sweeps: NodeSweeps,
+    ) {
         let lv = &levels[k];
         go(d, &self.restrict, &lv.restrict, lv.n);
         match &lv.coarsest {
@@ -294,10 +301,10 @@ impl Kernels {
                 }
             }
             None => {
-                self.smooth(d, lv, sweeps);
+                self.smooth(d, lv, sweeps.at(k));
                 go(d, &self.residual, &lv.residual, lv.n);
                 self.encode_level(d, levels, k + 1, t, sweeps);
-                self.smooth(d, lv, sweeps);
+                self.smooth(d, lv, sweeps.at(k));
             }
         }
         let target = if k == 0 { t } else { 0 };
