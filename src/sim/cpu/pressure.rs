@@ -415,7 +415,7 @@ fn relax_sweeps(
                         w,
                         (j + c) & 1,
                         masked,
-                        f.runs(c, j),
+                        f.row(c, j),
                     );
                     continue;
                 }

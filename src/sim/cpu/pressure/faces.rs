@@ -46,6 +46,17 @@ pub struct SplitFaces {
     /// Per colour, the [`Run`]s of every row: row `j`'s are `runs[c][run_rows[c][j]..run_rows[c][j + 1]]`.
     runs: [Vec<Run>; 2],
     run_rows: [Vec<u32>; 2],
+    /// Per colour and row, the couplings of the row's first and last cells (those at the
+    /// canvas walls), which the relaxation reads apart from the rest: kept together here so
+    /// that a row whose cells lie in runs does not load a cache line of every plane for them.
+    ends: [Vec<[[f32; 5]; 2]>; 2],
+}
+
+/// One row of one colour's couplings besides the planes: its [`Run`]s and its end cells'.
+#[derive(Clone, Copy)]
+pub struct RowCouplings<'a> {
+    pub runs: &'a [Run],
+    pub ends: [[f32; 5]; 2],
 }
 
 impl SplitFaces {
@@ -66,11 +77,23 @@ impl SplitFaces {
                 p[4][k] = if d > 0.0 { 1.0 / d } else { 0.0 };
             }
         }
-        Self::from_planes(planes, hw)
+        Self::from_planes(planes, w)
     }
 
-    /// From the planes of a level `hw` cells wide per colour: finds the rows' [`Run`]s.
-    pub fn from_planes(planes: [[Vec<f32>; 5]; 2], hw: usize) -> Self {
+    /// From the planes of a level `w` cells wide: finds the rows' [`Run`]s and end cells.
+    pub fn from_planes(planes: [[Vec<f32>; 5]; 2], w: usize) -> Self {
+        let hw = w.div_ceil(2);
+        let ends_of = |c: usize| {
+            let p = &planes[c];
+            let rows = if hw == 0 { 0 } else { p[0].len() / hw };
+            (0..rows)
+                .map(|j| {
+                    let last = row_count(w, (j + c) & 1).max(1) - 1;
+                    [0, last].map(|k| std::array::from_fn(|t| p[t][j * hw + k]))
+                })
+                .collect()
+        };
+        let ends = [ends_of(0), ends_of(1)];
         let runs_of = |p: &[Vec<f32>; 5]| {
             let rows = if hw == 0 { 0 } else { p[0].len() / hw };
             let (mut runs, mut run_rows) = (Vec::new(), vec![0u32]);
@@ -102,6 +125,7 @@ impl SplitFaces {
             planes,
             runs: [r0, r1],
             run_rows: [s0, s1],
+            ends,
         }
     }
 
@@ -112,6 +136,7 @@ impl SplitFaces {
             planes: self.planes.clone(),
             runs: Default::default(),
             run_rows: Default::default(),
+            ends: self.ends.clone(),
         }
     }
 
@@ -127,13 +152,15 @@ impl SplitFaces {
         in_runs as f64 / cells.max(1) as f64
     }
 
-    /// The [`Run`]s of row `j`, colour `c`.
-    pub fn runs(&self, c: usize, j: usize) -> &[Run] {
+    /// The [`RowCouplings`] of row `j`, colour `c`.
+    pub fn row(&self, c: usize, j: usize) -> RowCouplings<'_> {
         let rows = &self.run_rows[c];
-        match (rows.get(j), rows.get(j + 1)) {
+        let runs = match (rows.get(j), rows.get(j + 1)) {
             (Some(&a), Some(&b)) => &self.runs[c][a as usize..b as usize],
             _ => &[],
-        }
+        };
+        let ends = self.ends[c].get(j).copied().unwrap_or_default();
+        RowCouplings { runs, ends }
     }
 }
 
@@ -220,8 +247,9 @@ fn relax_span(
 
 kernel! {
 /// Relax one row of one colour with per-face couplings (`weights`: this colour's planes,
-/// sliced to the row). `other`, `other_dn`, `other_up` are the other colour's rows `j`,
-/// `j - 1`, `j + 1`, or row `j` again at a wall (where the coupling is 0).
+/// sliced to the row, and `row`: its runs and end cells' couplings). `other`, `other_dn`,
+/// `other_up` are the other colour's rows `j`, `j - 1`, `j + 1`, or row `j` again at a wall
+/// (where the coupling is 0).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn relax_row_faces(
     out: &mut [f32],
@@ -233,20 +261,21 @@ pub(super) fn relax_row_faces(
     w: usize,
     s: usize,
     update: MaskedUpdate,
-    runs: &[Run],
+    row: RowCouplings,
 ) {
     let count = row_count(w, s);
     let hw = other.len();
-    let [wl, wr, wd, wu, inv] = weights;
+    // Only the first and last cells (k = 0, k = count - 1) come here.
     let cell = |k: usize, out: &mut [f32]| {
+        let [wl, wr, wd, wu, inv] = row.ends[usize::from(k > 0)];
         // Indices of absent neighbours are clamped into the row: their coupling is 0.
         let left = other[(k + s).wrapping_sub(1).min(hw - 1)];
         let right = other[(k + s).min(hw - 1)];
-        let sum = wl[k].mul_add(
+        let sum = wl.mul_add(
             left,
-            wr[k].mul_add(right, wd[k].mul_add(other_dn[k], wu[k].mul_add(other_up[k], rhs[k]))),
+            wr.mul_add(right, wd.mul_add(other_dn[k], wu.mul_add(other_up[k], rhs[k]))),
         );
-        let gs = sum * inv[k];
+        let gs = sum * inv;
         out[k] = match update {
             MaskedUpdate::InPlace(omega) => omega.mul_add(gs - out[k], out[k]),
             MaskedUpdate::Replace => gs,
@@ -269,7 +298,7 @@ pub(super) fn relax_row_faces(
         s,
     };
     let mut k = k_lo;
-    for run in runs {
+    for run in row.runs {
         let a = (run.start as usize).clamp(k, k_hi);
         let b = (run.end as usize).clamp(a, k_hi);
         relax_span(out, &nbrs, k..a, Couplings::Planes(weights), update);

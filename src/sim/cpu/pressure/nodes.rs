@@ -401,7 +401,7 @@ impl Work {
             child_weight,
             tap_node,
             tap_weight,
-            faces: SplitFaces::from_planes(planes, hw),
+            faces: SplitFaces::from_planes(planes, w),
             fixups,
             e: vec![0.0; len],
             b: vec![0.0; len],
@@ -594,7 +594,7 @@ fn relax_omega(lv: &mut Work, sweeps: u32, omega: f32) {
                     w,
                     (j + c) & 1,
                     update,
-                    faces.runs(c, j),
+                    faces.row(c, j),
                 );
             }
         }
