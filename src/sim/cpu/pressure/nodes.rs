@@ -20,7 +20,7 @@
 
 use super::faces::{MaskedUpdate, SplitFaces, relax_row_faces};
 use super::multigrid::{prolongate_natural, restrict_natural};
-use super::{deinterleave_planes, interleave_planes};
+use super::{deinterleave_planes, interleave_planes, row_count};
 use crate::sim::cpu::band::{self, Shared};
 use crate::sim::multigrid::{COARSEST_OMEGA, LevelPlan, NodeSweeps, coarsest_sweeps};
 use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel, bilinear_taps};
@@ -469,27 +469,6 @@ fn cycle(levels: &mut [Work], coarsest: &Coarsest, sweeps: NodeSweeps) {
 const CHUNK: usize = 2048;
 
 kernel! {
-/// `out = b - A e` for nodes `first..first + out.len()`.
-fn residual_nodes(
-    out: &mut [f32],
-    first: usize,
-    e: &[f32],
-    b: &[f32],
-    (start, nbr, weight): (&[u32], &[u32], &[f32]),
-) {
-    for (k, r) in out.iter_mut().enumerate() {
-        let n = first + k;
-        let range = start[n] as usize..start[n + 1] as usize;
-        let mut flux = 0.0f32;
-        for (&m, &w) in nbr[range.clone()].iter().zip(&weight[range]) {
-            flux = w.mul_add(e[n] - e[m as usize], flux);
-        }
-        *r = b[n] - flux;
-    }
-}
-}
-
-kernel! {
 /// `out` (nodes `first..`) = the weighted sums of the finer residual `r` over their finer
 /// nodes.
 fn restrict_nodes(
@@ -605,13 +584,124 @@ fn relax(lv: &mut Work, sweeps: u32) {
     relax_omega(lv, sweeps, 1.0);
 }
 
-/// `r = b - A e`.
+/// `r = b - A e`: the primaries' couplings to primaries row by row on the planes (as the
+/// relaxation reads them), then what the rows cannot express: each primary's couplings to
+/// secondaries, and the secondaries through their couplings.
 fn residual(lv: &mut Work) {
-    let graph = (&lv.start[..], &lv.nbr[..], &lv.weight[..]);
-    let (e, b) = (&lv.e, &lv.b);
-    lv.r.par_chunks_mut(CHUNK)
+    let (w, h, hw, plane) = (lv.w, lv.h, lv.hw, lv.plane);
+    let Work {
+        start,
+        nbr,
+        weight,
+        faces,
+        fixups,
+        e,
+        b,
+        r,
+        ..
+    } = lv;
+    let (e, b) = (&e[..], &b[..]);
+    let (rows, rest) = r.split_at_mut(2 * plane);
+    rows.par_chunks_mut(hw.max(1))
+        .with_min_len(band::min_rows(hw))
         .enumerate()
-        .for_each(|(c, out)| residual_nodes(out, c * CHUNK, e, b, graph));
+        .for_each(|(t, out)| {
+            let (c, j) = (t / h.max(1), t % h.max(1));
+            let row = |base: usize, r: usize| &e[base + r * hw..base + (r + 1) * hw];
+            let (mine, other) = (c * plane, (1 - c) * plane);
+            let same = row(other, j);
+            let dn = if j > 0 { row(other, j - 1) } else { same };
+            let up = if j + 1 < h { row(other, j + 1) } else { same };
+            let planes = faces.planes[c].each_ref().map(|p| &p[j * hw..(j + 1) * hw]);
+            let bj = &b[mine + j * hw..mine + (j + 1) * hw];
+            residual_row_split(
+                row(mine, j),
+                [same, dn, up],
+                bj,
+                planes,
+                w,
+                (j + c) & 1,
+                out,
+            );
+        });
+    // The secondaries, through the graph.
+    for f in fixups.iter() {
+        for &s in &f.secondaries {
+            let s = s as usize;
+            let links = start[s] as usize..start[s + 1] as usize;
+            let mut flux = 0.0f32;
+            for (&m, &c) in nbr[links.clone()].iter().zip(&weight[links]) {
+                flux = c.mul_add(e[s] - e[m as usize], flux);
+            }
+            rest[s - 2 * plane] = b[s] - flux;
+        }
+    }
+    // The primaries' couplings to secondaries.
+    for f in fixups.iter() {
+        for (k, &s) in f.primaries.iter().enumerate() {
+            let s = s as usize;
+            let links = f.link_start[k] as usize..f.link_start[k + 1] as usize;
+            let mut flux = 0.0f32;
+            for (&m, &c) in f.link[links.clone()].iter().zip(&f.link_weight[links]) {
+                flux = c.mul_add(e[s] - e[m as usize], flux);
+            }
+            rows[s] -= flux;
+        }
+    }
+}
+
+kernel! {
+/// One row of one colour's residual `b - A e` from the planes' couplings (`[left, right,
+/// down, up, _]`) to the other colour's rows `j`, `j - 1` and `j + 1` (`other`; row `j`
+/// again at a wall, where the coupling is 0), shifted by `s` as in the relaxation.
+fn residual_row_split(
+    own: &[f32],
+    other: [&[f32]; 3],
+    b: &[f32],
+    planes: [&[f32]; 5],
+    w: usize,
+    s: usize,
+    out: &mut [f32],
+) {
+    let count = row_count(w, s);
+    let [same, dn, up] = other;
+    let hw = same.len();
+    let [wl, wr, wd, wu, _] = planes;
+    let cell = |k: usize| {
+        let c = own[k];
+        let left = same[(k + s).wrapping_sub(1).min(hw - 1)];
+        let right = same[(k + s).min(hw - 1)];
+        let flux = wl[k].mul_add(
+            c - left,
+            wr[k].mul_add(c - right, wd[k].mul_add(c - dn[k], wu[k] * (c - up[k]))),
+        );
+        b[k] - flux
+    };
+    let k_lo = usize::from(s == 0).min(count);
+    let k_hi = if count > 0 && (count - 1 + s) >= hw { count - 1 } else { count }.max(k_lo);
+    for k in (0..k_lo).chain(k_hi..count) {
+        out[k] = cell(k);
+    }
+    let n = k_hi - k_lo;
+    if n > 0 {
+        let left = &same[k_lo + s - 1..][..n];
+        let right = &same[k_lo + s..][..n];
+        let (c, d, u, bb) = (&own[k_lo..k_hi], &dn[k_lo..k_hi], &up[k_lo..k_hi], &b[k_lo..k_hi]);
+        let (wl, wr, wd, wu) = (&wl[k_lo..k_hi], &wr[k_lo..k_hi], &wd[k_lo..k_hi], &wu[k_lo..k_hi]);
+        for (i, o) in out[k_lo..k_hi].iter_mut().enumerate() {
+            let ci = c[i];
+            let flux = wl[i].mul_add(
+                ci - left[i],
+                wr[i].mul_add(ci - right[i], wd[i].mul_add(ci - d[i], wu[i] * (ci - u[i]))),
+            );
+            *o = bb[i] - flux;
+        }
+    }
+    // Slots past the row's cells (an odd width's last slot of one colour) hold no node.
+    for (o, &b) in out.iter_mut().zip(b).skip(count) {
+        *o = b;
+    }
+}
 }
 
 /// `lv.b` = the weighted sums of the finer residual `r` over each slot's finer slots.
