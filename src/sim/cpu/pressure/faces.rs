@@ -85,7 +85,7 @@ impl SplitFaces {
         let hw = w.div_ceil(2);
         let ends_of = |c: usize| {
             let p = &planes[c];
-            let rows = if hw == 0 { 0 } else { p[0].len() / hw };
+            let rows = p[0].len().checked_div(hw).unwrap_or(0);
             (0..rows)
                 .map(|j| {
                     let last = row_count(w, (j + c) & 1).max(1) - 1;
@@ -95,7 +95,7 @@ impl SplitFaces {
         };
         let ends = [ends_of(0), ends_of(1)];
         let runs_of = |p: &[Vec<f32>; 5]| {
-            let rows = if hw == 0 { 0 } else { p[0].len() / hw };
+            let rows = p[0].len().checked_div(hw).unwrap_or(0);
             let (mut runs, mut run_rows) = (Vec::new(), vec![0u32]);
             for j in 0..rows {
                 let at = |k: usize| -> [f32; 5] { std::array::from_fn(|t| p[t][j * hw + k]) };
