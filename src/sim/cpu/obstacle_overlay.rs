@@ -108,8 +108,6 @@ pub fn draw(mask: &Mask, style: ObstacleStyle, frame: &mut [u8], width: usize, h
     // Grid rows with any solid: an output row that samples none of them is left alone.
     let solid_rows: Vec<bool> = cells.chunks_exact(w).map(|r| r.contains(&true)).collect();
     let columns: Vec<(usize, usize, f32)> = (0..width).map(|px| tap(px, width, w)).collect();
-    let rgb = shape.rgb();
-    let value = |j: usize, i: usize| f32::from(u8::from(cells[j * w + i]));
     frame
         .par_chunks_mut(width * 4)
         .enumerate()
@@ -119,19 +117,32 @@ pub fn draw(mask: &Mask, style: ObstacleStyle, frame: &mut [u8], width: usize, h
             if !(solid_rows[j0] || solid_rows[j1]) {
                 return;
             }
-            for (px, &(i0, i1, fx)) in columns.iter().enumerate() {
-                let bottom = fx.mul_add(value(j0, i1) - value(j0, i0), value(j0, i0));
-                let top = fx.mul_add(value(j1, i1) - value(j1, i0), value(j1, i0));
-                let s = fy.mul_add(top - bottom, bottom);
-                let a = shape.coverage(s);
-                if a > 0.0 {
-                    let p = &mut row[4 * px..4 * px + 3];
-                    for c in 0..3 {
-                        p[c] = blend8(p[c], f32::from(rgb[c]), a);
-                    }
-                }
-            }
+            let grid_rows = [&cells[j0 * w..][..w], &cells[j1 * w..][..w]];
+            draw_row(row, grid_rows, fy, &columns, &shape);
         });
+}
+
+kernel! {
+/// One frame row between the mask's rows `grid_rows` (lower, upper; weight `fy` on the
+/// upper), sampled at `columns`. A kernel so that its multiply-adds are instructions, not
+/// calls to libm's `fmaf` (the same values).
+fn draw_row(row: &mut [u8], grid_rows: [&[bool]; 2], fy: f32, columns: &[(usize, usize, f32)], shape: &OverlayShape) {
+    let rgb = shape.rgb();
+    let [lower, upper] = grid_rows;
+    let value = |r: &[bool], i: usize| f32::from(u8::from(r[i]));
+    for (px, &(i0, i1, fx)) in columns.iter().enumerate() {
+        let bottom = fx.mul_add(value(lower, i1) - value(lower, i0), value(lower, i0));
+        let top = fx.mul_add(value(upper, i1) - value(upper, i0), value(upper, i0));
+        let s = fy.mul_add(top - bottom, bottom);
+        let a = shape.coverage(s);
+        if a > 0.0 {
+            let p = &mut row[4 * px..4 * px + 3];
+            for c in 0..3 {
+                p[c] = blend8(p[c], f32::from(rgb[c]), a);
+            }
+        }
+    }
+}
 }
 
 #[cfg(test)]
