@@ -83,22 +83,14 @@ impl SplitFaces {
     /// From the planes of a level `w` cells wide: finds the rows' [`Run`]s and end cells.
     pub fn from_planes(planes: [[Vec<f32>; 5]; 2], w: usize) -> Self {
         let hw = w.div_ceil(2);
-        let ends_of = |c: usize| {
+        let scan = |c: usize| {
             let p = &planes[c];
             let rows = p[0].len().checked_div(hw).unwrap_or(0);
-            (0..rows)
-                .map(|j| {
-                    let last = row_count(w, (j + c) & 1).max(1) - 1;
-                    [0, last].map(|k| std::array::from_fn(|t| p[t][j * hw + k]))
-                })
-                .collect()
-        };
-        let ends = [ends_of(0), ends_of(1)];
-        let runs_of = |p: &[Vec<f32>; 5]| {
-            let rows = p[0].len().checked_div(hw).unwrap_or(0);
-            let (mut runs, mut run_rows) = (Vec::new(), vec![0u32]);
+            let (mut runs, mut run_rows, mut ends) = (Vec::new(), vec![0u32], Vec::new());
             for j in 0..rows {
                 let at = |k: usize| -> [f32; 5] { std::array::from_fn(|t| p[t][j * hw + k]) };
+                let last = row_count(w, (j + c) & 1).max(1) - 1;
+                ends.push([at(0), at(last)]);
                 let mut k = 0;
                 while k < hw {
                     let (w, start) = (at(k), k);
@@ -118,14 +110,14 @@ impl SplitFaces {
                 }
                 run_rows.push(runs.len() as u32);
             }
-            (runs, run_rows)
+            (runs, run_rows, ends)
         };
-        let [(r0, s0), (r1, s1)] = [&planes[0], &planes[1]].map(runs_of);
+        let [(r0, s0, e0), (r1, s1, e1)] = [0, 1].map(scan);
         Self {
             planes,
             runs: [r0, r1],
             run_rows: [s0, s1],
-            ends,
+            ends: [e0, e1],
         }
     }
 
@@ -140,7 +132,8 @@ impl SplitFaces {
         }
     }
 
-    /// The share of cells that lie in runs, 0..1.
+    /// The share of cells that lie in runs, 0..1 (for tests).
+    #[cfg(test)]
     pub fn run_share(&self) -> f64 {
         let cells: usize = self.planes.iter().map(|p| p[0].len()).sum();
         let in_runs: usize = self
@@ -245,6 +238,22 @@ fn relax_span(
     }
 }
 
+/// The cells `k_lo..k_hi` of a row of one colour (`count` cells, shifted by `s`, the other
+/// colour's rows `hw` long) that have both a left and a right neighbour, `other[k + s - 1]`
+/// and `other[k + s]`, contiguous: all but the first cell when `s` is 0 and the last when its
+/// right neighbour would lie past the row.
+#[inline(always)]
+pub(super) fn interior(count: usize, s: usize, hw: usize) -> (usize, usize) {
+    let k_lo = usize::from(s == 0).min(count);
+    let k_hi = if count > 0 && (count - 1 + s) >= hw {
+        count - 1
+    } else {
+        count
+    }
+    .max(k_lo);
+    (k_lo, k_hi)
+}
+
 kernel! {
 /// Relax one row of one colour with per-face couplings (`weights`: this colour's planes,
 /// sliced to the row, and `row`: its runs and end cells' couplings). `other`, `other_dn`,
@@ -281,10 +290,7 @@ pub(super) fn relax_row_faces(
             MaskedUpdate::Replace => gs,
         };
     };
-    // The first and last cells of the row may lack a left or right neighbour; between them
-    // the neighbours are `other[k + s - 1]` and `other[k + s]`, contiguous.
-    let k_lo = usize::from(s == 0).min(count);
-    let k_hi = if count > 0 && (count - 1 + s) >= hw { count - 1 } else { count }.max(k_lo);
+    let (k_lo, k_hi) = interior(count, s, hw);
     for k in 0..k_lo {
         cell(k, out);
     }

@@ -18,7 +18,7 @@
 //! separable passes do them wherever the graph's taps are the plain ones (everywhere but near
 //! walls), and the rest is fixed after them, node by node ([`Top`]).
 
-use super::faces::{MaskedUpdate, SplitFaces, relax_row_faces};
+use super::faces::{MaskedUpdate, SplitFaces, interior, relax_row_faces};
 use super::multigrid::{prolongate_natural, restrict_natural};
 use super::{deinterleave_planes, interleave_planes, row_count};
 use crate::sim::cpu::band::{self, Shared};
@@ -624,28 +624,23 @@ fn residual(lv: &mut Work) {
                 out,
             );
         });
-    // The secondaries, through the graph.
+    // `sum c (e[s] - e[m])` over couplings `(m, c)`.
+    let flux = |s: usize, nbr: &[u32], weight: &[f32]| {
+        let pairs = nbr.iter().zip(weight);
+        pairs.fold(0.0f32, |f, (&m, &c)| c.mul_add(e[s] - e[m as usize], f))
+    };
     for f in fixups.iter() {
+        // The secondaries, through the graph.
         for &s in &f.secondaries {
             let s = s as usize;
             let links = start[s] as usize..start[s + 1] as usize;
-            let mut flux = 0.0f32;
-            for (&m, &c) in nbr[links.clone()].iter().zip(&weight[links]) {
-                flux = c.mul_add(e[s] - e[m as usize], flux);
-            }
-            rest[s - 2 * plane] = b[s] - flux;
+            rest[s - 2 * plane] = b[s] - flux(s, &nbr[links.clone()], &weight[links]);
         }
-    }
-    // The primaries' couplings to secondaries.
-    for f in fixups.iter() {
+        // The primaries' couplings to secondaries.
         for (k, &s) in f.primaries.iter().enumerate() {
-            let s = s as usize;
             let links = f.link_start[k] as usize..f.link_start[k + 1] as usize;
-            let mut flux = 0.0f32;
-            for (&m, &c) in f.link[links.clone()].iter().zip(&f.link_weight[links]) {
-                flux = c.mul_add(e[s] - e[m as usize], flux);
-            }
-            rows[s] -= flux;
+            let s = s as usize;
+            rows[s] -= flux(s, &f.link[links.clone()], &f.link_weight[links]);
         }
     }
 }
@@ -677,8 +672,7 @@ fn residual_row_split(
         );
         b[k] - flux
     };
-    let k_lo = usize::from(s == 0).min(count);
-    let k_hi = if count > 0 && (count - 1 + s) >= hw { count - 1 } else { count }.max(k_lo);
+    let (k_lo, k_hi) = interior(count, s, hw);
     for k in (0..k_lo).chain(k_hi..count) {
         out[k] = cell(k);
     }
