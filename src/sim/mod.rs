@@ -367,8 +367,10 @@ pub struct StepStats {
     pub div_max_before: f32,
     /// Max |divergence| after the last projection.
     pub div_max_after: f32,
-    /// Pressure solves this step ran (1, or 2 when fast advection needed a second).
-    pub projections: u32,
+    /// Pressure iterations (V-cycles or sweeps) this step's projection ran: the configured
+    /// ones, plus [`physics::extra_iterations`] after an advection that left the flow
+    /// compressible.
+    pub pressure_iterations: u32,
 }
 
 impl StepStats {
@@ -484,8 +486,9 @@ pub enum Stage {
     DiffuseDye,
     /// Semi-Lagrangian self-advection of velocity, with velocity dissipation.
     AdvectVelocity,
-    /// A second projection when advection left the flow compressible.
-    ProjectAgain,
+    /// The compressibility check after the velocity's advection: a flow it left compressible
+    /// gets extra iterations in the next step's projection.
+    Compressibility,
 }
 
 impl Stage {
@@ -500,7 +503,7 @@ impl Stage {
         Stage::MoveParticles,
         Stage::DiffuseDye,
         Stage::AdvectVelocity,
-        Stage::ProjectAgain,
+        Stage::Compressibility,
     ];
 }
 

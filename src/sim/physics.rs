@@ -10,11 +10,32 @@ use crate::sim::{MAX_DYE, MAX_HEAT, MAX_SPEED};
 pub const MAX_PENDING_SPLATS: usize = 4096;
 
 /// Self-advection that moves the flow more than a cell per step and leaves it more compressible
-/// than this (RMS divergence over RMS face speed) is followed by a second projection. Measured
-/// on the bench scene at 256 rows, 2026-11: free flow leaves about 0.02, flow under strong
-/// forcing 0.05-0.09; the second projection costs as much as the first, so it runs only in the
-/// latter case.
+/// than this (RMS divergence over RMS face speed) gives the next step's projection extra
+/// iterations ([`extra_iterations`]). Measured on the bench scene at 256 rows, 2026-11: free
+/// flow leaves about 0.02, flow under strong forcing 0.05-0.09, so only the latter pays.
 pub const REPROJECT_ABOVE_COMPRESSIBILITY: f32 = 0.05;
+
+/// The iterations a projection adds to its `iterations` after an advection that left the flow
+/// compressible (see [`REPROJECT_ABOVE_COMPRESSIBILITY`]): half as many again for multigrid
+/// (one V-cycle at the default two), as many again for Jacobi and red-black sweeps.
+///
+/// They replace a second projection right after the advection (until 2026-11-26), which ran
+/// the full iterations from a warm start of its own. Projection is linear and idempotent, so
+/// the next step's projection of the advected flow plus the forces removes the same
+/// divergence, and the velocity that moves the dye and the particles is the projected one
+/// either way; the flow between the advection and the next projection (which the next
+/// vorticity confinement reads, where a gradient adds no curl away from walls, and which the
+/// streamlines trace) keeps the divergence the advection left. Measured on the bench's hot
+/// block at 512x512 (divergence left by the projection over the flow's RMS, mean of 130
+/// steps): multigrid with one V-cycle more, 2.0e-5 -> 1.1e-5 among the pillars, 4.0e-5 ->
+/// 3.4e-5 without; red-black with as many sweeps again, 3.36e-2 -> 3.43e-2 and 3.06e-2 ->
+/// 2.97e-2 (half as many again left 11 % more than before among the pillars).
+pub fn extra_iterations(method: crate::sim::PressureMethod, iterations: u32) -> u32 {
+    match method {
+        crate::sim::PressureMethod::Multigrid => iterations.div_ceil(2).max(1),
+        _ => iterations.max(1),
+    }
+}
 
 /// Scale that makes the vorticity knob's 0..1 span "none" to "strong" (1/s). Set by eye at
 /// 256 and 512 rows, 2026-11: at 0.3, splats curl visibly without the flow turning to noise.

@@ -59,13 +59,13 @@ pub fn rel_max(a: &[f32], b: &[f32]) -> f32 {
         / scale
 }
 
-/// The parameters the stage-by-stage parity tests run `stage` with, from `p`: the second
-/// projection runs only after a long trace through a compressible flow (a step of 0.1 s at
-/// these speeds traces 2.5 cells); the lift gets heavy dye and an ambient temperature above
+/// The parameters the stage-by-stage parity tests run `stage` with, from `p`: the
+/// compressibility check chooses extra iterations only after a long trace through a
+/// compressible flow (a step of 0.1 s at these speeds traces 2.5 cells); the lift gets heavy dye and an ambient temperature above
 /// the fluid's (no heat: the heat passes have their own tests), lifting up and to the right.
 pub fn stage_params(stage: Stage, p: StepParams) -> StepParams {
     match stage {
-        Stage::ProjectAgain => StepParams { dt: 0.1, ..p },
+        Stage::Compressibility => StepParams { dt: 0.1, ..p },
         Stage::Buoyancy => StepParams {
             buoyancy: 1.0,
             weight: 0.8,

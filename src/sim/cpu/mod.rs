@@ -31,7 +31,7 @@ use super::{
 };
 use crate::sim::particles::{CPU_CAPACITY, Particle, Spawner};
 use crate::sim::physics::{
-    CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, decay_factor,
+    CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, decay_factor, extra_iterations,
 };
 use crate::sim::streamlines::Lines;
 use pressure::{Multigrid, Split};
@@ -70,10 +70,11 @@ struct State {
     div: AlignedVec,
     /// Scratch of the warm-start scaling.
     aq: AlignedVec,
-    /// The main projection's pressure (after forces, before advection).
+    /// The projection's pressure (warm-started step to step).
     project_main: Projection,
-    /// The extra projection's pressure (after fast advection).
-    project_extra: Projection,
+    /// Whether the last velocity advection left the flow compressible: the next projection
+    /// runs extra iterations ([`extra_iterations`]).
+    compressible: bool,
     /// Jacobi scratch.
     jacobi_tmp: Split,
     multigrid: Multigrid,
@@ -106,7 +107,7 @@ impl State {
             div: AlignedVec::zeros(w * h),
             aq: AlignedVec::zeros(w * h),
             project_main: projection(),
-            project_extra: projection(),
+            compressible: false,
             jacobi_tmp: Split::zeros(w, h),
             multigrid: Multigrid::new(w, h),
         }
@@ -176,7 +177,7 @@ pub struct CpuSolver {
     dropped_splats: u64,
     /// Whether `step` measures the divergence after the main projection.
     measure: bool,
-    /// How far the last velocity advection traced, in cells (decides the second projection).
+    /// How far the last velocity advection traced, in cells (decides the extra iterations).
     reach: f32,
     /// The frame rendered by the last `request_frame`.
     frame: crate::sim::model::HeldFrame,
@@ -332,17 +333,12 @@ impl CpuSolver {
         pool.install(|| f(self))
     }
 
-    /// One projection: make `u`, `v` divergence-free with the warm-started pressure `which`
-    /// (0: main, 1: extra). Returns the norms of the divergence before.
-    fn project(&mut self, which: usize) -> divergence::Norms {
+    /// The projection: make `u`, `v` divergence-free with `iterations` of the pressure solve
+    /// from the warm-started pressure. Returns the norms of the divergence before.
+    fn project(&mut self, iterations: u32) -> divergence::Norms {
         let (w, h) = (self.cfg.width, self.cfg.height);
-        let iterations = self.cfg.pressure_iterations;
         let s = &mut self.state;
-        let proj = if which == 0 {
-            &mut s.project_main
-        } else {
-            &mut s.project_extra
-        };
+        let proj = &mut s.project_main;
         let mut ob = self.obstacles.as_mut();
         if let Some(o) = &ob {
             // No flow through solid faces, whatever the forces did.
@@ -466,10 +462,14 @@ impl CpuSolver {
                 );
             }
             Stage::Project => {
-                let before = self.project(0);
+                let mut iterations = self.cfg.pressure_iterations;
+                if std::mem::take(&mut self.state.compressible) {
+                    iterations += extra_iterations(self.cfg.pressure, iterations);
+                }
+                let before = self.project(iterations);
                 stats.div_rms_before = before.rms;
                 stats.div_max_before = before.max;
-                stats.projections += 1;
+                stats.pressure_iterations += iterations;
                 if self.measure {
                     let s = &mut self.state;
                     let after = divergence::divergence_norms(&s.u, &s.v, w, h, &mut s.div);
@@ -583,15 +583,13 @@ impl CpuSolver {
                 }
             }
             // When advection moved the flow more than a cell and left it noticeably
-            // compressible. (Below one cell per step advection barely bends the flow, and the
-            // check is skipped too.)
-            Stage::ProjectAgain if self.reach > 1.0 => {
+            // compressible, the next projection runs extra iterations. (Below one cell per
+            // step advection barely bends the flow, and the check is skipped too.)
+            Stage::Compressibility => {
                 let s = &mut self.state;
-                let c = divergence::compressibility(&s.u, &s.v, w, h, &mut s.div);
-                if c > REPROJECT_ABOVE_COMPRESSIBILITY {
-                    self.project(1);
-                    stats.projections += 1;
-                }
+                s.compressible = self.reach > 1.0
+                    && divergence::compressibility(&s.u, &s.v, w, h, &mut s.div)
+                        > REPROJECT_ABOVE_COMPRESSIBILITY;
             }
             _ => {}
         }
@@ -711,7 +709,7 @@ impl Solver for CpuSolver {
         s.v.copy_from_slice(&f.v);
         s.project_main.q.assign_natural(&f.pressure);
         s.project_main.q_natural.copy_from_slice(&f.pressure);
-        s.project_extra.q.clear();
+        s.compressible = false;
         for c in 0..3 {
             s.dye[c].copy_from_slice(&f.dye[c]);
         }
@@ -771,10 +769,9 @@ impl Solver for CpuSolver {
                     p.life = 0.0;
                 }
             }
-            for p in [&mut s.project_main, &mut s.project_extra] {
-                p.q.clear();
-                p.q_natural.fill(0.0);
-            }
+            s.project_main.q.clear();
+            s.project_main.q_natural.fill(0.0);
+            s.compressible = false;
         }
     }
 

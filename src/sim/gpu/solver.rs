@@ -19,7 +19,9 @@ use crate::sim::grid::Fields;
 use crate::sim::multigrid;
 use crate::sim::obstacles::Mask;
 use crate::sim::particles::{GPU_CAPACITY, Particle, Spawner};
-use crate::sim::physics::{CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY};
+use crate::sim::physics::{
+    CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, extra_iterations,
+};
 use crate::sim::streamlines::Lines;
 use crate::sim::{
     Activity, Look, PressureMethod, SimConfig, Solver, Splat as SplatEvent, Stage, StepParams,
@@ -92,6 +94,9 @@ pub struct GpuSolver {
     pending: Vec<SplatEvent>,
     dropped_splats: u64,
     measure: bool,
+    /// Whether the last compressibility check read back chose extra iterations for the next
+    /// projection (known only when measuring; counts them in its statistics).
+    extra_next: bool,
     timing: Option<Timing>,
     last_gpu_ms: Option<f64>,
     frames: Frames,
@@ -188,6 +193,7 @@ impl GpuSolver {
             heat: 0,
             heated: false,
             splat_heat: false,
+            extra_next: false,
             pending: Vec::with_capacity(MAX_PENDING_SPLATS),
             dropped_splats: 0,
             measure: true,
@@ -266,14 +272,17 @@ impl GpuSolver {
         self.ctx.queue.submit([encoder.finish()]);
     }
 
-    /// Record the second projection's dispatch sizes into its table (the sizes depend on
-    /// neither parity, only on the method, its iterations and the obstacles).
+    /// Record the extra iterations' dispatch sizes into the compressibility check's table
+    /// (they depend only on the method, its iterations and the obstacles), and forget any
+    /// pending decision.
     fn build_extra_table(&mut self) {
         let mut table: Vec<[u32; 3]> = Vec::new();
-        self.encode_projection(&mut Dispatcher::record(&mut table), EXTRA);
+        let extra = extra_iterations(self.cfg.pressure, self.cfg.pressure_iterations);
+        self.encode_solve(&mut Dispatcher::record(&mut table), extra);
         let (device, queue) = (&self.ctx.device, &self.ctx.queue);
         self.compressibility
             .set_table(device, queue, &self.buf, &table);
+        self.extra_next = false;
     }
 
     /// The adapter's name for the UI.
@@ -383,36 +392,39 @@ impl GpuSolver {
         Dispatcher::direct(self.begin(encoder, label, None))
     }
 
-    /// One projection of the current velocity with target `t` ([`MAIN`] or [`EXTRA`]). The
-    /// main projection computes its divergence; the extra one reuses the divergence the
-    /// compressibility test computed from the advected velocity. Around obstacles the solid
-    /// faces are closed before and after (the gradient across one is meaningless), and the
-    /// right-hand side is mean-free per fluid region.
-    fn encode_projection(&self, d: &mut Dispatcher, t: usize) {
+    /// The projection's start: close the solid faces (the forces may have opened them), the
+    /// divergence, and the right-hand side (mean-free per fluid region around obstacles); for
+    /// Jacobi and red-black, the warm start's scaling.
+    fn encode_projection_start(&self, d: &mut Dispatcher) {
         let (reduce, vel, ob) = (&self.reduce, self.vel, &self.obstacles);
         ob.encode_close(d, vel);
-        if t == MAIN {
-            self.divergence.encode(d, reduce, vel, Norms::Before);
-        }
+        self.divergence.encode(d, reduce, vel, Norms::Before);
         if ob.solids().is_some() {
             ob.encode_rhs(d);
         } else {
-            self.divergence.encode_subtract_mean(d, t);
+            self.divergence.encode_subtract_mean(d, MAIN);
         }
-        let iterations = self.cfg.pressure_iterations;
+        if self.cfg.pressure != PressureMethod::Multigrid {
+            self.pressure.encode_warm_start(d, reduce, MAIN);
+        }
+    }
+
+    /// `iterations` of the pressure solve (V-cycles or sweeps). Run one after the other, they
+    /// continue each other exactly, as one call with their sum does.
+    fn encode_solve(&self, d: &mut Dispatcher, iterations: u32) {
         match self.cfg.pressure {
-            PressureMethod::Jacobi => {
-                self.pressure.encode_warm_start(d, reduce, t);
-                self.pressure.encode_jacobi(d, t, iterations);
-            }
-            PressureMethod::RbGs => {
-                self.pressure.encode_warm_start(d, reduce, t);
-                self.multigrid.encode_rb_sor(d, t, iterations);
-            }
-            PressureMethod::Multigrid => self.multigrid.encode_v_cycles(d, t, iterations),
+            PressureMethod::Jacobi => self.pressure.encode_jacobi(d, MAIN, iterations),
+            PressureMethod::RbGs => self.multigrid.encode_rb_sor(d, MAIN, iterations),
+            PressureMethod::Multigrid => self.multigrid.encode_v_cycles(d, MAIN, iterations),
         }
-        self.gradient.encode(d, reduce, t, vel);
-        ob.encode_close(d, vel);
+    }
+
+    /// The projection's end: subtract the pressure's gradient and close the solid faces (the
+    /// gradient across one is meaningless).
+    fn encode_projection_end(&self, d: &mut Dispatcher) {
+        let vel = self.vel;
+        self.gradient.encode(d, &self.reduce, MAIN, vel);
+        self.obstacles.encode_close(d, vel);
     }
 
     /// Upload this step's parameters (and, when `splats`, the queued splats).
@@ -441,15 +453,8 @@ impl GpuSolver {
         gp
     }
 
-    /// Encode one stage, each pass in its labelled compute pass; returns the projections it
-    /// runs for sure (the second projection's is decided on the GPU and counted when
-    /// measuring).
-    fn encode_stage(
-        &mut self,
-        encoder: &mut wgpu::CommandEncoder,
-        stage: Stage,
-        p: &StepParams,
-    ) -> u32 {
+    /// Encode one stage, each pass in its labelled compute pass.
+    fn encode_stage(&mut self, encoder: &mut wgpu::CommandEncoder, stage: Stage, p: &StepParams) {
         let iterations = self.cfg.diffusion_iterations;
         let (vel, dye) = (self.vel, self.dye);
         match stage {
@@ -480,13 +485,24 @@ impl GpuSolver {
                 self.vel = self.diffuse.encode_velocity(&mut d, vel, iterations);
             }
             Stage::Project => {
-                self.encode_projection(&mut self.pass(encoder, "Pass: project"), MAIN);
+                let mut d = self.pass(encoder, "Pass: project");
+                self.encode_projection_start(&mut d);
+                self.encode_solve(&mut d, self.cfg.pressure_iterations);
+                drop(d);
+                // The extra iterations the last compressibility check chose (zero-sized
+                // dispatches otherwise): no readback, no stall.
+                let pass = self.begin(encoder, "Pass: extra iterations", None);
+                let args = self.compressibility.args();
+                let extra = extra_iterations(self.cfg.pressure, self.cfg.pressure_iterations);
+                self.encode_solve(&mut Dispatcher::indirect(pass, args), extra);
+                // They serve one projection.
+                encoder.clear_buffer(self.compressibility.args(), 0, None);
+                self.encode_projection_end(&mut self.pass(encoder, "Pass: project end"));
                 if self.measure {
                     let mut d = self.pass(encoder, "Pass: divergence after");
                     self.divergence
                         .encode(&mut d, &self.reduce, vel, Norms::After);
                 }
-                return 1;
             }
             Stage::AdvectDye => {
                 let mut d = self.pass(encoder, "Pass: advect dye");
@@ -516,48 +532,51 @@ impl GpuSolver {
                 self.vel = self.advect.encode_velocity(&mut d, vel);
                 self.obstacles.encode_close(&mut d, self.vel);
             }
-            Stage::ProjectAgain => {
-                // Decided on the GPU: no readback, no stall.
+            Stage::Compressibility => {
+                // Decided on the GPU, into the next projection's extra dispatches.
                 let mut d = self.pass(encoder, "Pass: compressibility");
                 let (reduce, divergence) = (&self.reduce, &self.divergence);
                 self.compressibility.encode(&mut d, reduce, divergence, vel);
-                drop(d);
-                let pass = self.begin(encoder, "Pass: project again", None);
-                let args = self.compressibility.args();
-                self.encode_projection(&mut Dispatcher::indirect(pass, args), EXTRA);
             }
             _ => {}
         }
-        0
     }
 
-    /// Read the reductions back (blocking) into step statistics. `again`: count the second
-    /// projection if the GPU's rule chose it.
-    fn measured(&mut self, gp: &Params, mut projections: u32, again: bool) -> StepStats {
+    /// Read the reductions back (blocking) into step statistics. `projected`: the projection
+    /// ran (its iterations count, with the extra ones the last check chose); `checked`: the
+    /// compressibility check ran (its decision, the same rule as `compressibility_decide`, is
+    /// kept for the next projection's count).
+    fn measured(&mut self, gp: &Params, projected: bool, checked: bool) -> StepStats {
         let (w, h) = (self.cfg.width, self.cfg.height);
         let bytes = frames::read_buffer(&self.ctx, &self.buf.results, slot::COUNT * 16);
         let r: Vec<[f32; 4]> = bytemuck::cast_slice(&bytes).to_vec();
         let cells = (w * h) as f32;
         let before = r[slot::DIV_BEFORE as usize];
         let after = r[slot::DIV_AFTER as usize];
-        if again {
-            // The same rule as `compressibility_decide`.
+        let mut pressure_iterations = 0;
+        if projected {
+            let iterations = self.cfg.pressure_iterations;
+            pressure_iterations = iterations;
+            if std::mem::take(&mut self.extra_next) {
+                pressure_iterations += extra_iterations(self.cfg.pressure, iterations);
+            }
+        }
+        if checked {
             let (ru, rv) = (r[slot::U as usize], r[slot::V as usize]);
             let rd = r[slot::DIV_ADVECTED as usize];
             let reach = gp.k * ru[2].max(rv[2]);
             let flow_rms = ((ru[1] + rv[1]) / ((w + 1) * h + w * h) as f32).sqrt();
             let div_rms = (rd[1] / cells).sqrt();
-            if reach > 1.0 && flow_rms > 0.0 && div_rms / flow_rms > REPROJECT_ABOVE_COMPRESSIBILITY
-            {
-                projections += 1;
-            }
+            self.extra_next = reach > 1.0
+                && flow_rms > 0.0
+                && div_rms / flow_rms > REPROJECT_ABOVE_COMPRESSIBILITY;
         }
         StepStats {
             div_rms_before: (before[1] / cells).sqrt(),
             div_rms_after: (after[1] / cells).sqrt(),
             div_max_before: before[2],
             div_max_after: after[2],
-            projections,
+            pressure_iterations,
         }
     }
 
@@ -799,12 +818,11 @@ impl Solver for GpuSolver {
         if timing {
             drop(self.begin(&mut encoder, "Pass: timing start", Some(0)));
         }
-        let mut projections = 0;
         for stage in Stage::ALL {
             if stage != Stage::Splat && p.dt == 0.0 {
                 break;
             }
-            projections += self.encode_stage(&mut encoder, stage, &p);
+            self.encode_stage(&mut encoder, stage, &p);
         }
         if timing {
             drop(self.begin(&mut encoder, "Pass: timing end", Some(1)));
@@ -833,21 +851,21 @@ impl Solver for GpuSolver {
             let period = f64::from(t.period_ns);
             self.last_gpu_ms = Some(stamps[1].wrapping_sub(stamps[0]) as f64 * period * 1e-6);
         }
-        self.measured(&gp, projections, true)
+        self.measured(&gp, true, true)
     }
 
     fn run_stage(&mut self, stage: Stage, params: &StepParams) -> StepStats {
         let p = params.sanitized();
         let gp = self.prepare(&p, stage == Stage::Splat);
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
-        let projections = self.encode_stage(&mut encoder, stage, &p);
+        self.encode_stage(&mut encoder, stage, &p);
         self.ctx.queue.submit([encoder.finish()]);
         if self.ctx.check().is_err() || !self.measure {
             return StepStats::default();
         }
         match stage {
-            Stage::Project => self.measured(&gp, projections, false),
-            Stage::ProjectAgain => self.measured(&gp, 0, true),
+            Stage::Project => self.measured(&gp, true, false),
+            Stage::Compressibility => self.measured(&gp, false, true),
             _ => StepStats::default(),
         }
     }
@@ -935,11 +953,8 @@ impl Solver for GpuSolver {
         q.write_buffer(&b.v[self.vel], 0, bytemuck::cast_slice(&f.v));
         q.write_buffer(&b.q[MAIN], 0, bytemuck::cast_slice(&f.pressure));
         q.write_buffer(&b.q_centred, 0, bytemuck::cast_slice(&f.pressure));
-        q.write_buffer(
-            &b.q[EXTRA],
-            0,
-            bytemuck::cast_slice(&vec![0.0f32; f.pressure.len()]),
-        );
+        self.compressibility.forget(q);
+        self.extra_next = false;
         let rgba: Vec<f32> = (0..f.dye[0].len())
             .flat_map(|i| [f.dye[0][i], f.dye[1][i], f.dye[2][i], 0.0])
             .collect();
@@ -969,6 +984,8 @@ impl Solver for GpuSolver {
         ] {
             encoder.clear_buffer(buffer, 0, None);
         }
+        encoder.clear_buffer(self.compressibility.args(), 0, None);
+        self.extra_next = false;
         if let Some(pp) = &self.particles {
             encoder.clear_buffer(pp.slots(), 0, None);
         }

@@ -124,20 +124,20 @@ impl Divergence {
     }
 }
 
-/// Bytes of the second projection's indirect arguments before any table needs more.
+/// Bytes of the extra iterations' indirect arguments before any table needs more.
 const ARGS_BYTES: u64 = 1024 * 12;
 
 /// The compressibility test after advection: the flow's norms, the divergence, and
-/// `compressibility_decide`, which writes the second projection's indirect dispatch arguments
-/// (its full sizes from `table`, or zeros).
+/// `compressibility_decide`, which writes the indirect dispatch arguments of the next
+/// projection's extra iterations (their full sizes from `table`, or zeros).
 pub(in crate::sim::gpu) struct Compressibility {
     decide: Kernel,
     group: wgpu::BindGroup,
     uniform: wgpu::Buffer,
-    /// The second projection's full dispatch sizes.
+    /// The extra iterations' full dispatch sizes.
     table: wgpu::Buffer,
     count: u32,
-    /// What `decide` writes and the second projection dispatches from.
+    /// What `decide` writes and the extra iterations dispatch from (zeros: none).
     args: wgpu::Buffer,
     /// `[velocity parity]`: u over all faces, v over its first h rows (as the CPU's
     /// compressibility).
@@ -148,11 +148,12 @@ pub(in crate::sim::gpu) struct Compressibility {
 
 fn args_buffer(device: &wgpu::Device, bytes: u64) -> wgpu::Buffer {
     device.create_buffer(&wgpu::BufferDescriptor {
-        label: Some("Buffer: second projection dispatches"),
+        label: Some("Buffer: extra iterations' dispatches"),
         size: bytes,
         usage: wgpu::BufferUsages::STORAGE
             | wgpu::BufferUsages::INDIRECT
-            | wgpu::BufferUsages::COPY_SRC,
+            | wgpu::BufferUsages::COPY_SRC
+            | wgpu::BufferUsages::COPY_DST,
         mapped_at_creation: false,
     })
 }
@@ -163,7 +164,7 @@ impl Compressibility {
         let m = module(device, "divergence");
         let decide = Kernel::new(device, &m, "compressibility_decide");
         let uniform = uniform(device, "Uniform: decide", &DecideUniform::default());
-        let table = storage(device, "Buffer: second projection table", 16);
+        let table = storage(device, "Buffer: extra iterations table", 16);
         let args = args_buffer(device, ARGS_BYTES);
         let group = Self::bind(device, &decide, b, &uniform, &table, &args);
         Self {
@@ -199,7 +200,8 @@ impl Compressibility {
         )
     }
 
-    /// Take the second projection's dispatch sizes (recorded with `Dispatcher::record`).
+    /// Take the extra iterations' dispatch sizes (recorded with `Dispatcher::record`), with no
+    /// extra iterations pending.
     pub fn set_table(
         &mut self,
         device: &wgpu::Device,
@@ -212,8 +214,9 @@ impl Compressibility {
         if bytes > self.args.size() {
             self.args = args_buffer(device, bytes);
         }
+        self.forget(queue);
         self.table =
-            crate::sim::gpu::kernel::storage_init(device, "Buffer: second projection table", &flat);
+            crate::sim::gpu::kernel::storage_init(device, "Buffer: extra iterations table", &flat);
         self.count = table.len() as u32;
         let s = &self.sizes;
         let value = DecideUniform {
@@ -243,12 +246,18 @@ impl Compressibility {
         queue.write_buffer(&self.uniform, at, bytemuck::bytes_of(&k));
     }
 
-    /// Dispatches in the second projection.
+    /// Dispatches in the extra iterations.
     pub fn count(&self) -> u32 {
         self.count
     }
 
-    /// The second projection's indirect arguments.
+    /// No extra iterations pending (fields were written: the decision was about another flow).
+    pub fn forget(&self, queue: &wgpu::Queue) {
+        let zeros = vec![0u8; self.args.size() as usize];
+        queue.write_buffer(&self.args, 0, &zeros);
+    }
+
+    /// The extra iterations' indirect arguments.
     pub fn args(&self) -> &wgpu::Buffer {
         &self.args
     }
