@@ -1,8 +1,8 @@
 // divergence.wgsl: flux divergence of the MAC velocity at cell centres,
 // D = (u_right - u_left) + (v_top - v_bottom), in velocity units (h div u). Writes both D
 // and the pressure right-hand side b = -D; `divergence_subtract_mean` later makes b mean-free
-// (the Neumann walls require it). `compressibility_decide` decides the second projection
-// (cpu/divergence.rs `compressibility`). Mirrors cpu/divergence.rs.
+// (the Neumann walls require it). `compressibility_decide` decides the next projection's extra
+// iterations (cpu/divergence.rs `compressibility`). Mirrors cpu/divergence.rs.
 
 struct Mean {
     // Reduction result slot holding the sum to remove.
@@ -46,10 +46,11 @@ fn divergence_subtract_mean(@builtin(global_invocation_id) id: vec3<u32>) {
     b[j * P.w + i] = b[j * P.w + i] + mean;
 }
 
-// Whether the step needs a second projection (cpu/mod.rs step 7): advection moved the flow
-// more than a cell (reach = k * max |u|, |v|) and left it compressible (RMS divergence over
-// RMS face speed above the threshold). The answer is written as indirect dispatch arguments:
-// the second projection's dispatches run with their full sizes, or with zero workgroups.
+// Whether the next projection runs extra iterations (cpu/mod.rs, Stage::Compressibility):
+// advection moved the flow more than a cell (reach = k * max |u|, |v|) and left it
+// compressible (RMS divergence over RMS face speed above the threshold). The answer is written
+// as indirect dispatch arguments: the extra iterations' dispatches run with their full sizes,
+// or with zero workgroups.
 struct Decide {
     w: u32,
     h: u32,

@@ -1,16 +1,11 @@
 //! The fields every pass shares: velocity and dye (two of each, ping-ponged by parity), the
-//! divergence and pressure right-hand side, the two projections' pressures, and the reduction
+//! divergence and pressure right-hand side, the projection's pressure, and the reduction
 //! results. Buffers only one pass uses belong to that pass.
 
 use super::kernel::{storage, uniform};
 use super::params::Params;
 use super::passes::reduce::slot;
 use crate::sim::SimConfig;
-
-/// The first projection's target (its pressure is the one the solver reports).
-pub(super) const MAIN: usize = 0;
-/// The second projection's target (run when advection left the flow compressible).
-pub(super) const EXTRA: usize = 1;
 
 /// Bytes of `n` f32 values.
 pub(super) fn bytes_f32(n: usize) -> u64 {
@@ -73,8 +68,8 @@ pub(super) struct Buffers {
     pub d: wgpu::Buffer,
     /// Pressure right-hand side b = -D (mean-free after `divergence_subtract_mean`).
     pub b: wgpu::Buffer,
-    /// Pressure of each projection target ([`MAIN`], [`EXTRA`]), warm-started step to step.
-    pub q: [wgpu::Buffer; 2],
+    /// The projection's pressure, warm-started step to step.
+    pub q: wgpu::Buffer,
     /// The last projection's pressure minus its mean, as the gradient subtracts it.
     pub q_centred: wgpu::Buffer,
     /// Reduction results, vec4 per [`slot`].
@@ -96,10 +91,7 @@ impl Buffers {
             solid: f("Buffer: solid cells", s.nc()),
             d: f("Buffer: divergence", s.nc()),
             b: f("Buffer: pressure rhs", s.nc()),
-            q: [
-                f("Buffer: pressure", s.nc()),
-                f("Buffer: pressure extra", s.nc()),
-            ],
+            q: f("Buffer: pressure", s.nc()),
             q_centred: f("Buffer: pressure centred", s.nc()),
             results: storage(device, "Buffer: reduction results", slot::COUNT * 16),
         }

@@ -3,7 +3,7 @@
 //! reads as the algorithm: one line per stage, each pass in a labelled compute pass.
 
 use super::activity::ActivityProbe;
-use super::buffers::{Buffers, EXTRA, MAIN, Sizes, bytes_f32};
+use super::buffers::{Buffers, Sizes, bytes_f32};
 use super::context::{GpuContext, GpuError};
 use super::frames::{self, Frames, read_f32};
 use super::kernel::{Dispatcher, module};
@@ -356,7 +356,7 @@ impl GpuSolver {
         self.frames.skipped
     }
 
-    /// Dispatches in the second projection (its indirect argument table).
+    /// Dispatches in the extra iterations (their indirect argument table).
     pub fn extra_dispatches(&self) -> u32 {
         self.compressibility.count()
     }
@@ -402,10 +402,10 @@ impl GpuSolver {
         if ob.solids().is_some() {
             ob.encode_rhs(d);
         } else {
-            self.divergence.encode_subtract_mean(d, MAIN);
+            self.divergence.encode_subtract_mean(d);
         }
         if self.cfg.pressure != PressureMethod::Multigrid {
-            self.pressure.encode_warm_start(d, reduce, MAIN);
+            self.pressure.encode_warm_start(d, reduce);
         }
     }
 
@@ -413,9 +413,9 @@ impl GpuSolver {
     /// continue each other exactly, as one call with their sum does.
     fn encode_solve(&self, d: &mut Dispatcher, iterations: u32) {
         match self.cfg.pressure {
-            PressureMethod::Jacobi => self.pressure.encode_jacobi(d, MAIN, iterations),
-            PressureMethod::RbGs => self.multigrid.encode_rb_sor(d, MAIN, iterations),
-            PressureMethod::Multigrid => self.multigrid.encode_v_cycles(d, MAIN, iterations),
+            PressureMethod::Jacobi => self.pressure.encode_jacobi(d, iterations),
+            PressureMethod::RbGs => self.multigrid.encode_rb_sor(d, iterations),
+            PressureMethod::Multigrid => self.multigrid.encode_v_cycles(d, iterations),
         }
     }
 
@@ -423,7 +423,7 @@ impl GpuSolver {
     /// gradient across one is meaningless).
     fn encode_projection_end(&self, d: &mut Dispatcher) {
         let vel = self.vel;
-        self.gradient.encode(d, &self.reduce, MAIN, vel);
+        self.gradient.encode(d, &self.reduce, vel);
         self.obstacles.encode_close(d, vel);
     }
 
@@ -706,7 +706,7 @@ impl Solver for GpuSolver {
         let iterations = iterations.clamp(1, 10_000);
         if iterations != self.cfg.pressure_iterations {
             self.cfg.pressure_iterations = iterations;
-            // The second projection's dispatch list depends on the count.
+            // The extra iterations' dispatch list depends on the count.
             self.build_extra_table();
         }
     }
@@ -748,12 +748,12 @@ impl Solver for GpuSolver {
             self.ctx.queue.submit([encoder.finish()]);
         }
         self.overlay.set_mask(device, solids.map(|o| &o.mask));
-        // The second projection's dispatch list changes with the obstacles.
+        // The extra iterations' dispatch list changes with the obstacles.
         self.build_extra_table();
         if self.obstacles.solids().is_some() {
             let b = &self.buf;
             let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
-            for q in [&b.q[MAIN], &b.q[EXTRA], &b.q_centred] {
+            for q in [&b.q, &b.q_centred] {
                 encoder.clear_buffer(q, 0, None);
             }
             self.ctx.queue.submit([encoder.finish()]);
@@ -928,7 +928,7 @@ impl Solver for GpuSolver {
         let u = read_f32(ctx, &b.u[self.vel], s.nu());
         let v = read_f32(ctx, &b.v[self.vel], s.nv());
         // The main projection's pressure, centred (as the CPU reports it).
-        let mut pressure = read_f32(ctx, &b.q[MAIN], s.nc());
+        let mut pressure = read_f32(ctx, &b.q, s.nc());
         let mean = (pressure.iter().map(|&x| f64::from(x)).sum::<f64>() / s.nc() as f64) as f32;
         pressure.iter_mut().for_each(|x| *x -= mean);
         let rgba = read_f32(ctx, &b.dye[self.dye], s.nd() * 4);
@@ -951,7 +951,7 @@ impl Solver for GpuSolver {
         let b = &self.buf;
         q.write_buffer(&b.u[self.vel], 0, bytemuck::cast_slice(&f.u));
         q.write_buffer(&b.v[self.vel], 0, bytemuck::cast_slice(&f.v));
-        q.write_buffer(&b.q[MAIN], 0, bytemuck::cast_slice(&f.pressure));
+        q.write_buffer(&b.q, 0, bytemuck::cast_slice(&f.pressure));
         q.write_buffer(&b.q_centred, 0, bytemuck::cast_slice(&f.pressure));
         self.compressibility.forget(q);
         self.extra_next = false;
@@ -979,8 +979,7 @@ impl Solver for GpuSolver {
             &b.heat[0],
             &b.heat[1],
             &b.q_centred,
-            &b.q[MAIN],
-            &b.q[EXTRA],
+            &b.q,
         ] {
             encoder.clear_buffer(buffer, 0, None);
         }

@@ -1,10 +1,10 @@
 //! Divergence (divergence.wgsl): the flux divergence D and the pressure right-hand side
-//! b = -D, made mean-free per projection target; and the compressibility test that decides,
-//! on the GPU, whether the second projection runs. Mirrors cpu/divergence.rs
+//! b = -D, made mean-free; and the compressibility test that decides, on the GPU, whether
+//! the next projection runs extra iterations. Mirrors cpu/divergence.rs
 //! (`divergence_rhs`, `divergence_norms`, `compressibility`).
 
 use super::reduce::{Reduce, Reduction, slot};
-use crate::sim::gpu::buffers::{Buffers, EXTRA, MAIN, Sizes};
+use crate::sim::gpu::buffers::{Buffers, Sizes};
 use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
 use crate::sim::physics::REPROJECT_ABOVE_COMPRESSIBILITY;
 use bytemuck::{Pod, Zeroable};
@@ -56,7 +56,7 @@ pub(in crate::sim::gpu) enum Norms {
     Before,
     /// After the first projection (statistics only).
     After,
-    /// After velocity advection (the compressibility test, and the second projection's b).
+    /// After velocity advection (the compressibility test).
     Advected,
 }
 
@@ -66,8 +66,8 @@ pub(in crate::sim::gpu) struct Divergence {
     subtract_mean: Kernel,
     /// `[velocity parity]`.
     groups: [wgpu::BindGroup; 2],
-    /// `[target]`: b += mean(D), the mean from the target's divergence slot.
-    mean: [wgpu::BindGroup; 2],
+    /// b += mean(D), the mean from the divergence measured before the projection.
+    mean: wgpu::BindGroup,
     /// `[Norms]`.
     norms: [Reduction; 3],
     cells: (u32, u32),
@@ -81,20 +81,16 @@ impl Divergence {
         let subtract_mean = Kernel::new(device, &m, "divergence_subtract_mean");
         let p = &b.params;
         let nc = s.nc();
-        let mean = |slot: u32| {
-            let u = uniform(
-                device,
-                "Uniform: mean",
-                &SlotUniform {
-                    slot,
-                    count: nc as u32,
-                    _p: [0; 2],
-                },
-            );
-            subtract_mean.bind(device, &[(P, p), (B, &b.b), (M, &u), (SUMS, &b.results)])
-        };
-        let mut mean_of = [slot::DIV_BEFORE; 2];
-        mean_of[EXTRA] = slot::DIV_ADVECTED;
+        let u = uniform(
+            device,
+            "Uniform: mean",
+            &SlotUniform {
+                slot: slot::DIV_BEFORE,
+                count: nc as u32,
+                _p: [0; 2],
+            },
+        );
+        let mean = subtract_mean.bind(device, &[(P, p), (B, &b.b), (M, &u), (SUMS, &b.results)]);
         Self {
             groups: [0, 1].map(|i| {
                 divergence.bind(
@@ -102,7 +98,7 @@ impl Divergence {
                     &[(P, p), (U, &b.u[i]), (V, &b.v[i]), (D, &b.d), (B, &b.b)],
                 )
             }),
-            mean: mean_of.map(mean),
+            mean,
             norms: [slot::DIV_BEFORE, slot::DIV_AFTER, slot::DIV_ADVECTED]
                 .map(|at| reduce.reduction(device, &b.d, None, nc, at)),
             divergence,
@@ -117,10 +113,9 @@ impl Divergence {
         reduce.encode(d, &self.norms[norms as usize]);
     }
 
-    /// Make b mean-free for projection target `t` (its divergence was measured before).
-    pub fn encode_subtract_mean(&self, d: &mut Dispatcher, t: usize) {
-        debug_assert!(t == MAIN || t == EXTRA);
-        d.go(&self.subtract_mean, &self.mean[t], self.cells);
+    /// Make b mean-free (its divergence was measured before).
+    pub fn encode_subtract_mean(&self, d: &mut Dispatcher) {
+        d.go(&self.subtract_mean, &self.mean, self.cells);
     }
 }
 

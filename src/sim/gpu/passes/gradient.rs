@@ -26,9 +26,9 @@ pub(in crate::sim::gpu) struct Gradient {
     centre: Kernel,
     subtract_u: Kernel,
     subtract_v: Kernel,
-    /// `[target]`: the sum of q, and q minus its mean.
-    q_sum: [Reduction; 2],
-    centred: [wgpu::BindGroup; 2],
+    /// The sum of q, and q minus its mean.
+    q_sum: Reduction,
+    centred: wgpu::BindGroup,
     /// `[velocity parity]`.
     u: [wgpu::BindGroup; 2],
     v: [wgpu::BindGroup; 2],
@@ -44,31 +44,28 @@ impl Gradient {
         let subtract_v = Kernel::new(device, &m, "subtract_gradient_v");
         let p = &b.params;
         let nc = s.nc();
-        let q_slots = [slot::Q_MAIN, slot::Q_EXTRA];
-        let centred = |t: usize| {
-            let g = uniform(
-                device,
-                "Uniform: centre",
-                &SlotUniform {
-                    slot: q_slots[t],
-                    count: nc as u32,
-                    _p: [0; 2],
-                },
-            );
-            centre.bind(
-                device,
-                &[
-                    (P, p),
-                    (G, &g),
-                    (Q, &b.q[t]),
-                    (SUMS, &b.results),
-                    (Q_CENTRED, &b.q_centred),
-                ],
-            )
-        };
+        let g = uniform(
+            device,
+            "Uniform: centre",
+            &SlotUniform {
+                slot: slot::Q,
+                count: nc as u32,
+                _p: [0; 2],
+            },
+        );
+        let centred = centre.bind(
+            device,
+            &[
+                (P, p),
+                (G, &g),
+                (Q, &b.q),
+                (SUMS, &b.results),
+                (Q_CENTRED, &b.q_centred),
+            ],
+        );
         Self {
-            q_sum: [0, 1].map(|t| reduce.reduction(device, &b.q[t], None, nc, q_slots[t])),
-            centred: [0, 1].map(centred),
+            q_sum: reduce.reduction(device, &b.q, None, nc, slot::Q),
+            centred,
             u: [0, 1].map(|i| {
                 subtract_u.bind(device, &[(P, p), (U, &b.u[i]), (Q_CENTRED, &b.q_centred)])
             }),
@@ -82,10 +79,10 @@ impl Gradient {
         }
     }
 
-    /// Subtract target `t`'s pressure gradient from velocity `vel`.
-    pub fn encode(&self, d: &mut Dispatcher, reduce: &Reduce, t: usize, vel: usize) {
-        reduce.encode(d, &self.q_sum[t]);
-        d.go(&self.centre, &self.centred[t], self.cells);
+    /// Subtract the projection's pressure gradient from velocity `vel`.
+    pub fn encode(&self, d: &mut Dispatcher, reduce: &Reduce, vel: usize) {
+        reduce.encode(d, &self.q_sum);
+        d.go(&self.centre, &self.centred, self.cells);
         d.go(&self.subtract_u, &self.u[vel], self.cells);
         d.go(&self.subtract_v, &self.v[vel], self.cells);
     }

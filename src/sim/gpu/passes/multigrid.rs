@@ -22,8 +22,8 @@ struct Transfers {
     restrict_x: wgpu::BindGroup,
     restrict_y: wgpu::BindGroup,
     prolongate_x: wgpu::BindGroup,
-    /// Adds this level's correction into the finer level's unknowns, per finer target.
-    prolongate_y_add: Vec<wgpu::BindGroup>,
+    /// Adds this level's correction into the finer level's unknowns.
+    prolongate_y_add: wgpu::BindGroup,
     /// The correction = 0 before this level's solve.
     clear: wgpu::BindGroup,
 }
@@ -32,14 +32,14 @@ struct Transfers {
 struct Level {
     w: usize,
     h: usize,
-    /// Smoothing colour passes `[target or 0][colour]`.
-    rb_sor: Vec<[wgpu::BindGroup; 2]>,
-    /// `r = b - A e`, per target at level 0.
-    residual: Vec<wgpu::BindGroup>,
+    /// Smoothing colour passes `[colour]`.
+    rb_sor: [wgpu::BindGroup; 2],
+    /// `r = b - A e`.
+    residual: wgpu::BindGroup,
     /// Coarse levels only.
     transfers: Option<Transfers>,
-    /// The direct solve, on the last level (per target when that is level 0).
-    coarsest: Vec<wgpu::BindGroup>,
+    /// The direct solve, on the last level.
+    coarsest: Option<wgpu::BindGroup>,
     _buffers: Vec<wgpu::Buffer>,
 }
 
@@ -74,9 +74,9 @@ impl Finest {
 /// The finest level's bind groups around obstacles (as [`Level`]'s, with the kernels with
 /// couplings; the coarse levels are then [`Nodes`]).
 struct FacesLevel {
-    rb_sor: Vec<[wgpu::BindGroup; 2]>,
-    residual: Vec<wgpu::BindGroup>,
-    coarsest: Vec<wgpu::BindGroup>,
+    rb_sor: [wgpu::BindGroup; 2],
+    residual: wgpu::BindGroup,
+    coarsest: Option<wgpu::BindGroup>,
 }
 
 /// The levels and their kernels.
@@ -146,43 +146,26 @@ impl Multigrid {
             res_u: res_u0,
             co_u: co_u0,
         } = &self.finest;
-        let b0 = &b.b;
+        let (q, b0) = (&b.q, &b.b);
         levels.push(Level {
             w,
             h,
-            rb_sor: b
-                .q
-                .iter()
-                .map(|q| {
-                    [0, 1].map(|c| {
-                        self.rb_sor
-                            .bind(device, &[(L, &relax_u0[c]), (Q, q), (B, b0)])
-                    })
-                })
-                .collect(),
-            residual: b
-                .q
-                .iter()
-                .map(|q| {
-                    self.residual
-                        .bind(device, &[(L, res_u0), (Q_IN, q), (B, b0), (R, r0)])
-                })
-                .collect(),
+            rb_sor: [0, 1].map(|c| {
+                self.rb_sor
+                    .bind(device, &[(L, &relax_u0[c]), (Q, q), (B, b0)])
+            }),
+            residual: self
+                .residual
+                .bind(device, &[(L, res_u0), (Q_IN, q), (B, b0), (R, r0)]),
             transfers: None,
-            coarsest: if plans.is_empty() {
-                b.q.iter()
-                    .map(|q| {
-                        self.rb_sor_coarsest
-                            .bind(device, &[(L, co_u0), (Q, q), (B, b0)])
-                    })
-                    .collect()
-            } else {
-                Vec::new()
-            },
+            coarsest: plans.is_empty().then(|| {
+                self.rb_sor_coarsest
+                    .bind(device, &[(L, co_u0), (Q, q), (B, b0)])
+            }),
             _buffers: Vec::new(),
         });
-        // Buffers of the previous level: (unknowns per target, residual).
-        let mut fine_e: Vec<wgpu::Buffer> = b.q.to_vec();
+        // Buffers of the previous level: (unknowns, residual).
+        let mut fine_e = q.clone();
         let mut fine_r = r0.clone();
         for (n, plan) in plans.iter().enumerate() {
             let (lw, lh) = (plan.w, plan.h);
@@ -249,40 +232,30 @@ impl Multigrid {
                     device,
                     &[(L, &px_u), (Q_IN, &e), (Q, &transfer), (PTAP, &px)],
                 ),
-                prolongate_y_add: fine_e
-                    .iter()
-                    .map(|fe| {
-                        self.prolongate_y_add.bind(
-                            device,
-                            &[(L, &py_u), (Q_IN, &transfer), (Q, fe), (PTAP, &py)],
-                        )
-                    })
-                    .collect(),
+                prolongate_y_add: self.prolongate_y_add.bind(
+                    device,
+                    &[(L, &py_u), (Q_IN, &transfer), (Q, &fine_e), (PTAP, &py)],
+                ),
                 clear: self.clear.bind(device, &[(L, &res_u), (Q, &e)]),
             };
             levels.push(Level {
                 w: lw,
                 h: lh,
-                rb_sor: vec![[0, 1].map(|c| {
+                rb_sor: [0, 1].map(|c| {
                     self.rb_sor
                         .bind(device, &[(L, &relax_u[c]), (Q, &e), (B, &bl)])
-                })],
-                residual: vec![
-                    self.residual
-                        .bind(device, &[(L, &res_u), (Q_IN, &e), (B, &bl), (R, &r)]),
-                ],
+                }),
+                residual: self
+                    .residual
+                    .bind(device, &[(L, &res_u), (Q_IN, &e), (B, &bl), (R, &r)]),
                 transfers: Some(transfers),
-                coarsest: if last {
-                    vec![
-                        self.rb_sor_coarsest
-                            .bind(device, &[(L, &co_u), (Q, &e), (B, &bl)]),
-                    ]
-                } else {
-                    Vec::new()
-                },
+                coarsest: last.then(|| {
+                    self.rb_sor_coarsest
+                        .bind(device, &[(L, &co_u), (Q, &e), (B, &bl)])
+                }),
                 _buffers: vec![transfer, rx_first, rx_frac, ry_first, ry_frac, px, py],
             });
-            fine_e = vec![e];
+            fine_e = e;
             fine_r = r;
         }
         levels
@@ -297,18 +270,18 @@ impl Multigrid {
         finest: Option<&LevelFaces>,
         nodes: Option<&Hierarchy>,
     ) {
-        let (q, b) = (&buf.q[..], &buf.b);
+        let (q, b) = (&buf.q, &buf.b);
         self.faces = finest.map(|f| self.faces_level(device, q, b, f));
         let nodes = nodes.filter(|_| finest.is_some());
         self.nodes.set(device, nodes, &self.finest.r, q);
     }
 
     /// The finest level's bind groups around obstacles, with its couplings `f` (`q`: the
-    /// unknowns per projection target, `b` the right-hand side).
+    /// unknowns, `b` the right-hand side).
     fn faces_level(
         &self,
         device: &wgpu::Device,
-        q: &[wgpu::Buffer],
+        q: &wgpu::Buffer,
         b: &wgpu::Buffer,
         f: &LevelFaces,
     ) -> FacesLevel {
@@ -320,28 +293,16 @@ impl Multigrid {
             k.bind(device, &entries)
         };
         let bind = |k: &Kernel, more: &[_]| bind_with(k, &all, more);
-        let rb_sor = q
-            .iter()
-            .map(|e| {
-                [0, 1].map(|c| bind(&self.rb_sor_faces, &[(L, &lv.relax_u[c]), (Q, e), (B, b)]))
-            })
-            .collect();
-        let residual = q
-            .iter()
-            .map(|e| {
-                let entries = [(L, &lv.res_u), (Q_IN, e), (B, b), (R, &lv.r)];
-                bind_with(&self.residual_faces, &all[..2], &entries)
-            })
-            .collect();
+        let rb_sor =
+            [0, 1].map(|c| bind(&self.rb_sor_faces, &[(L, &lv.relax_u[c]), (Q, q), (B, b)]));
+        let entries = [(L, &lv.res_u), (Q_IN, q), (B, b), (R, &lv.r)];
+        let residual = bind_with(&self.residual_faces, &all[..2], &entries);
         let coarsest = match &f.region {
-            Some(region) if self.levels.len() == 1 => q
-                .iter()
-                .map(|e| {
-                    let entries = [(L, &lv.co_u), (Q, e), (B, b), (REGION, region)];
-                    bind(&self.rb_sor_coarsest_faces, &entries)
-                })
-                .collect(),
-            _ => Vec::new(),
+            Some(region) if self.levels.len() == 1 => {
+                let entries = [(L, &lv.co_u), (Q, q), (B, b), (REGION, region)];
+                Some(bind(&self.rb_sor_coarsest_faces, &entries))
+            }
+            _ => None,
         };
         FacesLevel {
             rb_sor,
@@ -350,27 +311,26 @@ impl Multigrid {
         }
     }
 
-    /// `sweeps` red-black Gauss-Seidel sweeps on target `t`'s pressure (cpu `rb_sor`, or
+    /// `sweeps` red-black Gauss-Seidel sweeps on the projection's pressure (cpu `rb_sor`, or
     /// `rb_sor_faces` around obstacles).
-    pub fn encode_rb_sor(&self, d: &mut Dispatcher, t: usize, sweeps: u32) {
-        self.encode_smooth(d, 0, t, sweeps);
+    pub fn encode_rb_sor(&self, d: &mut Dispatcher, sweeps: u32) {
+        self.encode_smooth(d, 0, sweeps);
     }
 
-    /// `cycles` V(2,2)-cycles on target `t`'s pressure.
-    pub fn encode_v_cycles(&self, d: &mut Dispatcher, t: usize, cycles: u32) {
+    /// `cycles` V(2,2)-cycles on the projection's pressure.
+    pub fn encode_v_cycles(&self, d: &mut Dispatcher, cycles: u32) {
         for _ in 0..cycles {
-            self.encode_v_cycle(d, 0, t);
+            self.encode_v_cycle(d, 0);
         }
     }
 
-    /// `sweeps` red-black sweeps on level `l` (target `t` at level 0).
-    fn encode_smooth(&self, d: &mut Dispatcher, l: usize, t: usize, sweeps: u32) {
+    /// `sweeps` red-black sweeps on level `l`.
+    fn encode_smooth(&self, d: &mut Dispatcher, l: usize, sweeps: u32) {
         let lv = &self.levels[l];
-        let ti = if l == 0 { t } else { 0 };
         let faces = if l == 0 { self.faces.as_ref() } else { None };
         let (kernel, colours) = match faces {
-            Some(f) => (&self.rb_sor_faces, &f.rb_sor[ti]),
-            None => (&self.rb_sor, &lv.rb_sor[ti]),
+            Some(f) => (&self.rb_sor_faces, &f.rb_sor),
+            None => (&self.rb_sor, &lv.rb_sor),
         };
         for _ in 0..sweeps {
             for colour in colours {
@@ -380,26 +340,28 @@ impl Multigrid {
     }
 
     /// One V(2,2)-cycle from level `l` (cpu pressure::v_cycle).
-    fn encode_v_cycle(&self, d: &mut Dispatcher, l: usize, t: usize) {
+    fn encode_v_cycle(&self, d: &mut Dispatcher, l: usize) {
         let lv = &self.levels[l];
-        let ti = if l == 0 { t } else { 0 };
         let faces = if l == 0 { self.faces.as_ref() } else { None };
         if l + 1 == self.levels.len() {
-            match faces {
-                Some(f) => d.go(&self.rb_sor_coarsest_faces, &f.coarsest[ti], (1, 1)),
-                None => d.go(&self.rb_sor_coarsest, &lv.coarsest[ti], (1, 1)),
+            let (kernel, coarsest) = match faces {
+                Some(f) => (&self.rb_sor_coarsest_faces, &f.coarsest),
+                None => (&self.rb_sor_coarsest, &lv.coarsest),
+            };
+            if let Some(c) = coarsest {
+                d.go(kernel, c, (1, 1));
             }
             return;
         }
-        self.encode_smooth(d, l, t, multigrid::MG_PRE_SWEEPS);
+        self.encode_smooth(d, l, multigrid::MG_PRE_SWEEPS);
         if let Some(f) = faces {
             // Around obstacles (level 0 only): the coarse levels are node graphs.
-            d.go(&self.residual_faces, &f.residual[ti], groups2(lv.w, lv.h));
-            self.nodes.encode(d, t, multigrid::MG_NODE_SWEEPS);
-            self.encode_smooth(d, l, t, multigrid::MG_POST_SWEEPS);
+            d.go(&self.residual_faces, &f.residual, groups2(lv.w, lv.h));
+            self.nodes.encode(d, multigrid::MG_NODE_SWEEPS);
+            self.encode_smooth(d, l, multigrid::MG_POST_SWEEPS);
             return;
         }
-        d.go(&self.residual, &lv.residual[ti], groups2(lv.w, lv.h));
+        d.go(&self.residual, &lv.residual, groups2(lv.w, lv.h));
         let next = &self.levels[l + 1];
         let tr = next
             .transfers
@@ -408,14 +370,14 @@ impl Multigrid {
         d.go(&self.restrict_x, &tr.restrict_x, groups2(next.w, lv.h));
         d.go(&self.restrict_y, &tr.restrict_y, groups2(next.w, next.h));
         d.go(&self.clear, &tr.clear, groups2(next.w, next.h));
-        self.encode_v_cycle(d, l + 1, t);
+        self.encode_v_cycle(d, l + 1);
         d.go(&self.prolongate_x, &tr.prolongate_x, groups2(lv.w, next.h));
         d.go(
             &self.prolongate_y_add,
-            &tr.prolongate_y_add[ti],
+            &tr.prolongate_y_add,
             groups2(lv.w, lv.h),
         );
-        self.encode_smooth(d, l, t, multigrid::MG_POST_SWEEPS);
+        self.encode_smooth(d, l, multigrid::MG_POST_SWEEPS);
     }
 }
 

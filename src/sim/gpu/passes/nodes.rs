@@ -78,8 +78,8 @@ struct Level {
     relax: [wgpu::BindGroup; 2],
     residual: wgpu::BindGroup,
     restrict: wgpu::BindGroup,
-    /// Into the finer level's unknowns (per projection target below level 1).
-    prolongate: Vec<wgpu::BindGroup>,
+    /// Into the finer level's unknowns.
+    prolongate: wgpu::BindGroup,
     /// The last level's solve: dense (else the sweeps).
     coarsest: Option<(wgpu::BindGroup, bool)>,
 }
@@ -110,13 +110,13 @@ impl Nodes {
     }
 
     /// Upload `h`'s levels (`None`: no obstacles). `r0`: the finest level's residual; `q0`:
-    /// the finest level's unknowns per projection target.
+    /// the finest level's unknowns (the projection's pressure).
     pub fn set(
         &mut self,
         device: &wgpu::Device,
         h: Option<&Hierarchy>,
         r0: &wgpu::Buffer,
-        q0: &[wgpu::Buffer],
+        q0: &wgpu::Buffer,
     ) {
         self.levels.clear();
         let Some(h) = h else {
@@ -124,24 +124,24 @@ impl Nodes {
         };
         let kernels = self.kernels.get_or_insert_with(|| Kernels::new(device));
         let mut fine_r = r0.clone();
-        let mut fine_e: Vec<wgpu::Buffer> = q0.to_vec();
+        let mut fine_e = q0.clone();
         for (k, level) in h.levels.iter().enumerate() {
             let coarsest = (k + 1 == h.levels.len()).then_some(&h.coarsest);
             let (built, e, r) = kernels.level(device, level, coarsest, &fine_r, &fine_e);
             self.levels.push(built);
             fine_r = r;
-            fine_e = vec![e];
+            fine_e = e;
         }
     }
 
-    /// The coarse correction of one V-cycle, added into target `t`'s pressure: from the
+    /// The coarse correction of one V-cycle, added into the projection's pressure: from the
     /// finest level's residual down every level and back, `sweeps` red-black sweeps before
     /// and after each level's correction.
-    pub fn encode(&self, d: &mut Dispatcher, t: usize, sweeps: NodeSweeps) {
+    pub fn encode(&self, d: &mut Dispatcher, sweeps: NodeSweeps) {
         if let Some(k) = &self.kernels
             && !self.levels.is_empty()
         {
-            k.encode_level(d, &self.levels, 0, t, sweeps);
+            k.encode_level(d, &self.levels, 0, sweeps);
         }
     }
 }
@@ -167,7 +167,7 @@ impl Kernels {
         lv: &NodeLevel,
         coarsest: Option<&Coarsest>,
         fine_r: &wgpu::Buffer,
-        fine_e: &[wgpu::Buffer],
+        fine_e: &wgpu::Buffer,
     ) -> (Level, wgpu::Buffer, wgpu::Buffer) {
         use binding::*;
         let g = &lv.graph;
@@ -221,21 +221,16 @@ impl Kernels {
                 (CHILD_WEIGHT, &child_weight),
             ],
         );
-        let prolongate = fine_e
-            .iter()
-            .map(|fe| {
-                self.prolongate.bind(
-                    device,
-                    &[
-                        (N, &u),
-                        (E, &e),
-                        (FINE_E, fe),
-                        (TAP_NODE, &tap_node),
-                        (TAP_WEIGHT, &tap_weight),
-                    ],
-                )
-            })
-            .collect();
+        let prolongate = self.prolongate.bind(
+            device,
+            &[
+                (N, &u),
+                (E, &e),
+                (FINE_E, fine_e),
+                (TAP_NODE, &tap_node),
+                (TAP_WEIGHT, &tap_weight),
+            ],
+        );
         let coarsest = coarsest.map(|c| {
             let (solve, region, direct): (&[f32], Vec<[u32; 2]>, bool) = match c {
                 Coarsest::Direct(s) => (s, Vec::new(), true),
@@ -283,14 +278,7 @@ impl Kernels {
     }
 
     /// Level `k`'s part of the coarse correction (see [`Nodes::encode`]).
-    fn encode_level(
-        &self,
-        d: &mut Dispatcher,
-        levels: &[Level],
-        k: usize,
-        t: usize,
-        sweeps: NodeSweeps,
-    ) {
+    fn encode_level(&self, d: &mut Dispatcher, levels: &[Level], k: usize, sweeps: NodeSweeps) {
         let lv = &levels[k];
         go(d, &self.restrict, &lv.restrict, lv.n);
         match &lv.coarsest {
@@ -303,12 +291,11 @@ impl Kernels {
             None => {
                 self.smooth(d, lv, sweeps.at(k));
                 go(d, &self.residual, &lv.residual, lv.n);
-                self.encode_level(d, levels, k + 1, t, sweeps);
+                self.encode_level(d, levels, k + 1, sweeps);
                 self.smooth(d, lv, sweeps.at(k));
             }
         }
-        let target = if k == 0 { t } else { 0 };
-        go(d, &self.prolongate, &lv.prolongate[target], lv.fine);
+        go(d, &self.prolongate, &lv.prolongate, lv.fine);
     }
 
     fn smooth(&self, d: &mut Dispatcher, lv: &Level, sweeps: u32) {

@@ -1,5 +1,5 @@
 //! The pressure solve on the finest grid (pressure.wgsl): the warm start's scaling and the
-//! Jacobi iterations, per projection target. Red-black Gauss-Seidel and the V-cycles, which
+//! Jacobi iterations. Red-black Gauss-Seidel and the V-cycles, which
 //! also run on coarse grids, are in [`super::Multigrid`]. Mirrors cpu/pressure.rs
 //! (`scale_warm_start`, `jacobi`, and with obstacles `jacobi_faces` and the warm start's
 //! residual with couplings).
@@ -62,7 +62,7 @@ impl LevelUniform {
     }
 }
 
-/// One projection target's bind groups.
+/// The bind groups on the projection's pressure.
 struct Target {
     /// Jacobi q -> scratch and scratch -> q, and the final copy scratch -> q.
     jacobi: [wgpu::BindGroup; 2],
@@ -73,7 +73,8 @@ struct Target {
     scale: wgpu::BindGroup,
 }
 
-/// One projection target's bind groups around obstacles (the kernels with couplings).
+/// The bind groups on the projection's pressure around obstacles (the kernels with
+/// couplings).
 struct FacesTarget {
     jacobi: [wgpu::BindGroup; 2],
     neg_a: wgpu::BindGroup,
@@ -87,17 +88,16 @@ pub(in crate::sim::gpu) struct Pressure {
     scale_warm_start: Kernel,
     jacobi_faces: Kernel,
     residual_faces: Kernel,
-    /// `[target]`.
-    targets: [Target; 2],
-    /// `[target]`, with obstacles.
-    faces: Option<[FacesTarget; 2]>,
+    target: Target,
+    /// With obstacles.
+    faces: Option<FacesTarget>,
     /// The finest level's uniform, the Jacobi scratch, zeros and `-A q`.
     level0: wgpu::Buffer,
     tmp: wgpu::Buffer,
     zeros: wgpu::Buffer,
     neg_aq: wgpu::Buffer,
-    /// The projection targets' pressures and right-hand side.
-    q: [wgpu::Buffer; 2],
+    /// The projection's pressure and right-hand side.
+    q: wgpu::Buffer,
     b: wgpu::Buffer,
     cells: (u32, u32),
 }
@@ -142,10 +142,7 @@ impl Pressure {
                     .bind(device, &[(L, &u_scale), (Q, q), (RESULTS, &b.results)]),
             }
         };
-        let targets = [
-            target(&b.q[0], slot::DOTS_MAIN),
-            target(&b.q[1], slot::DOTS_EXTRA),
-        ];
+        let target = target(&b.q, slot::DOTS);
         Self {
             jacobi,
             jacobi_copy,
@@ -153,7 +150,7 @@ impl Pressure {
             scale_warm_start,
             jacobi_faces: Kernel::new(device, m, "jacobi_faces"),
             residual_faces: Kernel::new(device, m, "residual_faces"),
-            targets,
+            target,
             faces: None,
             level0: u0,
             tmp,
@@ -178,7 +175,8 @@ impl Pressure {
                 k.bind(device, &entries)
             };
             let (u0, tmp, b) = (&self.level0, &self.tmp, &self.b);
-            self.q.each_ref().map(|q| FacesTarget {
+            let q = &self.q;
+            FacesTarget {
                 jacobi: [
                     bind(
                         &self.jacobi_faces,
@@ -196,28 +194,28 @@ impl Pressure {
                     residual,
                     &[(L, u0), (Q_IN, q), (B, &self.zeros), (R, &self.neg_aq)],
                 ),
-            })
+            }
         });
     }
 
-    /// Scale target `t`'s warm start so it never hurts: q *= argmin_s |b - s A q|.
-    pub fn encode_warm_start(&self, d: &mut Dispatcher, reduce: &Reduce, t: usize) {
-        let tg = &self.targets[t];
+    /// Scale the warm start so it never hurts: q *= argmin_s |b - s A q|.
+    pub fn encode_warm_start(&self, d: &mut Dispatcher, reduce: &Reduce) {
+        let tg = &self.target;
         match &self.faces {
-            Some(f) => d.go(&self.residual_faces, &f[t].neg_a, self.cells),
+            Some(f) => d.go(&self.residual_faces, &f.neg_a, self.cells),
             None => d.go(&self.residual, &tg.neg_a, self.cells),
         }
         reduce.encode(d, &tg.dots);
         d.go(&self.scale_warm_start, &tg.scale, self.cells);
     }
 
-    /// `iterations` Jacobi iterations on target `t`, the result back in its pressure.
-    pub fn encode_jacobi(&self, d: &mut Dispatcher, t: usize, iterations: u32) {
-        let tg = &self.targets[t];
+    /// `iterations` Jacobi iterations, the result back in the pressure.
+    pub fn encode_jacobi(&self, d: &mut Dispatcher, iterations: u32) {
+        let tg = &self.target;
         for it in 0..iterations {
             let parity = it as usize % 2;
             match &self.faces {
-                Some(f) => d.go(&self.jacobi_faces, &f[t].jacobi[parity], self.cells),
+                Some(f) => d.go(&self.jacobi_faces, &f.jacobi[parity], self.cells),
                 None => d.go(&self.jacobi, &tg.jacobi[parity], self.cells),
             }
         }

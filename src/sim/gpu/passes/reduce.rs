@@ -25,13 +25,13 @@ pub(in crate::sim::gpu) mod binding {
 pub(in crate::sim::gpu) mod slot {
     pub const DIV_BEFORE: u32 = 0;
     pub const DIV_AFTER: u32 = 1;
-    pub const DOTS_MAIN: u32 = 2;
-    pub const Q_MAIN: u32 = 3;
+    /// The warm start's dot products (Jacobi and red-black).
+    pub const DOTS: u32 = 2;
+    /// The pressure's sum (its mean is subtracted).
+    pub const Q: u32 = 3;
     pub const DIV_ADVECTED: u32 = 4;
     pub const U: u32 = 5;
     pub const V: u32 = 6;
-    pub const DOTS_EXTRA: u32 = 7;
-    pub const Q_EXTRA: u32 = 8;
     /// The activity probe's three slots: u, v and dye (see `activity.rs`).
     pub const ACTIVITY: u32 = 9;
     /// The largest |u| and |v| before dye advection, with obstacles (`SLOT_SPEED_U`,
