@@ -1,7 +1,8 @@
 //! Fields for parity tests: a lively starting state and a relative difference.
 
 use dyeflow::sim::grid::Fields;
-use dyeflow::sim::{SimConfig, Stage, StepParams};
+use dyeflow::sim::physics::extra_iterations;
+use dyeflow::sim::{SimConfig, Solver, Stage, StepParams, StepStats};
 use rand::Rng;
 
 /// A `w x h` grid with two multigrid V-cycles and dye at the grid's resolution: the parity
@@ -75,4 +76,50 @@ pub fn stage_params(stage: Stage, p: StepParams) -> StepParams {
         },
         _ => p,
     }
+}
+
+/// Before the stage-by-stage parity tests run `stage` on both solvers: the compressibility
+/// check's decision reads the last velocity advection, so for it the CPU advects the velocity
+/// and both solvers start from its result.
+pub fn prepare_stage(cpu: &mut impl Solver, gpu: &mut impl Solver, stage: Stage, p: &StepParams) {
+    if stage == Stage::Compressibility {
+        cpu.run_stage(Stage::AdvectVelocity, p);
+        let f = cpu.read_fields();
+        cpu.write_fields(&f);
+        gpu.write_fields(&f);
+    }
+}
+
+/// Run `stage` with `p` on both solvers and return what each measured. The compressibility
+/// check moves nothing itself, so after it the projection runs too, with the extra iterations
+/// the check chose (`p` makes the flow compressible: see [`stage_params`]), and the CPU must
+/// count them; its statistics are returned.
+pub fn run_stage_on_both(
+    cpu: &mut impl Solver,
+    gpu: &mut impl Solver,
+    stage: Stage,
+    p: &StepParams,
+    what: &str,
+) -> (StepStats, StepStats) {
+    let before = (stage == Stage::Compressibility).then(|| cpu.read_fields());
+    let (a, b) = (cpu.run_stage(stage, p), gpu.run_stage(stage, p));
+    let Some(before) = before else {
+        return (a, b);
+    };
+    assert!(
+        cpu.read_fields() == before,
+        "{what}: the check moved the flow"
+    );
+    let (a, b) = (
+        cpu.run_stage(Stage::Project, p),
+        gpu.run_stage(Stage::Project, p),
+    );
+    let cfg = cpu.config();
+    let iters = cfg.pressure_iterations;
+    assert_eq!(
+        a.pressure_iterations,
+        iters + extra_iterations(cfg.pressure, iters),
+        "{what}: no extra iterations after a compressible advection"
+    );
+    (a, b)
 }
