@@ -118,6 +118,7 @@ impl<'a> Sampler<'a> {
 
     /// The four corners `t` reads and their bilinear weights (the near-solid passes weigh
     /// them one by one).
+    #[inline(always)]
     fn corners(&self, t: Taps) -> [(usize, f32); 4] {
         [
             (t.k, (1.0 - t.fx) * (1.0 - t.fy)),
@@ -536,6 +537,7 @@ fn advect_scalar_row(
 /// taking the bilinear mean of only the fluid corners, their weights renormalised (none
 /// solid: the plain mean; all solid: the cell's own value), times `decay`, limited to +-`max`.
 #[allow(clippy::too_many_arguments)]
+#[inline(always)]
 fn scalar_among_fluid(
     g: Grid,
     flow: &Flow,
@@ -619,6 +621,30 @@ pub fn advect_scalar(
     }
 }
 
+/// Cells near solids traced again per parallel task.
+const NEAR_CHUNK: usize = 256;
+
+kernel! {
+/// [`scalar_among_fluid`] for each of `cells` into `out` (a kernel, so that its multiply-adds
+/// are FMA instructions rather than calls to libm's `fmaf`).
+#[allow(clippy::too_many_arguments)]
+fn scalars_among_fluid(
+    g: Grid,
+    flow: Flow,
+    field: Sampler,
+    solid: &[bool],
+    cells: &[u32],
+    k: f32,
+    decay: f32,
+    max: f32,
+    out: &mut [f32],
+) {
+    for (o, &c) in out.iter_mut().zip(cells) {
+        *o = scalar_among_fluid(g, &flow, &field, solid, c as usize, k, decay, max);
+    }
+}
+}
+
 /// The solids' part of [`advect_scalar`], after its plain pass wrote `out`: the cells
 /// `solids.1` next to solids (`solids.0` flags the solid cells) traced again among fluid
 /// cells, and the solid cells set to 0.
@@ -638,15 +664,82 @@ pub fn scalar_near_solids(
     let field = Sampler::new(src, g.w, g.h);
     let k = dt * g.h as f32;
     assert!(solid.len() >= g.w * g.h);
-    let values: Vec<f32> = cells
-        .par_iter()
-        .with_min_len(256)
-        .map(|&c| scalar_among_fluid(g, &flow, &field, solid, c as usize, k, decay, max))
-        .collect();
+    let mut values = vec![0.0f32; cells.len()];
+    values
+        .par_chunks_mut(NEAR_CHUNK)
+        .zip(cells.par_chunks(NEAR_CHUNK))
+        .for_each(|(out, cells)| {
+            scalars_among_fluid(g, flow, field, solid, cells, k, decay, max, out);
+        });
     for (&c, value) in cells.iter().zip(values) {
         out[c as usize] = value;
     }
     super::obstacles::clear_solid_cells(solid, out);
+}
+
+/// What [`dye_among_fluid`] reads.
+#[derive(Clone, Copy)]
+struct NearDye<'a> {
+    g: Grid,
+    scale: usize,
+    flow: Flow<'a>,
+    dye: Sampler<'a>,
+    dye_in: [&'a [f32]; 3],
+    solid: &'a [bool],
+}
+
+kernel! {
+/// The dye of each of `cells` (next to solids) traced again among fluid corners into `out`
+/// (see [`advect_dye_near_solids`]; a kernel, so that its multiply-adds are FMA instructions
+/// rather than calls to libm's `fmaf`).
+fn dye_among_fluid(near: NearDye, cells: &[u32], k: f32, decay: f32, max: f32, out: &mut [[f32; 3]]) {
+    let NearDye { g, scale, flow, dye, dye_in, solid } = near;
+    let (dw, u, v) = (g.w * scale, flow.u.f, flow.v.f);
+    let (inv_s, s) = (1.0 / scale as f32, scale as f32);
+    for (o, &c) in out.iter_mut().zip(cells) {
+        let (i, j) = (c as usize % dw, c as usize / dw);
+        // The plain pass's trace (advect_dye_row_1 / advect_dye_row).
+        let (x, y) = if scale == 1 {
+            (i as f32, j as f32)
+        } else {
+            (
+                (i as f32 + 0.5).mul_add(inv_s, -0.5),
+                (j as f32 + 0.5).mul_add(inv_s, -0.5),
+            )
+        };
+        let (vx, vy) = if scale == 1 {
+            let urow = &u[j * (g.w + 1)..];
+            (
+                0.5 * (urow[i] + urow[i + 1]),
+                0.5 * (v[j * g.w + i] + v[(j + 1) * g.w + i]),
+            )
+        } else {
+            flow.at(x, y)
+        };
+        let (bx, by) = flow.depart(x, y, vx, vy, k);
+        let (bx, by) = if scale == 1 {
+            (bx, by)
+        } else {
+            ((bx + 0.5).mul_add(s, -0.5), (by + 0.5).mul_add(s, -0.5))
+        };
+        let t = dye.taps(bx, by);
+        let mut sum = [0.0f32; 3];
+        let mut weight = 0.0f32;
+        for (ck, cw) in dye.corners(t) {
+            if !solid[ck] {
+                weight += cw;
+                for p in 0..3 {
+                    sum[p] = cw.mul_add(dye_in[p][ck], sum[p]);
+                }
+            }
+        }
+        *o = if weight > 1e-6 {
+            sum.map(|v| (v / weight * decay).max(0.0).min(max))
+        } else {
+            std::array::from_fn(|p| (dye_in[p][c as usize] * decay).max(0.0).min(max))
+        };
+    }
+}
 }
 
 /// Dye cells next to obstacles, advected again so that no sample is taken from inside a solid.
@@ -674,55 +767,21 @@ pub fn advect_dye_near_solids(
     let flow = Flow::new(g, u, v);
     let dye = Sampler::new(dye_in[0], dw, dh);
     let k = dt * g.h as f32;
-    let (inv_s, s) = (1.0 / scale as f32, scale as f32);
-    let values: Vec<[f32; 3]> = cells
-        .par_iter()
-        .with_min_len(256)
-        .map(|&c| {
-            let (i, j) = (c as usize % dw, c as usize / dw);
-            // The plain pass's trace (advect_dye_row_1 / advect_dye_row).
-            let (x, y) = if scale == 1 {
-                (i as f32, j as f32)
-            } else {
-                (
-                    (i as f32 + 0.5).mul_add(inv_s, -0.5),
-                    (j as f32 + 0.5).mul_add(inv_s, -0.5),
-                )
+    let mut values = vec![[0.0f32; 3]; cells.len()];
+    values
+        .par_chunks_mut(NEAR_CHUNK)
+        .zip(cells.par_chunks(NEAR_CHUNK))
+        .for_each(|(out, cells)| {
+            let near = NearDye {
+                g,
+                scale,
+                flow,
+                dye,
+                dye_in,
+                solid,
             };
-            let (vx, vy) = if scale == 1 {
-                let urow = &u[j * (g.w + 1)..];
-                (
-                    0.5 * (urow[i] + urow[i + 1]),
-                    0.5 * (v[j * g.w + i] + v[(j + 1) * g.w + i]),
-                )
-            } else {
-                flow.at(x, y)
-            };
-            let (bx, by) = flow.depart(x, y, vx, vy, k);
-            let (bx, by) = if scale == 1 {
-                (bx, by)
-            } else {
-                ((bx + 0.5).mul_add(s, -0.5), (by + 0.5).mul_add(s, -0.5))
-            };
-            let t = dye.taps(bx, by);
-            let corners = dye.corners(t);
-            let mut sum = [0.0f32; 3];
-            let mut weight = 0.0f32;
-            for (ck, cw) in corners {
-                if !solid[ck] {
-                    weight += cw;
-                    for p in 0..3 {
-                        sum[p] = cw.mul_add(dye_in[p][ck], sum[p]);
-                    }
-                }
-            }
-            if weight > 1e-6 {
-                sum.map(|v| (v / weight * decay).max(0.0).min(max))
-            } else {
-                std::array::from_fn(|p| (dye_in[p][c as usize] * decay).max(0.0).min(max))
-            }
-        })
-        .collect();
+            dye_among_fluid(near, cells, k, decay, max, out);
+        });
     let [r, gr, b] = dye_out;
     for (&c, [vr, vg, vb]) in cells.iter().zip(values) {
         let c = c as usize;
