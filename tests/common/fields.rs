@@ -62,8 +62,9 @@ pub fn rel_max(a: &[f32], b: &[f32]) -> f32 {
 
 /// The parameters the stage-by-stage parity tests run `stage` with, from `p`: the
 /// compressibility check chooses extra iterations only after a long trace through a
-/// compressible flow (a step of 0.1 s at these speeds traces 2.5 cells); the lift gets heavy dye and an ambient temperature above
-/// the fluid's (no heat: the heat passes have their own tests), lifting up and to the right.
+/// compressible flow (a step of 0.1 s at these speeds traces 2.5 cells); the lift gets heavy
+/// dye and an ambient temperature above the fluid's (no heat: the heat passes have their own
+/// tests), lifting up and to the right.
 pub fn stage_params(stage: Stage, p: StepParams) -> StepParams {
     match stage {
         Stage::Compressibility => StepParams { dt: 0.1, ..p },

@@ -175,7 +175,7 @@ pub struct CpuSolver {
     pending: Vec<Splat>,
     /// Splats dropped because the queue was full (a runaway producer).
     dropped_splats: u64,
-    /// Whether `step` measures the divergence after the main projection.
+    /// Whether `step` measures the divergence after the projection.
     measure: bool,
     /// How far the last velocity advection traced, in cells (decides the extra iterations).
     reach: f32,

@@ -282,6 +282,13 @@ impl GpuSolver {
         let (device, queue) = (&self.ctx.device, &self.ctx.queue);
         self.compressibility
             .set_table(device, queue, &self.buf, &table);
+        self.forget_extra();
+    }
+
+    /// No extra iterations pending: the arguments zeroed, and none counted (after fields were
+    /// written, a reset or a new table, the last decision was about another flow).
+    fn forget_extra(&mut self) {
+        self.compressibility.forget(&self.ctx.queue);
         self.extra_next = false;
     }
 
@@ -927,7 +934,7 @@ impl Solver for GpuSolver {
         let (ctx, b) = (&self.ctx, &self.buf);
         let u = read_f32(ctx, &b.u[self.vel], s.nu());
         let v = read_f32(ctx, &b.v[self.vel], s.nv());
-        // The main projection's pressure, centred (as the CPU reports it).
+        // The projection's pressure, centred (as the CPU reports it).
         let mut pressure = read_f32(ctx, &b.q, s.nc());
         let mean = (pressure.iter().map(|&x| f64::from(x)).sum::<f64>() / s.nc() as f64) as f32;
         pressure.iter_mut().for_each(|x| *x -= mean);
@@ -947,14 +954,13 @@ impl Solver for GpuSolver {
 
     fn write_fields(&mut self, fields: &Fields) {
         let f = fields.resampled(&self.cfg);
+        self.forget_extra();
         let q = &self.ctx.queue;
         let b = &self.buf;
         q.write_buffer(&b.u[self.vel], 0, bytemuck::cast_slice(&f.u));
         q.write_buffer(&b.v[self.vel], 0, bytemuck::cast_slice(&f.v));
         q.write_buffer(&b.q, 0, bytemuck::cast_slice(&f.pressure));
         q.write_buffer(&b.q_centred, 0, bytemuck::cast_slice(&f.pressure));
-        self.compressibility.forget(q);
-        self.extra_next = false;
         let rgba: Vec<f32> = (0..f.dye[0].len())
             .flat_map(|i| [f.dye[0][i], f.dye[1][i], f.dye[2][i], 0.0])
             .collect();
@@ -983,11 +989,10 @@ impl Solver for GpuSolver {
         ] {
             encoder.clear_buffer(buffer, 0, None);
         }
-        encoder.clear_buffer(self.compressibility.args(), 0, None);
-        self.extra_next = false;
         if let Some(pp) = &self.particles {
             encoder.clear_buffer(pp.slots(), 0, None);
         }
+        self.forget_extra();
         self.ctx.queue.submit([encoder.finish()]);
         self.pending.clear();
         self.heated = false;

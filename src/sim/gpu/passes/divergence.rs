@@ -52,9 +52,9 @@ pub(in crate::sim::gpu) struct DecideUniform {
 /// Which divergence norms a divergence pass measures (each has its result slot).
 #[derive(Clone, Copy)]
 pub(in crate::sim::gpu) enum Norms {
-    /// Before the first projection (also fixes its right-hand side's mean).
+    /// Before the projection (also fixes its right-hand side's mean).
     Before,
-    /// After the first projection (statistics only).
+    /// After the projection (statistics only).
     After,
     /// After velocity advection (the compressibility test).
     Advected,
@@ -195,8 +195,9 @@ impl Compressibility {
         )
     }
 
-    /// Take the extra iterations' dispatch sizes (recorded with `Dispatcher::record`), with no
-    /// extra iterations pending.
+    /// Take the extra iterations' dispatch sizes (recorded with `Dispatcher::record`). The
+    /// arguments may still hold a decision sized for the old table: [`Compressibility::forget`]
+    /// it.
     pub fn set_table(
         &mut self,
         device: &wgpu::Device,
@@ -209,7 +210,6 @@ impl Compressibility {
         if bytes > self.args.size() {
             self.args = args_buffer(device, bytes);
         }
-        self.forget(queue);
         self.table =
             crate::sim::gpu::kernel::storage_init(device, "Buffer: extra iterations table", &flat);
         self.count = table.len() as u32;
