@@ -45,11 +45,11 @@ const SRGB_POLY: [f32; 7] = [
     1.283_523_750e1,
 ];
 
-/// `255 * srgb_encode(x)` for x in 0..1 (clamped; NaN gives 0).
+/// `255 * srgb_encode(x)` for `x >= 0` (not NaN), without the clamp at 1: the polynomial
+/// increases from 255.0002 at 1 on (its derivative's only real root is at -0.053), up to
+/// +inf, so [`channel_8bit`]'s clamp at 255 gives what clamping `x` at 1 would.
 #[inline(always)]
-#[allow(clippy::manual_clamp)] // clamp would keep NaN; max-then-min maps it to 0
-fn encode_255(x: f32) -> f32 {
-    let x = x.max(0.0).min(1.0);
+fn encode_255_open(x: f32) -> f32 {
     let y = x.sqrt().sqrt();
     let mut p = SRGB_POLY[6];
     for &c in SRGB_POLY[..6].iter().rev() {
@@ -57,20 +57,48 @@ fn encode_255(x: f32) -> f32 {
     }
     if x <= SRGB_TOE {
         x * (12.92 * 255.0)
-    } else if x >= 1.0 {
-        255.0
     } else {
         p
     }
 }
 
-/// An 8-bit channel from `255 v` and a dither offset in [0, 1): rounded down, clamped.
-#[inline(always)]
+/// `255 * srgb_encode(x)` for x in 0..1 (clamped; NaN gives 0).
+#[cfg(test)]
 #[allow(clippy::manual_clamp)] // clamp would keep NaN; max-then-min maps it to 0
-fn quantise(v255: f32, d: f32) -> u32 {
-    let y = (v255 + d).max(0.0).min(255.0);
-    // SAFETY: y is finite and in [0, 255].
-    unsafe { y.to_int_unchecked::<i32>() as u32 }
+fn encode_255(x: f32) -> f32 {
+    encode_255_open(x.max(0.0)).min(255.0)
+}
+
+/// The 8-bit channel of light `x` (toned; NaN and negatives give 0, 1 and above 255) with a
+/// dither offset `d` in [0, 1): `floor(255 srgb_encode(x) + d)`, clamped at 255.
+///
+/// The arithmetic of clamping `x` to 0..1 first, with fewer operations: `encode_255_open` of
+/// a non-negative `x` is at least 0 (the toe's line from 0, the polynomial above 10 past it),
+/// so the sum needs no clamp at 0; and at 1 and above it is at least 255, so the clamp at 255
+/// gives the 255 that clamping `x` at 1 would (a test checks both).
+#[inline(always)]
+fn channel_8bit(x: f32, d: f32) -> u32 {
+    let v = (encode_255_open(x.max(0.0)) + d).min(255.0);
+    // SAFETY: v is in [0, 255]: the sum is not NaN (x.max(0.0) maps NaN to 0, and the
+    // polynomial of +inf is +inf) and not negative.
+    unsafe { v.to_int_unchecked::<i32>() as u32 }
+}
+
+/// The brightest of three channels, as `maxps` computes it: one instruction per pair, where
+/// `f32::max`, which passes over NaN, needs three. With a NaN channel the result may be NaN,
+/// and then the tone's gain is that of 0 ([`filmic_ratio`] maps NaN to 0); [`channel_8bit`] turns
+/// the NaN channel itself into 0 whatever the gain.
+#[inline(always)]
+fn brightest(c: [f32; 3]) -> f32 {
+    let m = if c[0] > c[1] { c[0] } else { c[1] };
+    if m > c[2] { m } else { c[2] }
+}
+
+/// The dimmest of three channels, as `minps` computes it (see [`brightest`]).
+#[inline(always)]
+fn dimmest(c: [f32; 3]) -> f32 {
+    let m = if c[0] < c[1] { c[0] } else { c[1] };
+    if m < c[2] { m } else { c[2] }
 }
 
 kernel! { avx512:
@@ -80,10 +108,9 @@ fn display_row_kernel(light: [&[f32]; 3], py: u32, out: &mut [u32]) {
     let n = out.len().min(r.len()).min(g.len()).min(b.len());
     for px in 0..n {
         let c = [r[px], g[px], b[px]];
-        let k = filmic_ratio(c[0].max(c[1]).max(c[2]));
+        let k = filmic_ratio(brightest(c));
         let d = dither(px as u32, py);
-        let q = |x: f32| quantise(encode_255(x * k), d);
-        let (r8, g8, b8) = (q(c[0]), q(c[1]), q(c[2]));
+        let (r8, g8, b8) = (channel_8bit(c[0] * k, d), channel_8bit(c[1] * k, d), channel_8bit(c[2] * k, d));
         out[px] = r8 | g8 << 8 | b8 << 16 | 0xff00_0000;
     }
 }
@@ -169,7 +196,8 @@ pub fn vibrant(c: Rgb, v: f32) -> Rgb {
     // the wrong ratio, from about 1e19 on).
     let c = map3(c, |x| x.max(0.0).min(FILMIC_MAX_LIGHT));
     let y = luma(c);
-    let (max, min) = (c[0].max(c[1]).max(c[2]), c[0].min(c[1]).min(c[2]));
+    // No channel is NaN any more, so the `maxps`-style pairs give what `f32::max` would.
+    let (max, min) = (brightest(c), dimmest(c));
     // The wanted gain `1 + g (1 - s)` is `(max + g min) / max`; the dimmest channel reaches
     // 0 at a gain of `y / (y - min)`. The smaller is chosen by cross-multiplying (both
     // denominators are positive), so that a pixel pays for one division, not two.
@@ -579,7 +607,7 @@ mod tests {
                 let k = filmic_ratio(c[0].max(c[1]).max(c[2]));
                 let d = dither(x as u32, py as u32);
                 let want = c.iter().enumerate().fold(0xff00_0000, |p, (i, &v)| {
-                    p | quantise(encode_255(v * k), d) << (8 * i)
+                    p | channel_8bit(v * k, d) << (8 * i)
                 });
                 assert_eq!(got[x], want, "effects {bits:04b}, pixel {x}");
             }
@@ -588,6 +616,44 @@ mod tests {
 
     fn channel(p: u32, c: usize) -> u8 {
         p.to_le_bytes()[c]
+    }
+
+    /// The 8-bit channel without clamps gives the bits of clamping the light to 0..1 first:
+    /// 255 at 1 and above (up to +inf), 0 for NaN and negatives, and the same rounding
+    /// between, for every dither offset.
+    #[test]
+    #[allow(clippy::manual_clamp)] // the reference clamps NaN to 0, as max-then-min does
+    fn channels_match_the_clamped_light() {
+        let clamped = |x: f32, d: f32| {
+            let v = if x.is_nan() || x <= 0.0 {
+                0.0
+            } else if x >= 1.0 {
+                255.0
+            } else {
+                encode_255_open(x)
+            };
+            (v + d).max(0.0).min(255.0).floor() as u32
+        };
+        let ds = [0.0, 0.25, 0.5, 0.999_999_9, 1.0 - f32::EPSILON / 2.0];
+        for i in 0..=200_000 {
+            let x = i as f32 / 100_000.0;
+            for d in ds {
+                assert_eq!(channel_8bit(x, d), clamped(x, d), "x {x} d {d}");
+            }
+        }
+        for x in [1.000_001, 7.0, 1.0e10, 1.0e30, f32::MAX, f32::INFINITY] {
+            for d in ds {
+                assert_eq!(channel_8bit(x, d), 255, "x {x} d {d}");
+            }
+        }
+        for x in [f32::NAN, -1.0, -1.0e30, f32::NEG_INFINITY, -0.0] {
+            assert_eq!(channel_8bit(x, 0.999), 0, "x {x}");
+        }
+        assert!(brightest([1.0, 3.0, 2.0]) == 3.0 && brightest([4.0, 3.0, 2.0]) == 4.0);
+        assert_eq!(
+            filmic_ratio(brightest([f32::NAN, 0.5, f32::NAN])),
+            filmic_ratio(0.0)
+        );
     }
 
     #[test]
