@@ -2,6 +2,23 @@
 //! platform libm calls in hot paths (their last bits differ between systems), and `mul_add` is
 //! exactly rounded whether the CPU has FMA or not, so results are identical on every machine.
 
+/// The brightest of three channels as `maxps` computes it, one instruction per pair where
+/// `f32::max` (which passes over NaN) needs three: without NaN, the same answer; with a NaN
+/// channel it may be NaN. The display's tone then takes the gain of 0
+/// (`crate::fluid::filmic_ratio` maps NaN to 0) and turns the NaN channel itself into 0.
+#[inline(always)]
+pub fn brightest(c: [f32; 3]) -> f32 {
+    let m = if c[0] > c[1] { c[0] } else { c[1] };
+    if m > c[2] { m } else { c[2] }
+}
+
+/// The dimmest of three channels as `minps` computes it (see [`brightest`]).
+#[inline(always)]
+pub fn dimmest(c: [f32; 3]) -> f32 {
+    let m = if c[0] < c[1] { c[0] } else { c[1] };
+    if m < c[2] { m } else { c[2] }
+}
+
 /// `x` limited to `[lo, hi]`. Unlike `f32::clamp`, NaN maps to `lo` rather than staying NaN
 /// (the same as the vector max-then-min instructions, which the SIMD kernels use), so garbage
 /// never spreads through a field.

@@ -26,7 +26,7 @@ use crate::fluid::{
     FILMIC_MAX_LIGHT, LUMA, PALETTE_HALF_LIGHT, PALETTE_STOPS, dither, filmic_ratio,
 };
 pub use crate::sim::effects::{BG_COVER, Fx, SHADE_ELEVATION_DEG, SHADE_RELIEF};
-use crate::sim::math::{from_fn3, map3};
+use crate::sim::math::{brightest, dimmest, from_fn3, map3};
 
 /// Where the sRGB curve's linear toe ends.
 const SRGB_TOE: f32 = 0.003_130_8;
@@ -82,23 +82,6 @@ fn channel_8bit(x: f32, d: f32) -> u32 {
     // SAFETY: v is in [0, 255]: the sum is not NaN (x.max(0.0) maps NaN to 0, and the
     // polynomial of +inf is +inf) and not negative.
     unsafe { v.to_int_unchecked::<i32>() as u32 }
-}
-
-/// The brightest of three channels, as `maxps` computes it: one instruction per pair, where
-/// `f32::max`, which passes over NaN, needs three. With a NaN channel the result may be NaN,
-/// and then the tone's gain is that of 0 ([`filmic_ratio`] maps NaN to 0); [`channel_8bit`] turns
-/// the NaN channel itself into 0 whatever the gain.
-#[inline(always)]
-fn brightest(c: [f32; 3]) -> f32 {
-    let m = if c[0] > c[1] { c[0] } else { c[1] };
-    if m > c[2] { m } else { c[2] }
-}
-
-/// The dimmest of three channels, as `minps` computes it (see [`brightest`]).
-#[inline(always)]
-fn dimmest(c: [f32; 3]) -> f32 {
-    let m = if c[0] < c[1] { c[0] } else { c[1] };
-    if m < c[2] { m } else { c[2] }
 }
 
 kernel! { avx512:
@@ -196,7 +179,7 @@ pub fn vibrant(c: Rgb, v: f32) -> Rgb {
     // the wrong ratio, from about 1e19 on).
     let c = map3(c, |x| x.max(0.0).min(FILMIC_MAX_LIGHT));
     let y = luma(c);
-    // No channel is NaN any more, so the `maxps`-style pairs give what `f32::max` would.
+    // No channel is NaN any more, so `maxps` and `minps` give what `f32::max` and `min` would.
     let (max, min) = (brightest(c), dimmest(c));
     // The wanted gain `1 + g (1 - s)` is `(max + g min) / max`; the dimmest channel reaches
     // 0 at a gain of `y / (y - min)`. The smaller is chosen by cross-multiplying (both
@@ -405,7 +388,9 @@ fn grade_row(c: [&mut [f32]; 3], stops: Option<&[Rgb; PALETTE_STOPS]>, vibrance:
 }
 }
 
-/// `out[x] = h[x + k] - h[x - k]`, the indices clamped to the row.
+kernel! { avx512:
+/// `out[x] = h[x + k] - h[x - k]`, the indices clamped to the row (a kernel: built for the
+/// baseline CPU its loop ran four floats at a time, 2 % of a frame with effects).
 fn differences(h: &[f32], k: usize, out: &mut [f32]) {
     let n = h.len().min(out.len());
     let at = |x: usize| h[(x + k).min(n - 1)] - h[x.saturating_sub(k)];
@@ -425,6 +410,7 @@ fn differences(h: &[f32], k: usize, out: &mut [f32]) {
     {
         *o = a - b;
     }
+}
 }
 
 /// One row (`py`, top first) of light with effects to packed opaque RGBA8 pixels: shading,
