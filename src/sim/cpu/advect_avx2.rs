@@ -1,4 +1,5 @@
-//! AVX2 + FMA versions of the advection rows: eight samples at a time with gathers.
+//! AVX2 + FMA versions of the advection rows: eight samples at a time, their corners fetched
+//! with loads and lane permutes where they lie close together, with gathers elsewhere.
 //!
 //! Every operation mirrors the scalar kernel's, in the same order (a multiply then a subtract
 //! where the scalar code has `a - k * v`, a fused multiply-add where it has `mul_add`, the same
@@ -74,11 +75,10 @@ impl<'a> Wide<'a> {
     }
 
     /// Bilinear interpolation of `f` (a field of this shape) at the taps, as
-    /// `Sampler::gather`. Each corner pair (`f[k]`, `f[k + 1]`) is gathered as one 64-bit
-    /// element: half the gathered elements of four float gathers, 6 % faster steps at 256²
-    /// (2026-11). (A "row window" path that replaced the gathers with loads and lane permutes
-    /// when all eight samples fell in 16 columns of one row pair hit 95 % of the time at 512²
-    /// but was no faster on the dev machine's Xeon, so it was dropped.)
+    /// `Sampler::gather`, the corners from [`Wide::gather_pairs`]. (A "row window" path over
+    /// 16 columns, tried on an earlier dev machine's Xeon, was no faster there and was
+    /// dropped; on the Zen 4 VM of 2026-11-27, whose gathers are slower, the 8-float window of
+    /// `gather_pairs` took the 512² step from 3.3-3.8 to 2.5 ms.)
     #[inline(always)]
     unsafe fn gather(&self, f: &[f32], t: &Taps8) -> __m256 {
         // SAFETY: AVX2 and FMA are available (contract); `gather_pairs` reads only inside `f`
@@ -91,9 +91,35 @@ impl<'a> Wide<'a> {
         }
     }
 
-    /// The four corners by gathering each horizontal pair as one 64-bit element.
+    /// The four corners `f[k]`, `f[k + 1]`, `f[k + row]`, `f[k + row + 1]` of eight samples.
+    ///
+    /// When every lane's corner lies in the eight floats from lane 0's (as when eight
+    /// neighbouring cells depart from neighbouring places), four plain loads and lane permutes
+    /// fetch them; otherwise each horizontal pair is gathered as one 64-bit element. Both read
+    /// the same floats, so the result is the same either way. Gathers are slow on some CPUs
+    /// (on the Zen 4 dev VM a dye grid twice the simulation's resolution spent 58 % of its
+    /// step in its gathering advection, 2026-11-27).
     #[inline(always)]
     unsafe fn gather_pairs(&self, f: &[f32], k: __m256i) -> (__m256, __m256, __m256, __m256) {
+        // SAFETY: AVX2 is available (contract). The window path reads `f[k0..k0 + row + 9]`,
+        // checked against `f.len()` first (`k0 >= 0`: `taps` clamps every corner into the
+        // field), and picks lanes `k - k0` in 0..=7 of each 8-float load.
+        unsafe {
+            let k0 = _mm256_cvtsi256_si32(k);
+            let d = _mm256_sub_epi32(k, _mm256_set1_epi32(k0));
+            let seven = _mm256_set1_epi32(7);
+            let inside = _mm256_cmpeq_epi32(_mm256_max_epu32(d, seven), seven);
+            if _mm256_movemask_epi8(inside) == -1 && (k0 + self.row + 9) as usize <= f.len() {
+                let at = |o: i32| _mm256_loadu_ps(f.as_ptr().add((k0 + o) as usize));
+                let pick = |v: __m256| _mm256_permutevar8x32_ps(v, d);
+                return (
+                    pick(at(0)),
+                    pick(at(1)),
+                    pick(at(self.row)),
+                    pick(at(self.row + 1)),
+                );
+            }
+        }
         // SAFETY: AVX2 is available (contract). `k` comes from `taps`, which clamps each sample
         // to the field (NaN to 0) and its corner to at most (ilast, jlast) = (nx - 2, ny - 2),
         // so both 64-bit reads, at `k` and `k + row`, cover floats `k..=k + 1` and `k + nx..=k
@@ -586,6 +612,66 @@ mod tests {
                 (x >> 8) as f32 / (1u32 << 24) as f32 - 0.5
             })
             .collect()
+    }
+
+    /// Both ways of fetching eight samples' corners give `f[k]`, `f[k + 1]`, `f[k + row]` and
+    /// `f[k + row + 1]`: the window (every corner within seven floats after lane 0's), and the
+    /// gathers (a lane before lane 0's, a span of eight, the field's last row, where the
+    /// window's loads would pass its end).
+    #[test]
+    fn corners_by_window_and_by_gathers_agree() {
+        if !super::available() {
+            return;
+        }
+        let (nx, ny) = (23usize, 9usize);
+        let f = field(nx * ny, 11);
+        let s = super::super::Sampler::new(&f, nx, ny);
+        let last = (nx * (ny - 2) + nx - 2) as i32;
+        // The window: the first two and the fourth from the end; the gathers: the rest (the
+        // last: the window's loads would end 4 floats past the field).
+        let cases: [[i32; 8]; 7] = [
+            [30, 31, 31, 32, 33, 34, 36, 37],
+            [30, 30, 30, 30, 30, 30, 30, 30],
+            [40, 39, 41, 42, 43, 44, 45, 46],
+            [30, 31, 32, 33, 34, 35, 36, 38],
+            [50, 44, 3, 160, 51, 52, 53, 54],
+            [
+                last - 7,
+                last - 6,
+                last - 5,
+                last - 4,
+                last - 3,
+                last - 2,
+                last - 1,
+                last,
+            ],
+            [last - 3, last - 2, last - 1, last, last, last, last, last],
+        ];
+        for k in cases {
+            // SAFETY: AVX2 is available (checked above); every index is a valid corner.
+            let got = unsafe {
+                let w = super::Wide::new(&s);
+                let idx = std::arch::x86_64::_mm256_loadu_si256(k.as_ptr().cast());
+                let (a, b, c, d) = w.gather_pairs(&f, idx);
+                let out = |v| {
+                    let mut o = [0.0f32; 8];
+                    std::arch::x86_64::_mm256_storeu_ps(o.as_mut_ptr(), v);
+                    o
+                };
+                [out(a), out(b), out(c), out(d)]
+            };
+            for (lane, &k) in k.iter().enumerate() {
+                let k = k as usize;
+                let want = [f[k], f[k + 1], f[k + nx], f[k + nx + 1]];
+                for (corner, w) in want.iter().enumerate() {
+                    assert_eq!(
+                        got[corner][lane].to_bits(),
+                        w.to_bits(),
+                        "{k:?} lane {lane}"
+                    );
+                }
+            }
+        }
     }
 
     /// The particles' vector move gives exactly the scalar rule's positions, for points all
