@@ -93,8 +93,8 @@ fn display_row_kernel(light: [&[f32]; 3], py: u32, out: &mut [u32]) {
         let c = [r[px], g[px], b[px]];
         let k = filmic_ratio(brightest(c));
         let d = dither(px as u32, py);
-        let (r8, g8, b8) = (channel_8bit(c[0] * k, d), channel_8bit(c[1] * k, d), channel_8bit(c[2] * k, d));
-        out[px] = r8 | g8 << 8 | b8 << 16 | 0xff00_0000;
+        let q = |x: f32| channel_8bit(x * k, d);
+        out[px] = q(c[0]) | q(c[1]) << 8 | q(c[2]) << 16 | 0xff00_0000;
     }
 }
 }
