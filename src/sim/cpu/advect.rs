@@ -158,6 +158,31 @@ impl<'a> Flow<'a> {
         let (mx, my) = self.at(x - h * vx, y - h * vy);
         (x - k * mx, y - k * my)
     }
+
+    /// The departure point of cell centre `(i, j)` at the simulation's resolution, its
+    /// velocity the mean of its opposite faces: the trace of [`advect_dye_row_1`] and
+    /// [`advect_scalar_row`] (which read the same faces from row slices).
+    #[inline(always)]
+    fn depart_centre(&self, i: usize, j: usize, k: f32) -> (f32, f32) {
+        let (u, v, un, vn) = (self.u.f, self.v.f, self.u.nx, self.v.nx);
+        let vx = 0.5 * (u[j * un + i] + u[j * un + i + 1]);
+        let vy = 0.5 * (v[j * vn + i] + v[(j + 1) * vn + i]);
+        self.depart(i as f32, j as f32, vx, vy, k)
+    }
+
+    /// The departure point, in the dye grid's cells, of dye cell `(i, j)` of a grid `scale`
+    /// times finer (`scale > 1`): its centre in simulation centre space, the velocity sampled
+    /// there, traced, and taken back to the dye grid. The trace of [`advect_dye_row`].
+    #[inline(always)]
+    fn depart_fine(&self, scale: usize, i: usize, j: usize, k: f32) -> (f32, f32) {
+        let (inv_s, s) = (1.0 / scale as f32, scale as f32);
+        // Dye cell (i, j) sits at ((i + 1/2) / s - 1/2, ...) in simulation centre space.
+        let x = (i as f32 + 0.5).mul_add(inv_s, -0.5);
+        let y = (j as f32 + 0.5).mul_add(inv_s, -0.5);
+        let (vx, vy) = self.at(x, y);
+        let (bx, by) = self.depart(x, y, vx, vy, k);
+        ((bx + 0.5).mul_add(s, -0.5), (by + 0.5).mul_add(s, -0.5))
+    }
 }
 
 /// The particles' vector move over a flow: made only where it runs (AVX2 and FMA, a grid
@@ -487,16 +512,10 @@ fn advect_dye_row(
     max: f32,
     start: usize,
 ) {
-    let inv_s = 1.0 / scale as f32;
-    let s = scale as f32;
-    // Dye cell (i, j) sits at ((i + 1/2) / s - 1/2, ...) in simulation centre space.
-    let y = (j as f32 + 0.5).mul_add(inv_s, -0.5);
     let [or, og, ob] = out;
     for i in start..or.len() {
-        let x = (i as f32 + 0.5).mul_add(inv_s, -0.5);
-        let (vx, vy) = flow.at(x, y);
-        let (bx, by) = flow.depart(x, y, vx, vy, k);
-        let t = dye.taps((bx + 0.5).mul_add(s, -0.5), (by + 0.5).mul_add(s, -0.5));
+        let (bx, by) = flow.depart_fine(scale, i, j, k);
+        let t = dye.taps(bx, by);
         or[i] = (dye.gather(planes[0], t) * decay).max(0.0).min(max);
         og[i] = (dye.gather(planes[1], t) * decay).max(0.0).min(max);
         ob[i] = (dye.gather(planes[2], t) * decay).max(0.0).min(max);
@@ -548,11 +567,7 @@ fn scalar_among_fluid(
     decay: f32,
     max: f32,
 ) -> f32 {
-    let (i, j) = (c % g.w, c / g.w);
-    let (u, v) = (flow.u.f, flow.v.f);
-    let vx = 0.5 * (u[j * (g.w + 1) + i] + u[j * (g.w + 1) + i + 1]);
-    let vy = 0.5 * (v[j * g.w + i] + v[(j + 1) * g.w + i]);
-    let (bx, by) = flow.depart(i as f32, j as f32, vx, vy, k);
+    let (bx, by) = flow.depart_centre(c % g.w, c / g.w, k);
     let t = field.taps(bx, by);
     let corners = field.corners(t);
     let value = if corners.iter().all(|&(k, _)| !solid[k]) {
@@ -694,33 +709,14 @@ kernel! {
 /// rather than calls to libm's `fmaf`).
 fn dye_among_fluid(near: NearDye, cells: &[u32], k: f32, decay: f32, max: f32, out: &mut [[f32; 3]]) {
     let NearDye { g, scale, flow, dye, dye_in, solid } = near;
-    let (dw, u, v) = (g.w * scale, flow.u.f, flow.v.f);
-    let (inv_s, s) = (1.0 / scale as f32, scale as f32);
+    let dw = g.w * scale;
     for (o, &c) in out.iter_mut().zip(cells) {
         let (i, j) = (c as usize % dw, c as usize / dw);
         // The plain pass's trace (advect_dye_row_1 / advect_dye_row).
-        let (x, y) = if scale == 1 {
-            (i as f32, j as f32)
-        } else {
-            (
-                (i as f32 + 0.5).mul_add(inv_s, -0.5),
-                (j as f32 + 0.5).mul_add(inv_s, -0.5),
-            )
-        };
-        let (vx, vy) = if scale == 1 {
-            let urow = &u[j * (g.w + 1)..];
-            (
-                0.5 * (urow[i] + urow[i + 1]),
-                0.5 * (v[j * g.w + i] + v[(j + 1) * g.w + i]),
-            )
-        } else {
-            flow.at(x, y)
-        };
-        let (bx, by) = flow.depart(x, y, vx, vy, k);
         let (bx, by) = if scale == 1 {
-            (bx, by)
+            flow.depart_centre(i, j, k)
         } else {
-            ((bx + 0.5).mul_add(s, -0.5), (by + 0.5).mul_add(s, -0.5))
+            flow.depart_fine(scale, i, j, k)
         };
         let t = dye.taps(bx, by);
         let mut sum = [0.0f32; 3];
