@@ -45,6 +45,8 @@ struct Nodes {
 @group(0) @binding(14) var<storage, read> solve: array<f32>;
 @group(0) @binding(15) var<storage, read> region: array<vec2<u32>>;
 @group(0) @binding(16) var<storage, read_write> sums: array<f32>;
+// The nodes in the rows near walls, red then black (relax_listed).
+@group(0) @binding(18) var<storage, read> listed: array<u32>;
 
 // Gauss-Seidel value of node k (b + sum of couplings x neighbours, over the diagonal).
 fn relaxed(k: u32) -> f32 {
@@ -64,6 +66,20 @@ fn relax_nodes(@builtin(global_invocation_id) gid: vec3<u32>,
         return;
     }
     let k = N.first + i;
+    let old = e[k];
+    e[k] = fma(N.omega, relaxed(k) - old, old);
+}
+
+// One colour of a red-black sweep of the nodes near walls alone: `count` of `listed` from
+// `first` (cpu nodes::relax_omega over the rows near walls).
+@compute @workgroup_size(LW)
+fn relax_listed(@builtin(global_invocation_id) gid: vec3<u32>,
+                @builtin(num_workgroups) nwg: vec3<u32>) {
+    let i = list_item(gid, nwg);
+    if (i >= N.count) {
+        return;
+    }
+    let k = listed[N.first + i];
     let old = e[k];
     e[k] = fma(N.omega, relaxed(k) - old, old);
 }

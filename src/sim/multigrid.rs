@@ -20,25 +20,33 @@ pub const MG_POST_SWEEPS: u32 = 2;
 /// Smoothing sweeps before and after the coarse correction on the coarse levels around
 /// obstacles (the node graphs of `sim::obstacles::nodes`; the finest level smooths
 /// `MG_PRE_SWEEPS` and `MG_POST_SWEEPS` as without obstacles): `first` on the first coarse
-/// level, `deeper` on the levels below it.
+/// level, `deeper` on the levels below it, and then `near` more on the first coarse level's
+/// rows near walls alone (`NodeLevel::near_rows`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct NodeSweeps {
     pub first: u32,
     pub deeper: u32,
+    pub near: u32,
 }
 
 impl NodeSweeps {
-    /// The same count on every level.
+    /// The same count on every level, none near walls alone.
     pub const fn uniform(sweeps: u32) -> Self {
         Self {
             first: sweeps,
             deeper: sweeps,
+            near: 0,
         }
     }
 
     /// The sweeps of the level `depth` levels below the first coarse one.
     pub fn at(self, depth: usize) -> u32 {
         if depth == 0 { self.first } else { self.deeper }
+    }
+
+    /// The sweeps of that level's rows near walls, after [`Self::at`]'s.
+    pub fn near_at(self, depth: usize) -> u32 {
+        if depth == 0 { self.near } else { 0 }
     }
 
     /// The sweeps as seen from the next level down.
@@ -48,18 +56,20 @@ impl NodeSweeps {
 }
 
 /// The node levels' sweeps. Two V-cycles on the obstacle tests' rough field (96x54) left, of
-/// the divergence before, with 4 / 6 / 8 sweeps on every level: maze 0.00059 / 0.00051 /
-/// 0.00047, ring 0.00055 / 0.00051 / 0.00049, pillars 0.00046 / 0.00038 / 0.00035, against
-/// 0.00031 without obstacles (2026-11-25). The first coarse level's sweeps are the ones that
-/// count: with 8 there and 2, 1 or even 0 below, all three stay as with 8 everywhere (to the
-/// five digits printed, 2026-11-26). Sweeps are not free: in a profile of `dyeflow bench
-/// --obstacles pillars` (512x512, CPU) the coarse levels' sweeps were 29 % of the step with 8
-/// on every level; 2 below the first took pillars with heat from 12.0 to 11.2 ms a step
-/// (residual 0.00109 -> 0.00093), the ring from 8.3 to 7.9 ms (0.00060 -> 0.00062) and the
-/// maze from 11.0 to 10.6 ms (0.000310 -> 0.000316), medians of three side by side.
+/// the divergence before, with 2 sweeps on every level: disc 0.00038, pillars 0.00085, maze
+/// 0.00082, ring 0.00071, against 0.00031 without obstacles (the pillars past the 2x);
+/// with 8 on the first coarse level 0.00032, 0.00035, 0.00047, 0.00049; and with 2 there plus
+/// 6 on its rows near walls (margin 1 row) 0.00034, 0.00036, 0.00047, 0.00054 (2026-11-27;
+/// margins of 0, 2 and 3 rows gave 0.00047-0.00077, 0.00040-0.00064 and 0.00034-0.00052).
+/// At 512x512 the near rows are 30 of the level's 256 among the pillars, 64 around the disc,
+/// 110 around the ring and all of them in the maze, so there the 6 cost about as much as one
+/// sweep of the level, where 8 sweeps everywhere were 29 % of a step among pillars. Levels
+/// below the first: 2, as in open flow (with 8 above, 2, 1 or 0 there changed none of the
+/// digits above, 2026-11-26).
 pub const MG_NODE_SWEEPS: NodeSweeps = NodeSweeps {
-    first: 8,
+    first: 2,
     deeper: 2,
+    near: 6,
 };
 /// Coarsening stops when a level is at most this many cells on its short side.
 const MG_COARSEST_CELLS: usize = 4;

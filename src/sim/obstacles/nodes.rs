@@ -165,6 +165,57 @@ pub struct NodeLevel {
     pub tap_weight: Vec<[f32; 4]>,
 }
 
+/// Rows within this many rows of one with a node that open flow would not have get the
+/// first coarse level's extra sweeps (`sim::multigrid::NodeSweeps::near`).
+pub const NEAR_ROWS_MARGIN: usize = 1;
+
+impl NodeLevel {
+    /// The rows near walls, ascending: those within [`NEAR_ROWS_MARGIN`] rows of a row where
+    /// the graph differs from open flow (a cell with no node or more than one, or a node whose
+    /// couplings are not one to each neighbouring cell inside the canvas with the level's
+    /// `cx` or `cy`).
+    pub fn near_rows(&self) -> Vec<u32> {
+        let g = &self.graph;
+        let (w, h) = (g.w, g.h);
+        let mut nodes = vec![0u8; w * h];
+        for &c in &g.cell {
+            nodes[c as usize] = nodes[c as usize].saturating_add(1);
+        }
+        let mut walled = vec![false; h];
+        for (j, row) in nodes.chunks(w.max(1)).enumerate() {
+            walled[j] |= row.iter().any(|&n| n != 1);
+        }
+        let close = |a: f32, b: f32| (a - b).abs() <= 1e-6 * a.abs().max(b.abs());
+        for (k, &c) in g.cell.iter().enumerate() {
+            let (i, j) = (c as usize % w, c as usize / w);
+            if walled[j] {
+                continue;
+            }
+            let inside = usize::from(i > 0) + usize::from(i + 1 < w);
+            let inside = inside + usize::from(j > 0) + usize::from(j + 1 < h);
+            let mut count = 0;
+            let plain = g.couplings(k).all(|(m, wt)| {
+                count += 1;
+                let d = g.cell[m] as usize;
+                let (di, dj) = (d % w, d / w);
+                match (di.abs_diff(i), dj.abs_diff(j)) {
+                    (1, 0) => close(wt, g.op.cx),
+                    (0, 1) => close(wt, g.op.cy),
+                    _ => false,
+                }
+            });
+            walled[j] |= !plain || count != inside;
+        }
+        (0..h)
+            .filter(|&j| {
+                let rows = j.saturating_sub(NEAR_ROWS_MARGIN)..(j + NEAR_ROWS_MARGIN + 1).min(h);
+                walled[rows].iter().any(|&x| x)
+            })
+            .map(|j| j as u32)
+            .collect()
+    }
+}
+
 /// How the coarsest level is solved.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Coarsest {

@@ -273,3 +273,49 @@ fn layouts_are_named_as_saved() {
     assert_eq!(Layout::from_id(" Maze "), Some(Layout::Maze));
     assert_eq!(Layout::from_id("spiral"), None);
 }
+
+/// The first coarse level's rows near walls, which get its extra sweeps: every row of the
+/// level that holds a solid finer cell, a margin around them, and none of the open rows
+/// above and below the pillars; around a wall that crosses the whole grid, every row.
+#[test]
+fn near_rows_follow_the_walls() {
+    use crate::sim::multigrid::plan;
+    use nodes::{Hierarchy, NEAR_ROWS_MARGIN};
+    let (w, h) = (128, 128);
+    let mask = Mask::layout(Layout::Pillars, w, h);
+    let hier = Hierarchy::new(&faces::Faces::from_mask(&mask), &plan(w, h)).expect("levels");
+    let first = &hier.levels[0];
+    let ch = first.graph.h;
+    let rows = first.near_rows();
+    assert!(rows.windows(2).all(|p| p[0] < p[1]), "{rows:?}");
+    let solid_rows: Vec<u32> = (0..h)
+        .filter(|&j| (0..w).any(|i| mask.is_solid(i, j)))
+        .map(|j| nodes::home(j, h, ch) as u32)
+        .collect();
+    let (lo, hi) = (solid_rows[0], *solid_rows.last().expect("solid rows"));
+    for j in &solid_rows {
+        assert!(
+            rows.contains(j),
+            "coarse row {j} holds a solid cell: {rows:?}"
+        );
+    }
+    for m in 1..=NEAR_ROWS_MARGIN as u32 {
+        assert!(
+            rows.contains(&(lo - m)) && rows.contains(&(hi + m)),
+            "{rows:?}"
+        );
+    }
+    assert!(rows.len() < ch / 2, "{} of {ch} rows: {rows:?}", rows.len());
+    assert!(
+        !rows.contains(&0) && !rows.contains(&(ch as u32 - 1)),
+        "{rows:?}"
+    );
+    // A wall from top to bottom with a gap: every row is near it.
+    let mut wall = Mask::empty(64, 32);
+    for j in 4..32 {
+        wall.set(31, j, true);
+    }
+    let hier = Hierarchy::new(&faces::Faces::from_mask(&wall), &plan(64, 32)).expect("levels");
+    let first = &hier.levels[0];
+    assert_eq!(first.near_rows().len(), first.graph.h);
+}

@@ -234,6 +234,8 @@ struct Work {
     faces: SplitFaces,
     /// Per colour, what the rows cannot relax.
     fixups: [Fixups; 2],
+    /// The rows near walls (`NodeLevel::near_rows`), for the extra sweeps there.
+    near_rows: Vec<u32>,
     /// Correction, right-hand side, residual, and the relaxation's right-hand side (with the
     /// secondaries' pull on their primary neighbours), per slot.
     e: Vec<f32>,
@@ -382,8 +384,10 @@ impl Work {
             }
             (planes, fixed.map(|(p, s)| Fixups::new(h, p, s)))
         };
-        let (table, ((tap_node, tap_weight), (planes, fixups))) =
-            rayon::join(couplings, || rayon::join(taps, rows));
+        let ((table, near_rows), ((tap_node, tap_weight), (planes, fixups))) = rayon::join(
+            || (couplings(), level.near_rows()),
+            || rayon::join(taps, rows),
+        );
         let (start, nbr, weight, inv, child_start, child, child_weight) = table;
         Self {
             top: None,
@@ -403,6 +407,7 @@ impl Work {
             tap_weight,
             faces: SplitFaces::from_planes(planes, w),
             fixups,
+            near_rows,
             e: vec![0.0; len],
             b: vec![0.0; len],
             r: vec![0.0; len],
@@ -456,13 +461,28 @@ fn cycle(levels: &mut [Work], coarsest: &Coarsest, sweeps: NodeSweeps) {
         solve_coarsest(lv, coarsest);
         return;
     }
-    relax(lv, sweeps.first);
+    smooth(lv, sweeps);
     residual(lv);
     restrict(&mut rest[0], &lv.r);
     cycle(rest, coarsest, sweeps.below());
     prolongate(&mut rest[0], &mut lv.r);
     lv.e.iter_mut().zip(&lv.r).for_each(|(e, c)| *e += c);
-    relax(lv, sweeps.first);
+    smooth(lv, sweeps);
+}
+
+/// A level's smoothing, before or after its coarse correction: its sweeps, then those of its
+/// rows near walls (the sweeps as seen from this level: `below` gives the next one's).
+fn smooth(lv: &mut Work, sweeps: NodeSweeps) {
+    relax_omega(lv, sweeps.at(0), 1.0, Rows::All);
+    relax_omega(lv, sweeps.near_at(0), 1.0, Rows::NearWalls);
+}
+
+/// Which rows a relaxation sweeps.
+#[derive(Clone, Copy)]
+enum Rows {
+    All,
+    /// [`Work::near_rows`].
+    NearWalls,
 }
 
 /// Nodes per rayon task.
@@ -503,8 +523,18 @@ fn prolong_nodes(out: &mut [f32], node: &[[u32; 4]], weight: &[[f32; 4]], e: &[f
 
 /// `sweeps` red-black Gauss-Seidel sweeps (over-relaxed by `omega`), band-parallel (see
 /// the module docs).
-fn relax_omega(lv: &mut Work, sweeps: u32, omega: f32) {
+fn relax_omega(lv: &mut Work, sweeps: u32, omega: f32, which: Rows) {
     let (w, h, hw, plane) = (lv.w, lv.h, lv.hw, lv.plane);
+    let rows_near = match which {
+        Rows::All => None,
+        Rows::NearWalls => Some(&lv.near_rows[..]),
+    };
+    // Row `t` of the sweep is the level's row `t`, or its `t`-th row near walls.
+    let count = rows_near.map_or(h, <[u32]>::len);
+    if sweeps == 0 || count == 0 {
+        return;
+    }
+    let row_at = |t: usize| rows_near.map_or(t, |r| r[t] as usize);
     lv.rhs.copy_from_slice(&lv.b);
     let Work {
         start,
@@ -520,68 +550,77 @@ fn relax_omega(lv: &mut Work, sweeps: u32, omega: f32) {
     } = lv;
     let (e, rhs) = (Shared::new(e), Shared::new(rhs));
     let update = MaskedUpdate::InPlace(omega);
-    band::phases(h, w, 2 * sweeps as usize, |phase, rows| {
+    band::phases(count, w, 2 * sweeps as usize, |phase, band| {
         let c = phase % 2;
         let f = &fixups[c];
-        // SAFETY: in this phase each thread writes only colour `c`'s slots (and `rhs` at its
-        // primaries) in its own band of rows, and reads the other colour's slots, which no
-        // thread writes in this phase, and its own.
-        unsafe {
-            // Primaries coupled to secondaries: the other colour's secondaries pull them.
-            let range = f.primary_rows[rows.start] as usize..f.primary_rows[rows.end] as usize;
-            for k in range {
-                let s = f.primaries[k] as usize;
-                let links = f.link_start[k] as usize..f.link_start[k + 1] as usize;
-                let mut sum = b[s];
-                for (&m, &c) in f.link[links.clone()].iter().zip(&f.link_weight[links]) {
-                    sum = c.mul_add(e.read(m as usize), sum);
-                }
-                rhs.write(s, sum);
+        // Consecutive rows of the level, each handled as the whole band once was: its
+        // fix-ups, then its structured rows.
+        let mut t = band.start;
+        while t < band.end {
+            let first = row_at(t);
+            let mut end = t + 1;
+            while end < band.end && row_at(end) == first + (end - t) {
+                end += 1;
             }
-            // Secondaries, through their couplings.
-            let range = f.secondary_rows[rows.start] as usize..f.secondary_rows[rows.end] as usize;
-            for &s in &f.secondaries[range] {
-                let s = s as usize;
-                let links = start[s] as usize..start[s + 1] as usize;
-                let mut sum = b[s];
-                for (&m, &c) in nbr[links.clone()].iter().zip(&weight[links]) {
-                    sum = c.mul_add(e.read(m as usize), sum);
+            let rows = first..first + (end - t);
+            t = end;
+            // SAFETY: in this phase each thread writes only colour `c`'s slots (and `rhs` at its
+            // primaries) in its own band of rows, and reads the other colour's slots, which no
+            // thread writes in this phase, and its own.
+            unsafe {
+                // Primaries coupled to secondaries: the other colour's secondaries pull them.
+                let range = f.primary_rows[rows.start] as usize..f.primary_rows[rows.end] as usize;
+                for k in range {
+                    let s = f.primaries[k] as usize;
+                    let links = f.link_start[k] as usize..f.link_start[k + 1] as usize;
+                    let mut sum = b[s];
+                    for (&m, &c) in f.link[links.clone()].iter().zip(&f.link_weight[links]) {
+                        sum = c.mul_add(e.read(m as usize), sum);
+                    }
+                    rhs.write(s, sum);
                 }
-                let old = e.read(s);
-                e.write(s, omega.mul_add(sum * inv[s] - old, old));
-            }
-            // The planes' rows.
-            let (mine, other) = (c * plane, (1 - c) * plane);
-            for j in rows {
-                let row = |base: usize, r: usize| base + r * hw..base + (r + 1) * hw;
-                let same = e.get(row(other, j));
-                relax_row_faces(
-                    e.get_mut(row(mine, j)),
-                    same,
-                    if j > 0 {
-                        e.get(row(other, j - 1))
-                    } else {
-                        same
-                    },
-                    if j + 1 < h {
-                        e.get(row(other, j + 1))
-                    } else {
-                        same
-                    },
-                    rhs.get(row(mine, j)),
-                    faces.planes[c].each_ref().map(|p| &p[j * hw..(j + 1) * hw]),
-                    w,
-                    (j + c) & 1,
-                    update,
-                    faces.row(c, j),
-                );
+                // Secondaries, through their couplings.
+                let range =
+                    f.secondary_rows[rows.start] as usize..f.secondary_rows[rows.end] as usize;
+                for &s in &f.secondaries[range] {
+                    let s = s as usize;
+                    let links = start[s] as usize..start[s + 1] as usize;
+                    let mut sum = b[s];
+                    for (&m, &c) in nbr[links.clone()].iter().zip(&weight[links]) {
+                        sum = c.mul_add(e.read(m as usize), sum);
+                    }
+                    let old = e.read(s);
+                    e.write(s, omega.mul_add(sum * inv[s] - old, old));
+                }
+                // The planes' rows.
+                let (mine, other) = (c * plane, (1 - c) * plane);
+                for j in rows {
+                    let row = |base: usize, r: usize| base + r * hw..base + (r + 1) * hw;
+                    let same = e.get(row(other, j));
+                    relax_row_faces(
+                        e.get_mut(row(mine, j)),
+                        same,
+                        if j > 0 {
+                            e.get(row(other, j - 1))
+                        } else {
+                            same
+                        },
+                        if j + 1 < h {
+                            e.get(row(other, j + 1))
+                        } else {
+                            same
+                        },
+                        rhs.get(row(mine, j)),
+                        faces.planes[c].each_ref().map(|p| &p[j * hw..(j + 1) * hw]),
+                        w,
+                        (j + c) & 1,
+                        update,
+                        faces.row(c, j),
+                    );
+                }
             }
         }
     });
-}
-
-fn relax(lv: &mut Work, sweeps: u32) {
-    relax_omega(lv, sweeps, 1.0);
 }
 
 /// `r = b - A e`: the primaries' couplings to primaries row by row on the planes (as the
@@ -821,7 +860,7 @@ fn solve_coarsest(lv: &mut Work, coarsest: &Coarsest) {
                 lv.b[slot as usize] -= (sums[l as usize] / f64::from(size)) as f32;
             }
             let (w, h) = (lv.w, lv.h);
-            relax_omega(lv, coarsest_sweeps(w, h), COARSEST_OMEGA);
+            relax_omega(lv, coarsest_sweeps(w, h), COARSEST_OMEGA, Rows::All);
         }
     }
 }
@@ -835,10 +874,30 @@ mod tests {
 
     /// Red-black sweeps on a graph as it is numbered, node by node (as nodes.wgsl relaxes).
     fn relax_graph(lv: &NodeLevel, e: &mut [f32], b: &[f32], sweeps: u32, omega: f32) {
+        relax_graph_on(lv, e, b, sweeps, omega, &vec![true; lv.graph.len()]);
+    }
+
+    /// Which nodes lie in the rows near walls.
+    fn near_graph(lv: &NodeLevel) -> Vec<bool> {
+        let rows = lv.near_rows();
+        let w = lv.graph.w;
+        let cells = lv.graph.cell.iter();
+        cells.map(|&c| rows.contains(&(c / w as u32))).collect()
+    }
+
+    /// [`relax_graph`] of the nodes that `on` flags alone.
+    fn relax_graph_on(
+        lv: &NodeLevel,
+        e: &mut [f32],
+        b: &[f32],
+        sweeps: u32,
+        omega: f32,
+        on: &[bool],
+    ) {
         let inv = lv.graph.inverse_diagonal();
         for _ in 0..sweeps {
             for colour in [0..lv.red, lv.red..lv.graph.len()] {
-                for n in colour {
+                for n in colour.filter(|&n| on[n]) {
                     let sum: f32 = b[n] + lv.graph.couplings(n).map(|(m, w)| w * e[m]).sum::<f32>();
                     e[n] += omega * (sum * inv[n] - e[n]);
                 }
@@ -895,7 +954,9 @@ mod tests {
             }
             return e;
         }
+        let near = near_graph(lv);
         relax_graph(lv, &mut e, b, sweeps.first, 1.0);
+        relax_graph_on(lv, &mut e, b, sweeps.near, 1.0, &near);
         let r: Vec<f32> = (0..n)
             .map(|a| b[a] - g.couplings(a).map(|(m, w)| w * (e[a] - e[m])).sum::<f32>())
             .collect();
@@ -909,6 +970,7 @@ mod tests {
             *x += c;
         }
         relax_graph(lv, &mut e, b, sweeps.first, 1.0);
+        relax_graph_on(lv, &mut e, b, sweeps.near, 1.0, &near);
         e
     }
 
@@ -962,10 +1024,18 @@ mod tests {
                 .collect();
             // Uniform, and fewer below the first coarse level (as the solver's).
             let counts = [NodeSweeps::uniform(1), NodeSweeps::uniform(4)];
-            for sweeps in counts.into_iter().chain([NodeSweeps {
-                first: 4,
-                deeper: 1,
-            }]) {
+            for sweeps in counts.into_iter().chain([
+                NodeSweeps {
+                    first: 4,
+                    deeper: 1,
+                    near: 0,
+                },
+                NodeSweeps {
+                    first: 1,
+                    deeper: 1,
+                    near: 3,
+                },
+            ]) {
                 let b0 = restrict_graph(&hier.levels[0], &r);
                 let coarse = cycle_graph(&hier.levels, &hier.coarsest, &b0, sweeps);
                 let want = prolong_graph(&hier.levels[0], &coarse);

@@ -32,6 +32,7 @@ pub(in crate::sim::gpu) mod binding {
     pub const REGION: Binding = Binding::new(15, "region");
     pub const SUMS: Binding = Binding::new(16, "sums");
     pub const CHILD_WEIGHT: Binding = Binding::new(17, "child_weight");
+    pub const LISTED: Binding = Binding::new(18, "listed");
     #[cfg(test)]
     pub const ALL: &[Binding] = &[
         N,
@@ -52,6 +53,7 @@ pub(in crate::sim::gpu) mod binding {
         REGION,
         SUMS,
         CHILD_WEIGHT,
+        LISTED,
     ];
 }
 
@@ -76,6 +78,10 @@ struct Level {
     /// Node ranges of the two colours.
     colours: [usize; 2],
     relax: [wgpu::BindGroup; 2],
+    /// The nodes in the rows near walls, per colour: how many, and their sweep's bind group
+    /// (none without any).
+    near: [usize; 2],
+    relax_near: Option<[wgpu::BindGroup; 2]>,
     residual: wgpu::BindGroup,
     restrict: wgpu::BindGroup,
     /// Into the finer level's unknowns.
@@ -94,6 +100,7 @@ pub(in crate::sim::gpu) struct Nodes {
 /// The kernels of nodes.wgsl.
 struct Kernels {
     relax: Kernel,
+    relax_listed: Kernel,
     residual: Kernel,
     restrict: Kernel,
     prolongate: Kernel,
@@ -152,6 +159,7 @@ impl Kernels {
         let k = |entry| Kernel::new(device, &m, entry);
         Self {
             relax: k("relax_nodes"),
+            relax_listed: k("relax_listed"),
             residual: k("residual_nodes"),
             restrict: k("restrict_nodes"),
             prolongate: k("prolongate_nodes_add"),
@@ -205,6 +213,32 @@ impl Kernels {
             let mut entries = vec![(N, &colour_u[c]), (E, &e), (B, &b), (INV, &inv)];
             entries.extend(graph);
             self.relax.bind(device, &entries)
+        });
+        // The nodes in the rows near walls, red ones first (graph order: red nodes first).
+        let rows = lv.near_rows();
+        let near_row = {
+            let mut at = vec![false; g.h];
+            rows.iter().for_each(|&j| at[j as usize] = true);
+            at
+        };
+        let listed: Vec<u32> = (0..n as u32)
+            .filter(|&k| near_row[g.cell[k as usize] as usize / g.w.max(1)])
+            .collect();
+        let near_red = listed.partition_point(|&k| (k as usize) < lv.red);
+        let near = [near_red, listed.len() - near_red];
+        let relax_near = (!listed.is_empty()).then(|| {
+            let listed = storage_init(device, "Buffer: nodes near walls", &listed);
+            [(0, near[0]), (near[0], near[1])].map(|(first, count)| {
+                let c = NodesUniform {
+                    first: first as u32,
+                    count: count as u32,
+                    ..base
+                };
+                let cu = uniform(device, "Uniform: nodes near walls", &c);
+                let mut entries = vec![(N, &cu), (E, &e), (B, &b), (INV, &inv), (LISTED, &listed)];
+                entries.extend(graph);
+                self.relax_listed.bind(device, &entries)
+            })
         });
         let mut entries = vec![(N, &u), (E, &e), (B, &b), (R, &r)];
         entries.extend(graph);
@@ -269,6 +303,8 @@ impl Kernels {
             fine,
             colours: [lv.red, n - lv.red],
             relax,
+            near,
+            relax_near,
             residual,
             restrict,
             prolongate,
@@ -289,19 +325,27 @@ impl Kernels {
                 }
             }
             None => {
-                self.smooth(d, lv, sweeps.at(k));
+                self.smooth(d, lv, sweeps, k);
                 go(d, &self.residual, &lv.residual, lv.n);
                 self.encode_level(d, levels, k + 1, sweeps);
-                self.smooth(d, lv, sweeps.at(k));
+                self.smooth(d, lv, sweeps, k);
             }
         }
         go(d, &self.prolongate, &lv.prolongate, lv.fine);
     }
 
-    fn smooth(&self, d: &mut Dispatcher, lv: &Level, sweeps: u32) {
-        for _ in 0..sweeps {
+    /// Level `k`'s smoothing: its sweeps, then those of its rows near walls.
+    fn smooth(&self, d: &mut Dispatcher, lv: &Level, sweeps: NodeSweeps, k: usize) {
+        for _ in 0..sweeps.at(k) {
             for (bind, &count) in lv.relax.iter().zip(&lv.colours) {
                 go(d, &self.relax, bind, count);
+            }
+        }
+        if let Some(near) = &lv.relax_near {
+            for _ in 0..sweeps.near_at(k) {
+                for (bind, &count) in near.iter().zip(&lv.near) {
+                    go(d, &self.relax_listed, bind, count);
+                }
             }
         }
     }
