@@ -701,14 +701,35 @@ struct NearDye<'a> {
     dye: Sampler<'a>,
     dye_in: [&'a [f32]; 3],
     solid: &'a [bool],
+    /// The temperature traced along (dye at the simulation's resolution only), its decay and
+    /// limit.
+    heat: Option<(&'a [f32], f32, f32)>,
+}
+
+/// The temperature that [`advect_dye_near_solids`] traces along with the dye when both share
+/// the grid (dye scale 1): its field before the step, the plain pass's result to mend, and
+/// [`scalar_among_fluid`]'s decay and limit. The solid cells' temperature is left to the
+/// caller (`Obstacles::clear_solid_cells`).
+pub struct NearHeat<'a> {
+    pub src: &'a [f32],
+    pub out: &'a mut [f32],
+    pub decay: f32,
+    pub max: f32,
 }
 
 kernel! {
 /// The dye of each of `cells` (next to solids) traced again among fluid corners into `out`
 /// (see [`advect_dye_near_solids`]; a kernel, so that its multiply-adds are FMA instructions
 /// rather than calls to libm's `fmaf`).
-fn dye_among_fluid(near: NearDye, cells: &[u32], k: f32, decay: f32, max: f32, out: &mut [[f32; 3]]) {
-    let NearDye { g, scale, flow, dye, dye_in, solid } = near;
+fn dye_among_fluid(
+    near: NearDye,
+    cells: &[u32],
+    k: f32,
+    decay: f32,
+    max: f32,
+    out: &mut [[f32; 4]],
+) {
+    let NearDye { g, scale, flow, dye, dye_in, solid, heat } = near;
     let dw = g.w * scale;
     for (o, &c) in out.iter_mut().zip(cells) {
         let (i, j) = (c as usize % dw, c as usize / dw);
@@ -719,21 +740,40 @@ fn dye_among_fluid(near: NearDye, cells: &[u32], k: f32, decay: f32, max: f32, o
             flow.depart_fine(scale, i, j, k)
         };
         let t = dye.taps(bx, by);
-        let mut sum = [0.0f32; 3];
+        let mut sum = [0.0f32; 4];
         let mut weight = 0.0f32;
+        let mut all_fluid = true;
+        let heat_in = heat.map_or(dye_in[0], |h| h.0);
         for (ck, cw) in dye.corners(t) {
             if !solid[ck] {
                 weight += cw;
                 for p in 0..3 {
                     sum[p] = cw.mul_add(dye_in[p][ck], sum[p]);
                 }
+                sum[3] = cw.mul_add(heat_in[ck], sum[3]);
+            } else {
+                all_fluid = false;
             }
         }
-        *o = if weight > 1e-6 {
-            sum.map(|v| (v / weight * decay).max(0.0).min(max))
+        let c = c as usize;
+        let dyes: [f32; 3] = if weight > 1e-6 {
+            std::array::from_fn(|p| (sum[p] / weight * decay).max(0.0).min(max))
         } else {
-            std::array::from_fn(|p| (dye_in[p][c as usize] * decay).max(0.0).min(max))
+            std::array::from_fn(|p| (dye_in[p][c] * decay).max(0.0).min(max))
         };
+        // The temperature as `scalar_among_fluid` takes it, bit for bit: the plain bilinear
+        // sample among fluid corners only.
+        let t_out = heat.map_or(0.0, |(_, heat_decay, heat_max)| {
+            let value = if all_fluid {
+                dye.gather(heat_in, t)
+            } else if weight > 1e-6 {
+                sum[3] / weight
+            } else {
+                heat_in[c]
+            };
+            (value * heat_decay).max(-heat_max).min(heat_max)
+        });
+        *o = [dyes[0], dyes[1], dyes[2], t_out];
     }
 }
 }
@@ -744,7 +784,9 @@ fn dye_among_fluid(near: NearDye, cells: &[u32], k: f32, decay: f32, max: f32, o
 /// into it. Here each listed cell (fluid, near a solid: see [`NearSolids`]) traces back as the
 /// plain pass does and takes the bilinear mean of only the fluid corners, their weights
 /// renormalised; a trace that ends among solid corners only keeps the cell's own dye.
-/// `solid` flags the dye grid's cells.
+/// `solid` flags the dye grid's cells. With `heat` and dye at the simulation's resolution,
+/// the same traces mend the temperature as [`scalar_near_solids`] would (the same bits, one
+/// trace instead of two); at other dye scales `heat` is ignored.
 #[allow(clippy::too_many_arguments)]
 pub fn advect_dye_near_solids(
     g: Grid,
@@ -758,12 +800,19 @@ pub fn advect_dye_near_solids(
     dt: f32,
     decay: f32,
     max: f32,
+    heat: Option<NearHeat>,
 ) {
     let (dw, dh) = (g.w * scale, g.h * scale);
     let flow = Flow::new(g, u, v);
     let dye = Sampler::new(dye_in[0], dw, dh);
     let k = dt * g.h as f32;
-    let mut values = vec![[0.0f32; 3]; cells.len()];
+    assert!(solid.len() >= dw * dh);
+    let heat = heat.filter(|_| scale == 1);
+    if let Some(h) = &heat {
+        assert!(h.src.len() >= dw * dh && h.out.len() >= dw * dh);
+    }
+    let heat_in = heat.as_ref().map(|h| (h.src, h.decay, h.max));
+    let mut values = vec![[0.0f32; 4]; cells.len()];
     values
         .par_chunks_mut(NEAR_CHUNK)
         .zip(cells.par_chunks(NEAR_CHUNK))
@@ -775,13 +824,19 @@ pub fn advect_dye_near_solids(
                 dye,
                 dye_in,
                 solid,
+                heat: heat_in,
             };
             dye_among_fluid(near, cells, k, decay, max, out);
         });
     let [r, gr, b] = dye_out;
-    for (&c, [vr, vg, vb]) in cells.iter().zip(values) {
+    for (&c, &[vr, vg, vb, _]) in cells.iter().zip(&values) {
         let c = c as usize;
         (r[c], gr[c], b[c]) = (vr, vg, vb);
+    }
+    if let Some(h) = heat {
+        for (&c, &[_, _, _, t]) in cells.iter().zip(&values) {
+            h.out[c as usize] = t;
+        }
     }
 }
 
@@ -855,5 +910,84 @@ mod tests {
                 assert_eq!(s.at(x, y), bilerp(&f, nx, ny, x, y), "{nx}x{ny} ({x}, {y})");
             }
         }
+    }
+
+    /// The temperature mended on the dye's traces near solids (dye scale 1) is bit for bit
+    /// what its own re-trace gives, in every fluid cell near a solid: traces with no solid
+    /// corner, with one, and with more.
+    #[test]
+    fn heat_on_the_dyes_traces_matches_its_own() {
+        let g = Grid { w: 24, h: 16 };
+        let (w, h) = (g.w, g.h);
+        // A block of solid cells and a swirling flow strong enough to reach into it.
+        let solid: Vec<bool> = (0..w * h)
+            .map(|c| (9..14).contains(&(c % w)) && (5..10).contains(&(c / w)))
+            .collect();
+        let u: Vec<f32> = (0..(w + 1) * h)
+            .map(|k| (((k * 37) % 23) as f32 / 11.0 - 1.0) * 0.4)
+            .collect();
+        let v: Vec<f32> = (0..w * (h + 1))
+            .map(|k| (((k * 53) % 19) as f32 / 9.0 - 1.0) * 0.4)
+            .collect();
+        let field = |seed: usize| -> Vec<f32> {
+            (0..w * h)
+                .map(|c| {
+                    if solid[c] {
+                        0.0
+                    } else {
+                        ((c * seed) % 17) as f32 / 4.0 - 1.0
+                    }
+                })
+                .collect()
+        };
+        let (heat, r, gr, b) = (field(7), field(3), field(5), field(11));
+        let near = crate::sim::obstacles::near::NearSolids::new(&solid, w);
+        let cells = near.within(4.0);
+        assert!(cells.len() > 50, "{} cells near the block", cells.len());
+        let (dt, decay, max) = (0.5, 0.9, 1.5);
+        let mut own = vec![9.0f32; w * h];
+        scalar_near_solids(g, &u, &v, &heat, &mut own, (&solid, cells), dt, decay, max);
+        let mut mended = vec![9.0f32; w * h];
+        let mut dye_out = [
+            vec![0.0f32; w * h],
+            vec![0.0f32; w * h],
+            vec![0.0f32; w * h],
+        ];
+        let [o0, o1, o2] = &mut dye_out;
+        let carried = NearHeat {
+            src: &heat,
+            out: &mut mended,
+            decay,
+            max,
+        };
+        let dye_in = [&r[..], &gr[..], &b[..]];
+        advect_dye_near_solids(
+            g,
+            1,
+            &u,
+            &v,
+            dye_in,
+            [o0, o1, o2],
+            cells,
+            &solid,
+            dt,
+            0.95,
+            10.0,
+            Some(carried),
+        );
+        let mut kinds = [0usize; 3];
+        for &c in cells {
+            let c = c as usize;
+            assert_eq!(own[c].to_bits(), mended[c].to_bits(), "cell {c}");
+            let flow = Flow::new(g, &u, &v);
+            let (bx, by) = flow.depart_centre(c % w, c / w, dt * h as f32);
+            let sampler = Sampler::new(&heat, w, h);
+            let solids = sampler.corners(sampler.taps(bx, by));
+            kinds[solids.iter().filter(|&&(k, _)| solid[k]).count().min(2)] += 1;
+        }
+        assert!(
+            kinds.iter().all(|&n| n > 0),
+            "corner cases covered: {kinds:?}"
+        );
     }
 }

@@ -415,7 +415,7 @@ impl CpuSolver {
                     if let Some(o) = &self.obstacles {
                         o.close_faces(&mut s.u, &mut s.v);
                         o.clear_solid_dye(&mut s.dye);
-                        obstacles::clear_solid_cells(o.mask.cells(), &mut s.heat);
+                        o.clear_solid_cells(&mut s.heat);
                     }
                 }
             }
@@ -514,8 +514,15 @@ impl CpuSolver {
                     carried,
                 );
                 if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
-                    // In dye cells.
+                    // In dye cells. At dye scale 1 the temperature is mended on the same
+                    // traces.
                     let reach = reach * scale as f32;
+                    let heat = (s.heated && scale == 1).then(|| advect::NearHeat {
+                        src: &s.heat,
+                        out: &mut s.heat_tmp,
+                        decay: heat_decay,
+                        max: MAX_HEAT,
+                    });
                     advect::advect_dye_near_solids(
                         grid,
                         scale,
@@ -528,6 +535,7 @@ impl CpuSolver {
                         p.dt,
                         decay,
                         MAX_DYE,
+                        heat,
                     );
                 }
                 std::mem::swap(&mut s.dye, &mut s.dye_tmp);
@@ -536,7 +544,12 @@ impl CpuSolver {
                 }
                 if s.heated {
                     // Next to solids the temperature is traced again among fluid cells.
-                    if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
+                    if let (Some(o), Some(_)) = (&self.obstacles, reach)
+                        && scale == 1
+                    {
+                        // Mended with the dye above.
+                        o.clear_solid_cells(&mut s.heat_tmp);
+                    } else if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
                         let solids = (o.mask.cells(), o.near_cells.within(reach));
                         let (t, out) = (&s.heat, &mut s.heat_tmp);
                         let (dt, decay) = (p.dt, heat_decay);

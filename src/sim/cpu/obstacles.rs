@@ -140,6 +140,8 @@ pub(super) struct Obstacles {
     closed_v: Vec<u32>,
     /// Dye cells inside solids: their indices, and a flag per dye cell.
     solid_dye: Vec<u32>,
+    /// The simulation's cells inside solids (the temperature's grid).
+    solid_cells: Vec<u32>,
     pub solid_dye_flags: Vec<bool>,
     /// Fluid dye cells near solids (advected again without sampling solids).
     pub near: NearSolids,
@@ -173,7 +175,13 @@ impl Obstacles {
             .filter(|&k| solid_dye_flags[k])
             .map(|k| k as u32)
             .collect();
+        let cells = mask.cells();
+        let solid_cells = (0..cells.len())
+            .filter(|&k| cells[k])
+            .map(|k| k as u32)
+            .collect();
         Self {
+            solid_cells,
             mask: mask.clone(),
             split: SplitFaces::new(&faces),
             runs: Runs::new(&Regions::new(&faces), w, h),
@@ -204,6 +212,13 @@ impl Obstacles {
             for &k in &self.solid_dye {
                 plane[k as usize] = 0.0;
             }
+        }
+    }
+
+    /// Set a field of the simulation's cells (the temperature) to 0 inside solids.
+    pub fn clear_solid_cells(&self, field: &mut [f32]) {
+        for &k in &self.solid_cells {
+            field[k as usize] = 0.0;
         }
     }
 
