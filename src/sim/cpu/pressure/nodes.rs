@@ -473,6 +473,11 @@ fn cycle(levels: &mut [Work], coarsest: &Coarsest, sweeps: NodeSweeps) {
 /// A level's smoothing, before or after its coarse correction: its sweeps, then those of its
 /// rows near walls (the sweeps as seen from this level: `below` gives the next one's).
 fn smooth(lv: &mut Work, sweeps: NodeSweeps) {
+    if lv.near_rows.len() == lv.h {
+        // Every row is near a wall (the maze): the same sweeps in one go.
+        relax_omega(lv, sweeps.at(0) + sweeps.near_at(0), 1.0, Rows::All);
+        return;
+    }
     relax_omega(lv, sweeps.at(0), 1.0, Rows::All);
     relax_omega(lv, sweeps.near_at(0), 1.0, Rows::NearWalls);
 }
