@@ -57,6 +57,12 @@ fn relaxed(k: u32) -> f32 {
     return sum * inv[k];
 }
 
+// Over-relax node k towards its Gauss-Seidel value.
+fn relax_node(k: u32) {
+    let old = e[k];
+    e[k] = fma(N.omega, relaxed(k) - old, old);
+}
+
 // One colour of a red-black sweep (cpu nodes::relax_omega).
 @compute @workgroup_size(LW)
 fn relax_nodes(@builtin(global_invocation_id) gid: vec3<u32>,
@@ -65,9 +71,7 @@ fn relax_nodes(@builtin(global_invocation_id) gid: vec3<u32>,
     if (i >= N.count) {
         return;
     }
-    let k = N.first + i;
-    let old = e[k];
-    e[k] = fma(N.omega, relaxed(k) - old, old);
+    relax_node(N.first + i);
 }
 
 // One colour of a red-black sweep of the nodes near walls alone: `count` of `listed` from
@@ -79,9 +83,7 @@ fn relax_listed(@builtin(global_invocation_id) gid: vec3<u32>,
     if (i >= N.count) {
         return;
     }
-    let k = listed[N.first + i];
-    let old = e[k];
-    e[k] = fma(N.omega, relaxed(k) - old, old);
+    relax_node(listed[N.first + i]);
 }
 
 // r = b - A e (cpu nodes::residual).

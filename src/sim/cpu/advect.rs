@@ -731,6 +731,7 @@ fn dye_among_fluid(
 ) {
     let NearDye { g, scale, flow, dye, dye_in, solid, heat } = near;
     let dw = g.w * scale;
+    let heat_in = heat.map_or(dye_in[0], |h| h.0);
     for (o, &c) in out.iter_mut().zip(cells) {
         let (i, j) = (c as usize % dw, c as usize / dw);
         // The plain pass's trace (advect_dye_row_1 / advect_dye_row).
@@ -743,7 +744,6 @@ fn dye_among_fluid(
         let mut sum = [0.0f32; 4];
         let mut weight = 0.0f32;
         let mut all_fluid = true;
-        let heat_in = heat.map_or(dye_in[0], |h| h.0);
         for (ck, cw) in dye.corners(t) {
             if !solid[ck] {
                 weight += cw;

@@ -543,19 +543,19 @@ impl CpuSolver {
                     o.clear_solid_dye(&mut s.dye);
                 }
                 if s.heated {
-                    // Next to solids the temperature is traced again among fluid cells.
-                    if let (Some(o), Some(_)) = (&self.obstacles, reach)
-                        && scale == 1
-                    {
-                        // Mended with the dye above.
-                        o.clear_solid_cells(&mut s.heat_tmp);
-                    } else if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
-                        let solids = (o.mask.cells(), o.near_cells.within(reach));
-                        let (t, out) = (&s.heat, &mut s.heat_tmp);
-                        let (dt, decay) = (p.dt, heat_decay);
-                        advect::scalar_near_solids(
-                            grid, &s.u, &s.v, t, out, solids, dt, decay, MAX_HEAT,
-                        );
+                    // Next to solids the temperature is traced again among fluid cells (at
+                    // dye scale 1 it was, with the dye above).
+                    if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
+                        if scale == 1 {
+                            o.clear_solid_cells(&mut s.heat_tmp);
+                        } else {
+                            let solids = (o.mask.cells(), o.near_cells.within(reach));
+                            let (t, out) = (&s.heat, &mut s.heat_tmp);
+                            let (dt, decay) = (p.dt, heat_decay);
+                            advect::scalar_near_solids(
+                                grid, &s.u, &s.v, t, out, solids, dt, decay, MAX_HEAT,
+                            );
+                        }
                     }
                     std::mem::swap(&mut s.heat, &mut s.heat_tmp);
                 }
