@@ -182,7 +182,7 @@ impl Multigrid {
     pub fn coarse_levels(faces: &Faces) -> Option<CoarseLevels> {
         let plans = plan(faces.w, faces.h);
         let hierarchy = Hierarchy::new(faces, &plans)?;
-        Some(CoarseLevels(Nodes::new(hierarchy, &plans[0])))
+        Some(CoarseLevels(Nodes::new(hierarchy, &plans)))
     }
 
     /// [`Self::set_faces`] with the coarse levels already built ([`Self::coarse_levels`] of

@@ -13,10 +13,12 @@
 //! fixed within each half-sweep, before its rows: a secondary is relaxed through its
 //! couplings, and a primary coupled to a secondary gets that coupling's pull added to its
 //! right-hand side (both read only the other colour, which the half-sweep does not change). The
-//! residual, restriction and prolongation stay per node, on the slots, but for the transfers
-//! between the finest grid and the first coarse level (the largest): there plain multigrid's
-//! separable passes do them wherever the graph's taps are the plain ones (everywhere but near
-//! walls), and the rest is fixed after them, node by node ([`Top`]).
+//! residual stays per slot. The restriction and prolongation between a level and the next
+//! finer one (the finest grid or a level on slots) are plain multigrid's separable passes
+//! wherever the graph's taps are the plain ones (everywhere but near walls), with the rest
+//! fixed after them, node by node ([`Top`]); a per-node gather of every tap cost about a fifth
+//! of a V-cycle among pillars. Where most taps differ (the maze's deepest levels) the
+//! transfers stay node by node.
 
 use super::faces::{MaskedUpdate, SplitFaces, interior, relax_row_faces};
 use super::multigrid::{prolongate_natural, restrict_natural};
@@ -81,20 +83,59 @@ impl Fixups {
     }
 }
 
-/// The transfers between the finest grid and the first coarse level: plain multigrid's
-/// separable passes (area-weighted restriction, bilinear prolongation), then the slots and
-/// finer cells where the graph's taps differ (near walls) recomputed from the taps.
+/// The transfers between a level and the next finer one (the finest grid, or a finer level on
+/// its slots): plain multigrid's separable passes (area-weighted restriction, bilinear
+/// prolongation), then the slots and finer slots where the graph's taps differ (near walls)
+/// recomputed from the taps.
 #[derive(Clone, Debug)]
 struct Top {
     plan: LevelPlan,
+    /// The finer level's plane row length and slots per plane, when it is a level on slots
+    /// (none: the finest grid, in natural layout).
+    finer_planes: Option<(usize, usize)>,
     /// Slots whose restriction is not the plain one.
     restrict_fix: Vec<u32>,
-    /// Finer cells whose prolongation is not the plain one.
+    /// Finer slots whose prolongation is not the plain one and takes some node's value.
     prolong_fix: Vec<u32>,
-    /// Scratch: finer rows x coarse columns or coarse rows x finer columns, and the coarse
-    /// level in natural layout.
+    /// Finer slots whose prolongation takes no node's value (solid cells, and cells of a finer
+    /// level without a node: most of those that differ from the plain prolongation): they are
+    /// set to 0 (what their zero taps give), without the taps.
+    prolong_zero: Vec<u32>,
+    /// Scratch: finer rows x coarse columns or coarse rows x finer columns, the coarse
+    /// level in natural layout, and a finer level on slots in natural layout.
     transfer: Vec<f32>,
     natural: Vec<f32>,
+    finer_natural: Vec<f32>,
+}
+
+/// The finer level of a [`Top`]: the finest grid (each cell its own node and slot), or a
+/// level on slots.
+#[derive(Clone, Copy)]
+enum Finer<'a> {
+    Finest,
+    Slots {
+        /// Per finer node: its cell (natural index on the finer grid) and its slot.
+        cell: &'a [u32],
+        slot: &'a [u32],
+        /// The finer level's plane row length and slots per plane.
+        hw: usize,
+        plane: usize,
+    },
+}
+
+impl Finer<'_> {
+    /// Finer node `a`'s cell, slot, and whether it is its cell's primary.
+    fn node(&self, a: usize) -> (usize, usize, bool) {
+        match *self {
+            Finer::Finest => (a, a, true),
+            Finer::Slots {
+                cell, slot, plane, ..
+            } => {
+                let s = slot[a] as usize;
+                (cell[a] as usize, s, s < 2 * plane)
+            }
+        }
+    }
 }
 
 /// Whether two weights are the same but for rounding (a renormalisation by a total of 1).
@@ -103,9 +144,10 @@ fn same_weight(a: f32, b: f32) -> bool {
 }
 
 impl Top {
-    /// For `level` (the first coarse one, `primary` flagging each cell's first node) on
-    /// `plan`.
-    fn new(level: &NodeLevel, primary: &[bool], plan: &LevelPlan) -> Self {
+    /// For `level` (`primary` flagging each cell's first node) on `plan`, below `finer`;
+    /// none where the graph's taps differ from the plain ones at more than a quarter of the
+    /// slots (the node by node transfers are then cheaper).
+    fn new(level: &NodeLevel, primary: &[bool], plan: &LevelPlan, finer: Finer) -> Option<Self> {
         let g = &level.graph;
         let (fw, fh, cw, ch) = (plan.fine_w, plan.fine_h, plan.w, plan.h);
         let hw = cw.div_ceil(2);
@@ -117,9 +159,24 @@ impl Top {
                 primary_of[c as usize] = k as u32;
             }
         }
-        // Finer cells that take part (every live one is restricted somewhere).
+        // Finer cells that take part, whose value the plain passes read: on the finest grid
+        // those restricted somewhere (the others' residual is 0), on a level on slots every
+        // cell with a node (a cell without one has a residual of 0 in its unused slot). And
+        // each finer cell's primary node.
         let mut live = vec![false; fw * fh];
-        level.child.iter().for_each(|&a| live[a as usize] = true);
+        let mut finer_primary = vec![u32::MAX; fw * fh];
+        match finer {
+            Finer::Finest => level.child.iter().for_each(|&a| live[a as usize] = true),
+            Finer::Slots { cell, .. } => {
+                for a in 0..cell.len() {
+                    let (c, _, first) = finer.node(a);
+                    if first {
+                        live[c] = true;
+                        finer_primary[c] = a as u32;
+                    }
+                }
+            }
+        }
         // Restriction: a cell's plain taps, over the live finer cells.
         let (rx, ry) = (&plan.restrict_x, &plan.restrict_y);
         // At most 3 x 3 finer cells overlap a coarse cell (one node each on the finest level).
@@ -155,16 +212,21 @@ impl Top {
                         let mut mine = [(0u32, 0.0f32); 9];
                         range.len() == n && {
                             let taps = level.child[range.clone()].iter();
+                            let mut primaries = true;
                             for (m, (&a, &w)) in
                                 mine.iter_mut().zip(taps.zip(&level.child_weight[range]))
                             {
-                                *m = (a, w);
+                                // In finer cells; a secondary child is not the plain sum's.
+                                let (c, _, first) = finer.node(a as usize);
+                                primaries &= first;
+                                *m = (c as u32, w);
                             }
                             mine[..n].sort_unstable_by_key(|c| c.0);
-                            mine[..n]
-                                .iter()
-                                .zip(&plain[..n])
-                                .all(|(a, b)| a.0 == b.0 && same_weight(a.1, b.1))
+                            primaries
+                                && mine[..n]
+                                    .iter()
+                                    .zip(&plain[..n])
+                                    .all(|(a, b)| a.0 == b.0 && same_weight(a.1, b.1))
                         }
                     }
                 };
@@ -174,31 +236,71 @@ impl Top {
             }
         }
         restrict_fix.sort_unstable();
-        // Prolongation: the four bilinear taps, each on its cell's primary node.
+        // Prolongation: the four bilinear taps, each on its cell's primary node, into each
+        // finer cell's primary; the finer secondaries always from their taps.
         let (px, py) = (&plan.prolong_x.0, &plan.prolong_y.0);
-        let prolong_fix = (0..fw * fh)
-            .filter(|&a| {
-                let taps = bilinear_taps(px[a % fw], py[a / fw]);
-                let (nodes, weights) = (level.tap_node[a], level.tap_weight[a]);
-                let plain = taps.iter().enumerate().all(|(t, &(ci, cj, f))| {
-                    if f > 0.0 {
-                        let want = primary_of[cj as usize * cw + ci as usize];
-                        want != u32::MAX && nodes[t] == want && same_weight(weights[t], f)
-                    } else {
-                        weights[t] == 0.0
+        let (mut prolong_zero, mut prolong_fix, mut unused) = (Vec::new(), Vec::new(), Vec::new());
+        let mut from_taps = |a: usize, s: usize| match level.tap_weight[a] == [0.0; 4] {
+            true => prolong_zero.push(s as u32),
+            false => prolong_fix.push(s as u32),
+        };
+        for c in 0..fw * fh {
+            let a = match finer {
+                Finer::Finest => c,
+                Finer::Slots { hw, plane, .. } => match finer_primary[c] {
+                    // A cell without a node: its unused slot.
+                    u32::MAX => {
+                        let (i, j) = (c % fw, c / fw);
+                        unused.push((((i + j) & 1) * plane + j * hw + i / 2) as u32);
+                        continue;
                     }
-                });
-                !plain
-            })
-            .map(|a| a as u32)
-            .collect();
-        Self {
+                    a => a as usize,
+                },
+            };
+            let taps = bilinear_taps(px[c % fw], py[c / fw]);
+            let (nodes, weights) = (level.tap_node[a], level.tap_weight[a]);
+            let plain = taps.iter().enumerate().all(|(t, &(ci, cj, f))| {
+                if f > 0.0 {
+                    let want = primary_of[cj as usize * cw + ci as usize];
+                    want != u32::MAX && nodes[t] == want && same_weight(weights[t], f)
+                } else {
+                    weights[t] == 0.0
+                }
+            });
+            if !plain {
+                from_taps(a, finer.node(a).1);
+            }
+        }
+        if let Finer::Slots { cell, .. } = finer {
+            for a in 0..cell.len() {
+                let (_, s, first) = finer.node(a);
+                if !first {
+                    from_taps(a, s);
+                }
+            }
+        }
+        prolong_zero.extend(unused);
+        prolong_fix.sort_unstable();
+        prolong_zero.sort_unstable();
+        // Worth it while the fixes are few (the maze's deeper levels are mostly walls).
+        let fixes = restrict_fix.len() + prolong_fix.len();
+        if 4 * fixes > cw * ch + fw * fh {
+            return None;
+        }
+        let finer_planes = match finer {
+            Finer::Finest => None,
+            Finer::Slots { hw, plane, .. } => Some((hw, plane)),
+        };
+        Some(Self {
+            finer_planes,
             restrict_fix,
             prolong_fix,
+            prolong_zero,
             transfer: vec![0.0; (fh * cw).max(ch * fw)],
             natural: vec![0.0; cw * ch],
+            finer_natural: vec![0.0; if finer_planes.is_some() { fw * fh } else { 0 }],
             plan: plan.clone(),
-        }
+        })
     }
 }
 
@@ -227,7 +329,7 @@ struct Work {
     /// Per finer slot: the prolongation's four taps (slots of this level) and weights.
     tap_node: Vec<[u32; 4]>,
     tap_weight: Vec<[f32; 4]>,
-    /// The first coarse level's plain transfers.
+    /// The plain transfers from and to the finer level (none where they would not pay).
     top: Option<Top>,
     /// The primaries' couplings to the primaries of the cells left, right, below and above,
     /// and their inverse diagonals, for the structured rows.
@@ -248,12 +350,19 @@ struct Work {
 }
 
 impl Work {
-    /// `level` on slots; `finer` maps the finer level's nodes to its slots and gives its slot
-    /// count, or is the first coarse level's plan (the finer level is the finest, whose nodes
-    /// are its cells).
-    fn new(level: &NodeLevel, finer: Result<(&[u32], usize), &LevelPlan>) -> Self {
-        let top = finer.err();
-        let finer = finer.ok();
+    /// `level` (planned by `plan`) on slots, below `finer`: the finer level and its slots, or
+    /// none (the finer level is the finest, whose nodes are its cells).
+    fn new(level: &NodeLevel, plan: &LevelPlan, finer: Option<(&NodeLevel, &Work)>) -> Self {
+        let above = match finer {
+            None => Finer::Finest,
+            Some((l, f)) => Finer::Slots {
+                cell: &l.graph.cell,
+                slot: &f.slot,
+                hw: f.hw,
+                plane: f.plane,
+            },
+        };
+        let finer = finer.map(|(_, f)| (&f.slot[..], f.e.len()));
         let g = &level.graph;
         let (w, h) = (g.w, g.h);
         let hw = w.div_ceil(2);
@@ -276,9 +385,9 @@ impl Work {
                 slot[k] = (((i + j) & 1) * plane + j * hw + i / 2) as u32;
             }
         }
-        // The first coarse level's plain transfers are worked out beside the rest.
+        // The plain transfers are worked out beside the rest.
         let (top, mut work) = rayon::join(
-            || top.map(|plan| Top::new(level, &primary, plan)),
+            || Top::new(level, &primary, plan, above),
             || Self::on_slots(level, finer, slot, &primary, plane, extra),
         );
         work.top = top;
@@ -426,12 +535,12 @@ pub(super) struct Nodes {
 }
 
 impl Nodes {
-    /// The levels of `h`, whose first coarse level is planned by `top`.
-    pub fn new(h: Hierarchy, top: &LevelPlan) -> Self {
+    /// The levels of `h`, planned by `plans` (from the first coarse level down).
+    pub fn new(h: Hierarchy, plans: &[LevelPlan]) -> Self {
         let mut levels: Vec<Work> = Vec::with_capacity(h.levels.len());
-        for level in &h.levels {
-            let finer = levels.last().map(|f| (&f.slot[..], f.e.len())).ok_or(top);
-            let work = Work::new(level, finer);
+        for (k, (level, plan)) in h.levels.iter().zip(plans).enumerate() {
+            let finer = k.checked_sub(1).map(|f| (&h.levels[f], &levels[f]));
+            let work = Work::new(level, plan, finer);
             levels.push(work);
         }
         Self {
@@ -767,25 +876,31 @@ fn prolongate(lv: &mut Work, out: &mut [f32]) {
         });
 }
 
-/// [`restrict`] from the finest grid (`r`, natural layout): plain multigrid's separable
-/// restriction into the planes, then the slots where the graph's differs.
+/// [`restrict`] by the plain transfers from the finer level (`r`: the finest grid's, natural
+/// layout, or a finer level's slots): plain multigrid's separable restriction into the planes,
+/// then the slots where the graph's differs.
 ///
 /// The plain passes also sum the finest cells without an open face, which the graph leaves
 /// out: their residual is 0 (their right-hand side is 0, `Obstacles::set_rhs`, and they couple
-/// nothing), so the sums agree.
+/// nothing), so the sums agree. So is that of a finer level's unused slots (no coupling, and a
+/// right-hand side of 0: restricted from nothing, or by these passes from cells whose
+/// residual is 0).
 fn restrict_top(lv: &mut Work, r: &[f32]) {
     let Some(top) = lv.top.as_mut() else {
         return;
     };
     let p = &top.plan;
+    let (fw, fh) = (p.fine_w, p.fine_h);
+    let natural = match top.finer_planes {
+        None => r,
+        Some((fhw, fplane)) => {
+            let (red, black) = (&r[..fplane], &r[fplane..2 * fplane]);
+            interleave_planes(red, black, (fw, fhw), &mut top.finer_natural, 0.0);
+            &top.finer_natural
+        }
+    };
     let taps = (&p.restrict_x, &p.restrict_y);
-    restrict_natural(
-        r,
-        (p.fine_w, p.fine_h),
-        taps,
-        &mut top.transfer,
-        &mut top.natural,
-    );
+    restrict_natural(natural, (fw, fh), taps, &mut top.transfer, &mut top.natural);
     let (cw, hw, plane) = (p.w, lv.hw, lv.plane);
     let (red, rest) = lv.b.split_at_mut(plane);
     let black = &mut rest[..plane];
@@ -801,19 +916,32 @@ fn restrict_top(lv: &mut Work, r: &[f32]) {
     }
 }
 
-/// [`prolongate`] to the finest grid (`out`, natural layout): plain multigrid's separable
-/// prolongation of the primaries, then the finer cells where the graph's differs.
+/// [`prolongate`] by the plain transfers to the finer level (`out`: the finest grid, natural
+/// layout, or a finer level's slots): plain multigrid's separable prolongation of the
+/// primaries, then the finer slots where the graph's differs.
 fn prolongate_top(lv: &mut Work, out: &mut [f32]) {
     let Some(top) = lv.top.as_mut() else {
         return;
     };
     let p = &top.plan;
-    let (cw, ch) = (p.w, p.h);
+    let (cw, ch, fw) = (p.w, p.h, p.fine_w);
     let (hw, plane) = (lv.hw, lv.plane);
     let (red, black) = (&lv.e[..plane], &lv.e[plane..2 * plane]);
     interleave_planes(red, black, (cw, hw), &mut top.natural, 0.0);
     let taps = (&p.prolong_x, &p.prolong_y);
-    prolongate_natural(&top.natural, (cw, ch), taps, &mut top.transfer, out);
+    match top.finer_planes {
+        None => prolongate_natural(&top.natural, (cw, ch), taps, &mut top.transfer, out),
+        Some((fhw, fplane)) => {
+            let natural = &mut top.finer_natural;
+            prolongate_natural(&top.natural, (cw, ch), taps, &mut top.transfer, natural);
+            let (red, rest) = out.split_at_mut(fplane);
+            deinterleave_planes(natural, (fw, fhw), red, &mut rest[..fplane]);
+        }
+    }
+    // Zero taps give exactly 0.
+    for &a in &top.prolong_zero {
+        out[a as usize] = 0.0;
+    }
     let e = &lv.e;
     for &a in &top.prolong_fix {
         let a = a as usize;
@@ -1044,7 +1172,7 @@ mod tests {
                 let b0 = restrict_graph(&hier.levels[0], &r);
                 let coarse = cycle_graph(&hier.levels, &hier.coarsest, &b0, sweeps);
                 let want = prolong_graph(&hier.levels[0], &coarse);
-                let mut nodes = Nodes::new(hier.clone(), &plans[0]);
+                let mut nodes = Nodes::new(hier.clone(), &plans);
                 let mut got = vec![f32::NAN; w * h];
                 pool.install(|| nodes.correction(&r, &mut got, sweeps));
                 let peak = want.iter().fold(0.0f32, |m, x| m.max(x.abs()));
