@@ -79,9 +79,12 @@ struct Level {
     colours: [usize; 2],
     relax: [wgpu::BindGroup; 2],
     /// The nodes in the rows near walls, per colour: how many, and their sweep's bind group
-    /// (none without any).
+    /// (none without any, and none when every node is near a wall: see `all_near`).
     near: [usize; 2],
     relax_near: Option<[wgpu::BindGroup; 2]>,
+    /// Every row is near a wall (the maze): the sweeps near walls run as global ones, the
+    /// same updates in one list of dispatches (a colour's nodes do not read each other).
+    all_near: bool,
     residual: wgpu::BindGroup,
     restrict: wgpu::BindGroup,
     /// Into the finer level's unknowns.
@@ -226,7 +229,8 @@ impl Kernels {
             .collect();
         let near_red = listed.partition_point(|&k| (k as usize) < lv.red);
         let near = [near_red, listed.len() - near_red];
-        let relax_near = (!listed.is_empty()).then(|| {
+        let all_near = n > 0 && listed.len() == n;
+        let relax_near = (!listed.is_empty() && !all_near).then(|| {
             let listed = storage_init(device, "Buffer: nodes near walls", &listed);
             [(0, near[0]), (near[0], near[1])].map(|(first, count)| {
                 let c = NodesUniform {
@@ -305,6 +309,7 @@ impl Kernels {
             relax,
             near,
             relax_near,
+            all_near,
             residual,
             restrict,
             prolongate,
@@ -336,7 +341,8 @@ impl Kernels {
 
     /// Level `k`'s smoothing: its sweeps, then those of its rows near walls.
     fn smooth(&self, d: &mut Dispatcher, lv: &Level, sweeps: NodeSweeps, k: usize) {
-        for _ in 0..sweeps.at(k) {
+        let near_too = if lv.all_near { sweeps.near_at(k) } else { 0 };
+        for _ in 0..sweeps.at(k) + near_too {
             for (bind, &count) in lv.relax.iter().zip(&lv.colours) {
                 go(d, &self.relax, bind, count);
             }
