@@ -531,6 +531,7 @@ pub fn scale_warm_start(
                     &f.x[j * (w + 1)..(j + 1) * (w + 1)],
                     &f.y[j * w..(j + 1) * w],
                     &f.y[(j + 1) * w..(j + 2) * w],
+                    None,
                 );
             } else {
                 residual_row(

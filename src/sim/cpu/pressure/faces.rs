@@ -318,9 +318,30 @@ pub(super) fn relax_row_faces(
 }
 }
 
+/// Per row of `faces`: the couplings of its cells between the two ends (`[left and right,
+/// down, up]`) where they are all the same (bitwise), as in open flow; `None` for a row with a
+/// solid or a wall among them. The residual then reads them as constants (same bits, fewer
+/// loads).
+pub fn constant_rows(faces: &Faces) -> Vec<Option<[f32; 3]>> {
+    let (w, h) = (faces.w, faces.h);
+    let same = |v: &[f32]| v.iter().all(|a| a.to_bits() == v[0].to_bits());
+    (0..h)
+        .map(|j| {
+            if w < 3 {
+                return None;
+            }
+            let x = &faces.x[j * (w + 1) + 1..j * (w + 1) + w];
+            let dn = &faces.y[j * w + 1..j * w + w - 1];
+            let up = &faces.y[(j + 1) * w + 1..(j + 1) * w + w - 1];
+            (same(x) && same(dn) && same(up)).then(|| [x[0], dn[0], up[0]])
+        })
+        .collect()
+}
+
 kernel! {
 /// Residual `r = b - A e` of one natural row `j` with per-face couplings; `e_dn`, `e_up` are
-/// rows `j - 1`, `j + 1`, or row `j` again at a wall.
+/// rows `j - 1`, `j + 1`, or row `j` again at a wall. `constant`: the row's couplings between
+/// its ends when they are all the same ([`constant_rows`]), read as constants.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn residual_row_faces(
     e: &[f32],
@@ -331,6 +352,7 @@ pub(super) fn residual_row_faces(
     x: &[f32],
     y_dn: &[f32],
     y_up: &[f32],
+    constant: Option<[f32; 3]>,
 ) {
     let w = out.len();
     let edge = |i: usize| {
@@ -355,6 +377,18 @@ pub(super) fn residual_row_faces(
     // vectorises, the clamped indices above do not.
     let n = w - 2;
     let (l, c, r) = (&e[..n], &e[1..n + 1], &e[2..n + 2]);
+    if let Some([cx, yd, yu]) = constant {
+        let (d, u, bb) = (&e_dn[1..n + 1], &e_up[1..n + 1], &b[1..n + 1]);
+        for (k, o) in out[1..n + 1].iter_mut().enumerate() {
+            let ck = c[k];
+            let flux = cx.mul_add(
+                ck - l[k],
+                cx.mul_add(ck - r[k], yd.mul_add(ck - d[k], yu * (ck - u[k]))),
+            );
+            *o = bb[k] - flux;
+        }
+        return;
+    }
     let (xl, xr) = (&x[1..n + 1], &x[2..n + 2]);
     let (yd, yu, d, u, bb) = (
         &y_dn[1..n + 1],

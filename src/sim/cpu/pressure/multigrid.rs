@@ -111,6 +111,8 @@ struct Level {
 #[derive(Clone, Debug)]
 struct LevelFaces {
     natural: Faces,
+    /// Per row, its couplings between the ends when they are all the same (`faces::constant_rows`).
+    constant: Vec<Option<[f32; 3]>>,
     split: SplitFaces,
     /// The fluid regions (when the finest level is also the coarsest, whose solve needs them).
     regions: Option<Regions>,
@@ -121,6 +123,7 @@ impl LevelFaces {
         Self {
             split: SplitFaces::new(&natural),
             regions: coarsest.then(|| Regions::new(&natural)),
+            constant: faces::constant_rows(&natural),
             natural,
         }
     }
@@ -234,7 +237,7 @@ fn v_cycle_nodes(
     rb_sor_op(e, b, MG_PRE_SWEEPS, 1.0, Operator::UNIT, split);
     let (w, h) = (e.w, e.h);
     e.write_natural(&mut scratch.e, 0.0);
-    let natural = Some(&faces.natural);
+    let natural = Some((&faces.natural, &faces.constant[..]));
     residual(
         &scratch.e,
         &scratch.b,
@@ -355,7 +358,7 @@ fn residual(
     w: usize,
     h: usize,
     op: Operator,
-    faces: Option<&Faces>,
+    faces: Option<(&Faces, &[Option<[f32; 3]>])>,
     out: &mut [f32],
 ) {
     out.par_chunks_mut(w)
@@ -363,7 +366,7 @@ fn residual(
         .enumerate()
         .for_each(|(j, row)| {
             let line = |r: usize| &e[r * w..(r + 1) * w];
-            if let Some(f) = faces {
+            if let Some((f, constant)) = faces {
                 residual_row_faces(
                     line(j),
                     line(j.saturating_sub(1)),
@@ -373,6 +376,7 @@ fn residual(
                     &f.x[j * (w + 1)..(j + 1) * (w + 1)],
                     &f.y[j * w..(j + 1) * w],
                     &f.y[(j + 1) * w..(j + 2) * w],
+                    constant[j],
                 );
                 return;
             }

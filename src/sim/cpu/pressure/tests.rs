@@ -235,3 +235,58 @@ fn sor_faces_reference(faces: &Faces, b: &Split, sweeps: u32, omega: f32) -> Vec
     }
     q
 }
+
+/// A row whose couplings between its ends are all the same takes its residual from those as
+/// constants, bit for bit as from the faces; rows with a solid among their cells or their
+/// neighbours' do not; and most rows of the pillars are constant, so that this compares them.
+#[test]
+fn constant_rows_take_the_faces_residual_bit_for_bit() {
+    use super::faces::constant_rows;
+    use crate::sim::obstacles::{Layout, Mask};
+    for (w, h) in [(96, 54), (131, 77)] {
+        for layout in [Layout::None, Layout::Pillars, Layout::Maze, Layout::Ring] {
+            let mask = Mask::layout(layout, w, h);
+            let faces = Faces::from_mask(&mask);
+            let constant = constant_rows(&faces);
+            // Which rows must differ from open flow: those with a solid cell, and the rows
+            // above and below them.
+            let solid_row = |j: usize| mask.cells()[j * w..(j + 1) * w].iter().any(|&s| s);
+            for j in 0..h {
+                let near = (j.saturating_sub(1)..(j + 2).min(h)).any(solid_row);
+                assert_eq!(constant[j].is_none(), near, "{layout:?} {w}x{h} row {j}");
+            }
+            let open = constant.iter().filter(|c| c.is_some()).count();
+            if matches!(layout, Layout::None | Layout::Pillars) {
+                assert!(2 * open > h, "{layout:?} {w}x{h}: {open} of {h} rows");
+            }
+            // A rough field on the fluid cells.
+            let e: Vec<f32> = (0..w * h)
+                .map(|k| ((k * 7919) % 1013) as f32 / 506.5 - 1.0)
+                .collect();
+            let b: Vec<f32> = (0..w * h)
+                .map(|k| ((k * 104_729) % 997) as f32 / 997.0)
+                .collect();
+            for j in 0..h {
+                let line = |r: usize| &e[r * w..(r + 1) * w];
+                let run = |c: Option<[f32; 3]>| {
+                    let mut out = vec![0.0f32; w];
+                    residual_row_faces(
+                        line(j),
+                        line(j.saturating_sub(1)),
+                        line((j + 1).min(h - 1)),
+                        &b[j * w..(j + 1) * w],
+                        &mut out,
+                        &faces.x[j * (w + 1)..(j + 1) * (w + 1)],
+                        &faces.y[j * w..(j + 1) * w],
+                        &faces.y[(j + 1) * w..(j + 2) * w],
+                        c,
+                    );
+                    out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                if constant[j].is_some() {
+                    assert!(run(constant[j]) == run(None), "{layout:?} {w}x{h} row {j}");
+                }
+            }
+        }
+    }
+}
