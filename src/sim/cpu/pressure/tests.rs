@@ -251,9 +251,9 @@ fn constant_rows_take_the_faces_residual_bit_for_bit() {
             // Which rows must differ from open flow: those with a solid cell, and the rows
             // above and below them.
             let solid_row = |j: usize| mask.cells()[j * w..(j + 1) * w].iter().any(|&s| s);
-            for j in 0..h {
+            for (j, c) in constant.iter().enumerate() {
                 let near = (j.saturating_sub(1)..(j + 2).min(h)).any(solid_row);
-                assert_eq!(constant[j].is_none(), near, "{layout:?} {w}x{h} row {j}");
+                assert_eq!(c.is_none(), near, "{layout:?} {w}x{h} row {j}");
             }
             let open = constant.iter().filter(|c| c.is_some()).count();
             if matches!(layout, Layout::None | Layout::Pillars) {
@@ -266,7 +266,7 @@ fn constant_rows_take_the_faces_residual_bit_for_bit() {
             let b: Vec<f32> = (0..w * h)
                 .map(|k| ((k * 104_729) % 997) as f32 / 997.0)
                 .collect();
-            for j in 0..h {
+            for (j, &c) in constant.iter().enumerate() {
                 let line = |r: usize| &e[r * w..(r + 1) * w];
                 let run = |c: Option<[f32; 3]>| {
                     let mut out = vec![0.0f32; w];
@@ -283,8 +283,8 @@ fn constant_rows_take_the_faces_residual_bit_for_bit() {
                     );
                     out.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
                 };
-                if constant[j].is_some() {
-                    assert!(run(constant[j]) == run(None), "{layout:?} {w}x{h} row {j}");
+                if c.is_some() {
+                    assert!(run(c) == run(None), "{layout:?} {w}x{h} row {j}");
                 }
             }
         }
