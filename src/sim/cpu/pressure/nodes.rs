@@ -145,8 +145,8 @@ fn same_weight(a: f32, b: f32) -> bool {
 
 impl Top {
     /// For `level` (`primary` flagging each cell's first node) on `plan`, below `finer`;
-    /// none where the graph's taps differ from the plain ones at more than a quarter of the
-    /// slots (the node by node transfers are then cheaper).
+    /// none where the cells to fix after the plain passes exceed a quarter of the two levels'
+    /// cells (the node by node transfers are then cheaper).
     fn new(level: &NodeLevel, primary: &[bool], plan: &LevelPlan, finer: Finer) -> Option<Self> {
         let g = &level.graph;
         let (fw, fh, cw, ch) = (plan.fine_w, plan.fine_h, plan.w, plan.h);
@@ -537,6 +537,7 @@ pub(super) struct Nodes {
 impl Nodes {
     /// The levels of `h`, planned by `plans` (from the first coarse level down).
     pub fn new(h: Hierarchy, plans: &[LevelPlan]) -> Self {
+        debug_assert!(plans.len() >= h.levels.len(), "a plan for every level");
         let mut levels: Vec<Work> = Vec::with_capacity(h.levels.len());
         for (k, (level, plan)) in h.levels.iter().zip(plans).enumerate() {
             let finer = k.checked_sub(1).map(|f| (&h.levels[f], &levels[f]));
@@ -934,6 +935,9 @@ fn prolongate_top(lv: &mut Work, out: &mut [f32]) {
         Some((fhw, fplane)) => {
             let natural = &mut top.finer_natural;
             prolongate_natural(&top.natural, (cw, ch), taps, &mut top.transfer, natural);
+            // The planes' pad slots (past an odd width's last cell) are left as they were:
+            // the finer residual there, which is its right-hand side, 0 (a pad slot is never
+            // restricted into, and couples nothing), as the node by node taps would give.
             let (red, rest) = out.split_at_mut(fplane);
             deinterleave_planes(natural, (fw, fhw), red, &mut rest[..fplane]);
         }
@@ -1110,6 +1114,18 @@ mod tests {
     /// Fluid rows one cell tall between solid ones, joined into one winding channel: more
     /// nodes on the coarsest level than the dense solve takes, and a secondary node in
     /// nearly every cell of the coarse levels.
+    /// Pillars with a sealed box of fluid (a pocket) in a corner, whose walls are thin.
+    fn pocket(w: usize, h: usize) -> Mask {
+        let mut mask = Mask::layout(Layout::Pillars, w, h);
+        let (a, b) = (w / 12, w / 12 + w / 5);
+        for t in a..=b {
+            for (i, j) in [(t, a), (t, b), (a, t), (b, t)] {
+                mask.set(i, j.min(h - 1), true);
+            }
+        }
+        mask
+    }
+
     fn stripes(w: usize, h: usize) -> Mask {
         let mut mask = Mask::empty(w, h);
         for j in (1..h).step_by(2) {
@@ -1121,15 +1137,20 @@ mod tests {
         mask
     }
 
-    /// The slots (structured rows with fix-ups, the plain transfers at the top) give the
+    /// The slots (structured rows with fix-ups, the plain transfers between levels) give the
     /// graphs' V-cycle, but for rounding, around every layout, on grids of odd and even
-    /// sizes, with the dense and the relaxed coarsest solve.
+    /// sizes (203x117: levels of odd width below the first, whose planes end in a pad slot),
+    /// with a sealed pocket, and with the dense and the relaxed coarsest solve.
     #[test]
     fn slots_give_the_graphs_correction() {
         let mut masks: Vec<Mask> = [Layout::Disc, Layout::Pillars, Layout::Maze, Layout::Ring]
             .into_iter()
-            .flat_map(|l| [Mask::layout(l, 75, 41), Mask::layout(l, 128, 64)])
+            .flat_map(|l| {
+                let sizes = [(75, 41), (128, 64), (203, 117)];
+                sizes.map(|(w, h)| Mask::layout(l, w, h))
+            })
             .collect();
+        masks.push(pocket(203, 117));
         masks.push(stripes(288, 32));
         // Big enough that the first coarse level (256x144) relaxes in bands on several
         // threads (`band::MIN_PARALLEL_CELLS`), with odd sizes below it.
