@@ -165,6 +165,11 @@ pub struct NodeLevel {
     pub tap_weight: Vec<[f32; 4]>,
 }
 
+/// Whether two weights are the same but for rounding (a renormalisation by a total of 1).
+pub fn same_weight(a: f32, b: f32) -> bool {
+    (a - b).abs() <= 1e-6 * a.abs().max(b.abs())
+}
+
 /// Rows within this many rows of one with a node that open flow would not have get the
 /// first coarse level's extra sweeps (`sim::multigrid::NodeSweeps::near`).
 pub const NEAR_ROWS_MARGIN: usize = 1;
@@ -185,7 +190,6 @@ impl NodeLevel {
         for (j, row) in nodes.chunks(w.max(1)).enumerate() {
             walled[j] |= row.iter().any(|&n| n != 1);
         }
-        let close = |a: f32, b: f32| (a - b).abs() <= 1e-6 * a.abs().max(b.abs());
         for (k, &c) in g.cell.iter().enumerate() {
             let (i, j) = (c as usize % w, c as usize / w);
             if walled[j] {
@@ -199,8 +203,8 @@ impl NodeLevel {
                 let d = g.cell[m] as usize;
                 let (di, dj) = (d % w, d / w);
                 match (di.abs_diff(i), dj.abs_diff(j)) {
-                    (1, 0) => close(wt, g.op.cx),
-                    (0, 1) => close(wt, g.op.cy),
+                    (1, 0) => same_weight(wt, g.op.cx),
+                    (0, 1) => same_weight(wt, g.op.cy),
                     _ => false,
                 }
             });

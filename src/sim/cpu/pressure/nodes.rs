@@ -25,7 +25,7 @@ use super::multigrid::{prolongate_natural, restrict_natural};
 use super::{deinterleave_planes, interleave_planes, row_count};
 use crate::sim::cpu::band::{self, Shared};
 use crate::sim::multigrid::{COARSEST_OMEGA, LevelPlan, NodeSweeps, coarsest_sweeps};
-use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel, bilinear_taps};
+use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel, bilinear_taps, same_weight};
 use rayon::prelude::*;
 
 /// A primary coupled to secondaries: its row, its slot, and those couplings (slot, weight).
@@ -138,9 +138,10 @@ impl Finer<'_> {
     }
 }
 
-/// Whether two weights are the same but for rounding (a renormalisation by a total of 1).
-fn same_weight(a: f32, b: f32) -> bool {
-    (a - b).abs() <= 1e-6 * a.abs().max(b.abs())
+/// The slot of cell `(i, j)`'s primary: the cell's place in the red-black planes (`hw` slots
+/// a plane row, `plane` slots a plane), as `Split` lays out a level.
+fn primary_slot(i: usize, j: usize, hw: usize, plane: usize) -> usize {
+    ((i + j) & 1) * plane + j * hw + i / 2
 }
 
 impl Top {
@@ -251,7 +252,7 @@ impl Top {
                     // A cell without a node: its unused slot.
                     u32::MAX => {
                         let (i, j) = (c % fw, c / fw);
-                        unused.push((((i + j) & 1) * plane + j * hw + i / 2) as u32);
+                        unused.push(primary_slot(i, j, hw, plane) as u32);
                         continue;
                     }
                     a => a as usize,
@@ -382,7 +383,7 @@ impl Work {
             } else {
                 taken[c] = true;
                 primary[k] = true;
-                slot[k] = (((i + j) & 1) * plane + j * hw + i / 2) as u32;
+                slot[k] = primary_slot(i, j, hw, plane) as u32;
             }
         }
         // The plain transfers are worked out beside the rest.
