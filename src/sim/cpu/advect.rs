@@ -570,21 +570,39 @@ fn scalar_among_fluid(
     let (bx, by) = flow.depart_centre(c % g.w, c / g.w, k);
     let t = field.taps(bx, by);
     let corners = field.corners(t);
-    let value = if corners.iter().all(|&(k, _)| !solid[k]) {
-        field.gather(field.f, t)
-    } else {
-        let (mut sum, mut weight) = (0.0f32, 0.0f32);
+    let all_fluid = corners.iter().all(|&(k, _)| !solid[k]);
+    let (mut sum, mut weight) = (0.0f32, 0.0f32);
+    if !all_fluid {
         for (k, cw) in corners {
             if !solid[k] {
                 weight += cw;
                 sum = cw.mul_add(field.f[k], sum);
             }
         }
-        if weight > 1e-6 {
-            sum / weight
-        } else {
-            field.f[c]
-        }
+    }
+    let plain = || field.gather(field.f, t);
+    among_fluid(all_fluid, plain, (sum, weight), field.f[c], decay, max)
+}
+
+/// A scalar sampled among fluid corners ([`scalar_among_fluid`]): with every corner fluid
+/// the plain bilinear sample (`plain`), else the fluid corners' weighted sum over their
+/// weight, or with none (`weight` about 0) the cell's own value; times `decay`, limited to
+/// +-`max`.
+#[inline(always)]
+fn among_fluid(
+    all_fluid: bool,
+    plain: impl FnOnce() -> f32,
+    (sum, weight): (f32, f32),
+    own: f32,
+    decay: f32,
+    max: f32,
+) -> f32 {
+    let value = if all_fluid {
+        plain()
+    } else if weight > 1e-6 {
+        sum / weight
+    } else {
+        own
     };
     (value * decay).max(-max).min(max)
 }
@@ -764,14 +782,9 @@ fn dye_among_fluid(
         // The temperature as `scalar_among_fluid` takes it, bit for bit: the plain bilinear
         // sample among fluid corners only.
         let t_out = heat.map_or(0.0, |(_, heat_decay, heat_max)| {
-            let value = if all_fluid {
-                dye.gather(heat_in, t)
-            } else if weight > 1e-6 {
-                sum[3] / weight
-            } else {
-                heat_in[c]
-            };
-            (value * heat_decay).max(-heat_max).min(heat_max)
+            let plain = || dye.gather(heat_in, t);
+            let own = heat_in[c];
+            among_fluid(all_fluid, plain, (sum[3], weight), own, heat_decay, heat_max)
         });
         *o = [dyes[0], dyes[1], dyes[2], t_out];
     }

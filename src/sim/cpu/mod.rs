@@ -775,7 +775,7 @@ impl Solver for CpuSolver {
             let s = &mut self.state;
             o.close_faces(&mut s.u, &mut s.v);
             o.clear_solid_dye(&mut s.dye);
-            obstacles::clear_solid_cells(o.mask.cells(), &mut s.heat);
+            o.clear_solid_cells(&mut s.heat);
             // A particle a new solid covers is gone (it has no way out).
             for p in s.particles.iter_mut() {
                 if p.alive() && crate::sim::particles::solid_at(&o.mask, p.pos) {

@@ -171,15 +171,12 @@ impl Obstacles {
             .flat_map(|dj| (0..dw).map(move |di| (di, dj)))
             .map(|(di, dj)| mask.is_solid(di / dye_scale, dj / dye_scale))
             .collect();
-        let solid_dye = (0..solid_dye_flags.len())
-            .filter(|&k| solid_dye_flags[k])
-            .map(|k| k as u32)
-            .collect();
-        let cells = mask.cells();
-        let solid_cells = (0..cells.len())
-            .filter(|&k| cells[k])
-            .map(|k| k as u32)
-            .collect();
+        let flagged = |flags: &[bool]| -> Vec<u32> {
+            let at = flags.iter().enumerate().filter(|&(_, &f)| f);
+            at.map(|(k, _)| k as u32).collect()
+        };
+        let solid_dye = flagged(&solid_dye_flags);
+        let solid_cells = flagged(mask.cells());
         Self {
             solid_cells,
             mask: mask.clone(),
