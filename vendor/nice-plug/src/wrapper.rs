@@ -12,3 +12,5 @@ pub mod vst3;
 
 // This is used by the wrappers.
 pub use util::setup_logger;
+// DYEFLOW PATCH: the host's process mode of the block being processed.
+pub use util::block_process_mode;

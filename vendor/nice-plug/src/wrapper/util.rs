@@ -1,5 +1,7 @@
 use backtrace::Backtrace;
+use nice_plug_core::audio_setup::ProcessMode;
 use nice_plug_core::plugin::Plugin;
+use std::cell::Cell;
 use std::cmp;
 use std::marker::PhantomData;
 use std::os::raw::c_char;
@@ -30,6 +32,41 @@ const AARCH64_FTZ_BIT: u64 = 1 << 24;
 #[cfg(all(debug_assertions, feature = "assert_process_allocs"))]
 #[global_allocator]
 static A: nice_assert_no_alloc::AllocDisabler = nice_assert_no_alloc::AllocDisabler;
+
+thread_local! {
+    /// DYEFLOW PATCH: the host's process mode for the block being processed on this thread, set
+    /// by the wrappers around `Plugin::process()`. A `Copy` value with a const initializer: no
+    /// allocation and no destructor on the audio thread.
+    static BLOCK_PROCESS_MODE: Cell<Option<ProcessMode>> = const { Cell::new(None) };
+}
+
+/// DYEFLOW PATCH: the process mode the host gives for the block being processed, read from
+/// inside `Plugin::process()`; `None` outside a wrapper's process call (the standalone wrapper
+/// does not set it: it is always real time).
+///
+/// VST3 hosts flag every block (`ProcessData::processMode`), and some flag an export only
+/// there (Ardour 7 marks offline in each block without calling `setupProcessing` again), while
+/// [`BufferConfig::process_mode`][nice_plug_core::audio_setup::BufferConfig] is what the host said
+/// before the last activation. For CLAP this is the mode of the last `clap.render` call.
+pub fn block_process_mode() -> Option<ProcessMode> {
+    BLOCK_PROCESS_MODE.get()
+}
+
+/// DYEFLOW PATCH: sets [`block_process_mode()`] for the plugin's process call; puts back what
+/// was there when dropped.
+pub(crate) struct BlockProcessMode(Option<ProcessMode>);
+
+impl BlockProcessMode {
+    pub(crate) fn enter(mode: ProcessMode) -> Self {
+        Self(BLOCK_PROCESS_MODE.replace(Some(mode)))
+    }
+}
+
+impl Drop for BlockProcessMode {
+    fn drop(&mut self) {
+        BLOCK_PROCESS_MODE.set(self.0);
+    }
+}
 
 /// A Rabin fingerprint based string hash for parameter ID strings.
 pub fn hash_param_id(id: &str) -> u32 {

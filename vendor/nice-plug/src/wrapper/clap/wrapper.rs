@@ -2245,6 +2245,11 @@ impl<P: ClapPlugin> Wrapper<P> {
                         process.out_events,
                     );
 
+                    // DYEFLOW PATCH: the mode of the last `clap.render` call, for
+                    // `crate::wrapper::block_process_mode()`.
+                    let _block_mode = crate::wrapper::util::BlockProcessMode::enter(
+                        wrapper.current_process_mode.load(),
+                    );
                     let result = plugin.process(buffers.main_buffer, &mut aux, &mut context);
 
                     wrapper.last_process_status.store(result);

@@ -408,6 +408,12 @@ impl<P: Vst3Plugin> IComponentTrait for Wrapper<P> {
         // custom channel layout overrides we need to activate here.
         match (state != 0, self.inner.current_buffer_config.load()) {
             (true, Some(buffer_config)) => {
+                // DYEFLOW PATCH: the mode the host last gave, in a setup or a block's
+                // `ProcessData::processMode`.
+                let buffer_config = BufferConfig {
+                    process_mode: self.inner.current_process_mode.load(),
+                    ..buffer_config
+                };
                 // Before initializing the plugin, make sure all smoothers are set the the default values
                 for param in self.inner.param_by_hash.values() {
                     unsafe { param._internal_update_smoother(buffer_config.sample_rate, true) };
@@ -982,38 +988,22 @@ impl<P: Vst3Plugin> IAudioProcessorTrait for Wrapper<P> {
     unsafe fn setupProcessing(&self, setup: *mut ProcessSetup) -> tresult {
         check_null_ptr!(setup);
 
-        // There's no special handling for offline processing at the moment
         let setup = unsafe { &*setup };
         crate::nice_debug_assert_eq!(setup.symbolicSampleSize, K_SYMBOLIC_SAMPLE_SIZE_32);
+
+        // DYEFLOW PATCH: the mode is stored before the buffer config that carries it (the
+        // config used to be stored first, with the previous mode, so a host that calls
+        // `setupProcessing(kOffline)` and then activates gave the plugin a realtime config).
+        let mode = vst3_process_mode(setup.processMode);
+        self.inner.current_process_mode.store(mode);
 
         // This is needed when activating the plugin and when restoring state
         self.inner.current_buffer_config.store(Some(BufferConfig {
             sample_rate: setup.sampleRate as f32,
             min_buffer_size: None,
             max_buffer_size: setup.maxSamplesPerBlock as u32,
-            process_mode: self.inner.current_process_mode.load(),
+            process_mode: mode,
         }));
-
-        #[allow(clippy::unnecessary_cast)]
-        const K_REALTIME: i32 = ProcessModes_::kRealtime as i32;
-        #[allow(clippy::unnecessary_cast)]
-        const K_PREFETCH: i32 = ProcessModes_::kPrefetch as i32;
-        #[allow(clippy::unnecessary_cast)]
-        const K_OFFLINE: i32 = ProcessModes_::kOffline as i32;
-
-        let mode = match setup.processMode {
-            n if n == K_REALTIME => ProcessMode::Realtime,
-            n if n == K_PREFETCH => ProcessMode::Buffered,
-            n if n == K_OFFLINE => ProcessMode::Offline,
-            n => {
-                crate::nice_debug_assert_failure!(
-                    "Unknown rendering mode '{}', defaulting to realtime",
-                    n
-                );
-                ProcessMode::Realtime
-            }
-        };
-        self.inner.current_process_mode.store(mode);
 
         // Initializing the plugin happens in `IAudioProcessor::set_active()` because the host may
         // still change the channel layouts at this point
@@ -1064,6 +1054,12 @@ impl<P: Vst3Plugin> IAudioProcessorTrait for Wrapper<P> {
         process_wrapper(|| {
             // We need to handle incoming automation first
             let data = unsafe { &*data };
+            // DYEFLOW PATCH: the host's mode for this block, for the plugin's process call
+            // (`crate::wrapper::block_process_mode()`) and the next activation. A lock-free
+            // atomic byte: no lock on the audio thread.
+            let block_mode = vst3_process_mode(data.processMode);
+            self.inner.current_process_mode.store(block_mode);
+            let _block_mode = crate::wrapper::util::BlockProcessMode::enter(block_mode);
             let sample_rate = self
                 .inner
                 .current_buffer_config
@@ -1943,6 +1939,30 @@ impl<P: Vst3Plugin> IInfoListenerTrait for Wrapper<P> {
             });
 
             kResultOk
+        }
+    }
+}
+
+/// DYEFLOW PATCH: a VST3 `ProcessModes` value as nice-plug's [`ProcessMode`] (unknown ones as
+/// realtime). Shared by `setupProcessing()` and `process()`.
+fn vst3_process_mode(mode: int32) -> ProcessMode {
+    #[allow(clippy::unnecessary_cast)]
+    const K_REALTIME: i32 = ProcessModes_::kRealtime as i32;
+    #[allow(clippy::unnecessary_cast)]
+    const K_PREFETCH: i32 = ProcessModes_::kPrefetch as i32;
+    #[allow(clippy::unnecessary_cast)]
+    const K_OFFLINE: i32 = ProcessModes_::kOffline as i32;
+
+    match mode {
+        n if n == K_REALTIME => ProcessMode::Realtime,
+        n if n == K_PREFETCH => ProcessMode::Buffered,
+        n if n == K_OFFLINE => ProcessMode::Offline,
+        n => {
+            crate::nice_debug_assert_failure!(
+                "Unknown rendering mode '{}', defaulting to realtime",
+                n
+            );
+            ProcessMode::Realtime
         }
     }
 }
