@@ -57,11 +57,16 @@ pub struct Dyeflow {
     /// feeding the engine through another; made in the first `activate`, stopped on drop
     /// (waiting at most `engine::DROP_WAIT_MS`).
     chroma: Option<ChromaThread>,
-    /// Bounce capture: the thread writing capture files (made at the first offline
-    /// activation), and the chroma tap parked while the analysis runs inline for a capture.
+    /// Bounce capture: the thread writing capture files (made at the first activation), and
+    /// the chroma sink not in use (made at the first activation, so that switching between the
+    /// analysis on its thread and inline, at exact samples for a capture, never allocates).
     capture: Option<capture::writer::CaptureThread>,
     parked_chroma: Option<ChromaSink>,
-    /// The host renders offline (set at activation), and the same for the simulation thread.
+    /// The process mode the host gave at the last activation (for blocks the wrapper does not
+    /// flag).
+    activation_mode: ProcessMode,
+    /// The host renders offline: it says so (at activation, or in the block), or the pace of
+    /// its blocks shows a bounce. The same for the simulation thread.
     offline: bool,
     offline_flag: Arc<AtomicBool>,
     /// The input tap's queue, for the capture thread when it starts.
@@ -107,6 +112,7 @@ impl Default for Dyeflow {
             chroma: None,
             capture: None,
             parked_chroma: None,
+            activation_mode: ProcessMode::Realtime,
             offline: false,
             offline_flag: offline,
             input_records: Some(input_records),
@@ -179,25 +185,15 @@ impl Dyeflow {
         self.editor.frames.clone()
     }
 
-    /// Follow the host's process `mode`: offline (a bounce) captures, and the pitch-class
-    /// analysis runs inline at exact samples so the capture holds it; in real time it runs on
-    /// its thread again. Off the audio thread (at activation).
-    fn follow_process_mode(&mut self, mode: ProcessMode) {
-        self.offline = mode == ProcessMode::Offline;
-        self.offline_flag.store(self.offline, Ordering::Relaxed);
-        let Some(bridge) = &mut self.bridge else {
-            return;
-        };
-        if !self.offline {
-            if let Some(sink) = self.parked_chroma.take() {
-                bridge.swap_chroma_sink(sink);
-            }
-        } else if !bridge.chroma_inline() {
-            let inline = ChromaSink::Inline(Box::new(bridge::chroma::ChromaAnalyzer::new(
-                bridge::chroma::TARGET_RATE_HZ,
-            )));
-            self.parked_chroma = Some(bridge.swap_chroma_sink(inline));
-        }
+    /// Render offline or in real time from now on (at activation; the audio thread does the
+    /// same through [`follow_offline`]).
+    fn set_offline(&mut self, offline: bool) {
+        follow_offline(
+            offline,
+            (&mut self.offline, &self.offline_flag),
+            self.bridge.as_mut(),
+            &mut self.parked_chroma,
+        );
     }
 
     /// The capture's queues, its writer started (`None`, and the reason in the capture status,
@@ -232,6 +228,30 @@ impl Dyeflow {
                 None
             }
         }
+    }
+}
+
+/// Render offline or in real time from now on: offline (a bounce) the pitch-class analysis runs
+/// inline at exact samples, so the capture holds it; in real time it runs on its thread. Swaps
+/// the bridge's sink with the `parked` one (both made at activation): never allocates, so the
+/// audio thread calls it when a block's mode changes. `state` is the plugin's flag and the
+/// simulation thread's.
+fn follow_offline(
+    offline: bool,
+    state: (&mut bool, &AtomicBool),
+    bridge: Option<&mut Bridge>,
+    parked: &mut Option<ChromaSink>,
+) {
+    if offline == *state.0 {
+        return;
+    }
+    *state.0 = offline;
+    state.1.store(offline, Ordering::Relaxed);
+    if let Some(bridge) = bridge
+        && bridge.chroma_inline() != offline
+        && let Some(sink) = parked.take()
+    {
+        *parked = Some(bridge.swap_chroma_sink(sink));
     }
 }
 
@@ -321,7 +341,17 @@ impl Plugin for Dyeflow {
                 self.bridge = Some(bridge);
             }
         }
-        self.follow_process_mode(buffer_config.process_mode);
+        // The inline analysis, parked until a bounce needs it (allocated once, here).
+        if self.parked_chroma.is_none()
+            && let Some(bridge) = &self.bridge
+            && !bridge.chroma_inline()
+        {
+            self.parked_chroma = Some(ChromaSink::Inline(Box::new(
+                bridge::chroma::ChromaAnalyzer::new(bridge::chroma::TARGET_RATE_HZ),
+            )));
+        }
+        self.activation_mode = buffer_config.process_mode;
+        self.set_offline(self.activation_mode == ProcessMode::Offline);
         // A project saved with its output window open opens it again (not for a bounce).
         if !self.offline {
             self.editor.follow_output();
@@ -367,6 +397,10 @@ impl Plugin for Dyeflow {
         // subnormals, and flush those first: the bridge reads the audio there, and arithmetic
         // on subnormals is many times slower on x86 without flush-to-zero.
         bridge::passthrough::flush_subnormals(buffer.as_slice());
+        // Offline as the host says for this block (VST3 hosts flag each block; some flag an
+        // export only there), or as it said at activation where the wrapper does not tell.
+        let host_offline = nice_plug::wrapper::block_process_mode().unwrap_or(self.activation_mode)
+            == ProcessMode::Offline;
         if let Some(bridge) = &mut self.bridge {
             let p = &self.params;
             bridge.set_bypassed(p.bypass.value());
@@ -380,19 +414,33 @@ impl Plugin for Dyeflow {
                     tempo_bpm,
                     beat,
                 });
-            // A capture runs while the host bounces, or while the Record switch is on.
-            let want = self.offline || self.editor.record.load(Ordering::Relaxed);
+            // A capture runs while the host bounces (it says so, or the pace shows it), or while
+            // the Record switch is on; otherwise the recorder watches (nothing is written).
+            let want = if host_offline {
+                Some(capture::Cause::Offline)
+            } else if self.editor.record.load(Ordering::Relaxed) {
+                Some(capture::Cause::Record)
+            } else {
+                None
+            };
             let (now, rate) = (bridge.time_s(0), bridge.sample_rate());
             self.editor.input_tap.set_clock(now);
+            let mut bouncing = false;
             if let Some(r) = bridge.recorder() {
                 r.follow(want, now, rate);
-                if r.is_on() {
-                    let samples = t.pos_samples().unwrap_or(0);
-                    let beat = t.pos_beats().unwrap_or(f64::NAN);
-                    let tempo = t.tempo.unwrap_or(f64::NAN);
-                    r.block(now, (samples, beat, tempo, t.playing));
-                }
+                bouncing = r.bouncing();
+                let samples = t.pos_samples().unwrap_or(0);
+                let beat = t.pos_beats().unwrap_or(f64::NAN);
+                let tempo = t.tempo.unwrap_or(f64::NAN);
+                r.block(now, (samples, beat, tempo, t.playing));
             }
+            // Before the block's audio: a capture's first block is analysed inline too.
+            follow_offline(
+                host_offline || bouncing,
+                (&mut self.offline, &self.offline_flag),
+                Some(&mut *bridge),
+                &mut self.parked_chroma,
+            );
             let channels = buffer.as_slice_immutable();
             let first: &[f32] = channels.first().map_or(&[], |c| &**c);
             let second: &[f32] = channels.get(1).map_or(&[], |c| &**c);

@@ -63,12 +63,10 @@ fn tempdir(name: &str) -> PathBuf {
     dir
 }
 
-/// Run the plugin offline over the input; the capture it wrote.
-fn bounce(dir: &Path) -> PathBuf {
-    // The plugin reads the folder when its first offline activation makes the capture thread.
-    // SAFETY: this test binary holds one test, so no other thread reads the environment
-    // meanwhile.
-    unsafe { std::env::set_var(dyeflow::capture::CAPTURE_DIR_ENV, dir) };
+/// Run the plugin offline over the input; the capture it wrote (into the test process's own
+/// capture folder).
+fn bounce() -> PathBuf {
+    let dir = &common::private_captures();
     let mut plugin = Instance::new();
     let viscosity = plugin.param_id("Viscosity");
     // Played in real time first (no capture), so the bridge's clock stands at 2.4 s when the
@@ -241,7 +239,7 @@ fn live_hashes(frames: usize, automate: bool) -> Vec<u64> {
 #[test]
 fn a_bounce_capture_renders_the_fluid_the_engine_computed() {
     let dir = tempdir("capture");
-    let path = bounce(&dir);
+    let path = bounce();
     // What it holds: the viscosity's automation at its block, and the notes.
     let capture = dyeflow::capture::file::load(&path).expect("a capture that loads");
     let bytes = std::fs::metadata(&path).unwrap().len();

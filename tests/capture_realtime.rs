@@ -58,7 +58,10 @@ fn a_realtime_capture_holds_the_bridge_and_the_chroma_thread() {
             painted.push((now, splat));
         }
         let r = bridge.recorder().unwrap();
-        r.follow((100..200).contains(&b), now, 48_000.0);
+        let want = (100..200)
+            .contains(&b)
+            .then_some(dyeflow::capture::Cause::Record);
+        r.follow(want, now, 48_000.0);
         if r.is_on() {
             r.block(now, (0, f64::NAN, f64::NAN, true));
         }

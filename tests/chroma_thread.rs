@@ -23,6 +23,7 @@ fn chroma_threads() -> usize {
 #[test]
 fn the_chroma_thread_lives_from_activation_to_drop() {
     for _ in 0..3 {
+        common::private_captures();
         let mut plugin = Dyeflow::default();
         assert_eq!(chroma_threads(), 0, "a scan starts no thread");
         assert!(activate_48k(&mut plugin));

@@ -217,6 +217,7 @@ fn all_notes_off_releases_a_hanging_note() {
 /// A note played into the plugin's `process()` shows up in the frames the engine publishes.
 #[test]
 fn a_note_into_the_plugin_reaches_the_frames() {
+    common::private_captures();
     let mut plugin = Dyeflow::default();
     keyboard(&plugin.shared_params());
     plugin.shared_params().set_settings(Settings {

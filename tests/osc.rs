@@ -234,7 +234,7 @@ fn osc_splats_are_captured_while_a_capture_is_on() {
     std::thread::sleep(Duration::from_millis(100));
     // During it: recorded at the latest block's audio time.
     tap.set_clock(3.5);
-    recorder.start(3.5, 48_000.0);
+    recorder.start(3.5, 48_000.0, dyeflow::capture::Cause::Record);
     sock.send_to(&splat(0.9), ("127.0.0.1", port)).unwrap();
     let mut got = Vec::new();
     eventually("the second splat is recorded", || {

@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn a_scan_creates_no_solver() {
+    common::private_captures();
     let mut plugin = Dyeflow::default();
     let engine = plugin.engine();
     assert!(engine.status().is_none(), "no thread before activation");
@@ -23,6 +24,7 @@ fn a_scan_creates_no_solver() {
 
 #[test]
 fn audio_flowing_starts_the_simulation() {
+    common::private_captures();
     let mut plugin = Dyeflow::default();
     let engine = plugin.engine();
     assert!(activate_48k(&mut plugin));

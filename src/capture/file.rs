@@ -38,6 +38,9 @@ pub struct Header {
     pub params: Vec<String>,
     /// The plugin's state at the start, as a preset (`preset::to_json`).
     pub state: serde_json::Value,
+    /// Why it was made (absent in captures written before Dyeflow said).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cause: Option<super::Cause>,
 }
 
 /// A record's line.
@@ -176,7 +179,10 @@ impl CaptureFile {
     /// capture stops growing and its end line says so.
     pub fn write(&mut self, record: &Record) -> std::io::Result<()> {
         let line = match *record {
-            Record::Start { .. } | Record::Stop { .. } => return Ok(()),
+            Record::Start { .. }
+            | Record::Watch { .. }
+            | Record::Bounce { .. }
+            | Record::Stop { .. } => return Ok(()),
             Record::Event(e) => Line::Event {
                 t: e.time_s,
                 e: e.event,
@@ -220,6 +226,13 @@ impl CaptureFile {
         }
         self.records += 1;
         self.line(&text)
+    }
+
+    /// Give the capture up: its temporary file is removed.
+    pub fn discard(self) -> std::io::Result<()> {
+        let Self { out, part, .. } = self;
+        drop(out);
+        std::fs::remove_file(part)
     }
 
     /// Whether the size limit has cut the recording short.
@@ -425,6 +438,7 @@ mod tests {
             start_s: 1.5,
             params: vec!["visc".into(), "speed".into()],
             state: serde_json::json!({"params": {}}),
+            cause: Some(super::super::Cause::Offline),
         }
     }
 

@@ -22,6 +22,7 @@
 //!   second) and says so.
 
 pub mod file;
+pub mod pace;
 pub mod recorder;
 pub mod writer;
 
@@ -43,16 +44,46 @@ pub const CHROMA_CAPTURE_RECORDS: usize = 1 << 10;
 /// Records of the editor's and OSC's events the tap can queue (a mouse stroke sends about 60
 /// a second; the writer looks every 20 ms).
 pub const INPUT_CAPTURE_RECORDS: usize = 1 << 10;
+/// Audio seconds of records the capture thread keeps while watching (see [`Record::Watch`]):
+/// more than a bounce at [`pace::BOUNCE_RATIO`] times real time takes to be recognised.
+pub const LOOKBACK_S: f64 = 30.0;
+/// At most this many records are kept while watching (about 7 MB), whatever a flood of events.
+pub const LOOKBACK_RECORDS: usize = 1 << 17;
 /// A capture stops recording (and says so in its end line) at this size.
 pub const MAX_CAPTURE_BYTES: u64 = 512 << 20;
 /// A capture file's name ends with this.
 pub const CAPTURE_EXTENSION: &str = "dyeflow-capture";
 
+/// Why a capture was made (in its header).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Cause {
+    /// The host said it renders offline (CLAP's `clap.render`, VST3's process mode).
+    Offline,
+    /// The editor's Record switch was on.
+    Record,
+    /// The host did not say, but processed far faster than real time: a bounce recognised by
+    /// its pace (see [`pace`]).
+    Pace,
+}
+
 /// What the audio thread records. Fixed size and `Copy`, so the queue never allocates.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Record {
-    /// A capture starts at audio time `time_s` (the bridge's clock), at `sample_rate`.
-    Start { time_s: f64, sample_rate: f32 },
+    /// A capture starts at audio time `time_s` (the bridge's clock), at `sample_rate`, asked
+    /// for by `cause` ([`Cause::Offline`] or [`Cause::Record`]).
+    Start {
+        time_s: f64,
+        sample_rate: f32,
+        cause: Cause,
+    },
+    /// The host processes with no capture on: the records from `time_s` on (every parameter
+    /// first) are kept in memory only, the last [`LOOKBACK_S`] of them, in case they turn out to
+    /// be a bounce's first seconds ([`Record::Bounce`]). Nothing is written.
+    Watch { time_s: f64, sample_rate: f32 },
+    /// The records watched since audio time `from_s` were a bounce (see [`pace`]): a capture
+    /// starts there, with what was kept since, and goes on.
+    Bounce { from_s: f64 },
     /// An event the bridge sent to the simulation.
     Event(TimedEvent),
     /// Parameter `index` (in the order of the header's ids) took the plain `value` (modulation
@@ -78,6 +109,8 @@ impl Record {
     pub fn time_s(&self) -> f64 {
         match *self {
             Record::Start { time_s, .. }
+            | Record::Watch { time_s, .. }
+            | Record::Bounce { from_s: time_s }
             | Record::Param { time_s, .. }
             | Record::Transport { time_s, .. }
             | Record::Stop { time_s } => time_s,
@@ -194,8 +227,22 @@ pub unsafe fn set_plain(ptr: nice_plug::prelude::ParamPtr, value: f32) {
     }
 }
 
-/// The capture folder: `DYEFLOW_CAPTURE_DIR` when set, else `~/Dyeflow/captures`.
+/// The capture folder set by [`set_capture_dir`], if any.
+static CAPTURE_DIR: parking_lot::RwLock<Option<PathBuf>> = parking_lot::RwLock::new(None);
+
+/// Capture into `dir` (`None`: as [`capture_dir`] finds it) in instances made from now on in
+/// this process, whatever the environment says: for tests and programs that host the plugin
+/// in their own process. Instances read the folder at their first activation.
+pub fn set_capture_dir(dir: Option<PathBuf>) {
+    *CAPTURE_DIR.write() = dir;
+}
+
+/// The capture folder: the one [`set_capture_dir`] gave, else `DYEFLOW_CAPTURE_DIR` when set,
+/// else `~/Dyeflow/captures`.
 pub fn capture_dir() -> Option<PathBuf> {
+    if let Some(dir) = CAPTURE_DIR.read().clone() {
+        return Some(dir);
+    }
     match std::env::var_os(CAPTURE_DIR_ENV) {
         Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
         _ => std::env::home_dir().map(|h| h.join("Dyeflow").join("captures")),

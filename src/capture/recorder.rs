@@ -1,7 +1,13 @@
 //! The audio thread's side of a capture: pushes [`Record`]s into the capture queue. Never
 //! allocates, locks or waits (a full queue drops the record and counts it).
+//!
+//! While the host processes, the recorder is in one of two modes: capturing (the host renders
+//! offline, the Record switch is on, or the pace shows a bounce), or watching (records go to the
+//! capture thread, which keeps the last few seconds in memory and writes nothing, so that a
+//! bounce recognised by its pace, see [`super::pace`], is captured from its first block).
 
-use super::Record;
+use super::pace::{Pace, PaceEvent};
+use super::{Cause, Record};
 use crate::bridge::events::TimedEvent;
 use crate::bridge::queue::Sender;
 use nice_plug::prelude::{ParamPtr, Params};
@@ -12,7 +18,18 @@ use std::sync::atomic::{AtomicBool, Ordering};
 /// transport first, so a capture always ends (and the next one starts).
 const RESERVED_SLOTS: usize = 4;
 
-/// Records a capture's events, transport and parameter changes while it is on.
+/// What the recorder does.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    /// The host does not process (before the first block, after a deactivation).
+    Off,
+    /// Records are kept in memory only, in case a bounce began.
+    Watching,
+    /// A capture: asked for (offline, Record), or recognised by the pace.
+    Capturing { asked: bool },
+}
+
+/// Records a capture's events, transport and parameter changes while it is on (or watched).
 pub struct Recorder {
     sender: Sender<Record>,
     /// Keeps the parameters the pointers point into alive.
@@ -21,7 +38,11 @@ pub struct Recorder {
     ptrs: Vec<ParamPtr>,
     /// The value last recorded of each (NaN: none yet).
     last: Vec<f32>,
-    on: bool,
+    mode: Mode,
+    /// Recognises a bounce the host does not announce.
+    pace: Pace,
+    /// The wall clock's origin for the pace.
+    clock: std::time::Instant,
     /// Raised while a capture is on, for the chroma thread's tap.
     recording: Arc<AtomicBool>,
 }
@@ -41,7 +62,9 @@ impl Recorder {
             _params: params,
             ptrs,
             last,
-            on: false,
+            mode: Mode::Off,
+            pace: Pace::new(),
+            clock: std::time::Instant::now(),
             recording,
         }
     }
@@ -57,27 +80,54 @@ impl Recorder {
 
     /// Whether a capture is being recorded.
     pub fn is_on(&self) -> bool {
-        self.on
+        matches!(self.mode, Mode::Capturing { .. })
     }
 
-    /// Start a capture at audio time `time_s`: the next block records every parameter.
-    pub fn start(&mut self, time_s: f64, sample_rate: f32) {
-        if self.on {
+    /// Whether a capture runs because the pace showed a bounce (the host did not say).
+    pub fn bouncing(&self) -> bool {
+        self.mode == Mode::Capturing { asked: false }
+    }
+
+    /// Start a capture at audio time `time_s`, asked for by `cause`: the next block records
+    /// every parameter.
+    pub fn start(&mut self, time_s: f64, sample_rate: f32, cause: Cause) {
+        if self.is_on() {
             return;
         }
+        self.begin(
+            Mode::Capturing { asked: true },
+            Record::Start {
+                time_s,
+                sample_rate,
+                cause,
+            },
+        );
+    }
+
+    /// Keep records in memory from `time_s` on (see [`Record::Watch`]).
+    fn watch(&mut self, time_s: f64, sample_rate: f32) {
+        self.begin(
+            Mode::Watching,
+            Record::Watch {
+                time_s,
+                sample_rate,
+            },
+        );
+    }
+
+    /// Enter `mode` with `record`: the next block records every parameter.
+    fn begin(&mut self, mode: Mode, record: Record) {
         self.last.fill(f32::NAN);
-        self.on = true;
-        self.sender.send(Record::Start {
-            time_s,
-            sample_rate,
-        });
+        self.mode = mode;
+        self.sender.send(record);
         self.recording.store(true, Ordering::Release);
     }
 
-    /// End the capture at audio time `time_s`.
+    /// End the capture (or the watch) at audio time `time_s`: the host stopped processing.
     pub fn stop(&mut self, time_s: f64) {
-        if self.on {
-            self.on = false;
+        self.pace.reset();
+        if self.mode != Mode::Off {
+            self.mode = Mode::Off;
             self.recording.store(false, Ordering::Release);
             self.sender.send(Record::Stop { time_s });
         }
@@ -87,7 +137,7 @@ impl Recorder {
     /// (all of them at the first) and the host's transport (`samples`, `beat`, `tempo_bpm`,
     /// `playing`; NaN or 0 where the host does not say).
     pub fn block(&mut self, time_s: f64, transport: (i64, f64, f64, bool)) {
-        if !self.on {
+        if self.mode == Mode::Off {
             return;
         }
         for (i, (ptr, last)) in self.ptrs.iter().zip(&mut self.last).enumerate() {
@@ -121,7 +171,7 @@ impl Recorder {
     /// Record an event the bridge sent.
     #[inline]
     pub fn event(&mut self, event: &TimedEvent) {
-        if self.on {
+        if self.mode != Mode::Off {
             data(&mut self.sender, Record::Event(*event));
         }
     }
@@ -131,13 +181,44 @@ impl Recorder {
         self.sender.stats().dropped()
     }
 
-    /// Start or stop the capture to match `want`, at audio time `time_s`.
-    pub fn follow(&mut self, want: bool, time_s: f64, sample_rate: f32) {
-        if want && !self.on {
-            self.start(time_s, sample_rate);
-        } else if !want && self.on {
-            self.stop(time_s);
+    /// A block starts at audio time `time_s`, at `sample_rate`: capture while asked to (`want`:
+    /// the host renders offline, or the Record switch is on) or while the pace shows a bounce
+    /// the host did not announce; watch otherwise. Reads the wall clock: no system call on the
+    /// platforms the plugin ships for (Linux's vDSO, macOS's and Windows' user-space clocks).
+    pub fn follow(&mut self, want: Option<Cause>, time_s: f64, sample_rate: f32) {
+        let wall_s = self.clock.elapsed().as_secs_f64();
+        self.follow_at(want, time_s, sample_rate, wall_s);
+    }
+
+    /// [`Recorder::follow`] at wall time `wall_s` (seconds from any origin; for tests).
+    pub fn follow_at(&mut self, want: Option<Cause>, time_s: f64, sample_rate: f32, wall_s: f64) {
+        let pace = self.pace.block(wall_s, time_s);
+        match (self.mode, want) {
+            (Mode::Off | Mode::Watching, Some(cause)) => self.start(time_s, sample_rate, cause),
+            (Mode::Off, None) => self.watch(time_s, sample_rate),
+            (Mode::Watching, None) => {
+                if let PaceEvent::Bounce { from_s } = pace {
+                    self.mode = Mode::Capturing { asked: false };
+                    self.sender.send(Record::Bounce { from_s });
+                }
+            }
+            // A bounce the pace found goes on as asked if the host says so after all.
+            (Mode::Capturing { .. }, Some(_)) => self.mode = Mode::Capturing { asked: true },
+            (Mode::Capturing { asked }, None) => {
+                if asked || matches!(pace, PaceEvent::Over { .. }) {
+                    self.stop_and_watch(time_s, sample_rate);
+                }
+            }
         }
+    }
+
+    /// End the capture at `time_s` and watch from there.
+    fn stop_and_watch(&mut self, time_s: f64, sample_rate: f32) {
+        let pace = self.pace.clone();
+        self.stop(time_s);
+        // The pace's history goes on: playing on in real time is not a new start.
+        self.pace = pace;
+        self.watch(time_s, sample_rate);
     }
 }
 
@@ -149,5 +230,86 @@ fn data(sender: &mut Sender<Record>, record: Record) {
         sender.send(record);
     } else {
         sender.count_dropped();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::queue;
+
+    /// The records a recorder sends over blocks of 10 ms of audio at 48 kHz, each taking
+    /// `wall(b)` seconds of wall time, asked to capture when `want(b)`; only the starts,
+    /// watches, bounces and stops, with the block they came in.
+    fn control(
+        blocks: usize,
+        wall: impl Fn(usize) -> f64,
+        want: impl Fn(usize) -> Option<Cause>,
+    ) -> Vec<(usize, Record)> {
+        let params = Arc::new(crate::params::DyeflowParams::default());
+        let (tx, mut rx) = queue::bounded(1 << 20);
+        let mut r = Recorder::new(tx, params, Arc::new(AtomicBool::new(false)));
+        let (mut out, mut wall_s) = (Vec::new(), 0.0);
+        for b in 0..blocks {
+            let time_s = b as f64 * 0.01;
+            r.follow_at(want(b), time_s, 48_000.0, wall_s);
+            r.block(time_s, (0, f64::NAN, f64::NAN, true));
+            rx.drain(|rec| {
+                if !matches!(
+                    rec,
+                    Record::Param { .. } | Record::Transport { .. } | Record::Event(_)
+                ) {
+                    out.push((b, rec));
+                }
+            });
+            let bounce = matches!(out.last(), Some((_, Record::Bounce { .. })));
+            assert_eq!(r.bouncing(), bounce, "block {b}");
+            wall_s += wall(b);
+        }
+        out
+    }
+
+    /// Playing watches; a fast run is a bounce from its first block; real time again stops
+    /// it and watches on; the host's offline flag or Record starts and stops a capture of
+    /// its own.
+    #[test]
+    fn the_recorder_follows_the_host_and_the_pace() {
+        // 5 s in real time, 10 s at 100x, 10 s in real time.
+        let wall = |b: usize| if (500..1500).contains(&b) { 1e-4 } else { 0.01 };
+        let got = control(2500, wall, |_| None);
+        let watch = |t: f64| Record::Watch {
+            time_s: t,
+            sample_rate: 48_000.0,
+        };
+        assert_eq!(got[0], (0, watch(0.0)));
+        let (b, Record::Bounce { from_s }) = got[1] else {
+            panic!("{got:?}")
+        };
+        assert!((from_s - 5.0).abs() < 0.011, "from {from_s}");
+        assert!(b < 500 + 310, "found after {} blocks", b - 500);
+        // Over after END_S of real time: a stop, and watching again at once.
+        let (b, Record::Stop { time_s }) = got[2] else {
+            panic!("{got:?}")
+        };
+        assert!((1500 + 300..1500 + 310).contains(&b), "{b}");
+        assert_eq!(got[3], (b, watch(time_s)));
+        assert_eq!(got.len(), 4, "{got:?}");
+        // Asked (offline blocks or Record) from 2 s to 3 s, in real time.
+        let record = |b: usize| (200..300).contains(&b).then_some(Cause::Record);
+        let got = control(400, |_| 0.01, record);
+        let start = Record::Start {
+            time_s: 2.0,
+            sample_rate: 48_000.0,
+            cause: Cause::Record,
+        };
+        assert_eq!(
+            got,
+            vec![
+                (0, watch(0.0)),
+                (200, start),
+                (300, Record::Stop { time_s: 3.0 }),
+                (300, watch(3.0)),
+            ]
+        );
     }
 }

@@ -6,9 +6,10 @@
 //! time (the reader sorts by time), those of a capture that has ended up to its stop.
 
 use super::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
-use super::{CAPTURE_EXTENSION, Record};
+use super::{CAPTURE_EXTENSION, Cause, LOOKBACK_RECORDS, LOOKBACK_S, Record};
 use crate::bridge::queue::Receiver;
 use parking_lot::Mutex;
+use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -18,6 +19,14 @@ use std::time::Duration;
 /// How often the thread looks at the queues while a capture is on, and between captures, ms.
 const POLL_MS: u64 = 20;
 const IDLE_POLL_MS: u64 = 200;
+/// A capture is finished when the audio thread has sent nothing for this long, seconds: a host
+/// that stops processing after a bounce without deactivating the plugin (DawDreamer's engine
+/// stays prepared) gets its capture now, not when the plugin goes. If the host then processes
+/// again without a restart, a new capture goes on from there ([`Resume`]).
+pub const IDLE_FINISH_S: f64 = 3.0;
+/// A capture of less audio than this, seconds, is not kept: hosts process a block or two while
+/// probing a plugin they load (JUCE's hosts flag those offline), which is not a bounce.
+pub const MIN_CAPTURE_S: f64 = 0.5;
 /// Side records (chroma thread and input tap) held until the audio thread's pass their time.
 const SIDE_RECORDS: usize = super::CHROMA_CAPTURE_RECORDS + super::INPUT_CAPTURE_RECORDS;
 /// The thread's name.
@@ -123,8 +132,161 @@ impl Drop for CaptureThread {
 struct Open {
     file: CaptureFile,
     dropped_at_start: u64,
+    /// Records lost before the start (a bounce's lookback let them go in a flood).
+    lost: u64,
     /// The capture's start, audio seconds: side records from before it are not its own.
     start_s: f64,
+    sample_rate: f32,
+    cause: Cause,
+    /// Each parameter's latest value in it (NaN: none yet), for a [`Resume`].
+    params: Vec<f32>,
+}
+
+impl Open {
+    /// Write `record`, following the parameters' values.
+    fn write(&mut self, record: &Record) -> std::io::Result<()> {
+        if let Record::Param { index, value, .. } = *record
+            && let Some(v) = self.params.get_mut(usize::from(index))
+        {
+            *v = value;
+        }
+        self.file.write(record)
+    }
+}
+
+/// A capture finished because the host went quiet ([`IDLE_FINISH_S`]) without a stop: if its
+/// records go on, so does the capture, in a new file from there with every parameter's value.
+struct Resume {
+    sample_rate: f32,
+    cause: Cause,
+    params: Vec<f32>,
+}
+
+/// Each known value of `params` as a record at `time_s`.
+fn param_records(params: Vec<f32>, time_s: f64) -> impl Iterator<Item = Record> {
+    params.into_iter().enumerate().filter_map(move |(i, v)| {
+        (!v.is_nan()).then_some(Record::Param {
+            time_s,
+            index: i as u16,
+            value: v,
+        })
+    })
+}
+
+/// What the thread keeps while the plugin watches (see [`Record::Watch`]): the last
+/// [`LOOKBACK_S`] of the audio thread's records, and every parameter's value before them.
+struct Watch {
+    sample_rate: f32,
+    /// Audio time the watch began at.
+    since_s: f64,
+    /// The records kept, in the order they came.
+    kept: VecDeque<Record>,
+    /// Each parameter's value as of the oldest kept record (NaN: not known).
+    params: Vec<f32>,
+    /// The audio time up to which records were let go (older than the lookback, or past
+    /// [`LOOKBACK_RECORDS`]).
+    forgotten_until: f64,
+    /// Records let go while younger than the lookback (a flood): lost to a bounce that began
+    /// before them.
+    flooded: u64,
+}
+
+impl Watch {
+    fn new(since_s: f64, sample_rate: f32, params: usize) -> Self {
+        Self {
+            sample_rate,
+            since_s,
+            kept: VecDeque::new(),
+            params: vec![f32::NAN; params],
+            forgotten_until: f64::NEG_INFINITY,
+            flooded: 0,
+        }
+    }
+
+    /// Keep `record`; let go of what is older than the lookback (the latest record's time is
+    /// `latest`) or beyond the count, folding the parameters into the values before them.
+    fn keep(&mut self, record: Record, latest: f64) {
+        self.kept.push_back(record);
+        while let Some(&front) = self.kept.front() {
+            let old = front.time_s() < latest - LOOKBACK_S;
+            if !old && self.kept.len() <= LOOKBACK_RECORDS {
+                break;
+            }
+            self.flooded += u64::from(!old);
+            self.forget(front);
+            self.kept.pop_front();
+        }
+    }
+
+    fn forget(&mut self, record: Record) {
+        self.forgotten_until = self.forgotten_until.max(record.time_s());
+        if let Record::Param { index, value, .. } = record
+            && let Some(v) = self.params.get_mut(usize::from(index))
+        {
+            *v = value;
+        }
+    }
+
+    /// The capture of a bounce that began at `from_s`: where it starts (no earlier than what
+    /// is still kept), and its first records: every known parameter's value then, and the
+    /// records kept since.
+    fn bounce(mut self, from_s: f64) -> (f64, impl Iterator<Item = Record>) {
+        let start_s = from_s.max(self.since_s).max(self.forgotten_until);
+        while let Some(&front) = self.kept.front() {
+            if front.time_s() >= start_s {
+                break;
+            }
+            self.forget(front);
+            self.kept.pop_front();
+        }
+        (
+            start_s,
+            param_records(self.params, start_s).chain(self.kept),
+        )
+    }
+}
+
+/// Open a capture in `dir` starting at audio time `start_s`, and say so in `status`.
+fn open_capture(
+    (start_s, sample_rate, cause): (f64, f32, Cause),
+    (ids, state): (&[String], &(dyn Fn() -> String + Send)),
+    (dir, status): (&Path, &Mutex<CaptureStatus>),
+    dropped_at_start: u64,
+) -> Option<Open> {
+    let header = Header {
+        format: FORMAT_NAME.into(),
+        version: FORMAT_VERSION,
+        plugin_version: env!("CARGO_PKG_VERSION").into(),
+        sample_rate,
+        start_s,
+        params: ids.to_vec(),
+        state: serde_json::from_str(&state()).unwrap_or_default(),
+        cause: Some(cause),
+    };
+    let started = std::fs::create_dir_all(dir)
+        .and_then(|()| create_unique(dir, &header))
+        .map_err(|e| format!("cannot write a capture in {}: {e}", dir.display()));
+    let mut s = status.lock();
+    match started {
+        Ok((file, path)) => {
+            s.recording = Some(path);
+            s.error = None;
+            Some(Open {
+                file,
+                dropped_at_start,
+                lost: 0,
+                start_s,
+                sample_rate,
+                cause,
+                params: vec![f32::NAN; ids.len()],
+            })
+        }
+        Err(e) => {
+            nice_plug::nice_error!("{e}");
+            s.error = Some(e);
+            None
+        }
+    }
 }
 
 fn run(
@@ -135,12 +297,19 @@ fn run(
     status: &Mutex<CaptureStatus>,
 ) {
     let mut open: Option<Open> = None;
+    let mut watch: Option<Watch> = None;
+    let mut resume: Option<Resume> = None;
+    // When the audio thread last sent something.
+    let mut heard = std::time::Instant::now();
     // The chroma thread's records not written yet, and the audio thread's last record's time.
-    let mut side: std::collections::VecDeque<Record> = std::collections::VecDeque::new();
+    let mut side: VecDeque<Record> = VecDeque::new();
     let mut latest = f64::NEG_INFINITY;
+    let mut looked = std::time::Instant::now();
     loop {
         let stopping = stop.load(Ordering::Acquire);
         let stats = records.stats().clone();
+        let latest_before = latest;
+        let mut any = false;
         // The side records (the chroma thread's, the input tap's) are kept in time order.
         let mut keep = |r: Record| {
             if side.len() < SIDE_RECORDS {
@@ -150,66 +319,122 @@ fn run(
         };
         chroma.drain(&mut keep);
         input.drain(&mut keep);
-        records.drain(|record| match record {
-            Record::Start {
-                time_s,
-                sample_rate,
-            } => {
-                if let Some(o) = open.take() {
-                    finish(o, stats.dropped(), latest, status);
-                }
-                side.retain(|r| r.time_s() >= time_s);
-                latest = time_s;
-                let header = Header {
-                    format: FORMAT_NAME.into(),
-                    version: FORMAT_VERSION,
-                    plugin_version: env!("CARGO_PKG_VERSION").into(),
+        records.drain(|record| {
+            any = true;
+            if !matches!(
+                record,
+                Record::Param { .. } | Record::Transport { .. } | Record::Event(_)
+            ) {
+                resume = None;
+            }
+            match record {
+                Record::Start {
+                    time_s,
                     sample_rate,
-                    start_s: time_s,
-                    params: ids.to_vec(),
-                    state: serde_json::from_str(&state()).unwrap_or_default(),
-                };
-                let started = std::fs::create_dir_all(dir)
-                    .and_then(|()| create_unique(dir, &header))
-                    .map_err(|e| format!("cannot write a capture in {}: {e}", dir.display()));
-                let mut s = status.lock();
-                match started {
-                    Ok((file, path)) => {
-                        s.recording = Some(path);
-                        s.error = None;
-                        open = Some(Open {
-                            file,
-                            dropped_at_start: stats.dropped(),
-                            start_s: time_s,
-                        });
+                    cause,
+                } => {
+                    if let Some(o) = open.take() {
+                        finish(o, stats.dropped(), latest, status);
                     }
-                    Err(e) => {
-                        nice_plug::nice_error!("{e}");
-                        s.error = Some(e);
+                    watch = None;
+                    side.retain(|r| r.time_s() >= time_s);
+                    latest = time_s;
+                    open = open_capture(
+                        (time_s, sample_rate, cause),
+                        (ids, state),
+                        (dir, status),
+                        stats.dropped(),
+                    );
+                }
+                Record::Watch {
+                    time_s,
+                    sample_rate,
+                } => {
+                    if let Some(o) = open.take() {
+                        finish(o, stats.dropped(), latest, status);
                     }
+                    latest = latest.max(time_s);
+                    watch = Some(Watch::new(time_s, sample_rate, ids.len()));
                 }
-            }
-            Record::Stop { time_s } => {
-                if let Some(mut o) = open.take() {
-                    let _ = write_side(&mut o, &mut side, time_s);
-                    finish(o, stats.dropped(), time_s, status);
+                Record::Bounce { from_s } => {
+                    let Some(w) = watch.take() else {
+                        return;
+                    };
+                    let (flooded, sample_rate) = (w.flooded, w.sample_rate);
+                    let (start_s, first) = w.bounce(from_s);
+                    side.retain(|r| r.time_s() >= start_s);
+                    open = open_capture(
+                        (start_s, sample_rate, Cause::Pace),
+                        (ids, state),
+                        (dir, status),
+                        stats.dropped(),
+                    );
+                    if let Some(o) = &mut open {
+                        o.lost = flooded;
+                    }
+                    write_all(&mut open, first, status);
                 }
-                // Later ones may belong to the next capture (its start prunes the rest).
-                side.retain(|r| r.time_s() > time_s);
-            }
-            other => {
-                latest = latest.max(other.time_s());
-                if let Some(o) = &mut open
-                    && let Err(e) = o.file.write(&other)
-                {
-                    abandon(&mut open, &e, status);
+                Record::Stop { time_s } => {
+                    watch = None;
+                    if let Some(mut o) = open.take() {
+                        let _ = write_side(&mut o, &mut side, time_s);
+                        finish(o, stats.dropped(), time_s, status);
+                    }
+                    // Later ones may belong to the next capture (its start prunes the rest).
+                    side.retain(|r| r.time_s() > time_s);
+                }
+                other => {
+                    latest = latest.max(other.time_s());
+                    if open.is_none()
+                        && let Some(r) = resume.take()
+                    {
+                        // The host processes again after going quiet: the capture goes on.
+                        let time_s = other.time_s();
+                        side.retain(|r| r.time_s() >= time_s);
+                        open = open_capture(
+                            (time_s, r.sample_rate, r.cause),
+                            (ids, state),
+                            (dir, status),
+                            stats.dropped(),
+                        );
+                        write_all(&mut open, param_records(r.params, time_s), status);
+                    }
+                    if let Some(o) = &mut open {
+                        if let Err(e) = o.write(&other) {
+                            abandon(&mut open, &e, status);
+                        }
+                    } else if let Some(w) = &mut watch {
+                        w.keep(other, latest);
+                    }
                 }
             }
         });
+        if any {
+            heard = std::time::Instant::now();
+        } else if open.is_some() && heard.elapsed().as_secs_f64() >= IDLE_FINISH_S {
+            // The host went quiet without a stop: finish what it bounced.
+            let mut o = open.take().expect("checked");
+            let _ = write_side(&mut o, &mut side, latest);
+            resume = Some(Resume {
+                sample_rate: o.sample_rate,
+                cause: o.cause,
+                params: std::mem::take(&mut o.params),
+            });
+            finish(o, stats.dropped(), latest, status);
+        }
         if let Some(o) = &mut open
             && let Err(e) = write_side(o, &mut side, latest)
         {
             abandon(&mut open, &e, status);
+        }
+        if open.is_none() && watch.is_some() {
+            // Watching: the side records of the lookback only.
+            while side
+                .front()
+                .is_some_and(|r| r.time_s() < latest - LOOKBACK_S)
+            {
+                side.pop_front();
+            }
         }
         if stopping {
             if let Some(mut o) = open.take() {
@@ -218,12 +443,32 @@ fn run(
             }
             return;
         }
-        let wait = if open.is_some() {
+        // Often while writing, and while the audio runs faster than real time (a bounce may be
+        // starting: its records must not fill the queue); rarely otherwise.
+        let audio_s = latest - latest_before;
+        let fast = audio_s.is_finite() && audio_s > 2.0 * looked.elapsed().as_secs_f64();
+        looked = std::time::Instant::now();
+        let wait = if open.is_some() || fast {
             POLL_MS
         } else {
             IDLE_POLL_MS
         };
         std::thread::park_timeout(Duration::from_millis(wait));
+    }
+}
+
+/// Write `records` into the capture in `open`, if any (giving it up on a failure).
+fn write_all(
+    open: &mut Option<Open>,
+    records: impl Iterator<Item = Record>,
+    status: &Mutex<CaptureStatus>,
+) {
+    for r in records {
+        if let Some(o) = open
+            && let Err(e) = o.write(&r)
+        {
+            abandon(open, &e, status);
+        }
     }
 }
 
@@ -239,17 +484,13 @@ fn abandon(open: &mut Option<Open>, e: &std::io::Error, status: &Mutex<CaptureSt
 }
 
 /// Write the chroma thread's records up to time `until` into `open`.
-fn write_side(
-    open: &mut Open,
-    side: &mut std::collections::VecDeque<Record>,
-    until: f64,
-) -> std::io::Result<()> {
+fn write_side(open: &mut Open, side: &mut VecDeque<Record>, until: f64) -> std::io::Result<()> {
     while let Some(r) = side.front() {
         if r.time_s() > until {
             break;
         }
         if r.time_s() >= open.start_s {
-            open.file.write(r)?;
+            open.write(r)?;
         }
         side.pop_front();
     }
@@ -259,8 +500,21 @@ fn write_side(
 /// Finish `open` (its end line, stopped at audio time `stop_s`; its name) and say so in
 /// `status`.
 fn finish(open: Open, dropped_now: u64, stop_s: f64, status: &Mutex<CaptureStatus>) {
-    let dropped = dropped_now.saturating_sub(open.dropped_at_start);
+    let dropped = dropped_now.saturating_sub(open.dropped_at_start) + open.lost;
     let limited = open.file.limited();
+    let length_s = stop_s - open.start_s;
+    if length_s.is_nan() || length_s < MIN_CAPTURE_S {
+        // A host probing the plugin, not a bounce.
+        let result = open.file.discard();
+        let mut s = status.lock();
+        s.recording = None;
+        if let Err(e) = result {
+            s.error = Some(format!(
+                "a capture too short to keep could not be removed: {e}"
+            ));
+        }
+        return;
+    }
     let result = open.file.finish(dropped, stop_s);
     let mut s = status.lock();
     s.recording = None;
@@ -355,12 +609,14 @@ mod tests {
             Record::Start {
                 time_s: 1.0,
                 sample_rate: 48_000.0,
+                cause: Cause::Offline,
             },
             event(1.1, 0.0),
             Record::Stop { time_s: 2.0 },
             Record::Start {
                 time_s: 2.5,
                 sample_rate: 48_000.0,
+                cause: Cause::Offline,
             },
             event(2.6, 0.0),
             Record::Stop { time_s: 3.0 },
@@ -414,6 +670,225 @@ mod tests {
             vec![0.27, 0.29],
             "the second's: none from before its start"
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// Run the capture thread over `records` (the audio thread's queue, nothing from the other
+    /// threads) with parameters `visc` and `speed`; the captures it wrote, loaded, in the order
+    /// of their start.
+    fn captures_of(name: &str, records: &[Record]) -> Vec<super::super::file::Capture> {
+        use crate::bridge::queue;
+        let dir =
+            std::env::temp_dir().join(format!("dyeflow-writer-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let (mut tx, rx) = queue::bounded(records.len() + 1);
+        for r in records {
+            assert!(tx.send(*r));
+        }
+        let (_, chroma) = queue::bounded::<Record>(1);
+        let (_, input) = queue::bounded::<Record>(1);
+        let status = Mutex::new(CaptureStatus::new());
+        let state = || "{}".to_owned();
+        let ids = ["visc".to_owned(), "speed".to_owned()];
+        run(
+            &AtomicBool::new(true),
+            (rx, chroma, input),
+            (&ids, &state),
+            &dir,
+            &status,
+        );
+        let mut found: Vec<_> = std::fs::read_dir(&dir)
+            .map(|d| d.map(|e| e.unwrap().path()).collect())
+            .unwrap_or_default();
+        found.sort();
+        let mut captures: Vec<_> = found
+            .iter()
+            .map(|p| super::super::file::load(p).unwrap())
+            .collect();
+        captures.sort_by(|a, b| a.header.start_s.total_cmp(&b.header.start_s));
+        let _ = std::fs::remove_dir_all(&dir);
+        captures
+    }
+
+    fn onset(time_s: f64) -> Record {
+        use crate::bridge::events::{SimEvent, TimedEvent};
+        Record::Event(TimedEvent {
+            time_s,
+            event: SimEvent::Onset { strength: 0.5 },
+        })
+    }
+
+    fn param(time_s: f64, index: u16, value: f32) -> Record {
+        Record::Param {
+            time_s,
+            index,
+            value,
+        }
+    }
+
+    /// Watching writes nothing; a bounce found later starts its capture where it began, with
+    /// every parameter's value then (a change made while watching included) and the records
+    /// kept since, and none from before.
+    #[test]
+    fn a_bounce_is_captured_from_where_it_began() {
+        let mut records = vec![
+            Record::Watch {
+                time_s: 10.0,
+                sample_rate: 48_000.0,
+            },
+            param(10.0, 0, 0.25),
+            param(10.0, 1, 1.0),
+        ];
+        records.extend((0..100).map(|i| onset(10.0 + 0.1 * f64::from(i))));
+        records.push(param(15.0, 0, 0.75));
+        records.extend((0..50).map(|i| onset(20.0 + 0.1 * f64::from(i))));
+        records.push(Record::Bounce { from_s: 22.0 });
+        records.push(onset(25.5));
+        records.push(Record::Stop { time_s: 26.0 });
+        let captures = captures_of("bounce", &records);
+        assert_eq!(captures.len(), 1);
+        let c = &captures[0];
+        assert_eq!(c.header.start_s, 22.0);
+        assert_eq!(c.stop_s, Some(26.0));
+        assert_eq!(
+            &c.records[..2],
+            &[param(22.0, 0, 0.75), param(22.0, 1, 1.0)]
+        );
+        let onsets: Vec<f64> = c.records[2..].iter().map(Record::time_s).collect();
+        let want: Vec<f64> = (20..50)
+            .map(|i| 20.0 + 0.1 * f64::from(i))
+            .chain([25.5])
+            .collect();
+        assert_eq!(onsets, want);
+        assert_eq!(c.dropped, 0);
+        // Without the bounce: nothing at all.
+        records.retain(|r| !matches!(r, Record::Bounce { .. }));
+        assert!(captures_of("watch", &records).is_empty());
+    }
+
+    /// The lookback is bounded: in time (a bounce said to begin before it starts where it
+    /// does, with the parameters' values there) and in count (a flood of records lets the
+    /// oldest go, and the capture counts those it lost).
+    #[test]
+    fn the_lookback_is_bounded() {
+        let mut records = vec![
+            Record::Watch {
+                time_s: 0.0,
+                sample_rate: 48_000.0,
+            },
+            param(0.0, 0, 0.5),
+        ];
+        records.extend((0..600).map(|i| onset(0.1 * f64::from(i))));
+        records.push(Record::Bounce { from_s: 1.0 });
+        records.push(Record::Stop { time_s: 61.0 });
+        let c = &captures_of("old", &records)[0];
+        let oldest = 59.9 - LOOKBACK_S;
+        assert!(
+            (c.header.start_s - oldest).abs() < 0.11,
+            "{}",
+            c.header.start_s
+        );
+        assert_eq!(c.records[0], param(c.header.start_s, 0, 0.5));
+        assert!(
+            c.records[1..]
+                .iter()
+                .all(|r| r.time_s() >= c.header.start_s)
+        );
+        let flood = LOOKBACK_RECORDS + 1000;
+        let mut records = vec![Record::Watch {
+            time_s: 0.0,
+            sample_rate: 48_000.0,
+        }];
+        records.extend((0..flood).map(|i| onset(i as f64 * 1e-5)));
+        records.push(Record::Bounce { from_s: 0.0 });
+        records.push(Record::Stop { time_s: 2.0 });
+        let c = &captures_of("flood", &records)[0];
+        assert_eq!(c.records.len(), LOOKBACK_RECORDS);
+        assert_eq!(c.dropped, 1000, "the records lost to the flood are counted");
+    }
+
+    /// A host that goes quiet after a bounce without a stop gets its capture after
+    /// IDLE_FINISH_S; when it processes again the capture goes on in a new file, from every
+    /// parameter's value; a capture of a host's probe (less than MIN_CAPTURE_S) is not kept.
+    #[test]
+    fn a_quiet_host_gets_its_capture_and_probes_leave_none() {
+        use crate::bridge::queue;
+        let dir = std::env::temp_dir().join(format!("dyeflow-writer-idle-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (mut tx, rx) = queue::bounded(1024);
+        let (_, chroma) = queue::bounded::<Record>(1);
+        let (_, input) = queue::bounded::<Record>(1);
+        let status = Arc::new(Mutex::new(CaptureStatus::new()));
+        let ids = vec!["visc".to_owned()];
+        let state: StateFn = Box::new(|| "{}".to_owned());
+        let thread = CaptureThread::spawn(
+            (rx, chroma, input),
+            (ids, state),
+            dir.clone(),
+            status.clone(),
+        )
+        .unwrap();
+        let start = |time_s| Record::Start {
+            time_s,
+            sample_rate: 48_000.0,
+            cause: Cause::Offline,
+        };
+        // A probe: 50 ms, started and stopped.
+        for r in [start(0.0), onset(0.02), Record::Stop { time_s: 0.05 }] {
+            assert!(tx.send(r));
+        }
+        // A bounce of 2 s, then nothing.
+        for r in [start(1.0), param(1.0, 0, 0.3)] {
+            assert!(tx.send(r));
+        }
+        for i in 0..20 {
+            assert!(tx.send(onset(1.0 + 0.1 * f64::from(i))));
+        }
+        assert!(tx.send(param(2.5, 0, 0.6)));
+        assert!(tx.send(onset(3.0)));
+        let finished = |n: usize| {
+            let deadline = std::time::Instant::now() + Duration::from_secs_f64(IDLE_FINISH_S + 3.0);
+            loop {
+                let mut done: Vec<PathBuf> = std::fs::read_dir(&dir)
+                    .unwrap()
+                    .map(|e| e.unwrap().path())
+                    .filter(|p| p.extension().is_some_and(|e| e == CAPTURE_EXTENSION))
+                    .collect();
+                if done.len() >= n || std::time::Instant::now() > deadline {
+                    done.sort();
+                    return done;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        };
+        let first = finished(1);
+        assert_eq!(
+            first.len(),
+            1,
+            "the bounce alone, finished while the host is quiet"
+        );
+        let c = super::super::file::load(&first[0]).unwrap();
+        assert_eq!((c.header.start_s, c.stop_s), (1.0, Some(3.0)));
+        // The host processes again: the capture goes on from there.
+        for i in 0..10 {
+            assert!(tx.send(onset(3.1 + 0.1 * f64::from(i))));
+        }
+        assert!(tx.send(Record::Stop { time_s: 4.5 }));
+        thread.finish();
+        let all = finished(2);
+        assert_eq!(all.len(), 2, "{all:?}");
+        let next = all.iter().find(|p| **p != first[0]).unwrap();
+        let c = super::super::file::load(next).unwrap();
+        assert!(
+            (c.header.start_s - 3.1).abs() < 1e-9,
+            "{}",
+            c.header.start_s
+        );
+        assert_eq!(c.records[0], param(c.header.start_s, 0, 0.6));
+        assert_eq!(c.records.len(), 11);
+        let leftovers: Vec<_> = std::fs::read_dir(&dir).unwrap().collect();
+        assert_eq!(leftovers.len(), 2, "no part file of the probe is left");
         let _ = std::fs::remove_dir_all(&dir);
     }
 

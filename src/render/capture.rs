@@ -169,7 +169,11 @@ impl CapturePlayer {
                         driver.event(model, &e);
                     }
                     Record::Param { .. } => self.apply_param(self.next),
-                    Record::Transport { .. } | Record::Start { .. } | Record::Stop { .. } => {}
+                    Record::Transport { .. }
+                    | Record::Start { .. }
+                    | Record::Watch { .. }
+                    | Record::Bounce { .. }
+                    | Record::Stop { .. } => {}
                 }
                 self.next += 1;
             }

@@ -236,6 +236,7 @@ fn entry() -> &'static clap_plugin_entry {
 impl Instance {
     /// Create and `init()` an instance.
     pub fn new() -> Self {
+        super::private_captures();
         let entry = entry();
         // SAFETY: `entry` is Dyeflow's static `clap_entry`, and `init` gets a NUL-terminated C
         // literal. `factory` is checked non-null and points to nice-plug's static factory. The

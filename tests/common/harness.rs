@@ -133,6 +133,7 @@ impl Session {
         size: Option<(u32, u32)>,
         project: impl FnOnce(&dyeflow::params::DyeflowParams),
     ) -> Self {
+        super::private_captures();
         let mut plugin = Dyeflow::default();
         let params = plugin.shared_params();
         let keyboard = format!(

@@ -30,6 +30,20 @@ pub fn busy_splat(k: usize) -> dyeflow::fluid::Splat {
     }
 }
 
+/// Captures of plugin instances made in this test process go to a folder of its own under the
+/// build's temporary directory, never to the user's `~/Dyeflow/captures`: an instance driven
+/// faster than real time for seconds is a bounce (see `dyeflow::capture::pace`). The folder.
+pub fn private_captures() -> std::path::PathBuf {
+    static DIR: std::sync::OnceLock<std::path::PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+            .join(format!("captures-{}", std::process::id()));
+        dyeflow::capture::set_capture_dir(Some(dir.clone()));
+        dir
+    })
+    .clone()
+}
+
 /// A seeded generator, so failures reproduce.
 pub fn rng(seed: u64) -> SmallRng {
     SmallRng::seed_from_u64(seed)
