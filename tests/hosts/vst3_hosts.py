@@ -16,6 +16,9 @@ host is reported as such and does not hide the other):
   d. a burst of 200 MIDI notes within one second while audio passes: output bit-exact;
   e. every parameter at normalized 0, 1 and 0.5 while audio runs: output bit-exact;
   f. an offline render (48 kHz stereo, blocks of 512) with notes, timed;
+  g. the bounce capture that render left (when DYEFLOW_CAPTURE_DIR is set): one capture of the
+     render's length, its cause (the host said offline, or its pace showed the bounce), and
+     every note of the render in it;
 and then (unless --idle-seconds 0), in one more child process per host, the host process's
 CPU use while idle after loading the plugin and one short process call.
 
@@ -408,6 +411,12 @@ def run_host_checks(host, render_seconds: float) -> Checks:
         note_text = f"{len(notes)} notes"
         if "midi_limitation" in state:
             notes, note_text = None, f"audio only, no notes: {state['midi_limitation']}"
+        state["render_notes"] = len(notes or [])
+        # Quiet for longer than the plugin's 3 s idle finish first: what the checks above
+        # processed (the same stream, for hosts that do not restart the plugin between calls)
+        # is a capture of its own, and the render starts the next.
+        time.sleep(3.5)
+        state["render_started"] = time.time() - 1.0
         wall, cpu = time.perf_counter(), time.process_time()
         out = host.process(inst, x, notes)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -417,6 +426,36 @@ def run_host_checks(host, render_seconds: float) -> Checks:
                 "(all threads), bit-exact, no NaN/inf")
 
     checks.run("f. offline render", f_render)
+
+    def g_capture():
+        folder = os.environ.get("DYEFLOW_CAPTURE_DIR")
+        if not folder:
+            raise HostLimitation("DYEFLOW_CAPTURE_DIR is not set: the capture is not checked")
+        seconds = frames_for(render_seconds) / SAMPLE_RATE
+        # The capture thread finishes a capture once the host has been quiet for 3 s.
+        deadline = time.monotonic() + 15.0
+        while True:
+            found = []
+            for path in Path(folder).glob("*.dyeflow-capture"):
+                if path.stat().st_mtime < state["render_started"]:
+                    continue
+                lines = path.read_text().splitlines()
+                header, end = json.loads(lines[0]), json.loads(lines[-1])["end"]
+                length = end["stop"] - header["start_s"]
+                if abs(length - seconds) < 0.05:
+                    notes = sum(1 for line in lines if '"NoteOn"' in line)
+                    found.append((path.name, length, header.get("cause"), notes))
+            if found or time.monotonic() > deadline:
+                break
+            time.sleep(0.25)
+        assert len(found) == 1, f"one capture of the {seconds:.1f} s render, found {found}"
+        name, length, cause, notes = found[0]
+        assert cause in ("offline", "pace"), f"cause {cause!r}"
+        sent = state.get("render_notes", 0)
+        assert notes == sent, f"{notes} notes in the capture, {sent} sent"
+        return f"{name}: {length:.2f} s, cause {cause}, {notes} notes"
+
+    checks.run("g. bounce capture", g_capture)
     return checks
 
 
