@@ -342,3 +342,63 @@ fn a_bounce_capture_renders_the_fluid_the_engine_computed() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A capture whose brush strokes go to a point far off the canvas with a brush far thinner than
+/// a cell (a 3 kB file that used to hang the render for many minutes, deaf to Ctrl-C), and a
+/// flood of full-canvas strokes in one step: the render finishes, the visible part of the
+/// stroke drawn.
+#[test]
+fn hostile_strokes_in_a_capture_render_in_bounded_time() {
+    use dyeflow::bridge::events::{Brush, SimEvent};
+    use dyeflow::capture::Record;
+    use dyeflow::capture::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
+    let dir = tempdir("capture-strokes");
+    let params = DyeflowParams::default();
+    let header = Header {
+        format: FORMAT_NAME.into(),
+        version: FORMAT_VERSION,
+        plugin_version: "test".into(),
+        sample_rate: RATE as f32,
+        start_s: 0.0,
+        params: dyeflow::capture::recorder::Recorder::param_ids(&params),
+        state: serde_json::Value::Null,
+        cause: Some(dyeflow::capture::Cause::Record),
+    };
+    let path = dir.join("strokes.dyeflow-capture");
+    let mut file = CaptureFile::create(&path, &header).unwrap();
+    let stroke = |t: f64, from: [f32; 2], to: [f32; 2], radius: f32| {
+        Record::Event(TimedEvent {
+            time_s: t,
+            event: SimEvent::Brush(Brush {
+                from,
+                to,
+                radius,
+                solid: true,
+            }),
+        })
+    };
+    file.write(&stroke(0.05, [0.5, 0.5], [3e38, -3e38], 1e-9))
+        .unwrap();
+    file.write(&stroke(0.1, [0.9, 0.3], [1e30, 0.3], 0.03))
+        .unwrap();
+    for k in 0..5000 {
+        let y = (k % 100) as f32 / 100.0;
+        file.write(&stroke(0.2, [0.0, y], [1.8, y], 2.0)).unwrap();
+    }
+    file.finish(0, 1.0).unwrap();
+    let out = dir.join("frames");
+    let opts = RenderOptions {
+        capture: Some(path),
+        out: out.clone(),
+        width: WIDTH as u32,
+        height: HEIGHT as u32,
+        fps: 10,
+        backend: BackendChoice::Cpu,
+        progress: false,
+        cpu_threads: 1,
+        ..RenderOptions::default()
+    };
+    let summary = render(&opts, &AtomicBool::new(false)).expect("the capture renders");
+    assert_eq!(summary.frames, 10);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -4,9 +4,22 @@
 //! The model gets one mask, composed here at its resolution whenever either part changes
 //! (at most once per turn of the simulation thread: a brush stroke or a chord marks the scene
 //! stale, and [`Scene::apply`] composes it). Lowering a pillar brings back what was under it.
+//!
+//! Brush strokes (the editor's, or a capture's replayed) wait in a queue and are painted when
+//! the scene is applied, in their order, within a budget of cells per turn: a flood of strokes,
+//! or strokes to far points, cost a bounded amount of work per step whatever their number
+//! (the rest wait for the next turns; past [`MAX_PENDING_STROKES`] new ones are dropped and
+//! counted).
 
 use crate::bridge::events::Brush;
 use crate::mapping::{ObstacleEdit, Pillar};
+use std::collections::VecDeque;
+
+/// Brush strokes that can wait to be painted: a mouse sends about 60 a second.
+pub const MAX_PENDING_STROKES: usize = 1024;
+/// Cells the brush may visit per turn, in whole grids: a stroke across the whole canvas with
+/// the largest brush visits one grid (0.2-0.5 ms at the default 455x256 on one core).
+pub const STROKE_GRIDS_PER_TURN: usize = 4;
 use crate::params::ObstacleSettings;
 use crate::sim::Model;
 use crate::sim::obstacles::{Layout, MAX_MASK_EDGE, Mask};
@@ -32,6 +45,10 @@ pub struct Scene {
     stale: bool,
     /// The brush changed the base since [`Scene::take_drawn`] last took it.
     drawn: bool,
+    /// Strokes not painted yet, each with the grid of the model it was drawn on.
+    strokes: VecDeque<(Brush, (usize, usize))>,
+    /// Strokes dropped on a full queue.
+    dropped_strokes: u64,
     /// The serial of the project's settings last taken (`None`: none yet).
     pub(super) seen: Option<u64>,
 }
@@ -44,6 +61,8 @@ impl Default for Scene {
             pillars: [None; 128],
             stale: true,
             drawn: false,
+            strokes: VecDeque::new(),
+            dropped_strokes: 0,
             seen: None,
         }
     }
@@ -53,6 +72,8 @@ impl Scene {
     /// Take the project's obstacles (serial `serial`): they replace the base, strokes not yet
     /// written back included.
     pub fn set_settings(&mut self, settings: &ObstacleSettings, serial: u64) {
+        // Strokes drawn on the base it replaces go with it.
+        self.strokes.clear();
         self.layout = settings.layout;
         self.base = settings.drawn().map_or(Base::Layout, Base::Drawn);
         self.drawn = false;
@@ -60,46 +81,62 @@ impl Scene {
         self.seen = Some(serial);
     }
 
-    /// A brush stroke on a model of `grid` cells: the base becomes a drawing at that grid (if
-    /// it was not one), and the cells within the stroke's radius of its segment turn solid or
-    /// fluid. Non-finite strokes change nothing.
+    /// A brush stroke on a model of `grid` cells, painted when the scene is next applied (see
+    /// [`Scene::paint`]). Non-finite strokes change nothing; past [`MAX_PENDING_STROKES`]
+    /// waiting, the stroke is dropped and counted.
     pub fn brush(&mut self, b: &Brush, grid: (usize, usize)) {
         let finite = b.from.iter().chain(&b.to).all(|x| x.is_finite()) && b.radius.is_finite();
         if !finite || b.radius < 0.0 {
             return;
         }
-        let (w, h) = (
-            grid.0.clamp(1, MAX_MASK_EDGE),
-            grid.1.clamp(1, MAX_MASK_EDGE),
-        );
-        let fits = matches!(&self.base, Base::Drawn(m) if (m.width(), m.height()) == (w, h));
-        if !fits {
-            self.base = Base::Drawn(match &self.base {
-                Base::Drawn(m) => m.resampled(w, h),
-                Base::Layout => Mask::layout(self.layout, w, h),
-            });
+        if self.strokes.len() >= MAX_PENDING_STROKES {
+            self.dropped_strokes += 1;
+            return;
         }
-        let Base::Drawn(mask) = &mut self.base else {
-            unreachable!("the base was just made a drawing")
-        };
-        // Discs along the segment, half a radius (and at most a cell) apart, so a fast drag
-        // leaves a solid line.
-        let radius = b.radius.min(2.0);
-        let (dx, dy) = (b.to[0] - b.from[0], b.to[1] - b.from[1]);
-        let length = dx.hypot(dy).min(4.0 * MAX_MASK_EDGE as f32);
-        let spacing = (0.5 * radius).min(1.0 / h as f32).max(1e-6);
-        let steps = (length / spacing).ceil() as usize;
-        for k in 0..=steps {
-            let t = if steps == 0 {
-                0.0
-            } else {
-                k as f32 / steps as f32
+        self.strokes.push_back((*b, grid));
+    }
+
+    /// Strokes dropped on a full queue so far.
+    pub fn dropped_strokes(&self) -> u64 {
+        self.dropped_strokes
+    }
+
+    /// Paint the waiting strokes in their order, until they visit `budget` cells (at least
+    /// one stroke): the base becomes a drawing at the stroke's grid (if it was not one), and
+    /// the cells within the stroke's radius of its segment turn solid or fluid.
+    fn paint(&mut self, budget: usize) {
+        let mut spent = 0;
+        while let Some(&(b, grid)) = self.strokes.front() {
+            let (w, h) = (
+                grid.0.clamp(1, MAX_MASK_EDGE),
+                grid.1.clamp(1, MAX_MASK_EDGE),
+            );
+            let fits = matches!(&self.base, Base::Drawn(m) if (m.width(), m.height()) == (w, h));
+            let resample = if fits { 0 } else { w * h };
+            let mask_cells = |m: &Mask| m.capsule_cells(b.from, b.to, b.radius.min(2.0));
+            let cost = resample
+                + match &self.base {
+                    Base::Drawn(m) if fits => mask_cells(m),
+                    _ => w * h,
+                };
+            if spent > 0 && spent + cost > budget {
+                return;
+            }
+            spent += cost;
+            self.strokes.pop_front();
+            if !fits {
+                self.base = Base::Drawn(match &self.base {
+                    Base::Drawn(m) => m.resampled(w, h),
+                    Base::Layout => Mask::layout(self.layout, w, h),
+                });
+            }
+            let Base::Drawn(mask) = &mut self.base else {
+                unreachable!("the base was just made a drawing")
             };
-            let p = [b.from[0] + t * dx, b.from[1] + t * dy];
-            mask.paint_disc(p, radius, b.solid);
+            mask.paint_capsule(b.from, b.to, b.radius.min(2.0), b.solid);
+            self.drawn = true;
+            self.stale = true;
         }
-        self.drawn = true;
-        self.stale = true;
     }
 
     /// Apply a pillar edit from the mapping.
@@ -141,14 +178,15 @@ impl Scene {
         (!mask.is_empty()).then_some(mask)
     }
 
-    /// Give the model its mask if it is out of date; whether the model's obstacles changed
-    /// (none before and none now is no change).
+    /// Paint what strokes the turn's budget allows, and give the model its mask if it is out
+    /// of date; whether the model's obstacles changed (none before and none now is no change).
     pub fn apply(&mut self, model: &mut dyn Model) -> bool {
+        let (w, h) = model.resolution().cells;
+        self.paint(STROKE_GRIDS_PER_TURN * w.max(1) * h.max(1));
         if !self.stale {
             return false;
         }
         self.stale = false;
-        let (w, h) = model.resolution().cells;
         let mask = self.compose(w.max(1), h.max(1));
         if mask.is_none() && model.obstacles().is_none() {
             return false;
@@ -177,6 +215,12 @@ impl Scene {
 mod tests {
     use super::*;
 
+    /// Brush `b` on `grid` and paint it at once (as an applied scene does).
+    fn brushed(s: &mut Scene, b: &Brush, grid: (usize, usize)) {
+        s.brush(b, grid);
+        s.paint(usize::MAX);
+    }
+
     fn stroke(from: [f32; 2], to: [f32; 2], solid: bool) -> Brush {
         Brush {
             from,
@@ -193,7 +237,7 @@ mod tests {
         let layout = Mask::layout(Layout::Pillars, 64, 36);
         assert_eq!(s.compose(64, 36), Some(layout.clone()));
         // A fast stroke across the bottom: a solid line with no gaps.
-        s.brush(&stroke([0.2, 0.15], [1.5, 0.15], true), (64, 36));
+        brushed(&mut s, &stroke([0.2, 0.15], [1.5, 0.15], true), (64, 36));
         let m = s.compose(64, 36).unwrap();
         let row = (0.15 * 36.0) as usize;
         let (a, b) = ((0.2 * 36.0) as usize, (1.5 * 36.0) as usize);
@@ -205,11 +249,12 @@ mod tests {
         assert_eq!(drawn.mask_at(64, 36), Some(m.clone()));
         assert!(s.take_drawn().is_none());
         // Erasing the same stroke gives the layout back.
-        s.brush(&stroke([0.2, 0.15], [1.5, 0.15], false), (64, 36));
+        brushed(&mut s, &stroke([0.2, 0.15], [1.5, 0.15], false), (64, 36));
         assert_eq!(s.compose(64, 36), Some(layout));
         // Nonsense strokes change nothing.
-        s.brush(&stroke([f32::NAN, 0.0], [1.0, 1.0], true), (64, 36));
-        s.brush(
+        brushed(&mut s, &stroke([f32::NAN, 0.0], [1.0, 1.0], true), (64, 36));
+        brushed(
+            &mut s,
             &Brush {
                 radius: f32::INFINITY,
                 ..stroke([0.5, 0.5], [0.5, 0.5], true)
@@ -264,11 +309,87 @@ mod tests {
             s.compose(128, 72),
             Some(Mask::layout(Layout::Ring, 128, 72))
         );
-        s.brush(&stroke([0.3, 0.3], [0.3, 0.3], true), (64, 36));
+        brushed(&mut s, &stroke([0.3, 0.3], [0.3, 0.3], true), (64, 36));
         let drawn = s.compose(64, 36).unwrap();
         assert_eq!(s.compose(128, 72), Some(drawn.resampled(128, 72)));
         // A stroke on the new grid redraws the drawing there.
-        s.brush(&stroke([1.2, 0.8], [1.2, 0.8], true), (128, 72));
+        brushed(&mut s, &stroke([1.2, 0.8], [1.2, 0.8], true), (128, 72));
         assert_eq!(s.compose(128, 72).unwrap().width(), 128);
+    }
+
+    /// A stroke to a point far off the canvas, with a brush far thinner than a cell, visits at
+    /// most the grid (it used to step in discs a millionth apart along a segment of thousands of
+    /// canvases: minutes); a thin stroke across the canvas still draws an unbroken line.
+    #[test]
+    fn a_stroke_costs_at_most_the_grid_whatever_its_length() {
+        let grid = (64, 36);
+        let far = Brush {
+            from: [0.5, 0.5],
+            to: [1e30, 0.5],
+            radius: 1e-9,
+            solid: true,
+        };
+        let mask = Mask::layout(Layout::None, grid.0, grid.1);
+        assert!(mask.capsule_cells(far.from, far.to, far.radius) <= grid.0 * grid.1);
+        let mut s = Scene::default();
+        brushed(
+            &mut s,
+            &Brush {
+                radius: 0.02,
+                ..far
+            },
+            grid,
+        );
+        let m = s.compose(grid.0, grid.1).unwrap();
+        let row = 18;
+        // From x = 0.5 canvas heights (column 18) to the right edge.
+        assert!(
+            (18..64).all(|i| m.is_solid(i, row)),
+            "the line reaches the edge"
+        );
+        assert!(!m.is_solid(15, row), "and starts where the stroke does");
+        assert!(!m.is_solid(40, row + 2), "a line as wide as the brush");
+    }
+
+    /// A flood of strokes across the whole canvas waits in a bounded queue (the rest dropped
+    /// and counted) and is painted a few grids' worth per turn, in order: a stroke drawn and
+    /// then erased leaves nothing.
+    #[test]
+    fn a_flood_of_strokes_is_bounded_per_turn() {
+        let grid = (64, 36);
+        let cells = grid.0 * grid.1;
+        let mut s = Scene::default();
+        let wide = |solid| Brush {
+            from: [0.0, 0.5],
+            to: [1.8, 0.5],
+            radius: 2.0,
+            solid,
+        };
+        for k in 0..MAX_PENDING_STROKES + 500 {
+            s.brush(&wide(k % 2 == 0), grid);
+        }
+        assert_eq!(s.dropped_strokes(), 500);
+        assert_eq!(s.strokes.len(), MAX_PENDING_STROKES);
+        // The first turn also turns the layout into a drawing (a grid's worth).
+        s.paint(STROKE_GRIDS_PER_TURN * cells);
+        assert_eq!(
+            s.strokes.len(),
+            MAX_PENDING_STROKES - (STROKE_GRIDS_PER_TURN - 1)
+        );
+        s.paint(STROKE_GRIDS_PER_TURN * cells);
+        assert_eq!(
+            s.strokes.len(),
+            MAX_PENDING_STROKES - (2 * STROKE_GRIDS_PER_TURN - 1)
+        );
+        while !s.strokes.is_empty() {
+            s.paint(STROKE_GRIDS_PER_TURN * cells);
+        }
+        // 1024 strokes, the last an erase: nothing solid.
+        assert_eq!(s.compose(grid.0, grid.1), None);
+        // A new project's obstacles drop the strokes drawn on the old ones.
+        s.brush(&wide(true), grid);
+        s.set_settings(&ObstacleSettings::default(), 9);
+        s.paint(usize::MAX);
+        assert_eq!(s.compose(grid.0, grid.1), None);
     }
 }

@@ -247,6 +247,66 @@ impl Mask {
         }
     }
 
+    /// The cells a [`Mask::paint_capsule`] of this segment would visit: its bounding box on the
+    /// grid (at most every cell, whatever the segment's length).
+    pub fn capsule_cells(&self, from: [f32; 2], to: [f32; 2], radius: f32) -> usize {
+        let (cols, rows) = self.capsule_box(from, to, radius);
+        cols.len() * rows.len()
+    }
+
+    /// The columns and rows of the grid within `radius` (and a cell and a half more, for
+    /// rounding) of the segment's bounding box; empty for non-finite input.
+    fn capsule_box(
+        &self,
+        from: [f32; 2],
+        to: [f32; 2],
+        radius: f32,
+    ) -> (std::ops::Range<usize>, std::ops::Range<usize>) {
+        let finite = from.iter().chain(&to).all(|x| x.is_finite()) && radius.is_finite();
+        if !finite || radius < 0.0 {
+            return (0..0, 0..0);
+        }
+        let h = self.height as f32;
+        let reach = |a: f32, b: f32, n: usize| {
+            let lo = ((a.min(b) - radius) * h - 1.5).ceil().clamp(0.0, n as f32) as usize;
+            let hi = ((a.max(b) + radius) * h + 1.5).floor().clamp(0.0, n as f32) as usize;
+            lo..hi.max(lo)
+        };
+        (
+            reach(from[0], to[0], self.width),
+            reach(from[1], to[1], self.height),
+        )
+    }
+
+    /// Make solid (or fluid) every cell whose centre is within `radius` canvas heights of the
+    /// segment `from`-`to` (a disc when they are the same point): a brush stroke. Visits only
+    /// the segment's bounding box on the grid ([`Mask::capsule_cells`]), so its cost is bounded
+    /// by the grid's size whatever the segment's length; non-finite input changes nothing.
+    pub fn paint_capsule(&mut self, from: [f32; 2], to: [f32; 2], radius: f32, solid: bool) {
+        let (cols, rows) = self.capsule_box(from, to, radius);
+        // In f64: a segment to a point far off the canvas squares to more than f32 holds.
+        let (from, to) = (from.map(f64::from), to.map(f64::from));
+        let d = [to[0] - from[0], to[1] - from[1]];
+        let length2 = d[0] * d[0] + d[1] * d[1];
+        let radius2 = f64::from(radius) * f64::from(radius);
+        for j in rows {
+            for i in cols.clone() {
+                let c = self.centre(i, j).map(f64::from);
+                let rel = [c[0] - from[0], c[1] - from[1]];
+                // The closest point of the segment: its parameter clamped to the ends.
+                let t = if length2 > 0.0 {
+                    ((rel[0] * d[0] + rel[1] * d[1]) / length2).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                };
+                let off = [rel[0] - t * d[0], rel[1] - t * d[1]];
+                if off[0] * off[0] + off[1] * off[1] <= radius2 {
+                    self.set(i, j, solid);
+                }
+            }
+        }
+    }
+
     /// Set every cell whose centre satisfies `inside` to `solid`.
     pub fn fill_where(&mut self, inside: impl Fn([f32; 2]) -> bool, solid: bool) {
         for j in 0..self.height {
