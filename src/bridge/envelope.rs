@@ -134,6 +134,13 @@ impl EnvelopeFollower {
         }
         self.rms.reset();
     }
+
+    /// Whether it rests exactly (every value 0), so that silence leaves it as it is.
+    pub fn at_rest(&self) -> bool {
+        self.peak.value == 0.0
+            && self.mean_square.iter().all(|f| f.value == 0.0)
+            && self.rms.value == 0.0
+    }
 }
 
 #[cfg(test)]

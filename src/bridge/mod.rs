@@ -68,6 +68,9 @@ pub struct Bridge {
     release_ms: f32,
     reading_samples: u32,
     until_reading: u32,
+    /// Take silence at rest a stretch at a time (see [`Bridge::audio`]); off only in tests
+    /// that hold it to the per-sample loop.
+    skip_silence: bool,
     /// Audio time at the last sample-rate change, seconds.
     time_base_s: f64,
     /// Samples processed since then.
@@ -254,6 +257,7 @@ impl Bridge {
             transport: None,
             bypassed: false,
             recorder: None,
+            skip_silence: true,
         };
         bridge.set_sample_rate(sample_rate);
         bridge
@@ -406,9 +410,32 @@ impl Bridge {
         self.samples += len as u64;
     }
 
+    /// Whether every follower, detector and filter rests exactly: silence then changes nothing
+    /// but the readings' and the pitch-class analysis' clocks.
+    fn at_rest(&self) -> bool {
+        self.envelopes.iter().all(EnvelopeFollower::at_rest)
+            && self.onset.at_rest()
+            && self.crossover.at_rest()
+            && self.band_envelopes.iter().all(EnvelopeFollower::at_rest)
+            && self.band_onsets.iter().all(OnsetDetector::at_rest)
+            && self.decimator.at_rest()
+    }
+
     /// Follow samples `from..to` of the block, sending readings and onsets.
     fn audio(&mut self, channels: &[&[f32]], from: usize, to: usize) {
         let n = channels.len().clamp(1, 2);
+        // Silence (zeros, or what counts as them) while everything rests: the same events,
+        // without the per-sample work (a host feeding silence costs almost nothing).
+        let silent = |c: usize| {
+            channels
+                .get(c)
+                .and_then(|ch| ch.get(from..to))
+                .is_none_or(|x| x.iter().all(|&x| x == 0.0 || !x.is_finite()))
+        };
+        if self.skip_silence && from < to && (0..n).all(silent) && self.at_rest() {
+            self.silence(from, to, n);
+            return;
+        }
         for i in from..to {
             let mut energy = 0.0f32;
             let mut sum = 0.0f32;
@@ -451,6 +478,31 @@ impl Bridge {
         }
     }
 
+    /// Samples `from..to` of silence at rest (see [`Bridge::audio`]): exactly what the
+    /// per-sample loop does then, a stretch at a time. Every follower, detector and filter
+    /// stays at rest (they are fed zeros); only the readings fall due (zeros) and the
+    /// decimator hands the pitch-class analysis its zeros.
+    fn silence(&mut self, from: usize, to: usize, n: usize) {
+        let chroma = !self.bypassed && !matches!(self.chroma, ChromaSink::Off);
+        let mut i = from;
+        while i < to {
+            let mut step = (to - i).min(self.until_reading as usize);
+            if chroma {
+                step = step.min(self.decimator.until_output());
+            }
+            let last = i + step - 1;
+            if chroma && self.decimator.skip_silence(step) {
+                self.chroma_out(last, 0.0);
+            }
+            self.until_reading -= step as u32;
+            if self.until_reading == 0 {
+                self.until_reading = self.reading_samples;
+                self.reading(last, n);
+            }
+            i += step;
+        }
+    }
+
     /// Feed sample `offset` (the channels' mean) to the chroma analysis.
     #[inline]
     fn chroma_sample(&mut self, offset: usize, x: f32) {
@@ -460,6 +512,12 @@ impl Bridge {
         let Some(y) = self.decimator.next(x) else {
             return;
         };
+        self.chroma_out(offset, y);
+    }
+
+    /// Hand reduced-rate sample `y` (at sample `offset`) to the chroma analysis.
+    #[inline]
+    fn chroma_out(&mut self, offset: usize, y: f32) {
         let weights = match &mut self.chroma {
             ChromaSink::Off => None,
             ChromaSink::Queue(tx) => {
@@ -521,6 +579,80 @@ mod tests {
             channel: Channel::Number(2),
             key: Key::Number(key),
             velocity: 0.5,
+        }
+    }
+
+    /// Silence while everything rests is taken a stretch at a time: the same events (to the
+    /// bit), the same samples to the pitch-class analysis (inline and on its thread) and the
+    /// same state as the per-sample loop, through sound, long silences, NaN and subnormal
+    /// blocks, bypass, notes inside silent blocks, blocks of 1 to 4096 frames and a change of
+    /// rate.
+    #[test]
+    fn silence_at_rest_is_skipped_exactly() {
+        use rand::{Rng, SeedableRng};
+        for inline in [false, true] {
+            let mut runs = [true, false].map(|skip| {
+                let (tx, rx) = queue::channel(1 << 20);
+                let mut b = Bridge::new(tx, 44_100.0, 5.0, 200.0);
+                b.skip_silence = skip;
+                let (tap_tx, tap_rx) = queue::tap_channel(1 << 20);
+                b.set_chroma_sink(if inline {
+                    ChromaSink::Inline(Box::new(ChromaAnalyzer::new(chroma::TARGET_RATE_HZ)))
+                } else {
+                    ChromaSink::Queue(tap_tx)
+                });
+                (b, rx, tap_rx)
+            });
+            let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+            let mut skipped = 0;
+            for block in 0..3000 {
+                // Cycles of 50 blocks of anything, then 250 of silence (about 18 s: the
+                // followers reach rest some 9 s after a loud passage).
+                let kind = if block % 300 < 50 {
+                    rng.random_range(0..10)
+                } else {
+                    9
+                };
+                let len = if kind == 9 && rng.random_bool(0.7) {
+                    4096
+                } else {
+                    [1, 7, 64, 512, 4096][rng.random_range(0..5)]
+                };
+                let samples: Vec<f32> = (0..len)
+                    .map(|i| match kind {
+                        0 => rng.random_range(-0.5..0.5),
+                        1 => f32::NAN,
+                        2 => 1e-40,
+                        3 if i % 97 == 3 => 0.3,
+                        _ => 0.0,
+                    })
+                    .collect();
+                let note = rng.random_range(0..20) == 0;
+                if block == 1500 {
+                    runs.iter_mut().for_each(|r| r.0.set_sample_rate(48_000.0));
+                }
+                let bypass = (2000..2200).contains(&block);
+                for (b, _, _) in &mut runs {
+                    b.set_bypassed(bypass);
+                    let mut events = note.then(|| note_on(len as u32 / 2, 60)).into_iter();
+                    b.process(&[&samples, &samples], None, || events.next());
+                }
+                skipped += usize::from(kind >= 4 && runs[0].0.at_rest());
+            }
+            assert!(skipped > 1000, "silence at rest came {skipped} times");
+            let [(a, mut rx_a, mut tap_a), (b, mut rx_b, mut tap_b)] = runs;
+            let mut events = [Vec::new(), Vec::new()];
+            rx_a.drain(|e| events[0].push(format!("{e:?}")));
+            rx_b.drain(|e| events[1].push(format!("{e:?}")));
+            assert!(events[0].len() > 10_000, "{} events", events[0].len());
+            assert_eq!(events[0], events[1], "inline {inline}");
+            let mut taps = [Vec::new(), Vec::new()];
+            tap_a.drain(|t| taps[0].push(format!("{t:?}")));
+            tap_b.drain(|t| taps[1].push(format!("{t:?}")));
+            assert_eq!(taps[0], taps[1], "inline {inline}");
+            assert_eq!(a.until_reading, b.until_reading);
+            assert_eq!(a.decimator.until_output(), b.decimator.until_output());
+            assert_eq!(a.time_s(0), b.time_s(0));
         }
     }
 

@@ -159,6 +159,12 @@ impl OnsetDetector {
         self.reference = 0.0;
         self.state = State::Armed;
     }
+
+    /// Whether it rests exactly (no energy followed, armed), so that silence leaves it as it
+    /// is and fires nothing.
+    pub fn at_rest(&self) -> bool {
+        self.env == 0.0 && self.reference == 0.0 && self.state == State::Armed
+    }
 }
 
 #[cfg(test)]
