@@ -529,6 +529,11 @@ fn print_row(r: &BenchResult) -> bool {
         })
 }
 
+/// A latency stage as `p50 / p99 (max)`.
+fn stage(t: &bench::StageTime) -> String {
+    format!("{:.2} / {:.2} ({:.2})", t.p50_ms, t.p99_ms, t.max_ms)
+}
+
 fn latency(args: &BenchArgs) -> ExitCode {
     let gpu = GpuOptions {
         force_no_adapter: args.no_gpu,
@@ -570,6 +575,17 @@ fn latency(args: &BenchArgs) -> ExitCode {
                 r.latency_max_ms,
                 r.trials,
                 r.missed
+            )) && say(&format!(
+                "  stages p50 / p99 (max) ms: inject {}, step {}, picture {}, publish {}{}",
+                stage(&r.stages.inject),
+                stage(&r.stages.step),
+                stage(&r.stages.picture),
+                stage(&r.stages.publish),
+                if r.stages.untraced > 0 {
+                    format!(" ({} notes not traced)", r.stages.untraced)
+                } else {
+                    String::new()
+                }
             ))
         };
         if !printed {

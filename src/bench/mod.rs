@@ -591,6 +591,42 @@ pub struct LatencyResult {
     pub latency_p99_ms: f64,
     pub latency_min_ms: f64,
     pub latency_max_ms: f64,
+    /// Where the time goes, stage by stage (each note's stages add up to its latency):
+    /// `inject` from the note entering the bridge to the simulation thread taking it from its
+    /// queue, `step` to the end of the step (or the step of no time) that put it into the
+    /// fluid, `picture` to the hand-over of the first frame started after that, `publish` to
+    /// the consumer seeing that frame.
+    pub stages: StageTimes,
+}
+
+/// A stage's time over the notes, ms.
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StageTime {
+    pub p50_ms: f64,
+    pub p99_ms: f64,
+    pub max_ms: f64,
+}
+
+/// The stages of [`LatencyResult::stages`].
+#[derive(Clone, Debug, Default, Serialize)]
+pub struct StageTimes {
+    pub inject: StageTime,
+    pub step: StageTime,
+    pub picture: StageTime,
+    pub publish: StageTime,
+    /// Notes whose stages the trace could not follow (a frame shown before the trace saw a
+    /// stage): left out of the stages, still in the latency.
+    pub untraced: usize,
+}
+
+impl StageTime {
+    fn of(mut v: Vec<f64>) -> Self {
+        Self {
+            p50_ms: percentile(&mut v, 0.5),
+            p99_ms: percentile(&mut v, 0.99),
+            max_ms: v.last().copied().unwrap_or(0.0),
+        }
+    }
 }
 
 /// Frame size the latency run asks for.
@@ -631,9 +667,11 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
     let (audio_tx, audio_rx) = queue::channel(1024);
     let (mut control_tx, control_rx) = queue::channel(16);
     let (input, mut frames) = crate::frame::frame_channel();
+    let trace = Arc::new(crate::engine::StageTrace::default());
     let options = EngineOptions {
         gpu: opts.gpu.clone(),
         cpu_threads: 0,
+        trace: Some(trace.clone()),
         ..Default::default()
     };
     let engine = Engine::start(params, vec![audio_rx, control_rx], input, options)
@@ -671,6 +709,8 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
 
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut latencies = Vec::with_capacity(opts.trials);
+    let mut stages: [Vec<f64>; 4] = Default::default();
+    let mut untraced = 0;
     let mut missed = 0;
     for _ in 0..opts.trials {
         control_tx.send(TimedEvent {
@@ -695,10 +735,26 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
             key: Key::Number(60),
             velocity: 100.0 / 127.0,
         });
+        trace.arm();
         let t0 = Instant::now();
         bridge.process(&[&silence], None, || note.take());
         match wait_for(&mut frames, &|v| v > 60, Duration::from_secs(1)) {
-            Some(seen) => latencies.push((seen - t0).as_secs_f64() * 1e3),
+            Some(seen) => {
+                latencies.push((seen - t0).as_secs_f64() * 1e3);
+                use crate::engine::NoteStage;
+                let marks = [NoteStage::Drained, NoteStage::Applied, NoteStage::Published]
+                    .map(|s| trace.at(s));
+                match marks {
+                    [Some(d), Some(a), Some(p)] if t0 <= d && p <= seen => {
+                        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
+                        stages[0].push(ms(t0, d));
+                        stages[1].push(ms(d, a));
+                        stages[2].push(ms(a, p));
+                        stages[3].push(ms(p, seen));
+                    }
+                    _ => untraced += 1,
+                }
+            }
             None => missed += 1,
         }
         let mut off = Some(NoteEvent::<()>::NoteOff {
@@ -726,5 +782,15 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
         latency_p99_ms: percentile(&mut sorted, 0.99),
         latency_min_ms: sorted.first().copied().unwrap_or(0.0),
         latency_max_ms: sorted.last().copied().unwrap_or(0.0),
+        stages: {
+            let [inject, step, picture, publish] = stages.map(StageTime::of);
+            StageTimes {
+                inject,
+                step,
+                picture,
+                publish,
+                untraced,
+            }
+        },
     }
 }

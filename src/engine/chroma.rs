@@ -12,7 +12,7 @@
 //! for it at most [`DROP_WAIT_MS`], like the simulation thread.
 
 use super::DROP_WAIT_MS;
-use crate::bridge::chroma::{ChromaAnalyzer, Tap};
+use crate::bridge::chroma::{ChromaAnalyzer, FRAME, Tap};
 use crate::bridge::events::{SimEvent, TimedEvent};
 use crate::bridge::queue::{EventSender, TapReceiver};
 use crate::pin;
@@ -24,6 +24,11 @@ use std::time::Duration;
 /// How often the thread looks for new samples: a hop is 46 ms, so this adds at most a fifth of
 /// a hop of delay. One look is a few atomic loads when nothing came.
 pub const CHROMA_POLL_MS: u64 = 10;
+/// How often it looks while the input has been silent for a whole analysis window (its
+/// analysis of zeros is zeros): a host feeding silence wakes it 20 times a second, not 100.
+/// The queue holds 3 s of input, and the first pitch classes after the silence come at most
+/// this much later (a window is 0.37 s long anyway).
+pub const CHROMA_IDLE_POLL_MS: u64 = 50;
 /// Samples the tap holds: 3 s at 11 kHz, far more than the thread lets pile up.
 pub const CHROMA_TAP_SAMPLES: usize = 1 << 15;
 /// Weight events the thread's queue holds: 12 s of hops, should the simulation sleep.
@@ -72,6 +77,8 @@ struct Stream {
     analyzer: ChromaAnalyzer,
     start_s: f64,
     samples: u64,
+    /// Zeros in a row just fed (a whole window of them: the analyzer holds only zeros).
+    zeros: usize,
 }
 
 fn run(
@@ -88,12 +95,14 @@ fn run(
                     s.analyzer.set_rate(rate);
                     s.start_s = time_s;
                     s.samples = 0;
+                    s.zeros = FRAME;
                 }
                 None => {
                     stream = Some(Stream {
                         analyzer: ChromaAnalyzer::new(rate),
                         start_s: time_s,
                         samples: 0,
+                        zeros: FRAME,
                     });
                 }
             },
@@ -101,6 +110,11 @@ fn run(
                 // Samples before the first start have no rate: skipped.
                 let Some(s) = &mut stream else { return };
                 s.samples += 1;
+                s.zeros = if x == 0.0 {
+                    s.zeros.saturating_add(1)
+                } else {
+                    0
+                };
                 if let Some(weights) = s.analyzer.push(x) {
                     let time_s = s.start_s + s.samples as f64 / f64::from(s.analyzer.rate());
                     let event = TimedEvent {
@@ -115,7 +129,12 @@ fn run(
             }
         });
         if taken < BATCH_SAMPLES {
-            std::thread::park_timeout(Duration::from_millis(CHROMA_POLL_MS));
+            let silent = stream.as_ref().is_none_or(|s| s.zeros >= FRAME);
+            std::thread::park_timeout(Duration::from_millis(if silent {
+                CHROMA_IDLE_POLL_MS
+            } else {
+                CHROMA_POLL_MS
+            }));
         }
     }
 }

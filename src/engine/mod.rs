@@ -113,6 +113,67 @@ pub struct EngineOptions {
     pub on_settings_poll: Option<SettingsHook>,
     /// Where OSC's splats are recorded while a capture is on (the editor records its own).
     pub input_tap: Option<Arc<crate::capture::InputTap>>,
+    /// Times the path of a note through the simulation thread (`dyeflow bench --latency`).
+    pub trace: Option<Arc<StageTrace>>,
+}
+
+/// When a note reached each stage of the simulation thread, for `dyeflow bench --latency`:
+/// after [`StageTrace::arm`], the first note-on taken from a queue, the end of the step (or the
+/// step of no time) that put it into the fluid, and the hand-over of the first frame started
+/// after that. Atomics the simulation thread stores and the bench reads; the thread touches
+/// them only when an engine was started with a trace.
+#[derive(Debug)]
+pub struct StageTrace {
+    origin: Instant,
+    /// Nanoseconds after `origin` (0: not yet) of each stage, in order.
+    stamps: [std::sync::atomic::AtomicU64; 3],
+}
+
+/// A stage of a note's path (see [`StageTrace`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NoteStage {
+    /// A note-on was taken from its queue.
+    Drained = 0,
+    /// The step that put it into the fluid ended.
+    Applied = 1,
+    /// The first frame started after that was handed over.
+    Published = 2,
+}
+
+impl Default for StageTrace {
+    fn default() -> Self {
+        Self {
+            origin: Instant::now(),
+            stamps: Default::default(),
+        }
+    }
+}
+
+impl StageTrace {
+    /// Forget the last note's stages: the next note-on is traced.
+    pub fn arm(&self) {
+        for s in &self.stamps {
+            s.store(0, Ordering::Release);
+        }
+    }
+
+    /// When `stage` was reached, if it was.
+    pub fn at(&self, stage: NoteStage) -> Option<Instant> {
+        let ns = self.stamps[stage as usize].load(Ordering::Acquire);
+        (ns > 0).then(|| self.origin + Duration::from_nanos(ns))
+    }
+
+    /// `stage` is reached now, if the stage before it was and it was not yet.
+    fn reach(&self, stage: NoteStage) {
+        let i = stage as usize;
+        let before = i
+            .checked_sub(1)
+            .is_none_or(|b| self.stamps[b].load(Ordering::Acquire) > 0);
+        if before && self.stamps[i].load(Ordering::Acquire) == 0 {
+            let ns = self.origin.elapsed().as_nanos().max(1) as u64;
+            self.stamps[i].store(ns, Ordering::Release);
+        }
+    }
 }
 
 /// A function the simulation thread calls at each settings poll; it must not block.

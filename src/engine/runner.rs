@@ -117,6 +117,8 @@ fn run(
         skipped_steps: 0,
         notes: 0,
         frame_pending: false,
+        trace_next_frame: false,
+        traced_frame: false,
         step_cost: Duration::ZERO,
         blocks: shared.blocks.load(Ordering::Acquire),
         fed_until: now + Duration::from_millis(FED_TIMEOUT_MS),
@@ -164,6 +166,9 @@ struct Runner<'a> {
     notes: u64,
     /// A frame was started and not yet handed over.
     frame_pending: bool,
+    /// The trace's note went in: the next frame started shows it; that frame is pending.
+    trace_next_frame: bool,
+    traced_frame: bool,
     /// Wall time of a step, smoothed.
     step_cost: Duration,
     /// The audio thread's block counter as last seen, and until when the host counts as
@@ -265,8 +270,13 @@ impl Runner<'_> {
             let driver = &mut self.driver;
             let notes = &mut self.notes;
             let tap = self.options.input_tap.as_deref().filter(|_| osc == Some(k));
+            let trace = self.options.trace.as_deref();
             n += queue.drain(|e| {
-                *notes += u64::from(matches!(e.event, SimEvent::NoteOn { .. }));
+                let note_on = matches!(e.event, SimEvent::NoteOn { .. });
+                *notes += u64::from(note_on);
+                if note_on && let Some(t) = trace {
+                    t.reach(NoteStage::Drained);
+                }
                 if let Some(tap) = tap {
                     tap.record(&e.event);
                 }
@@ -342,6 +352,7 @@ impl Runner<'_> {
             // Direct splats (the mouse) wait in the model: a step of no time applies them.
             self.driver.idle(self.sim.model.as_mut(), self.params);
         }
+        self.traced(NoteStage::Applied);
         if !self.frame_pending
             && let Some((w, h)) = self.frames.wanted()
             && (self.driver.changes() != self.changes_shown || self.shown != Some((w, h)))
@@ -356,6 +367,7 @@ impl Runner<'_> {
     /// Start a frame of `w x h` (the model may refuse when its readback buffers are busy).
     fn request_frame(&mut self, w: usize, h: usize) {
         if self.sim.model.request_frame(&self.driver.look(), w, h) {
+            self.traced_frame |= std::mem::take(&mut self.trace_next_frame);
             self.frame_pending = true;
             self.shown = Some((w, h));
             self.changes_shown = self.driver.changes();
@@ -372,6 +384,21 @@ impl Runner<'_> {
             self.period.frames += 1;
             self.frame_pending = false;
             self.shared.frames.fetch_add(1, Ordering::AcqRel);
+            if self.traced_frame {
+                self.traced_frame = false;
+                self.traced(NoteStage::Published);
+            }
+        }
+    }
+
+    /// Mark `stage` in the trace, if the engine has one.
+    fn traced(&mut self, stage: NoteStage) {
+        if let Some(t) = &self.options.trace {
+            // The frame that shows the note is the first one started after it went in.
+            if stage == NoteStage::Applied && t.at(NoteStage::Applied).is_none() {
+                self.trace_next_frame = t.at(NoteStage::Drained).is_some();
+            }
+            t.reach(stage);
         }
     }
 
@@ -416,6 +443,7 @@ impl Runner<'_> {
                     .obstacles_rebuilt(self.sim.model.as_mut(), self.params);
             }
             self.backlog = self.backlog.saturating_sub(dt);
+            self.traced(NoteStage::Applied);
             ran += 1;
             let cost = t0.elapsed();
             self.step_cost = (self.step_cost * 3 + cost) / 4;
