@@ -67,6 +67,14 @@ fn harness_two_instances() {
     }
 }
 
+#[test]
+#[ignore = "the editor harness, run by the editor tests in a child process"]
+fn harness_four_instances() {
+    if in_harness() {
+        harness::run_four(harness::small_cpu(), [48, 52, 56, 59]);
+    }
+}
+
 fn save(image: &Image, name: &str) {
     let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("editor-tests");
     let _ = std::fs::create_dir_all(&dir);
@@ -323,6 +331,77 @@ fn two_instances_have_their_own_fluid_and_window() {
         h.quit(Duration::from_secs(20)),
         "the harness did not exit cleanly"
     );
+}
+
+/// Four instances in one process, each playing its own note with its window open: every
+/// window shows its fluid, each engine keeps stepping and publishing frames, and no instance's
+/// `process()` ever goes to sleep (2 cores, software GL, all four simulations on the CPU).
+#[test]
+fn four_instances_play_and_publish_without_waiting() {
+    if !xvfb::tools_available() {
+        return;
+    }
+    let _serial = serial();
+    let display = Display::start(1280, 1200);
+    let mut h = HarnessChild::start(&display, "harness_four_instances");
+    assert!(
+        h.wait_for(|l| l.ends_with("READY"), Duration::from_secs(60)),
+        "{:?}",
+        h.reports()
+    );
+    let wins = display.find_windows("Dyeflow", 4, Duration::from_secs(20));
+    assert_eq!(wins.len(), 4, "four editor windows: {wins:?}");
+    // Without a window manager all open at the origin: tile them.
+    for (k, w) in wins.iter().enumerate() {
+        let (x, y) = (640 * (k % 2), 600 * (k / 2));
+        display.xdotool(&["windowsize", w, "640", "360"]);
+        display.xdotool(&["windowmove", w, &x.to_string(), &y.to_string()]);
+    }
+    // Let them play for 8 s, then look.
+    std::thread::sleep(Duration::from_secs(8));
+    let screen = display.screenshot();
+    save(&screen, "four-instances.png");
+    let areas: Vec<_> = wins.iter().map(|w| display.geometry(w)).collect();
+    for (k, a) in areas.iter().enumerate() {
+        let shot = screen.crop(a.0 as u32, a.1 as u32, a.2, a.3);
+        assert!(
+            lit_fraction(&shot, 60) > 0.01,
+            "window {k} shows no fluid ({a:?})"
+        );
+    }
+    let reports = h.reports();
+    assert!(h.quit(Duration::from_secs(20)), "the harness did not exit");
+    let field_of = |l: &str, key: &str| -> Option<String> {
+        l.split_whitespace()
+            .find_map(|kv| kv.strip_prefix(key))
+            .map(str::to_owned)
+    };
+    let blocks: Vec<&String> = reports.iter().filter(|l| l.starts_with("BLOCK ")).collect();
+    assert!(blocks.len() >= 4 * 6, "block reports: {blocks:?}");
+    let waits: u64 = blocks
+        .iter()
+        .filter_map(|l| field_of(l, "waits=")?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(
+        waits, 0,
+        "process() went to sleep in {waits} blocks: {blocks:?}"
+    );
+    // Each engine's frames per second over the last reports (the first seconds start up).
+    let fps: Vec<Vec<f32>> = reports
+        .iter()
+        .filter(|l| l.starts_with("INSTANCES "))
+        .filter_map(|l| field_of(l, "fps="))
+        .map(|list| list.split(',').filter_map(|v| v.parse().ok()).collect())
+        .collect();
+    assert!(fps.len() >= 6, "instance reports: {reports:?}");
+    eprintln!("frames per second of the four instances, each second: {fps:?}");
+    for k in 0..4 {
+        let late: Vec<f32> = fps[fps.len() - 4..].iter().map(|f| f[k]).collect();
+        assert!(
+            late.iter().all(|&f| f >= 5.0),
+            "instance {k} publishes too few frames: {late:?} per second"
+        );
+    }
 }
 
 /// The control panel: its sliders wrap every change in the host's begin/set/end gesture (so

@@ -501,6 +501,62 @@ pub fn run_two(settings: Settings) {
     say("DONE");
 }
 
+/// Four plugin instances in one process, each holding a note of its own (`keys`) and showing
+/// its own window; every second `INSTANCES fps=<a>,<b>,<c>,<d> steps=<a>,<b>,<c>,<d>` (each
+/// engine's frames and steps per second), besides each audio thread's `BLOCK` reports.
+/// Standard input only ends it (`quit`).
+pub fn run_four(settings: Settings, keys: [u8; 4]) {
+    let sessions: Vec<Session> = keys
+        .iter()
+        .map(|&k| {
+            let s = Session::start(settings.clone(), false);
+            s.notes(&[k]);
+            s
+        })
+        .collect();
+    sessions[0].follow_stdin();
+    let windows: Vec<_> = sessions
+        .iter()
+        .map(|s| {
+            let spawned = s
+                .editor
+                .spawn(None, false, Some(1.0), s.gui(), None)
+                .expect("open an editor window");
+            spawned
+                .handle
+                .show(&spawned.window)
+                .expect("show the window");
+            spawned
+        })
+        .collect();
+    say("READY");
+    let mut report = Instant::now();
+    while !sessions[0].quitting() {
+        std::thread::sleep(Duration::from_millis(20));
+        if report.elapsed() >= Duration::from_secs(1) {
+            report = Instant::now();
+            let status: Vec<_> = sessions.iter().map(|s| s.engine.status()).collect();
+            let list = |f: &dyn Fn(&dyeflow::engine::EngineStatus) -> f32| {
+                status
+                    .iter()
+                    .map(|st| st.as_ref().map_or(0.0, f).round().to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            say(&format!(
+                "INSTANCES fps={} steps={}",
+                list(&|st| st.frames_per_s),
+                list(&|st| st.steps_per_s)
+            ));
+        }
+    }
+    drop(windows);
+    for s in sessions {
+        s.stop();
+    }
+    say("DONE");
+}
+
 /// The harness's default simulation: CPU, small, 16:9 (fast and deterministic enough under
 /// Xvfb on a 2-core machine).
 pub fn small_cpu() -> Settings {
