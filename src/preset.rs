@@ -31,6 +31,77 @@ pub use factory::{FACTORY_PRESETS, FactoryPreset};
 /// Largest preset file read (a real one is a few kilobytes).
 pub const MAX_PRESET_BYTES: u64 = 1 << 20;
 
+/// A file the user named is not a regular file: a FIFO, a device or a socket (the payload of
+/// the [`std::io::ErrorKind::InvalidInput`] error [`open_regular`] gives).
+#[derive(Debug, thiserror::Error)]
+#[error("is not a regular file (a FIFO, a device or a socket); Dyeflow reads only files")]
+pub struct NotARegularFile;
+
+/// Open a file the user named (a preset, a capture, a render's inputs) for reading, refusing
+/// anything but a regular file before a byte is read. The open itself never waits: a FIFO
+/// would block it until someone writes to the other end, so it is opened non-blocking and
+/// refused by what the open file is (no check-then-open race); a directory is an
+/// [`std::io::ErrorKind::IsADirectory`] error, anything else not a file an
+/// [`std::io::ErrorKind::InvalidInput`] one carrying [`NotARegularFile`].
+pub fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::io::{Error, ErrorKind};
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(Error::new(
+            ErrorKind::IsADirectory,
+            "is a directory, not a file",
+        ));
+    }
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, NotARegularFile));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // Reads of a regular file ignore the flag; it is cleared all the same, so the file
+        // behaves as one opened plainly.
+        // SAFETY: `file` owns this descriptor for the whole call; F_GETFL and F_SETFL only
+        // read and set its status flags.
+        unsafe {
+            let fd = file.as_raw_fd();
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(file)
+}
+
+/// Read a preset file (see [`open_regular`]) of at most [`MAX_PRESET_BYTES`].
+pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let too_large = || {
+        std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("file too large (at most {} MiB)", MAX_PRESET_BYTES >> 20),
+        )
+    };
+    if file.metadata()?.len() > MAX_PRESET_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PRESET_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_PRESET_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
 /// What loading a preset found worth telling the user.
 #[derive(Debug, Default, PartialEq)]
 pub struct PresetReport {
@@ -658,6 +729,40 @@ mod tests {
             assert!(err.contains(needle), "{err}");
             assert_eq!(c.obstacles.get().0.layout, Layout::Maze, "changed by {err}");
         }
+    }
+
+    /// A FIFO is refused without waiting for a writer (its plain open would block), and so is
+    /// a directory; a regular file opens.
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_open() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir().join(format!("dyeflow-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("pipe.json");
+        let _ = std::fs::remove_file(&fifo);
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(read_file(&path).map_err(|e| (e.kind(), e.to_string())));
+        });
+        let answer = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("opening a FIFO blocked");
+        let (kind, text) = answer.expect_err("a FIFO is not a preset");
+        assert_eq!(kind, std::io::ErrorKind::InvalidInput);
+        assert!(text.contains("not a regular file"), "{text}");
+        assert_eq!(
+            open_regular(&dir).map(drop).unwrap_err().kind(),
+            std::io::ErrorKind::IsADirectory
+        );
+        let file = dir.join("p.json");
+        std::fs::write(&file, b"{}").unwrap();
+        assert_eq!(read_file(&file).unwrap(), b"{}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

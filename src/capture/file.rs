@@ -270,7 +270,7 @@ fn next_line(
 
 /// Read and check the capture at `path` (see the module's documentation).
 pub fn load(path: &Path) -> Result<Capture, CaptureError> {
-    let file = std::fs::File::open(path)?;
+    let file = crate::preset::open_regular(path)?;
     let size = file.metadata()?.len();
     if size > MAX_CAPTURE_BYTES + MAX_LINE_BYTES as u64 {
         return Err(CaptureError::TooLarge { size });

@@ -120,7 +120,8 @@ impl PresetMenu {
                         .on_hover_text(path.display().to_string())
                         .clicked()
                     {
-                        self.message = Some(match std::fs::read(&path) {
+                        // Not `fs::read`: a FIFO named like a preset would block the editor.
+                        self.message = Some(match preset::read_file(&path) {
                             Ok(bytes) => match load(&bytes, shared, setter) {
                                 Ok(_) => format!("Loaded {name}"),
                                 Err(why) => format!("{name}: {why}"),

@@ -27,6 +27,9 @@ pub enum InputProblem {
     /// The path is a directory.
     #[error("is a directory, not a file")]
     Directory,
+    /// The path is a FIFO, a device or a socket.
+    #[error("{}", crate::preset::NotARegularFile)]
+    NotARegularFile,
     /// The file has no bytes.
     #[error("empty file")]
     Empty,
@@ -85,6 +88,13 @@ impl From<io::Error> for InputProblem {
         match e.kind() {
             io::ErrorKind::NotFound => Self::NotFound,
             io::ErrorKind::PermissionDenied => Self::PermissionDenied,
+            io::ErrorKind::IsADirectory => Self::Directory,
+            _ if e
+                .get_ref()
+                .is_some_and(|inner| inner.is::<crate::preset::NotARegularFile>()) =>
+            {
+                Self::NotARegularFile
+            }
             _ => Self::Io(e),
         }
     }

@@ -124,15 +124,13 @@ impl RenderError {
     }
 }
 
-/// Open an input file (not a directory); the file and its size.
+/// Open an input file (a regular file: not a directory, a FIFO or a device, refused without
+/// waiting; see [`preset::open_regular`]); the file and its size.
 fn open_input(path: &Path) -> Result<(std::fs::File, u64), RenderError> {
-    let file = std::fs::File::open(path).map_err(|e| RenderError::input_io(path, e))?;
+    let file = preset::open_regular(path).map_err(|e| RenderError::input_io(path, e))?;
     let meta = file
         .metadata()
         .map_err(|e| RenderError::input_io(path, e))?;
-    if meta.is_dir() {
-        return Err(RenderError::input(path, InputProblem::Directory));
-    }
     Ok((file, meta.len()))
 }
 
@@ -597,6 +595,13 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         notes,
         picture: None,
     };
+    // A capture's audio is only muxed, but checked as any input (a WAV, a regular file)
+    // before anything is written.
+    if replay.is_some()
+        && let Some(path) = &opts.audio
+    {
+        wav::open(path)?;
+    }
     let music = match &replay {
         Some(player) => Music {
             notes: Vec::new(),

@@ -1,0 +1,176 @@
+//! `dyeflow render` against a hostile tester's inputs: files that are not files, images and
+//! captures that would take all memory, output folders full of the user's own files, odd
+//! modes and versions. Each gets one sentence and exit code 2 (or works), in bounded time and
+//! memory, and no file of the user's is touched.
+
+use dyeflow::capture::Record;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+/// A fresh scratch directory for one test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join("hostile-tests")
+        .join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn dyeflow() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dyeflow"));
+    c.stdin(Stdio::null());
+    c
+}
+
+fn summary(out: &Output) -> (i32, String, String) {
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Run to the end, at most `limit`; (exit code, stdout, stderr).
+fn run_within(args: &[&str], limit: Duration) -> (i32, String, String) {
+    let mut child = dyeflow()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run dyeflow");
+    wait_within(&mut child, limit);
+    summary(&child.wait_with_output().unwrap())
+}
+
+/// Run to the end (within a minute).
+fn run(args: &[&str]) -> (i32, String, String) {
+    run_within(args, Duration::from_secs(60))
+}
+
+/// A small, fast CPU render of the demo into `out`.
+fn small_demo<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec![
+        "render",
+        "--backend",
+        "cpu",
+        "--size",
+        "64x36",
+        "--fps",
+        "10",
+        "--sim",
+        "128",
+        "--quiet",
+        "--out",
+        out,
+    ];
+    args.extend_from_slice(extra);
+    args
+}
+
+/// Wait for a child, killing it and failing after `limit`.
+fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
+    let start = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Send `signal` to a child.
+fn signal(child: &Child, signal: libc::c_int) {
+    // SAFETY: sending a signal to our own child process.
+    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
+}
+
+fn text(path: &Path) -> String {
+    path.to_string_lossy().into_owned()
+}
+
+/// A capture at `path` (start 0 s, 48 kHz, parameters `visc`): `records`, then the end line
+/// with `dropped` records lost and the stop at `stop_s`.
+fn write_capture(path: &Path, records: &[Record], dropped: u64, stop_s: f64) {
+    use dyeflow::capture::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
+    let header = Header {
+        format: FORMAT_NAME.into(),
+        version: FORMAT_VERSION,
+        plugin_version: "test".into(),
+        sample_rate: 48_000.0,
+        start_s: 0.0,
+        params: vec!["visc".into()],
+        state: serde_json::json!({"params": {}}),
+    };
+    let _ = std::fs::remove_file(path);
+    let mut file = CaptureFile::create(path, &header).unwrap();
+    for r in records {
+        file.write(r).unwrap();
+    }
+    file.finish(dropped, stop_s).unwrap();
+}
+
+/// A note-on at `time_s`.
+fn note_on(time_s: f64, key: u8) -> Record {
+    use dyeflow::bridge::events::{NoteId, SimEvent, TimedEvent};
+    Record::Event(TimedEvent {
+        time_s,
+        event: SimEvent::NoteOn {
+            note: NoteId {
+                key,
+                channel: 0,
+                voice: -1,
+            },
+            velocity: 0.8,
+        },
+    })
+}
+
+/// Make a FIFO at `path`.
+fn mkfifo(path: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: a valid, NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0, "mkfifo");
+}
+
+/// A FIFO given as any input is refused at once (its open would wait for a writer forever),
+/// with one sentence naming it and exit code 2.
+#[test]
+fn a_fifo_as_any_input_is_refused_at_once() {
+    let dir = scratch("fifo");
+    let fifo = dir.join("pipe.wav");
+    mkfifo(&fifo);
+    let fifo_s = text(&fifo);
+    let out = text(&dir.join("out"));
+    for option in ["--audio", "--midi", "--capture", "--preset", "--obstacles"] {
+        let started = Instant::now();
+        let (code, _, err) = run_within(
+            &small_demo(&out, &[option, &fifo_s, "--seconds", "0.2"]),
+            Duration::from_secs(20),
+        );
+        assert_eq!(code, 2, "{option}: {err}");
+        assert!(
+            err.contains(&fifo_s) && err.contains("not a regular file"),
+            "{option}: {err}"
+        );
+        assert_eq!(err.trim().lines().count(), 1, "{option}: {err}");
+        assert!(started.elapsed() < Duration::from_secs(10), "{option}");
+    }
+    assert!(!dir.join("out").exists(), "nothing written");
+    // And the capture's audio, which is only muxed, too.
+    let capture = dir.join("c.dyeflow-capture");
+    write_capture(&capture, &[note_on(0.1, 60)], 0, 1.0);
+    let (code, _, err) = run_within(
+        &small_demo(&out, &["--capture", &text(&capture), "--audio", &fifo_s]),
+        Duration::from_secs(20),
+    );
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a regular file"), "{err}");
+}
