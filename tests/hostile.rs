@@ -174,3 +174,73 @@ fn a_fifo_as_any_input_is_refused_at_once() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a regular file"), "{err}");
 }
+
+/// Peak memory of a finished child, from `wait4`; (exit code, stderr, bytes).
+#[allow(clippy::zombie_processes)] // reaped by `wait4` below, which also gives its rusage
+fn run_measuring_rss(command: &mut Command) -> (i32, String, u64) {
+    use std::io::Read;
+    let child = command
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id() as libc::pid_t;
+    let mut stderr = child.stderr.unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let mut status = 0;
+    // SAFETY: waiting for our own child; `usage` is written by the call.
+    let usage = unsafe {
+        let mut usage: libc::rusage = std::mem::zeroed();
+        assert_eq!(libc::wait4(pid, &mut status, 0, &mut usage), pid);
+        usage
+    };
+    let code = if libc::WIFEXITED(status) {
+        libc::WEXITSTATUS(status)
+    } else {
+        -1
+    };
+    (code, reader.join().unwrap(), usage.ru_maxrss as u64 * 1024)
+}
+
+/// A 20000x20000 obstacle image (a few hundred kB of PNG) is refused from its header with one
+/// sentence and exit code 2, in little memory (it used to take 1.9 GB grey, 3.1 GB RGBA).
+#[test]
+fn a_huge_obstacle_image_is_refused_in_little_memory() {
+    use std::io::Write;
+    let dir = scratch("huge-png");
+    let path = dir.join("huge.png");
+    let side = 20_000u32;
+    {
+        let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let mut e = png::Encoder::new(file, side, side);
+        e.set_color(png::ColorType::Grayscale);
+        e.set_depth(png::BitDepth::Eight);
+        e.set_compression(png::Compression::Fastest);
+        let mut writer = e.write_header().unwrap();
+        let mut rows = writer.stream_writer().unwrap();
+        let row = vec![0u8; side as usize];
+        for _ in 0..side {
+            rows.write_all(&row).unwrap();
+        }
+        rows.finish().unwrap();
+    }
+    let size = std::fs::metadata(&path).unwrap().len();
+    assert!(size < 4 << 20, "a small file: {size} bytes");
+    let out = text(&dir.join("out"));
+    let (code, err, rss) = run_measuring_rss(dyeflow().args(small_demo(
+        &out,
+        &["--obstacles", &text(&path), "--seconds", "0.2"],
+    )));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("20000x20000 pixels") && err.contains("at most"),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(rss < 150 << 20, "peak memory {} MB", rss >> 20);
+    assert!(!dir.join("out").exists());
+}

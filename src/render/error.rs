@@ -69,6 +69,19 @@ pub enum InputProblem {
     /// The `--obstacles` file is not a PNG image that decodes.
     #[error("not a PNG image Dyeflow reads ({0})")]
     NotPng(String),
+    /// An image with more pixels than Dyeflow decodes.
+    #[error(
+        "the image is {width}x{height} pixels; an obstacle image may have at most {max} \
+         (e.g. 4096x4096): scale it down"
+    )]
+    ImageTooLarge {
+        /// Pixels, from the file's header.
+        width: u32,
+        /// Pixels, from the file's header.
+        height: u32,
+        /// The most pixels allowed.
+        max: u64,
+    },
     /// A MIDI file longer than a render may be, with no `--seconds` to cut it.
     #[error(
         "the last event is at {}, and a render is at most {}; give --seconds (and --start) to \

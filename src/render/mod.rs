@@ -570,16 +570,6 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         settings.dye_scale = n;
     }
     let (gw, gh) = grid_for(opts.width, opts.height, settings.sim_resolution);
-    if let Some(path) = &opts.obstacles {
-        let obstacles = obstacles::obstacles_from(path, (gw, gh))?;
-        if obstacles == Default::default() {
-            notes_out.push(format!(
-                "{}: nothing in it is solid (white, or opaque), so there are no obstacles",
-                path.display()
-            ));
-        }
-        params.obstacles.set(obstacles);
-    }
     let interrupted = |notes: Vec<String>| RenderSummary {
         frames: 0,
         width: opts.width,
@@ -595,6 +585,18 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         notes,
         picture: None,
     };
+    if let Some(path) = &opts.obstacles {
+        let Some(obstacles) = obstacles::obstacles_from(path, (gw, gh), stop)? else {
+            return Ok(interrupted(notes_out));
+        };
+        if obstacles == Default::default() {
+            notes_out.push(format!(
+                "{}: nothing in it is solid (white, or opaque), so there are no obstacles",
+                path.display()
+            ));
+        }
+        params.obstacles.set(obstacles);
+    }
     // A capture's audio is only muxed, but checked as any input (a WAV, a regular file)
     // before anything is written.
     if replay.is_some()

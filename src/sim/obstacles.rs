@@ -19,6 +19,11 @@ pub mod nodes;
 
 /// Largest grid side a mask accepts (the solvers' limit).
 pub const MAX_MASK_EDGE: usize = 8192;
+/// Most cells a saved mask may have: the largest grid a model runs (2048 rows of 8192 cells,
+/// the command line's widest picture at `--sim 2048`; the plugin's largest is 4779x2048), so
+/// a mask in a preset or project never decodes into more than 16 MiB however it is written
+/// (its run-length text of a few bytes could otherwise claim 8192x8192).
+pub const MAX_MASK_CELLS: usize = 1 << 24;
 
 /// The built-in obstacle layouts. Saved (and named on the command line) by their lowercase
 /// names: "none", "disc", "pillars", "maze", "ring".
@@ -117,8 +122,11 @@ pub enum MaskError {
     /// Not `W H run run ...` with numbers.
     #[error("the obstacle mask is not readable ({0})")]
     Malformed(String),
-    /// A side of 0 or over [`MAX_MASK_EDGE`].
-    #[error("the obstacle mask is {width}x{height}; each side must be 1 to {MAX_MASK_EDGE}")]
+    /// A side of 0 or over [`MAX_MASK_EDGE`], or more than [`MAX_MASK_CELLS`] cells.
+    #[error(
+        "the obstacle mask is {width}x{height}; each side must be 1 to {MAX_MASK_EDGE} and the \
+         cells at most {MAX_MASK_CELLS} (e.g. 8192x2048)"
+    )]
     BadSize { width: usize, height: usize },
     /// The runs do not add up to the cell count.
     #[error("the obstacle mask's runs cover {got} cells, not {want}")]
@@ -178,12 +186,27 @@ impl Mask {
                 if by_alpha {
                     p[3] >= 128
                 } else {
-                    // Rec. 709 luma of the 8-bit values; mid-grey and up is solid.
-                    0.2126 * f32::from(p[0]) + 0.7152 * f32::from(p[1]) + 0.0722 * f32::from(p[2])
-                        >= 127.5
+                    is_bright([p[0], p[1], p[2]])
                 }
             })
             .collect();
+        Self::from_pixels(&solid_px, iw, ih, width, height)
+    }
+
+    /// A mask from an image's pixels, solid or not (`solid` row-major, top row first,
+    /// `iw * ih` of them), scaled to `width x height`: a cell is solid when at least half of
+    /// the image area it covers is solid. `None` if `solid` does not hold `iw x ih` pixels or
+    /// either is 0.
+    pub fn from_pixels(
+        solid_px: &[bool],
+        iw: usize,
+        ih: usize,
+        width: usize,
+        height: usize,
+    ) -> Option<Self> {
+        if iw == 0 || ih == 0 || solid_px.len() != iw.checked_mul(ih)? {
+            return None;
+        }
         let mut mask = Self::empty(width, height);
         let (w, h) = (mask.width, mask.height);
         for j in 0..h {
@@ -381,7 +404,12 @@ impl Mask {
                 .unwrap_or_else(|| Err(MaskError::Malformed(format!("no {what}"))))
         };
         let (width, height) = (next("width")?, next("height")?);
-        if width == 0 || height == 0 || width > MAX_MASK_EDGE || height > MAX_MASK_EDGE {
+        if width == 0
+            || height == 0
+            || width > MAX_MASK_EDGE
+            || height > MAX_MASK_EDGE
+            || width * height > MAX_MASK_CELLS
+        {
             return Err(MaskError::BadSize { width, height });
         }
         let want = width * height;
@@ -408,6 +436,12 @@ impl Mask {
             count,
         })
     }
+}
+
+/// Whether an opaque pixel of an obstacle image is solid: Rec. 709 luma of the 8-bit values
+/// from mid-grey up.
+pub fn is_bright([r, g, b]: [u8; 3]) -> bool {
+    0.2126 * f32::from(r) + 0.7152 * f32::from(g) + 0.0722 * f32::from(b) >= 127.5
 }
 
 fn clamp_edge(n: usize) -> usize {

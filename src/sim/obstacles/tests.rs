@@ -247,6 +247,14 @@ fn damaged_text_is_refused_with_a_reason() {
         })
     );
     assert!(matches!(Mask::decode("9000 2 18000"), Err(BadSize { .. })));
+    // A few bytes may not claim more cells than the largest grid (which would take 64 MiB);
+    // the largest grid's mask reads.
+    let e = Mask::decode("8192 8192 67108864").unwrap_err();
+    assert!(e.to_string().contains("at most 16777216"), "{e}");
+    assert_eq!(
+        Mask::decode("8192 2048 16777216").map(|m| m.width()),
+        Ok(8192)
+    );
     assert_eq!(
         Mask::decode("4 2 3 2"),
         Err(WrongLength { got: 5, want: 8 })
