@@ -244,3 +244,70 @@ fn a_huge_obstacle_image_is_refused_in_little_memory() {
     assert!(rss < 150 << 20, "peak memory {} MB", rss >> 20);
     assert!(!dir.join("out").exists());
 }
+
+/// The mode of a file.
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
+}
+
+fn set_mode(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+/// Outputs are made with the umask's mode, as `File::create` makes files (0666 less the
+/// umask; tempfile's 0600 before), and a re-render keeps the mode the user gave the file.
+#[test]
+fn outputs_get_the_umasks_mode_and_keep_their_own() {
+    use std::os::unix::process::CommandExt;
+    let dir = scratch("modes");
+    let with_umask = |args: &[&str], umask: libc::mode_t| {
+        let mut command = dyeflow();
+        command.args(args);
+        // SAFETY: umask is async-signal-safe; the child calls it between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                libc::umask(umask);
+                Ok(())
+            })
+        };
+        let out = command.output().unwrap();
+        let (code, _, err) = summary(&out);
+        assert_eq!(code, 0, "{args:?}: {err}");
+    };
+    let mut outputs = vec![dir.join("a.gif")];
+    if dyeflow::render::output::ffmpeg_available() {
+        outputs.push(dir.join("a.mp4"));
+    } else {
+        eprintln!("SKIPPED the mp4: no ffmpeg");
+    }
+    for out in &outputs {
+        let out_s = text(out);
+        with_umask(&small_demo(&out_s, &["--seconds", "0.2"]), 0o022);
+        assert_eq!(mode(out), 0o644, "{out_s}");
+        with_umask(&small_demo(&out_s, &["--seconds", "0.2"]), 0o002);
+        assert_eq!(
+            mode(out),
+            0o644,
+            "{out_s}: a re-render keeps the file's mode"
+        );
+        set_mode(out, 0o640);
+        with_umask(&small_demo(&out_s, &["--seconds", "0.2"]), 0o022);
+        assert_eq!(
+            mode(out),
+            0o640,
+            "{out_s}: a re-render keeps the file's mode"
+        );
+    }
+    // PNG frames: new ones with the umask's mode, replaced ones keep theirs.
+    let frames = dir.join("frames");
+    let frames_s = text(&frames);
+    with_umask(&small_demo(&frames_s, &["--seconds", "0.2"]), 0o027);
+    assert_eq!(mode(&frames.join("frame_000001.png")), 0o640);
+    set_mode(&frames.join("frame_000002.png"), 0o600);
+    with_umask(&small_demo(&frames_s, &["--seconds", "0.3"]), 0o022);
+    assert_eq!(mode(&frames.join("frame_000001.png")), 0o640);
+    assert_eq!(mode(&frames.join("frame_000002.png")), 0o600);
+    assert_eq!(mode(&frames.join("frame_000003.png")), 0o644);
+}

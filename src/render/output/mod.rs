@@ -396,16 +396,33 @@ fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile, RenderError> {
     let name = path
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".part")
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".part");
+    // tempfile makes its files 0600; an output is the user's file like any other, made as
+    // `File::create` makes one: 0666 less the umask (which the system applies to this mode).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder
         .tempfile_in(dir)
         .map_err(|e| RenderError::output(path, format!("could not create the file: {e}")))
 }
 
+/// Give `new`, about to replace `old`, the permissions `old` has (when it is a file), so a
+/// re-render keeps the mode the user gave the output.
+fn keep_mode(new: &Path, old: &Path) -> io::Result<()> {
+    match fs::metadata(old) {
+        Ok(meta) if meta.is_file() => fs::set_permissions(new, meta.permissions()),
+        _ => Ok(()),
+    }
+}
+
 /// Move a finished temporary file from [`temp_beside`] into place at `path` (an atomic rename,
-/// replacing an earlier output only now).
+/// replacing an earlier output only now, whose mode it keeps).
 fn persist_beside(part: tempfile::NamedTempFile, path: &Path) -> Result<(), RenderError> {
+    keep_mode(part.path(), path).map_err(|e| {
+        RenderError::output(path, format!("could not give the new file its mode: {e}"))
+    })?;
     part.persist(path).map(drop).map_err(|e| {
         RenderError::output(
             path,

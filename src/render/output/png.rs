@@ -162,7 +162,6 @@ impl PngWriter {
         let Some(staging) = self.staging.take() else {
             return Ok(());
         };
-        remove_stale_frames(&self.dir)?;
         let names = (1..=self.frames).map(frame_name).chain(
             self.sidecar
                 .filter(|_| self.sidecar_staged)
@@ -170,7 +169,7 @@ impl PngWriter {
         );
         for name in names {
             let (from, to) = (staging.path().join(&name), self.dir.join(&name));
-            if let Err(e) = fs::rename(&from, &to) {
+            if let Err(e) = keep_mode(&from, &to).and_then(|()| fs::rename(&from, &to)) {
                 // Keep what is not moved yet, and say where it is.
                 let kept = staging.keep();
                 return Err(RenderError::output(
@@ -183,12 +182,20 @@ impl PngWriter {
             }
         }
         drop(staging);
-        Ok(())
+        // After the new frames replaced the old ones of their names (keeping their modes).
+        remove_stale_frames(&self.dir, self.frames)
     }
 }
 
-/// Removes `frame_<digits>.png` and `.png.part` files left by an earlier render.
-pub(super) fn remove_stale_frames(dir: &Path) -> Result<(), RenderError> {
+/// Removes `frame_<digits>.png` and `.png.part` files left by an earlier render, except the
+/// first `written` frames (this render's).
+pub(super) fn remove_stale_frames(dir: &Path, written: u64) -> Result<(), RenderError> {
+    let is_new = |name: &str| {
+        name.strip_prefix("frame_")
+            .and_then(|rest| rest.strip_suffix(".png"))
+            .and_then(|digits| digits.parse::<u64>().ok())
+            .is_some_and(|k| (1..=written).contains(&k) && frame_name(k) == name)
+    };
     let entries = fs::read_dir(dir)
         .map_err(|e| RenderError::output(dir, format!("could not list the directory: {e}")))?;
     for entry in entries {
@@ -196,7 +203,11 @@ pub(super) fn remove_stale_frames(dir: &Path) -> Result<(), RenderError> {
             .map_err(|e| RenderError::output(dir, format!("could not list the directory: {e}")))?;
         let name = entry.file_name();
         let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-        if is_file && name.to_str().is_some_and(is_frame_file) {
+        if is_file
+            && name
+                .to_str()
+                .is_some_and(|n| is_frame_file(n) && !is_new(n))
+        {
             let path = entry.path();
             fs::remove_file(&path).map_err(|e| {
                 RenderError::output(
