@@ -561,15 +561,17 @@ fn obstacles_show_in_the_render() {
         ..small(&dir, 10, 0.3)
     };
     render::render(&opts, &AtomicBool::new(false)).unwrap();
-    let f = frame(&dir, 2);
-    for k in 1..=5 {
-        assert_eq!(
-            colour_at(&f, [aspect * k as f32 / 6.0, 0.5]),
-            FILL,
-            "pillar {k}"
-        );
+    // From the first frame on (before any step).
+    for f in [frame(&dir, 0), frame(&dir, 2)] {
+        for k in 1..=5 {
+            assert_eq!(
+                colour_at(&f, [aspect * k as f32 / 6.0, 0.5]),
+                FILL,
+                "pillar {k}"
+            );
+        }
+        assert_ne!(colour_at(&f, [aspect / 12.0, 0.5]), FILL);
     }
-    assert_ne!(colour_at(&f, [aspect / 12.0, 0.5]), FILL);
 
     // A PNG: a white bar across the top third of a black image, any size.
     let (w, h) = (64u32, 30u32);
@@ -596,10 +598,11 @@ fn obstacles_show_in_the_render() {
         ..small(&dir, 10, 0.3)
     };
     render::render(&opts, &AtomicBool::new(false)).unwrap();
-    let f = frame(&dir, 2);
-    assert_eq!(colour_at(&f, [aspect / 2.0, 0.85]), FILL, "the bar");
-    assert_ne!(colour_at(&f, [aspect / 2.0, 0.4]), FILL, "below the bar");
-    assert_ne!(colour_at(&f, [0.05, 0.85]), FILL, "left of the bar");
+    for f in [frame(&dir, 0), frame(&dir, 2)] {
+        assert_eq!(colour_at(&f, [aspect / 2.0, 0.85]), FILL, "the bar");
+        assert_ne!(colour_at(&f, [aspect / 2.0, 0.4]), FILL, "below the bar");
+        assert_ne!(colour_at(&f, [0.05, 0.85]), FILL, "left of the bar");
+    }
 
     // Notes on channel 1 as the pillar channel: middle C stands a pillar from 0.5 s to
     // 1.5 s, in the middle of the canvas (the pillar range is C2 to C6).

@@ -676,6 +676,11 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
             info.fallback.as_deref().unwrap_or("unknown reason")
         ));
     }
+    // The obstacles are in the model from the first picture on: the driver would otherwise
+    // hand them over with its first step, after frame 1 (which a render from the start draws
+    // before any step) showed none. The first step then finds them in place, so every later
+    // frame is as before.
+    driver.sync_obstacles(model.as_mut(), &params);
 
     let preroll_steps = ((opts.start_s - preroll_start) / step_dt).round() as u64;
     let mut player = match replay {
