@@ -53,7 +53,10 @@ pub use streamlines::StreamlineParams;
 /// - 8: vibrance ([`effects::VIBRANCE_ID`]); older states load with it off.
 /// - 9: the liquid's knobs ([`LiquidParams`]); older states load with no sway, no drag and
 ///   the tilt their heat lift direction gave the liquid.
-pub const STATE_VERSION: u32 = 9;
+/// - 10: a drawn obstacle mask keeps its shape on a grid of another aspect (fitted, no longer
+///   stretched); older states' drawings are redrawn at the project's own grid as they showed
+///   there ([`obstacles::migrate_to_v10`]).
+pub const STATE_VERSION: u32 = 10;
 
 /// Id of the note mapping parameter (also written by [`migrate_state`]).
 pub const MAPPING_MODE_ID: &str = "mapping";
@@ -886,6 +889,12 @@ pub fn migrate_state(state: &mut PluginState) {
     // 8 -> 9: the liquid's knobs, as the liquid was for an old project.
     if version < 9 {
         liquid::migrate_to_v9(state);
+    }
+
+    // 9 -> 10: drawn masks keep their shape; an old project's drawing is redrawn as it
+    // showed on the project's grid.
+    if version < 10 {
+        obstacles::migrate_to_v10(state);
     }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();

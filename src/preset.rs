@@ -166,16 +166,27 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
         report.unknown.extend(check_settings(json)?);
         report.settings = true;
     }
-    let obstacles = match state.fields.get(OBSTACLES_KEY) {
-        Some(json) => {
-            let (obstacles, unknown) = check_obstacles(json)?;
-            report.unknown.extend(unknown);
-            report.obstacles = true;
-            Some(obstacles)
-        }
-        None => None,
-    };
+    let mut obstacles = None;
+    if let Some(json) = state.fields.get(OBSTACLES_KEY) {
+        let (checked, unknown) = check_obstacles(json)?;
+        report.unknown.extend(unknown);
+        report.obstacles = true;
+        // Written back as the plugin writes it (a layout named in any case reads), so the
+        // migration below sees what was checked.
+        let canonical = serde_json::to_string(&checked).expect("plain struct serialises");
+        state.fields.insert(OBSTACLES_KEY.to_owned(), canonical);
+        obstacles = Some(checked);
+    }
     migrate_state(&mut state);
+    // As migrated: an older preset's drawing is redrawn as it showed (state version 10).
+    if let Some(o) = &mut obstacles
+        && let Some(migrated) = state
+            .fields
+            .get(OBSTACLES_KEY)
+            .and_then(|json| serde_json::from_str::<ObstacleSettings>(json).ok())
+    {
+        *o = migrated;
+    }
     let map: std::collections::HashMap<String, ParamPtr> = params
         .param_map()
         .into_iter()
@@ -532,7 +543,7 @@ fn enum_index(id: &str, choice: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::BackendChoice;
+    use crate::params::{BackendChoice, STATE_VERSION};
 
     #[test]
     fn a_preset_sets_parameters_and_settings() {
@@ -729,6 +740,33 @@ mod tests {
             assert!(err.contains(needle), "{err}");
             assert_eq!(c.obstacles.get().0.layout, Layout::Maze, "changed by {err}");
         }
+    }
+
+    /// A preset from before state version 10 with a drawing of another shape than its grid
+    /// gets it redrawn as it showed (stretched over the preset's grid); a current one keeps it
+    /// (fitted wherever it shows).
+    #[test]
+    fn an_older_presets_drawing_looks_as_it_did() {
+        let mut square = Mask::empty(64, 64);
+        square.paint_disc([0.5, 0.5], 0.3, true);
+        let preset = |version: &str| {
+            serde_json::json!({
+                "params": {},
+                "fields": {
+                    "state-version": version,
+                    "obstacles": {"layout": "Disc", "mask": square.encode()},
+                }
+            })
+            .to_string()
+        };
+        let p = DyeflowParams::default();
+        apply(preset("9").as_bytes(), &p).unwrap();
+        let (w, h) = Settings::default().sim_grid();
+        let got = p.obstacles.get().0;
+        assert_eq!(got.layout, Layout::Disc);
+        assert_eq!(Mask::decode(&got.mask).unwrap(), square.stretched(w, h));
+        apply(preset(&STATE_VERSION.to_string()).as_bytes(), &p).unwrap();
+        assert_eq!(p.obstacles.get().0.mask, square.encode());
     }
 
     /// A FIFO is refused without waiting for a writer (its plain open would block), and so is

@@ -228,7 +228,8 @@ mod tests {
         )
         .unwrap();
         let s = obstacles_from(&path, (16, 9), &go()).unwrap().unwrap();
-        assert_eq!(s.mask_at(16, 9).map(|m| m.solid_count()), Some(16 * 9));
+        // Square, so fitted: 9x9 in the middle.
+        assert_eq!(s.mask_at(16, 9).map(|m| m.solid_count()), Some(9 * 9));
         let _ = std::fs::remove_dir_all(&dir);
     }
 
@@ -239,21 +240,24 @@ mod tests {
     }
 
     /// A grey image whose left half is white: the left half of the grid is solid, whatever
-    /// the image's size.
+    /// the image's size; an image of another shape keeps it (fitted: 40x10 on 16x9 takes the
+    /// middle 4 rows, 2 to 5).
     #[test]
     fn a_png_is_scaled_to_the_grid() {
         let dir = scratch("half");
-        let (w, h) = (40u32, 10u32);
-        let grey: Vec<u8> = (0..h)
-            .flat_map(|_| (0..w).map(move |x| if x < w / 2 { 255 } else { 0 }))
-            .collect();
-        let path = dir.join("half.png");
-        std::fs::write(&path, png(w, h, ::png::ColorType::Grayscale, &grey)).unwrap();
-        let s = obstacles_from(&path, (16, 9), &go()).unwrap().unwrap();
-        let m = s.mask_at(16, 9).expect("solid cells");
-        for j in 0..9 {
-            for i in 0..16 {
-                assert_eq!(m.is_solid(i, j), i < 8, "({i}, {j})");
+        for (w, h, rows) in [(32u32, 18u32, 0..9), (160, 90, 0..9), (40, 10, 2..6)] {
+            let grey: Vec<u8> = (0..h)
+                .flat_map(|_| (0..w).map(move |x| if x < w / 2 { 255 } else { 0 }))
+                .collect();
+            let path = dir.join("half.png");
+            std::fs::write(&path, png(w, h, ::png::ColorType::Grayscale, &grey)).unwrap();
+            let s = obstacles_from(&path, (16, 9), &go()).unwrap().unwrap();
+            let m = s.mask_at(16, 9).expect("solid cells");
+            for j in 0..9 {
+                for i in 0..16 {
+                    let solid = i < 8 && rows.contains(&j);
+                    assert_eq!(m.is_solid(i, j), solid, "{w}x{h}: ({i}, {j})");
+                }
             }
         }
         // All black: nothing solid, no drawing.

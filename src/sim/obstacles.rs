@@ -9,7 +9,8 @@
 //! Layouts and the brush are drawn in canvas coordinates (1 tall, `width / height` wide, y up):
 //! a cell is solid when its centre lies inside the shape, so a layout looks the same at every
 //! grid size. A mask keeps its own resolution when saved and is resampled (nearest cell centre)
-//! for a grid of another size.
+//! for a grid of another size, keeping its shape: on a grid of another aspect it is fitted
+//! (letterboxed), never stretched, so a circle stays a circle. An image is fitted the same way.
 
 use serde::{Deserialize, Serialize};
 
@@ -165,8 +166,7 @@ impl Mask {
     }
 
     /// A mask from an RGBA8 image (`pixels` row-major, top row first, `4 * iw * ih` bytes),
-    /// scaled to `width x height`: a cell is solid when at least half of the image area it
-    /// covers is solid. An image with any transparent pixel is read by its alpha (opaque is
+    /// on a grid of `width x height` as [`Mask::from_pixels`] puts it. An image with any transparent pixel is read by its alpha (opaque is
     /// solid); a fully opaque one by its brightness (white is solid, black is fluid).
     /// `None` if the buffer does not hold `iw x ih` pixels or either is 0.
     pub fn from_rgba(
@@ -194,8 +194,10 @@ impl Mask {
     }
 
     /// A mask from an image's pixels, solid or not (`solid` row-major, top row first,
-    /// `iw * ih` of them), scaled to `width x height`: a cell is solid when at least half of
-    /// the image area it covers is solid. `None` if `solid` does not hold `iw x ih` pixels or
+    /// `iw * ih` of them), on a grid of `width x height`, keeping the image's shape: scaled to
+    /// the largest rectangle of its aspect that fits, centred, the bands beside or above and
+    /// below it fluid (see [`fit`]). A cell is solid when at least half of the image area it
+    /// covers is solid. `None` if `solid` does not hold `iw x ih` pixels or
     /// either is 0.
     pub fn from_pixels(
         solid_px: &[bool],
@@ -208,9 +210,10 @@ impl Mask {
             return None;
         }
         let mut mask = Self::empty(width, height);
-        let (w, h) = (mask.width, mask.height);
+        let (left, bottom, w, h) = fit(iw, ih, mask.width, mask.height);
         for j in 0..h {
-            // Grid row j (from the bottom) covers image rows [y0, y1) from the top.
+            // Row j of the fitted rectangle (from the bottom) covers image rows [y0, y1)
+            // from the top.
             let (y0, y1) = span(h - 1 - j, h, ih);
             for i in 0..w {
                 let (x0, x1) = span(i, w, iw);
@@ -222,15 +225,47 @@ impl Mask {
                         .count();
                 }
                 if 2 * solid >= (y1 - y0) * (x1 - x0) {
-                    mask.set(i, j, true);
+                    mask.set(left + i, bottom + j, true);
                 }
             }
         }
         Some(mask)
     }
 
-    /// This mask at another grid size: each new cell takes the cell under its centre.
+    /// This mask on a grid of `width x height`, keeping its shape: scaled to the largest
+    /// rectangle of its aspect that fits, centred, each cell taking the cell under its centre;
+    /// the bands beside or above and below it are fluid (see [`fit`]: a shape within a cell
+    /// of the grid's fills it).
     pub fn resampled(&self, width: usize, height: usize) -> Self {
+        let mut out = Self::empty(width, height);
+        if (out.width, out.height) == (self.width, self.height) {
+            return self.clone();
+        }
+        let (left, bottom, w, h) = fit(self.width, self.height, out.width, out.height);
+        for j in 0..h {
+            let sj = ((j as f64 + 0.5) * self.height as f64 / h as f64) as usize;
+            for i in 0..w {
+                let si = ((i as f64 + 0.5) * self.width as f64 / w as f64) as usize;
+                if self.is_solid(si.min(self.width - 1), sj.min(self.height - 1)) {
+                    out.set(left + i, bottom + j, true);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether this mask has the shape of a `width x height` grid (to within a cell), so that
+    /// [`Mask::resampled`] fills that grid as [`Mask::stretched`] does.
+    pub fn fills(&self, width: usize, height: usize) -> bool {
+        let (w, h) = (clamp_edge(width), clamp_edge(height));
+        let (_, _, fw, fh) = fit(self.width, self.height, w, h);
+        (fw, fh) == (w, h)
+    }
+
+    /// This mask stretched over a grid of `width x height` (each axis scaled on its own, as
+    /// masks were resampled before state version 10): each new cell takes the cell under its
+    /// centre.
+    pub fn stretched(&self, width: usize, height: usize) -> Self {
         let mut out = Self::empty(width, height);
         if (out.width, out.height) == (self.width, self.height) {
             return self.clone();
@@ -436,6 +471,24 @@ impl Mask {
             count,
         })
     }
+}
+
+/// Where a picture of `sw x sh` lands on a grid of `w x h` keeping its shape: the largest
+/// rectangle of its aspect that fits, in whole cells, centred (the bands left over split
+/// evenly, the odd cell at the top or right): `(left, bottom, width, height)`. A shape within
+/// a cell of the grid's fills the grid (it was drawn on a grid of this shape at another
+/// resolution, whose rounding differs).
+fn fit(sw: usize, sh: usize, w: usize, h: usize) -> (usize, usize, usize, usize) {
+    let (sw, sh) = (sw.max(1), sh.max(1));
+    let (fw, fh) = if sw as u128 * h as u128 >= w as u128 * sh as u128 {
+        // As wide as the grid or wider: the full width.
+        let fh = (w as f64 * sh as f64 / sw as f64).round() as usize;
+        (w, if fh + 1 >= h { h } else { fh.max(1) })
+    } else {
+        let fw = (h as f64 * sw as f64 / sh as f64).round() as usize;
+        (if fw + 1 >= w { w } else { fw.max(1) }, h)
+    };
+    ((w - fw) / 2, (h - fh) / 2, fw, fh)
 }
 
 /// Whether an opaque pixel of an obstacle image is solid: Rec. 709 luma of the 8-bit values
