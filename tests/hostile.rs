@@ -311,3 +311,69 @@ fn outputs_get_the_umasks_mode_and_keep_their_own() {
     assert_eq!(mode(&frames.join("frame_000002.png")), 0o600);
     assert_eq!(mode(&frames.join("frame_000003.png")), 0o644);
 }
+
+/// `--out` into a folder of the user's own files is refused, whatever they are named
+/// (`frame_000050.png`, `frame_0000001.png`...), and nothing in it changes; into a render's
+/// own folder it replaces only what that render wrote, and refuses where it would overwrite
+/// a file the user added under a frame's name.
+#[test]
+fn a_render_never_touches_files_it_did_not_write() {
+    let dir = scratch("out-dir");
+    let user = dir.join("photos");
+    std::fs::create_dir(&user).unwrap();
+    let theirs = [
+        "frame_000050.png",
+        "frame_0000001.png",
+        "frame_000002.png",
+        "a.txt",
+    ];
+    for name in theirs {
+        std::fs::write(user.join(name), name).unwrap();
+    }
+    let (code, _, err) = run(&small_demo(&text(&user), &["--seconds", "0.2"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("is not a Dyeflow render"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let mut names: Vec<String> = std::fs::read_dir(&user)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "a.txt",
+            "frame_0000001.png",
+            "frame_000002.png",
+            "frame_000050.png"
+        ]
+    );
+    for name in theirs {
+        assert_eq!(std::fs::read_to_string(user.join(name)).unwrap(), name);
+    }
+
+    // A render's folder: the user adds a file under a later frame's name.
+    let frames = dir.join("frames");
+    let (code, _, err) = run(&small_demo(&text(&frames), &["--seconds", "0.3"]));
+    assert_eq!(code, 0, "{err}");
+    std::fs::write(frames.join("frame_000005.png"), "mine").unwrap();
+    let (code, _, err) = run(&small_demo(&text(&frames), &["--seconds", "1"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("frame_000005.png"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(frames.join("frame_000005.png")).unwrap(),
+        "mine"
+    );
+    // A shorter re-render replaces its own frames and leaves the user's file.
+    let (code, _, err) = run(&small_demo(&text(&frames), &["--seconds", "0.2"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(frames.join("frame_000002.png").exists());
+    assert!(
+        !frames.join("frame_000003.png").exists(),
+        "a stale frame of its own stays"
+    );
+    assert_eq!(
+        std::fs::read_to_string(frames.join("frame_000005.png")).unwrap(),
+        "mine"
+    );
+}

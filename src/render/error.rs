@@ -260,6 +260,44 @@ pub enum UsageError {
         /// Pixels.
         height: u32,
     },
+    /// PNG frames into a directory that holds files and is not a render's.
+    #[error(
+        "{}: it holds {first}{} and is not a Dyeflow render; Dyeflow writes PNG frames only \
+         into a new or empty directory or one of its own renders, and never overwrites or \
+         deletes files it did not write (give another --out)",
+        path.display(),
+        if *more > 0 { format!(" and {more} more") } else { String::new() }
+    )]
+    NotARender {
+        /// The output directory.
+        path: PathBuf,
+        /// The first of its entries, by name.
+        first: String,
+        /// How many more there are.
+        more: usize,
+    },
+    /// A render's directory holds a file named as a frame that render did not write.
+    #[error(
+        "{}: the earlier render there wrote {frames} frames, not this file; Dyeflow does not \
+         overwrite it (move it, or give another --out)",
+        path.display()
+    )]
+    NotItsFrame {
+        /// The file.
+        path: PathBuf,
+        /// Frames the earlier render wrote.
+        frames: u64,
+    },
+    /// A render's marker that does not read.
+    #[error(
+        "{}: this render marker does not read, so Dyeflow cannot tell which files there are \
+         its own (remove the marker if the directory holds only frames, or give another --out)",
+        path.display()
+    )]
+    BadRenderMarker {
+        /// The marker.
+        path: PathBuf,
+    },
     /// A PNG render's generated audio would replace a different file of the user's.
     #[error(
         "{}: a file of that name is already there and is not this render's audio; Dyeflow does \

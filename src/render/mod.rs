@@ -641,6 +641,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         fps: opts.fps,
         audio: music.audio_out.clone(),
         audio_start_s: opts.start_s,
+        max_frames: Some(frames_total),
     };
     let mut writer = output::open(&kind, &out_opts)?;
     // Simulation pacing: whole steps per frame at about the configured rate.

@@ -37,6 +37,7 @@ mod video;
 
 use gif::GifWriter;
 use png::PngWriter;
+pub use png::RENDER_MARKER;
 use video::VideoWriter;
 
 /// Where frames go, chosen from the output path by [`kind_for`].
@@ -99,6 +100,9 @@ pub struct OutputOptions {
     pub audio: Option<AudioOut>,
     /// Seconds into the audio where the video starts (for muxing).
     pub audio_start_s: f64,
+    /// The most frames the render will write, when known: PNG frames then check only the
+    /// names of those against the files already in the directory (else every frame's name).
+    pub max_frames: Option<u64>,
 }
 
 /// Audio that goes with the frames.
@@ -138,11 +142,14 @@ pub trait FrameWriter: Send {
 /// and moved into place when the output is complete. An error, or a writer dropped without
 /// `finish`, removes them and leaves an earlier output as it was.
 ///
-/// - [`OutputKind::PngSequence`]: creates the directory (and its parents). When finished, it
-///   removes stale `frame_<digits>.png` (and `.png.part`) files from an earlier render, so a
-///   shorter re-render leaves no old frames behind; other files are left alone. A generated
-///   audio file goes next to the frames, but a different file already there under its name is
-///   never overwritten: [`RenderError::Usage`] names it.
+/// - [`OutputKind::PngSequence`]: creates the directory (and its parents), or takes an empty
+///   one or an earlier render's (marked by its [`RENDER_MARKER`], which lists the files that
+///   render wrote); any other directory is refused ([`UsageError::NotARender`]), and so is a
+///   render's holding a file named as a frame it did not write. When finished, it replaces the
+///   earlier render's frames, removes those past its own (a shorter re-render leaves no old
+///   frames behind) and marks the directory; no other file is touched. A generated audio file
+///   goes next to the frames, but a different file already there under its name that no
+///   render wrote is never overwritten: [`RenderError::Usage`] names it.
 /// - [`OutputKind::Gif`]: every frame gets its own palette of up to 256 colours. GIF delays are whole
 ///   hundredths of a second, and browsers show delays under 2/100 s as 10/100 s, so above 50 fps
 ///   only the first frame in each 2/100 s slot is kept (at 60 fps, 5 of every 6 frames) and the
