@@ -97,7 +97,12 @@ fn text(path: &Path) -> String {
 
 /// A capture at `path` (start 0 s, 48 kHz, parameters `visc`): `records`, then the end line
 /// with `dropped` records lost and the stop at `stop_s`.
-fn write_capture(path: &Path, records: &[Record], dropped: u64, stop_s: f64) {
+fn write_capture(
+    path: &Path,
+    records: impl IntoIterator<Item = Record>,
+    dropped: u64,
+    stop_s: f64,
+) {
     use dyeflow::capture::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
     let header = Header {
         format: FORMAT_NAME.into(),
@@ -111,7 +116,7 @@ fn write_capture(path: &Path, records: &[Record], dropped: u64, stop_s: f64) {
     let _ = std::fs::remove_file(path);
     let mut file = CaptureFile::create(path, &header).unwrap();
     for r in records {
-        file.write(r).unwrap();
+        file.write(&r).unwrap();
     }
     file.finish(dropped, stop_s).unwrap();
 }
@@ -166,7 +171,7 @@ fn a_fifo_as_any_input_is_refused_at_once() {
     assert!(!dir.join("out").exists(), "nothing written");
     // And the capture's audio, which is only muxed, too.
     let capture = dir.join("c.dyeflow-capture");
-    write_capture(&capture, &[note_on(0.1, 60)], 0, 1.0);
+    write_capture(&capture, [note_on(0.1, 60)], 0, 1.0);
     let (code, _, err) = run_within(
         &small_demo(&out, &["--capture", &text(&capture), "--audio", &fifo_s]),
         Duration::from_secs(20),
@@ -376,4 +381,89 @@ fn a_render_never_touches_files_it_did_not_write() {
         std::fs::read_to_string(frames.join("frame_000005.png")).unwrap(),
         "mine"
     );
+}
+
+/// A capture of `records` note-ons, one every millisecond from 0.1 s, at `path`; its end line
+/// holds `dropped` records lost.
+fn long_capture(path: &Path, records: usize, dropped: u64) {
+    // Streamed into the file: this process's memory would count in its child's peak (Linux
+    // keeps the largest resident size across fork and exec).
+    let notes = (0..records).map(|k| note_on(0.1 + k as f64 * 0.001, 40 + (k % 40) as u8));
+    write_capture(path, notes, dropped, 0.1 + records as f64 * 0.001);
+}
+
+/// A large capture whose checksum is wrong is refused without holding its records (it took
+/// 1.1 GB for 541 MB before: every record in memory, then the check); and Ctrl-C while one is
+/// read stops at once, writing no frame.
+#[test]
+fn captures_are_checked_and_stopped_as_they_stream() {
+    let dir = scratch("big-capture");
+    let path = dir.join("big.dyeflow-capture");
+    let records = 1_500_000;
+    long_capture(&path, records, 0);
+    let size = std::fs::metadata(&path).unwrap().len();
+    eprintln!("capture: {records} records, {} MB", size >> 20);
+
+    // The checksum damaged: the last digit of the end line's CRC.
+    let damaged = dir.join("damaged.dyeflow-capture");
+    {
+        // Patched in place: the test's own memory would count in the child's peak too.
+        use std::io::{Read, Seek, SeekFrom, Write};
+        std::fs::copy(&path, &damaged).unwrap();
+        let mut f = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&damaged)
+            .unwrap();
+        // `..."crc32":NNN}}` and a newline: the last digit.
+        f.seek(SeekFrom::End(-4)).unwrap();
+        let mut digit = [0u8];
+        f.read_exact(&mut digit).unwrap();
+        assert!(digit[0].is_ascii_digit());
+        f.seek(SeekFrom::End(-4)).unwrap();
+        f.write_all(if digit[0] == b'1' { b"2" } else { b"1" }).unwrap();
+    }
+    let out = text(&dir.join("frames"));
+    let (code, err, rss) = run_measuring_rss(dyeflow().args(small_demo(
+        &out,
+        &["--capture", &text(&damaged), "--seconds", "0.2"],
+    )));
+    eprintln!("peak RSS {} MB", rss >> 20);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("checksum does not match"), "{err}");
+    let record_bytes = (records * std::mem::size_of::<Record>()) as u64;
+    assert!(
+        rss < 60 << 20 && rss < record_bytes / 2,
+        "peak memory {} MB for {} MB of records",
+        rss >> 20,
+        record_bytes >> 20
+    );
+
+    // Ctrl-C while it is read: exit 130 within half a second, no frame, nothing left.
+    let mut child = dyeflow()
+        .args(small_demo(
+            &out,
+            &["--capture", &text(&path), "--seconds", "0.2"],
+        ))
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(
+        child.try_wait().unwrap().is_none(),
+        "it read the capture too fast to stop"
+    );
+    let sent = Instant::now();
+    signal(&child, libc::SIGINT);
+    let status = wait_within(&mut child, Duration::from_secs(10));
+    let took = sent.elapsed();
+    let (_, stdout, _) = summary(&child.wait_with_output().unwrap());
+    assert_eq!(status.code(), Some(130), "{stdout}");
+    assert!(stdout.contains("nothing was written"), "{stdout}");
+    assert!(
+        took < Duration::from_millis(500),
+        "stopped {took:?} after the signal"
+    );
+    assert!(!dir.join("frames").exists(), "a frame was written");
 }

@@ -540,9 +540,26 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     }
     // A capture brings its own state (parameters, settings, obstacles) and events: over the
     // preset's, under the command line's.
+    let interrupted = |notes: Vec<String>, grid: (usize, usize)| RenderSummary {
+        frames: 0,
+        width: opts.width,
+        height: opts.height,
+        fps: opts.fps,
+        grid,
+        wall_s: started.elapsed().as_secs_f64(),
+        setup_s: started.elapsed().as_secs_f64(),
+        backend: String::new(),
+        output: None,
+        interrupted: true,
+        dropped_events: 0,
+        notes,
+        picture: None,
+    };
     let mut replay = None;
     if let Some(path) = &opts.capture {
-        let (player, notes) = capture::CapturePlayer::load(path, &params)?;
+        let Some((player, notes)) = capture::CapturePlayer::load(path, &params, stop)? else {
+            return Ok(interrupted(notes_out, (0, 0)));
+        };
         notes_out.extend(notes);
         let (dropped, limited) = player.losses();
         if dropped > 0 {
@@ -570,24 +587,9 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         settings.dye_scale = n;
     }
     let (gw, gh) = grid_for(opts.width, opts.height, settings.sim_resolution);
-    let interrupted = |notes: Vec<String>| RenderSummary {
-        frames: 0,
-        width: opts.width,
-        height: opts.height,
-        fps: opts.fps,
-        grid: (gw, gh),
-        wall_s: started.elapsed().as_secs_f64(),
-        setup_s: started.elapsed().as_secs_f64(),
-        backend: String::new(),
-        output: None,
-        interrupted: true,
-        dropped_events: 0,
-        notes,
-        picture: None,
-    };
     if let Some(path) = &opts.obstacles {
         let Some(obstacles) = obstacles::obstacles_from(path, (gw, gh), stop)? else {
-            return Ok(interrupted(notes_out));
+            return Ok(interrupted(notes_out, (gw, gh)));
         };
         if obstacles == Default::default() {
             notes_out.push(format!(
@@ -613,7 +615,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         },
         None => match load_music(opts, stop)? {
             Some(music) => music,
-            None => return Ok(interrupted(notes_out)),
+            None => return Ok(interrupted(notes_out, (gw, gh))),
         },
     };
     if opts.start_s >= music.length_s && opts.seconds.is_none() {
@@ -650,8 +652,10 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     let step_dt = 1.0 / (f64::from(opts.fps) * steps_per_frame as f64);
     let preroll_start = (opts.start_s - PREROLL_S).max(0.0);
     // The capture's parameters before its first step, so the driver starts from them.
-    if let Some(player) = &mut replay {
-        player.set_steps(preroll_start, step_dt);
+    if let Some(player) = &mut replay
+        && !player.set_steps(preroll_start, step_dt, stop)?
+    {
+        return Ok(interrupted(notes_out, (gw, gh)));
     }
     let mut driver = Driver::new(&params);
     if let Some(fluid) = opts.fluid {
@@ -709,9 +713,14 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     let setup_s = started.elapsed().as_secs_f64();
     if !stopped {
         for frame in 0..frames_total {
-            if frame > 0
-                && !player.advance(model.as_mut(), &mut driver, &params, steps_per_frame, stop)?
-            {
+            // Frame 1 comes before any step: a stop that came while loading (or making the
+            // model) is heard here, before anything is drawn.
+            let stepped = if frame == 0 {
+                !stop.load(Ordering::Relaxed)
+            } else {
+                player.advance(model.as_mut(), &mut driver, &params, steps_per_frame, stop)?
+            };
+            if !stepped {
                 stopped = true;
                 break;
             }
