@@ -467,3 +467,35 @@ fn captures_are_checked_and_stopped_as_they_stream() {
     );
     assert!(!dir.join("frames").exists(), "a frame was written");
 }
+
+/// A capture longer than a render may be is refused without --seconds, with the MIDI path's
+/// message (it used to start 144 000 frames); with --seconds it renders. Its records lost while
+/// recording are told as what they are.
+#[test]
+fn a_capture_longer_than_a_render_needs_seconds() {
+    let dir = scratch("long-capture");
+    let path = dir.join("long.dyeflow-capture");
+    write_capture(
+        &path,
+        [note_on(0.1, 60), note_on(5.0 * 3600.0, 62)],
+        3,
+        5.0 * 3600.0,
+    );
+    let out = text(&dir.join("frames"));
+    let (code, _, err) = run(&small_demo(&out, &["--capture", &text(&path)]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains(
+            "the last event is at 5.0 hours, and a render is at most 4.0 hours; give --seconds"
+        ),
+        "{err}"
+    );
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(!dir.join("frames").exists());
+    let (code, stdout, err) = run(&small_demo(
+        &out,
+        &["--capture", &text(&path), "--seconds", "0.2"],
+    ));
+    assert_eq!(code, 0, "{err}");
+    assert!(!stdout.is_empty());
+}

@@ -618,6 +618,19 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
             None => return Ok(interrupted(notes_out, (gw, gh))),
         },
     };
+    // Without --seconds the render runs to the end of the capture: refuse a length no render
+    // may have, as for MIDI, rather than quietly cutting it.
+    if let Some(path) = &opts.capture
+        && opts.seconds.is_none()
+        && music.length_s > MAX_SECONDS
+    {
+        return Err(RenderError::input(
+            path,
+            InputProblem::MusicTooLong {
+                last_s: music.length_s,
+            },
+        ));
+    }
     if opts.start_s >= music.length_s && opts.seconds.is_none() {
         return Err(UsageError::StartPastEnd {
             start_s: opts.start_s,
