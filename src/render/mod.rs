@@ -300,7 +300,9 @@ pub struct RenderSummary {
     pub output: Option<String>,
     /// Stopped (Ctrl-C or another signal) before the end.
     pub interrupted: bool,
-    /// Events the bridge dropped (a full queue); 0 in any sane file.
+    /// Events the bridge dropped (more than its queue holds in one step); 0 in any sane
+    /// file, and in a capture's replay (the records a capture lost while it was recorded are
+    /// told in [`RenderSummary::notes`]).
     pub dropped_events: u64,
     /// Lines worth telling the user (preset ids skipped, how to encode PNG frames...).
     pub notes: Vec<String>,
