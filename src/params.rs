@@ -810,11 +810,18 @@ impl DyeflowParams {
 ///
 /// A state from a *newer* Dyeflow is loaded as far as it is understood, with a warning.
 pub fn migrate_state(state: &mut PluginState) {
-    let version = state
-        .fields
-        .get(STATE_VERSION_KEY)
-        .and_then(|v| serde_json::from_str::<u32>(v).ok())
-        .unwrap_or(1);
+    let version = match state_version(state) {
+        Ok(version) => version,
+        Err(text) => {
+            // A project cannot be refused: it loads as the first layout, as far as it reads.
+            // (Presets refuse such a version: `preset::apply`.)
+            nice_warn!(
+                "This project's state version {text} is not a version; loading it as the first \
+                 layout"
+            );
+            1
+        }
+    };
     if version > STATE_VERSION {
         nice_warn!(
             "This project was saved by a newer Dyeflow (state version {version}, this one reads \
@@ -922,6 +929,21 @@ pub fn migrate_state(state: &mut PluginState) {
     state
         .fields
         .insert(STATE_VERSION_KEY.to_owned(), STATE_VERSION.to_string());
+}
+
+/// A state's layout version: 1 when it names none (a state from before versioning), else the
+/// whole number from 1 it names (as JSON text, `"9"`, or a JSON string of one, `"\"9\""`);
+/// anything else (`"-1e99"`, `"9.5"`, `"0"`) is no version: `Err` with its text as written
+/// (cut short).
+pub fn state_version(state: &PluginState) -> Result<u32, String> {
+    let Some(text) = state.fields.get(STATE_VERSION_KEY) else {
+        return Ok(1);
+    };
+    let number = serde_json::from_str::<String>(text).unwrap_or_else(|_| text.clone());
+    match number.trim().parse::<u32>() {
+        Ok(version) if version >= 1 => Ok(version),
+        _ => Err(text.chars().take(40).collect()),
+    }
 }
 
 /// Parse a persisted JSON object, keeping every field that parses and defaulting the rest.

@@ -18,7 +18,8 @@
 use crate::fluid::{ColorMode, LiquidStyle, ObstacleStyle, StreamlineMode, ToneMode};
 use crate::mapping::MappingMode;
 use crate::params::{
-    DyeflowParams, OBSTACLES_KEY, ObstacleSettings, SETTINGS_KEY, Settings, migrate_state,
+    DyeflowParams, OBSTACLES_KEY, ObstacleSettings, SETTINGS_KEY, STATE_VERSION, Settings,
+    migrate_state, state_version,
 };
 use crate::sim::obstacles::{Layout, Mask};
 use nice_plug::params::internals::ParamPtr;
@@ -111,6 +112,21 @@ pub struct PresetReport {
     pub settings: bool,
     /// Whether the preset carries obstacles, which [`apply`] then set.
     pub obstacles: bool,
+    /// The state version of a preset made by a newer Dyeflow (it loads as far as this one
+    /// understands it).
+    pub newer: Option<u32>,
+}
+
+impl PresetReport {
+    /// The note a preset made by a newer Dyeflow deserves, if it is one.
+    pub fn version_note(&self) -> Option<String> {
+        self.newer.map(|version| {
+            format!(
+                "made by a newer Dyeflow: its state version is {version}, this one reads up to \
+                 {STATE_VERSION}; loaded what this one understands"
+            )
+        })
+    }
 }
 
 /// Why a preset cannot be used. Its text is a phrase, for "FILE: <phrase>" or the editor.
@@ -119,6 +135,12 @@ pub enum PresetError {
     /// Not JSON, or not a JSON object with `params`.
     #[error("not a Dyeflow preset ({0})")]
     NotAPreset(String),
+    /// A `state-version` that is not a whole number from 1.
+    #[error(
+        "its \"state-version\" is {0}, which is not a state version (a whole number from 1); \
+         Dyeflow cannot tell how to read it"
+    )]
+    BadStateVersion(String),
     /// `fields.settings` is not a JSON object.
     #[error("its \"settings\" are not a JSON object ({0})")]
     SettingsNotAnObject(String),
@@ -160,6 +182,10 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let (mut state, texts) = parse(bytes)?;
     let mut report = PresetReport::default();
+    // A preset that says which layout it has must say it readably (a project the plugin
+    // loads cannot be refused; `migrate_state` reads such a one as the first layout).
+    let version = state_version(&state).map_err(PresetError::BadStateVersion)?;
+    report.newer = (version > STATE_VERSION).then_some(version);
     // Settings are checked as strictly as parameters: a value out of range is refused (the
     // plugin's own state loading snaps them instead, so a damaged project still opens).
     if let Some(json) = state.fields.get(SETTINGS_KEY) {
@@ -543,7 +569,7 @@ fn enum_index(id: &str, choice: &str) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::params::{BackendChoice, STATE_VERSION};
+    use crate::params::BackendChoice;
 
     #[test]
     fn a_preset_sets_parameters_and_settings() {
@@ -740,6 +766,46 @@ mod tests {
             assert!(err.contains(needle), "{err}");
             assert_eq!(c.obstacles.get().0.layout, Layout::Maze, "changed by {err}");
         }
+    }
+
+    /// A state version that is no whole number from 1 is refused, saying what it is; a newer
+    /// one than this Dyeflow knows loads with a note; none, or a known one, without.
+    #[test]
+    fn state_versions_are_read_or_refused_and_newer_ones_noted() {
+        let preset = |version: &str| {
+            format!(r#"{{"params": {{"visc": 12.0}}, "fields": {{"state-version": {version}}}}}"#)
+        };
+        let p = DyeflowParams::default();
+        for bad in ["\"-1e99\"", "\"9.5\"", "\"0\"", "\"nine\"", "-3", "[9]"] {
+            let e = apply(preset(bad).as_bytes(), &p).unwrap_err().to_string();
+            let shown = bad.trim_matches('"');
+            assert!(
+                e.contains(&format!("\"state-version\" is {shown}"))
+                    && e.contains("not a state version"),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(
+            p.viscosity.value(),
+            DyeflowParams::default().viscosity.value()
+        );
+        let report = apply(preset("\"999\"").as_bytes(), &p).unwrap();
+        assert_eq!(report.newer, Some(999));
+        let note = report.version_note().unwrap();
+        assert!(
+            note.starts_with("made by a newer Dyeflow: its state version is 999"),
+            "{note}"
+        );
+        assert!(
+            (p.viscosity.value() - 12.0).abs() < 1e-3,
+            "loaded all the same"
+        );
+        for fine in ["\"1\"", "7", &format!("\"{STATE_VERSION}\"")] {
+            let report = apply(preset(fine).as_bytes(), &p).unwrap();
+            assert_eq!(report.version_note(), None, "{fine}");
+        }
+        let report = apply(br#"{"params": {}}"#, &p).unwrap();
+        assert_eq!(report.newer, None);
     }
 
     /// A preset from before state version 10 with a drawing of another shape than its grid

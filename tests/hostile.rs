@@ -421,7 +421,8 @@ fn captures_are_checked_and_stopped_as_they_stream() {
         f.read_exact(&mut digit).unwrap();
         assert!(digit[0].is_ascii_digit());
         f.seek(SeekFrom::End(-4)).unwrap();
-        f.write_all(if digit[0] == b'1' { b"2" } else { b"1" }).unwrap();
+        f.write_all(if digit[0] == b'1' { b"2" } else { b"1" })
+            .unwrap();
     }
     let out = text(&dir.join("frames"));
     let (code, err, rss) = run_measuring_rss(dyeflow().args(small_demo(
@@ -502,4 +503,35 @@ fn a_capture_longer_than_a_render_needs_seconds() {
         "{stdout}"
     );
     assert!(!stdout.contains("65 536"), "{stdout}");
+}
+
+/// A preset's state version that is no version is refused with one sentence (it loaded as
+/// version 1); a newer one than this Dyeflow knows renders with a note.
+#[test]
+fn a_presets_state_version_is_read_or_refused() {
+    let dir = scratch("versions");
+    let out = text(&dir.join("frames"));
+    let preset = |name: &str, version: &str| {
+        let path = dir.join(name);
+        std::fs::write(
+            &path,
+            format!(r#"{{"params": {{}}, "fields": {{"state-version": "{version}"}}}}"#),
+        )
+        .unwrap();
+        text(&path)
+    };
+    let bad = preset("bad.json", "-1e99");
+    let (code, _, err) = run(&small_demo(&out, &["--preset", &bad, "--seconds", "0.2"]));
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("\"state-version\" is -1e99"), "{err}");
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    let newer = preset("newer.json", "999");
+    let (code, stdout, err) = run(&small_demo(&out, &["--preset", &newer, "--seconds", "0.2"]));
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        stdout.contains(&format!(
+            "Note: {newer}: made by a newer Dyeflow: its state version is 999"
+        )),
+        "{stdout}"
+    );
 }

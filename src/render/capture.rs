@@ -57,7 +57,12 @@ impl CapturePlayer {
         let mut notes = Vec::new();
         let state = capture.header.state.to_string();
         let mut unknown = match crate::preset::apply(state.as_bytes(), params) {
-            Ok(report) => report.unknown,
+            Ok(report) => {
+                if let Some(note) = report.version_note() {
+                    notes.push(format!("{}: its saved state was {note}", path.display()));
+                }
+                report.unknown
+            }
             Err(e) => {
                 // The parameters recorded at the start still set every value.
                 notes.push(format!(

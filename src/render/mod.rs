@@ -517,6 +517,9 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     if let Some(p) = &opts.preset {
         let bytes = preset_bytes(p)?;
         let report = preset::apply(&bytes, &params).map_err(|e| RenderError::input(p, e))?;
+        if let Some(note) = report.version_note() {
+            notes_out.push(format!("{}: {note}", p.display()));
+        }
         if !report.unknown.is_empty() {
             notes_out.push(format!(
                 "{}: skipped parameters this Dyeflow does not know: {}",
