@@ -327,6 +327,13 @@ pub fn to_json(params: &DyeflowParams) -> String {
         OBSTACLES_KEY.to_owned(),
         serde_json::to_string(&params.obstacles.get().0).unwrap_or_default(),
     );
+    // The layout it is written in, as a project is: read back, no migration of an older
+    // layout applies to it (without it, it read as version 1, and a drawing of another shape
+    // than its grid was redrawn stretched).
+    fields.insert(
+        crate::params::STATE_VERSION_KEY.to_owned(),
+        STATE_VERSION.to_string(),
+    );
     let state = PluginState {
         version: env!("CARGO_PKG_VERSION").to_owned(),
         params: values,
@@ -766,6 +773,28 @@ mod tests {
             assert!(err.contains(needle), "{err}");
             assert_eq!(c.obstacles.get().0.layout, Layout::Maze, "changed by {err}");
         }
+    }
+
+    /// A saved preset says which layout it is written in, so its drawing (here of another
+    /// shape than its grid) reads back as saved, not migrated as an old one.
+    #[test]
+    fn a_saved_preset_is_stamped_and_keeps_its_drawing() {
+        let a = DyeflowParams::default();
+        let mut square = Mask::empty(64, 64);
+        square.paint_disc([0.5, 0.5], 0.3, true);
+        a.obstacles.set(ObstacleSettings {
+            layout: Layout::None,
+            mask: square.encode(),
+        });
+        let json = to_json(&a);
+        assert!(
+            json.contains(&format!(r#""state-version": "{STATE_VERSION}""#)),
+            "{json}"
+        );
+        let b = DyeflowParams::default();
+        let report = apply(json.as_bytes(), &b).unwrap();
+        assert_eq!(report.newer, None);
+        assert_eq!(b.obstacles.get().0.mask, square.encode());
     }
 
     /// A state version that is no whole number from 1 is refused, saying what it is; a newer
