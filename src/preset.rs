@@ -532,6 +532,17 @@ fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue, text: &str) -> Result
         _ => return Err(PresetError::WrongType { id: id.to_owned() }),
     };
     if !plain.is_finite() {
+        // A number JSON holds but an f32 does not (1e308) is finite, only out of range.
+        if text.parse::<f64>().is_ok_and(f64::is_finite) {
+            // SAFETY: as below: previews only read the parameter's range.
+            let (lo, hi) = unsafe { (ptr.preview_plain(0.0), ptr.preview_plain(1.0)) };
+            return Err(PresetError::OutOfRange {
+                id: id.to_owned(),
+                text: text.to_owned(),
+                lo,
+                hi,
+            });
+        }
         return Err(PresetError::NotFinite {
             id: id.to_owned(),
             text: text.to_owned(),
@@ -679,6 +690,15 @@ mod tests {
             (
                 br#"{"params":{"p_iters":1000000000000}}"#,
                 "'p_iters' is 1000000000000, outside its range 2 to 200",
+            ),
+            // Finite, only too large for a parameter's f32: out of range, not "not finite".
+            (
+                br#"{"params":{"visc":1e308}}"#,
+                "'visc' is 1e+308, outside its range 0 to 10000",
+            ),
+            (
+                br#"{"params":{"visc":{"f32":-1e308}}}"#,
+                "'visc' is -1e+308, outside its range 0 to 10000",
             ),
             (
                 br#"{"params":{},"fields":{"settings":{"sim_resolution":99999}}}"#,
