@@ -535,3 +535,46 @@ fn a_presets_state_version_is_read_or_refused() {
         "{stdout}"
     );
 }
+
+/// Messages say what is wrong with the value given: a capture 0 s long (or starting at 1e300
+/// s) is the file's problem, not "--start 0 is past the end"; a start past a capture's end
+/// prints the start given.
+#[test]
+fn capture_lengths_and_starts_are_told_as_they_are() {
+    let dir = scratch("capture-lengths");
+    let out = text(&dir.join("frames"));
+    let empty = dir.join("empty.dyeflow-capture");
+    write_capture(&empty, [], 0, 0.0);
+    let (code, _, err) = run(&small_demo(&out, &["--capture", &text(&empty)]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("it holds nothing to render: it is 0 s long"),
+        "{err}"
+    );
+    assert!(!err.contains("--start 0"), "{err}");
+    let far = dir.join("far.dyeflow-capture");
+    let mut text_of = std::fs::read_to_string({
+        write_capture(&far, [note_on(0.5, 60)], 0, 1.0);
+        &far
+    })
+    .unwrap();
+    text_of = text_of.replacen("\"start_s\":0.0", "\"start_s\":1e300", 1);
+    std::fs::write(&far, text_of).unwrap();
+    let (code, _, err) = run(&small_demo(&out, &["--capture", &text(&far)]));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("its start time, 1e300 s, is past any audio time"),
+        "{err}"
+    );
+    let short = dir.join("short.dyeflow-capture");
+    write_capture(&short, [note_on(0.5, 60)], 0, 1.0);
+    let (code, _, err) = run(&small_demo(
+        &out,
+        &["--capture", &text(&short), "--start", "7"],
+    ));
+    assert_eq!(code, 2, "{err}");
+    assert!(
+        err.contains("--start 7 is past the end of the capture (1.00 s)"),
+        "{err}"
+    );
+}

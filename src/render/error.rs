@@ -82,6 +82,12 @@ pub enum InputProblem {
         /// The most pixels allowed.
         max: u64,
     },
+    /// A capture whose records and stop all fall on its first sample.
+    #[error(
+        "it holds nothing to render: it is 0 s long (its records and its stop are at its \
+         start); give --seconds to render its starting state that long"
+    )]
+    NothingToRender,
     /// A MIDI file longer than a render may be, with no `--seconds` to cut it.
     #[error(
         "the last event is at {}, and a render is at most {}; give --seconds (and --start) to \
@@ -149,9 +155,9 @@ pub enum UsageError {
         /// The value given, seconds.
         start_s: f64,
     },
-    /// `--start` at or after the end of the music, without `--seconds`.
+    /// `--start` at or after the end of the music (or capture), without `--seconds`.
     #[error(
-        "--start {} is past the end of the music ({length_s:.2} s)",
+        "--start {} is past the end of the {what} ({length_s:.2} s)",
         number_text(*start_s)
     )]
     StartPastEnd {
@@ -159,6 +165,8 @@ pub enum UsageError {
         start_s: f64,
         /// The music's length, seconds.
         length_s: f64,
+        /// "music" or "capture".
+        what: &'static str,
     },
     /// `--sim` not one of [`SIM_RESOLUTIONS_CELLS`].
     #[error(

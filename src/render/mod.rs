@@ -637,9 +637,21 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         ));
     }
     if opts.start_s >= music.length_s && opts.seconds.is_none() {
+        // Only a capture can be 0 s long (MIDI has its tail, WAV some audio): that is the
+        // file's matter, not --start's (which the user may not have given).
+        if let Some(path) = &opts.capture
+            && music.length_s <= 0.0
+        {
+            return Err(RenderError::input(path, InputProblem::NothingToRender));
+        }
         return Err(UsageError::StartPastEnd {
             start_s: opts.start_s,
             length_s: music.length_s,
+            what: if opts.capture.is_some() {
+                "capture"
+            } else {
+                "music"
+            },
         }
         .into());
     }
