@@ -578,3 +578,39 @@ fn capture_lengths_and_starts_are_told_as_they_are() {
         "{err}"
     );
 }
+
+/// With a bad --preset or --obstacles the demo's banner does not come first: the error is the
+/// one line on standard error. A good render still shows it.
+#[test]
+fn bad_input_is_one_sentence_before_any_banner() {
+    let dir = scratch("banner");
+    let out = text(&dir.join("frames"));
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, "{not json").unwrap();
+    let bad = text(&bad);
+    let base = [
+        "render",
+        "--backend",
+        "cpu",
+        "--size",
+        "64x36",
+        "--fps",
+        "10",
+        "--sim",
+        "128",
+        "--seconds",
+        "0.2",
+        "--out",
+        &out,
+    ];
+    for extra in [["--preset", bad.as_str()], ["--obstacles", "spiral"]] {
+        let args: Vec<&str> = base.iter().copied().chain(extra).collect();
+        let (code, _, err) = run(&args);
+        assert_eq!(code, 2, "{extra:?}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{extra:?}: {err}");
+        assert!(err.starts_with("dyeflow render: "), "{extra:?}: {err}");
+    }
+    let (code, _, err) = run(&base);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("Rendering the"), "{err}");
+}

@@ -509,6 +509,17 @@ pub fn grid_for(width: u32, height: u32, sim: u32) -> (usize, usize) {
 /// Render `opts`. `stop` ends the render early (Ctrl-C or another signal): the frames so far
 /// are finished into a valid output, or, before the first frame, nothing is written.
 pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, RenderError> {
+    render_with(opts, stop, &mut || {})
+}
+
+/// [`render`], calling `ready` once the arguments and every input file are checked and the
+/// output is open, before the simulation starts: what a command line prints about the render
+/// (the demo's banner) waits for it, so bad input gets its one sentence and nothing else.
+pub fn render_with(
+    opts: &RenderOptions,
+    stop: &AtomicBool,
+    ready: &mut dyn FnMut(),
+) -> Result<RenderSummary, RenderError> {
     let started = Instant::now();
     validate(opts)?;
     let kind = output::kind_for(&opts.out)?;
@@ -676,6 +687,7 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         max_frames: Some(frames_total),
     };
     let mut writer = output::open(&kind, &out_opts)?;
+    ready();
     // Simulation pacing: whole steps per frame at about the configured rate.
     let steps_per_frame =
         ((f64::from(settings.sim_rate_hz) / f64::from(opts.fps)).round() as u64).max(1);
