@@ -156,8 +156,22 @@ fn preset_bytes(path: &Path) -> Result<Vec<u8>, RenderError> {
 }
 
 fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
+    let bytes = read_input_until(path, max_bytes, &AtomicBool::new(false))?;
+    Ok(bytes.expect("no stop to hear"))
+}
+
+/// Bytes read between looks at the stop flag: a read of a large file (a MIDI file may have
+/// 256 MiB) from a slow disk still hears Ctrl-C within a fraction of a second.
+const READ_CHUNK_BYTES: u64 = 4 << 20;
+
+/// [`read_input`], giving up (`None`) when `stop` is set while the file is read.
+fn read_input_until(
+    path: &Path,
+    max_bytes: u64,
+    stop: &AtomicBool,
+) -> Result<Option<Vec<u8>>, RenderError> {
     use std::io::Read;
-    let (file, len) = open_input(path)?;
+    let (mut file, len) = open_input(path)?;
     let too_large = || {
         RenderError::input(
             path,
@@ -170,17 +184,26 @@ fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
         return Err(too_large());
     }
     let mut bytes = Vec::new();
-    // `take` guards against a file that grows while it is read.
-    file.take(max_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| RenderError::input_io(path, e))?;
+    // A chunk at a time; the limit also guards against a file that grows while it is read.
+    loop {
+        let n = (&mut file)
+            .take(READ_CHUNK_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|e| RenderError::input_io(path, e))?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(too_large());
+        }
+        if n == 0 {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+    }
     if bytes.is_empty() {
         return Err(RenderError::input(path, InputProblem::Empty));
     }
-    if bytes.len() as u64 > max_bytes {
-        return Err(too_large());
-    }
-    Ok(bytes)
+    Ok(Some(bytes))
 }
 
 use crate::engine::Driver;

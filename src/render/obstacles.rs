@@ -2,7 +2,7 @@
 //! PNG image scaled to the simulation grid (white, or opaque where the image has
 //! transparency, is solid; see [`Mask::from_rgba`]).
 
-use super::{InputProblem, RenderError, read_input};
+use super::{InputProblem, RenderError, read_input_until};
 use crate::params::ObstacleSettings;
 use crate::sim::obstacles::{Layout, Mask, is_bright};
 use std::path::Path;
@@ -42,7 +42,9 @@ pub fn obstacles_from(
             )),
         };
     }
-    let bytes = read_input(path, MAX_MASK_PNG_BYTES)?;
+    let Some(bytes) = read_input_until(path, MAX_MASK_PNG_BYTES, stop)? else {
+        return Ok(None);
+    };
     let Some((solid, w, h)) = decode_png(&bytes, stop).map_err(|e| match e {
         Decoded::TooManyPixels { width, height } => RenderError::input(
             path,
