@@ -316,10 +316,14 @@ fn render_command(args: RenderArgs) -> ExitCode {
     };
     let stop = Arc::new(AtomicBool::new(false));
     install_stop_signals(&stop);
-    if opts.midi.is_none() && opts.audio.is_none() && opts.capture.is_none() && !args.quiet {
-        warn(&format!("Rendering {}.", render::demo::describe()));
-    }
-    match render::render(&opts, &stop) {
+    let demo = opts.midi.is_none() && opts.audio.is_none() && opts.capture.is_none();
+    // Only once the arguments and inputs are checked: bad input gets one sentence, alone.
+    let mut banner = || {
+        if demo && !args.quiet {
+            warn(&format!("Rendering {}.", render::demo::describe()));
+        }
+    };
+    match render::render_with(&opts, &stop, &mut banner) {
         Ok(s) => {
             let video_s = s.frames as f64 / f64::from(s.fps);
             match &s.output {

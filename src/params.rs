@@ -53,7 +53,10 @@ pub use streamlines::StreamlineParams;
 /// - 8: vibrance ([`effects::VIBRANCE_ID`]); older states load with it off.
 /// - 9: the liquid's knobs ([`LiquidParams`]); older states load with no sway, no drag and
 ///   the tilt their heat lift direction gave the liquid.
-pub const STATE_VERSION: u32 = 9;
+/// - 10: a drawn obstacle mask keeps its shape on a grid of another aspect (fitted, no longer
+///   stretched); older states' drawings are redrawn at the project's own grid as they showed
+///   there ([`obstacles::migrate_to_v10`]).
+pub const STATE_VERSION: u32 = 10;
 
 /// Id of the note mapping parameter (also written by [`migrate_state`]).
 pub const MAPPING_MODE_ID: &str = "mapping";
@@ -807,11 +810,18 @@ impl DyeflowParams {
 ///
 /// A state from a *newer* Dyeflow is loaded as far as it is understood, with a warning.
 pub fn migrate_state(state: &mut PluginState) {
-    let version = state
-        .fields
-        .get(STATE_VERSION_KEY)
-        .and_then(|v| serde_json::from_str::<u32>(v).ok())
-        .unwrap_or(1);
+    let version = match state_version(state) {
+        Ok(version) => version,
+        Err(text) => {
+            // A project cannot be refused: it loads as the first layout, as far as it reads.
+            // (Presets refuse such a version: `preset::apply`.)
+            nice_warn!(
+                "This project's state version {text} is not a version; loading it as the first \
+                 layout"
+            );
+            1
+        }
+    };
     if version > STATE_VERSION {
         nice_warn!(
             "This project was saved by a newer Dyeflow (state version {version}, this one reads \
@@ -888,6 +898,12 @@ pub fn migrate_state(state: &mut PluginState) {
         liquid::migrate_to_v9(state);
     }
 
+    // 9 -> 10: drawn masks keep their shape; an old project's drawing is redrawn as it
+    // showed on the project's grid.
+    if version < 10 {
+        obstacles::migrate_to_v10(state);
+    }
+
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();
     let obstacles = parse_lenient::<ObstacleSettings>(state.fields.get(OBSTACLES_KEY)).sanitized();
     state.fields.insert(
@@ -913,6 +929,21 @@ pub fn migrate_state(state: &mut PluginState) {
     state
         .fields
         .insert(STATE_VERSION_KEY.to_owned(), STATE_VERSION.to_string());
+}
+
+/// A state's layout version: 1 when it names none (a state from before versioning), else the
+/// whole number from 1 it names (as JSON text, `"9"`, or a JSON string of one, `"\"9\""`);
+/// anything else (`"-1e99"`, `"9.5"`, `"0"`) is no version: `Err` with its text as written
+/// (cut short).
+pub fn state_version(state: &PluginState) -> Result<u32, String> {
+    let Some(text) = state.fields.get(STATE_VERSION_KEY) else {
+        return Ok(1);
+    };
+    let number = serde_json::from_str::<String>(text).unwrap_or_else(|_| text.clone());
+    match number.trim().parse::<u32>() {
+        Ok(version) if version >= 1 => Ok(version),
+        _ => Err(text.chars().take(40).collect()),
+    }
 }
 
 /// Parse a persisted JSON object, keeping every field that parses and defaulting the rest.

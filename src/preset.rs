@@ -18,7 +18,8 @@
 use crate::fluid::{ColorMode, LiquidStyle, ObstacleStyle, StreamlineMode, ToneMode};
 use crate::mapping::MappingMode;
 use crate::params::{
-    DyeflowParams, OBSTACLES_KEY, ObstacleSettings, SETTINGS_KEY, Settings, migrate_state,
+    DyeflowParams, OBSTACLES_KEY, ObstacleSettings, SETTINGS_KEY, STATE_VERSION, Settings,
+    migrate_state, state_version,
 };
 use crate::sim::obstacles::{Layout, Mask};
 use nice_plug::params::internals::ParamPtr;
@@ -31,6 +32,77 @@ pub use factory::{FACTORY_PRESETS, FactoryPreset};
 /// Largest preset file read (a real one is a few kilobytes).
 pub const MAX_PRESET_BYTES: u64 = 1 << 20;
 
+/// A file the user named is not a regular file: a FIFO, a device or a socket (the payload of
+/// the [`std::io::ErrorKind::InvalidInput`] error [`open_regular`] gives).
+#[derive(Debug, thiserror::Error)]
+#[error("is not a regular file (a FIFO, a device or a socket); Dyeflow reads only files")]
+pub struct NotARegularFile;
+
+/// Open a file the user named (a preset, a capture, a render's inputs) for reading, refusing
+/// anything but a regular file before a byte is read. The open itself never waits: a FIFO
+/// would block it until someone writes to the other end, so it is opened non-blocking and
+/// refused by what the open file is (no check-then-open race); a directory is an
+/// [`std::io::ErrorKind::IsADirectory`] error, anything else not a file an
+/// [`std::io::ErrorKind::InvalidInput`] one carrying [`NotARegularFile`].
+pub fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::io::{Error, ErrorKind};
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if meta.is_dir() {
+        return Err(Error::new(
+            ErrorKind::IsADirectory,
+            "is a directory, not a file",
+        ));
+    }
+    if !meta.is_file() {
+        return Err(Error::new(ErrorKind::InvalidInput, NotARegularFile));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsRawFd;
+        // Reads of a regular file ignore the flag; it is cleared all the same, so the file
+        // behaves as one opened plainly.
+        // SAFETY: `file` owns this descriptor for the whole call; F_GETFL and F_SETFL only
+        // read and set its status flags.
+        unsafe {
+            let fd = file.as_raw_fd();
+            let flags = libc::fcntl(fd, libc::F_GETFL);
+            if flags >= 0 {
+                libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK);
+            }
+        }
+    }
+    Ok(file)
+}
+
+/// Read a preset file (see [`open_regular`]) of at most [`MAX_PRESET_BYTES`].
+pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let too_large = || {
+        std::io::Error::new(
+            std::io::ErrorKind::FileTooLarge,
+            format!("file too large (at most {} MiB)", MAX_PRESET_BYTES >> 20),
+        )
+    };
+    if file.metadata()?.len() > MAX_PRESET_BYTES {
+        return Err(too_large());
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_PRESET_BYTES + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > MAX_PRESET_BYTES {
+        return Err(too_large());
+    }
+    Ok(bytes)
+}
+
 /// What loading a preset found worth telling the user.
 #[derive(Debug, Default, PartialEq)]
 pub struct PresetReport {
@@ -40,6 +112,21 @@ pub struct PresetReport {
     pub settings: bool,
     /// Whether the preset carries obstacles, which [`apply`] then set.
     pub obstacles: bool,
+    /// The state version of a preset made by a newer Dyeflow (it loads as far as this one
+    /// understands it).
+    pub newer: Option<u32>,
+}
+
+impl PresetReport {
+    /// The note a preset made by a newer Dyeflow deserves, if it is one.
+    pub fn version_note(&self) -> Option<String> {
+        self.newer.map(|version| {
+            format!(
+                "made by a newer Dyeflow: its state version is {version}, this one reads up to \
+                 {STATE_VERSION}; loaded what this one understands"
+            )
+        })
+    }
 }
 
 /// Why a preset cannot be used. Its text is a phrase, for "FILE: <phrase>" or the editor.
@@ -48,6 +135,12 @@ pub enum PresetError {
     /// Not JSON, or not a JSON object with `params`.
     #[error("not a Dyeflow preset ({0})")]
     NotAPreset(String),
+    /// A `state-version` that is not a whole number from 1.
+    #[error(
+        "its \"state-version\" is {0}, which is not a state version (a whole number from 1); \
+         Dyeflow cannot tell how to read it"
+    )]
+    BadStateVersion(String),
     /// `fields.settings` is not a JSON object.
     #[error("its \"settings\" are not a JSON object ({0})")]
     SettingsNotAnObject(String),
@@ -89,22 +182,37 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let (mut state, texts) = parse(bytes)?;
     let mut report = PresetReport::default();
+    // A preset that says which layout it has must say it readably (a project the plugin
+    // loads cannot be refused; `migrate_state` reads such a one as the first layout).
+    let version = state_version(&state).map_err(PresetError::BadStateVersion)?;
+    report.newer = (version > STATE_VERSION).then_some(version);
     // Settings are checked as strictly as parameters: a value out of range is refused (the
     // plugin's own state loading snaps them instead, so a damaged project still opens).
     if let Some(json) = state.fields.get(SETTINGS_KEY) {
         report.unknown.extend(check_settings(json)?);
         report.settings = true;
     }
-    let obstacles = match state.fields.get(OBSTACLES_KEY) {
-        Some(json) => {
-            let (obstacles, unknown) = check_obstacles(json)?;
-            report.unknown.extend(unknown);
-            report.obstacles = true;
-            Some(obstacles)
-        }
-        None => None,
-    };
+    let mut obstacles = None;
+    if let Some(json) = state.fields.get(OBSTACLES_KEY) {
+        let (checked, unknown) = check_obstacles(json)?;
+        report.unknown.extend(unknown);
+        report.obstacles = true;
+        // Written back as the plugin writes it (a layout named in any case reads), so the
+        // migration below sees what was checked.
+        let canonical = serde_json::to_string(&checked).expect("plain struct serialises");
+        state.fields.insert(OBSTACLES_KEY.to_owned(), canonical);
+        obstacles = Some(checked);
+    }
     migrate_state(&mut state);
+    // As migrated: an older preset's drawing is redrawn as it showed (state version 10).
+    if let Some(o) = &mut obstacles
+        && let Some(migrated) = state
+            .fields
+            .get(OBSTACLES_KEY)
+            .and_then(|json| serde_json::from_str::<ObstacleSettings>(json).ok())
+    {
+        *o = migrated;
+    }
     let map: std::collections::HashMap<String, ParamPtr> = params
         .param_map()
         .into_iter()
@@ -218,6 +326,13 @@ pub fn to_json(params: &DyeflowParams) -> String {
     fields.insert(
         OBSTACLES_KEY.to_owned(),
         serde_json::to_string(&params.obstacles.get().0).unwrap_or_default(),
+    );
+    // The layout it is written in, as a project is: read back, no migration of an older
+    // layout applies to it (without it, it read as version 1, and a drawing of another shape
+    // than its grid was redrawn stretched).
+    fields.insert(
+        crate::params::STATE_VERSION_KEY.to_owned(),
+        STATE_VERSION.to_string(),
     );
     let state = PluginState {
         version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -417,6 +532,17 @@ fn normalized(id: &str, ptr: ParamPtr, value: &ParamValue, text: &str) -> Result
         _ => return Err(PresetError::WrongType { id: id.to_owned() }),
     };
     if !plain.is_finite() {
+        // A number JSON holds but an f32 does not (1e308) is finite, only out of range.
+        if text.parse::<f64>().is_ok_and(f64::is_finite) {
+            // SAFETY: as below: previews only read the parameter's range.
+            let (lo, hi) = unsafe { (ptr.preview_plain(0.0), ptr.preview_plain(1.0)) };
+            return Err(PresetError::OutOfRange {
+                id: id.to_owned(),
+                text: text.to_owned(),
+                lo,
+                hi,
+            });
+        }
         return Err(PresetError::NotFinite {
             id: id.to_owned(),
             text: text.to_owned(),
@@ -565,6 +691,15 @@ mod tests {
                 br#"{"params":{"p_iters":1000000000000}}"#,
                 "'p_iters' is 1000000000000, outside its range 2 to 200",
             ),
+            // Finite, only too large for a parameter's f32: out of range, not "not finite".
+            (
+                br#"{"params":{"visc":1e308}}"#,
+                "'visc' is 1e+308, outside its range 0 to 10000",
+            ),
+            (
+                br#"{"params":{"visc":{"f32":-1e308}}}"#,
+                "'visc' is -1e+308, outside its range 0 to 10000",
+            ),
             (
                 br#"{"params":{},"fields":{"settings":{"sim_resolution":99999}}}"#,
                 "settings field 'sim_resolution' is 99999; use one of 128, 256, 512, 1024, 2048",
@@ -658,6 +793,129 @@ mod tests {
             assert!(err.contains(needle), "{err}");
             assert_eq!(c.obstacles.get().0.layout, Layout::Maze, "changed by {err}");
         }
+    }
+
+    /// A saved preset says which layout it is written in, so its drawing (here of another
+    /// shape than its grid) reads back as saved, not migrated as an old one.
+    #[test]
+    fn a_saved_preset_is_stamped_and_keeps_its_drawing() {
+        let a = DyeflowParams::default();
+        let mut square = Mask::empty(64, 64);
+        square.paint_disc([0.5, 0.5], 0.3, true);
+        a.obstacles.set(ObstacleSettings {
+            layout: Layout::None,
+            mask: square.encode(),
+        });
+        let json = to_json(&a);
+        assert!(
+            json.contains(&format!(r#""state-version": "{STATE_VERSION}""#)),
+            "{json}"
+        );
+        let b = DyeflowParams::default();
+        let report = apply(json.as_bytes(), &b).unwrap();
+        assert_eq!(report.newer, None);
+        assert_eq!(b.obstacles.get().0.mask, square.encode());
+    }
+
+    /// A state version that is no whole number from 1 is refused, saying what it is; a newer
+    /// one than this Dyeflow knows loads with a note; none, or a known one, without.
+    #[test]
+    fn state_versions_are_read_or_refused_and_newer_ones_noted() {
+        let preset = |version: &str| {
+            format!(r#"{{"params": {{"visc": 12.0}}, "fields": {{"state-version": {version}}}}}"#)
+        };
+        let p = DyeflowParams::default();
+        for bad in ["\"-1e99\"", "\"9.5\"", "\"0\"", "\"nine\"", "-3", "[9]"] {
+            let e = apply(preset(bad).as_bytes(), &p).unwrap_err().to_string();
+            let shown = bad.trim_matches('"');
+            assert!(
+                e.contains(&format!("\"state-version\" is {shown}"))
+                    && e.contains("not a state version"),
+                "{bad}: {e}"
+            );
+        }
+        assert_eq!(
+            p.viscosity.value(),
+            DyeflowParams::default().viscosity.value()
+        );
+        let report = apply(preset("\"999\"").as_bytes(), &p).unwrap();
+        assert_eq!(report.newer, Some(999));
+        let note = report.version_note().unwrap();
+        assert!(
+            note.starts_with("made by a newer Dyeflow: its state version is 999"),
+            "{note}"
+        );
+        assert!(
+            (p.viscosity.value() - 12.0).abs() < 1e-3,
+            "loaded all the same"
+        );
+        for fine in ["\"1\"", "7", &format!("\"{STATE_VERSION}\"")] {
+            let report = apply(preset(fine).as_bytes(), &p).unwrap();
+            assert_eq!(report.version_note(), None, "{fine}");
+        }
+        let report = apply(br#"{"params": {}}"#, &p).unwrap();
+        assert_eq!(report.newer, None);
+    }
+
+    /// A preset from before state version 10 with a drawing of another shape than its grid
+    /// gets it redrawn as it showed (stretched over the preset's grid); a current one keeps it
+    /// (fitted wherever it shows).
+    #[test]
+    fn an_older_presets_drawing_looks_as_it_did() {
+        let mut square = Mask::empty(64, 64);
+        square.paint_disc([0.5, 0.5], 0.3, true);
+        let preset = |version: &str| {
+            serde_json::json!({
+                "params": {},
+                "fields": {
+                    "state-version": version,
+                    "obstacles": {"layout": "Disc", "mask": square.encode()},
+                }
+            })
+            .to_string()
+        };
+        let p = DyeflowParams::default();
+        apply(preset("9").as_bytes(), &p).unwrap();
+        let (w, h) = Settings::default().sim_grid();
+        let got = p.obstacles.get().0;
+        assert_eq!(got.layout, Layout::Disc);
+        assert_eq!(Mask::decode(&got.mask).unwrap(), square.stretched(w, h));
+        apply(preset(&STATE_VERSION.to_string()).as_bytes(), &p).unwrap();
+        assert_eq!(p.obstacles.get().0.mask, square.encode());
+    }
+
+    /// A FIFO is refused without waiting for a writer (its plain open would block), and so is
+    /// a directory; a regular file opens.
+    #[cfg(unix)]
+    #[test]
+    fn only_regular_files_open() {
+        use std::os::unix::ffi::OsStrExt;
+        let dir = std::env::temp_dir().join(format!("dyeflow-open-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let fifo = dir.join("pipe.json");
+        let _ = std::fs::remove_file(&fifo);
+        let c = std::ffi::CString::new(fifo.as_os_str().as_bytes()).unwrap();
+        // SAFETY: a valid, NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let (tx, rx) = std::sync::mpsc::channel();
+        let path = fifo.clone();
+        std::thread::spawn(move || {
+            let _ = tx.send(read_file(&path).map_err(|e| (e.kind(), e.to_string())));
+        });
+        let answer = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("opening a FIFO blocked");
+        let (kind, text) = answer.expect_err("a FIFO is not a preset");
+        assert_eq!(kind, std::io::ErrorKind::InvalidInput);
+        assert!(text.contains("not a regular file"), "{text}");
+        assert_eq!(
+            open_regular(&dir).map(drop).unwrap_err().kind(),
+            std::io::ErrorKind::IsADirectory
+        );
+        let file = dir.join("p.json");
+        std::fs::write(&file, b"{}").unwrap();
+        assert_eq!(read_file(&file).unwrap(), b"{}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

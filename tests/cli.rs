@@ -17,6 +17,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The file that marks a directory as a render's (what the render wrote there).
+const MARKER: &str = ".dyeflow-render.json";
+
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR"))
@@ -93,7 +96,7 @@ fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
 fn no_temporaries(dir: &Path) {
     let left: Vec<String> = names(dir)
         .into_iter()
-        .filter(|n| n.ends_with(".part") || n.starts_with(".dyeflow"))
+        .filter(|n| n.ends_with(".part") || n.starts_with(".dyeflow") && n != MARKER)
         .collect();
     assert!(left.is_empty(), "temporary files left in {dir:?}: {left:?}");
 }
@@ -227,7 +230,7 @@ fn the_demo_never_overwrites_a_users_audio_wav() {
     }
     assert_eq!(
         names(Path::new(&fresh)),
-        ["audio.wav", "frame_000001.png", "frame_000002.png"]
+        [MARKER, "audio.wav", "frame_000001.png", "frame_000002.png"]
     );
     // `--out .` is a directory like any other.
     let (code, _, err) = dyeflow()
@@ -300,7 +303,10 @@ fn a_stopped_rerender_keeps_the_previous_output() {
     let out_s = frames.to_string_lossy().into_owned();
     let (code, _, err) = run(&small_demo(&out_s, &["--midi", &mid, "--seconds", "0.2"]));
     assert_eq!(code, 0, "{err}");
-    assert_eq!(names(&frames), ["frame_000001.png", "frame_000002.png"]);
+    assert_eq!(
+        names(&frames),
+        [MARKER, "frame_000001.png", "frame_000002.png"]
+    );
 }
 
 /// A video with audio shorter than the render (the usual case: MIDI plus a 2 s tail) has the
@@ -475,7 +481,8 @@ fn a_closed_stdout_is_not_a_panic() {
         .unwrap();
     assert_eq!(status.code(), Some(0), "{err}");
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(names(&out).len(), 4, "{:?}", names(&out));
+    // Three frames, the demo's audio and the render's marker.
+    assert_eq!(names(&out).len(), 5, "{:?}", names(&out));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -656,7 +663,8 @@ fn a_long_wav_is_streamed() {
     eprintln!("peak RSS {:.1} MB", rss as f64 / 1e6);
     assert_eq!(code, 0, "{err}");
     assert!(rss < 100_000_000, "peak RSS {rss} bytes");
-    assert_eq!(names(&out).len(), 10);
+    // Ten frames and the render's marker.
+    assert_eq!(names(&out).len(), 11);
 }
 
 /// A MIDI file whose last event is past 4 hours is refused (without --seconds), not turned

@@ -561,15 +561,17 @@ fn obstacles_show_in_the_render() {
         ..small(&dir, 10, 0.3)
     };
     render::render(&opts, &AtomicBool::new(false)).unwrap();
-    let f = frame(&dir, 2);
-    for k in 1..=5 {
-        assert_eq!(
-            colour_at(&f, [aspect * k as f32 / 6.0, 0.5]),
-            FILL,
-            "pillar {k}"
-        );
+    // From the first frame on (before any step).
+    for f in [frame(&dir, 0), frame(&dir, 2)] {
+        for k in 1..=5 {
+            assert_eq!(
+                colour_at(&f, [aspect * k as f32 / 6.0, 0.5]),
+                FILL,
+                "pillar {k}"
+            );
+        }
+        assert_ne!(colour_at(&f, [aspect / 12.0, 0.5]), FILL);
     }
-    assert_ne!(colour_at(&f, [aspect / 12.0, 0.5]), FILL);
 
     // A PNG: a white bar across the top third of a black image, any size.
     let (w, h) = (64u32, 30u32);
@@ -596,10 +598,11 @@ fn obstacles_show_in_the_render() {
         ..small(&dir, 10, 0.3)
     };
     render::render(&opts, &AtomicBool::new(false)).unwrap();
-    let f = frame(&dir, 2);
-    assert_eq!(colour_at(&f, [aspect / 2.0, 0.85]), FILL, "the bar");
-    assert_ne!(colour_at(&f, [aspect / 2.0, 0.4]), FILL, "below the bar");
-    assert_ne!(colour_at(&f, [0.05, 0.85]), FILL, "left of the bar");
+    for f in [frame(&dir, 0), frame(&dir, 2)] {
+        assert_eq!(colour_at(&f, [aspect / 2.0, 0.85]), FILL, "the bar");
+        assert_ne!(colour_at(&f, [aspect / 2.0, 0.4]), FILL, "below the bar");
+        assert_ne!(colour_at(&f, [0.05, 0.85]), FILL, "left of the bar");
+    }
 
     // Notes on channel 1 as the pillar channel: middle C stands a pillar from 0.5 s to
     // 1.5 s, in the middle of the canvas (the pillar range is C2 to C6).
@@ -623,6 +626,79 @@ fn obstacles_show_in_the_render() {
         "while it is held"
     );
     assert_ne!(colour_at(&frame(&dir, 18), centre), FILL, "after it");
+}
+
+/// The bounding box of the pixels of `colour` in an image: (width, height) in pixels.
+fn extent_of(image: &Image, colour: [u8; 3]) -> (u32, u32) {
+    let (mut x0, mut y0, mut x1, mut y1) = (u32::MAX, u32::MAX, 0, 0);
+    for y in 0..image.height {
+        for x in 0..image.width {
+            let i = ((y * image.width + x) * 4) as usize;
+            if image.rgba[i..i + 3] == colour {
+                (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x), y1.max(y));
+            }
+        }
+    }
+    assert!(x1 >= x0, "no pixel of {colour:?}");
+    (x1 + 1 - x0, y1 + 1 - y0)
+}
+
+/// A circle stays a circle: in a square PNG given to `--obstacles`, and drawn in a preset's
+/// saved mask, at 320x180 and at 180x320 (they used to be stretched to the frame: a 130x73
+/// ellipse at 320x180).
+#[test]
+fn obstacle_images_and_saved_masks_keep_their_shape() {
+    use dyeflow::fluid::OBSTACLE_FILL_RGB8 as FILL;
+    let dir = scratch("obstacle-shapes");
+    let side = 64u32;
+    let disc = |x: u32, y: u32| (x as f32 + 0.5 - 32.0).hypot(y as f32 + 0.5 - 32.0) <= 24.0;
+    let grey: Vec<u8> = (0..side * side)
+        .map(|k| if disc(k % side, k / side) { 255 } else { 0 })
+        .collect();
+    let png_path = dir.join("circle.png");
+    {
+        let mut bytes = Vec::new();
+        let mut e = png::Encoder::new(&mut bytes, side, side);
+        e.set_color(png::ColorType::Grayscale);
+        e.set_depth(png::BitDepth::Eight);
+        let mut writer = e.write_header().unwrap();
+        writer.write_image_data(&grey).unwrap();
+        writer.finish().unwrap();
+        std::fs::write(&png_path, bytes).unwrap();
+    }
+    let mut drawn = dyeflow::sim::obstacles::Mask::empty(64, 64);
+    drawn.paint_disc([0.5, 0.5], 24.0 / 64.0, true);
+    let preset = dir.join("circle.json");
+    std::fs::write(
+        &preset,
+        serde_json::json!({
+            "params": {},
+            "fields": {
+                "state-version": dyeflow::params::STATE_VERSION.to_string(),
+                "obstacles": {"layout": "none", "mask": drawn.encode()},
+            }
+        })
+        .to_string(),
+    )
+    .unwrap();
+    for (width, height) in [(320, 180), (180, 320)] {
+        for (obstacles, preset) in [(Some(png_path.clone()), None), (None, Some(preset.clone()))] {
+            let opts = RenderOptions {
+                width,
+                height,
+                obstacles,
+                preset,
+                ..small(&dir, 10, 0.1)
+            };
+            render::render(&opts, &AtomicBool::new(false)).unwrap();
+            let (w, h) = extent_of(&frame(&dir, 0), FILL);
+            let across = width.min(height) * 48 / 64;
+            assert!(
+                w.abs_diff(h) <= 4 && w.abs_diff(across) <= 6,
+                "{width}x{height}: a {w}x{h} shape, not a circle {across} across"
+            );
+        }
+    }
 }
 
 /// `--streamlines alone` draws the flow's lines on black, in the speed ramp's colours, with

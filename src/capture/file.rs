@@ -16,6 +16,7 @@ use crate::bridge::events::{SimEvent, TimedEvent};
 use serde::{Deserialize, Serialize};
 use std::io::{BufRead, Read, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The format's name, first in every header.
 pub const FORMAT_NAME: &str = "dyeflow-capture";
@@ -85,7 +86,12 @@ pub enum CaptureError {
     #[error(
         "it is a capture of format version {0}; this Dyeflow reads version {FORMAT_VERSION}: update Dyeflow"
     )]
-    Newer(u32),
+    Newer(u64),
+    #[error(
+        "it is a Dyeflow capture of an unreadable format version ({0}); this Dyeflow reads \
+         version {FORMAT_VERSION}"
+    )]
+    UnreadableVersion(String),
     #[error(
         "it is larger than a capture can be ({size} bytes, at most {MAX_CAPTURE_BYTES} and its header)"
     )]
@@ -261,6 +267,317 @@ impl CaptureFile {
     }
 }
 
+/// The latest audio time a capture's header or record may name, seconds (31 years of the
+/// bridge's clock): beyond it a time has lost the precision of a sample (at 1e300 every record
+/// fell on the same one), so such a file is damaged, not a capture to render.
+pub const MAX_AUDIO_TIME_S: f64 = 1e9;
+
+/// How far out of time order a record may come in the file, in records. The writer puts the
+/// side records (the chroma thread's, the editor's and OSC's) among the audio thread's once
+/// those have passed their time, so a side record trails by at most what one look at the
+/// queues writes: the audio thread's queue ([`super::CAPTURE_QUEUE_RECORDS`]) and the side
+/// queues; twice the first leaves room. The replay keeps that many records (about 90 bytes
+/// each: 6 MiB) to put them in order.
+pub const REORDER_WINDOW_RECORDS: usize = 2 * super::CAPTURE_QUEUE_RECORDS;
+
+/// Lines read between looks at the stop flag while a capture is checked.
+const STOP_CHECK_LINES: u64 = 1024;
+
+/// A capture opened and checked by [`open`]: its header and end line, its length, and where
+/// its records are, which [`CaptureReader::records`] streams (in time order) without holding
+/// them.
+pub struct CaptureReader {
+    pub header: Header,
+    /// Records the audio thread dropped on a full queue while recording (and those left out
+    /// for values JSON cannot hold).
+    pub dropped: u64,
+    /// Whether the size limit cut the recording short.
+    pub limited: bool,
+    /// Audio time the capture stopped at, if it says.
+    pub stop_s: Option<f64>,
+    /// How many records it holds.
+    pub count: u64,
+    /// The latest record's time, if there is a record.
+    pub last_s: Option<f64>,
+    file: std::fs::File,
+    /// Where the first record's line starts, bytes.
+    records_at: u64,
+    /// The checksum of the header line.
+    header_crc: crc32fast::Hasher,
+    /// Whether the records are in time order in the file (as the writer writes nearly all):
+    /// they are then given out as they are; else through the reorder window.
+    in_order: bool,
+}
+
+impl CaptureReader {
+    /// Seconds from the start to the stop (or to the last record, if it does not say).
+    pub fn duration_s(&self) -> f64 {
+        let last = self.last_s.unwrap_or(self.header.start_s);
+        let end = self.stop_s.map_or(last, |s| s.max(last));
+        (end - self.header.start_s).max(0.0)
+    }
+
+    /// The records from the first, in time order (records of one time in the file's order,
+    /// as a stable sort puts them), read and checked as they are given out: the checks of
+    /// [`open`] again, so a file changed since is an error, not a different render. One
+    /// stream at a time (they share the file's position).
+    pub fn records(&self) -> Result<Records, CaptureError> {
+        use std::io::{Seek, SeekFrom};
+        let mut file = self.file.try_clone()?;
+        file.seek(SeekFrom::Start(self.records_at))?;
+        Ok(Records {
+            lines: Lines {
+                reader: std::io::BufReader::new(file),
+                buf: Vec::new(),
+                number: 1,
+                crc: self.header_crc.clone(),
+                params: self.header.params.len(),
+                read: 0,
+                end: None,
+            },
+            window: (!self.in_order).then(std::collections::BinaryHeap::new),
+            last_out: None,
+            done: false,
+        })
+    }
+}
+
+/// A capture's lines after the header: each record checked, then the end line.
+struct Lines {
+    reader: std::io::BufReader<std::fs::File>,
+    buf: Vec<u8>,
+    /// The number of the last line read (the header is line 1).
+    number: u64,
+    crc: crc32fast::Hasher,
+    /// How many parameters the header names.
+    params: usize,
+    /// Records read.
+    read: u64,
+    /// The end line, once read and checked.
+    end: Option<End>,
+}
+
+/// What a capture's end line says.
+#[derive(Clone, Copy, Debug)]
+struct End {
+    dropped: u64,
+    limited: bool,
+    stop_s: Option<f64>,
+}
+
+impl Lines {
+    /// The next record, or `None` after the end line (checked: the count, the checksum,
+    /// nothing after it).
+    fn next_record(&mut self) -> Result<Option<Record>, CaptureError> {
+        if self.end.is_some() {
+            return Ok(None);
+        }
+        if !next_line(&mut self.reader, &mut self.buf, &mut self.number)? {
+            return Err(CaptureError::Truncated);
+        }
+        let line = self.number;
+        if self.buf.last() != Some(&b'\n') {
+            return Err(CaptureError::Truncated);
+        }
+        let damaged = |why: String| CaptureError::Damaged { line, why };
+        let parsed: Line = serde_json::from_slice(&self.buf).map_err(|e| damaged(e.to_string()))?;
+        let record = match parsed {
+            Line::End {
+                records: count,
+                dropped,
+                limited,
+                stop,
+                crc32,
+            } => {
+                if count != self.read {
+                    return Err(damaged(format!(
+                        "its end line counts {count} records, but it holds {}",
+                        self.read
+                    )));
+                }
+                if crc32 != self.crc.clone().finalize() {
+                    return Err(damaged("its checksum does not match".into()));
+                }
+                if next_line(&mut self.reader, &mut self.buf, &mut self.number)?
+                    && self.buf.iter().any(|b| !b.is_ascii_whitespace())
+                {
+                    return Err(CaptureError::Damaged {
+                        line: self.number,
+                        why: "something follows its end line".into(),
+                    });
+                }
+                self.end = Some(End {
+                    dropped,
+                    limited,
+                    stop_s: stop.filter(|s| s.is_finite()),
+                });
+                return Ok(None);
+            }
+            Line::Event { t, e } => Record::Event(TimedEvent {
+                time_s: t,
+                event: e,
+            }),
+            Line::Param { t, i, v } => {
+                if usize::from(i) >= self.params || !v.is_finite() {
+                    return Err(damaged(format!(
+                        "parameter {i} = {v} is not a parameter's value"
+                    )));
+                }
+                Record::Param {
+                    time_s: t,
+                    index: i,
+                    value: v,
+                }
+            }
+            Line::Transport {
+                t,
+                samples,
+                beat,
+                tempo,
+                playing,
+            } => Record::Transport {
+                time_s: t,
+                samples,
+                beat: beat.unwrap_or(f64::NAN),
+                tempo_bpm: tempo.unwrap_or(f64::NAN),
+                playing,
+            },
+        };
+        let t = record.time_s();
+        if !t.is_finite() {
+            return Err(damaged("a record's time is not a number".into()));
+        }
+        if t.abs() > MAX_AUDIO_TIME_S {
+            return Err(damaged(format!(
+                "a record's time, {t:e} s, is past any audio time (at most {MAX_AUDIO_TIME_S:e} s)"
+            )));
+        }
+        self.crc.update(&self.buf);
+        self.read += 1;
+        Ok(Some(record))
+    }
+}
+
+/// A record's time as an ordered key (the stable sort's: by `total_cmp`).
+#[derive(Clone, Copy, Debug)]
+struct Key(f64);
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.total_cmp(&other.0).is_eq()
+    }
+}
+
+impl Eq for Key {}
+
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.0.total_cmp(&other.0)
+    }
+}
+
+/// A record waiting in the reorder window: by time, then by its place in the file.
+struct Pending {
+    key: (Key, u64),
+    record: Record,
+}
+
+impl PartialEq for Pending {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl Eq for Pending {}
+
+impl PartialOrd for Pending {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Pending {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key.cmp(&other.key)
+    }
+}
+
+/// The reorder window: the records read and not given out yet, the earliest first.
+type Window<T> = std::collections::BinaryHeap<std::cmp::Reverse<T>>;
+
+/// A capture's records in time order (see [`CaptureReader::records`]).
+pub struct Records {
+    lines: Lines,
+    /// `None` when the file is in order.
+    window: Option<Window<Pending>>,
+    /// The time of the last record given out from the window.
+    last_out: Option<Key>,
+    done: bool,
+}
+
+impl Records {
+    fn next_in_order(&mut self) -> Result<Option<Record>, CaptureError> {
+        let Some(window) = &mut self.window else {
+            return self.lines.next_record();
+        };
+        while window.len() <= REORDER_WINDOW_RECORDS {
+            let seq = self.lines.read;
+            let Some(record) = self.lines.next_record()? else {
+                break;
+            };
+            let key = Key(record.time_s());
+            if self.last_out.is_some_and(|last| key < last) {
+                return Err(out_of_order(self.lines.number));
+            }
+            window.push(std::cmp::Reverse(Pending {
+                key: (key, seq),
+                record,
+            }));
+        }
+        Ok(window.pop().map(|std::cmp::Reverse(p)| {
+            self.last_out = Some(p.key.0);
+            p.record
+        }))
+    }
+}
+
+fn out_of_order(line: u64) -> CaptureError {
+    CaptureError::Damaged {
+        line,
+        why: format!(
+            "a record is further out of time order than the {REORDER_WINDOW_RECORDS} records the \
+             writer may leave it"
+        ),
+    }
+}
+
+impl Iterator for Records {
+    type Item = Result<Record, CaptureError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.next_in_order() {
+            Ok(Some(record)) => Some(Ok(record)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
 /// Read line `number + 1` into `buf` (cleared first); `false` at the end of the file.
 fn next_line(
     reader: &mut impl BufRead,
@@ -281,147 +598,141 @@ fn next_line(
     Ok(n > 0)
 }
 
-/// Read and check the capture at `path` (see the module's documentation).
-pub fn load(path: &Path) -> Result<Capture, CaptureError> {
-    let file = std::fs::File::open(path)?;
+/// Open the capture at `path` and check it all (the module's documentation says what), reading
+/// it once through without keeping its records: memory stays at a line, and the reorder
+/// window's keys (16 bytes a record, 1 MiB), whatever the file's size. `None` when `stop` was
+/// set meanwhile.
+pub fn open(path: &Path, stop: &AtomicBool) -> Result<Option<CaptureReader>, CaptureError> {
+    let file = crate::preset::open_regular(path)?;
     let size = file.metadata()?.len();
     if size > MAX_CAPTURE_BYTES + MAX_LINE_BYTES as u64 {
         return Err(CaptureError::TooLarge { size });
     }
-    let mut reader = std::io::BufReader::new(file);
+    let mut reader = std::io::BufReader::new(file.try_clone()?);
     let mut buf = Vec::new();
-    let mut crc = crc32fast::Hasher::new();
     let mut number = 0u64;
-    let mut next = |buf: &mut Vec<u8>, number: &mut u64| next_line(&mut reader, buf, number);
-    if !next(&mut buf, &mut number)? {
+    if !next_line(&mut reader, &mut buf, &mut number)? {
         return Err(CaptureError::NotACapture("it is empty".into()));
     }
-    let header: Header = match serde_json::from_slice(&buf) {
-        Ok(h) => h,
-        Err(_) => {
-            // A header of another version may not parse: say which when it names one.
-            #[derive(Deserialize)]
-            struct Named {
-                format: String,
-                version: u32,
-            }
-            return Err(match serde_json::from_slice::<Named>(&buf) {
-                Ok(n) if n.format == FORMAT_NAME && n.version > FORMAT_VERSION => {
-                    CaptureError::Newer(n.version)
-                }
-                _ => CaptureError::NotACapture("its first line is not a capture's header".into()),
-            });
-        }
+    let header = read_header(&buf)?;
+    let mut header_crc = crc32fast::Hasher::new();
+    header_crc.update(&buf);
+    let records_at = buf.len() as u64;
+    drop(reader);
+    let mut capture = CaptureReader {
+        header,
+        dropped: 0,
+        limited: false,
+        stop_s: None,
+        count: 0,
+        last_s: None,
+        file,
+        records_at,
+        header_crc,
+        in_order: true,
     };
-    if header.format != FORMAT_NAME {
-        return Err(CaptureError::NotACapture(format!(
-            "its header names the format {:?}",
-            header.format
-        )));
+    // Through once: every check, the length, whether the records are in order and, if not,
+    // whether the window puts them in order (with the keys alone).
+    let mut lines = capture.records()?.lines;
+    let mut window: Window<(Key, u64)> = Window::new();
+    let mut last_out: Option<Key> = None;
+    let mut beyond_window = false;
+    let mut previous: Option<f64> = None;
+    while let Some(record) = lines.next_record()? {
+        if lines.read % STOP_CHECK_LINES == 0 && stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+        let t = record.time_s();
+        // As the sort's check was: `<=`, under which 0.0 and -0.0 are in order.
+        capture.in_order &= previous.is_none_or(|p| p <= t);
+        previous = Some(t);
+        capture.last_s = Some(
+            capture
+                .last_s
+                .map_or(t, |l| if Key(t) >= Key(l) { t } else { l }),
+        );
+        beyond_window |= last_out.is_some_and(|last| Key(t) < last);
+        window.push(std::cmp::Reverse((Key(t), lines.read)));
+        if window.len() > REORDER_WINDOW_RECORDS {
+            last_out = window.pop().map(|std::cmp::Reverse((key, _))| key);
+        }
     }
-    if header.version > FORMAT_VERSION {
-        return Err(CaptureError::Newer(header.version));
+    if !capture.in_order && beyond_window {
+        return Err(out_of_order(lines.number));
     }
-    let damaged = |line: u64, why: String| CaptureError::Damaged { line, why };
+    let end = lines.end.expect("the end line ends the records");
+    capture.count = lines.read;
+    capture.dropped = end.dropped;
+    capture.limited = end.limited;
+    capture.stop_s = end.stop_s;
+    Ok(Some(capture))
+}
+
+/// Read a capture's header line (its first).
+fn read_header(line: &[u8]) -> Result<Header, CaptureError> {
+    // The format and version first, as plain JSON: a header of another version may not
+    // parse as this one's, and its version may not be a number this one holds.
+    let value: serde_json::Value = serde_json::from_slice(line).map_err(|_| {
+        CaptureError::NotACapture("its first line is not a capture's header".into())
+    })?;
+    match value.get("format").and_then(serde_json::Value::as_str) {
+        Some(FORMAT_NAME) => {}
+        Some(other) => {
+            return Err(CaptureError::NotACapture(format!(
+                "its header names the format {other:?}"
+            )));
+        }
+        None => {
+            return Err(CaptureError::NotACapture(
+                "its first line is not a capture's header".into(),
+            ));
+        }
+    }
+    let version = value.get("version");
+    match version.and_then(serde_json::Value::as_u64) {
+        Some(v) if v > u64::from(FORMAT_VERSION) => return Err(CaptureError::Newer(v)),
+        Some(v) if v >= 1 => {}
+        _ => {
+            let text = version.map_or_else(|| "none".to_owned(), |v| v.to_string());
+            return Err(CaptureError::UnreadableVersion(
+                text.chars().take(40).collect(),
+            ));
+        }
+    }
+    let header: Header = serde_json::from_value(value).map_err(|e| CaptureError::Damaged {
+        line: 1,
+        why: format!("its header does not read ({e})"),
+    })?;
+    let damaged = |why: String| CaptureError::Damaged { line: 1, why };
     if !(header.sample_rate.is_finite() && header.sample_rate > 0.0 && header.start_s.is_finite()) {
         return Err(damaged(
-            1,
             "its sample rate or start time is not a number".into(),
         ));
     }
+    if header.start_s.abs() > MAX_AUDIO_TIME_S {
+        return Err(damaged(format!(
+            "its start time, {:e} s, is past any audio time (at most {MAX_AUDIO_TIME_S:e} s)",
+            header.start_s
+        )));
+    }
     if header.params.len() > usize::from(u16::MAX) {
-        return Err(damaged(1, "it names too many parameters".into()));
+        return Err(damaged("it names too many parameters".into()));
     }
-    crc.update(&buf);
-    let mut records = Vec::new();
-    loop {
-        if !next(&mut buf, &mut number)? {
-            return Err(CaptureError::Truncated);
-        }
-        let line = number;
-        if buf.last() != Some(&b'\n') {
-            return Err(CaptureError::Truncated);
-        }
-        let parsed: Line =
-            serde_json::from_slice(&buf).map_err(|e| damaged(line, e.to_string()))?;
-        match parsed {
-            Line::End {
-                records: count,
-                dropped,
-                limited,
-                stop,
-                crc32,
-            } => {
-                if count != records.len() as u64 {
-                    return Err(damaged(
-                        line,
-                        format!(
-                            "its end line counts {count} records, but it holds {}",
-                            records.len()
-                        ),
-                    ));
-                }
-                if crc32 != crc.clone().finalize() {
-                    return Err(damaged(line, "its checksum does not match".into()));
-                }
-                if next(&mut buf, &mut number)? && buf.iter().any(|b| !b.is_ascii_whitespace()) {
-                    return Err(damaged(number, "something follows its end line".into()));
-                }
-                // Stable: records of one time keep their order. (Only the chroma thread's come
-                // out of order, a little.)
-                if !records.is_sorted_by(|a: &Record, b: &Record| a.time_s() <= b.time_s()) {
-                    records.sort_by(|a: &Record, b: &Record| a.time_s().total_cmp(&b.time_s()));
-                }
-                return Ok(Capture {
-                    header,
-                    records,
-                    dropped,
-                    limited,
-                    stop_s: stop.filter(|s| s.is_finite()),
-                });
-            }
-            other => {
-                crc.update(&buf);
-                let record = match other {
-                    Line::Event { t, e } => Record::Event(TimedEvent {
-                        time_s: t,
-                        event: e,
-                    }),
-                    Line::Param { t, i, v } => {
-                        if usize::from(i) >= header.params.len() || !v.is_finite() {
-                            return Err(damaged(
-                                line,
-                                format!("parameter {i} = {v} is not a parameter's value"),
-                            ));
-                        }
-                        Record::Param {
-                            time_s: t,
-                            index: i,
-                            value: v,
-                        }
-                    }
-                    Line::Transport {
-                        t,
-                        samples,
-                        beat,
-                        tempo,
-                        playing,
-                    } => Record::Transport {
-                        time_s: t,
-                        samples,
-                        beat: beat.unwrap_or(f64::NAN),
-                        tempo_bpm: tempo.unwrap_or(f64::NAN),
-                        playing,
-                    },
-                    Line::End { .. } => unreachable!("matched above"),
-                };
-                if !record.time_s().is_finite() {
-                    return Err(damaged(line, "a record's time is not a number".into()));
-                }
-                records.push(record);
-            }
-        }
-    }
+    Ok(header)
+}
+
+/// Read and check the capture at `path` into memory, every record: for tests and small tools
+/// (a render streams it through [`open`] instead).
+pub fn load(path: &Path) -> Result<Capture, CaptureError> {
+    let capture = open(path, &AtomicBool::new(false))?.expect("never stopped");
+    let records = capture.records()?.collect::<Result<Vec<_>, _>>()?;
+    Ok(Capture {
+        header: capture.header,
+        records,
+        dropped: capture.dropped,
+        limited: capture.limited,
+        stop_s: capture.stop_s,
+    })
 }
 
 #[cfg(test)]
@@ -578,6 +889,121 @@ mod tests {
         check(newer.as_bytes(), "version 9");
         let bad_param = text.replacen("\"i\":1", "\"i\":7", 1);
         check(bad_param.as_bytes(), "not a parameter's value");
+    }
+
+    /// A capture at `dir/name` of `records` as written, in that order.
+    fn write_all(dir: &Path, name: &str, records: &[Record]) -> PathBuf {
+        let path = dir.join(name);
+        let _ = std::fs::remove_file(&path);
+        let mut f = CaptureFile::create(&path, &header()).unwrap();
+        for r in records {
+            f.write(r).unwrap();
+        }
+        f.finish(0, f64::NAN).unwrap()
+    }
+
+    /// An onset at `time_s` whose strength tells records apart.
+    fn onset(time_s: f64, k: usize) -> Record {
+        Record::Event(TimedEvent {
+            time_s,
+            event: SimEvent::Onset { strength: k as f32 },
+        })
+    }
+
+    /// Records come out in the order a stable sort by time gives (the reader sorted them all
+    /// in memory before): side records trailing by up to the window, ties in the file's
+    /// order; a file in order comes out as it is.
+    #[test]
+    fn records_stream_in_the_order_a_stable_sort_gives() {
+        let dir = tempdir();
+        let w = REORDER_WINDOW_RECORDS;
+        let mut written = Vec::new();
+        for k in 0..w + 500 {
+            written.push(onset(1.5 + (k / 3) as f64 * 0.001, k));
+            // A late side record every 97, trailing by up to 400 records; one by the whole
+            // window.
+            if k % 97 == 0 && k >= 400 {
+                written.push(onset(1.5 + ((k - 400) / 3) as f64 * 0.001, w + k));
+            }
+        }
+        let late = written.len() - w;
+        written.push(written[late]);
+        let mut sorted = written.clone();
+        sorted.sort_by(|a, b| a.time_s().total_cmp(&b.time_s()));
+        let path = write_all(&dir, "unsorted.dyeflow-capture", &written);
+        let c = load(&path).unwrap();
+        assert_eq!(c.records.len(), sorted.len());
+        assert!(c.records == sorted, "not the stable sort's order");
+        let opened = open(&path, &AtomicBool::new(false)).unwrap().unwrap();
+        assert_eq!(opened.count, written.len() as u64);
+        assert!(!opened.in_order);
+        assert_eq!(opened.last_s, sorted.last().map(Record::time_s));
+        // In order (ties included): as written.
+        let path = write_all(&dir, "sorted.dyeflow-capture", &sorted);
+        let opened = open(&path, &AtomicBool::new(false)).unwrap().unwrap();
+        assert!(opened.in_order);
+        let streamed: Vec<Record> = opened.records().unwrap().map(Result::unwrap).collect();
+        assert!(streamed == sorted);
+    }
+
+    /// A record further out of order than the window is refused (as damaged) before anything
+    /// is replayed, not reordered wrongly.
+    #[test]
+    fn a_record_beyond_the_window_is_refused() {
+        let dir = tempdir();
+        let mut written: Vec<Record> = (0..REORDER_WINDOW_RECORDS + 2)
+            .map(|k| onset(2.0 + k as f64 * 0.001, k))
+            .collect();
+        written.push(onset(1.9, 0));
+        let path = write_all(&dir, "late.dyeflow-capture", &written);
+        let e = open(&path, &AtomicBool::new(false)).err().expect("refused");
+        assert!(e.to_string().contains("further out of time order"), "{e}");
+    }
+
+    /// A version that is newer or no version number, a start time or a record's time past
+    /// any audio time: each refused with what it is.
+    #[test]
+    fn odd_versions_and_times_say_what_they_are() {
+        let dir = tempdir();
+        let text = std::fs::read_to_string(written(&dir)).unwrap();
+        let bad = dir.join("odd");
+        let check = |data: &str, want: &str| {
+            std::fs::write(&bad, data).unwrap();
+            let e = load(&bad).expect_err(want).to_string();
+            assert!(e.contains(want), "{e:?} should say {want:?}");
+            e
+        };
+        let e = check(
+            &text.replacen("\"version\":1", "\"version\":1099511627776", 1),
+            "a capture of format version 1099511627776",
+        );
+        assert!(!e.contains("not a Dyeflow capture"), "{e}");
+        for version in ["\"x\"", "-1", "1.5", "0", "null"] {
+            check(
+                &text.replacen("\"version\":1", &format!("\"version\":{version}"), 1),
+                "unreadable format version",
+            );
+        }
+        check(
+            &text.replacen("\"start_s\":1.5", "\"start_s\":1e300", 1),
+            "its start time, 1e300 s, is past any audio time",
+        );
+        let far = write_all(&dir, "far.dyeflow-capture", &[onset(1e300, 1)]);
+        let e = load(&far).unwrap_err().to_string();
+        assert!(
+            e.contains("a record's time, 1e300 s, is past any audio time"),
+            "{e}"
+        );
+    }
+
+    /// Checking a capture hears the stop flag.
+    #[test]
+    fn opening_stops_when_told() {
+        let dir = tempdir();
+        let many: Vec<Record> = (0..5000).map(|k| onset(2.0 + k as f64, k)).collect();
+        let path = write_all(&dir, "many.dyeflow-capture", &many);
+        assert!(open(&path, &AtomicBool::new(true)).unwrap().is_none());
+        assert!(open(&path, &AtomicBool::new(false)).unwrap().is_some());
     }
 
     fn tempdir() -> PathBuf {

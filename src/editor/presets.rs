@@ -52,8 +52,13 @@ fn user_presets() -> Vec<PathBuf> {
 }
 
 /// Set every parameter to `bytes`'s preset through the host's gestures (bypass excepted);
-/// the number of parameters changed, or why the preset cannot be used (then nothing changes).
-pub fn load(bytes: &[u8], shared: &EditorShared, setter: &ParamSetter) -> Result<usize, String> {
+/// the number of parameters changed and a note worth showing (a preset made by a newer
+/// Dyeflow), or why the preset cannot be used (then nothing changes).
+pub fn load(
+    bytes: &[u8],
+    shared: &EditorShared,
+    setter: &ParamSetter,
+) -> Result<(usize, Option<String>), String> {
     let resolved = preset::resolve(bytes).map_err(|e| e.to_string())?;
     let params = &shared.params;
     let current: std::collections::HashMap<String, ParamPtr> = params
@@ -89,7 +94,16 @@ pub fn load(bytes: &[u8], shared: &EditorShared, setter: &ParamSetter) -> Result
     if let Some(obstacles) = resolved.obstacles {
         params.obstacles.set(obstacles);
     }
-    Ok(changed)
+    Ok((changed, resolved.report.version_note()))
+}
+
+/// The menu's line after loading the preset `name`.
+fn loaded(name: &str, result: Result<(usize, Option<String>), String>) -> String {
+    match result {
+        Ok((_, None)) => format!("Loaded {name}"),
+        Ok((_, Some(note))) => format!("Loaded {name}, {note}"),
+        Err(why) => format!("{name}: {why}"),
+    }
 }
 
 impl PresetMenu {
@@ -120,11 +134,9 @@ impl PresetMenu {
                         .on_hover_text(path.display().to_string())
                         .clicked()
                     {
-                        self.message = Some(match std::fs::read(&path) {
-                            Ok(bytes) => match load(&bytes, shared, setter) {
-                                Ok(_) => format!("Loaded {name}"),
-                                Err(why) => format!("{name}: {why}"),
-                            },
+                        // Not `fs::read`: a FIFO named like a preset would block the editor.
+                        self.message = Some(match preset::read_file(&path) {
+                            Ok(bytes) => loaded(&name, load(&bytes, shared, setter)),
                             Err(e) => format!("{name}: {e}"),
                         });
                         ui.close();
@@ -155,9 +167,9 @@ impl PresetMenu {
         shared: &EditorShared,
         setter: &ParamSetter,
     ) {
-        self.message = Some(match load(factory.json().as_bytes(), shared, setter) {
-            Ok(_) => format!("Loaded {}", factory.name),
-            Err(why) => format!("{}: {why}", factory.name),
-        });
+        self.message = Some(loaded(
+            factory.name,
+            load(factory.json().as_bytes(), shared, setter),
+        ));
     }
 }

@@ -90,6 +90,50 @@ fn current_states_keep_their_obstacles_and_damage_is_dropped() {
     assert_eq!(obstacles_of(&s), ObstacleSettings::default());
 }
 
+/// State version 10: a drawing on a grid of another shape is fitted, no longer stretched. An
+/// older project's drawing of another shape than its grid is redrawn there as it showed
+/// (stretched), so it looks as it did; one of its grid's shape, and every current one, is
+/// kept as saved.
+#[test]
+fn older_drawings_of_another_shape_are_redrawn_as_they_showed() {
+    let mut square = Mask::empty(64, 64);
+    square.paint_disc([0.5, 0.5], 0.3, true);
+    let json = |mask: &Mask| {
+        serde_json::to_string(&ObstacleSettings {
+            layout: Layout::None,
+            mask: mask.encode(),
+        })
+        .unwrap()
+    };
+    // The default settings: 16:9 at 256 rows.
+    let (w, h) = Settings::default().sim_grid();
+    for version in [None, Some(7), Some(9)] {
+        let mut s = state(version, Some(&json(&square)));
+        migrate_state(&mut s);
+        let migrated = Mask::decode(&obstacles_of(&s).mask).unwrap();
+        assert_eq!(migrated, square.stretched(w, h), "{version:?}");
+        // And it shows on the project's grid as the old version showed it.
+        assert_eq!(migrated.resampled(w, h), square.stretched(w, h));
+    }
+    // Its settings' grid: 1:1 at 128 rows, where the square drawing fits as it is.
+    let mut s = state(Some(9), Some(&json(&square)));
+    s.fields.insert(
+        SETTINGS_KEY.to_owned(),
+        r#"{"aspect":"1:1","sim_resolution":128}"#.to_owned(),
+    );
+    migrate_state(&mut s);
+    assert_eq!(obstacles_of(&s).mask, square.encode());
+    // Of the grid's shape at another resolution: kept.
+    let wide = Mask::layout(Layout::Ring, 910, 512);
+    let mut s = state(Some(9), Some(&json(&wide)));
+    migrate_state(&mut s);
+    assert_eq!(obstacles_of(&s).mask, wide.encode());
+    // A current state keeps its square drawing, fitted wherever it shows.
+    let mut s = state(Some(STATE_VERSION), Some(&json(&square)));
+    migrate_state(&mut s);
+    assert_eq!(obstacles_of(&s).mask, square.encode());
+}
+
 /// Through nice-plug's persisted fields, as a host saves and restores a project: the
 /// drawing comes back bit for bit, and the load moves the serial the engine watches.
 #[test]

@@ -70,6 +70,35 @@ impl ObstacleSettings {
     }
 }
 
+/// State version 10: a drawn mask on a grid of another aspect is fitted into it, keeping its
+/// shape; before, it was stretched to the grid. An older state's drawing is therefore redrawn
+/// at the project's own grid (its settings' [`super::Settings::sim_grid`], where the plugin
+/// showed it) as it showed there, stretched, so the project looks as it did; one of the grid's
+/// shape (the usual case: a drawing is written back at the grid it was drawn on) is unchanged.
+pub(super) fn migrate_to_v10(state: &mut nice_plug::plugin::PluginState) {
+    let Some(mut obstacles) = state
+        .fields
+        .get(OBSTACLES_KEY)
+        .and_then(|json| serde_json::from_str::<ObstacleSettings>(json).ok())
+    else {
+        return;
+    };
+    let Some(drawn) = obstacles.drawn() else {
+        return;
+    };
+    let settings =
+        super::parse_lenient::<super::Settings>(state.fields.get(super::SETTINGS_KEY)).sanitized();
+    let (w, h) = settings.sim_grid();
+    if drawn.fills(w, h) {
+        return;
+    }
+    obstacles.mask = drawn.stretched(w, h).encode();
+    state.fields.insert(
+        OBSTACLES_KEY.to_owned(),
+        serde_json::to_string(&obstacles).expect("plain struct serialises"),
+    );
+}
+
 /// The persisted obstacles and their change serial.
 #[derive(Debug, Default)]
 pub struct ObstacleField {

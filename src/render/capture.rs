@@ -10,20 +10,27 @@
 
 use super::RenderError;
 use crate::capture::Record;
-use crate::capture::file::Capture;
+use crate::capture::file::{CaptureError, CaptureReader, Records};
 use crate::engine::Driver;
 use crate::params::DyeflowParams;
 use crate::sim::Model;
 use nice_plug::prelude::{ParamPtr, Params};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// A capture, played step by step.
+/// Records replayed between looks at the stop flag where many may come at once (the start's
+/// parameters, those skipped before `--start`).
+const STOP_CHECK_RECORDS: u64 = 4096;
+
+/// A capture, played step by step, its records streamed from the file (see
+/// [`CaptureReader::records`]): memory does not grow with its length.
 pub struct CapturePlayer {
-    capture: Capture,
-    /// Each record's sample, counted from the capture's start.
-    samples: Vec<i64>,
-    next: usize,
+    capture: CaptureReader,
+    path: PathBuf,
+    /// The records not replayed yet.
+    records: Records,
+    /// The next record and its sample (counted from the capture's start), read ahead.
+    next: Option<(i64, Record)>,
     /// The capture's parameters by index: this Dyeflow's pointer, if it knows the id.
     params: Vec<Option<ParamPtr>>,
     rate: f64,
@@ -34,19 +41,28 @@ pub struct CapturePlayer {
 }
 
 impl CapturePlayer {
-    /// Load the capture at `path` and put its starting state into `params`; the player and
-    /// notes on what could not be used (parameter ids this Dyeflow does not know, a saved
-    /// state it cannot read).
-    pub fn load(path: &Path, params: &DyeflowParams) -> Result<(Self, Vec<String>), RenderError> {
-        let capture = crate::capture::file::load(path).map_err(|e| match e {
-            // "file not found", "permission denied", as for any input.
-            crate::capture::file::CaptureError::Io(e) => RenderError::input_io(path, e),
-            e => RenderError::input(path, e),
-        })?;
+    /// Open and check the capture at `path` (reading it through once) and put its starting
+    /// state into `params`; the player and notes on what could not be used (parameter ids
+    /// this Dyeflow does not know, a saved state it cannot read). `None` when `stop` was set
+    /// meanwhile.
+    pub fn load(
+        path: &Path,
+        params: &DyeflowParams,
+        stop: &AtomicBool,
+    ) -> Result<Option<(Self, Vec<String>)>, RenderError> {
+        let input = |e| capture_error(path, e);
+        let Some(capture) = crate::capture::file::open(path, stop).map_err(input)? else {
+            return Ok(None);
+        };
         let mut notes = Vec::new();
         let state = capture.header.state.to_string();
         let mut unknown = match crate::preset::apply(state.as_bytes(), params) {
-            Ok(report) => report.unknown,
+            Ok(report) => {
+                if let Some(note) = report.version_note() {
+                    notes.push(format!("{}: its saved state was {note}", path.display()));
+                }
+                report.unknown
+            }
             Err(e) => {
                 // The parameters recorded at the start still set every value.
                 notes.push(format!(
@@ -86,29 +102,51 @@ impl CapturePlayer {
                 unknown.join(", ")
             ));
         }
-        let rate = f64::from(capture.header.sample_rate);
-        let origin = capture.header.start_s;
-        let samples = capture
-            .records
-            .iter()
-            .map(|r| ((r.time_s() - origin) * rate).round().max(0.0) as i64)
-            .collect();
-        let player = Self {
+        let (origin, rate) = (
+            capture.header.start_s,
+            f64::from(capture.header.sample_rate),
+        );
+        // The values at the start hold from the first step on (and the driver starts from
+        // them): every parameter recorded at the first sample, among whatever else came then.
+        // Read through a stream of their own; the replay's starts again from the first.
+        let mut seen = 0u64;
+        for record in capture.records().map_err(input)? {
+            let record = record.map_err(input)?;
+            if sample_of(&record, origin, rate) != 0 {
+                break;
+            }
+            apply_param(&ptrs, &record);
+            seen += 1;
+            if seen.is_multiple_of(STOP_CHECK_RECORDS) && stop.load(Ordering::Relaxed) {
+                return Ok(None);
+            }
+        }
+        let mut player = Self {
+            records: capture.records().map_err(input)?,
             capture,
-            samples,
-            next: 0,
+            path: path.to_owned(),
+            next: None,
             params: ptrs,
             rate,
             first_sample: 0,
             step_s: 1.0 / 60.0,
             steps: 0,
         };
-        // The values at the start hold from the first step on (and the driver starts from
-        // them): every parameter recorded at the first sample, among whatever else came then.
-        for i in 0..player.samples.iter().take_while(|&&s| s == 0).count() {
-            player.apply_param(i);
-        }
-        Ok((player, notes))
+        player.pull()?;
+        Ok(Some((player, notes)))
+    }
+
+    /// Read the next record ahead.
+    fn pull(&mut self) -> Result<(), RenderError> {
+        self.next = match self.records.next() {
+            None => None,
+            Some(Ok(record)) => Some((
+                sample_of(&record, self.capture.header.start_s, self.rate),
+                record,
+            )),
+            Some(Err(e)) => return Err(capture_error(&self.path, e)),
+        };
+        Ok(())
     }
 
     /// Seconds from the capture's first sample to its end.
@@ -125,24 +163,33 @@ impl CapturePlayer {
     /// Step 0 starts at capture time `start_s`; each step is `step_s` seconds. The parameters
     /// recorded before `start_s` are applied now (call it before making the driver, so it
     /// starts from them); its events are skipped (a render from a later start simulates only
-    /// its pre-roll, as from music).
-    pub fn set_steps(&mut self, start_s: f64, step_s: f64) {
+    /// its pre-roll, as from music). `false` when `stop` was set meanwhile.
+    pub fn set_steps(
+        &mut self,
+        start_s: f64,
+        step_s: f64,
+        stop: &AtomicBool,
+    ) -> Result<bool, RenderError> {
         self.step_s = step_s;
         self.first_sample = (start_s * self.rate).round() as i64;
-        while self.next < self.samples.len() && self.samples[self.next] < self.first_sample {
-            self.apply_param(self.next);
-            self.next += 1;
+        let mut skipped = 0u64;
+        while let Some((sample, record)) = self.next {
+            if sample >= self.first_sample {
+                break;
+            }
+            self.apply_param(&record);
+            self.pull()?;
+            skipped += 1;
+            if skipped.is_multiple_of(STOP_CHECK_RECORDS) && stop.load(Ordering::Relaxed) {
+                return Ok(false);
+            }
         }
+        Ok(true)
     }
 
-    /// Set the parameter of record `i`, if it is one.
-    fn apply_param(&self, i: usize) {
-        if let Record::Param { index, value, .. } = self.capture.records[i]
-            && let Some(Some(ptr)) = self.params.get(usize::from(index))
-        {
-            // SAFETY: the pointers come from the render's parameters, which outlive it.
-            unsafe { crate::capture::set_plain(*ptr, value) };
-        }
+    /// Set the parameter `record` sets, if it is one.
+    fn apply_param(&self, record: &Record) {
+        apply_param(&self.params, record);
     }
 
     /// Run `steps` steps: each applies its records (parameters, then events, in time order)
@@ -162,24 +209,52 @@ impl CapturePlayer {
             // As the music's player: the step ends at this sample.
             let end_s = (self.steps + 1) as f64 * self.step_s;
             let end = self.first_sample + (end_s * self.rate).round() as i64;
-            while self.next < self.samples.len() && self.samples[self.next] < end {
-                match self.capture.records[self.next] {
+            while let Some((sample, record)) = self.next {
+                if sample >= end {
+                    break;
+                }
+                match record {
                     Record::Event(mut e) => {
-                        e.time_s = self.samples[self.next] as f64 / self.rate;
+                        e.time_s = sample as f64 / self.rate;
                         driver.event(model, &e);
                     }
-                    Record::Param { .. } => self.apply_param(self.next),
+                    Record::Param { .. } => self.apply_param(&record),
                     Record::Transport { .. }
                     | Record::Start { .. }
                     | Record::Watch { .. }
                     | Record::Bounce { .. }
                     | Record::Stop { .. } => {}
                 }
-                self.next += 1;
+                self.pull()?;
             }
             driver.step(model, params, self.step_s as f32);
             self.steps += 1;
         }
         Ok(true)
+    }
+}
+
+/// The sample (counted from the capture's start, `origin`) a record falls on, at `rate`.
+fn sample_of(record: &Record, origin: f64, rate: f64) -> i64 {
+    ((record.time_s() - origin) * rate).round().max(0.0) as i64
+}
+
+/// Set the parameter `record` sets, if it is one (`params`: this Dyeflow's pointer for each
+/// of the capture's parameters, if it knows the id).
+fn apply_param(params: &[Option<ParamPtr>], record: &Record) {
+    if let Record::Param { index, value, .. } = *record
+        && let Some(Some(ptr)) = params.get(usize::from(index))
+    {
+        // SAFETY: the pointers come from the render's parameters, which outlive it.
+        unsafe { crate::capture::set_plain(*ptr, value) };
+    }
+}
+
+/// A capture's problem as the render's error: "file not found", "permission denied" as for
+/// any input, else what is wrong with it.
+fn capture_error(path: &Path, e: CaptureError) -> RenderError {
+    match e {
+        CaptureError::Io(e) => RenderError::input_io(path, e),
+        e => RenderError::input(path, e),
     }
 }

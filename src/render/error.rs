@@ -27,6 +27,9 @@ pub enum InputProblem {
     /// The path is a directory.
     #[error("is a directory, not a file")]
     Directory,
+    /// The path is a FIFO, a device or a socket.
+    #[error("{}", crate::preset::NotARegularFile)]
+    NotARegularFile,
     /// The file has no bytes.
     #[error("empty file")]
     Empty,
@@ -66,6 +69,25 @@ pub enum InputProblem {
     /// The `--obstacles` file is not a PNG image that decodes.
     #[error("not a PNG image Dyeflow reads ({0})")]
     NotPng(String),
+    /// An image with more pixels than Dyeflow decodes.
+    #[error(
+        "the image is {width}x{height} pixels; an obstacle image may have at most {max} \
+         (e.g. 4096x4096): scale it down"
+    )]
+    ImageTooLarge {
+        /// Pixels, from the file's header.
+        width: u32,
+        /// Pixels, from the file's header.
+        height: u32,
+        /// The most pixels allowed.
+        max: u64,
+    },
+    /// A capture whose records and stop all fall on its first sample.
+    #[error(
+        "it holds nothing to render: it is 0 s long (its records and its stop are at its \
+         start); give --seconds to render its starting state that long"
+    )]
+    NothingToRender,
     /// A MIDI file longer than a render may be, with no `--seconds` to cut it.
     #[error(
         "the last event is at {}, and a render is at most {}; give --seconds (and --start) to \
@@ -85,6 +107,13 @@ impl From<io::Error> for InputProblem {
         match e.kind() {
             io::ErrorKind::NotFound => Self::NotFound,
             io::ErrorKind::PermissionDenied => Self::PermissionDenied,
+            io::ErrorKind::IsADirectory => Self::Directory,
+            _ if e
+                .get_ref()
+                .is_some_and(|inner| inner.is::<crate::preset::NotARegularFile>()) =>
+            {
+                Self::NotARegularFile
+            }
             _ => Self::Io(e),
         }
     }
@@ -126,9 +155,9 @@ pub enum UsageError {
         /// The value given, seconds.
         start_s: f64,
     },
-    /// `--start` at or after the end of the music, without `--seconds`.
+    /// `--start` at or after the end of the music (or capture), without `--seconds`.
     #[error(
-        "--start {} is past the end of the music ({length_s:.2} s)",
+        "--start {} is past the end of the {what} ({length_s:.2} s)",
         number_text(*start_s)
     )]
     StartPastEnd {
@@ -136,6 +165,8 @@ pub enum UsageError {
         start_s: f64,
         /// The music's length, seconds.
         length_s: f64,
+        /// "music" or "capture".
+        what: &'static str,
     },
     /// `--sim` not one of [`SIM_RESOLUTIONS_CELLS`].
     #[error(
@@ -236,6 +267,44 @@ pub enum UsageError {
         width: u32,
         /// Pixels.
         height: u32,
+    },
+    /// PNG frames into a directory that holds files and is not a render's.
+    #[error(
+        "{}: it holds {first}{} and is not a Dyeflow render; Dyeflow writes PNG frames only \
+         into a new or empty directory or one of its own renders, and never overwrites or \
+         deletes files it did not write (give another --out)",
+        path.display(),
+        if *more > 0 { format!(" and {more} more") } else { String::new() }
+    )]
+    NotARender {
+        /// The output directory.
+        path: PathBuf,
+        /// The first of its entries, by name.
+        first: String,
+        /// How many more there are.
+        more: usize,
+    },
+    /// A render's directory holds a file named as a frame that render did not write.
+    #[error(
+        "{}: the earlier render there wrote {frames} frames, not this file; Dyeflow does not \
+         overwrite it (move it, or give another --out)",
+        path.display()
+    )]
+    NotItsFrame {
+        /// The file.
+        path: PathBuf,
+        /// Frames the earlier render wrote.
+        frames: u64,
+    },
+    /// A render's marker that does not read.
+    #[error(
+        "{}: this render marker does not read, so Dyeflow cannot tell which files there are \
+         its own (remove the marker if the directory holds only frames, or give another --out)",
+        path.display()
+    )]
+    BadRenderMarker {
+        /// The marker.
+        path: PathBuf,
     },
     /// A PNG render's generated audio would replace a different file of the user's.
     #[error(

@@ -290,10 +290,9 @@ pub fn parse_until(
 /// unreadable, empty, too large or not a valid MIDI file) becomes [`RenderError::Input`]
 /// naming the path.
 pub fn load(path: &Path, stop: &AtomicBool) -> Result<Option<Vec<TimedNote>>, RenderError> {
-    let bytes = super::read_input(path, MAX_FILE_BYTES)?;
-    if stop.load(Ordering::Relaxed) {
+    let Some(bytes) = super::read_input_until(path, MAX_FILE_BYTES, stop)? else {
         return Ok(None);
-    }
+    };
     parse_until(&bytes, &|| stop.load(Ordering::Relaxed))
         .map_err(|problem| RenderError::input(path, problem))
 }

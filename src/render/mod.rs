@@ -124,15 +124,13 @@ impl RenderError {
     }
 }
 
-/// Open an input file (not a directory); the file and its size.
+/// Open an input file (a regular file: not a directory, a FIFO or a device, refused without
+/// waiting; see [`preset::open_regular`]); the file and its size.
 fn open_input(path: &Path) -> Result<(std::fs::File, u64), RenderError> {
-    let file = std::fs::File::open(path).map_err(|e| RenderError::input_io(path, e))?;
+    let file = preset::open_regular(path).map_err(|e| RenderError::input_io(path, e))?;
     let meta = file
         .metadata()
         .map_err(|e| RenderError::input_io(path, e))?;
-    if meta.is_dir() {
-        return Err(RenderError::input(path, InputProblem::Directory));
-    }
     Ok((file, meta.len()))
 }
 
@@ -158,8 +156,22 @@ fn preset_bytes(path: &Path) -> Result<Vec<u8>, RenderError> {
 }
 
 fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
+    let bytes = read_input_until(path, max_bytes, &AtomicBool::new(false))?;
+    Ok(bytes.expect("no stop to hear"))
+}
+
+/// Bytes read between looks at the stop flag: a read of a large file (a MIDI file may have
+/// 256 MiB) from a slow disk still hears Ctrl-C within a fraction of a second.
+const READ_CHUNK_BYTES: u64 = 4 << 20;
+
+/// [`read_input`], giving up (`None`) when `stop` is set while the file is read.
+fn read_input_until(
+    path: &Path,
+    max_bytes: u64,
+    stop: &AtomicBool,
+) -> Result<Option<Vec<u8>>, RenderError> {
     use std::io::Read;
-    let (file, len) = open_input(path)?;
+    let (mut file, len) = open_input(path)?;
     let too_large = || {
         RenderError::input(
             path,
@@ -172,17 +184,26 @@ fn read_input(path: &Path, max_bytes: u64) -> Result<Vec<u8>, RenderError> {
         return Err(too_large());
     }
     let mut bytes = Vec::new();
-    // `take` guards against a file that grows while it is read.
-    file.take(max_bytes + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| RenderError::input_io(path, e))?;
+    // A chunk at a time; the limit also guards against a file that grows while it is read.
+    loop {
+        let n = (&mut file)
+            .take(READ_CHUNK_BYTES)
+            .read_to_end(&mut bytes)
+            .map_err(|e| RenderError::input_io(path, e))?;
+        if bytes.len() as u64 > max_bytes {
+            return Err(too_large());
+        }
+        if n == 0 {
+            break;
+        }
+        if stop.load(Ordering::Relaxed) {
+            return Ok(None);
+        }
+    }
     if bytes.is_empty() {
         return Err(RenderError::input(path, InputProblem::Empty));
     }
-    if bytes.len() as u64 > max_bytes {
-        return Err(too_large());
-    }
-    Ok(bytes)
+    Ok(Some(bytes))
 }
 
 use crate::engine::Driver;
@@ -302,7 +323,9 @@ pub struct RenderSummary {
     pub output: Option<String>,
     /// Stopped (Ctrl-C or another signal) before the end.
     pub interrupted: bool,
-    /// Events the bridge dropped (a full queue); 0 in any sane file.
+    /// Events the bridge dropped (more than its queue holds in one step); 0 in any sane
+    /// file, and in a capture's replay (the records a capture lost while it was recorded are
+    /// told in [`RenderSummary::notes`]).
     pub dropped_events: u64,
     /// Lines worth telling the user (preset ids skipped, how to encode PNG frames...).
     pub notes: Vec<String>,
@@ -509,6 +532,17 @@ pub fn grid_for(width: u32, height: u32, sim: u32) -> (usize, usize) {
 /// Render `opts`. `stop` ends the render early (Ctrl-C or another signal): the frames so far
 /// are finished into a valid output, or, before the first frame, nothing is written.
 pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, RenderError> {
+    render_with(opts, stop, &mut || {})
+}
+
+/// [`render`], calling `ready` once the arguments and every input file are checked and the
+/// output is open, before the simulation starts: what a command line prints about the render
+/// (the demo's banner) waits for it, so bad input gets its one sentence and nothing else.
+pub fn render_with(
+    opts: &RenderOptions,
+    stop: &AtomicBool,
+    ready: &mut dyn FnMut(),
+) -> Result<RenderSummary, RenderError> {
     let started = Instant::now();
     validate(opts)?;
     let kind = output::kind_for(&opts.out)?;
@@ -517,6 +551,9 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     if let Some(p) = &opts.preset {
         let bytes = preset_bytes(p)?;
         let report = preset::apply(&bytes, &params).map_err(|e| RenderError::input(p, e))?;
+        if let Some(note) = report.version_note() {
+            notes_out.push(format!("{}: {note}", p.display()));
+        }
         if !report.unknown.is_empty() {
             notes_out.push(format!(
                 "{}: skipped parameters this Dyeflow does not know: {}",
@@ -542,9 +579,26 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     }
     // A capture brings its own state (parameters, settings, obstacles) and events: over the
     // preset's, under the command line's.
+    let interrupted = |notes: Vec<String>, grid: (usize, usize)| RenderSummary {
+        frames: 0,
+        width: opts.width,
+        height: opts.height,
+        fps: opts.fps,
+        grid,
+        wall_s: started.elapsed().as_secs_f64(),
+        setup_s: started.elapsed().as_secs_f64(),
+        backend: String::new(),
+        output: None,
+        interrupted: true,
+        dropped_events: 0,
+        notes,
+        picture: None,
+    };
     let mut replay = None;
     if let Some(path) = &opts.capture {
-        let (player, notes) = capture::CapturePlayer::load(path, &params)?;
+        let Some((player, notes)) = capture::CapturePlayer::load(path, &params, stop)? else {
+            return Ok(interrupted(notes_out, (0, 0)));
+        };
         notes_out.extend(notes);
         let (dropped, limited) = player.losses();
         if dropped > 0 {
@@ -573,7 +627,9 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     }
     let (gw, gh) = grid_for(opts.width, opts.height, settings.sim_resolution);
     if let Some(path) = &opts.obstacles {
-        let obstacles = obstacles::obstacles_from(path, (gw, gh))?;
+        let Some(obstacles) = obstacles::obstacles_from(path, (gw, gh), stop)? else {
+            return Ok(interrupted(notes_out, (gw, gh)));
+        };
         if obstacles == Default::default() {
             notes_out.push(format!(
                 "{}: nothing in it is solid (white, or opaque), so there are no obstacles",
@@ -582,21 +638,13 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         }
         params.obstacles.set(obstacles);
     }
-    let interrupted = |notes: Vec<String>| RenderSummary {
-        frames: 0,
-        width: opts.width,
-        height: opts.height,
-        fps: opts.fps,
-        grid: (gw, gh),
-        wall_s: started.elapsed().as_secs_f64(),
-        setup_s: started.elapsed().as_secs_f64(),
-        backend: String::new(),
-        output: None,
-        interrupted: true,
-        dropped_events: 0,
-        notes,
-        picture: None,
-    };
+    // A capture's audio is only muxed, but checked as any input (a WAV, a regular file)
+    // before anything is written.
+    if replay.is_some()
+        && let Some(path) = &opts.audio
+    {
+        wav::open(path)?;
+    }
     let music = match &replay {
         Some(player) => Music {
             notes: Vec::new(),
@@ -606,13 +654,38 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         },
         None => match load_music(opts, stop)? {
             Some(music) => music,
-            None => return Ok(interrupted(notes_out)),
+            None => return Ok(interrupted(notes_out, (gw, gh))),
         },
     };
+    // Without --seconds the render runs to the end of the capture: refuse a length no render
+    // may have, as for MIDI, rather than quietly cutting it.
+    if let Some(path) = &opts.capture
+        && opts.seconds.is_none()
+        && music.length_s > MAX_SECONDS
+    {
+        return Err(RenderError::input(
+            path,
+            InputProblem::MusicTooLong {
+                last_s: music.length_s,
+            },
+        ));
+    }
     if opts.start_s >= music.length_s && opts.seconds.is_none() {
+        // Only a capture can be 0 s long (MIDI has its tail, WAV some audio): that is the
+        // file's matter, not --start's (which the user may not have given).
+        if let Some(path) = &opts.capture
+            && music.length_s <= 0.0
+        {
+            return Err(RenderError::input(path, InputProblem::NothingToRender));
+        }
         return Err(UsageError::StartPastEnd {
             start_s: opts.start_s,
             length_s: music.length_s,
+            what: if opts.capture.is_some() {
+                "capture"
+            } else {
+                "music"
+            },
         }
         .into());
     }
@@ -634,16 +707,20 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
         fps: opts.fps,
         audio: music.audio_out.clone(),
         audio_start_s: opts.start_s,
+        max_frames: Some(frames_total),
     };
     let mut writer = output::open(&kind, &out_opts)?;
+    ready();
     // Simulation pacing: whole steps per frame at about the configured rate.
     let steps_per_frame =
         ((f64::from(settings.sim_rate_hz) / f64::from(opts.fps)).round() as u64).max(1);
     let step_dt = 1.0 / (f64::from(opts.fps) * steps_per_frame as f64);
     let preroll_start = (opts.start_s - PREROLL_S).max(0.0);
     // The capture's parameters before its first step, so the driver starts from them.
-    if let Some(player) = &mut replay {
-        player.set_steps(preroll_start, step_dt);
+    if let Some(player) = &mut replay
+        && !player.set_steps(preroll_start, step_dt, stop)?
+    {
+        return Ok(interrupted(notes_out, (gw, gh)));
     }
     let mut driver = Driver::new(&params);
     if let Some(fluid) = opts.fluid {
@@ -669,6 +746,11 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
             info.fallback.as_deref().unwrap_or("unknown reason")
         ));
     }
+    // The obstacles are in the model from the first picture on: the driver would otherwise
+    // hand them over with its first step, after frame 1 (which a render from the start draws
+    // before any step) showed none. The first step then finds them in place, so every later
+    // frame is as before.
+    driver.sync_obstacles(model.as_mut(), &params);
 
     let preroll_steps = ((opts.start_s - preroll_start) / step_dt).round() as u64;
     let mut player = match replay {
@@ -696,9 +778,14 @@ pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, 
     let setup_s = started.elapsed().as_secs_f64();
     if !stopped {
         for frame in 0..frames_total {
-            if frame > 0
-                && !player.advance(model.as_mut(), &mut driver, &params, steps_per_frame, stop)?
-            {
+            // Frame 1 comes before any step: a stop that came while loading (or making the
+            // model) is heard here, before anything is drawn.
+            let stepped = if frame == 0 {
+                !stop.load(Ordering::Relaxed)
+            } else {
+                player.advance(model.as_mut(), &mut driver, &params, steps_per_frame, stop)?
+            };
+            if !stepped {
                 stopped = true;
                 break;
             }

@@ -144,7 +144,7 @@ impl Audio {
 
 /// An open WAV file whose samples are decoded on demand, a block at a time.
 pub struct WavStream<R: Read + Seek = BufReader<File>> {
-    wav: WavReader<R>,
+    wav: WavReader<Spliced<R>>,
     /// Frames per second.
     pub sample_rate: u32,
     /// Channels: 1 or 2.
@@ -200,8 +200,13 @@ impl<R: Read + Seek> WavStream<R> {
             .read_to_end(&mut record)
             .map_err(WavError::Read)?;
         check_riff_wave(&record[..record.len().min(12)])?;
-        reader.seek(SeekFrom::Start(0)).map_err(WavError::Read)?;
-        let wav = WavReader::new(reader).map_err(|e| header_problem(e, &record))?;
+        // hound walks the chunks itself but forgets the pad byte after a chunk of odd length
+        // (and reads only 4 bytes of a `fact` chunk), so a valid file with such a chunk before
+        // the audio read as truncated or damaged. The chunks are walked here, by the RIFF
+        // rules, and hound sees only the fmt chunk and the data.
+        let chunks = walk_chunks(&mut reader, len)?;
+        let mut reader = Spliced::new(reader, &chunks, len).map_err(WavError::Read)?;
+        let wav = WavReader::new(&mut reader).map_err(|e| header_problem(e, &record))?;
 
         let spec = wav.spec();
         let channels = usize::from(spec.channels);
@@ -233,9 +238,7 @@ impl<R: Read + Seek> WavStream<R> {
             .map(|f| u64::from(f.block_align))
             .filter(|&b| b > 0 && b.is_multiple_of(channels as u64))
             .unwrap_or(channels as u64 * u64::from(spec.bits_per_sample.div_ceil(8)));
-        let mut reader = wav.into_inner();
-        let data_start = reader.stream_position().map_err(WavError::Read)?;
-        let present = len.saturating_sub(data_start) / block_align;
+        let present = len.saturating_sub(chunks.data_at) / block_align;
         if present < frames {
             return Err(WavError::DataCut {
                 promised: frames,
@@ -335,6 +338,151 @@ impl<R: Read + Seek> WavStream<R> {
         }
         self.next = frame;
         Ok(())
+    }
+}
+
+/// Where a WAV file's fmt chunk and audio data are.
+#[derive(Clone, Copy, Debug)]
+struct Chunks {
+    /// The fmt chunk's body: its offset and length.
+    fmt_at: u64,
+    fmt_len: u32,
+    /// The data chunk's body: its offset and the length its header gives.
+    data_at: u64,
+    data_len: u32,
+}
+
+/// The longest fmt chunk read (the standard ones are 16, 18 and 40 bytes).
+const MAX_FMT_BYTES: u32 = 1 << 16;
+
+/// Walk the RIFF chunks of a WAV file `len` bytes long, from the first after the 12-byte
+/// header to the data chunk: each chunk's body is followed by a pad byte when its length is
+/// odd (RIFF's rule). The fmt chunk must come before the data.
+fn walk_chunks<R: Read + Seek>(reader: &mut R, len: u64) -> Result<Chunks, WavError> {
+    let mut at = 12u64;
+    let mut fmt = None;
+    loop {
+        if at.saturating_add(8) > len {
+            return Err(WavError::EndsBeforeData);
+        }
+        reader.seek(SeekFrom::Start(at)).map_err(WavError::Read)?;
+        let mut head = [0u8; 8];
+        reader.read_exact(&mut head).map_err(|e| {
+            if is_eof(&e) {
+                WavError::EndsBeforeData
+            } else {
+                WavError::Read(e)
+            }
+        })?;
+        let size = u32::from_le_bytes([head[4], head[5], head[6], head[7]]);
+        let body = at + 8;
+        match &head[..4] {
+            b"fmt " => {
+                if size > MAX_FMT_BYTES {
+                    return Err(WavError::BadHeader {
+                        reason: format!("a fmt chunk of {size} bytes"),
+                    });
+                }
+                if body + u64::from(size) > len {
+                    return Err(WavError::EndsBeforeData);
+                }
+                fmt = Some((body, size));
+            }
+            b"data" => {
+                let Some((fmt_at, fmt_len)) = fmt else {
+                    return Err(WavError::BadHeader {
+                        reason: "missing fmt chunk".into(),
+                    });
+                };
+                return Ok(Chunks {
+                    fmt_at,
+                    fmt_len,
+                    data_at: body,
+                    data_len: size,
+                });
+            }
+            _ => {}
+        }
+        at = body + u64::from(size) + u64::from(size & 1);
+    }
+}
+
+/// A WAV file as hound is shown it: a plain header (RIFF/WAVE, the file's fmt chunk, the data
+/// chunk's header), then the file's bytes from the data's start on. Seeks and reads go to the
+/// file only where they must, so streaming forwards reads it in order.
+struct Spliced<R> {
+    head: Vec<u8>,
+    inner: R,
+    /// Where the data starts in the file.
+    data_at: u64,
+    /// The length of what hound sees.
+    total: u64,
+    /// Where hound stands.
+    pos: u64,
+    /// Where the file stands, when known.
+    inner_pos: Option<u64>,
+}
+
+impl<R: Read + Seek> Spliced<R> {
+    fn new(mut inner: R, chunks: &Chunks, len: u64) -> io::Result<Self> {
+        let mut fmt = vec![0u8; chunks.fmt_len as usize];
+        inner.seek(SeekFrom::Start(chunks.fmt_at))?;
+        inner.read_exact(&mut fmt)?;
+        let mut head = Vec::with_capacity(28 + fmt.len());
+        let riff = (4 + 8 + fmt.len() as u64 + 8 + u64::from(chunks.data_len)).min(0xFFFF_FFFF);
+        head.extend_from_slice(b"RIFF");
+        head.extend_from_slice(&(riff as u32).to_le_bytes());
+        head.extend_from_slice(b"WAVEfmt ");
+        head.extend_from_slice(&chunks.fmt_len.to_le_bytes());
+        head.extend_from_slice(&fmt);
+        head.extend_from_slice(b"data");
+        head.extend_from_slice(&chunks.data_len.to_le_bytes());
+        let total = head.len() as u64 + len.saturating_sub(chunks.data_at);
+        Ok(Self {
+            head,
+            inner,
+            data_at: chunks.data_at,
+            total,
+            pos: 0,
+            inner_pos: None,
+        })
+    }
+}
+
+impl<R: Read + Seek> Read for Spliced<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let head = self.head.len() as u64;
+        if self.pos < head {
+            let from = self.pos as usize;
+            let n = buf.len().min(self.head.len() - from);
+            buf[..n].copy_from_slice(&self.head[from..from + n]);
+            self.pos += n as u64;
+            return Ok(n);
+        }
+        let at = self.data_at + (self.pos - head);
+        if self.inner_pos != Some(at) {
+            self.inner.seek(SeekFrom::Start(at))?;
+        }
+        let n = self.inner.read(buf);
+        self.inner_pos = None;
+        let n = n?;
+        self.inner_pos = Some(at + n as u64);
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: Read + Seek> Seek for Spliced<R> {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        let target = match to {
+            SeekFrom::Start(n) => Some(n),
+            SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+            SeekFrom::End(d) => self.total.checked_add_signed(d),
+        };
+        self.pos = target.ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "a seek before the start")
+        })?;
+        Ok(self.pos)
     }
 }
 
@@ -655,6 +803,55 @@ mod tests {
         // A hand-made plain PCM file reads fine.
         let audio = read(&raw_wav(1, 1, 8_000, 16, &[0, 0x40, 0, 0xC0])[..]).expect("pcm");
         assert_eq!(audio.channels[0], vec![0.5, -0.5]);
+    }
+
+    /// `bytes` (a WAV from [`write`] or [`raw_wav`]) with `chunk` (id and body) put before its
+    /// data chunk, padded as RIFF pads a chunk of odd length.
+    fn with_chunk_before_data(bytes: &[u8], id: &[u8; 4], body: &[u8]) -> Vec<u8> {
+        let data = bytes
+            .windows(4)
+            .position(|w| w == b"data")
+            .expect("a data chunk");
+        let mut chunk = id.to_vec();
+        chunk.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        chunk.extend_from_slice(body);
+        if body.len() % 2 == 1 {
+            chunk.push(0);
+        }
+        let mut out = bytes[..data].to_vec();
+        out.extend_from_slice(&chunk);
+        out.extend_from_slice(&bytes[data..]);
+        let riff = (out.len() - 8) as u32;
+        out[4..8].copy_from_slice(&riff.to_le_bytes());
+        out
+    }
+
+    /// Chunks of odd length are followed by a pad byte; a `fact` chunk may be longer than its
+    /// 4-byte count. Files with such chunks before the audio read exactly, whole or streamed.
+    #[test]
+    fn padded_odd_chunks_and_long_fact_chunks_before_the_data_are_read() {
+        let samples: Vec<i32> = (0..64).map(|i| i * 300 - 9000).collect();
+        let plain = write(spec(2, 44_100, 16, SampleFormat::Int), &samples);
+        let want = read(&plain[..]).expect("plain").channels;
+        let odd = with_chunk_before_data(&plain, b"LIST", b"INFOISFT\x05\0\0\0abcd\0");
+        assert_eq!(odd.len() % 2, 0, "padded");
+        let odd_twice = with_chunk_before_data(&odd, b"junk", b"x");
+        let long_fact = with_chunk_before_data(&plain, b"fact", &[32, 0, 0, 0, 1, 2, 3, 4, 5]);
+        for (name, bytes) in [
+            ("odd", odd),
+            ("two odd", odd_twice),
+            ("long fact", long_fact),
+        ] {
+            let audio = read(&bytes[..]).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(audio.channels, want, "{name}");
+            let len = bytes.len() as u64;
+            let mut stream = WavStream::new(io::Cursor::new(bytes), len).expect("stream");
+            let mut out = vec![Vec::new(), Vec::new()];
+            stream.block(10, 20, &mut out).expect("block");
+            stream.block(0, 5, &mut out).expect("a seek back");
+            assert_eq!(out[0][..10], want[0][10..20], "{name}");
+            assert_eq!(out[1][10..], want[1][..5], "{name}");
+        }
     }
 
     #[test]

@@ -9,7 +9,8 @@
 //! Layouts and the brush are drawn in canvas coordinates (1 tall, `width / height` wide, y up):
 //! a cell is solid when its centre lies inside the shape, so a layout looks the same at every
 //! grid size. A mask keeps its own resolution when saved and is resampled (nearest cell centre)
-//! for a grid of another size.
+//! for a grid of another size, keeping its shape: on a grid of another aspect it is fitted
+//! (letterboxed), never stretched, so a circle stays a circle. An image is fitted the same way.
 
 use serde::{Deserialize, Serialize};
 
@@ -19,6 +20,11 @@ pub mod nodes;
 
 /// Largest grid side a mask accepts (the solvers' limit).
 pub const MAX_MASK_EDGE: usize = 8192;
+/// Most cells a saved mask may have: the largest grid a model runs (2048 rows of 8192 cells,
+/// the command line's widest picture at `--sim 2048`; the plugin's largest is 4779x2048), so
+/// a mask in a preset or project never decodes into more than 16 MiB however it is written
+/// (its run-length text of a few bytes could otherwise claim 8192x8192).
+pub const MAX_MASK_CELLS: usize = 1 << 24;
 
 /// The built-in obstacle layouts. Saved (and named on the command line) by their lowercase
 /// names: "none", "disc", "pillars", "maze", "ring".
@@ -117,8 +123,11 @@ pub enum MaskError {
     /// Not `W H run run ...` with numbers.
     #[error("the obstacle mask is not readable ({0})")]
     Malformed(String),
-    /// A side of 0 or over [`MAX_MASK_EDGE`].
-    #[error("the obstacle mask is {width}x{height}; each side must be 1 to {MAX_MASK_EDGE}")]
+    /// A side of 0 or over [`MAX_MASK_EDGE`], or more than [`MAX_MASK_CELLS`] cells.
+    #[error(
+        "the obstacle mask is {width}x{height}; each side must be 1 to {MAX_MASK_EDGE} and the \
+         cells at most {MAX_MASK_CELLS} (e.g. 8192x2048)"
+    )]
     BadSize { width: usize, height: usize },
     /// The runs do not add up to the cell count.
     #[error("the obstacle mask's runs cover {got} cells, not {want}")]
@@ -157,8 +166,7 @@ impl Mask {
     }
 
     /// A mask from an RGBA8 image (`pixels` row-major, top row first, `4 * iw * ih` bytes),
-    /// scaled to `width x height`: a cell is solid when at least half of the image area it
-    /// covers is solid. An image with any transparent pixel is read by its alpha (opaque is
+    /// on a grid of `width x height` as [`Mask::from_pixels`] puts it. An image with any transparent pixel is read by its alpha (opaque is
     /// solid); a fully opaque one by its brightness (white is solid, black is fluid).
     /// `None` if the buffer does not hold `iw x ih` pixels or either is 0.
     pub fn from_rgba(
@@ -178,16 +186,34 @@ impl Mask {
                 if by_alpha {
                     p[3] >= 128
                 } else {
-                    // Rec. 709 luma of the 8-bit values; mid-grey and up is solid.
-                    0.2126 * f32::from(p[0]) + 0.7152 * f32::from(p[1]) + 0.0722 * f32::from(p[2])
-                        >= 127.5
+                    is_bright([p[0], p[1], p[2]])
                 }
             })
             .collect();
+        Self::from_pixels(&solid_px, iw, ih, width, height)
+    }
+
+    /// A mask from an image's pixels, solid or not (`solid` row-major, top row first,
+    /// `iw * ih` of them), on a grid of `width x height`, keeping the image's shape: scaled to
+    /// the largest rectangle of its aspect that fits, centred, the bands beside or above and
+    /// below it fluid (see [`fit`]). A cell is solid when at least half of the image area it
+    /// covers is solid. `None` if `solid` does not hold `iw x ih` pixels or
+    /// either is 0.
+    pub fn from_pixels(
+        solid_px: &[bool],
+        iw: usize,
+        ih: usize,
+        width: usize,
+        height: usize,
+    ) -> Option<Self> {
+        if iw == 0 || ih == 0 || solid_px.len() != iw.checked_mul(ih)? {
+            return None;
+        }
         let mut mask = Self::empty(width, height);
-        let (w, h) = (mask.width, mask.height);
+        let (left, bottom, w, h) = fit(iw, ih, mask.width, mask.height);
         for j in 0..h {
-            // Grid row j (from the bottom) covers image rows [y0, y1) from the top.
+            // Row j of the fitted rectangle (from the bottom) covers image rows [y0, y1)
+            // from the top.
             let (y0, y1) = span(h - 1 - j, h, ih);
             for i in 0..w {
                 let (x0, x1) = span(i, w, iw);
@@ -199,15 +225,47 @@ impl Mask {
                         .count();
                 }
                 if 2 * solid >= (y1 - y0) * (x1 - x0) {
-                    mask.set(i, j, true);
+                    mask.set(left + i, bottom + j, true);
                 }
             }
         }
         Some(mask)
     }
 
-    /// This mask at another grid size: each new cell takes the cell under its centre.
+    /// This mask on a grid of `width x height`, keeping its shape: scaled to the largest
+    /// rectangle of its aspect that fits, centred, each cell taking the cell under its centre;
+    /// the bands beside or above and below it are fluid (see [`fit`]: a shape within a cell
+    /// of the grid's fills it).
     pub fn resampled(&self, width: usize, height: usize) -> Self {
+        let mut out = Self::empty(width, height);
+        if (out.width, out.height) == (self.width, self.height) {
+            return self.clone();
+        }
+        let (left, bottom, w, h) = fit(self.width, self.height, out.width, out.height);
+        for j in 0..h {
+            let sj = ((j as f64 + 0.5) * self.height as f64 / h as f64) as usize;
+            for i in 0..w {
+                let si = ((i as f64 + 0.5) * self.width as f64 / w as f64) as usize;
+                if self.is_solid(si.min(self.width - 1), sj.min(self.height - 1)) {
+                    out.set(left + i, bottom + j, true);
+                }
+            }
+        }
+        out
+    }
+
+    /// Whether this mask has the shape of a `width x height` grid (to within a cell), so that
+    /// [`Mask::resampled`] fills that grid as [`Mask::stretched`] does.
+    pub fn fills(&self, width: usize, height: usize) -> bool {
+        let (w, h) = (clamp_edge(width), clamp_edge(height));
+        let (_, _, fw, fh) = fit(self.width, self.height, w, h);
+        (fw, fh) == (w, h)
+    }
+
+    /// This mask stretched over a grid of `width x height` (each axis scaled on its own, as
+    /// masks were resampled before state version 10): each new cell takes the cell under its
+    /// centre.
+    pub fn stretched(&self, width: usize, height: usize) -> Self {
         let mut out = Self::empty(width, height);
         if (out.width, out.height) == (self.width, self.height) {
             return self.clone();
@@ -441,7 +499,12 @@ impl Mask {
                 .unwrap_or_else(|| Err(MaskError::Malformed(format!("no {what}"))))
         };
         let (width, height) = (next("width")?, next("height")?);
-        if width == 0 || height == 0 || width > MAX_MASK_EDGE || height > MAX_MASK_EDGE {
+        if width == 0
+            || height == 0
+            || width > MAX_MASK_EDGE
+            || height > MAX_MASK_EDGE
+            || width * height > MAX_MASK_CELLS
+        {
             return Err(MaskError::BadSize { width, height });
         }
         let want = width * height;
@@ -468,6 +531,30 @@ impl Mask {
             count,
         })
     }
+}
+
+/// Where a picture of `sw x sh` lands on a grid of `w x h` keeping its shape: the largest
+/// rectangle of its aspect that fits, in whole cells, centred (the bands left over split
+/// evenly, the odd cell at the top or right): `(left, bottom, width, height)`. A shape within
+/// a cell of the grid's fills the grid (it was drawn on a grid of this shape at another
+/// resolution, whose rounding differs).
+fn fit(sw: usize, sh: usize, w: usize, h: usize) -> (usize, usize, usize, usize) {
+    let (sw, sh) = (sw.max(1), sh.max(1));
+    let (fw, fh) = if sw as u128 * h as u128 >= w as u128 * sh as u128 {
+        // As wide as the grid or wider: the full width.
+        let fh = (w as f64 * sh as f64 / sw as f64).round() as usize;
+        (w, if fh + 1 >= h { h } else { fh.max(1) })
+    } else {
+        let fw = (h as f64 * sw as f64 / sh as f64).round() as usize;
+        (if fw + 1 >= w { w } else { fw.max(1) }, h)
+    };
+    ((w - fw) / 2, (h - fh) / 2, fw, fh)
+}
+
+/// Whether an opaque pixel of an obstacle image is solid: Rec. 709 luma of the 8-bit values
+/// from mid-grey up.
+pub fn is_bright([r, g, b]: [u8; 3]) -> bool {
+    0.2126 * f32::from(r) + 0.7152 * f32::from(g) + 0.0722 * f32::from(b) >= 127.5
 }
 
 fn clamp_edge(n: usize) -> usize {

@@ -545,5 +545,15 @@ fn load_reports_missing_and_empty_files() {
             .map(|n| n.len()),
         Some(3)
     );
+    // A stop heard while a large file is read (between its chunks): nothing more is read.
+    let large = dir.join("large.mid");
+    let mut bytes = type1_with_tempo_change();
+    bytes.resize(10 << 20, 0);
+    std::fs::write(&large, bytes).expect("write");
+    assert!(
+        load(&large, &AtomicBool::new(true))
+            .expect("stopped")
+            .is_none()
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

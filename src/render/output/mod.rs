@@ -37,6 +37,7 @@ mod video;
 
 use gif::GifWriter;
 use png::PngWriter;
+pub use png::RENDER_MARKER;
 use video::VideoWriter;
 
 /// Where frames go, chosen from the output path by [`kind_for`].
@@ -99,6 +100,9 @@ pub struct OutputOptions {
     pub audio: Option<AudioOut>,
     /// Seconds into the audio where the video starts (for muxing).
     pub audio_start_s: f64,
+    /// The most frames the render will write, when known: PNG frames then check only the
+    /// names of those against the files already in the directory (else every frame's name).
+    pub max_frames: Option<u64>,
 }
 
 /// Audio that goes with the frames.
@@ -138,11 +142,14 @@ pub trait FrameWriter: Send {
 /// and moved into place when the output is complete. An error, or a writer dropped without
 /// `finish`, removes them and leaves an earlier output as it was.
 ///
-/// - [`OutputKind::PngSequence`]: creates the directory (and its parents). When finished, it
-///   removes stale `frame_<digits>.png` (and `.png.part`) files from an earlier render, so a
-///   shorter re-render leaves no old frames behind; other files are left alone. A generated
-///   audio file goes next to the frames, but a different file already there under its name is
-///   never overwritten: [`RenderError::Usage`] names it.
+/// - [`OutputKind::PngSequence`]: creates the directory (and its parents), or takes an empty
+///   one or an earlier render's (marked by its [`RENDER_MARKER`], which lists the files that
+///   render wrote); any other directory is refused ([`UsageError::NotARender`]), and so is a
+///   render's holding a file named as a frame it did not write. When finished, it replaces the
+///   earlier render's frames, removes those past its own (a shorter re-render leaves no old
+///   frames behind) and marks the directory; no other file is touched. A generated audio file
+///   goes next to the frames, but a different file already there under its name that no
+///   render wrote is never overwritten: [`RenderError::Usage`] names it.
 /// - [`OutputKind::Gif`]: every frame gets its own palette of up to 256 colours. GIF delays are whole
 ///   hundredths of a second, and browsers show delays under 2/100 s as 10/100 s, so above 50 fps
 ///   only the first frame in each 2/100 s slot is kept (at 60 fps, 5 of every 6 frames) and the
@@ -396,16 +403,33 @@ fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile, RenderError> {
     let name = path
         .file_name()
         .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".part")
+    let prefix = format!(".{name}.");
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(&prefix).suffix(".part");
+    // tempfile makes its files 0600; an output is the user's file like any other, made as
+    // `File::create` makes one: 0666 less the umask (which the system applies to this mode).
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
+    builder
         .tempfile_in(dir)
         .map_err(|e| RenderError::output(path, format!("could not create the file: {e}")))
 }
 
+/// Give `new`, about to replace `old`, the permissions `old` has (when it is a file), so a
+/// re-render keeps the mode the user gave the output.
+fn keep_mode(new: &Path, old: &Path) -> io::Result<()> {
+    match fs::metadata(old) {
+        Ok(meta) if meta.is_file() => fs::set_permissions(new, meta.permissions()),
+        _ => Ok(()),
+    }
+}
+
 /// Move a finished temporary file from [`temp_beside`] into place at `path` (an atomic rename,
-/// replacing an earlier output only now).
+/// replacing an earlier output only now, whose mode it keeps).
 fn persist_beside(part: tempfile::NamedTempFile, path: &Path) -> Result<(), RenderError> {
+    keep_mode(part.path(), path).map_err(|e| {
+        RenderError::output(path, format!("could not give the new file its mode: {e}"))
+    })?;
     part.persist(path).map(drop).map_err(|e| {
         RenderError::output(
             path,

@@ -17,19 +17,92 @@ pub(super) fn frame_name(index: u64) -> String {
     format!("frame_{index:06}.png")
 }
 
-/// Whether a file name is a frame (or a frame's `.part`) this writer would produce:
-/// `frame_` + digits + `.png` or `.png.part`.
-pub(super) fn is_frame_file(name: &str) -> bool {
-    let Some(rest) = name.strip_prefix("frame_") else {
-        return false;
+/// The index of the frame whose file is named `name` ([`frame_name`]'s names only).
+pub(super) fn frame_index(name: &str) -> Option<u64> {
+    let k = name
+        .strip_prefix("frame_")?
+        .strip_suffix(".png")?
+        .parse::<u64>()
+        .ok()?;
+    (k > 0 && frame_name(k) == name).then_some(k)
+}
+
+/// The file that marks a directory as a Dyeflow render's, written by every render of PNG
+/// frames: which files that render wrote. A render writes frames only into a directory that
+/// is new, empty, or marked, and removes or replaces only files a marker lists: a directory
+/// of the user's own files is never a render's, however its files are named.
+pub const RENDER_MARKER: &str = ".dyeflow-render.json";
+
+/// What [`RENDER_MARKER`] holds.
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(super) struct Marker {
+    /// The marker's format, 1.
+    #[serde(rename = "dyeflow-render")]
+    pub format: u32,
+    /// The render wrote `frame_000001.png` to this frame.
+    pub frames: u64,
+    /// And this generated audio file (the demo's), if any.
+    pub audio: Option<String>,
+}
+
+/// Whether a name is one of the hidden staging directories of a render (one that was killed
+/// leaves it behind).
+fn is_staging(name: &str) -> bool {
+    name.starts_with(".dyeflow-render-") && name.ends_with(".part")
+}
+
+/// What is in the output directory `dir` already: nothing (or no directory yet), or an earlier
+/// render's frames (its marker). A directory holding anything else is refused, and so is a
+/// render's directory holding a file named as one of the frames a new render may write that
+/// the earlier render did not write: a render never removes or replaces a file it did not
+/// write.
+fn earlier_render(dir: &Path, max_frames: Option<u64>) -> Result<Option<Marker>, RenderError> {
+    let Ok(entries) = fs::read_dir(dir) else {
+        // No directory yet, or not one: `create_dir` makes it or says why not.
+        return Ok(None);
     };
-    let Some(digits) = rest
-        .strip_suffix(".png")
-        .or_else(|| rest.strip_suffix(".png.part"))
-    else {
-        return false;
-    };
-    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
+    let mut marked = false;
+    let mut others = Vec::new();
+    for entry in entries {
+        let entry = entry
+            .map_err(|e| RenderError::output(dir, format!("could not list the directory: {e}")))?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if name == RENDER_MARKER {
+            marked = true;
+        } else if !is_staging(&name) {
+            others.push(name);
+        }
+    }
+    others.sort();
+    if !marked {
+        return match others.first() {
+            None => Ok(None),
+            Some(first) => Err(UsageError::NotARender {
+                path: dir.to_owned(),
+                first: first.clone(),
+                more: others.len() - 1,
+            }
+            .into()),
+        };
+    }
+    let path = dir.join(RENDER_MARKER);
+    let marker = fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice::<Marker>(&bytes).ok())
+        .filter(|m| m.format == 1)
+        .ok_or_else(|| UsageError::BadRenderMarker { path: path.clone() })?;
+    let mine = |k: u64| k <= marker.frames || max_frames.is_some_and(|most| k > most);
+    if let Some(name) = others
+        .iter()
+        .find(|n| frame_index(n).is_some_and(|k| !mine(k)))
+    {
+        return Err(UsageError::NotItsFrame {
+            path: dir.join(name),
+            frames: marker.frames,
+        }
+        .into());
+    }
+    Ok(Some(marker))
 }
 
 /// Encodes one RGBA frame as an RGB PNG into `out`.
@@ -92,11 +165,14 @@ pub(super) struct PngWriter {
     sidecar_staged: bool,
     /// Directories `open` made, removed again if nothing is written.
     made: MadeDirs,
+    /// The marker of the earlier render in `dir`, if there is one.
+    earlier: Option<Marker>,
 }
 
 impl PngWriter {
     pub(super) fn open(opts: &OutputOptions) -> Result<Self, RenderError> {
         let dir = opts.path.clone();
+        let earlier = earlier_render(&dir, opts.max_frames)?;
         // A generated audio file never replaces a different file of the user's; the same
         // file (from an earlier render of the demo) needs no writing.
         let mut sidecar_name = None;
@@ -104,9 +180,13 @@ impl PngWriter {
             Some(AudioOut::Generated { name, bytes }) => {
                 let target = dir.join(name);
                 sidecar_name = Some(*name);
+                let ours = earlier
+                    .as_ref()
+                    .is_some_and(|m| m.audio.as_deref() == Some(*name));
                 match fs::read(&target) {
                     Ok(existing) if existing == *bytes => None,
                     Err(e) if e.kind() == io::ErrorKind::NotFound => Some((*name, bytes)),
+                    _ if ours => Some((*name, bytes)),
                     _ if target.exists() => {
                         return Err(UsageError::WouldOverwrite { path: target }.into());
                     }
@@ -153,16 +233,55 @@ impl PngWriter {
             sidecar: sidecar_name,
             sidecar_staged: sidecar.is_some(),
             made,
+            earlier,
         })
     }
 
     /// Move the staged frames (and audio) into the output directory, in place of an earlier
-    /// render's frames.
+    /// render's frames; remove that render's frames past this one's; mark the directory.
     fn commit(&mut self) -> Result<(), RenderError> {
         let Some(staging) = self.staging.take() else {
             return Ok(());
         };
-        remove_stale_frames(&self.dir)?;
+        let old_frames = self.earlier.as_ref().map_or(0, |m| m.frames);
+        let audio = self
+            .sidecar
+            .map(str::to_owned)
+            .or_else(|| self.earlier.as_ref().and_then(|m| m.audio.clone()));
+        let (staged, dir) = (staging.path().to_owned(), self.dir.clone());
+        // Written in the staging directory, then renamed into place.
+        let mark = |frames: u64| {
+            let marker = Marker {
+                format: 1,
+                frames,
+                audio: audio.clone(),
+            };
+            let (from, to) = (staged.join(RENDER_MARKER), dir.join(RENDER_MARKER));
+            serde_json::to_vec(&marker)
+                .map_err(io::Error::other)
+                .and_then(|json| fs::write(&from, json))
+                .and_then(|()| fs::rename(&from, &to))
+                .map_err(|e| RenderError::output(&to, format!("could not write it: {e}")))
+        };
+        // A frame's name the earlier render did not write, taken by a file since `open`
+        // looked: the user's, never replaced.
+        for k in old_frames + 1..=self.frames {
+            let to = self.dir.join(frame_name(k));
+            if fs::symlink_metadata(&to).is_ok() {
+                let kept = staging.keep();
+                return Err(RenderError::output(
+                    &to,
+                    format!(
+                        "a file that no render wrote appeared under this frame's name during the \
+                         render, and Dyeflow does not overwrite it; the new render is in {}",
+                        kept.display()
+                    ),
+                ));
+            }
+        }
+        // Then the marker of both renders' files, so that a failure half-way leaves a
+        // directory still known as a render's.
+        mark(old_frames.max(self.frames))?;
         let names = (1..=self.frames).map(frame_name).chain(
             self.sidecar
                 .filter(|_| self.sidecar_staged)
@@ -170,7 +289,7 @@ impl PngWriter {
         );
         for name in names {
             let (from, to) = (staging.path().join(&name), self.dir.join(&name));
-            if let Err(e) = fs::rename(&from, &to) {
+            if let Err(e) = keep_mode(&from, &to).and_then(|()| fs::rename(&from, &to)) {
                 // Keep what is not moved yet, and say where it is.
                 let kept = staging.keep();
                 return Err(RenderError::output(
@@ -182,31 +301,22 @@ impl PngWriter {
                 ));
             }
         }
+        // The earlier render's frames past this one's (its own, as its marker says).
+        for k in self.frames + 1..=old_frames {
+            let path = self.dir.join(frame_name(k));
+            if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+                fs::remove_file(&path).map_err(|e| {
+                    RenderError::output(
+                        &path,
+                        format!("could not remove this frame of an earlier render: {e}"),
+                    )
+                })?;
+            }
+        }
+        mark(self.frames)?;
         drop(staging);
         Ok(())
     }
-}
-
-/// Removes `frame_<digits>.png` and `.png.part` files left by an earlier render.
-pub(super) fn remove_stale_frames(dir: &Path) -> Result<(), RenderError> {
-    let entries = fs::read_dir(dir)
-        .map_err(|e| RenderError::output(dir, format!("could not list the directory: {e}")))?;
-    for entry in entries {
-        let entry = entry
-            .map_err(|e| RenderError::output(dir, format!("could not list the directory: {e}")))?;
-        let name = entry.file_name();
-        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-        if is_file && name.to_str().is_some_and(is_frame_file) {
-            let path = entry.path();
-            fs::remove_file(&path).map_err(|e| {
-                RenderError::output(
-                    &path,
-                    format!("could not remove this frame of an earlier render: {e}"),
-                )
-            })?;
-        }
-    }
-    Ok(())
 }
 
 /// Encodes and writes frame `index` (1-based) on an encoder thread.

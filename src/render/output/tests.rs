@@ -34,6 +34,7 @@ fn options(path: PathBuf, width: u32, height: u32, fps: u32) -> OutputOptions {
         fps,
         audio: None,
         audio_start_s: 0.0,
+        max_frames: None,
     }
 }
 
@@ -180,7 +181,12 @@ fn png_sequence_round_trips() {
     );
     assert_eq!(
         file_names(&dir),
-        ["frame_000001.png", "frame_000002.png", "frame_000003.png"]
+        [
+            RENDER_MARKER,
+            "frame_000001.png",
+            "frame_000002.png",
+            "frame_000003.png"
+        ]
     );
     for (i, frame) in frames.iter().enumerate() {
         let (dw, dh, color, rgb) = decode_png(&dir.join(frame_name(i as u64 + 1)));
@@ -193,41 +199,108 @@ fn png_sequence_round_trips() {
     }
 }
 
-#[test]
-fn png_sequence_removes_stale_frames_only() {
-    let scratch = Scratch::new("stale");
-    let dir = &scratch.0;
-    for name in [
-        "frame_000001.png",
-        "frame_000002.png",
-        "frame_000003.png",
-        "frame_000009.png.part",
-        "frame_1234567.png",
-        "frame_abc.png",
-        "frame_.png",
-        "notes.txt",
-        "frame_000004.png.bak",
-    ] {
-        fs::write(dir.join(name), b"old").unwrap();
+/// Writes `frames` solid frames of `grey` into `dir` as PNG frames.
+fn render_frames(dir: &Path, frames: u8, grey: u8) -> Result<Option<String>, RenderError> {
+    let mut opts = options(dir.to_owned(), 4, 4, 60);
+    opts.max_frames = Some(frames.into());
+    let mut writer = open(&OutputKind::PngSequence, &opts)?;
+    for _ in 0..frames {
+        writer.write(&solid(4, 4, [grey; 3]))?;
     }
-    fs::create_dir(dir.join("frame_000005.png")).unwrap();
-    let mut writer = open(&OutputKind::PngSequence, &options(dir.clone(), 4, 4, 60)).unwrap();
-    writer.write(&solid(4, 4, [9, 9, 9])).unwrap();
-    writer.write(&solid(4, 4, [8, 8, 8])).unwrap();
-    writer.finish().unwrap();
+    writer.finish()
+}
+
+/// A directory of the user's files is never a render's, however they are named: it is
+/// refused, and nothing in it changes. A render's own directory is re-rendered: its frames
+/// replaced, those past the new render's removed, and nothing else touched, the user's files
+/// named like frames included (a canonical frame name it did not write is refused).
+#[test]
+fn png_frames_replace_only_files_a_render_wrote() {
+    let scratch = Scratch::new("stale");
+    let user = scratch.0.join("user");
+    fs::create_dir(&user).unwrap();
+    let theirs = [
+        "frame_000001.png",
+        "frame_000050.png",
+        "frame_0000001.png",
+        "frame_000009.png.part",
+        "notes.txt",
+    ];
+    for name in theirs {
+        fs::write(user.join(name), b"theirs").unwrap();
+    }
+    let e = render_frames(&user, 2, 9).unwrap_err();
+    assert!(
+        matches!(e, RenderError::Usage(UsageError::NotARender { .. })),
+        "{e}"
+    );
+    let text = e.to_string();
+    assert!(text.contains("frame_0000001.png and 4 more"), "{text}");
+    let mut want: Vec<String> = theirs.iter().map(|s| s.to_string()).collect();
+    want.sort();
+    assert_eq!(file_names(&user), want);
+    for name in theirs {
+        assert_eq!(fs::read(user.join(name)).unwrap(), b"theirs", "{name}");
+    }
+
+    // A render's directory, with the user's files added since.
+    let dir = scratch.0.join("render");
+    render_frames(&dir, 3, 1).unwrap();
+    for name in [
+        "frame_1234567.png",
+        "frame_0000004.png",
+        "frame_abc.png",
+        "frame_000009.png.part",
+        "notes.txt",
+    ] {
+        fs::write(dir.join(name), b"theirs").unwrap();
+    }
+    fs::create_dir(dir.join("frame_.png")).unwrap();
+    render_frames(&dir, 2, 8).unwrap();
     assert_eq!(
-        file_names(dir),
+        file_names(&dir),
         [
+            RENDER_MARKER,
             "frame_.png",
+            "frame_0000004.png",
             "frame_000001.png",
             "frame_000002.png",
-            "frame_000004.png.bak",
-            "frame_000005.png",
+            "frame_000009.png.part",
+            "frame_1234567.png",
             "frame_abc.png",
             "notes.txt"
         ]
     );
     assert_eq!(decode_png(&dir.join("frame_000002.png")).3, [8; 48]);
+    assert_eq!(fs::read(dir.join("frame_1234567.png")).unwrap(), b"theirs");
+
+    // A frame name the render did not write: refused, nothing changes (without a known
+    // length, any frame's name is).
+    fs::write(dir.join("frame_000003.png"), b"theirs").unwrap();
+    let mut opts = options(dir.clone(), 4, 4, 60);
+    opts.max_frames = None;
+    let e = open(&OutputKind::PngSequence, &opts)
+        .err()
+        .expect("refused");
+    assert!(e.to_string().contains("frame_000003.png"), "{e}");
+    let before = file_names(&dir);
+    let e = render_frames(&dir, 5, 7).unwrap_err().to_string();
+    assert!(
+        e.contains("frame_000003.png") && e.contains("wrote 2 frames"),
+        "{e}"
+    );
+    assert_eq!(file_names(&dir), before);
+    assert_eq!(fs::read(dir.join("frame_000003.png")).unwrap(), b"theirs");
+    assert_eq!(decode_png(&dir.join("frame_000002.png")).3, [8; 48]);
+    // A damaged marker: refused.
+    fs::remove_file(dir.join("frame_000003.png")).unwrap();
+    fs::write(dir.join(RENDER_MARKER), b"{").unwrap();
+    let e = render_frames(&dir, 1, 7).unwrap_err().to_string();
+    assert!(e.contains("render marker does not read"), "{e}");
+    // An empty directory (or one holding only a killed render's staging directory) is fine.
+    let empty = scratch.0.join("empty");
+    fs::create_dir_all(empty.join(".dyeflow-render-abc123.part")).unwrap();
+    render_frames(&empty, 1, 5).unwrap();
 }
 
 #[test]
@@ -343,6 +416,8 @@ fn writers_dropped_without_finish_leave_nothing_behind() {
     let frames = scratch.0.join("frames");
     fs::create_dir_all(&frames).unwrap();
     fs::write(frames.join("frame_000001.png"), b"earlier").unwrap();
+    let marker = br#"{"dyeflow-render": 1, "frames": 1, "audio": null}"#;
+    fs::write(frames.join(RENDER_MARKER), marker).unwrap();
     fs::write(scratch.0.join("earlier.gif"), b"earlier").unwrap();
     let (w, h) = (64, 48);
     for (kind, path) in [
@@ -359,7 +434,8 @@ fn writers_dropped_without_finish_leave_nothing_behind() {
         assert_no_part_files(&scratch.0);
     }
     assert_eq!(file_names(&scratch.0), ["earlier.gif", "frames"]);
-    assert_eq!(file_names(&frames), ["frame_000001.png"]);
+    assert_eq!(file_names(&frames), [RENDER_MARKER, "frame_000001.png"]);
+    assert_eq!(fs::read(frames.join(RENDER_MARKER)).unwrap(), marker);
     assert_eq!(
         fs::read(frames.join("frame_000001.png")).unwrap(),
         b"earlier"

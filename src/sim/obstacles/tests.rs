@@ -247,6 +247,14 @@ fn damaged_text_is_refused_with_a_reason() {
         })
     );
     assert!(matches!(Mask::decode("9000 2 18000"), Err(BadSize { .. })));
+    // A few bytes may not claim more cells than the largest grid (which would take 64 MiB);
+    // the largest grid's mask reads.
+    let e = Mask::decode("8192 8192 67108864").unwrap_err();
+    assert!(e.to_string().contains("at most 16777216"), "{e}");
+    assert_eq!(
+        Mask::decode("8192 2048 16777216").map(|m| m.width()),
+        Ok(8192)
+    );
     assert_eq!(
         Mask::decode("4 2 3 2"),
         Err(WrongLength { got: 5, want: 8 })
@@ -318,4 +326,58 @@ fn near_rows_follow_the_walls() {
     let hier = Hierarchy::new(&faces::Faces::from_mask(&wall), &plan(64, 32)).expect("levels");
     let first = &hier.levels[0];
     assert_eq!(first.near_rows().len(), first.graph.h);
+}
+
+/// The solid cells' bounding box: (width, height, left, bottom) in cells.
+fn bounds(m: &Mask) -> (usize, usize, usize, usize) {
+    let (mut x0, mut y0, mut x1, mut y1) = (usize::MAX, usize::MAX, 0, 0);
+    for j in 0..m.height() {
+        for i in 0..m.width() {
+            if m.is_solid(i, j) {
+                (x0, y0, x1, y1) = (x0.min(i), y0.min(j), x1.max(i), y1.max(j));
+            }
+        }
+    }
+    (x1 + 1 - x0, y1 + 1 - y0, x0, y0)
+}
+
+/// A circle in a square image, and a square mask's disc, stay circles on a 16:9 grid (and a
+/// 9:16 one): fitted and centred, the bands beside them fluid. They used to be stretched into
+/// 130x73 ellipses at 320x180.
+#[test]
+fn images_and_masks_keep_their_shape_on_grids_of_another_aspect() {
+    let side = 64;
+    let px: Vec<bool> = (0..side * side)
+        .map(|k| {
+            let (x, y) = ((k % side) as f32 + 0.5, (k / side) as f32 + 0.5);
+            (x - 32.0).hypot(y - 32.0) <= 24.0
+        })
+        .collect();
+    let square = Mask::from_pixels(&px, side, side, side, side).unwrap();
+    for (w, h) in [(320, 180), (180, 320)] {
+        let from_image = Mask::from_pixels(&px, side, side, w, h).unwrap();
+        let resampled = square.resampled(w, h);
+        for m in [&from_image, &resampled] {
+            let (bw, bh, left, bottom) = bounds(m);
+            let d = w.min(h) * 48 / 64;
+            assert!(bw.abs_diff(bh) <= 1, "{w}x{h}: a {bw}x{bh} ellipse");
+            assert!(bw.abs_diff(d) <= 2, "{w}x{h}: {bw} cells across, not {d}");
+            // Centred.
+            assert!((2 * left + bw).abs_diff(w) <= 2, "{w}x{h}: left {left}");
+            assert!(
+                (2 * bottom + bh).abs_diff(h) <= 2,
+                "{w}x{h}: bottom {bottom}"
+            );
+        }
+        assert!(!square.fills(w, h));
+        // The old stretch, for old states (state version 10's migration).
+        let (bw, bh, ..) = bounds(&square.stretched(w, h));
+        assert!(bw.abs_diff(bh) > 40, "stretched: {bw}x{bh}");
+    }
+    // A grid of the same shape (to within a cell) is filled, as before.
+    let m = Mask::layout(Layout::Pillars, 455, 256);
+    for (w, h) in [(228, 128), (227, 128), (910, 512)] {
+        assert!(m.fills(w, h), "{w}x{h}");
+        assert_eq!(m.resampled(w, h), m.stretched(w, h), "{w}x{h}");
+    }
 }
