@@ -402,3 +402,70 @@ fn hostile_strokes_in_a_capture_render_in_bounded_time() {
     assert_eq!(summary.frames, 10);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A bounce whose host pre-rolled with its transport stopped (Ardour's export: 2 s stopped,
+/// then rolling from minus its latency, here 1776 samples): its render starts where the
+/// transport reached position 0, where the bounced audio starts, and lasts as long as the
+/// bounce; a capture made with Record keeps every second.
+#[test]
+fn a_bounce_renders_from_where_its_host_rolled() {
+    use dyeflow::capture::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
+    use dyeflow::capture::{Cause, Record};
+    let dir = tempdir("capture-preroll");
+    let params = DyeflowParams::default();
+    let render_of = |cause: Cause| {
+        let header = Header {
+            format: FORMAT_NAME.into(),
+            version: FORMAT_VERSION,
+            plugin_version: "test".into(),
+            sample_rate: RATE as f32,
+            start_s: 10.0,
+            params: dyeflow::capture::recorder::Recorder::param_ids(&params),
+            state: serde_json::Value::Null,
+            cause: Some(cause),
+        };
+        let path = dir.join(format!("{cause:?}.dyeflow-capture"));
+        let mut file = CaptureFile::create(&path, &header).unwrap();
+        // Blocks of 480 samples: 2 s stopped at position 272, then 4 s rolling from -1776.
+        for b in 0..600 {
+            let (playing, samples) = if b < 200 {
+                (false, 272)
+            } else {
+                (true, -1776 + 480 * (b - 200))
+            };
+            let record = Record::Transport {
+                time_s: 10.0 + b as f64 * 0.01,
+                samples,
+                beat: f64::NAN,
+                tempo_bpm: 120.0,
+                playing,
+            };
+            file.write(&record).unwrap();
+        }
+        file.finish(0, 16.0).unwrap();
+        let out = dir.join(format!("{cause:?}"));
+        let opts = RenderOptions {
+            capture: Some(path),
+            out,
+            width: WIDTH as u32,
+            height: HEIGHT as u32,
+            fps: 50,
+            backend: BackendChoice::Cpu,
+            progress: false,
+            cpu_threads: 1,
+            ..RenderOptions::default()
+        };
+        render(&opts, &AtomicBool::new(false)).expect("the capture renders")
+    };
+    let bounce = render_of(Cause::Offline);
+    // 6 s captured, less 2 s of pre-roll and the 1776 samples (37 ms) before position 0.
+    assert_eq!(bounce.frames, 198, "{:?}", bounce.notes);
+    assert!(
+        bounce.notes.iter().any(|n| n.contains("pre-rolled 2.04 s")),
+        "{:?}",
+        bounce.notes
+    );
+    assert_eq!(render_of(Cause::Pace).frames, 198);
+    assert_eq!(render_of(Cause::Record).frames, 300);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -268,4 +268,30 @@ fn the_vst3_in_ardour_leaves_a_capture_of_its_export() {
         .filter(|r| matches!(r, dyeflow::capture::Record::Transport { playing: true, .. }))
         .count();
     assert!(playing > 0, "the export's blocks roll the transport");
+    // Rendered, it starts where the export's audio does (after Ardour's pre-roll) and lasts as
+    // long: frame 0 beside the bounced WAV's first sample.
+    #[cfg(feature = "cli")]
+    {
+        use dyeflow::render::{RenderOptions, render};
+        let opts = RenderOptions {
+            capture: Some(found[0].clone()),
+            audio: Some(wav),
+            out: dir.join("frames"),
+            width: 64,
+            height: 36,
+            fps: 10,
+            backend: dyeflow::params::BackendChoice::Cpu,
+            progress: false,
+            cpu_threads: 1,
+            ..RenderOptions::default()
+        };
+        let summary =
+            render(&opts, &std::sync::atomic::AtomicBool::new(false)).expect("the capture renders");
+        assert_eq!(
+            summary.frames,
+            (SECONDS * 10.0) as u64,
+            "the render lasts as long as the export: {:?}",
+            summary.notes
+        );
+    }
 }

@@ -299,6 +299,10 @@ pub struct CaptureReader {
     pub count: u64,
     /// The latest record's time, if there is a record.
     pub last_s: Option<f64>,
+    /// Where the host's transport started to roll (audio time, and its position in samples
+    /// then), when the capture began with it stopped: a host's pre-roll before a bounce
+    /// (Ardour runs its export's pre-roll with the transport stopped).
+    pub rolled: Option<(f64, i64)>,
     file: std::fs::File,
     /// Where the first record's line starts, bytes.
     records_at: u64,
@@ -626,6 +630,7 @@ pub fn open(path: &Path, stop: &AtomicBool) -> Result<Option<CaptureReader>, Cap
         stop_s: None,
         count: 0,
         last_s: None,
+        rolled: None,
         file,
         records_at,
         header_crc,
@@ -638,11 +643,25 @@ pub fn open(path: &Path, stop: &AtomicBool) -> Result<Option<CaptureReader>, Cap
     let mut last_out: Option<Key> = None;
     let mut beyond_window = false;
     let mut previous: Option<f64> = None;
+    // Whether the first transport record played.
+    let mut first_playing: Option<bool> = None;
     while let Some(record) = lines.next_record()? {
         if lines.read % STOP_CHECK_LINES == 0 && stop.load(Ordering::Relaxed) {
             return Ok(None);
         }
         let t = record.time_s();
+        if let Record::Transport {
+            samples, playing, ..
+        } = record
+        {
+            match first_playing {
+                None => first_playing = Some(playing),
+                Some(false) if playing && capture.rolled.is_none() => {
+                    capture.rolled = Some((t, samples));
+                }
+                _ => {}
+            }
+        }
         // As the sort's check was: `<=`, under which 0.0 and -0.0 are in order.
         capture.in_order &= previous.is_none_or(|p| p <= t);
         previous = Some(t);

@@ -27,6 +27,8 @@ const STOP_CHECK_RECORDS: u64 = 4096;
 pub struct CapturePlayer {
     capture: CaptureReader,
     path: PathBuf,
+    /// Seconds of the host's pre-roll before the bounce's start ([`bounce_origin`]).
+    origin_s: f64,
     /// The records not replayed yet.
     records: Records,
     /// The next record and its sample (counted from the capture's start), read ahead.
@@ -121,8 +123,17 @@ impl CapturePlayer {
                 return Ok(None);
             }
         }
+        let origin_s = bounce_origin(&capture);
+        if origin_s > 0.0 {
+            notes.push(format!(
+                "{}: the host pre-rolled {origin_s:.2} s before its transport rolled; frame 0 is \
+                 where it reached the bounce's start, as the bounced audio's first sample",
+                path.display()
+            ));
+        }
         let mut player = Self {
             records: capture.records().map_err(input)?,
+            origin_s,
             capture,
             path: path.to_owned(),
             next: None,
@@ -149,9 +160,14 @@ impl CapturePlayer {
         Ok(())
     }
 
-    /// Seconds from the capture's first sample to its end.
+    /// Seconds from the bounce's start (see [`bounce_origin`]) to the capture's end.
     pub fn duration_s(&self) -> f64 {
-        self.capture.duration_s()
+        (self.capture.duration_s() - self.origin_s).max(0.0)
+    }
+
+    /// Seconds of the host's pre-roll before the bounce's start (0 for most captures).
+    pub fn origin_s(&self) -> f64 {
+        self.origin_s
     }
 
     /// Records the plugin could not keep while capturing, and whether the size limit cut it
@@ -160,10 +176,11 @@ impl CapturePlayer {
         (self.capture.dropped, self.capture.limited)
     }
 
-    /// Step 0 starts at capture time `start_s`; each step is `step_s` seconds. The parameters
-    /// recorded before `start_s` are applied now (call it before making the driver, so it
-    /// starts from them); its events are skipped (a render from a later start simulates only
-    /// its pre-roll, as from music). `false` when `stop` was set meanwhile.
+    /// Step 0 starts `start_s` seconds after the bounce's start (at least
+    /// `-`[`CapturePlayer::origin_s`]: the capture's first sample); each step is `step_s`
+    /// seconds. The parameters recorded before then are applied now (call it before making the
+    /// driver, so it starts from them); its events are skipped (a render from a later start
+    /// simulates only its pre-roll, as from music). `false` when `stop` was set meanwhile.
     pub fn set_steps(
         &mut self,
         start_s: f64,
@@ -171,7 +188,7 @@ impl CapturePlayer {
         stop: &AtomicBool,
     ) -> Result<bool, RenderError> {
         self.step_s = step_s;
-        self.first_sample = (start_s * self.rate).round() as i64;
+        self.first_sample = ((self.origin_s + start_s).max(0.0) * self.rate).round() as i64;
         let mut skipped = 0u64;
         while let Some((sample, record)) = self.next {
             if sample >= self.first_sample {
@@ -232,6 +249,22 @@ impl CapturePlayer {
         }
         Ok(true)
     }
+}
+
+/// Where a bounce's audio starts in its capture, seconds from the capture's first sample: 0,
+/// unless the host bounced (it said so, or its pace showed it) and began with its transport
+/// stopped (a pre-roll: Ardour's export runs 2 s so), where the transport rolls, and where it
+/// reaches position 0 if it rolled from before it (Ardour rolls from minus its latency). The
+/// bounced audio's first sample is there, so frame 0 is too.
+fn bounce_origin(capture: &crate::capture::file::CaptureReader) -> f64 {
+    use crate::capture::Cause;
+    let bounce = matches!(capture.header.cause, Some(Cause::Offline | Cause::Pace));
+    let Some((time_s, samples)) = capture.rolled.filter(|_| bounce) else {
+        return 0.0;
+    };
+    let rate = f64::from(capture.header.sample_rate);
+    let origin = time_s - capture.header.start_s + (-samples).max(0) as f64 / rate;
+    origin.clamp(0.0, capture.duration_s())
 }
 
 /// The sample (counted from the capture's start, `origin`) a record falls on, at `rate`.

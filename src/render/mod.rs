@@ -715,7 +715,10 @@ pub fn render_with(
     let steps_per_frame =
         ((f64::from(settings.sim_rate_hz) / f64::from(opts.fps)).round() as u64).max(1);
     let step_dt = 1.0 / (f64::from(opts.fps) * steps_per_frame as f64);
-    let preroll_start = (opts.start_s - PREROLL_S).max(0.0);
+    // A capture's pre-roll can reach back before its bounce's start (the host's own pre-roll),
+    // to its first sample.
+    let earliest = replay.as_ref().map_or(0.0, |p| -p.origin_s());
+    let preroll_start = (opts.start_s - PREROLL_S).max(earliest);
     // The capture's parameters before its first step, so the driver starts from them.
     if let Some(player) = &mut replay
         && !player.set_steps(preroll_start, step_dt, stop)?
