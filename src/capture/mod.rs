@@ -47,7 +47,8 @@ pub const INPUT_CAPTURE_RECORDS: usize = 1 << 10;
 /// Audio seconds of records the capture thread keeps while watching (see [`Record::Watch`]):
 /// more than a bounce at [`pace::BOUNCE_RATIO`] times real time takes to be recognised.
 pub const LOOKBACK_S: f64 = 30.0;
-/// At most this many records are kept while watching (about 7 MB), whatever a flood of events.
+/// At most this many records are kept while watching (64 bytes each: 8 MiB), whatever a flood of
+/// events.
 pub const LOOKBACK_RECORDS: usize = 1 << 17;
 /// A capture stops recording (and says so in its end line) at this size.
 pub const MAX_CAPTURE_BYTES: u64 = 512 << 20;

@@ -136,7 +136,8 @@ pub enum NoteStage {
     Drained = 0,
     /// The step that put it into the fluid ended.
     Applied = 1,
-    /// The first frame started after that was handed over.
+    /// The first frame started after that was ready to hand over (the consumer may see it at
+    /// once).
     Published = 2,
 }
 
@@ -163,14 +164,16 @@ impl StageTrace {
         (ns > 0).then(|| self.origin + Duration::from_nanos(ns))
     }
 
-    /// `stage` is reached now, if the stage before it was and it was not yet.
-    fn reach(&self, stage: NoteStage) {
+    /// `stage` was reached `at`, if the stage before it was and it was not yet.
+    fn reach(&self, stage: NoteStage, at: Instant) {
         let i = stage as usize;
         let before = i
             .checked_sub(1)
             .is_none_or(|b| self.stamps[b].load(Ordering::Acquire) > 0);
         if before && self.stamps[i].load(Ordering::Acquire) == 0 {
-            let ns = self.origin.elapsed().as_nanos().max(1) as u64;
+            let ns = (at.saturating_duration_since(self.origin))
+                .as_nanos()
+                .max(1) as u64;
             self.stamps[i].store(ns, Ordering::Release);
         }
     }

@@ -275,7 +275,7 @@ impl Runner<'_> {
                 let note_on = matches!(e.event, SimEvent::NoteOn { .. });
                 *notes += u64::from(note_on);
                 if note_on && let Some(t) = trace {
-                    t.reach(NoteStage::Drained);
+                    t.reach(NoteStage::Drained, Instant::now());
                 }
                 if let Some(tap) = tap {
                     tap.record(&e.event);
@@ -352,7 +352,7 @@ impl Runner<'_> {
             // Direct splats (the mouse) wait in the model: a step of no time applies them.
             self.driver.idle(self.sim.model.as_mut(), self.params);
         }
-        self.traced(NoteStage::Applied);
+        self.traced(NoteStage::Applied, Instant::now());
         if !self.frame_pending
             && let Some((w, h)) = self.frames.wanted()
             && (self.driver.changes() != self.changes_shown || self.shown != Some((w, h)))
@@ -377,6 +377,8 @@ impl Runner<'_> {
     /// Hand over the pending frame if it is ready.
     fn publish_frame(&mut self) {
         let model = &mut self.sim.model;
+        // Before the hand-over: the consumer may see the frame as soon as it is handed over.
+        let ready = Instant::now();
         if self
             .frames
             .publish_from(self.driver.sim_time(), |pixels| model.take_frame(pixels))
@@ -386,19 +388,19 @@ impl Runner<'_> {
             self.shared.frames.fetch_add(1, Ordering::AcqRel);
             if self.traced_frame {
                 self.traced_frame = false;
-                self.traced(NoteStage::Published);
+                self.traced(NoteStage::Published, ready);
             }
         }
     }
 
-    /// Mark `stage` in the trace, if the engine has one.
-    fn traced(&mut self, stage: NoteStage) {
+    /// Mark `stage`, reached `at`, in the trace, if the engine has one.
+    fn traced(&mut self, stage: NoteStage, at: Instant) {
         if let Some(t) = &self.options.trace {
             // The frame that shows the note is the first one started after it went in.
             if stage == NoteStage::Applied && t.at(NoteStage::Applied).is_none() {
                 self.trace_next_frame = t.at(NoteStage::Drained).is_some();
             }
-            t.reach(stage);
+            t.reach(stage, at);
         }
     }
 
@@ -443,7 +445,7 @@ impl Runner<'_> {
                     .obstacles_rebuilt(self.sim.model.as_mut(), self.params);
             }
             self.backlog = self.backlog.saturating_sub(dt);
-            self.traced(NoteStage::Applied);
+            self.traced(NoteStage::Applied, Instant::now());
             ran += 1;
             let cost = t0.elapsed();
             self.step_cost = (self.step_cost * 3 + cost) / 4;
