@@ -123,7 +123,9 @@ impl Capture {
             .records
             .last()
             .map_or(self.header.start_s, |r| r.time_s());
-        let end = self.stop_s.map_or(last, |s| s.max(last));
+        // The stop is where it ends: a bounce recognised by its pace stops where the audio went
+        // back to real time, before the last records.
+        let end = self.stop_s.unwrap_or(last);
         (end - self.header.start_s).max(0.0)
     }
 }
@@ -317,7 +319,9 @@ impl CaptureReader {
     /// Seconds from the start to the stop (or to the last record, if it does not say).
     pub fn duration_s(&self) -> f64 {
         let last = self.last_s.unwrap_or(self.header.start_s);
-        let end = self.stop_s.map_or(last, |s| s.max(last));
+        // The stop is where it ends: a bounce recognised by its pace stops where the audio went
+        // back to real time, before the last records.
+        let end = self.stop_s.unwrap_or(last);
         (end - self.header.start_s).max(0.0)
     }
 

@@ -2,7 +2,11 @@
 //! the fluid, so `dyeflow render --capture FILE` can compute the same fluid afterwards, frame
 //! for frame, at any size and frame rate.
 //!
-//! - A capture runs while the host renders offline, or while the editor's Record switch is on.
+//! - A capture runs while the host renders offline (it says so at activation or in the block,
+//!   or the pace of its blocks shows it: [`pace`]), or while the editor's Record switch is on.
+//!   While the host processes without a capture, the recorder watches: the records go to the
+//!   capture thread, which keeps the last [`LOOKBACK_S`] in memory only, so that a bounce the
+//!   pace recognises is captured from its first block.
 //! - The audio thread ([`recorder::Recorder`]) pushes fixed-size [`Record`]s into a lock-free
 //!   queue of its own: the bridge's events at their audio times, the host's transport once a
 //!   block, and every parameter's value when it changes (all of them when a capture starts). A
@@ -50,6 +54,8 @@ pub const LOOKBACK_S: f64 = 30.0;
 /// At most this many records are kept while watching (64 bytes each: 8 MiB), whatever a flood of
 /// events.
 pub const LOOKBACK_RECORDS: usize = 1 << 17;
+// What the lookback's bound above says of its memory.
+const _: () = assert!(std::mem::size_of::<Record>() <= 64);
 /// A capture stops recording (and says so in its end line) at this size.
 pub const MAX_CAPTURE_BYTES: u64 = 512 << 20;
 /// A capture file's name ends with this.
@@ -124,7 +130,7 @@ impl Record {
 /// (off the audio thread, in real time) go into a queue of their own.
 pub struct CaptureTap {
     sender: Sender<Record>,
-    /// Raised by the recorder while a capture is on.
+    /// Raised by the recorder while a capture is on or watched.
     recording: Arc<AtomicBool>,
 }
 
@@ -143,7 +149,7 @@ impl CaptureTap {
 /// Shared by those threads (the lock is never the audio thread's).
 pub struct InputTap {
     sender: parking_lot::Mutex<Sender<Record>>,
-    /// Raised by the recorder while a capture is on.
+    /// Raised by the recorder while a capture is on or watched.
     recording: Arc<AtomicBool>,
     /// The audio time at the start of the latest block, `f64` bits.
     clock: AtomicU64,
@@ -186,7 +192,8 @@ impl InputTap {
 }
 
 /// The audio thread's recorder, the chroma thread's tap, and the two queues' receiving ends for
-/// the writer: a capture's queues for `params`, raising `input`'s flag while a capture is on.
+/// the writer: a capture's queues for `params`, raising `input`'s flag while a capture is on
+/// or watched.
 /// Allocates (about 2.4 MB): at activation.
 pub fn queues(
     params: Arc<dyn nice_plug::prelude::Params>,

@@ -14,9 +14,11 @@ use nice_plug::prelude::{ParamPtr, Params};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-/// Free slots kept for the start and stop: a queue that fills drops events, parameters and
-/// transport first, so a capture always ends (and the next one starts).
-const RESERVED_SLOTS: usize = 4;
+/// Free slots kept for the starts, watches, bounces and stops: a queue that fills drops events,
+/// parameters and transport first, so a capture always ends (and the next one starts). A
+/// control record that still finds no room is not sent, and the recorder keeps its mode (it
+/// tries again at the next block), so the capture thread never falls out of step with it.
+const RESERVED_SLOTS: usize = 16;
 
 /// What the recorder does.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -43,7 +45,7 @@ pub struct Recorder {
     pace: Pace,
     /// The wall clock's origin for the pace.
     clock: std::time::Instant,
-    /// Raised while a capture is on, for the chroma thread's tap.
+    /// Raised while a capture is on or watched, for the chroma thread's and the input's taps.
     recording: Arc<AtomicBool>,
 }
 
@@ -115,22 +117,34 @@ impl Recorder {
         );
     }
 
-    /// Enter `mode` with `record`: the next block records every parameter.
+    /// Enter `mode` with `record` (if the queue takes it): the next block records every
+    /// parameter.
     fn begin(&mut self, mode: Mode, record: Record) {
-        self.last.fill(f32::NAN);
-        self.mode = mode;
-        self.sender.send(record);
-        self.recording.store(true, Ordering::Release);
+        if self.sender.send(record) {
+            self.last.fill(f32::NAN);
+            self.mode = mode;
+            self.recording.store(true, Ordering::Release);
+        }
     }
 
     /// End the capture (or the watch) at audio time `time_s`: the host stopped processing.
-    pub fn stop(&mut self, time_s: f64) {
+    /// Whether the stop was queued (a full queue keeps the mode: the next block tries again).
+    pub fn stop(&mut self, time_s: f64) -> bool {
         self.pace.reset();
-        if self.mode != Mode::Off {
-            self.mode = Mode::Off;
-            self.recording.store(false, Ordering::Release);
-            self.sender.send(Record::Stop { time_s });
+        self.end(time_s)
+    }
+
+    /// Queue the stop at `time_s` and stop recording; whether it was queued.
+    fn end(&mut self, time_s: f64) -> bool {
+        if self.mode == Mode::Off {
+            return true;
         }
+        if !self.sender.send(Record::Stop { time_s }) {
+            return false;
+        }
+        self.mode = Mode::Off;
+        self.recording.store(false, Ordering::Release);
+        true
     }
 
     /// A block starts at `time_s`: record the parameters that changed since the last block
@@ -197,28 +211,40 @@ impl Recorder {
             (Mode::Off | Mode::Watching, Some(cause)) => self.start(time_s, sample_rate, cause),
             (Mode::Off, None) => self.watch(time_s, sample_rate),
             (Mode::Watching, None) => {
-                if let PaceEvent::Bounce { from_s } = pace {
+                let bounce = match pace {
+                    PaceEvent::Bounce { from_s } => Some(from_s),
+                    // A fast run that went on past a capture asked for (Record switched off
+                    // during a bounce the host does not flag) is one again.
+                    _ if self.pace.bouncing() => Some(time_s),
+                    _ => None,
+                };
+                if let Some(from_s) = bounce
+                    && self.sender.send(Record::Bounce { from_s })
+                {
                     self.mode = Mode::Capturing { asked: false };
-                    self.sender.send(Record::Bounce { from_s });
                 }
             }
             // A bounce the pace found goes on as asked if the host says so after all.
             (Mode::Capturing { .. }, Some(_)) => self.mode = Mode::Capturing { asked: true },
-            (Mode::Capturing { asked }, None) => {
-                if asked || matches!(pace, PaceEvent::Over { .. }) {
-                    self.stop_and_watch(time_s, sample_rate);
+            (Mode::Capturing { asked: true }, None) => {
+                self.stop_and_watch(time_s, time_s, sample_rate)
+            }
+            (Mode::Capturing { asked: false }, None) => {
+                // Over: the capture ends where the audio went back to real time (the render
+                // stops there; what came since is not the bounce's).
+                if let PaceEvent::Over { since_s } = pace {
+                    self.stop_and_watch(since_s.min(time_s), time_s, sample_rate);
                 }
             }
         }
     }
 
-    /// End the capture at `time_s` and watch from there.
-    fn stop_and_watch(&mut self, time_s: f64, sample_rate: f32) {
-        let pace = self.pace.clone();
-        self.stop(time_s);
-        // The pace's history goes on: playing on in real time is not a new start.
-        self.pace = pace;
-        self.watch(time_s, sample_rate);
+    /// End the capture at `stop_s` and watch from `time_s`. The pace's history goes on:
+    /// playing on in real time is not a new start.
+    fn stop_and_watch(&mut self, stop_s: f64, time_s: f64, sample_rate: f32) {
+        if self.end(stop_s) {
+            self.watch(time_s, sample_rate);
+        }
     }
 }
 
@@ -287,12 +313,14 @@ mod tests {
         };
         assert!((from_s - 5.0).abs() < 0.011, "from {from_s}");
         assert!(b < 500 + 310, "found after {} blocks", b - 500);
-        // Over after END_S of real time: a stop, and watching again at once.
+        // Over after END_S of real time: a stop where the fast run ended (15 s), and watching
+        // again at once.
         let (b, Record::Stop { time_s }) = got[2] else {
             panic!("{got:?}")
         };
         assert!((1500 + 300..1500 + 310).contains(&b), "{b}");
-        assert_eq!(got[3], (b, watch(time_s)));
+        assert!((time_s - 15.0).abs() < 0.011, "stopped at {time_s}");
+        assert_eq!(got[3], (b, watch(b as f64 * 0.01)));
         assert_eq!(got.len(), 4, "{got:?}");
         // Asked (offline blocks or Record) from 2 s to 3 s, in real time.
         let record = |b: usize| (200..300).contains(&b).then_some(Cause::Record);
@@ -311,5 +339,14 @@ mod tests {
                 (300, watch(3.0)),
             ]
         );
+        // Record switched off in the middle of a bounce the host does not flag: the rest of
+        // the run is a bounce again, from there.
+        let fast = |b: usize| if (100..2000).contains(&b) { 1e-4 } else { 0.01 };
+        let record = |b: usize| (100..1000).contains(&b).then_some(Cause::Record);
+        let got = control(2000, fast, record);
+        assert_eq!(got[1].0, 100);
+        assert_eq!(got[2], (1000, Record::Stop { time_s: 10.0 }));
+        assert_eq!(got[3], (1000, watch(10.0)));
+        assert_eq!(got[4], (1001, Record::Bounce { from_s: 10.01 }));
     }
 }

@@ -27,8 +27,9 @@ pub const IDLE_FINISH_S: f64 = 3.0;
 /// A capture of less audio than this, seconds, is not kept: hosts process a block or two while
 /// probing a plugin they load (JUCE's hosts flag those offline), which is not a bounce.
 pub const MIN_CAPTURE_S: f64 = 0.5;
-/// Side records (chroma thread and input tap) held until the audio thread's pass their time.
-const SIDE_RECORDS: usize = super::CHROMA_CAPTURE_RECORDS + super::INPUT_CAPTURE_RECORDS;
+/// Side records (chroma thread and input tap) held until the audio thread's pass their time,
+/// and while watching: a lookback's worth (the chroma thread's 22 a second and a mouse's 60).
+const SIDE_RECORDS: usize = 2 * (super::CHROMA_CAPTURE_RECORDS + super::INPUT_CAPTURE_RECORDS);
 /// The thread's name.
 pub const CAPTURE_THREAD_NAME: &str = "dyeflow-capture";
 /// Longest wait for the thread when the plugin goes, ms (it ends within milliseconds unless
@@ -132,8 +133,6 @@ impl Drop for CaptureThread {
 struct Open {
     file: CaptureFile,
     dropped_at_start: u64,
-    /// Records lost before the start (a bounce's lookback let them go in a flood).
-    lost: u64,
     /// The capture's start, audio seconds: side records from before it are not its own.
     start_s: f64,
     sample_rate: f32,
@@ -186,21 +185,45 @@ struct Watch {
     /// The audio time up to which records were let go (older than the lookback, or past
     /// [`LOOKBACK_RECORDS`]).
     forgotten_until: f64,
-    /// Records let go while younger than the lookback (a flood): lost to a bounce that began
-    /// before them.
-    flooded: u64,
+    /// The queue's count of dropped records at the watch's start, and after each look at the
+    /// queue within the lookback (with the latest record's time then): a bounce's capture counts
+    /// the records dropped since its start.
+    dropped_at_watch: u64,
+    drops: VecDeque<(f64, u64)>,
 }
 
 impl Watch {
-    fn new(since_s: f64, sample_rate: f32, params: usize) -> Self {
+    fn new(since_s: f64, sample_rate: f32, params: usize, dropped: u64) -> Self {
         Self {
             sample_rate,
             since_s,
             kept: VecDeque::new(),
             params: vec![f32::NAN; params],
             forgotten_until: f64::NEG_INFINITY,
-            flooded: 0,
+            dropped_at_watch: dropped,
+            drops: VecDeque::new(),
         }
+    }
+
+    /// After a look at the queue: `dropped` records dropped so far, the latest at `latest`.
+    fn looked(&mut self, latest: f64, dropped: u64) {
+        self.drops.push_back((latest, dropped));
+        // One mark older than the lookback stays, as the count before it.
+        while self.drops.len() > 1
+            && (self.drops[1].0 < latest - LOOKBACK_S || self.drops.len() > 1024)
+        {
+            self.drops.pop_front();
+        }
+    }
+
+    /// The queue's dropped count before audio time `start_s` (at the last look whose records
+    /// all came before it): what a capture starting there counts its losses from.
+    fn dropped_before(&self, start_s: f64) -> u64 {
+        self.drops
+            .iter()
+            .rev()
+            .find(|(t, _)| *t < start_s)
+            .map_or(self.dropped_at_watch, |&(_, d)| d)
     }
 
     /// Keep `record`; let go of what is older than the lookback (the latest record's time is
@@ -212,7 +235,6 @@ impl Watch {
             if !old && self.kept.len() <= LOOKBACK_RECORDS {
                 break;
             }
-            self.flooded += u64::from(!old);
             self.forget(front);
             self.kept.pop_front();
         }
@@ -274,7 +296,6 @@ fn open_capture(
             Some(Open {
                 file,
                 dropped_at_start,
-                lost: 0,
                 start_s,
                 sample_rate,
                 cause,
@@ -311,11 +332,14 @@ fn run(
         let latest_before = latest;
         let mut any = false;
         // The side records (the chroma thread's, the input tap's) are kept in time order.
+        // Full (a long watch, or a writer far behind), the oldest go: the newest are those a
+        // bounce or the capture being written needs.
         let mut keep = |r: Record| {
-            if side.len() < SIDE_RECORDS {
-                let at = side.partition_point(|s| s.time_s() <= r.time_s());
-                side.insert(at, r);
+            if side.len() >= SIDE_RECORDS {
+                side.pop_front();
             }
+            let at = side.partition_point(|s| s.time_s() <= r.time_s());
+            side.insert(at, r);
         };
         chroma.drain(&mut keep);
         input.drain(&mut keep);
@@ -354,23 +378,31 @@ fn run(
                         finish(o, stats.dropped(), latest, status);
                     }
                     latest = latest.max(time_s);
-                    watch = Some(Watch::new(time_s, sample_rate, ids.len()));
+                    watch = Some(Watch::new(time_s, sample_rate, ids.len(), stats.dropped()));
                 }
                 Record::Bounce { from_s } => {
                     let Some(w) = watch.take() else {
                         return;
                     };
-                    let (flooded, sample_rate) = (w.flooded, w.sample_rate);
+                    let sample_rate = w.sample_rate;
+                    let dropped_at_start = w.dropped_before(from_s.max(w.since_s));
                     let (start_s, first) = w.bounce(from_s);
                     side.retain(|r| r.time_s() >= start_s);
                     open = open_capture(
                         (start_s, sample_rate, Cause::Pace),
                         (ids, state),
                         (dir, status),
-                        stats.dropped(),
+                        dropped_at_start,
                     );
-                    if let Some(o) = &mut open {
-                        o.lost = flooded;
+                    if start_s > from_s.max(0.0) + 1e-9 && open.is_some() {
+                        // More records came than the lookback holds (a flood of events).
+                        let e = format!(
+                            "the bounce's first {:.2} s are not in its capture: more records \
+                             came than it keeps while watching",
+                            start_s - from_s
+                        );
+                        nice_plug::nice_error!("{e}");
+                        status.lock().error = Some(e);
                     }
                     write_all(&mut open, first, status);
                 }
@@ -421,6 +453,9 @@ fn run(
                 params: std::mem::take(&mut o.params),
             });
             finish(o, stats.dropped(), latest, status);
+        }
+        if let Some(w) = &mut watch {
+            w.looked(latest, stats.dropped());
         }
         if let Some(o) = &mut open
             && let Err(e) = write_side(o, &mut side, latest)
@@ -500,7 +535,7 @@ fn write_side(open: &mut Open, side: &mut VecDeque<Record>, until: f64) -> std::
 /// Finish `open` (its end line, stopped at audio time `stop_s`; its name) and say so in
 /// `status`.
 fn finish(open: Open, dropped_now: u64, stop_s: f64, status: &Mutex<CaptureStatus>) {
-    let dropped = dropped_now.saturating_sub(open.dropped_at_start) + open.lost;
+    let dropped = dropped_now.saturating_sub(open.dropped_at_start);
     let limited = open.file.limited();
     let length_s = stop_s - open.start_s;
     if length_s.is_nan() || length_s < MIN_CAPTURE_S {
@@ -768,7 +803,7 @@ mod tests {
 
     /// The lookback is bounded: in time (a bounce said to begin before it starts where it
     /// does, with the parameters' values there) and in count (a flood of records lets the
-    /// oldest go, and the capture counts those it lost).
+    /// oldest go, and the capture starts after them).
     #[test]
     fn the_lookback_is_bounded() {
         let mut records = vec![
@@ -804,7 +839,13 @@ mod tests {
         records.push(Record::Stop { time_s: 2.0 });
         let c = &captures_of("flood", &records)[0];
         assert_eq!(c.records.len(), LOOKBACK_RECORDS);
-        assert_eq!(c.dropped, 1000, "the records lost to the flood are counted");
+        // It starts after the records let go (their time is before its start: not lost in it).
+        assert!(
+            (c.header.start_s - 999e-5).abs() < 1e-12,
+            "{}",
+            c.header.start_s
+        );
+        assert_eq!(c.dropped, 0);
     }
 
     /// A host that goes quiet after a bounce without a stop gets its capture after

@@ -25,7 +25,8 @@ use std::time::Duration;
 /// a hop of delay. One look is a few atomic loads when nothing came.
 pub const CHROMA_POLL_MS: u64 = 10;
 /// How often it looks while the input has been silent for a whole analysis window (its
-/// analysis of zeros is zeros): a host feeding silence wakes it 20 times a second, not 100.
+/// analysis of zeros is zeros) and comes at about real time: a host feeding silence wakes it 20
+/// times a second, not 100.
 /// The queue holds 3 s of input, and the first pitch classes after the silence come at most
 /// this much later (a window is 0.37 s long anyway).
 pub const CHROMA_IDLE_POLL_MS: u64 = 50;
@@ -88,6 +89,8 @@ fn run(
     mut capture: Option<crate::capture::CaptureTap>,
 ) {
     let mut stream: Option<Stream> = None;
+    // The last nap, seconds.
+    let mut nap_s = CHROMA_POLL_MS as f64 * 1e-3;
     while !stop.load(Ordering::Acquire) {
         let taken = taps.drain_up_to(BATCH_SAMPLES, |tap| match tap {
             Tap::Start { rate, time_s } => match &mut stream {
@@ -129,12 +132,18 @@ fn run(
             }
         });
         if taken < BATCH_SAMPLES {
-            let silent = stream.as_ref().is_none_or(|s| s.zeros >= FRAME);
-            std::thread::park_timeout(Duration::from_millis(if silent {
+            // The long nap only while silence comes at about real time: a host that bounces
+            // faster (no one tells this thread) would fill the tap's queue meanwhile.
+            let silent = stream.as_ref().is_none_or(|s| {
+                s.zeros >= FRAME && taken as f64 <= 1.5 * f64::from(s.analyzer.rate()) * nap_s
+            });
+            let nap = if silent {
                 CHROMA_IDLE_POLL_MS
             } else {
                 CHROMA_POLL_MS
-            }));
+            };
+            nap_s = nap as f64 * 1e-3;
+            std::thread::park_timeout(Duration::from_millis(nap));
         }
     }
 }

@@ -127,6 +127,9 @@ pub struct StageTrace {
     origin: Instant,
     /// Nanoseconds after `origin` (0: not yet) of each stage, in order.
     stamps: [std::sync::atomic::AtomicU64; 3],
+    /// Raised by each [`StageTrace::arm`]: a stage of an earlier note, reached late, is not
+    /// stamped on this one's.
+    generation: std::sync::atomic::AtomicU64,
 }
 
 /// A stage of a note's path (see [`StageTrace`]).
@@ -146,6 +149,7 @@ impl Default for StageTrace {
         Self {
             origin: Instant::now(),
             stamps: Default::default(),
+            generation: Default::default(),
         }
     }
 }
@@ -153,9 +157,15 @@ impl Default for StageTrace {
 impl StageTrace {
     /// Forget the last note's stages: the next note-on is traced.
     pub fn arm(&self) {
+        self.generation.fetch_add(1, Ordering::AcqRel);
         for s in &self.stamps {
             s.store(0, Ordering::Release);
         }
+    }
+
+    /// The current arming (see [`StageTrace::arm`]).
+    fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
     }
 
     /// When `stage` was reached, if it was.
@@ -164,8 +174,12 @@ impl StageTrace {
         (ns > 0).then(|| self.origin + Duration::from_nanos(ns))
     }
 
-    /// `stage` was reached `at`, if the stage before it was and it was not yet.
-    fn reach(&self, stage: NoteStage, at: Instant) {
+    /// `stage` of the note traced since arming `generation` was reached `at`, if the stage
+    /// before it was and it was not yet.
+    fn reach(&self, stage: NoteStage, at: Instant, generation: u64) {
+        if self.generation() != generation {
+            return;
+        }
         let i = stage as usize;
         let before = i
             .checked_sub(1)

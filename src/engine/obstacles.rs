@@ -6,10 +6,10 @@
 //! stale, and [`Scene::apply`] composes it). Lowering a pillar brings back what was under it.
 //!
 //! Brush strokes (the editor's, or a capture's replayed) wait in a queue and are painted when
-//! the scene is applied, in their order, within a budget of cells per turn: a flood of strokes,
-//! or strokes to far points, cost a bounded amount of work per step whatever their number
-//! (the rest wait for the next turns; past [`MAX_PENDING_STROKES`] new ones are dropped and
-//! counted).
+//! the scene is applied (each step, step of no time or flush: a few times a turn at most), in
+//! their order, within a budget of cells each time: a flood of strokes, or strokes to far
+//! points, cost a bounded amount of work per step whatever their number (the rest wait; past
+//! [`MAX_PENDING_STROKES`] new ones are dropped and counted).
 
 use crate::bridge::events::Brush;
 use crate::mapping::{ObstacleEdit, Pillar};
@@ -17,8 +17,9 @@ use std::collections::VecDeque;
 
 /// Brush strokes that can wait to be painted: a mouse sends about 60 a second.
 pub const MAX_PENDING_STROKES: usize = 1024;
-/// Cells the brush may visit per turn, in whole grids: a stroke across the whole canvas with
-/// the largest brush visits one grid (0.2-0.5 ms at the default 455x256 on one core).
+/// Cells the brush may visit each time the scene is applied, in whole grids: a stroke across the
+/// whole canvas with the largest brush visits one grid (0.2-0.5 ms at the default 455x256 on one
+/// core).
 pub const STROKE_GRIDS_PER_TURN: usize = 4;
 use crate::params::ObstacleSettings;
 use crate::sim::Model;

@@ -119,6 +119,7 @@ fn run(
         frame_pending: false,
         trace_next_frame: false,
         traced_frame: false,
+        trace_generation: 0,
         step_cost: Duration::ZERO,
         blocks: shared.blocks.load(Ordering::Acquire),
         fed_until: now + Duration::from_millis(FED_TIMEOUT_MS),
@@ -166,9 +167,11 @@ struct Runner<'a> {
     notes: u64,
     /// A frame was started and not yet handed over.
     frame_pending: bool,
-    /// The trace's note went in: the next frame started shows it; that frame is pending.
+    /// The trace's note went in: the next frame started shows it; that frame is pending; the
+    /// trace's arming they belong to.
     trace_next_frame: bool,
     traced_frame: bool,
+    trace_generation: u64,
     /// Wall time of a step, smoothed.
     step_cost: Duration,
     /// The audio thread's block counter as last seen, and until when the host counts as
@@ -264,19 +267,18 @@ impl Runner<'_> {
     /// capture that is on.
     fn drain(&mut self) -> bool {
         let mut n = 0;
+        let mut drained_note = false;
         let osc = self.osc.as_ref().map(|(_, at)| *at);
         for (k, queue) in self.queues.iter_mut().enumerate() {
             let model = self.sim.model.as_mut();
             let driver = &mut self.driver;
             let notes = &mut self.notes;
             let tap = self.options.input_tap.as_deref().filter(|_| osc == Some(k));
-            let trace = self.options.trace.as_deref();
+            let drained_note = &mut drained_note;
             n += queue.drain(|e| {
                 let note_on = matches!(e.event, SimEvent::NoteOn { .. });
                 *notes += u64::from(note_on);
-                if note_on && let Some(t) = trace {
-                    t.reach(NoteStage::Drained, Instant::now());
-                }
+                *drained_note |= note_on;
                 if let Some(tap) = tap {
                     tap.record(&e.event);
                 }
@@ -284,6 +286,9 @@ impl Runner<'_> {
             });
         }
         self.period.events += n as u64;
+        if drained_note {
+            self.traced(NoteStage::Drained, None);
+        }
         n > 0
     }
 
@@ -352,7 +357,7 @@ impl Runner<'_> {
             // Direct splats (the mouse) wait in the model: a step of no time applies them.
             self.driver.idle(self.sim.model.as_mut(), self.params);
         }
-        self.traced(NoteStage::Applied, Instant::now());
+        self.traced(NoteStage::Applied, None);
         if !self.frame_pending
             && let Some((w, h)) = self.frames.wanted()
             && (self.driver.changes() != self.changes_shown || self.shown != Some((w, h)))
@@ -378,7 +383,7 @@ impl Runner<'_> {
     fn publish_frame(&mut self) {
         let model = &mut self.sim.model;
         // Before the hand-over: the consumer may see the frame as soon as it is handed over.
-        let ready = Instant::now();
+        let ready = self.traced_frame.then(Instant::now);
         if self
             .frames
             .publish_from(self.driver.sim_time(), |pixels| model.take_frame(pixels))
@@ -393,15 +398,29 @@ impl Runner<'_> {
         }
     }
 
-    /// Mark `stage`, reached `at`, in the trace, if the engine has one.
-    fn traced(&mut self, stage: NoteStage, at: Instant) {
-        if let Some(t) = &self.options.trace {
-            // The frame that shows the note is the first one started after it went in.
-            if stage == NoteStage::Applied && t.at(NoteStage::Applied).is_none() {
-                self.trace_next_frame = t.at(NoteStage::Drained).is_some();
+    /// Mark `stage`, reached `at` (`None`: now), in the trace, if the engine has one.
+    fn traced(&mut self, stage: NoteStage, at: Option<Instant>) {
+        let Some(t) = &self.options.trace else {
+            return;
+        };
+        if stage == NoteStage::Drained {
+            let generation = t.generation();
+            if generation != self.trace_generation {
+                // A new note is traced: forget the frame marks of the last.
+                self.trace_generation = generation;
+                self.trace_next_frame = false;
+                self.traced_frame = false;
             }
-            t.reach(stage, at);
         }
+        // The frame that shows the note is the first one started after it went in.
+        if stage == NoteStage::Applied && t.at(NoteStage::Applied).is_none() {
+            self.trace_next_frame = t.at(NoteStage::Drained).is_some();
+        }
+        t.reach(
+            stage,
+            at.unwrap_or_else(Instant::now),
+            self.trace_generation,
+        );
     }
 
     /// One turn of stepping: the steps owed, a frame, the wait for the next step (showing a
@@ -445,7 +464,7 @@ impl Runner<'_> {
                     .obstacles_rebuilt(self.sim.model.as_mut(), self.params);
             }
             self.backlog = self.backlog.saturating_sub(dt);
-            self.traced(NoteStage::Applied, Instant::now());
+            self.traced(NoteStage::Applied, None);
             ran += 1;
             let cost = t0.elapsed();
             self.step_cost = (self.step_cost * 3 + cost) / 4;

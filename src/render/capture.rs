@@ -263,7 +263,7 @@ fn bounce_origin(capture: &crate::capture::file::CaptureReader) -> f64 {
         return 0.0;
     };
     let rate = f64::from(capture.header.sample_rate);
-    let origin = time_s - capture.header.start_s + (-samples).max(0) as f64 / rate;
+    let origin = time_s - capture.header.start_s + samples.saturating_neg().max(0) as f64 / rate;
     origin.clamp(0.0, capture.duration_s())
 }
 

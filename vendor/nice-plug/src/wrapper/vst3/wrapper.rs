@@ -1057,7 +1057,7 @@ impl<P: Vst3Plugin> IAudioProcessorTrait for Wrapper<P> {
             // DYEFLOW PATCH: the host's mode for this block, for the plugin's process call
             // (`crate::wrapper::block_process_mode()`) and the next activation. A lock-free
             // atomic byte: no lock on the audio thread.
-            let block_mode = vst3_process_mode(data.processMode);
+            let block_mode = vst3_block_mode(data.processMode);
             self.inner.current_process_mode.store(block_mode);
             let _block_mode = crate::wrapper::util::BlockProcessMode::enter(block_mode);
             let sample_rate = self
@@ -1964,5 +1964,20 @@ fn vst3_process_mode(mode: int32) -> ProcessMode {
             );
             ProcessMode::Realtime
         }
+    }
+}
+
+/// DYEFLOW PATCH: a block's `ProcessData::processMode` as nice-plug's [`ProcessMode`], on the
+/// audio thread: an unknown value is realtime, without the debug log (which would allocate).
+fn vst3_block_mode(mode: int32) -> ProcessMode {
+    #[allow(clippy::unnecessary_cast)]
+    const K_PREFETCH: i32 = ProcessModes_::kPrefetch as i32;
+    #[allow(clippy::unnecessary_cast)]
+    const K_OFFLINE: i32 = ProcessModes_::kOffline as i32;
+
+    match mode {
+        n if n == K_PREFETCH => ProcessMode::Buffered,
+        n if n == K_OFFLINE => ProcessMode::Offline,
+        _ => ProcessMode::Realtime,
     }
 }
