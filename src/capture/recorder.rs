@@ -264,6 +264,13 @@ mod tests {
     use super::*;
     use crate::bridge::queue;
 
+    /// A plugin's parameters, in small (the recorder knows no plugin).
+    #[derive(nice_plug::prelude::Params)]
+    struct OneParam {
+        #[id = "gain"]
+        gain: nice_plug::prelude::FloatParam,
+    }
+
     /// The records a recorder sends over blocks of 10 ms of audio at 48 kHz, each taking
     /// `wall(b)` seconds of wall time, asked to capture when `want(b)`; only the starts,
     /// watches, bounces and stops, with the block they came in.
@@ -272,7 +279,13 @@ mod tests {
         wall: impl Fn(usize) -> f64,
         want: impl Fn(usize) -> Option<Cause>,
     ) -> Vec<(usize, Record)> {
-        let params = Arc::new(crate::params::DyeflowParams::default());
+        let params = Arc::new(OneParam {
+            gain: nice_plug::prelude::FloatParam::new(
+                "Gain",
+                0.5,
+                nice_plug::prelude::FloatRange::Linear { min: 0.0, max: 1.0 },
+            ),
+        });
         let (tx, mut rx) = queue::bounded(1 << 20);
         let mut r = Recorder::new(tx, params, Arc::new(AtomicBool::new(false)));
         let (mut out, mut wall_s) = (Vec::new(), 0.0);
