@@ -455,3 +455,50 @@ fn picture_effects_match() {
         }
     }
 }
+
+/// The GPU step is its stages in [`Stage::ALL`]'s order: the same busy scene (heat, weight,
+/// vorticity, viscosity, dye diffusion, particles) encoded as one step and stage by stage ends
+/// with the same bits, so `encode_step`'s one-line-per-pass list cannot drift from the stages.
+#[test]
+fn a_gpu_step_is_its_stages_in_order() {
+    let cfg = config(PressureMethod::Multigrid);
+    let (Some(a), Some(b)) = (common::gpu_context(), common::gpu_context()) else {
+        return;
+    };
+    let mut whole = GpuSolver::new(a, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    let mut staged = GpuSolver::new(b, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    let p = StepParams {
+        buoyancy: 3.0,
+        weight: 0.5,
+        cooling: 0.2,
+        particle_life: 2.0,
+        ..lively()
+    };
+    for n in 0..30 {
+        if n % 3 == 0 {
+            let mut s = splats(n);
+            s[0].heat = 2.0;
+            s[0].particles = 100.0;
+            whole.inject(&s);
+            staged.inject(&s);
+        }
+        whole.step(&p);
+        for stage in Stage::ALL {
+            staged.run_stage(stage, &p);
+        }
+    }
+    let (x, y) = (whole.read_fields(), staged.read_fields());
+    assert!(x.dye[0].iter().any(|&d| d > 0.01), "the scene has dye");
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&x.u), bits(&y.u), "u");
+    assert_eq!(bits(&x.v), bits(&y.v), "v");
+    for c in 0..3 {
+        assert_eq!(bits(&x.dye[c]), bits(&y.dye[c]), "dye {c}");
+    }
+    let (hx, hy) = (whole.read_heat(), staged.read_heat());
+    assert!(hx.iter().any(|&t| t > 0.01), "the scene has heat");
+    assert_eq!(bits(&hx), bits(&hy), "heat");
+    let (px, py) = (whole.read_particles(), staged.read_particles());
+    assert!(!px.is_empty(), "the scene has particles");
+    assert_eq!(px, py, "particles");
+}

@@ -20,67 +20,103 @@ use crate::sim::streamlines::StreamlineLook;
 /// sixteenth note at 120 BPM, yet long enough that a jump never shows as a jolt at 144 fps.
 pub const KNOB_SMOOTHING_MS: f32 = 60.0;
 
-/// The continuous knobs that change the fluid's behaviour or look, in solver units.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Knobs {
+/// Declares [`Knobs`] from one list: each knob's doc, name and how it reads from the
+/// parameters. The struct, [`Knobs::from_params`] and the list the smoother walks
+/// ([`Knobs::fields`], [`Knobs::fields_mut`]) all come from it, so a knob cannot be added
+/// without being read and smoothed (a test checks every one glides).
+macro_rules! knobs {
+    ($($(#[$doc:meta])* $name:ident: |$p:ident| $read:expr,)*) => {
+        /// The continuous knobs that change the fluid's behaviour or look, in solver units.
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub struct Knobs {
+            $($(#[$doc])* pub $name: f32,)*
+        }
+
+        /// Continuous knobs smoothed together.
+        const KNOBS: usize = [$(stringify!($name)),*].len();
+
+        impl Knobs {
+            /// The knobs' names, in the order of [`Knobs::fields`].
+            pub const NAMES: [&'static str; KNOBS] = [$(stringify!($name)),*];
+
+            /// The knobs' current (unsmoothed) values. Lock-free: parameters are atomics.
+            pub fn from_params(p: &DyeflowParams) -> Self {
+                Self {
+                    $($name: {
+                        let $p = p;
+                        $read
+                    },)*
+                }
+            }
+
+            fn fields_mut(&mut self) -> [&mut f32; KNOBS] {
+                [$(&mut self.$name),*]
+            }
+
+            /// Every knob's value, in the order of [`Knobs::NAMES`].
+            pub fn fields(&self) -> [f32; KNOBS] {
+                [$(self.$name),*]
+            }
+        }
+    };
+}
+
+knobs! {
     /// Kinematic viscosity in canvas²/s (canvas height = 1).
-    pub viscosity: f32,
+    viscosity: |p| p.viscosity.value() * MM2_PER_S_TO_CANVAS2_PER_S,
     /// Dye diffusivity in canvas²/s.
-    pub dye_diffusion: f32,
+    dye_diffusion: |p| p.dye_diffusion.value() * MM2_PER_S_TO_CANVAS2_PER_S,
     /// Velocity decay rate in 1/s.
-    pub velocity_dissipation: f32,
+    velocity_dissipation: |p| p.velocity_dissipation.value(),
     /// Dye decay rate in 1/s.
-    pub dye_dissipation: f32,
+    dye_dissipation: |p| p.dye_dissipation.value(),
     /// Vorticity confinement epsilon (dimensionless).
-    pub vorticity: f32,
+    vorticity: |p| p.vorticity.value(),
     /// Simulated seconds per real second.
-    pub speed: f32,
+    speed: |p| p.speed.value(),
     /// Frame exposure multiplier.
-    pub brightness: f32,
+    brightness: |p| p.brightness.value(),
     /// Frame saturation, 0..1.
-    pub saturation: f32,
+    saturation: |p| p.saturation.value(),
     /// Hue rotation in degrees.
-    pub hue_shift: f32,
+    hue_shift: |p| p.hue_shift.value(),
     /// The picture effects' continuous knobs, as the parameters read (see
     /// [`crate::params::EffectsParams`]).
-    pub bloom: f32,
-    pub bloom_threshold: f32,
-    pub bloom_knee: f32,
-    pub bloom_radius: f32,
-    pub rays: f32,
-    pub shading: f32,
-    pub light_angle: f32,
-    pub bg_hue: f32,
-    pub bg_saturation: f32,
-    pub bg_brightness: f32,
-    pub vibrance: f32,
+    bloom: |p| p.effects.bloom.value(),
+    bloom_threshold: |p| p.effects.bloom_threshold.value(),
+    bloom_knee: |p| p.effects.bloom_knee.value(),
+    bloom_radius: |p| p.effects.bloom_radius.value(),
+    rays: |p| p.effects.rays.value(),
+    shading: |p| p.effects.shading.value(),
+    light_angle: |p| p.effects.light_angle.value(),
+    bg_hue: |p| p.effects.bg_hue.value(),
+    bg_saturation: |p| p.effects.bg_saturation.value(),
+    bg_brightness: |p| p.effects.bg_brightness.value(),
+    vibrance: |p| p.effects.vibrance.value(),
     /// Heat and buoyancy, in solver units (see [`crate::params::HeatParams`]).
-    pub buoyancy: f32,
-    pub weight: f32,
-    pub cooling: f32,
-    pub ambient: f32,
+    buoyancy: |p| p.heat.buoyancy.value(),
+    weight: |p| p.heat.weight.value(),
+    cooling: |p| p.heat.cooling.value(),
+    ambient: |p| p.heat.ambient.value(),
     /// The lift's direction, degrees clockwise from up.
-    pub lift_angle: f32,
+    lift_angle: |p| p.heat.lift_angle.value(),
     /// The particles' life (seconds) and glow (see [`crate::params::ParticleParams`]).
-    pub particle_life: f32,
-    pub particle_glow: f32,
+    particle_life: |p| p.particles.life.value(),
+    particle_glow: |p| p.particles.glow.value(),
     /// The streamlines' trace time, seconds (see [`crate::params::StreamlineParams`]).
-    pub stream_length: f32,
+    stream_length: |p| p.streamlines.length.value(),
     /// The liquid's gravity (canvas heights/s²), tilt and sway (degrees), stiffness and near
     /// pressure (multiples of the source's), viscosity (/s), bounce and drag (/s) (see
     /// [`crate::params::LiquidParams`]).
-    pub liquid_gravity: f32,
-    pub liquid_tilt: f32,
-    pub liquid_sway: f32,
-    pub liquid_stiffness: f32,
-    pub liquid_near: f32,
-    pub liquid_viscosity: f32,
-    pub liquid_bounce: f32,
-    pub liquid_drag: f32,
+    liquid_gravity: |p| p.liquid.gravity.value(),
+    liquid_tilt: |p| p.liquid.tilt.value(),
+    liquid_sway: |p| p.liquid.sway.value(),
+    liquid_stiffness: |p| p.liquid.stiffness.value(),
+    liquid_near: |p| p.liquid.near.value(),
+    liquid_viscosity: |p| p.liquid.viscosity.value(),
+    liquid_bounce: |p| p.liquid.bounce.value(),
+    liquid_drag: |p| p.liquid.drag.value(),
 }
-
-/// Continuous knobs smoothed together.
-const KNOBS: usize = 36;
 
 impl Default for Knobs {
     fn default() -> Self {
@@ -89,48 +125,6 @@ impl Default for Knobs {
 }
 
 impl Knobs {
-    /// The knobs' current (unsmoothed) values. Lock-free: parameters are atomics.
-    pub fn from_params(p: &DyeflowParams) -> Self {
-        Self {
-            viscosity: p.viscosity.value() * MM2_PER_S_TO_CANVAS2_PER_S,
-            dye_diffusion: p.dye_diffusion.value() * MM2_PER_S_TO_CANVAS2_PER_S,
-            velocity_dissipation: p.velocity_dissipation.value(),
-            dye_dissipation: p.dye_dissipation.value(),
-            vorticity: p.vorticity.value(),
-            speed: p.speed.value(),
-            brightness: p.brightness.value(),
-            saturation: p.saturation.value(),
-            hue_shift: p.hue_shift.value(),
-            bloom: p.effects.bloom.value(),
-            bloom_threshold: p.effects.bloom_threshold.value(),
-            bloom_knee: p.effects.bloom_knee.value(),
-            bloom_radius: p.effects.bloom_radius.value(),
-            rays: p.effects.rays.value(),
-            shading: p.effects.shading.value(),
-            light_angle: p.effects.light_angle.value(),
-            bg_hue: p.effects.bg_hue.value(),
-            bg_saturation: p.effects.bg_saturation.value(),
-            bg_brightness: p.effects.bg_brightness.value(),
-            vibrance: p.effects.vibrance.value(),
-            buoyancy: p.heat.buoyancy.value(),
-            weight: p.heat.weight.value(),
-            cooling: p.heat.cooling.value(),
-            ambient: p.heat.ambient.value(),
-            lift_angle: p.heat.lift_angle.value(),
-            particle_life: p.particles.life.value(),
-            particle_glow: p.particles.glow.value(),
-            stream_length: p.streamlines.length.value(),
-            liquid_gravity: p.liquid.gravity.value(),
-            liquid_tilt: p.liquid.tilt.value(),
-            liquid_sway: p.liquid.sway.value(),
-            liquid_stiffness: p.liquid.stiffness.value(),
-            liquid_near: p.liquid.near.value(),
-            liquid_viscosity: p.liquid.viscosity.value(),
-            liquid_bounce: p.liquid.bounce.value(),
-            liquid_drag: p.liquid.drag.value(),
-        }
-    }
-
     /// The step parameters for `real_dt_s` seconds of wall-clock (or render) time: the
     /// simulated time is scaled by the speed knob. The liquid's gravity turns by its tilt plus
     /// `swing` (-1 to 1, from the music) times its sway; its budget is the default (the
@@ -200,88 +194,6 @@ impl Knobs {
             },
             liquid: LiquidStyle::default(),
         }
-    }
-
-    fn fields_mut(&mut self) -> [&mut f32; KNOBS] {
-        [
-            &mut self.viscosity,
-            &mut self.dye_diffusion,
-            &mut self.velocity_dissipation,
-            &mut self.dye_dissipation,
-            &mut self.vorticity,
-            &mut self.speed,
-            &mut self.brightness,
-            &mut self.saturation,
-            &mut self.hue_shift,
-            &mut self.bloom,
-            &mut self.bloom_threshold,
-            &mut self.bloom_knee,
-            &mut self.bloom_radius,
-            &mut self.rays,
-            &mut self.shading,
-            &mut self.light_angle,
-            &mut self.bg_hue,
-            &mut self.bg_saturation,
-            &mut self.bg_brightness,
-            &mut self.vibrance,
-            &mut self.buoyancy,
-            &mut self.weight,
-            &mut self.cooling,
-            &mut self.ambient,
-            &mut self.lift_angle,
-            &mut self.particle_life,
-            &mut self.particle_glow,
-            &mut self.stream_length,
-            &mut self.liquid_gravity,
-            &mut self.liquid_tilt,
-            &mut self.liquid_sway,
-            &mut self.liquid_stiffness,
-            &mut self.liquid_near,
-            &mut self.liquid_viscosity,
-            &mut self.liquid_bounce,
-            &mut self.liquid_drag,
-        ]
-    }
-
-    fn fields(&self) -> [f32; KNOBS] {
-        [
-            self.viscosity,
-            self.dye_diffusion,
-            self.velocity_dissipation,
-            self.dye_dissipation,
-            self.vorticity,
-            self.speed,
-            self.brightness,
-            self.saturation,
-            self.hue_shift,
-            self.bloom,
-            self.bloom_threshold,
-            self.bloom_knee,
-            self.bloom_radius,
-            self.rays,
-            self.shading,
-            self.light_angle,
-            self.bg_hue,
-            self.bg_saturation,
-            self.bg_brightness,
-            self.vibrance,
-            self.buoyancy,
-            self.weight,
-            self.cooling,
-            self.ambient,
-            self.lift_angle,
-            self.particle_life,
-            self.particle_glow,
-            self.stream_length,
-            self.liquid_gravity,
-            self.liquid_tilt,
-            self.liquid_sway,
-            self.liquid_stiffness,
-            self.liquid_near,
-            self.liquid_viscosity,
-            self.liquid_bounce,
-            self.liquid_drag,
-        ]
     }
 }
 
@@ -624,6 +536,41 @@ mod tests {
         // A broken swing counts as none.
         let l = knobs.step_params(1.0 / 60.0, f32::NAN).liquid;
         assert!((l.gravity[0] + 1.0).abs() < 1e-5, "{:?}", l.gravity);
+    }
+
+    /// Every knob the list declares is read and smoothed: a jump of any one alone covers
+    /// 1 - 1/e of its way in one time constant, and no other knob moves. (The struct is made
+    /// from the same list, so it holds nothing else: its size is the list's.)
+    #[test]
+    fn every_knob_glides() {
+        assert_eq!(
+            std::mem::size_of::<Knobs>(),
+            KNOBS * std::mem::size_of::<f32>()
+        );
+        let start = Knobs::default();
+        let expected = 1.0 - (-1.0f32).exp();
+        for (i, name) in Knobs::NAMES.iter().enumerate() {
+            let mut target = start;
+            *target.fields_mut()[i] += 10.0;
+            let mut smoother = KnobsSmoother::new(start);
+            let now = smoother.advance(target, KNOB_SMOOTHING_MS / 1000.0);
+            let (from, to, at) = (start.fields()[i], target.fields()[i], now.fields()[i]);
+            let covered = (at - from) / (to - from);
+            assert!(
+                (covered - expected).abs() < 1e-3,
+                "{name} covered {covered}"
+            );
+            for (j, other) in Knobs::NAMES.iter().enumerate() {
+                if j != i {
+                    assert_eq!(
+                        now.fields()[j],
+                        start.fields()[j],
+                        "{other} moved with {name}"
+                    );
+                }
+            }
+            assert!(!smoother.settled(target), "{name} arrived at once");
+        }
     }
 
     fn with_viscosity(v: f32) -> Knobs {

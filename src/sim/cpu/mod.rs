@@ -5,13 +5,13 @@
 pub mod advect;
 pub mod band;
 pub mod bloom;
+pub mod buoyancy;
 pub mod colorize;
 pub mod curl;
 pub mod diffuse;
 pub mod display;
 pub mod divergence;
 pub mod gradient;
-pub mod heat;
 pub mod obstacle_overlay;
 pub mod particles;
 pub mod picture;
@@ -389,223 +389,317 @@ impl CpuSolver {
         norms
     }
 
+    /// The whole step, one line per stage (see [`Stage`]): the splats, then, when time
+    /// passes, the forces, the projection and the transport. `stats` gathers what the
+    /// stages measured.
+    fn step_all(&mut self, p: &StepParams, stats: &mut StepStats) {
+        self.apply_splats(p);
+        if p.dt == 0.0 {
+            return;
+        }
+        self.add_buoyancy(p);
+        self.confine_vorticity(p);
+        self.diffuse_velocity(p);
+        self.project_velocity(stats);
+        self.advect_dye(p);
+        self.move_particles(p);
+        self.diffuse_dye(p);
+        self.advect_velocity(p);
+        self.check_compressibility();
+    }
+
     /// Run one stage of a step (see [`Stage`]), adding what it measured to `stats`.
     fn stage(&mut self, stage: Stage, p: &StepParams, stats: &mut StepStats) {
+        match stage {
+            Stage::Splat => self.apply_splats(p),
+            Stage::Buoyancy => self.add_buoyancy(p),
+            Stage::Vorticity => self.confine_vorticity(p),
+            Stage::Viscosity => self.diffuse_velocity(p),
+            Stage::Project => self.project_velocity(stats),
+            Stage::AdvectDye => self.advect_dye(p),
+            Stage::MoveParticles => self.move_particles(p),
+            Stage::DiffuseDye => self.diffuse_dye(p),
+            Stage::AdvectVelocity => self.advect_velocity(p),
+            Stage::Compressibility => self.check_compressibility(),
+        }
+    }
+
+    /// [`Stage::Splat`]: emit the step's particles and apply the queued splats (velocity,
+    /// dye, heat); a splat inside a solid does nothing.
+    fn apply_splats(&mut self, p: &StepParams) {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        self.emit_particles(p);
+        let splats: Vec<CellSplat> = self
+            .pending
+            .drain(..)
+            .filter_map(|s| CellSplat::new(&s, h))
+            .collect();
+        if splats.is_empty() {
+            return;
+        }
+        let s = &mut self.state;
+        splat::splat_velocity(&splats, &mut s.u, &mut s.v, w, h);
+        let [r, g, b] = &mut s.dye;
+        splat::splat_dye(&splats, [r, g, b], self.cfg.dye_width(), self.cfg.dye_scale);
+        if splats.iter().any(|c| c.heat != 0.0) {
+            splat::splat_heat(&splats, &mut s.heat, w);
+            s.heated = true;
+        }
+        if let Some(o) = &self.obstacles {
+            o.close_faces(&mut s.u, &mut s.v);
+            o.clear_solid_dye(&mut s.dye);
+            o.clear_solid_cells(&mut s.heat);
+        }
+    }
+
+    /// [`Stage::Buoyancy`]: the lift of heat and the weight of dye (when either is on).
+    fn add_buoyancy(&mut self, p: &StepParams) {
+        if !p.lifts() {
+            return;
+        }
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let s = &mut self.state;
+        let dye = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
+        // The curl's scratch is free until the vorticity stage.
+        buoyancy::lift(&s.heat, dye, self.cfg.dye_scale, (w, h), p, &mut s.curl);
+        buoyancy::apply(&s.curl, &mut s.u, &mut s.v, (w, h), p.up, p.dt);
+        if let Some(o) = &self.obstacles {
+            o.close_faces(&mut s.u, &mut s.v);
+        }
+    }
+
+    /// [`Stage::Vorticity`]: vorticity confinement (when on).
+    fn confine_vorticity(&mut self, p: &StepParams) {
+        if p.vorticity <= 0.0 {
+            return;
+        }
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let s = &mut self.state;
+        curl::curl(&s.u, &s.v, w, h, &mut s.curl);
+        let (fx, fy) = (&mut s.u_tmp, &mut s.v_tmp);
+        vorticity::confine(&s.curl, &mut s.u, &mut s.v, fx, fy, w, h, p.vorticity, p.dt);
+    }
+
+    /// [`Stage::Viscosity`]: implicit viscous diffusion of both velocity components.
+    fn diffuse_velocity(&mut self, p: &StepParams) {
+        if p.viscosity <= 0.0 {
+            return;
+        }
+        use diffuse::{Fixed, diffuse};
         let (w, h) = (self.cfg.width, self.cfg.height);
         let cell = 1.0 / h as f32;
-        let grid = advect::Grid { w, h };
-        match stage {
-            Stage::Splat => {
-                self.emit_particles(p);
-                let splats: Vec<CellSplat> = self
-                    .pending
-                    .drain(..)
-                    .filter_map(|s| CellSplat::new(&s, h))
-                    .collect();
-                if !splats.is_empty() {
-                    let s = &mut self.state;
-                    splat::splat_velocity(&splats, &mut s.u, &mut s.v, w, h);
-                    let [r, g, b] = &mut s.dye;
-                    splat::splat_dye(&splats, [r, g, b], self.cfg.dye_width(), self.cfg.dye_scale);
-                    if splats.iter().any(|c| c.heat != 0.0) {
-                        splat::splat_heat(&splats, &mut s.heat, w);
-                        s.heated = true;
-                    }
-                    // A splat inside a solid does nothing.
-                    if let Some(o) = &self.obstacles {
-                        o.close_faces(&mut s.u, &mut s.v);
-                        o.clear_solid_dye(&mut s.dye);
-                        o.clear_solid_cells(&mut s.heat);
-                    }
-                }
-            }
-            Stage::Buoyancy if p.lifts() => {
-                let s = &mut self.state;
-                let dye = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
-                // The curl's scratch is free until the vorticity stage.
-                heat::lift(&s.heat, dye, self.cfg.dye_scale, (w, h), p, &mut s.curl);
-                heat::apply(&s.curl, &mut s.u, &mut s.v, (w, h), p.up, p.dt);
-                if let Some(o) = &self.obstacles {
-                    o.close_faces(&mut s.u, &mut s.v);
-                }
-            }
-            Stage::Vorticity if p.vorticity > 0.0 => {
-                let s = &mut self.state;
-                curl::curl(&s.u, &s.v, w, h, &mut s.curl);
-                let (fx, fy) = (&mut s.u_tmp, &mut s.v_tmp);
-                vorticity::confine(&s.curl, &mut s.u, &mut s.v, fx, fy, w, h, p.vorticity, p.dt);
-            }
-            Stage::Viscosity if p.viscosity > 0.0 => {
-                use diffuse::{Fixed, diffuse};
-                let a = p.viscosity * p.dt / (cell * cell);
-                let iters = self.cfg.diffusion_iterations;
-                let s = &mut self.state;
-                diffuse(
-                    &mut s.u,
-                    &mut s.u_b,
-                    &mut s.u_tmp,
-                    w + 1,
-                    h,
-                    a,
-                    iters,
-                    Fixed::Columns,
-                );
-                diffuse(
-                    &mut s.v,
-                    &mut s.v_b,
-                    &mut s.v_tmp,
-                    w,
-                    h + 1,
-                    a,
-                    iters,
-                    Fixed::Rows,
-                );
-            }
-            Stage::Project => {
-                let mut iterations = self.cfg.pressure_iterations;
-                if std::mem::take(&mut self.state.compressible) {
-                    iterations += extra_iterations(self.cfg.pressure, iterations);
-                }
-                let before = self.project(iterations);
-                stats.div_rms_before = before.rms;
-                stats.div_max_before = before.max;
-                stats.pressure_iterations += iterations;
-                if self.measure {
-                    let s = &mut self.state;
-                    let after = divergence::divergence_norms(&s.u, &s.v, w, h, &mut s.div);
-                    stats.div_rms_after = after.rms;
-                    stats.div_max_after = after.max;
-                }
-            }
-            Stage::AdvectDye => {
-                // Through the divergence-free velocity (dissipation fused), so compression
-                // neither creates nor destroys dye.
-                let s = &mut self.state;
-                let decay = decay_factor(p.dye_dissipation, p.dt);
-                let [r, g, b] = &mut s.dye_tmp;
-                let dye_in = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
-                let scale = self.cfg.dye_scale;
-                // With obstacles: how far, in cells, any trace of this step can reach (the
-                // largest face speed times the step); the cells near solids within it are
-                // advected again without sampling the solids.
-                let reach = self.obstacles.as_ref().map(|_| {
-                    let speed = reduce::max_abs(&s.u).max(reduce::max_abs(&s.v));
-                    speed * p.dt * h as f32
-                });
-                // The temperature moves with the dye (on the dye's traces at scale 1) and
-                // cools towards 0.
-                let heat_decay = decay_factor(p.cooling, p.dt);
-                let carried = s.heated.then(|| advect::Carried {
-                    src: &s.heat,
-                    out: &mut s.heat_tmp,
-                    decay: heat_decay,
-                    max: MAX_HEAT,
-                });
-                advect::advect_dye(
-                    grid,
-                    scale,
-                    &s.u,
-                    &s.v,
-                    dye_in,
-                    [r, g, b],
-                    p.dt,
-                    decay,
-                    MAX_DYE,
-                    carried,
-                );
-                if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
-                    // In dye cells. At dye scale 1 the temperature is mended on the same
-                    // traces.
-                    let reach = reach * scale as f32;
-                    let heat = (s.heated && scale == 1).then(|| advect::NearHeat {
-                        src: &s.heat,
-                        out: &mut s.heat_tmp,
-                        decay: heat_decay,
-                        max: MAX_HEAT,
-                    });
-                    advect::advect_dye_near_solids(
-                        grid,
-                        scale,
-                        &s.u,
-                        &s.v,
-                        dye_in,
-                        [r, g, b],
-                        o.near.within(reach),
-                        &o.solid_dye_flags,
-                        p.dt,
-                        decay,
-                        MAX_DYE,
-                        heat,
-                    );
-                }
-                std::mem::swap(&mut s.dye, &mut s.dye_tmp);
-                if let Some(o) = &self.obstacles {
-                    o.clear_solid_dye(&mut s.dye);
-                }
-                if s.heated {
-                    // Next to solids the temperature is traced again among fluid cells (at
-                    // dye scale 1 it was, with the dye above).
-                    if let (Some(o), Some(reach)) = (&self.obstacles, reach) {
-                        if scale == 1 {
-                            o.clear_solid_cells(&mut s.heat_tmp);
-                        } else {
-                            let solids = (o.mask.cells(), o.near_cells.within(reach));
-                            let (t, out) = (&s.heat, &mut s.heat_tmp);
-                            let (dt, decay) = (p.dt, heat_decay);
-                            advect::scalar_near_solids(
-                                grid, &s.u, &s.v, t, out, solids, dt, decay, MAX_HEAT,
-                            );
-                        }
-                    }
-                    std::mem::swap(&mut s.heat, &mut s.heat_tmp);
-                }
-            }
-            Stage::MoveParticles if self.spawner.alive() => {
-                let s = &mut self.state;
-                let solids = self.obstacles.as_ref().map(|o| particles::Solids {
-                    cells: o.mask.cells(),
-                });
-                particles::advect(&mut s.particles, (w, h), &s.u, &s.v, solids, p.dt);
-                self.spawner.advance(p.dt);
-            }
-            Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
-                let dcell = cell / self.cfg.dye_scale as f32;
-                let a = p.dye_diffusion * p.dt / (dcell * dcell);
-                let (dw, dh) = (self.cfg.dye_width(), self.cfg.dye_height());
-                let iters = self.cfg.diffusion_iterations;
-                let s = &mut self.state;
-                for (plane, tmp) in s.dye.iter_mut().zip(&mut s.dye_tmp) {
-                    let b = &mut s.dye_b;
-                    diffuse::diffuse(plane, b, tmp, dw, dh, a, iters, diffuse::Fixed::None);
-                }
-                if let Some(o) = &self.obstacles {
-                    o.clear_solid_dye(&mut s.dye);
-                }
-            }
-            Stage::AdvectVelocity => {
-                // Velocity dissipation fused.
-                let s = &mut self.state;
-                let decay = decay_factor(p.velocity_dissipation, p.dt);
-                let (u, v) = (&s.u, &s.v);
-                self.reach =
-                    advect::advect_velocity(grid, u, v, &mut s.u_tmp, &mut s.v_tmp, p.dt, decay);
-                std::mem::swap(&mut s.u, &mut s.u_tmp);
-                std::mem::swap(&mut s.v, &mut s.v_tmp);
-                if let Some(o) = &self.obstacles {
-                    o.close_faces(&mut s.u, &mut s.v);
-                }
-            }
-            // When advection moved the flow more than a cell and left it noticeably
-            // compressible, the next projection runs extra iterations. (Below one cell per
-            // step advection barely bends the flow, and the check is skipped too.)
-            Stage::Compressibility => {
-                let s = &mut self.state;
-                s.compressible = self.reach > 1.0
-                    && divergence::compressibility(&s.u, &s.v, w, h, &mut s.div)
-                        > REPROJECT_ABOVE_COMPRESSIBILITY;
-            }
-            _ => {}
+        let a = p.viscosity * p.dt / (cell * cell);
+        let iters = self.cfg.diffusion_iterations;
+        let s = &mut self.state;
+        diffuse(
+            &mut s.u,
+            &mut s.u_b,
+            &mut s.u_tmp,
+            w + 1,
+            h,
+            a,
+            iters,
+            Fixed::Columns,
+        );
+        diffuse(
+            &mut s.v,
+            &mut s.v_b,
+            &mut s.v_tmp,
+            w,
+            h + 1,
+            a,
+            iters,
+            Fixed::Rows,
+        );
+    }
+
+    /// [`Stage::Project`]: the projection, with the extra iterations the last
+    /// compressibility check asked for; the divergence after it when measuring.
+    fn project_velocity(&mut self, stats: &mut StepStats) {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let mut iterations = self.cfg.pressure_iterations;
+        if std::mem::take(&mut self.state.compressible) {
+            iterations += extra_iterations(self.cfg.pressure, iterations);
         }
+        let before = self.project(iterations);
+        stats.div_rms_before = before.rms;
+        stats.div_max_before = before.max;
+        stats.pressure_iterations += iterations;
+        if self.measure {
+            let s = &mut self.state;
+            let after = divergence::divergence_norms(&s.u, &s.v, w, h, &mut s.div);
+            stats.div_rms_after = after.rms;
+            stats.div_max_after = after.max;
+        }
+    }
+
+    /// [`Stage::AdvectDye`]: the dye (and the temperature with it) through the
+    /// divergence-free velocity, dissipation fused, so compression neither creates nor
+    /// destroys dye; next to solids, [`Self::mend_near_solids`].
+    fn advect_dye(&mut self, p: &StepParams) {
+        let h = self.cfg.height;
+        let grid = advect::Grid {
+            w: self.cfg.width,
+            h,
+        };
+        let s = &mut self.state;
+        let decay = decay_factor(p.dye_dissipation, p.dt);
+        let [r, g, b] = &mut s.dye_tmp;
+        let dye_in = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
+        // With obstacles: how far, in cells, any trace of this step can reach (the largest
+        // face speed times the step).
+        let reach = self.obstacles.as_ref().map(|_| {
+            let speed = reduce::max_abs(&s.u).max(reduce::max_abs(&s.v));
+            speed * p.dt * h as f32
+        });
+        // The temperature moves with the dye (on the dye's traces at scale 1) and cools
+        // towards 0.
+        let heat_decay = decay_factor(p.cooling, p.dt);
+        let carried = s.heated.then(|| advect::Carried {
+            src: &s.heat,
+            out: &mut s.heat_tmp,
+            decay: heat_decay,
+            max: MAX_HEAT,
+        });
+        let scale = self.cfg.dye_scale;
+        let (u, v) = (&s.u, &s.v);
+        advect::advect_dye(
+            grid,
+            scale,
+            u,
+            v,
+            dye_in,
+            [r, g, b],
+            p.dt,
+            decay,
+            MAX_DYE,
+            carried,
+        );
+        if let Some(reach) = reach {
+            self.mend_near_solids(p, reach, decay, heat_decay);
+        }
+        let s = &mut self.state;
+        std::mem::swap(&mut s.dye, &mut s.dye_tmp);
+        if let Some(o) = &self.obstacles {
+            o.clear_solid_dye(&mut s.dye);
+        }
+        if s.heated {
+            std::mem::swap(&mut s.heat, &mut s.heat_tmp);
+        }
+    }
+
+    /// The dye's advection next to solids: the cells whose traces can reach a solid within
+    /// `reach` cells are advected again without sampling the solids (at dye scale 1 the
+    /// temperature on the same traces), and the temperature is traced again among fluid cells
+    /// (or cleared in solids at scale 1). Writes into the `_tmp` planes, before the swap.
+    fn mend_near_solids(&mut self, p: &StepParams, reach: f32, decay: f32, heat_decay: f32) {
+        let Some(o) = &self.obstacles else {
+            return;
+        };
+        let grid = advect::Grid {
+            w: self.cfg.width,
+            h: self.cfg.height,
+        };
+        let scale = self.cfg.dye_scale;
+        let s = &mut self.state;
+        let [r, g, b] = &mut s.dye_tmp;
+        let dye_in = [&s.dye[0][..], &s.dye[1][..], &s.dye[2][..]];
+        // In dye cells. At dye scale 1 the temperature is mended on the same traces.
+        let dye_reach = reach * scale as f32;
+        let heat = (s.heated && scale == 1).then(|| advect::NearHeat {
+            src: &s.heat,
+            out: &mut s.heat_tmp,
+            decay: heat_decay,
+            max: MAX_HEAT,
+        });
+        advect::advect_dye_near_solids(
+            grid,
+            scale,
+            &s.u,
+            &s.v,
+            dye_in,
+            [r, g, b],
+            o.near.within(dye_reach),
+            &o.solid_dye_flags,
+            p.dt,
+            decay,
+            MAX_DYE,
+            heat,
+        );
+        if !s.heated {
+            return;
+        }
+        if scale == 1 {
+            o.clear_solid_cells(&mut s.heat_tmp);
+        } else {
+            let solids = (o.mask.cells(), o.near_cells.within(reach));
+            let (t, out) = (&s.heat, &mut s.heat_tmp);
+            advect::scalar_near_solids(
+                grid, &s.u, &s.v, t, out, solids, p.dt, heat_decay, MAX_HEAT,
+            );
+        }
+    }
+
+    /// [`Stage::MoveParticles`]: the particles through the velocity (when any may be alive).
+    fn move_particles(&mut self, p: &StepParams) {
+        if !self.spawner.alive() {
+            return;
+        }
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let s = &mut self.state;
+        let solids = self.obstacles.as_ref().map(|o| particles::Solids {
+            cells: o.mask.cells(),
+        });
+        particles::advect(&mut s.particles, (w, h), &s.u, &s.v, solids, p.dt);
+        self.spawner.advance(p.dt);
+    }
+
+    /// [`Stage::DiffuseDye`]: implicit diffusion of the dye (when on).
+    fn diffuse_dye(&mut self, p: &StepParams) {
+        if p.dye_diffusion <= 0.0 {
+            return;
+        }
+        let cell = 1.0 / self.cfg.height as f32;
+        let dcell = cell / self.cfg.dye_scale as f32;
+        let a = p.dye_diffusion * p.dt / (dcell * dcell);
+        let (dw, dh) = (self.cfg.dye_width(), self.cfg.dye_height());
+        let iters = self.cfg.diffusion_iterations;
+        let s = &mut self.state;
+        for (plane, tmp) in s.dye.iter_mut().zip(&mut s.dye_tmp) {
+            let b = &mut s.dye_b;
+            diffuse::diffuse(plane, b, tmp, dw, dh, a, iters, diffuse::Fixed::None);
+        }
+        if let Some(o) = &self.obstacles {
+            o.clear_solid_dye(&mut s.dye);
+        }
+    }
+
+    /// [`Stage::AdvectVelocity`]: semi-Lagrangian self-advection, dissipation fused.
+    fn advect_velocity(&mut self, p: &StepParams) {
+        let grid = advect::Grid {
+            w: self.cfg.width,
+            h: self.cfg.height,
+        };
+        let s = &mut self.state;
+        let decay = decay_factor(p.velocity_dissipation, p.dt);
+        let (u, v) = (&s.u, &s.v);
+        self.reach = advect::advect_velocity(grid, u, v, &mut s.u_tmp, &mut s.v_tmp, p.dt, decay);
+        std::mem::swap(&mut s.u, &mut s.u_tmp);
+        std::mem::swap(&mut s.v, &mut s.v_tmp);
+        if let Some(o) = &self.obstacles {
+            o.close_faces(&mut s.u, &mut s.v);
+        }
+    }
+
+    /// [`Stage::Compressibility`]: when advection moved the flow more than a cell and left it
+    /// noticeably compressible, the next projection runs extra iterations. (Below one cell
+    /// per step advection barely bends the flow, and the check is skipped too.)
+    fn check_compressibility(&mut self) {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let s = &mut self.state;
+        s.compressible = self.reach > 1.0
+            && divergence::compressibility(&s.u, &s.v, w, h, &mut s.div)
+                > REPROJECT_ABOVE_COMPRESSIBILITY;
     }
 }
 
@@ -629,12 +723,7 @@ impl Solver for CpuSolver {
         let p = params.sanitized();
         self.install(|s| {
             let mut stats = StepStats::default();
-            for stage in Stage::ALL {
-                if stage != Stage::Splat && p.dt == 0.0 {
-                    break;
-                }
-                s.stage(stage, &p, &mut stats);
-            }
+            s.step_all(&p, &mut stats);
             stats
         })
     }

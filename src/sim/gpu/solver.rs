@@ -460,93 +460,166 @@ impl GpuSolver {
         gp
     }
 
-    /// Encode one stage, each pass in its labelled compute pass.
-    fn encode_stage(&mut self, encoder: &mut wgpu::CommandEncoder, stage: Stage, p: &StepParams) {
-        let iterations = self.cfg.diffusion_iterations;
-        let (vel, dye) = (self.vel, self.dye);
-        match stage {
-            // Nothing to add: skip three full-grid passes (the dye one is the largest buffer).
-            Stage::Splat if self.splat_count > 0 => {
-                let mut d = self.pass(encoder, "Pass: splat");
-                self.splat.encode(&mut d, vel, dye);
-                if self.splat_heat {
-                    self.splat.encode_heat(&mut d, self.heat);
-                }
-                // A splat inside a solid does nothing.
-                self.obstacles.encode_close(&mut d, vel);
-                self.obstacles.encode_clear(&mut d, dye);
-            }
-            Stage::Buoyancy if p.lifts() => {
-                let mut d = self.pass(encoder, "Pass: buoyancy");
-                self.buoyancy.encode(&mut d, vel, self.heat, dye);
-                self.obstacles.encode_close(&mut d, vel);
-            }
-            Stage::Vorticity if p.vorticity > 0.0 => {
-                self.curl.encode(&mut self.pass(encoder, "Pass: curl"), vel);
-                self.vorticity
-                    .encode(&mut self.pass(encoder, "Pass: vorticity"), vel);
-            }
-            Stage::Viscosity if p.viscosity > 0.0 => {
-                self.diffuse.keep_velocity(encoder, &self.buf, vel);
-                let mut d = self.pass(encoder, "Pass: diffuse velocity");
-                self.vel = self.diffuse.encode_velocity(&mut d, vel, iterations);
-            }
-            Stage::Project => {
-                let mut d = self.pass(encoder, "Pass: project");
-                self.encode_projection_start(&mut d);
-                self.encode_solve(&mut d, self.cfg.pressure_iterations);
-                drop(d);
-                // The extra iterations the last compressibility check chose (zero-sized
-                // dispatches otherwise): no readback, no stall.
-                let pass = self.begin(encoder, "Pass: extra iterations", None);
-                let args = self.compressibility.args();
-                let extra = extra_iterations(self.cfg.pressure, self.cfg.pressure_iterations);
-                self.encode_solve(&mut Dispatcher::indirect(pass, args), extra);
-                // They serve one projection.
-                encoder.clear_buffer(self.compressibility.args(), 0, None);
-                self.encode_projection_end(&mut self.pass(encoder, "Pass: project end"));
-                if self.measure {
-                    let mut d = self.pass(encoder, "Pass: divergence after");
-                    self.divergence
-                        .encode(&mut d, &self.reduce, vel, Norms::After);
-                }
-            }
-            Stage::AdvectDye => {
-                let mut d = self.pass(encoder, "Pass: advect dye");
-                // How far this step's traces reach decides which cells near solids are
-                // advected again without sampling the solids.
-                self.obstacles.encode_speed(&mut d, &self.reduce, vel);
-                self.dye = self.advect.encode_dye(&mut d, vel, dye);
-                self.obstacles.encode_clear(&mut d, self.dye);
-                if self.heated {
-                    self.heat = self.advect.encode_heat(&mut d, vel, self.heat);
-                }
-            }
-            Stage::MoveParticles if self.spawner.alive() => {
-                if let Some(pp) = &self.particles {
-                    pp.encode_advect(&mut self.pass(encoder, "Pass: particles"), vel);
-                }
-                self.spawner.advance(p.dt);
-            }
-            Stage::DiffuseDye if p.dye_diffusion > 0.0 => {
-                self.diffuse.keep_dye(encoder, &self.buf, dye);
-                let mut d = self.pass(encoder, "Pass: diffuse dye");
-                self.dye = self.diffuse.encode_dye(&mut d, dye, iterations);
-                self.obstacles.encode_clear(&mut d, self.dye);
-            }
-            Stage::AdvectVelocity => {
-                let mut d = self.pass(encoder, "Pass: advect velocity");
-                self.vel = self.advect.encode_velocity(&mut d, vel);
-                self.obstacles.encode_close(&mut d, self.vel);
-            }
-            Stage::Compressibility => {
-                // Decided on the GPU, into the next projection's extra dispatches.
-                let mut d = self.pass(encoder, "Pass: compressibility");
-                let (reduce, divergence) = (&self.reduce, &self.divergence);
-                self.compressibility.encode(&mut d, reduce, divergence, vel);
-            }
-            _ => {}
+    /// The whole step, one line per stage (see [`Stage`]), each pass in its labelled compute
+    /// pass: the splats, then, when time passes, the forces, the projection and the transport.
+    fn encode_step(&mut self, e: &mut wgpu::CommandEncoder, p: &StepParams) {
+        self.encode_splats(e);
+        if p.dt == 0.0 {
+            return;
         }
+        self.encode_buoyancy(e, p);
+        self.encode_vorticity(e, p);
+        self.encode_viscosity(e, p);
+        self.encode_projection(e);
+        self.encode_advect_dye(e);
+        self.encode_move_particles(e, p);
+        self.encode_diffuse_dye(e, p);
+        self.encode_advect_velocity(e);
+        self.encode_compressibility(e);
+    }
+
+    /// Encode one stage (diagnostics and stage-by-stage parity tests).
+    fn encode_stage(&mut self, e: &mut wgpu::CommandEncoder, stage: Stage, p: &StepParams) {
+        match stage {
+            Stage::Splat => self.encode_splats(e),
+            Stage::Buoyancy => self.encode_buoyancy(e, p),
+            Stage::Vorticity => self.encode_vorticity(e, p),
+            Stage::Viscosity => self.encode_viscosity(e, p),
+            Stage::Project => self.encode_projection(e),
+            Stage::AdvectDye => self.encode_advect_dye(e),
+            Stage::MoveParticles => self.encode_move_particles(e, p),
+            Stage::DiffuseDye => self.encode_diffuse_dye(e, p),
+            Stage::AdvectVelocity => self.encode_advect_velocity(e),
+            Stage::Compressibility => self.encode_compressibility(e),
+        }
+    }
+
+    /// [`Stage::Splat`]: the queued splats into velocity, dye and heat; a splat inside a solid
+    /// does nothing. With none queued, three full-grid passes are skipped (the dye's is the
+    /// largest buffer).
+    fn encode_splats(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        if self.splat_count == 0 {
+            return;
+        }
+        let (vel, dye) = (self.vel, self.dye);
+        let mut d = self.pass(encoder, "Pass: splat");
+        self.splat.encode(&mut d, vel, dye);
+        if self.splat_heat {
+            self.splat.encode_heat(&mut d, self.heat);
+        }
+        self.obstacles.encode_close(&mut d, vel);
+        self.obstacles.encode_clear(&mut d, dye);
+    }
+
+    /// [`Stage::Buoyancy`]: the lift of heat and the weight of dye (when either is on).
+    fn encode_buoyancy(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+        if !p.lifts() {
+            return;
+        }
+        let mut d = self.pass(encoder, "Pass: buoyancy");
+        self.buoyancy.encode(&mut d, self.vel, self.heat, self.dye);
+        self.obstacles.encode_close(&mut d, self.vel);
+    }
+
+    /// [`Stage::Vorticity`]: the curl, then the confinement force (when on).
+    fn encode_vorticity(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+        if p.vorticity <= 0.0 {
+            return;
+        }
+        self.curl
+            .encode(&mut self.pass(encoder, "Pass: curl"), self.vel);
+        self.vorticity
+            .encode(&mut self.pass(encoder, "Pass: vorticity"), self.vel);
+    }
+
+    /// [`Stage::Viscosity`]: implicit viscous diffusion of the velocity (when on).
+    fn encode_viscosity(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+        if p.viscosity <= 0.0 {
+            return;
+        }
+        let vel = self.vel;
+        self.diffuse.keep_velocity(encoder, &self.buf, vel);
+        let mut d = self.pass(encoder, "Pass: diffuse velocity");
+        self.vel = self
+            .diffuse
+            .encode_velocity(&mut d, vel, self.cfg.diffusion_iterations);
+    }
+
+    /// [`Stage::Project`]: divergence, the pressure solve with the extra iterations the last
+    /// compressibility check chose (zero-sized dispatches otherwise: no readback, no stall),
+    /// the gradient's subtraction; the divergence after it when measuring.
+    fn encode_projection(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let mut d = self.pass(encoder, "Pass: project");
+        self.encode_projection_start(&mut d);
+        self.encode_solve(&mut d, self.cfg.pressure_iterations);
+        drop(d);
+        let pass = self.begin(encoder, "Pass: extra iterations", None);
+        let args = self.compressibility.args();
+        let extra = extra_iterations(self.cfg.pressure, self.cfg.pressure_iterations);
+        self.encode_solve(&mut Dispatcher::indirect(pass, args), extra);
+        // They serve one projection.
+        encoder.clear_buffer(self.compressibility.args(), 0, None);
+        self.encode_projection_end(&mut self.pass(encoder, "Pass: project end"));
+        if self.measure {
+            let mut d = self.pass(encoder, "Pass: divergence after");
+            self.divergence
+                .encode(&mut d, &self.reduce, self.vel, Norms::After);
+        }
+    }
+
+    /// [`Stage::AdvectDye`]: the dye (and the heat with it) through the projected velocity.
+    /// How far this step's traces reach decides which cells near solids are advected again
+    /// without sampling the solids.
+    fn encode_advect_dye(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let (vel, dye) = (self.vel, self.dye);
+        let mut d = self.pass(encoder, "Pass: advect dye");
+        self.obstacles.encode_speed(&mut d, &self.reduce, vel);
+        self.dye = self.advect.encode_dye(&mut d, vel, dye);
+        self.obstacles.encode_clear(&mut d, self.dye);
+        if self.heated {
+            self.heat = self.advect.encode_heat(&mut d, vel, self.heat);
+        }
+    }
+
+    /// [`Stage::MoveParticles`]: the particles through the velocity (when any may be alive).
+    fn encode_move_particles(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+        if !self.spawner.alive() {
+            return;
+        }
+        if let Some(pp) = &self.particles {
+            pp.encode_advect(&mut self.pass(encoder, "Pass: particles"), self.vel);
+        }
+        self.spawner.advance(p.dt);
+    }
+
+    /// [`Stage::DiffuseDye`]: implicit diffusion of the dye (when on).
+    fn encode_diffuse_dye(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+        if p.dye_diffusion <= 0.0 {
+            return;
+        }
+        let dye = self.dye;
+        self.diffuse.keep_dye(encoder, &self.buf, dye);
+        let mut d = self.pass(encoder, "Pass: diffuse dye");
+        self.dye = self
+            .diffuse
+            .encode_dye(&mut d, dye, self.cfg.diffusion_iterations);
+        self.obstacles.encode_clear(&mut d, self.dye);
+    }
+
+    /// [`Stage::AdvectVelocity`]: semi-Lagrangian self-advection, dissipation fused.
+    fn encode_advect_velocity(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let mut d = self.pass(encoder, "Pass: advect velocity");
+        self.vel = self.advect.encode_velocity(&mut d, self.vel);
+        self.obstacles.encode_close(&mut d, self.vel);
+    }
+
+    /// [`Stage::Compressibility`]: decided on the GPU, into the next projection's extra
+    /// dispatches.
+    fn encode_compressibility(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let mut d = self.pass(encoder, "Pass: compressibility");
+        let (reduce, divergence) = (&self.reduce, &self.divergence);
+        self.compressibility
+            .encode(&mut d, reduce, divergence, self.vel);
     }
 
     /// Read the reductions back (blocking) into step statistics. `projected`: the projection
@@ -825,12 +898,7 @@ impl Solver for GpuSolver {
         if timing {
             drop(self.begin(&mut encoder, "Pass: timing start", Some(0)));
         }
-        for stage in Stage::ALL {
-            if stage != Stage::Splat && p.dt == 0.0 {
-                break;
-            }
-            self.encode_stage(&mut encoder, stage, &p);
-        }
+        self.encode_step(&mut encoder, &p);
         if timing {
             drop(self.begin(&mut encoder, "Pass: timing end", Some(1)));
             if let Some(t) = &self.timing {
