@@ -9,10 +9,10 @@ use nice_plug::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-#[cfg(feature = "cli")]
-pub mod bench;
 pub mod bridge;
 pub mod capture;
+#[cfg(feature = "cli")]
+pub mod cli;
 pub mod editor;
 pub mod engine;
 pub mod fluid;
@@ -22,8 +22,6 @@ pub mod output;
 pub mod params;
 mod pin;
 pub mod preset;
-#[cfg(feature = "cli")]
-pub mod render;
 pub mod sim;
 
 use bridge::queue;

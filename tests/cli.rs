@@ -9,8 +9,8 @@
 mod common;
 
 use common::xvfb::Image;
+use dyeflow::cli::render::{self, RenderOptions};
 use dyeflow::params::BackendChoice;
-use dyeflow::render::{self, RenderOptions};
 use midly::Format;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -156,7 +156,7 @@ fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 }
 
 fn ffmpeg_or_skip() -> bool {
-    if dyeflow::render::output::ffmpeg_available() {
+    if dyeflow::cli::render::output::ffmpeg_available() {
         return true;
     }
     assert!(

@@ -272,7 +272,7 @@ fn the_vst3_in_ardour_leaves_a_capture_of_its_export() {
     // long: frame 0 beside the bounced WAV's first sample.
     #[cfg(feature = "cli")]
     {
-        use dyeflow::render::{RenderOptions, render};
+        use dyeflow::cli::render::{RenderOptions, render};
         let opts = RenderOptions {
             capture: Some(found[0].clone()),
             audio: Some(wav),

@@ -559,7 +559,7 @@ fn gpu_without_a_mask_runs_the_plain_path() {
 #[cfg(feature = "cli")]
 #[test]
 fn bench_reports_no_flux_through_solid_faces() {
-    use dyeflow::bench::{scene_params, scene_splats, solid_flux_after_projection};
+    use dyeflow::cli::bench::{scene_params, scene_splats, solid_flux_after_projection};
     for method in METHODS {
         let Some(ctx) = common::gpu_context() else {
             return;

@@ -6,8 +6,8 @@
 mod common;
 
 use common::xvfb::{Image, hue_distance, hue_value};
+use dyeflow::cli::render::{self, RenderOptions};
 use dyeflow::params::BackendChoice;
-use dyeflow::render::{self, RenderOptions};
 use midly::Format;
 use std::path::{Path, PathBuf};
 use std::process::Command;
