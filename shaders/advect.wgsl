@@ -12,7 +12,7 @@
 // each the bilinear mean of only the fluid corners, renormalised, so that no dye is sampled
 // from inside a solid (cpu advect_dye_near_solids).
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: GridUniforms;
 @group(0) @binding(1) var<storage, read> u: array<f32>;
 @group(0) @binding(2) var<storage, read> v: array<f32>;
 @group(0) @binding(3) var<storage, read_write> u_out: array<f32>;

@@ -4,7 +4,7 @@
 // cells); every interior face gains dt times the mean of its two cells' accelerations, times
 // the up direction's component along it. Walls are untouched. Mirrors cpu/heat.rs.
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: GridUniforms;
 @group(0) @binding(1) var<storage, read> heat: array<f32>;
 @group(0) @binding(2) var<storage, read> dye: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> lift: array<f32>;

@@ -17,7 +17,7 @@ const FIRE_WHITENING: f32 = 0.35;
 const FIRE_EXPOSURE: f32 = 2.0;
 const COLD_HUE_TURNS: f32 = 0.62;
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: GridUniforms;
 @group(0) @binding(1) var<storage, read> u: array<f32>;
 @group(0) @binding(2) var<storage, read> v: array<f32>;
 @group(0) @binding(3) var<storage, read> dye: array<vec4<f32>>;

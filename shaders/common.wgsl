@@ -28,7 +28,7 @@ const MAX_SPEED: f32 = 50.0;
 // The largest temperature of either sign (sim::MAX_HEAT).
 const MAX_HEAT: f32 = 100.0;
 
-struct Params {
+struct GridUniforms {
     w: u32,
     h: u32,
     dw: u32,

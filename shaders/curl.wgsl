@@ -2,7 +2,7 @@
 // velocities (means of opposite faces) by central differences, one-sided at the walls.
 // Mirrors cpu/curl.rs.
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: GridUniforms;
 @group(0) @binding(1) var<storage, read> u: array<f32>;
 @group(0) @binding(2) var<storage, read> v: array<f32>;
 @group(0) @binding(3) var<storage, read_write> curl_out: array<f32>;

@@ -7,7 +7,7 @@
 // luminance (a stencil Q.step pixels wide, clamped at the edges), the glow (bloom.wgsl)
 // sampled up bilinearly, a palette's gradient map of the luminance, and the background.
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: GridUniforms;
 @group(0) @binding(1) var<storage, read> light: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> frame: array<u32>;
 @group(0) @binding(3) var<uniform> Q: Picture;

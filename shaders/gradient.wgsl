@@ -12,7 +12,7 @@ struct Grad {
     _p1: u32,
 }
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: GridUniforms;
 @group(0) @binding(1) var<uniform> G: Grad;
 @group(0) @binding(2) var<storage, read> q: array<f32>;
 @group(0) @binding(3) var<storage, read> sums: array<vec4<f32>>;

@@ -19,7 +19,7 @@ struct Splat {
     _p1: u32,
 }
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: GridUniforms;
 @group(0) @binding(1) var<storage, read> splats: array<Splat>;
 @group(0) @binding(2) var<storage, read_write> u: array<f32>;
 @group(0) @binding(3) var<storage, read_write> v: array<f32>;

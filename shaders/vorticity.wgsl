@@ -2,7 +2,7 @@
 // f = cell * (N x w) with N the normalised gradient of |w|; faces receive dt * eps * scale
 // times the mean of their two cells' forces. Walls are untouched. Mirrors cpu/vorticity.rs.
 
-@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(0) var<uniform> P: GridUniforms;
 @group(0) @binding(1) var<storage, read> curl: array<f32>;
 @group(0) @binding(2) var<storage, read_write> fx: array<f32>;
 @group(0) @binding(3) var<storage, read_write> fy: array<f32>;

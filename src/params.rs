@@ -22,7 +22,7 @@ use std::sync::atomic::AtomicU32;
 
 use crate::fluid::{ColorMode, ObstacleStyle, ToneMode};
 use crate::mapping::MappingMode;
-pub use crate::output::Placement;
+pub use crate::window::Placement;
 
 pub mod effects;
 pub mod heat;
@@ -250,7 +250,7 @@ impl OscSettings {
     }
 }
 
-/// The output window (see [`crate::output`]): whether it is open, and where and how it shows.
+/// The output window (see [`crate::window`]): whether it is open, and where and how it shows.
 /// Comes back with the project (closed when the project has none); presets leave it alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

@@ -156,7 +156,7 @@ fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 }
 
 fn ffmpeg_or_skip() -> bool {
-    if dyeflow::cli::render::output::ffmpeg_available() {
+    if dyeflow::cli::render::files::ffmpeg_available() {
         return true;
     }
     assert!(

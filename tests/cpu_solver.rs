@@ -6,17 +6,17 @@ mod common;
 use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::sim::cpu::{CpuSolver, divergence, gradient, pressure};
 use dyeflow::sim::grid::Fields;
-use dyeflow::sim::{MAX_DYE, MAX_SPEED, PressureMethod, SimConfig, Solver, StepParams};
+use dyeflow::sim::{MAX_DYE, MAX_SPEED, PressureMethod, SimConfig, Solver, StepInput};
 use rand::Rng;
 
 fn config(w: usize, h: usize) -> SimConfig {
     SimConfig::new(w, h)
 }
 
-fn calm() -> StepParams {
-    StepParams {
+fn calm() -> StepInput {
+    StepInput {
         dt: 1.0 / 60.0,
-        ..StepParams::default()
+        ..StepInput::default()
     }
 }
 
@@ -34,7 +34,7 @@ fn splat(x: f32, y: f32, force: [f32; 2], color: [f32; 3]) -> Splat {
 }
 
 /// A lively scene: splats with force in several directions, then free flow.
-fn stir(solver: &mut dyeflow::sim::cpu::CpuSolver, aspect: f32, steps: usize, p: &StepParams) {
+fn stir(solver: &mut dyeflow::sim::cpu::CpuSolver, aspect: f32, steps: usize, p: &StepInput) {
     for n in 0..steps {
         if n < 10 {
             solver.inject(&[
@@ -168,7 +168,7 @@ fn advection_keeps_a_constant_field_and_zero_velocity_changes_nothing() {
         ..splat(0.6, 0.5, [2.0, -1.0], [0.0; 3])
     }]);
     for _ in 0..30 {
-        s.step(&StepParams {
+        s.step(&StepInput {
             vorticity: 0.5,
             ..calm()
         });
@@ -190,7 +190,7 @@ fn advection_keeps_a_constant_field_and_zero_velocity_changes_nothing() {
     }
     s.write_fields(&f);
     for _ in 0..20 {
-        s.step(&StepParams {
+        s.step(&StepInput {
             vorticity: 0.5,
             ..calm()
         });
@@ -214,7 +214,7 @@ fn nothing_flows_through_the_walls() {
                 splat(0.6, 0.98, [0.0, 20.0], [1.0; 3]),
             ]);
         }
-        s.step(&StepParams {
+        s.step(&StepInput {
             vorticity: 0.8,
             viscosity: 1e-4,
             ..calm()
@@ -227,7 +227,7 @@ fn nothing_flows_through_the_walls() {
 fn dissipation_never_lets_dye_grow() {
     let cfg = config(64, 48);
     let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
-    let p = StepParams {
+    let p = StepInput {
         dye_dissipation: 0.5,
         velocity_dissipation: 0.1,
         vorticity: 0.3,
@@ -265,7 +265,7 @@ fn dissipation_never_lets_dye_grow() {
 fn dye_is_conserved_in_a_closed_box_without_dissipation() {
     let cfg = config(128, 96);
     let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
-    let p = StepParams {
+    let p = StepInput {
         vorticity: 0.3,
         ..calm()
     };
@@ -300,7 +300,7 @@ fn mirrored_input_gives_mirrored_output() {
             if n < 5 {
                 s.inject(&[splat(x(0.4), 0.45, [fx(1.5), 0.7], [1.0, 0.5, 0.2])]);
             }
-            s.step(&StepParams {
+            s.step(&StepInput {
                 viscosity: 1e-5,
                 dye_dissipation: 0.2,
                 ..calm()
@@ -350,7 +350,7 @@ fn one_and_many_threads_agree_bit_for_bit() {
                 &mut s,
                 300.0 / 170.0,
                 40,
-                &StepParams {
+                &StepInput {
                     vorticity: 0.4,
                     viscosity: 2e-5,
                     dye_diffusion: 1e-5,
@@ -384,21 +384,21 @@ fn half_steps_stay_close_to_full_steps() {
             radius: 0.15,
             ..splat(0.5, 0.5, [0.4, 0.2], [1.0, 0.6, 0.3])
         }]);
-        s.step(&StepParams { dt: 0.0, ..calm() });
+        s.step(&StepInput { dt: 0.0, ..calm() });
         s.read_fields()
     };
-    let p = StepParams {
+    let p = StepInput {
         dt: 1.0 / 30.0,
         vorticity: 0.2,
         velocity_dissipation: 0.2,
         dye_dissipation: 0.5,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     let run = |substeps: usize| {
         let mut s = CpuSolver::new(&cfg, 2).expect("solver threads");
         s.write_fields(&start);
         for _ in 0..10 * substeps {
-            s.step(&StepParams {
+            s.step(&StepInput {
                 dt: p.dt / substeps as f32,
                 ..p
             });
@@ -452,27 +452,27 @@ fn hostile_input_stays_finite_and_bounded() {
         },
     ];
     let params = [
-        StepParams {
+        StepInput {
             dt: 10.0,
             vorticity: 1.0,
             viscosity: 1.0,
             dye_diffusion: 1.0,
-            ..StepParams::default()
+            ..StepInput::default()
         },
-        StepParams {
+        StepInput {
             dt: f32::NAN,
-            ..StepParams::default()
+            ..StepInput::default()
         },
-        StepParams {
+        StepInput {
             dt: f32::INFINITY,
             vorticity: f32::INFINITY,
             velocity_dissipation: f32::NAN,
-            ..StepParams::default()
+            ..StepInput::default()
         },
-        StepParams {
+        StepInput {
             dt: -1.0,
             viscosity: -5.0,
-            ..StepParams::default()
+            ..StepInput::default()
         },
         calm(),
     ];
@@ -524,7 +524,7 @@ fn a_step_is_its_stages_in_order() {
     let mask = Mask::layout(Layout::Pillars, w, h);
     whole.set_obstacles(Some(&mask));
     staged.set_obstacles(Some(&mask));
-    let p = StepParams {
+    let p = StepInput {
         dt: 1.0 / 60.0,
         buoyancy: 3.0,
         weight: 0.5,
@@ -533,7 +533,7 @@ fn a_step_is_its_stages_in_order() {
         viscosity: 1e-4,
         dye_diffusion: 1e-5,
         particle_life: 2.0,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     let aspect = w as f32 / h as f32;
     for n in 0..40 {

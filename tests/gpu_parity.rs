@@ -10,7 +10,7 @@ use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::grid::Fields;
 use dyeflow::sim::physics::extra_iterations;
-use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepParams};
+use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 
 fn config(method: PressureMethod) -> SimConfig {
     SimConfig {
@@ -25,15 +25,15 @@ fn config(method: PressureMethod) -> SimConfig {
     }
 }
 
-fn lively() -> StepParams {
-    StepParams {
+fn lively() -> StepInput {
+    StepInput {
         dt: 1.0 / 60.0,
         viscosity: 2e-5,
         dye_diffusion: 1e-6,
         velocity_dissipation: 0.2,
         dye_dissipation: 0.5,
         vorticity: 0.4,
-        ..StepParams::default()
+        ..StepInput::default()
     }
 }
 
@@ -152,7 +152,7 @@ fn heat_and_buoyancy_over_a_hundred_steps() {
     let cfg = config(PressureMethod::Multigrid);
     let mut cpu = CpuSolver::new(&cfg, 2).expect("solver threads");
     let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
-    let p = StepParams {
+    let p = StepInput {
         buoyancy: 2.0,
         weight: 0.3,
         cooling: 0.4,
@@ -467,7 +467,7 @@ fn a_gpu_step_is_its_stages_in_order() {
     };
     let mut whole = GpuSolver::new(a, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
     let mut staged = GpuSolver::new(b, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
-    let p = StepParams {
+    let p = StepInput {
         buoyancy: 3.0,
         weight: 0.5,
         cooling: 0.2,

@@ -5,7 +5,7 @@
 use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
-use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepParams};
+use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 
 const N: usize = 128;
 const DT: f32 = 1.0 / 60.0;
@@ -58,10 +58,10 @@ fn heat_height(s: &CpuSolver, w: usize) -> f32 {
 #[test]
 fn a_hot_blob_rises_and_a_cold_one_sinks_at_the_rate_of_the_force() {
     let (sigma, r) = (2.0f32, 0.06f32);
-    let params = StepParams {
+    let params = StepInput {
         dt: DT,
         buoyancy: sigma,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     for t0 in [1.0f32, -1.0] {
         let mut s = solver(N, N);
@@ -97,11 +97,11 @@ fn a_hot_blob_rises_and_a_cold_one_sinks_at_the_rate_of_the_force() {
 /// The up direction turns the lift: with `up` to the right a hot blob drifts right.
 #[test]
 fn the_up_direction_turns_the_lift() {
-    let params = StepParams {
+    let params = StepInput {
         dt: DT,
         buoyancy: 2.0,
         up: [1.0, 0.0],
-        ..StepParams::default()
+        ..StepInput::default()
     };
     let mut s = solver(N, N);
     s.inject(&[blob([0.5, 0.5], 0.06, 1.0, 0.0)]);
@@ -118,10 +118,10 @@ fn the_up_direction_turns_the_lift() {
 #[test]
 fn heavy_dye_sinks_at_the_rate_of_its_weight() {
     let (kappa, r) = (3.0f32, 0.06f32);
-    let params = StepParams {
+    let params = StepInput {
         dt: DT,
         weight: kappa,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     let mut s = solver(N, N);
     s.inject(&[blob([0.5, 0.5], r, 0.0, 1.0)]);
@@ -138,10 +138,10 @@ fn heavy_dye_sinks_at_the_rate_of_its_weight() {
 fn without_buoyancy_heat_moves_nothing_and_cools_at_its_rate() {
     let (w, h) = (64, 36);
     let cooling = 0.8f32;
-    let params = StepParams {
+    let params = StepInput {
         dt: DT,
         cooling,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     let mut s = solver(w, h);
     s.inject(&[
@@ -175,13 +175,13 @@ fn heat_stays_out_of_solids() {
     let mut s = solver(w, h);
     let mask = Mask::layout(Layout::Pillars, w, h);
     s.set_obstacles(Some(&mask));
-    let params = StepParams {
+    let params = StepInput {
         dt: DT,
         buoyancy: 3.0,
         weight: 0.5,
         cooling: 0.2,
         vorticity: 0.3,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     let aspect = w as f32 / h as f32;
     for n in 0..500 {

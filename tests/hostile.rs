@@ -283,7 +283,7 @@ fn outputs_get_the_umasks_mode_and_keep_their_own() {
         assert_eq!(code, 0, "{args:?}: {err}");
     };
     let mut outputs = vec![dir.join("a.gif")];
-    if dyeflow::cli::render::output::ffmpeg_available() {
+    if dyeflow::cli::render::files::ffmpeg_available() {
         outputs.push(dir.join("a.mp4"));
     } else {
         eprintln!("SKIPPED the mp4: no ffmpeg");

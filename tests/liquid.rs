@@ -3,7 +3,7 @@
 //! flows round obstacles and never into them, and the mouse pulls and pushes it. CPU only.
 
 use dyeflow::fluid::{Liquid, Splat, SplatShape};
-use dyeflow::sim::StepParams;
+use dyeflow::sim::StepInput;
 use dyeflow::sim::model::Model;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::sph::model::SphModel;
@@ -125,11 +125,11 @@ fn two_columns_level_out() {
     );
 }
 
-fn frame(liquid: Liquid) -> StepParams {
-    StepParams {
+fn frame(liquid: Liquid) -> StepInput {
+    StepInput {
         dt: 1.0 / 60.0,
         liquid,
-        ..StepParams::default()
+        ..StepInput::default()
     }
 }
 

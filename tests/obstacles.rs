@@ -6,17 +6,17 @@ use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::cpu::pressure::{self, Faces, Multigrid, Split, SplitFaces};
 use dyeflow::sim::obstacles::{Layout, Mask};
-use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepParams};
+use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 use rand::{Rng, SeedableRng};
 
 const W: usize = 96;
 const H: usize = 54;
 
-fn params() -> StepParams {
-    StepParams {
+fn params() -> StepInput {
+    StepInput {
         dt: 1.0 / 60.0,
         vorticity: 0.3,
-        ..StepParams::default()
+        ..StepInput::default()
     }
 }
 
@@ -370,12 +370,12 @@ fn dye_kept(mask: Option<&Mask>, steps: usize) -> f32 {
             }
             s.run_stage(Stage::Splat, &params());
             injected += total(&mut s) - before;
-            s.step(&StepParams {
+            s.step(&StepInput {
                 dye_dissipation: 0.0,
                 ..params()
             });
         } else {
-            s.step(&StepParams {
+            s.step(&StepInput {
                 dye_dissipation: 0.0,
                 ..params()
             });

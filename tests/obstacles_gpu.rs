@@ -13,7 +13,7 @@ use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::grid::Fields;
 use dyeflow::sim::obstacles::{Layout, Mask};
-use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepParams};
+use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 use rand::Rng;
 
 const LAYOUTS: [Layout; 4] = [Layout::Disc, Layout::Pillars, Layout::Maze, Layout::Ring];
@@ -36,15 +36,15 @@ fn config(method: PressureMethod, w: usize, h: usize) -> SimConfig {
     }
 }
 
-fn lively() -> StepParams {
-    StepParams {
+fn lively() -> StepInput {
+    StepInput {
         dt: 1.0 / 60.0,
         viscosity: 2e-5,
         dye_diffusion: 1e-6,
         velocity_dissipation: 0.2,
         dye_dissipation: 0.5,
         vorticity: 0.4,
-        ..StepParams::default()
+        ..StepInput::default()
     }
 }
 
@@ -201,7 +201,7 @@ fn heat_stays_out_of_solids_on_the_gpu() {
     let mask = Mask::layout(Layout::Pillars, cfg.width, cfg.height);
     cpu.set_obstacles(Some(&mask));
     gpu.set_obstacles(Some(&mask));
-    let p = StepParams {
+    let p = StepInput {
         buoyancy: 2.0,
         weight: 0.3,
         cooling: 0.3,
@@ -355,7 +355,7 @@ fn project_once(
     (f.u, f.v) = rough_velocity(cfg.width, cfg.height);
     solver.write_fields(&f);
     let before = fluid_divergence_rms(&solver.read_fields(), mask);
-    solver.run_stage(Stage::Project, &StepParams::default());
+    solver.run_stage(Stage::Project, &StepInput::default());
     assert!(solver.failure().is_none(), "{:?}", solver.failure());
     let after = solver.read_fields();
     let ratio = fluid_divergence_rms(&after, mask) / before;
@@ -464,10 +464,10 @@ fn gpu_dye_never_enters_solids_in_a_busy_scene() {
     let mask = Mask::layout(Layout::Pillars, cfg.width, cfg.height);
     gpu.set_obstacles(Some(&mask));
     let mut rng = common::rng(3);
-    let p = StepParams {
+    let p = StepInput {
         dt: 1.0 / 60.0,
         vorticity: 0.3,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     for n in 0..500 {
         if n % 5 == 0 {

@@ -7,7 +7,7 @@ use dyeflow::fluid::{Look, Splat, SplatShape, ToneMode};
 use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::particles::Particle;
-use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepParams};
+use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 
 const DT: f32 = 1.0 / 60.0;
 
@@ -69,9 +69,9 @@ fn particles_in_a_solid_body_rotation_stay_on_their_circles() {
         })
         .collect();
     s.set_particles(&start);
-    let p = StepParams {
+    let p = StepInput {
         dt: DT,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     let steps = 1000;
     for _ in 0..steps {
@@ -115,13 +115,13 @@ fn busy_splat(k: usize, particles: f32) -> Splat {
     }
 }
 
-fn lively() -> StepParams {
-    StepParams {
+fn lively() -> StepInput {
+    StepInput {
         dt: DT,
         vorticity: 0.4,
         velocity_dissipation: 0.1,
         particle_life: 4.0,
-        ..StepParams::default()
+        ..StepInput::default()
     }
 }
 
@@ -178,7 +178,7 @@ fn particle_counts_change_only_by_lifetime_expiry() {
     let (w, h) = (96, 54);
     let mut s = solver(w, h);
     s.set_obstacles(Some(&Mask::layout(Layout::Ring, w, h)));
-    let p = StepParams {
+    let p = StepInput {
         particle_life: 1.0,
         ..lively()
     };

@@ -10,7 +10,7 @@ use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::particles::Particle;
-use dyeflow::sim::{Solver, Stage, StepParams};
+use dyeflow::sim::{Solver, Stage, StepInput};
 use rand::Rng;
 
 const DT: f32 = 1.0 / 60.0;
@@ -87,9 +87,9 @@ fn gpu_particles_match_the_cpu_in_a_rotation() {
         .collect();
     cpu.set_particles(&start);
     gpu.set_particles(&start);
-    let p = StepParams {
+    let p = StepInput {
         dt: DT,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     for _ in 0..600 {
         cpu.run_stage(Stage::MoveParticles, &p);
@@ -128,11 +128,11 @@ fn gpu_particles_match_the_cpu_among_pillars() {
     let mask = Mask::layout(Layout::Pillars, w, h);
     cpu.set_obstacles(Some(&mask));
     gpu.set_obstacles(Some(&mask));
-    let p = StepParams {
+    let p = StepInput {
         dt: DT,
         vorticity: 0.3,
         particle_life: 5.0,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     let steps = 40;
     for k in 0..steps {
@@ -140,7 +140,7 @@ fn gpu_particles_match_the_cpu_among_pillars() {
         gpu.inject(&[busy_splat(k)]);
         if k == 0 {
             // Emission alone (dt 0): bit-identical slots.
-            let only = StepParams { dt: 0.0, ..p };
+            let only = StepInput { dt: 0.0, ..p };
             cpu.step(&only);
             gpu.step(&only);
             let pairs = living(&cpu, &mut gpu, 200);
@@ -293,11 +293,11 @@ fn heat_and_particles_cross_backends() {
         heat: 2.0,
         ..busy_splat(3)
     }]);
-    let p = StepParams {
+    let p = StepInput {
         dt: DT,
         buoyancy: 1.0,
         particle_life: 5.0,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     for _ in 0..5 {
         c.advance(&p);

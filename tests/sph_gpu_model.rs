@@ -12,7 +12,7 @@ use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::sph::Fluid;
 use dyeflow::sim::sph::gpu_model::GpuSphModel;
 use dyeflow::sim::sph::model::SphModel;
-use dyeflow::sim::{GpuOptions, StepParams};
+use dyeflow::sim::{GpuOptions, StepInput};
 
 const CELLS: (usize, usize) = (64, 36);
 
@@ -25,14 +25,14 @@ fn cpu_model(budget: usize) -> SphModel {
     SphModel::new(CELLS, 1, budget).expect("a CPU particle model")
 }
 
-fn params(dt: f32, budget: u32) -> StepParams {
-    StepParams {
+fn params(dt: f32, budget: u32) -> StepInput {
+    StepInput {
         dt,
         liquid: Liquid {
             budget,
             ..Liquid::default()
         },
-        ..StepParams::default()
+        ..StepInput::default()
     }
 }
 
@@ -295,7 +295,7 @@ fn the_rest_probe_reads_back_without_waiting() {
     };
     let (_, empty) = gpu.probe_activity(1).expect("an empty box answers at once");
     assert_eq!(empty.max_speed, 0.0);
-    let still = StepParams {
+    let still = StepInput {
         liquid: Liquid {
             gravity: [0.0, 0.0],
             budget: 100,

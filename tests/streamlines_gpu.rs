@@ -9,7 +9,7 @@ use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::streamlines::StreamlineLook;
-use dyeflow::sim::{Solver, StepParams};
+use dyeflow::sim::{Solver, StepInput};
 
 /// Pixels of `a` and `b` (RGBA8) whose largest channel difference is above `by`.
 fn differing(a: &[u8], b: &[u8], by: u8) -> usize {
@@ -38,10 +38,10 @@ fn gpu_streamlines_match_the_cpu() {
     let mask = Mask::layout(Layout::Pillars, w, h);
     cpu.set_obstacles(Some(&mask));
     gpu.set_obstacles(Some(&mask));
-    let p = StepParams {
+    let p = StepInput {
         dt: 1.0 / 60.0,
         vorticity: 0.3,
-        ..StepParams::default()
+        ..StepInput::default()
     };
     for k in 0..40 {
         cpu.inject(&[common::busy_splat(k)]);

@@ -284,7 +284,7 @@ impl Painter {
             )
         });
         if output {
-            super::output::toggle(shared);
+            super::window_controls::toggle(shared);
         }
         if pause {
             let engine = &shared.engine;

@@ -8,9 +8,9 @@
 
 use super::EditorShared;
 use super::input::{BrushMode, Painter};
-use super::output::OutputControls;
 use super::presets::PresetMenu;
 use super::view::FluidView;
+use super::window_controls::OutputControls;
 use crate::params::{
     Aspect, BRUSH_RADIUS_RANGE, BackendChoice, DYE_SCALES, FluidChoice, ObstacleSettings,
     SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,

@@ -23,7 +23,7 @@ pub struct Driver {
     changes: u64,
     /// The last step's parameters: a step of no time (sources only) carries them, so the
     /// liquid's budget holds between steps.
-    last: StepParams,
+    last: StepInput,
 }
 
 impl Driver {
@@ -38,7 +38,7 @@ impl Driver {
             discrete: Discrete::from_params(params),
             sim_time: 0.0,
             changes: 0,
-            last: Self::params_of(
+            last: Self::input_of(
                 Knobs::from_params(params),
                 &Discrete::from_params(params),
                 0.0,
@@ -49,8 +49,8 @@ impl Driver {
 
     /// The step parameters from the smoothed `knobs` and the discrete ones, for `real_dt`
     /// seconds with the music's `swing`.
-    fn params_of(knobs: Knobs, discrete: &Discrete, real_dt: f32, swing: f32) -> StepParams {
-        let mut p = knobs.step_params(real_dt, swing);
+    fn input_of(knobs: Knobs, discrete: &Discrete, real_dt: f32, swing: f32) -> StepInput {
+        let mut p = knobs.step_input(real_dt, swing);
         p.liquid.budget = discrete.liquid_budget;
         p
     }
@@ -58,9 +58,9 @@ impl Driver {
     /// Parameters for a step of no time: sources only, with the last step's knobs and the
     /// particle budget as `params` set it now (so a budget changed while paused applies to
     /// what the mouse pours).
-    fn still(&mut self, params: &DyeflowParams) -> StepParams {
+    fn still(&mut self, params: &DyeflowParams) -> StepInput {
         self.last.liquid.budget = Discrete::from_params(params).liquid_budget;
-        StepParams {
+        StepInput {
             dt: 0.0,
             ..self.last
         }
@@ -105,13 +105,13 @@ impl Driver {
             self.changes += 1;
         }
         let knobs = self.smoother.advance(Knobs::from_params(params), real_dt);
-        let mut step_params = Self::params_of(knobs, &self.discrete, real_dt, drive.swing);
-        self.last = step_params;
-        step_params.vorticity = (step_params.vorticity + drive.vorticity_boost)
+        let mut step_input = Self::input_of(knobs, &self.discrete, real_dt, drive.swing);
+        self.last = step_input;
+        step_input.vorticity = (step_input.vorticity + drive.vorticity_boost)
             .min(crate::params::vorticity_range().unnormalize(1.0));
-        model.advance(&step_params);
-        self.sim_time += f64::from(step_params.dt);
-        step_params.dt
+        model.advance(&step_input);
+        self.sim_time += f64::from(step_input.dt);
+        step_input.dt
     }
 
     /// A step's worth of waiting while paused: the events taken are kept (notes sound on, and

@@ -13,7 +13,7 @@ use crate::fluid::{
 };
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
-use crate::sim::StepParams;
+use crate::sim::StepInput;
 use crate::sim::streamlines::StreamlineLook;
 
 /// Time constant of the physics smoothing. 60 ms turns a jump into a glide shorter than a
@@ -129,13 +129,13 @@ impl Knobs {
     /// simulated time is scaled by the speed knob. The liquid's gravity turns by its tilt plus
     /// `swing` (-1 to 1, from the music) times its sway; its budget is the default (the
     /// driver sets the parameter's).
-    pub fn step_params(&self, real_dt_s: f32, swing: f32) -> StepParams {
+    pub fn step_input(&self, real_dt_s: f32, swing: f32) -> StepInput {
         let swing = if swing.is_finite() {
             swing.clamp(-1.0, 1.0)
         } else {
             0.0
         };
-        StepParams {
+        StepInput {
             dt: real_dt_s * self.speed,
             viscosity: self.viscosity,
             dye_diffusion: self.dye_diffusion,
@@ -416,7 +416,7 @@ mod tests {
     /// heat knobs reach the step in solver units, and the lift's direction turns clockwise.
     #[test]
     fn heat_knobs_default_to_no_lift_and_reach_the_step() {
-        let p = Knobs::default().step_params(1.0 / 60.0, 0.0);
+        let p = Knobs::default().step_input(1.0 / 60.0, 0.0);
         assert_eq!((p.buoyancy, p.weight, p.ambient), (0.0, 0.0, 0.0));
         assert!(!p.lifts());
         assert!(
@@ -433,7 +433,7 @@ mod tests {
             lift_angle: 90.0,
             ..Knobs::default()
         };
-        let p = knobs.step_params(1.0 / 60.0, 0.0);
+        let p = knobs.step_input(1.0 / 60.0, 0.0);
         assert_eq!(
             (p.buoyancy, p.weight, p.cooling, p.ambient),
             (3.0, 0.5, 2.0, -0.25)
@@ -450,7 +450,7 @@ mod tests {
         let d = DyeflowParams::default();
         assert_eq!(mapping_config(&d, 1.0).particles, 0.0);
         let k = Knobs::default();
-        assert_eq!(k.step_params(1.0 / 60.0, 0.0).particle_life, 3.0);
+        assert_eq!(k.step_input(1.0 / 60.0, 0.0).particle_life, 3.0);
         let look = k.look(ColorMode::Dye, ToneMode::Filmic, Palette::Off);
         assert_eq!(look.particle_glow, 1.0);
         let knobs = Knobs {
@@ -458,7 +458,7 @@ mod tests {
             particle_glow: 2.5,
             ..Knobs::default()
         };
-        assert_eq!(knobs.step_params(1.0 / 60.0, 0.0).particle_life, 7.5);
+        assert_eq!(knobs.step_input(1.0 / 60.0, 0.0).particle_life, 7.5);
         let look = knobs.look(ColorMode::Dye, ToneMode::Filmic, Palette::Off);
         assert_eq!(look.particle_glow, 2.5);
         let mut p = Knobs::from_params(&d);
@@ -508,7 +508,7 @@ mod tests {
     /// times the sway, the rest as set; the defaults are the model's (the source's).
     #[test]
     fn liquid_knobs_reach_the_step() {
-        let d = Knobs::default().step_params(1.0 / 60.0, 0.0).liquid;
+        let d = Knobs::default().step_input(1.0 / 60.0, 0.0).liquid;
         assert_eq!(d, Liquid::default());
         let knobs = Knobs {
             liquid_gravity: 2.0,
@@ -518,14 +518,14 @@ mod tests {
             liquid_viscosity: 0.5,
             ..Knobs::default()
         };
-        let l = knobs.step_params(1.0 / 60.0, 1.0).liquid;
+        let l = knobs.step_input(1.0 / 60.0, 1.0).liquid;
         // 30 + 60 = 90 degrees clockwise from down: to the left.
         assert!(
             (l.gravity[0] + 2.0).abs() < 1e-5 && l.gravity[1].abs() < 1e-5,
             "{:?}",
             l.gravity
         );
-        let l = knobs.step_params(1.0 / 60.0, -0.5).liquid;
+        let l = knobs.step_input(1.0 / 60.0, -0.5).liquid;
         // 30 - 30 = straight down.
         assert!(
             l.gravity[0].abs() < 1e-5 && (l.gravity[1] + 2.0).abs() < 1e-5,
@@ -534,7 +534,7 @@ mod tests {
         );
         assert_eq!((l.stiffness, l.viscosity), (2.0, 0.5));
         // A broken swing counts as none.
-        let l = knobs.step_params(1.0 / 60.0, f32::NAN).liquid;
+        let l = knobs.step_input(1.0 / 60.0, f32::NAN).liquid;
         assert!((l.gravity[0] + 1.0).abs() < 1e-5, "{:?}", l.gravity);
     }
 

@@ -28,7 +28,7 @@ use crate::mapping::{MAX_VOICES, Mapper};
 use crate::params::{DyeflowParams, Settings};
 #[cfg(doc)]
 use crate::sim::Activity;
-use crate::sim::{Backend, GpuOptions, Model, ModelInfo, ModelSpec, StepParams, create_model};
+use crate::sim::{Backend, GpuOptions, Model, ModelInfo, ModelSpec, StepInput, create_model};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::thread::JoinHandle;

@@ -74,7 +74,7 @@ pub const MAX_STEP_DT_S: f32 = 0.25;
 /// anything visible; the limit keeps hostile input (forces of 1e6) bounded.
 pub const MAX_SPEED: f32 = 50.0;
 /// Largest temperature (either sign) a splat adds and the heat field holds, in the units of
-/// [`StepParams::buoyancy`]: a note's heat is at most 1, so this only bounds hostile input.
+/// [`StepInput::buoyancy`]: a note's heat is at most 1, so this only bounds hostile input.
 pub const MAX_HEAT: f32 = 100.0;
 /// Largest dye grid edge. 4096 x 2304 RGBA float dye is 150 MB per buffer on the GPU (two
 /// plus a diffusion scratch); finer grids than that outgrow GPU buffer limits and show no more
@@ -186,7 +186,7 @@ impl SimConfig {
 
 /// The physics of one step, in solver units.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct StepParams {
+pub struct StepInput {
     /// Simulated seconds to advance (clamped to [0, `MAX_STEP_DT_S`]).
     pub dt: f32,
     /// Kinematic viscosity, canvas^2/s.
@@ -219,7 +219,7 @@ pub struct StepParams {
     pub liquid: crate::fluid::Liquid,
 }
 
-impl Default for StepParams {
+impl Default for StepInput {
     fn default() -> Self {
         Self {
             dt: 1.0 / 60.0,
@@ -239,7 +239,7 @@ impl Default for StepParams {
     }
 }
 
-impl StepParams {
+impl StepInput {
     /// The same parameters with every value finite and in range: NaN becomes 0, negatives 0,
     /// and dt at most [`MAX_STEP_DT_S`].
     pub fn sanitized(&self) -> Self {
@@ -520,10 +520,10 @@ pub trait Solver: Send {
 
     /// Advance the fluid by `params.dt` simulated seconds: every [`Stage`] in order (only the
     /// splats when dt is 0).
-    fn step(&mut self, params: &StepParams) -> StepStats;
+    fn step(&mut self, params: &StepInput) -> StepStats;
 
     /// Run a single stage of a step (diagnostics and stage-by-stage parity tests).
-    fn run_stage(&mut self, stage: Stage, params: &StepParams) -> StepStats;
+    fn run_stage(&mut self, stage: Stage, params: &StepInput) -> StepStats;
 
     /// Render the current dye (or velocity) into `out` as RGBA8 rows, top row first, at any
     /// size. `out.len()` must be `width * height * 4`.

@@ -2,7 +2,7 @@
 //! the renderer drive, and [`create_model`], which picks the backend.
 //!
 //! A model takes model-neutral sources and forces ([`Splat`]s, in canvas units), advances by
-//! [`StepParams`], renders frames through a [`Look`], and reports its status. Two fluids
+//! [`StepInput`], renders frames through a [`Look`], and reports its status. Two fluids
 //! implement it, each on the CPU and the GPU: the grid fluid ([`GridModel`], over either
 //! [`Solver`]) and the particle fluid (`sph::model::SphModel`, `sph::gpu_model::GpuSphModel`).
 
@@ -10,7 +10,7 @@ use super::cpu::{CpuError, CpuSolver};
 use super::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
 use super::grid::Fields;
 use super::obstacles::Mask;
-use super::{Activity, Extras, SimConfig, Solver, StepParams, iterations_for, threads_label};
+use super::{Activity, Extras, SimConfig, Solver, StepInput, iterations_for, threads_label};
 use crate::fluid::{Look, Splat};
 use std::any::Any;
 
@@ -31,7 +31,7 @@ pub trait Model: Send {
 
     /// Advance the fluid by `params.dt` simulated seconds (only apply the queued sources
     /// when dt is 0).
-    fn advance(&mut self, params: &StepParams);
+    fn advance(&mut self, params: &StepInput);
 
     /// Set the solver effort, in red-black sweeps of work per step (the plugin's "pressure
     /// iterations" knob). A model maps it onto its own iterations.
@@ -317,7 +317,7 @@ impl Model for GridModel {
         self.solver.inject(sources);
     }
 
-    fn advance(&mut self, params: &StepParams) {
+    fn advance(&mut self, params: &StepInput) {
         self.solver.step(params);
     }
 
@@ -429,7 +429,7 @@ mod tests {
     fn snapshots_carry_the_fluid_over() {
         let mut a = cpu_model(32, 18);
         a.inject(&[splat()]);
-        a.advance(&StepParams::default());
+        a.advance(&StepInput::default());
         let mut b = cpu_model(64, 36);
         assert!(b.restore(&a.snapshot()));
         let (mut before, mut after) = (vec![0u8; 64 * 36 * 4], vec![0u8; 64 * 36 * 4]);
@@ -489,9 +489,9 @@ mod tests {
             particles: 300.0,
             ..splat()
         }]);
-        let p = StepParams {
+        let p = StepInput {
             buoyancy: 1.0,
-            ..StepParams::default()
+            ..StepInput::default()
         };
         a.advance(&p);
         let mut b = grid_model(64, 36);
@@ -529,7 +529,7 @@ mod tests {
     fn reset_clears_the_fluid() {
         let mut m = cpu_model(32, 18);
         m.inject(&[splat()]);
-        m.advance(&StepParams::default());
+        m.advance(&StepInput::default());
         let activity = |m: &mut Box<dyn Model>| m.probe_activity(1).expect("CPU measures").1;
         assert!(activity(&mut m).max_dye > 0.1);
         m.reset();

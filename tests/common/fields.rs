@@ -2,7 +2,7 @@
 
 use dyeflow::sim::grid::Fields;
 use dyeflow::sim::physics::extra_iterations;
-use dyeflow::sim::{SimConfig, Solver, Stage, StepParams, StepStats};
+use dyeflow::sim::{SimConfig, Solver, Stage, StepInput, StepStats};
 use rand::Rng;
 
 /// A `w x h` grid with two multigrid V-cycles and dye at the grid's resolution: the parity
@@ -65,10 +65,10 @@ pub fn rel_max(a: &[f32], b: &[f32]) -> f32 {
 /// compressible flow (a step of 0.1 s at these speeds traces 2.5 cells); the lift gets heavy
 /// dye and an ambient temperature above the fluid's (no heat: the heat passes have their own
 /// tests), lifting up and to the right.
-pub fn stage_params(stage: Stage, p: StepParams) -> StepParams {
+pub fn stage_params(stage: Stage, p: StepInput) -> StepInput {
     match stage {
-        Stage::Compressibility => StepParams { dt: 0.1, ..p },
-        Stage::Buoyancy => StepParams {
+        Stage::Compressibility => StepInput { dt: 0.1, ..p },
+        Stage::Buoyancy => StepInput {
             buoyancy: 1.0,
             weight: 0.8,
             ambient: 0.3,
@@ -82,7 +82,7 @@ pub fn stage_params(stage: Stage, p: StepParams) -> StepParams {
 /// Before the stage-by-stage parity tests run `stage` on both solvers: the compressibility
 /// check's decision reads the last velocity advection, so for it the CPU advects the velocity
 /// and both solvers start from its result.
-pub fn prepare_stage(cpu: &mut impl Solver, gpu: &mut impl Solver, stage: Stage, p: &StepParams) {
+pub fn prepare_stage(cpu: &mut impl Solver, gpu: &mut impl Solver, stage: Stage, p: &StepInput) {
     if stage == Stage::Compressibility {
         cpu.run_stage(Stage::AdvectVelocity, p);
         let f = cpu.read_fields();
@@ -99,7 +99,7 @@ pub fn run_stage_on_both(
     cpu: &mut impl Solver,
     gpu: &mut impl Solver,
     stage: Stage,
-    p: &StepParams,
+    p: &StepInput,
     what: &str,
 ) -> (StepStats, StepStats) {
     let before = (stage == Stage::Compressibility).then(|| cpu.read_fields());

@@ -7,7 +7,7 @@ pub mod sph;
 use crate::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};
 use crate::sim::cpu::{CpuError, CpuSolver};
 use crate::sim::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
-use crate::sim::{PressureMethod, SimConfig, Solver, StepParams};
+use crate::sim::{PressureMethod, SimConfig, Solver, StepInput};
 use serde::Serialize;
 use std::time::Instant;
 
@@ -152,8 +152,8 @@ pub fn scene_splats(n: usize) -> Option<Splat> {
 pub const SCENE_HEAT: f32 = 0.5;
 
 /// With `--heat`: the scene's physics with the lift the hot block rises by.
-pub fn scene_heat_params() -> StepParams {
-    StepParams {
+pub fn scene_heat_params() -> StepInput {
+    StepInput {
         buoyancy: 2.0,
         weight: 0.2,
         cooling: 0.5,
@@ -162,15 +162,15 @@ pub fn scene_heat_params() -> StepParams {
 }
 
 /// The scene's physics: the plugin's default knobs.
-pub fn scene_params() -> StepParams {
-    StepParams {
+pub fn scene_params() -> StepInput {
+    StepInput {
         dt: SCENE_DT_S,
         viscosity: 0.0,
         dye_diffusion: 0.0,
         velocity_dissipation: 0.2,
         dye_dissipation: 0.5,
         vorticity: 0.3,
-        ..StepParams::default()
+        ..StepInput::default()
     }
 }
 
@@ -244,7 +244,7 @@ fn colour_time<S: Solver>(
 
 /// Median time of a displayed frame: a step, then colorize at 720p (and, on the GPU, the
 /// readback), without statistics.
-fn frame_time(solver: &mut dyn Solver, params: &StepParams) -> f64 {
+fn frame_time(solver: &mut dyn Solver, params: &StepInput) -> f64 {
     solver.set_measure(false);
     let (fw, fh) = FRAME_SIZE;
     let mut pixels = vec![0u8; fw * fh * 4];

@@ -190,7 +190,7 @@ impl Player {
 /// What plays into the fluid: the music (MIDI and audio through the bridge) or a capture.
 pub(super) enum Feed {
     Music(Box<Player>),
-    Capture(Box<super::capture::CapturePlayer>),
+    Capture(Box<super::replay::CapturePlayer>),
 }
 
 impl Feed {

@@ -1,14 +1,14 @@
 //! `dyeflow render`: music in, video out, offline. MIDI and audio files (or the built-in demo)
 //! drive the same bridge, mapping and simulation as the plugin, in simulation time.
 
-pub mod capture;
 pub mod demo;
 pub mod error;
 pub mod feed;
+pub mod files;
 pub mod midi;
 pub mod obstacles;
-pub mod output;
 pub mod progress;
+pub mod replay;
 pub mod stats;
 pub mod wav;
 
@@ -353,7 +353,7 @@ struct Music {
     /// Natural length, seconds.
     length_s: f64,
     /// What a video muxes in, and what goes next to PNG frames (the demo's audio).
-    audio_out: Option<output::AudioOut>,
+    audio_out: Option<files::AudioOut>,
 }
 
 /// Load the inputs (or make the demo). `None` when `stop` was set meanwhile.
@@ -369,7 +369,7 @@ fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, 
             notes,
             audio: AudioSource::Memory(audio),
             length_s: demo::DEMO_SECONDS,
-            audio_out: Some(output::AudioOut::Generated {
+            audio_out: Some(files::AudioOut::Generated {
                 name: DEMO_AUDIO_NAME,
                 bytes,
             }),
@@ -409,7 +409,7 @@ fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, 
         notes,
         audio,
         length_s: midi_len.max(audio_len),
-        audio_out: opts.audio.clone().map(output::AudioOut::File),
+        audio_out: opts.audio.clone().map(files::AudioOut::File),
     }))
 }
 
@@ -545,7 +545,7 @@ pub fn render_with(
 ) -> Result<RenderSummary, RenderError> {
     let started = Instant::now();
     validate(opts)?;
-    let kind = output::kind_for(&opts.out)?;
+    let kind = files::kind_for(&opts.out)?;
     let params = Arc::new(DyeflowParams::default());
     let mut notes_out = Vec::new();
     if let Some(p) = &opts.preset {
@@ -596,7 +596,7 @@ pub fn render_with(
     };
     let mut replay = None;
     if let Some(path) = &opts.capture {
-        let Some((player, notes)) = capture::CapturePlayer::load(path, &params, stop)? else {
+        let Some((player, notes)) = replay::CapturePlayer::load(path, &params, stop)? else {
             return Ok(interrupted(notes_out, (0, 0)));
         };
         notes_out.extend(notes);
@@ -650,7 +650,7 @@ pub fn render_with(
             notes: Vec::new(),
             audio: AudioSource::Silent,
             length_s: player.duration_s(),
-            audio_out: opts.audio.clone().map(output::AudioOut::File),
+            audio_out: opts.audio.clone().map(files::AudioOut::File),
         },
         None => match load_music(opts, stop)? {
             Some(music) => music,
@@ -700,7 +700,7 @@ pub fn render_with(
         opts.backend
     };
 
-    let out_opts = output::OutputOptions {
+    let out_opts = files::OutputOptions {
         path: opts.out.clone(),
         width: opts.width,
         height: opts.height,
@@ -709,7 +709,7 @@ pub fn render_with(
         audio_start_s: opts.start_s,
         max_frames: Some(frames_total),
     };
-    let mut writer = output::open(&kind, &out_opts)?;
+    let mut writer = files::open(&kind, &out_opts)?;
     ready();
     // Simulation pacing: whole steps per frame at about the configured rate.
     let steps_per_frame =
@@ -815,18 +815,18 @@ pub fn render_with(
     progress.finish();
     let frames = writer.frames_written();
     let output = writer.finish()?;
-    if kind == output::OutputKind::PngSequence && output.is_some() {
+    if kind == files::OutputKind::PngSequence && output.is_some() {
         notes_out.push(format!(
             "to make a video: {}",
-            output::ffmpeg_command_hint(
+            files::ffmpeg_command_hint(
                 &opts.out,
                 opts.fps,
                 music
                     .audio_out
                     .as_ref()
                     .map(|a| match a {
-                        output::AudioOut::File(p) => p.clone(),
-                        output::AudioOut::Generated { name, .. } => opts.out.join(name),
+                        files::AudioOut::File(p) => p.clone(),
+                        files::AudioOut::Generated { name, .. } => opts.out.join(name),
                     })
                     .as_deref()
             )

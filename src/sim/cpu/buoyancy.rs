@@ -5,7 +5,7 @@
 //! two cells' accelerations times the step. The wall faces stay closed; the projection that
 //! follows removes the part of the force a pressure gradient balances.
 
-use crate::sim::{MAX_SPEED, StepParams};
+use crate::sim::{MAX_SPEED, StepInput};
 use rayon::prelude::*;
 
 kernel! {
@@ -46,7 +46,7 @@ pub fn lift(
     dye: [&[f32]; 3],
     scale: usize,
     (w, h): (usize, usize),
-    p: &StepParams,
+    p: &StepInput,
     lift: &mut [f32],
 ) {
     let dw = w * scale;
@@ -118,11 +118,11 @@ mod tests {
         let heat: Vec<f32> = (0..w * h).map(|k| wave(k, 0) - 4.0).collect();
         let dye: [Vec<f32>; 3] =
             std::array::from_fn(|c| (0..w * h).map(|k| wave(k, c + 1)).collect());
-        let p = StepParams {
+        let p = StepInput {
             buoyancy: 1.7,
             weight: 0.3,
             ambient: 0.25,
-            ..StepParams::default()
+            ..StepInput::default()
         };
         let mut out = vec![f32::NAN; w * h];
         lift(&heat, [&dye[0], &dye[1], &dye[2]], 1, (w, h), &p, &mut out);

@@ -26,7 +26,7 @@ mod obstacles;
 
 use super::grid::{AlignedVec, Fields};
 use super::{
-    Activity, Look, MAX_DYE, MAX_HEAT, PressureMethod, SimConfig, Solver, Splat, Stage, StepParams,
+    Activity, Look, MAX_DYE, MAX_HEAT, PressureMethod, SimConfig, Solver, Splat, Stage, StepInput,
     StepStats,
 };
 use crate::sim::particles::{CPU_CAPACITY, Particle, Spawner};
@@ -260,7 +260,7 @@ impl CpuSolver {
     }
 
     /// Take this step's new particles from the pending splats into the ring.
-    fn emit_particles(&mut self, p: &StepParams) {
+    fn emit_particles(&mut self, p: &StepInput) {
         let cells = (self.cfg.width, self.cfg.height);
         let mask = self.obstacles.as_ref().map(|o| &o.mask);
         let runs = self
@@ -392,7 +392,7 @@ impl CpuSolver {
     /// The whole step, one line per stage (see [`Stage`]): the splats, then, when time
     /// passes, the forces, the projection and the transport. `stats` gathers what the
     /// stages measured.
-    fn step_all(&mut self, p: &StepParams, stats: &mut StepStats) {
+    fn step_all(&mut self, p: &StepInput, stats: &mut StepStats) {
         self.apply_splats(p);
         if p.dt == 0.0 {
             return;
@@ -409,7 +409,7 @@ impl CpuSolver {
     }
 
     /// Run one stage of a step (see [`Stage`]), adding what it measured to `stats`.
-    fn stage(&mut self, stage: Stage, p: &StepParams, stats: &mut StepStats) {
+    fn stage(&mut self, stage: Stage, p: &StepInput, stats: &mut StepStats) {
         match stage {
             Stage::Splat => self.apply_splats(p),
             Stage::Buoyancy => self.add_buoyancy(p),
@@ -426,7 +426,7 @@ impl CpuSolver {
 
     /// [`Stage::Splat`]: emit the step's particles and apply the queued splats (velocity,
     /// dye, heat); a splat inside a solid does nothing.
-    fn apply_splats(&mut self, p: &StepParams) {
+    fn apply_splats(&mut self, p: &StepInput) {
         let (w, h) = (self.cfg.width, self.cfg.height);
         self.emit_particles(p);
         let splats: Vec<CellSplat> = self
@@ -453,7 +453,7 @@ impl CpuSolver {
     }
 
     /// [`Stage::Buoyancy`]: the lift of heat and the weight of dye (when either is on).
-    fn add_buoyancy(&mut self, p: &StepParams) {
+    fn add_buoyancy(&mut self, p: &StepInput) {
         if !p.lifts() {
             return;
         }
@@ -469,7 +469,7 @@ impl CpuSolver {
     }
 
     /// [`Stage::Vorticity`]: vorticity confinement (when on).
-    fn confine_vorticity(&mut self, p: &StepParams) {
+    fn confine_vorticity(&mut self, p: &StepInput) {
         if p.vorticity <= 0.0 {
             return;
         }
@@ -481,7 +481,7 @@ impl CpuSolver {
     }
 
     /// [`Stage::Viscosity`]: implicit viscous diffusion of both velocity components.
-    fn diffuse_velocity(&mut self, p: &StepParams) {
+    fn diffuse_velocity(&mut self, p: &StepInput) {
         if p.viscosity <= 0.0 {
             return;
         }
@@ -536,7 +536,7 @@ impl CpuSolver {
     /// [`Stage::AdvectDye`]: the dye (and the temperature with it) through the
     /// divergence-free velocity, dissipation fused, so compression neither creates nor
     /// destroys dye; next to solids, [`Self::mend_near_solids`].
-    fn advect_dye(&mut self, p: &StepParams) {
+    fn advect_dye(&mut self, p: &StepInput) {
         let h = self.cfg.height;
         let grid = advect::Grid {
             w: self.cfg.width,
@@ -592,7 +592,7 @@ impl CpuSolver {
     /// `reach` cells are advected again without sampling the solids (at dye scale 1 the
     /// temperature on the same traces), and the temperature is traced again among fluid cells
     /// (or cleared in solids at scale 1). Writes into the `_tmp` planes, before the swap.
-    fn mend_near_solids(&mut self, p: &StepParams, reach: f32, decay: f32, heat_decay: f32) {
+    fn mend_near_solids(&mut self, p: &StepInput, reach: f32, decay: f32, heat_decay: f32) {
         let Some(o) = &self.obstacles else {
             return;
         };
@@ -641,7 +641,7 @@ impl CpuSolver {
     }
 
     /// [`Stage::MoveParticles`]: the particles through the velocity (when any may be alive).
-    fn move_particles(&mut self, p: &StepParams) {
+    fn move_particles(&mut self, p: &StepInput) {
         if !self.spawner.alive() {
             return;
         }
@@ -655,7 +655,7 @@ impl CpuSolver {
     }
 
     /// [`Stage::DiffuseDye`]: implicit diffusion of the dye (when on).
-    fn diffuse_dye(&mut self, p: &StepParams) {
+    fn diffuse_dye(&mut self, p: &StepInput) {
         if p.dye_diffusion <= 0.0 {
             return;
         }
@@ -675,7 +675,7 @@ impl CpuSolver {
     }
 
     /// [`Stage::AdvectVelocity`]: semi-Lagrangian self-advection, dissipation fused.
-    fn advect_velocity(&mut self, p: &StepParams) {
+    fn advect_velocity(&mut self, p: &StepInput) {
         let grid = advect::Grid {
             w: self.cfg.width,
             h: self.cfg.height,
@@ -719,7 +719,7 @@ impl Solver for CpuSolver {
         self.dropped_splats += (splats.len() - take) as u64;
     }
 
-    fn step(&mut self, params: &StepParams) -> StepStats {
+    fn step(&mut self, params: &StepInput) -> StepStats {
         let p = params.sanitized();
         self.install(|s| {
             let mut stats = StepStats::default();
@@ -728,7 +728,7 @@ impl Solver for CpuSolver {
         })
     }
 
-    fn run_stage(&mut self, stage: Stage, params: &StepParams) -> StepStats {
+    fn run_stage(&mut self, stage: Stage, params: &StepInput) -> StepStats {
         let p = params.sanitized();
         self.install(|s| {
             let mut stats = StepStats::default();

@@ -3,8 +3,8 @@
 //! results. Buffers only one pass uses belong to that pass.
 
 use super::kernel::{storage, uniform};
-use super::params::Params;
 use super::passes::reduce::slot;
+use super::uniforms::GridUniforms;
 use crate::sim::SimConfig;
 
 /// Bytes of `n` f32 values.
@@ -54,8 +54,8 @@ impl Sizes {
 
 /// The shared buffers.
 pub(super) struct Buffers {
-    /// `Params` (common.wgsl).
-    pub params: wgpu::Buffer,
+    /// `GridUniforms` (common.wgsl).
+    pub uniforms: wgpu::Buffer,
     pub u: [wgpu::Buffer; 2],
     pub v: [wgpu::Buffer; 2],
     /// RGBA dye (alpha unused).
@@ -80,7 +80,7 @@ impl Buffers {
     pub fn new(device: &wgpu::Device, s: &Sizes) -> Self {
         let f = |label: &str, n: usize| storage(device, label, bytes_f32(n));
         Self {
-            params: uniform(device, "Uniform: params", &Params::default()),
+            uniforms: uniform(device, "Uniform: grid", &GridUniforms::default()),
             u: [f("Buffer: u A", s.nu()), f("Buffer: u B", s.nu())],
             v: [f("Buffer: v A", s.nv()), f("Buffer: v B", s.nv())],
             dye: [

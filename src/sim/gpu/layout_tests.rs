@@ -3,7 +3,6 @@
 //! uniform struct's size and field offsets against its WGSL twin, and the Rust constants that
 //! mirror WGSL ones.
 
-use super::params::{Params, PictureUniform};
 use super::passes::bloom::MipUniform;
 use super::passes::diffuse::DiffuseUniform;
 use super::passes::divergence::{DecideUniform, SlotUniform};
@@ -15,6 +14,7 @@ use super::passes::reduce::ReduceUniform;
 use super::passes::streamlines::StreamUniform;
 use super::passes::{BINDINGS, GpuSplat};
 use super::shaders;
+use super::uniforms::{GridUniforms, PictureUniform};
 use crate::sim::sph::gpu::{SphUniform, StageUniform};
 use crate::sim::sph::gpu_light::LightUniform;
 use crate::sim::sph::gpu_solids::CollideUniform;
@@ -87,8 +87,8 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
     let layouts = [
         layout!(
             "splat",
-            "Params",
-            Params,
+            "GridUniforms",
+            GridUniforms,
             [
                 w,
                 h,

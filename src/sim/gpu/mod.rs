@@ -9,10 +9,10 @@ pub(crate) mod frames;
 pub mod kernel;
 #[cfg(test)]
 mod layout_tests;
-mod params;
 mod passes;
 pub mod shaders;
 pub mod solver;
+mod uniforms;
 
 pub use context::{GpuContext, GpuError, GpuOptions};
 pub use kernel::WORKGROUP;

@@ -7,13 +7,13 @@ use super::buffers::{Buffers, Sizes, bytes_f32};
 use super::context::{GpuContext, GpuError};
 use super::frames::{self, Frames, read_f32};
 use super::kernel::{Dispatcher, module};
-use super::params::{Params, PictureUniform};
 use super::passes::reduce::slot;
 use super::passes::{
     Advect, Bloom, Buoyancy, Colorize, Compressibility, Curl, Diffuse, Display, Divergence,
     GpuSplat, Gradient, Multigrid, Norms, ObstacleOverlay, Obstacles, Particles, Pressure, Reduce,
     Splat, Streamlines, Sunrays, Vorticity,
 };
+use super::uniforms::{GridUniforms, PictureUniform};
 use crate::fluid::{ObstacleStyle, ToneMode};
 use crate::sim::grid::Fields;
 use crate::sim::multigrid;
@@ -24,7 +24,7 @@ use crate::sim::physics::{
 };
 use crate::sim::streamlines::Lines;
 use crate::sim::{
-    Activity, Look, PressureMethod, SimConfig, Solver, Splat as SplatEvent, Stage, StepParams,
+    Activity, Look, PressureMethod, SimConfig, Solver, Splat as SplatEvent, Stage, StepInput,
     StepStats,
 };
 
@@ -249,7 +249,7 @@ impl GpuSolver {
     }
 
     /// Emit this step's particles from the pending splats and upload them into the ring.
-    fn emit_particles(&mut self, p: &StepParams) {
+    fn emit_particles(&mut self, p: &StepInput) {
         let cells = (self.cfg.width, self.cfg.height);
         let mask = self.obstacles.solids().map(|o| &o.mask);
         let runs = self
@@ -435,7 +435,7 @@ impl GpuSolver {
     }
 
     /// Upload this step's parameters (and, when `splats`, the queued splats).
-    fn prepare(&mut self, p: &StepParams, splats: bool) -> Params {
+    fn prepare(&mut self, p: &StepInput, splats: bool) -> GridUniforms {
         if splats {
             self.emit_particles(p);
             let h = self.cfg.height;
@@ -450,9 +450,9 @@ impl GpuSolver {
             self.splat.upload(&self.ctx.queue, &list);
             self.splat_count = list.len() as u32;
         }
-        let gp = Params::step(&self.cfg, p, if splats { self.splat_count } else { 0 });
+        let gp = GridUniforms::step(&self.cfg, p, if splats { self.splat_count } else { 0 });
         let queue = &self.ctx.queue;
-        queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&gp));
+        queue.write_buffer(&self.buf.uniforms, 0, bytemuck::bytes_of(&gp));
         self.diffuse
             .write(queue, &gp, p.viscosity > 0.0, p.dye_diffusion > 0.0);
         // The compressibility test needs this step's trace length.
@@ -462,7 +462,7 @@ impl GpuSolver {
 
     /// The whole step, one line per stage (see [`Stage`]), each pass in its labelled compute
     /// pass: the splats, then, when time passes, the forces, the projection and the transport.
-    fn encode_step(&mut self, e: &mut wgpu::CommandEncoder, p: &StepParams) {
+    fn encode_step(&mut self, e: &mut wgpu::CommandEncoder, p: &StepInput) {
         self.encode_splats(e);
         if p.dt == 0.0 {
             return;
@@ -479,7 +479,7 @@ impl GpuSolver {
     }
 
     /// Encode one stage (diagnostics and stage-by-stage parity tests).
-    fn encode_stage(&mut self, e: &mut wgpu::CommandEncoder, stage: Stage, p: &StepParams) {
+    fn encode_stage(&mut self, e: &mut wgpu::CommandEncoder, stage: Stage, p: &StepInput) {
         match stage {
             Stage::Splat => self.encode_splats(e),
             Stage::Buoyancy => self.encode_buoyancy(e, p),
@@ -512,7 +512,7 @@ impl GpuSolver {
     }
 
     /// [`Stage::Buoyancy`]: the lift of heat and the weight of dye (when either is on).
-    fn encode_buoyancy(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+    fn encode_buoyancy(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
         if !p.lifts() {
             return;
         }
@@ -522,7 +522,7 @@ impl GpuSolver {
     }
 
     /// [`Stage::Vorticity`]: the curl, then the confinement force (when on).
-    fn encode_vorticity(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+    fn encode_vorticity(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
         if p.vorticity <= 0.0 {
             return;
         }
@@ -533,7 +533,7 @@ impl GpuSolver {
     }
 
     /// [`Stage::Viscosity`]: implicit viscous diffusion of the velocity (when on).
-    fn encode_viscosity(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+    fn encode_viscosity(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
         if p.viscosity <= 0.0 {
             return;
         }
@@ -582,7 +582,7 @@ impl GpuSolver {
     }
 
     /// [`Stage::MoveParticles`]: the particles through the velocity (when any may be alive).
-    fn encode_move_particles(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+    fn encode_move_particles(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
         if !self.spawner.alive() {
             return;
         }
@@ -593,7 +593,7 @@ impl GpuSolver {
     }
 
     /// [`Stage::DiffuseDye`]: implicit diffusion of the dye (when on).
-    fn encode_diffuse_dye(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepParams) {
+    fn encode_diffuse_dye(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
         if p.dye_diffusion <= 0.0 {
             return;
         }
@@ -626,7 +626,7 @@ impl GpuSolver {
     /// ran (its iterations count, with the extra ones the last check chose); `checked`: the
     /// compressibility check ran (its decision, the same rule as `compressibility_decide`, is
     /// kept for the next projection's count).
-    fn measured(&mut self, gp: &Params, projected: bool, checked: bool) -> StepStats {
+    fn measured(&mut self, gp: &GridUniforms, projected: bool, checked: bool) -> StepStats {
         let (w, h) = (self.cfg.width, self.cfg.height);
         let bytes = frames::read_buffer(&self.ctx, &self.buf.results, slot::COUNT * 16);
         let r: Vec<[f32; 4]> = bytemuck::cast_slice(&bytes).to_vec();
@@ -678,7 +678,7 @@ impl GpuSolver {
             self.bloom.bind(device, &self.picture, c.light(), c.size());
             self.sunrays.bind(device, &self.bloom);
             let (glow, _) = self.bloom.glow();
-            let (params, picture) = (&self.buf.params, &self.picture);
+            let (params, picture) = (&self.buf.uniforms, &self.picture);
             self.display.bind(
                 device,
                 params,
@@ -692,10 +692,10 @@ impl GpuSolver {
         }
         debug_assert!(self.bloom.fits((width, height)));
         let index = self.frames.take_free(device, (width, height))?;
-        let params = Params::frame(&self.cfg, look, width, height, particles);
+        let params = GridUniforms::frame(&self.cfg, look, width, height, particles);
         let picture = PictureUniform::new(&self.cfg, look, height, self.bloom.glow().1);
         let queue = &self.ctx.queue;
-        queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&params));
+        queue.write_buffer(&self.buf.uniforms, 0, bytemuck::bytes_of(&params));
         queue.write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
         let mut encoder = device.create_command_encoder(&Default::default());
         let grid = (self.cfg.width, self.cfg.height);
@@ -818,9 +818,9 @@ impl Solver for GpuSolver {
         if let (Some(pp), Some(_)) = (&self.particles, solids) {
             // A particle a new solid covers is gone (it has no way out). The pass reads the
             // grid's sizes (every step and frame writes its own parameters after).
-            let base = Params::base(&self.cfg);
+            let base = GridUniforms::base(&self.cfg);
             let queue = &self.ctx.queue;
-            queue.write_buffer(&self.buf.params, 0, bytemuck::bytes_of(&base));
+            queue.write_buffer(&self.buf.uniforms, 0, bytemuck::bytes_of(&base));
             let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
             pp.encode_cull(&mut Dispatcher::direct(
                 encoder.begin_compute_pass(&Default::default()),
@@ -885,7 +885,7 @@ impl Solver for GpuSolver {
         self.ctx.check().err()
     }
 
-    fn step(&mut self, params: &StepParams) -> StepStats {
+    fn step(&mut self, params: &StepInput) -> StepStats {
         let p = params.sanitized();
         let gp = self.prepare(&p, true);
         let mut encoder = self
@@ -929,7 +929,7 @@ impl Solver for GpuSolver {
         self.measured(&gp, true, true)
     }
 
-    fn run_stage(&mut self, stage: Stage, params: &StepParams) -> StepStats {
+    fn run_stage(&mut self, stage: Stage, params: &StepInput) -> StepStats {
         let p = params.sanitized();
         let gp = self.prepare(&p, stage == Stage::Splat);
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());

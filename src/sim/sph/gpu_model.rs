@@ -28,7 +28,7 @@ use crate::fluid::{ColorMode, Look, ObstacleStyle, Splat};
 use crate::sim::gpu::{GpuContext, GpuError, GpuSolver};
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
-use crate::sim::{Activity, SimConfig, Solver, StepParams};
+use crate::sim::{Activity, SimConfig, Solver, StepInput};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -302,7 +302,7 @@ impl Model for GpuSphModel {
         queue_sources(&mut self.pending, sources);
     }
 
-    fn advance(&mut self, params: &StepParams) {
+    fn advance(&mut self, params: &StepInput) {
         self.set_liquid(&params.liquid);
         self.apply_sources();
         let Some((steps, sub)) = substeps(params.dt).filter(|_| !self.fluid.is_empty()) else {

@@ -32,7 +32,7 @@ use crate::sim::cpu::picture::Picture;
 use crate::sim::gpu::GpuError;
 use crate::sim::model::{HeldFrame, Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
-use crate::sim::{Activity, StepParams};
+use crate::sim::{Activity, StepInput};
 
 /// Particles the box holds by default (about 60 % of the default 16:9 box at the target
 /// density).
@@ -354,7 +354,7 @@ impl Model for SphModel {
         queue_sources(&mut self.pending, sources);
     }
 
-    fn advance(&mut self, params: &StepParams) {
+    fn advance(&mut self, params: &StepInput) {
         self.set_liquid(&params.liquid);
         self.apply_sources();
         let Some((steps, sub)) = substeps(params.dt).filter(|_| !self.fluid.is_empty()) else {
@@ -512,25 +512,25 @@ mod tests {
     }
 
     /// Sources only: no time passes.
-    fn sources_only() -> StepParams {
-        StepParams {
+    fn sources_only() -> StepInput {
+        StepInput {
             dt: 0.0,
-            ..StepParams::default()
+            ..StepInput::default()
         }
     }
 
     /// The same with a particle budget.
-    fn with_budget(p: StepParams, budget: u32) -> StepParams {
-        StepParams {
+    fn with_budget(p: StepInput, budget: u32) -> StepInput {
+        StepInput {
             liquid: Liquid { budget, ..p.liquid },
             ..p
         }
     }
 
-    fn step() -> StepParams {
-        StepParams {
+    fn step() -> StepInput {
+        StepInput {
             dt: 1.0 / 60.0,
-            ..StepParams::default()
+            ..StepInput::default()
         }
     }
 
@@ -669,7 +669,7 @@ mod tests {
         assert!(side.iter().all(|&c| c < 40), "{side:?}");
         // Gravity follows the liquid's knob: tilted 90 degrees, it pulls to the left.
         let x0 = m.fluid().pos.iter().map(|p| p[0]).sum::<f32>() / n;
-        let tilted = StepParams {
+        let tilted = StepInput {
             liquid: Liquid {
                 gravity: crate::fluid::gravity_vector(1.2, 90.0),
                 ..Liquid::default()
@@ -799,7 +799,7 @@ mod tests {
             },
         ]);
         for dt in [f32::NAN, -1.0, 1e9, 1.0 / 60.0] {
-            m.advance(&StepParams {
+            m.advance(&StepInput {
                 dt,
                 liquid: Liquid {
                     drag: f32::NAN,
@@ -810,7 +810,7 @@ mod tests {
                     bounce: f32::INFINITY,
                     budget: 100,
                 },
-                ..StepParams::default()
+                ..StepInput::default()
             });
         }
         let f = m.fluid();

@@ -56,7 +56,7 @@ impl Advect {
         let advect_v = Kernel::new(device, &m, "advect_v");
         let advect_dye = Kernel::new(device, &m, "advect_dye");
         let advect_heat = Kernel::new(device, &m, "advect_heat");
-        let p = &b.params;
+        let p = &b.uniforms;
         Self {
             u: [0, 1].map(|i| {
                 advect_u.bind(
@@ -119,7 +119,7 @@ impl Advect {
                     self.advect_dye_near_solids.bind(
                         device,
                         &[
-                            (P, &b.params),
+                            (P, &b.uniforms),
                             (U, &b.u[i]),
                             (V, &b.v[i]),
                             (DYE, &b.dye[pd]),

@@ -1,5 +1,5 @@
 //! Buoyancy and weight (buoyancy.wgsl): each cell's acceleration along the up direction from
-//! its temperature and dye, then the face updates. Mirrors cpu/heat.rs (`lift`, `apply`).
+//! its temperature and dye, then the face updates. Mirrors cpu/buoyancy.rs (`lift`, `apply`).
 
 use crate::sim::gpu::buffers::{Buffers, Sizes, bytes_f32};
 use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
@@ -41,7 +41,7 @@ impl Buoyancy {
             Kernel::new(device, &m, "lift_v"),
         );
         let lift = storage(device, "Buffer: lift", bytes_f32(s.nc()));
-        let p = &b.params;
+        let p = &b.uniforms;
         Self {
             cells: [0, 1].map(|h| {
                 [0, 1].map(|d| {

@@ -71,7 +71,7 @@ impl Colorize {
         let light = storage(device, "Buffer: light", bytes_f32(4 * width * height));
         let plight_words = if particles { 3 * width * height } else { 1 };
         let plight = storage(device, "Buffer: particle light", bytes_f32(plight_words));
-        let p = &b.params;
+        let p = &b.uniforms;
         let groups = [0, 1].map(|i| {
             [0, 1].map(|pd| {
                 [0, 1].map(|ph| {

@@ -33,7 +33,12 @@ impl Curl {
             groups: [0, 1].map(|i| {
                 curl.bind(
                     device,
-                    &[(P, &b.params), (U, &b.u[i]), (V, &b.v[i]), (CURL_OUT, &out)],
+                    &[
+                        (P, &b.uniforms),
+                        (U, &b.u[i]),
+                        (V, &b.v[i]),
+                        (CURL_OUT, &out),
+                    ],
                 )
             }),
             curl,

@@ -4,7 +4,7 @@
 
 use crate::sim::gpu::buffers::{Buffers, Sizes, bytes_f32};
 use crate::sim::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
-use crate::sim::gpu::params::Params;
+use crate::sim::gpu::uniforms::GridUniforms;
 use bytemuck::{Pod, Zeroable};
 
 /// The `@binding`s of diffuse.wgsl.
@@ -109,7 +109,7 @@ impl Diffuse {
     }
 
     /// Write this step's coefficients (only for the solves that run).
-    pub fn write(&self, queue: &wgpu::Queue, gp: &Params, velocity: bool, dye: bool) {
+    pub fn write(&self, queue: &wgpu::Queue, gp: &GridUniforms, velocity: bool, dye: bool) {
         let s = &self.sizes;
         let write = |f: &Field, nx: usize, ny: usize, fixed: u32, a: f32| {
             let value = DiffuseUniform {

@@ -79,7 +79,7 @@ impl Divergence {
         let m = module(device, "divergence");
         let divergence = Kernel::new(device, &m, "divergence");
         let subtract_mean = Kernel::new(device, &m, "divergence_subtract_mean");
-        let p = &b.params;
+        let p = &b.uniforms;
         let nc = s.nc();
         let u = uniform(
             device,

@@ -42,7 +42,7 @@ impl Gradient {
         let centre = Kernel::new(device, &m, "subtract_gradient_centre");
         let subtract_u = Kernel::new(device, &m, "subtract_gradient_u");
         let subtract_v = Kernel::new(device, &m, "subtract_gradient_v");
-        let p = &b.params;
+        let p = &b.uniforms;
         let nc = s.nc();
         let g = uniform(
             device,

@@ -48,7 +48,7 @@ impl Particles {
         );
         let bytes = (GPU_CAPACITY * std::mem::size_of::<Particle>()) as u64;
         let slots = storage(device, "Buffer: particles", bytes);
-        let p = &b.params;
+        let p = &b.uniforms;
         Self {
             advect_groups: [0, 1].map(|i| {
                 advect.bind(
@@ -113,7 +113,7 @@ impl Particles {
         {
             let group = self.draw.bind(
                 device,
-                &[(P, &b.params), (PARTICLES, &self.slots), (PLIGHT, plight)],
+                &[(P, &b.uniforms), (PARTICLES, &self.slots), (PLIGHT, plight)],
             );
             self.draw_group = Some((plight.clone(), group));
         }

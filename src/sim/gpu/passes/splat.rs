@@ -90,7 +90,7 @@ impl Splat {
             "Buffer: splats",
             (MAX_PENDING_SPLATS * size_of::<GpuSplat>()) as u64,
         );
-        let p = &b.params;
+        let p = &b.uniforms;
         Self {
             u: [0, 1].map(|i| splat_u.bind(device, &[(P, p), (SPLATS, &splats), (U, &b.u[i])])),
             v: [0, 1].map(|i| splat_v.bind(device, &[(P, p), (SPLATS, &splats), (V, &b.v[i])])),

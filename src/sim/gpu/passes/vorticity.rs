@@ -42,7 +42,7 @@ impl Vorticity {
         );
         let fx = storage(device, "Buffer: force x", bytes_f32(s.nc()));
         let fy = storage(device, "Buffer: force y", bytes_f32(s.nc()));
-        let p = &b.params;
+        let p = &b.uniforms;
         Self {
             force: confine_force.bind(device, &[(P, p), (CURL, &curl.out), (FX, &fx), (FY, &fy)]),
             u: [0, 1].map(|i| confine_u.bind(device, &[(P, p), (FX, &fx), (U, &b.u[i])])),

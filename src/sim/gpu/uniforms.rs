@@ -1,16 +1,16 @@
-//! `Params` (common.wgsl): the uniform every pass but the solves reads, written once per step
+//! `GridUniforms` (common.wgsl): the uniform every pass but the solves reads, written once per step
 //! (and once per frame for the look). The layout tests check it against its WGSL twin.
 
 use crate::fluid::{PALETTE_STOPS, ToneMode};
 use crate::sim::effects::Fx;
 use crate::sim::physics::{VORTICITY_SCALE_PER_S, decay_factor};
-use crate::sim::{Look, MAX_DYE, SimConfig, StepParams};
+use crate::sim::{Look, MAX_DYE, SimConfig, StepInput};
 use bytemuck::{Pod, Zeroable};
 
-/// `Params` in common.wgsl.
+/// `GridUniforms` in common.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default, Debug)]
-pub(super) struct Params {
+pub(super) struct GridUniforms {
     pub w: u32,
     pub h: u32,
     pub dw: u32,
@@ -45,7 +45,7 @@ pub(super) struct Params {
     pub particle_lit: u32,
 }
 
-impl Params {
+impl GridUniforms {
     /// The grid's sizes and constants; no step, no look.
     pub fn base(c: &SimConfig) -> Self {
         Self {
@@ -61,7 +61,7 @@ impl Params {
     }
 
     /// The parameters of one step `p` (already sanitised) with `splat_count` splats.
-    pub fn step(c: &SimConfig, p: &StepParams, splat_count: u32) -> Self {
+    pub fn step(c: &SimConfig, p: &StepInput, splat_count: u32) -> Self {
         let mut gp = Self::base(c);
         let cell = gp.cell;
         gp.splat_count = splat_count;

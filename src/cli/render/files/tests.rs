@@ -862,7 +862,7 @@ fn quantise_error(rgba: &[u8], indices: &[u8], palette: &[u8]) -> f64 {
     total as f64 / (indices.len() * 3) as f64
 }
 
-/// `cargo test --release --lib render::output::tests::encode_speed -- --ignored --nocapture`
+/// `cargo test --release --lib cli::render::files::tests::encode_speed -- --ignored --nocapture`
 #[test]
 #[ignore = "benchmark"]
 fn encode_speed() {
