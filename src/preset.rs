@@ -15,13 +15,13 @@
 //! checks every value first through the public `Param` previews and the enums' stable ids,
 //! and then sets them in one loop through `ParamPtr`, as the wrappers do.
 
+use crate::fluid::mask::{Layout, Mask};
 use crate::fluid::{ColorMode, LiquidStyle, ObstacleStyle, StreamlineMode, ToneMode};
 use crate::mapping::MappingMode;
 use crate::params::{
     DyeflowParams, OBSTACLES_KEY, ObstacleSettings, SETTINGS_KEY, STATE_VERSION, Settings,
     migrate_state, state_version,
 };
-use crate::sim::obstacles::{Layout, Mask};
 use nice_plug::params::internals::ParamPtr;
 use nice_plug::plugin::{ParamValue, PluginState};
 use nice_plug::prelude::{Enum, Params};

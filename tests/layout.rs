@@ -1,7 +1,9 @@
 //! The direction of dependencies between the crate's modules, checked on the source: a test
 //! fails when a forbidden import comes back.
 //!
-//! - `fluid` (the shared words: splats, look, colour mode, colour maths) imports nothing of ours.
+//! - `fluid` (the shared words: splats, look, colour mode, colour maths, obstacles' layouts and
+//!   masks) imports nothing of ours.
+//! - The editor, the parameters and presets know no model (`sim`).
 //! - The models (`sim`) know no plugin, host or UI: not the parameters, the audio side, the
 //!   mapping, the engine, the editor, presets or the command line.
 //! - The audio side (`bridge`) and the mapping know no model.
@@ -83,15 +85,28 @@ const CLI: &[&str] = &["cli"];
 
 #[test]
 fn fluid_is_a_leaf() {
-    let (_, code) = all_sources()
+    let files: Vec<_> = all_sources()
         .into_iter()
-        .find(|(rel, _)| rel == "fluid.rs")
-        .expect("src/fluid.rs");
-    let outside_tests = code.split("mod tests").next().unwrap();
-    assert!(
-        !outside_tests.contains("crate::") && !outside_tests.contains("super::"),
-        "src/fluid.rs imports something of ours"
-    );
+        .filter(|(rel, _)| module_of(rel) == "fluid")
+        .collect();
+    assert!(files.len() >= 2, "src/fluid/: {files:?}");
+    for (rel, code) in files {
+        let outside_tests = code.split("mod tests").next().unwrap();
+        let ours = outside_tests
+            .match_indices("crate::")
+            .any(|(i, _)| !outside_tests[i..].starts_with("crate::fluid"));
+        assert!(!ours, "src/{rel} imports something of ours outside fluid");
+    }
+}
+
+/// The editor and the parameters (and presets, which are parameters on disk) speak the shared
+/// words: obstacles' layouts and masks, the look. They never reach into a model.
+#[test]
+fn the_editor_and_the_parameters_know_no_model() {
+    let found = violations(|_, module| {
+        matches!(module, "editor" | "params" | "preset").then_some(&["sim"])
+    });
+    assert!(found.is_empty(), "{found:#?}");
 }
 
 #[test]

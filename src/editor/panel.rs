@@ -11,11 +11,11 @@ use super::input::{BrushMode, Painter};
 use super::presets::PresetMenu;
 use super::view::FluidView;
 use super::window_controls::OutputControls;
+use crate::fluid::mask::Layout;
 use crate::params::{
     Aspect, BRUSH_RADIUS_RANGE, BackendChoice, DYE_SCALES, FluidChoice, ObstacleSettings,
     SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
 };
-use crate::sim::obstacles::Layout;
 use egui::{self, Align2, Color32, RichText};
 use nice_plug::prelude::{BoolParam, Enum, EnumParam, IntParam, Param, ParamSetter};
 use nice_plug_egui::widgets::ParamSlider;

@@ -3,7 +3,7 @@
 //! persisted fields.
 
 use super::*;
-use crate::sim::obstacles::{Layout, Mask};
+use crate::fluid::mask::{Layout, Mask};
 
 fn state(version: Option<u32>, obstacles: Option<&str>) -> PluginState {
     let mut fields = std::collections::BTreeMap::new();

@@ -6,7 +6,7 @@
 //! through [`PersistentField`]), and the simulation thread (the brush's strokes, written back
 //! when they settle). The audio thread never touches it.
 
-use crate::sim::obstacles::{Layout, Mask};
+use crate::fluid::mask::{Layout, Mask};
 use nice_plug::params::persist::PersistentField;
 use parking_lot::RwLock;
 use serde::{Deserialize, Serialize};

@@ -46,7 +46,7 @@ pub fn life_range() -> FloatRange {
 pub fn glow_range() -> FloatRange {
     FloatRange::Linear {
         min: 0.0,
-        max: crate::sim::particles::MAX_GLOW,
+        max: crate::fluid::MAX_GLOW,
     }
 }
 

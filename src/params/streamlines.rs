@@ -7,9 +7,10 @@
 //! behaviour). The Currents preset turns them on.
 
 use super::{s2v_number, v2s_adaptive};
+use crate::fluid::StreamlineLook;
 use crate::fluid::StreamlineMode;
-use crate::sim::streamlines::{
-    MAX_DENSITY, MAX_LENGTH_S, MAX_STEPS, MIN_DENSITY, MIN_LENGTH_S, MIN_STEPS, StreamlineLook,
+use crate::fluid::streamline_range::{
+    MAX_DENSITY, MAX_LENGTH_S, MAX_STEPS, MIN_DENSITY, MIN_LENGTH_S, MIN_STEPS,
 };
 use nice_plug::prelude::*;
 

@@ -43,8 +43,7 @@ pub const FADE_IN: f32 = 0.1;
 /// CPU's and the GPU's pictures agree exactly for the same particles. A million particles of
 /// the brightest glow on one pixel stay below `u32::MAX`.
 pub const LIGHT_UNITS: f32 = 256.0;
-/// Largest particle glow (the look's multiplier of a particle's light).
-pub const MAX_GLOW: f32 = 4.0;
+pub use crate::fluid::MAX_GLOW;
 /// Light of one particle at glow 1 and full fade, before its colour: a particle spreads it
 /// over the 2x2 pixels around it. Set by eye on Neon at 960x540 (2026-11): at 1 the sparks
 /// drowned in the dye they are born in; at 4 they read as bright specks over it.

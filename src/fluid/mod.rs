@@ -6,6 +6,8 @@
 //! Units: positions and radii in canvas units (the canvas is 1 tall and `aspect` wide, x right,
 //! y up); velocities in canvas heights per second; colours linear RGB.
 
+pub mod mask;
+
 use nice_plug::prelude::Enum;
 use serde::{Deserialize, Serialize};
 
@@ -146,6 +148,9 @@ pub mod streamline_range {
 }
 use streamline_range::*;
 
+/// Largest particle glow (the look's multiplier of a particle's light).
+pub const MAX_GLOW: f32 = 4.0;
+
 /// How the streamlines look (the part of [`Look`] that is theirs; `sim::streamlines` draws
 /// them).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -207,7 +212,7 @@ pub struct Look {
     /// How obstacles are drawn (both tone modes).
     pub obstacles: ObstacleStyle,
     /// Light of the particles: a multiplier of each one's colour (0: not drawn; at most
-    /// [`crate::sim::particles::MAX_GLOW`]).
+    /// [`MAX_GLOW`]).
     pub particle_glow: f32,
     /// Streamlines (off by default).
     pub streamlines: StreamlineLook,
