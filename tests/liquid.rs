@@ -6,7 +6,7 @@ use dyeflow::fluid::{Liquid, Splat, SplatShape};
 use dyeflow::sim::StepInput;
 use dyeflow::sim::model::Model;
 use dyeflow::sim::obstacles::{Layout, Mask};
-use dyeflow::sim::sph::model::SphModel;
+use dyeflow::sim::sph::cpu::model::SphModel;
 use dyeflow::sim::sph::{Fluid, Knobs, SUBSTEP_S};
 
 /// The settled checks' liquid: twice the source's stiffness (a pool 2.5 units deep is

@@ -10,8 +10,8 @@ use dyeflow::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat, SplatShape};
 use dyeflow::sim::model::{Backend, Kind, Model, ModelSpec, create_model};
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::sph::Fluid;
-use dyeflow::sim::sph::gpu_model::GpuSphModel;
-use dyeflow::sim::sph::model::SphModel;
+use dyeflow::sim::sph::cpu::model::SphModel;
+use dyeflow::sim::sph::gpu::model::GpuSphModel;
 use dyeflow::sim::{GpuOptions, StepInput};
 
 const CELLS: (usize, usize) = (64, 36);

@@ -4,7 +4,7 @@
 //! A model takes model-neutral sources and forces ([`Splat`]s, in canvas units), advances by
 //! [`StepInput`], renders frames through a [`Look`], and reports its status. Two fluids
 //! implement it, each on the CPU and the GPU: the grid fluid ([`GridModel`], over either
-//! [`Solver`]) and the particle fluid (`sph::model::SphModel`, `sph::gpu_model::GpuSphModel`).
+//! [`Solver`]) and the particle fluid (`sph::cpu::model::SphModel`, `sph::gpu::model::GpuSphModel`).
 
 use super::cpu::{CpuError, CpuSolver};
 use super::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
@@ -226,8 +226,8 @@ pub fn create_model(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), Cpu
 /// The particle fluid for `spec`: on the GPU when `spec.backend` allows and one works, else
 /// on the CPU.
 fn create_particles(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
-    use super::sph::gpu_model::GpuSphModel;
-    use super::sph::model::{DEFAULT_BUDGET, SphModel};
+    use super::sph::cpu::model::{DEFAULT_BUDGET, SphModel};
+    use super::sph::gpu::model::GpuSphModel;
     let mut fallback = None;
     if spec.backend != Backend::Cpu {
         match GpuContext::new(&gpu_options(spec))

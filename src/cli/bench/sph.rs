@@ -8,8 +8,8 @@
 use crate::fluid::{LiquidStyle, Look};
 use crate::sim::gpu::{GpuContext, GpuError, GpuOptions};
 use crate::sim::model::Model;
+use crate::sim::sph::cpu::model::SphModel;
 use crate::sim::sph::gpu::{GpuFluid, Sort};
-use crate::sim::sph::model::SphModel;
 use crate::sim::sph::{Fluid, Knobs, SUBSTEP_S};
 use serde::Serialize;
 use std::time::Instant;

@@ -15,10 +15,10 @@ use super::passes::streamlines::StreamUniform;
 use super::passes::{BINDINGS, GpuSplat};
 use super::shaders;
 use super::uniforms::{GridUniforms, PictureUniform};
+use crate::sim::sph::gpu::light::LightUniform;
+use crate::sim::sph::gpu::solids::CollideUniform;
+use crate::sim::sph::gpu::sources::{GpuFresh, GpuImpulse, SourcesUniform};
 use crate::sim::sph::gpu::{SphUniform, StageUniform};
-use crate::sim::sph::gpu_light::LightUniform;
-use crate::sim::sph::gpu_solids::CollideUniform;
-use crate::sim::sph::gpu_sources::{GpuFresh, GpuImpulse, SourcesUniform};
 use std::collections::BTreeMap;
 
 fn parse(shader: &str) -> naga::Module {
@@ -339,7 +339,7 @@ fn rust_constants_mirror_the_wgsl() {
     assert_eq!(wgsl_u32("sph_sort", "SW"), SW, "SW (sph_sort.wgsl)");
     assert_eq!(wgsl_u32("sph_sort", "SETTLE_MAX"), SETTLE_MAX);
     assert_eq!(wgsl_u32("sph_light", "SW"), SW, "SW (sph_light.wgsl)");
-    use crate::sim::sph::{gpu_light, light};
+    use crate::sim::sph::{cpu::light, gpu::light as gpu_light};
     assert_eq!(wgsl_f32("sph_light", "LIGHT_UNITS"), gpu_light::LIGHT_UNITS);
     assert_eq!(
         wgsl_f32("sph_light", "GRADIENT_SPEED"),

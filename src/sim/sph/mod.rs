@@ -24,15 +24,10 @@
 //! one; here the particle with the lower index is pushed down and the other up (an exact pair
 //! again), so the fluid stays deterministic.
 
+pub mod cpu;
 pub mod gpu;
-pub mod gpu_light;
-pub mod gpu_model;
-mod gpu_resources;
-pub mod gpu_solids;
-pub mod gpu_sources;
-pub(crate) mod light;
-pub mod model;
 pub mod neighbours;
+mod shared;
 pub mod solids;
 pub mod sources;
 

@@ -15,7 +15,7 @@ use crate::sim::obstacles::Mask;
 use crate::sim::obstacles::near::NEIGHBOURS;
 use rayon::prelude::*;
 
-/// The obstacles on a box of the particles (on the GPU: [`super::gpu_solids`]).
+/// The obstacles on a box of the particles (on the GPU: [`super::gpu::solids`]).
 #[derive(Clone, Debug)]
 pub struct Solids {
     /// Cells across and up.

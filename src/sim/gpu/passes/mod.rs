@@ -68,7 +68,7 @@ pub(super) const BINDINGS: &[(&str, &[super::kernel::Binding])] = &[
     ("vorticity", vorticity::binding::ALL),
     ("sph_sort", crate::sim::sph::gpu::binding::sort::ALL),
     ("sph_step", crate::sim::sph::gpu::binding::step::ALL),
-    ("sph_solids", crate::sim::sph::gpu_solids::binding::ALL),
-    ("sph_sources", crate::sim::sph::gpu_sources::binding::ALL),
-    ("sph_light", crate::sim::sph::gpu_light::binding::ALL),
+    ("sph_solids", crate::sim::sph::gpu::solids::binding::ALL),
+    ("sph_sources", crate::sim::sph::gpu::sources::binding::ALL),
+    ("sph_light", crate::sim::sph::gpu::light::binding::ALL),
 ];

@@ -4,8 +4,8 @@
 //! look (a soft disc per particle). Bands of rows are drawn in parallel, each taking the
 //! particles whose footprint reaches into it, so every cell sums its particles in their order.
 
-use super::Fluid;
 use crate::fluid::LiquidStyle;
+use crate::sim::sph::Fluid;
 use rayon::prelude::*;
 
 /// A disc's radius, in particle spacings at the target density.

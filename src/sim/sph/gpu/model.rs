@@ -1,5 +1,5 @@
 //! The particle fluid on the GPU as a [`Model`]: the same sources, steps, light and rest as
-//! the CPU's [`super::model::SphModel`], with the particles living on the GPU.
+//! the CPU's [`crate::sim::sph::cpu::model::SphModel`], with the particles living on the GPU.
 //!
 //! - **Steps**: [`GpuFluid`] (sort, density, forces, move, drag and collisions), at most
 //!   [`MAX_STEPS_IN_FLIGHT`] advances queued before the oldest is waited for.
@@ -15,19 +15,19 @@
 //!   read back without waiting; the measure is the CPU model's ([`rest_speed`]).
 //! - **Seldom**: a lowered budget and a snapshot wait for a round trip through the CPU.
 
-use super::gpu::GpuFluid;
-use super::gpu_light::{GpuLight, LightJob};
-use super::gpu_sources::serial_from_f32;
-use super::model::{
-    SphSnapshot, carried, empty_activity, light_size, liquid_activity, liquid_knobs, model_cells,
-    model_mask, queue_sources, rest_speed, solids, substeps,
-};
-use super::sources::{Action, Planner};
-use super::{Fluid, Knobs};
 use crate::fluid::{ColorMode, Look, ObstacleStyle, Splat};
 use crate::sim::gpu::{GpuContext, GpuError, GpuSolver};
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
+use crate::sim::sph::gpu::GpuFluid;
+use crate::sim::sph::gpu::light::{GpuLight, LightJob};
+use crate::sim::sph::gpu::sources::serial_from_f32;
+use crate::sim::sph::shared::{
+    SphSnapshot, carried, empty_activity, light_size, liquid_activity, liquid_knobs, model_cells,
+    model_mask, queue_sources, rest_speed, solids, substeps,
+};
+use crate::sim::sph::sources::{Action, Planner};
+use crate::sim::sph::{Fluid, Knobs};
 use crate::sim::{Activity, SimConfig, Solver, StepInput};
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -157,7 +157,7 @@ pub struct GpuSphModel {
 
 impl GpuSphModel {
     /// A model on `ctx`'s device whose picture grid is `cells` (the canvas' shape), holding at
-    /// most `budget` particles (clamped to 1..=[`super::MAX_PARTICLES`]).
+    /// most `budget` particles (clamped to 1..=[`crate::sim::sph::MAX_PARTICLES`]).
     pub fn new(ctx: GpuContext, cells: (usize, usize), budget: usize) -> Result<Self, GpuError> {
         let cells = model_cells(cells);
         let light = GpuLight::new(&ctx.device);
@@ -167,7 +167,7 @@ impl GpuSphModel {
         Ok(Self {
             fluid,
             knobs: Knobs::default(),
-            budget: budget.clamp(1, super::MAX_PARTICLES),
+            budget: budget.clamp(1, crate::sim::sph::MAX_PARTICLES),
             cells,
             pending: Vec::new(),
             planner: Planner::default(),

@@ -1,9 +1,9 @@
-//! The particle fluid's GPU pipelines and buffers (for [`super::gpu::GpuFluid`]): the sort's
+//! The particle fluid's GPU pipelines and buffers (for [`crate::sim::sph::gpu::GpuFluid`]): the sort's
 //! and the step's kernels, built once per device, and the buffers for a capacity of particles
 //! and cells with every bind group over them, built once per capacity.
 
-use super::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
 use crate::sim::gpu::kernel::{Kernel, module, storage, uniform};
+use crate::sim::sph::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
 
 /// The pipelines, built once per device.
 pub(super) struct Pipelines {

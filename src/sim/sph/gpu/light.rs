@@ -1,12 +1,12 @@
 //! The particle fluid's light on the GPU (`shaders/sph_light.wgsl`): the particles splatted
-//! into a field of light, as the CPU's [`super::light::Light::draw`] does, written into the
+//! into a field of light, as the CPU's [`crate::sim::sph::cpu::light::Light::draw`] does, written into the
 //! buffer the picture reads as its dye. Sums are in fixed point ([`LIGHT_UNITS`] a unit)
 //! with atomics, so they do not depend on the order the GPU runs the particles in.
 
-use super::gpu::{SW, groups};
-use super::light::Footprint;
 use crate::fluid::LiquidStyle;
 use crate::sim::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+use crate::sim::sph::cpu::light::Footprint;
+use crate::sim::sph::gpu::{SW, groups};
 
 /// Fixed-point units of light per unit (`LIGHT_UNITS` in sph_light.wgsl): a particle's
 /// contribution rounds to 1/16 384, far below what 8 bits show.

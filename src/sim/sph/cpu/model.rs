@@ -17,51 +17,24 @@
 //!   (exposure, tone, bloom, shading, palettes). In the "velocity hue" colour mode
 //!   particles take the source's speed gradient (blue, white, red) instead of their colour.
 //! - **Obstacles** are drawn and kept with the model, and the particles collide with them
-//!   ([`super::solids`]).
+//!   ([`crate::sim::sph::solids`]).
 //! - **Rest.** The model counts as still once 95 % of its particles barely move (see
 //!   [`SphModel::probe_activity`]), so the engine stops stepping a settled pool.
 
-use super::light::Light;
-use super::solids::Solids;
-use super::sources::{Action, Planner};
-use super::{BOX_HEIGHT, Fluid, Knobs, SUBSTEP_S};
-use crate::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat};
+use crate::fluid::{ColorMode, Liquid, Look, Splat};
 use crate::sim::cpu::CpuError;
 use crate::sim::cpu::colorize::Source;
 use crate::sim::cpu::picture::Picture;
 use crate::sim::gpu::GpuError;
 use crate::sim::model::{HeldFrame, Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
+use crate::sim::sph::cpu::light::Light;
+use crate::sim::sph::shared::*;
+pub use crate::sim::sph::shared::{DEFAULT_BUDGET, LIQUID_STILL};
+use crate::sim::sph::solids::Solids;
+use crate::sim::sph::sources::{Action, Planner};
+use crate::sim::sph::{BOX_HEIGHT, Fluid, Knobs};
 use crate::sim::{Activity, StepInput};
-
-/// Particles the box holds by default (about 60 % of the default 16:9 box at the target
-/// density).
-pub const DEFAULT_BUDGET: usize = 6_000;
-/// Most sub-steps an advance runs (longer frames are slowed down rather than exploded).
-const MAX_SUBSTEPS: usize = 8;
-/// Most sources queued between advances.
-const MAX_PENDING: usize = 4096;
-/// Most rows of the light field.
-const LIGHT_ROWS: usize = 288;
-/// The liquid counts as still below this speed of its 95th-percentile particle, canvas
-/// heights per second (2 pixels a second in a frame 1 000 pixels tall): a resting pool's
-/// median particle moves 1e-4, its slowest creeping few 0.005 to 0.02 for good.
-pub const LIQUID_STILL: f32 = 2.0e-3;
-/// Most rows of the grid the particles collide with obstacles on (at the default target
-/// density, about 7 rows a particle spacing).
-const SOLID_ROWS: usize = 512;
-/// Most rows of the discs' light field.
-const DISC_ROWS: usize = 1080;
-/// The discs' light field is a whole number of these rows tall (rounded up from the frame's):
-/// a window resized by dragging changes it every 32 rows, not at every row, so the GPU's
-/// picture for it is rebuilt seldom.
-const DISC_ROW_STEP: usize = 32;
-
-/// What a particle model's [`Snapshot`] holds (on the CPU or the GPU).
-pub(super) struct SphSnapshot {
-    pub fluid: Fluid,
-    pub obstacles: Option<Mask>,
-}
 
 /// The particle fluid (SPH) on the CPU, as a [`Model`].
 pub struct SphModel {
@@ -90,7 +63,7 @@ pub struct SphModel {
 
 impl SphModel {
     /// A model whose picture grid is `cells` (the canvas' shape), on `threads` workers (0:
-    /// one per core), holding at most `budget` particles (clamped to 1..=[`super::MAX_PARTICLES`]).
+    /// one per core), holding at most `budget` particles (clamped to 1..=[`crate::sim::sph::MAX_PARTICLES`]).
     pub fn new(cells: (usize, usize), threads: usize, budget: usize) -> Result<Self, CpuError> {
         let cells = model_cells(cells);
         let pool = rayon::ThreadPoolBuilder::new()
@@ -101,7 +74,7 @@ impl SphModel {
         Ok(Self {
             fluid: Fluid::new(cells.0 as f32 / cells.1 as f32),
             knobs: Knobs::default(),
-            budget: budget.clamp(1, super::MAX_PARTICLES),
+            budget: budget.clamp(1, crate::sim::sph::MAX_PARTICLES),
             cells,
             pool,
             pending: Vec::new(),
@@ -165,176 +138,6 @@ impl SphModel {
             }
         }
         self.pending.clear();
-    }
-}
-
-/// The knobs (box units: a canvas height is [`BOX_HEIGHT`]) and the particle budget (clamped
-/// to 1..=[`super::MAX_PARTICLES`]) of a step's liquid knobs.
-pub(super) fn liquid_knobs(liquid: &Liquid) -> (Knobs, usize) {
-    let d = Knobs::default();
-    let [gx, gy] = liquid.gravity;
-    let g = gx.hypot(gy);
-    let (gravity, gravity_dir) = if g.is_finite() && g > 1e-6 {
-        (g * BOX_HEIGHT, [gx / g, gy / g])
-    } else {
-        (0.0, d.gravity_dir)
-    };
-    let knobs = Knobs {
-        gravity,
-        gravity_dir,
-        pressure: d.pressure * liquid.stiffness,
-        near_pressure: d.near_pressure * liquid.near,
-        viscosity: liquid.viscosity,
-        wall_damping: liquid.bounce,
-        drag: liquid.drag,
-        ..d
-    }
-    .sanitized();
-    (
-        knobs,
-        (liquid.budget as usize).clamp(1, super::MAX_PARTICLES),
-    )
-}
-
-/// The light field's grid for a frame `rows` tall drawn in `style`, for a box of `size` on a
-/// model `model_rows` tall: the surface at most [`LIGHT_ROWS`] rows (the picture scales it up
-/// smoothly; finer costs the splat more than it shows), the discs at the frame's rows (at most
-/// [`DISC_ROWS`], rounded up to [`DISC_ROW_STEP`]) so their edges stay crisp; the box's shape
-/// either way.
-pub(super) fn light_size(
-    [bw, bh]: [f32; 2],
-    model_rows: usize,
-    style: LiquidStyle,
-    rows: usize,
-) -> (usize, usize) {
-    let h = match style {
-        LiquidStyle::Surface => LIGHT_ROWS.min(model_rows),
-        LiquidStyle::Discs => rows
-            .clamp(8, DISC_ROWS)
-            .next_multiple_of(DISC_ROW_STEP)
-            .min(DISC_ROWS),
-    }
-    .max(8);
-    let w = ((h as f32 * bw / bh).round() as usize).clamp(8, 4 * DISC_ROWS);
-    (w, h)
-}
-
-/// Queue `sources` after `pending`, at most [`MAX_PENDING`] in all: a flood of events keeps
-/// the newest.
-pub(super) fn queue_sources(pending: &mut Vec<Splat>, sources: &[Splat]) {
-    pending.extend_from_slice(sources);
-    if pending.len() > MAX_PENDING {
-        let extra = pending.len() - MAX_PENDING;
-        pending.drain(..extra);
-    }
-}
-
-/// The sub-steps of an advance by `dt` seconds (clamped to 0..0.25; not a number: 0): how
-/// many, at most [`MAX_SUBSTEPS`], and how long each, at most [`SUBSTEP_S`] (longer frames are
-/// slowed down rather than exploded); `None` when no time passes.
-pub(super) fn substeps(dt: f32) -> Option<(usize, f32)> {
-    let dt = if dt.is_finite() {
-        dt.clamp(0.0, 0.25)
-    } else {
-        0.0
-    };
-    if dt == 0.0 {
-        return None;
-    }
-    let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
-    Some((steps, (dt / steps as f32).min(SUBSTEP_S)))
-}
-
-/// `mask` at the model's resolution `cells` (`None` when it is empty).
-pub(super) fn model_mask(mask: Option<&Mask>, cells: (usize, usize)) -> Option<Mask> {
-    mask.filter(|m| !m.is_empty())
-        .map(|m| m.resampled(cells.0, cells.1))
-}
-
-/// The obstacles the particles of a box of `size` collide with, from the model's `mask`: on a
-/// grid of at most [`SOLID_ROWS`] rows, finer than a particle spacing many times over, so a
-/// brush stroke's rebuild stays cheap at the largest resolutions.
-pub(super) fn solids(mask: &Mask, size: [f32; 2]) -> Option<Solids> {
-    let shrink = (SOLID_ROWS as f64 / mask.height() as f64).min(1.0);
-    let side = |n: usize| ((n as f64 * shrink).round() as usize).max(1);
-    let coarse = mask.resampled(side(mask.width()), side(mask.height()));
-    Solids::new(&coarse, size)
-}
-
-/// A model's resolution for a canvas of `cells`: both sides scaled alike to at most 4 096,
-/// so the box keeps the canvas' shape.
-pub(super) fn model_cells(cells: (usize, usize)) -> (usize, usize) {
-    let fit = (4096.0 / cells.0.max(cells.1).max(1) as f64).min(1.0);
-    let side = |n: usize| ((n as f64 * fit).round() as usize).clamp(8, 4096);
-    (side(cells.0), side(cells.1))
-}
-
-/// The particles of `fluid` carried into a box `width` wide (x scaled, serial numbers kept),
-/// all of them: the next step trims them to its budget (a model is rebuilt with the default
-/// budget, not the user's).
-pub(super) fn carried(fluid: &Fluid, width: f32) -> Fluid {
-    let sx = width / fluid.size()[0];
-    let mut fresh = Fluid::new(width / BOX_HEIGHT);
-    fresh.births = fluid.births;
-    for (((p, v), c), b) in fluid
-        .pos
-        .iter()
-        .zip(&fluid.vel)
-        .zip(&fluid.color)
-        .zip(&fluid.birth)
-    {
-        if fresh.add([p[0] * sx, p[1]], *v, *c)
-            && let Some(last) = fresh.birth.last_mut()
-        {
-            *last = *b;
-        }
-    }
-    // The next serial number stays the one the particles had (adding counted them again).
-    fresh.births = fluid
-        .births
-        .max(fluid.birth.iter().max().map_or(0, |b| b + 1));
-    fresh
-}
-
-/// The liquid's speed in canvas heights per second from two probes' particles (serial number
-/// and place, sorted by serial number) `seconds` apart: the 95th percentile's (a liquid under
-/// gravity never quite rests: a few particles keep creeping and jittering in a pool that looks
-/// still), 0 below [`LIQUID_STILL`]; 1 when the particles are not the same ones.
-pub(super) fn rest_speed(now: &[(u64, [f32; 2])], before: &[(u64, [f32; 2])], seconds: f32) -> f32 {
-    let same = now.len() == before.len() && now.iter().zip(before).all(|(a, b)| a.0 == b.0);
-    let speed = if !same {
-        1.0
-    } else if seconds > 0.0 && !now.is_empty() {
-        let mut moved: Vec<f32> = now
-            .iter()
-            .zip(before)
-            .map(|(a, b)| (a.1[0] - b.1[0]).hypot(a.1[1] - b.1[1]))
-            .collect();
-        let k = (moved.len() * 95 / 100).min(moved.len() - 1);
-        let (_, p95, _) = moved.select_nth_unstable_by(k, f32::total_cmp);
-        *p95 / BOX_HEIGHT / seconds
-    } else {
-        0.0
-    };
-    let speed = if speed.is_finite() { speed } else { 1.0 };
-    if speed < LIQUID_STILL { 0.0 } else { speed }
-}
-
-/// The [`Activity`] of a liquid of particles moving at `speed` (its colours never fade).
-pub(super) fn liquid_activity(speed: f32) -> Activity {
-    Activity {
-        max_speed: speed,
-        max_dye: 1.0,
-        particles: false,
-        keeps_colour: true,
-    }
-}
-
-/// The [`Activity`] of an empty box.
-pub(super) fn empty_activity() -> Activity {
-    Activity {
-        keeps_colour: true,
-        ..Activity::default()
     }
 }
 

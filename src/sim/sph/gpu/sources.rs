@@ -1,7 +1,7 @@
 //! What reaches the particles on the GPU from outside (`shaders/sph_sources.wgsl`): impulses
-//! ([`Impulse`], as [`super::Fluid::apply`]) and new particles that take the oldest ones'
-//! slots when the budget is full (as [`super::Fluid::remove_oldest`] then
-//! [`super::Fluid::add`]: the same particles, in other places of the arrays).
+//! ([`Impulse`], as [`crate::sim::sph::Fluid::apply`]) and new particles that take the oldest ones'
+//! slots when the budget is full (as [`crate::sim::sph::Fluid::remove_oldest`] then
+//! [`crate::sim::sph::Fluid::add`]: the same particles, in other places of the arrays).
 //!
 //! Each particle carries its serial number in its colour's fourth component, its low 23 bits as
 //! the mantissa of a number in [1, 2) (a normal number: no GPU flushes it, copies keep it), and
@@ -9,8 +9,8 @@
 //! one to give), so the `k` oldest are the ones whose serial number is less than `k` past the
 //! oldest (modulo 2^23, far more than the most particles): no search, no compaction.
 
-use super::sources::Impulse;
 use crate::sim::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+use crate::sim::sph::sources::Impulse;
 
 /// The `@binding`s of sph_sources.wgsl.
 pub(crate) mod binding {
@@ -226,7 +226,7 @@ impl GpuSources {
             });
             pass.set_pipeline(&k.impulses.pipeline);
             pass.set_bind_group(0, g, &[]);
-            pass.dispatch_workgroups(super::gpu::groups(n), 1, 1);
+            pass.dispatch_workgroups(crate::sim::sph::gpu::groups(n), 1, 1);
         }
         ctx.queue.submit([enc.finish()]);
     }
@@ -275,13 +275,13 @@ impl GpuSources {
             if recycle > 0 && n > 0 {
                 pass.set_pipeline(&k.recycle.pipeline);
                 pass.set_bind_group(0, rec, &[]);
-                pass.dispatch_workgroups(super::gpu::groups(n), 1, 1);
+                pass.dispatch_workgroups(crate::sim::sph::gpu::groups(n), 1, 1);
             }
             let rest = fresh.len() - recycle;
             if rest > 0 {
                 pass.set_pipeline(&k.append.pipeline);
                 pass.set_bind_group(0, app, &[]);
-                pass.dispatch_workgroups(super::gpu::groups(rest), 1, 1);
+                pass.dispatch_workgroups(crate::sim::sph::gpu::groups(rest), 1, 1);
             }
         }
         ctx.queue.submit([enc.finish()]);

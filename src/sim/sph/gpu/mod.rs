@@ -6,18 +6,24 @@
 //! The particles live on the GPU between steps; [`GpuFluid::upload`] hands it a CPU fluid's
 //! particles and [`GpuFluid::download`] reads them back (tests, statistics). With obstacles
 //! ([`GpuFluid::set_solids`]) each step ends with the collisions of `shaders/sph_solids.wgsl`.
-//! The pipelines, buffers and bind groups are in `gpu_resources.rs`.
+//! The pipelines, buffers and bind groups are in `resources.rs`.
 
-use super::gpu_resources::{Pipelines, Resources, padded};
-use super::gpu_solids::{CollideKernel, GpuSolids};
-use super::gpu_sources::{
+pub mod light;
+pub mod model;
+mod resources;
+pub mod solids;
+pub mod sources;
+
+use crate::sim::gpu::kernel::{Binding, Kernel};
+use crate::sim::sph::gpu::resources::{Pipelines, Resources, padded};
+use crate::sim::sph::gpu::solids::{CollideKernel, GpuSolids};
+use crate::sim::sph::gpu::sources::{
     GpuFresh, GpuSources, SERIAL_MASK, SourceKernels, serial_from_f32, serial_to_f32,
 };
-use super::neighbours::Grid;
-use super::solids::Solids;
-use super::sources::Impulse;
-use super::{Fluid, Kernels, Knobs, LOOK_AHEAD};
-use crate::sim::gpu::kernel::{Binding, Kernel};
+use crate::sim::sph::neighbours::Grid;
+use crate::sim::sph::solids::Solids;
+use crate::sim::sph::sources::Impulse;
+use crate::sim::sph::{Fluid, Kernels, Knobs, LOOK_AHEAD};
 
 use crate::sim::gpu::{GpuContext, GpuError};
 
@@ -412,12 +418,12 @@ impl GpuFluid {
     }
 
     /// Add particles at `p` with velocity `v` and colour `c`, at most `budget` in all
-    /// (clamped to 1..=[`super::MAX_PARTICLES`]): past it the oldest give their places to
+    /// (clamped to 1..=[`crate::sim::sph::MAX_PARTICLES`]): past it the oldest give their places to
     /// the new ones, as [`Fluid::remove_oldest`] then [`Fluid::add`] (non-finite positions
     /// become the box's centre, velocities rest). More new ones than the budget: the last of
     /// them. The budget only makes room for new ones: particles past it stay until then.
     pub fn add(&mut self, new: &[([f32; 2], [f32; 2], [f32; 3])], budget: usize) {
-        let budget = budget.clamp(1, super::MAX_PARTICLES);
+        let budget = budget.clamp(1, crate::sim::sph::MAX_PARTICLES);
         let new = &new[new.len().saturating_sub(budget)..];
         if new.is_empty() {
             return;

@@ -1,9 +1,9 @@
 //! The particles' collisions with the obstacles on the GPU (`shaders/sph_solids.wgsl`, entry
-//! `collide`): [`super::solids::Solids`] uploaded once per mask, run after each step's move,
-//! point for point as the CPU's [`super::solids::Solids::collide`].
+//! `collide`): [`crate::sim::sph::solids::Solids`] uploaded once per mask, run after each step's move,
+//! point for point as the CPU's [`crate::sim::sph::solids::Solids::collide`].
 
-use super::solids::Solids;
 use crate::sim::gpu::kernel::{Binding, Kernel, module, storage_init, uniform};
+use crate::sim::sph::solids::Solids;
 
 /// The `@binding`s of sph_solids.wgsl.
 pub(crate) mod binding {
@@ -77,7 +77,7 @@ impl GpuSolids {
         self.group = None;
     }
 
-    /// Encode the pass into `pass` for `n` particles (groups of [`super::gpu::SW`]), binding
+    /// Encode the pass into `pass` for `n` particles (groups of [`crate::sim::sph::gpu::SW`]), binding
     /// the particles' `sph` uniform, positions and velocities first if needed.
     pub fn encode(
         &mut self,
