@@ -940,7 +940,7 @@ fn bench_reports_particles() {
     let r: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
     assert_eq!(
         r["particles"],
-        dyeflow::sim::particles::CPU_CAPACITY,
+        dyeflow::sim::grid::particles::CPU_CAPACITY,
         "{out}"
     );
     let (code, _, err) = run(&with(&base, &["--particles", "2000000"]));

@@ -4,8 +4,8 @@
 mod common;
 
 use dyeflow::fluid::{Splat, SplatShape};
-use dyeflow::sim::cpu::{CpuSolver, divergence, gradient, pressure};
 use dyeflow::sim::grid::Fields;
+use dyeflow::sim::grid::cpu::{CpuSolver, divergence, gradient, pressure};
 use dyeflow::sim::{MAX_DYE, MAX_SPEED, PressureMethod, SimConfig, Solver, StepInput};
 use rand::Rng;
 
@@ -34,7 +34,7 @@ fn splat(x: f32, y: f32, force: [f32; 2], color: [f32; 3]) -> Splat {
 }
 
 /// A lively scene: splats with force in several directions, then free flow.
-fn stir(solver: &mut dyeflow::sim::cpu::CpuSolver, aspect: f32, steps: usize, p: &StepInput) {
+fn stir(solver: &mut dyeflow::sim::grid::cpu::CpuSolver, aspect: f32, steps: usize, p: &StepInput) {
     for n in 0..steps {
         if n < 10 {
             solver.inject(&[

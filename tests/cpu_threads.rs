@@ -3,7 +3,7 @@
 //! crash the host. (One test in its own process, so no other test's solver threads count.)
 
 use dyeflow::sim::SimConfig;
-use dyeflow::sim::cpu::CpuSolver;
+use dyeflow::sim::grid::cpu::CpuSolver;
 
 /// Threads of this process whose name starts with `prefix` (Linux: `/proc/self/task`).
 fn threads_named(prefix: &str) -> Option<usize> {

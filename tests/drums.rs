@@ -10,7 +10,7 @@ use dyeflow::bridge::events::{NoteId, SimEvent, TimedEvent};
 use dyeflow::engine::Driver;
 use dyeflow::mapping::GM_DRUM_CHANNEL;
 use dyeflow::params::DyeflowParams;
-use dyeflow::sim::cpu::CpuSolver;
+use dyeflow::sim::grid::cpu::CpuSolver;
 use dyeflow::sim::{GridModel, Model, SimConfig};
 
 const W: usize = 320;

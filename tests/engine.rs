@@ -9,7 +9,7 @@ use dyeflow::engine::{Engine, EngineOptions};
 use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::frame::{FrameOutput, frame_channel};
 use dyeflow::params::{Aspect, BackendChoice, DyeflowParams, Settings};
-use dyeflow::sim::gpu::GpuOptions;
+use dyeflow::sim::device::GpuOptions;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

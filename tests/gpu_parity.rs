@@ -6,10 +6,10 @@ mod common;
 use common::fields::{prepare_stage, rel_max, run_stage_on_both, stage_params, start};
 
 use dyeflow::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};
-use dyeflow::sim::cpu::CpuSolver;
-use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::grid::Fields;
-use dyeflow::sim::physics::extra_iterations;
+use dyeflow::sim::grid::cpu::CpuSolver;
+use dyeflow::sim::grid::gpu::GpuSolver;
+use dyeflow::sim::grid::physics::extra_iterations;
 use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 
 fn config(method: PressureMethod) -> SimConfig {

@@ -3,7 +3,7 @@
 //! and no heat enters a solid.
 
 use dyeflow::fluid::{Splat, SplatShape};
-use dyeflow::sim::cpu::CpuSolver;
+use dyeflow::sim::grid::cpu::CpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 

@@ -51,7 +51,7 @@ fn all_sources() -> Vec<(String, String)> {
     out
 }
 
-/// The top-level module a path (relative to `src/`) belongs to: `sim/gpu/solver.rs` -> `sim`.
+/// The top-level module a path (relative to `src/`) belongs to: `sim/grid/gpu/solver.rs` -> `sim`.
 fn module_of(rel: &str) -> &str {
     let first = rel.split('/').next().unwrap();
     first.strip_suffix(".rs").unwrap_or(first)
@@ -198,8 +198,8 @@ fn the_engine_editor_and_renderer_drive_a_model_not_a_grid() {
 fn the_gpu_solver_does_not_reach_into_the_cpu_solver() {
     let mut found = Vec::new();
     for (rel, code) in all_sources() {
-        if rel.starts_with("sim/gpu/")
-            && (code.contains("sim::cpu") || code.contains("super::super::cpu"))
+        if rel.starts_with("sim/grid/gpu/")
+            && (code.contains("sim::grid::cpu") || code.contains("super::super::cpu"))
         {
             found.push(format!("src/{rel} uses the CPU solver"));
         }
@@ -229,9 +229,9 @@ fn the_rules_catch_an_import() {
     assert!(names("x = crate::sim::MAX_SPEED;", "sim"));
     assert!(!names("use crate::simulation::X;", "sim"));
     assert!(!names("use crate::fluid::Splat;", "sim"));
-    assert_eq!(module_of("sim/gpu/solver.rs"), "sim");
+    assert_eq!(module_of("sim/grid/gpu/solver.rs"), "sim");
     assert_eq!(module_of("mapping.rs"), "mapping");
-    assert_eq!(sim_names("use crate::sim::gpu::GpuSolver;"), ["gpu"]);
+    assert_eq!(sim_names("use crate::sim::grid::gpu::GpuSolver;"), ["grid"]);
     assert_eq!(
         sim_names("use crate::sim::{Model, grid::Fields,\n Solver};"),
         ["Model", "grid", "Solver"]

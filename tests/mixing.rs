@@ -6,8 +6,8 @@
 
 use dyeflow::engine::{Discrete, Knobs};
 use dyeflow::fluid::{ColorMode, Look, ToneMode, rgb_to_hsv};
-use dyeflow::sim::cpu::CpuSolver;
 use dyeflow::sim::grid::Fields;
+use dyeflow::sim::grid::cpu::CpuSolver;
 use dyeflow::sim::{SimConfig, Solver};
 
 /// Each panel's size.

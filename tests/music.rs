@@ -11,7 +11,7 @@ use dyeflow::bridge::events::{NoteId, SimEvent, TimedEvent};
 use dyeflow::engine::Driver;
 use dyeflow::mapping::{KEYBOARD_MARGIN, KEYBOARD_Y};
 use dyeflow::params::{Aspect, BackendChoice, DyeflowParams, Settings};
-use dyeflow::sim::cpu::CpuSolver;
+use dyeflow::sim::grid::cpu::CpuSolver;
 use dyeflow::sim::{GridModel, Model, SimConfig};
 use nice_plug::midi::{Channel, Key, VoiceID};
 use nice_plug::prelude::*;

@@ -8,9 +8,9 @@ mod common;
 use dyeflow::fluid::{
     ColorMode, Effects, Look, OBSTACLE_FILL_RGB8, OBSTACLE_OUTLINE_RGB8, ObstacleStyle, ToneMode,
 };
-use dyeflow::sim::cpu::CpuSolver;
-use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::grid::Fields;
+use dyeflow::sim::grid::cpu::CpuSolver;
+use dyeflow::sim::grid::gpu::GpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::{SimConfig, Solver};
 

@@ -3,8 +3,8 @@
 //! couplings agree with the plain ones when nothing is solid.
 
 use dyeflow::fluid::{Splat, SplatShape};
-use dyeflow::sim::cpu::CpuSolver;
-use dyeflow::sim::cpu::pressure::{self, Faces, Multigrid, Split, SplitFaces};
+use dyeflow::sim::grid::cpu::CpuSolver;
+use dyeflow::sim::grid::cpu::pressure::{self, Faces, Multigrid, Split, SplitFaces};
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 use rand::{Rng, SeedableRng};
@@ -410,7 +410,7 @@ fn dye_does_not_fade_into_walls() {
 /// cells takes those within `ceil(reach) + 1`.
 #[test]
 fn cells_near_solids_by_distance() {
-    use dyeflow::sim::cpu::advect::NearSolids;
+    use dyeflow::sim::grid::cpu::advect::NearSolids;
     // 6 x 2, the left column solid.
     let mut solid = vec![false; 12];
     solid[0] = true;

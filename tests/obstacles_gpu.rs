@@ -9,9 +9,9 @@ mod common;
 use common::fields::{prepare_stage, rel_max, run_stage_on_both, stage_params, start};
 
 use dyeflow::fluid::{Splat, SplatShape};
-use dyeflow::sim::cpu::CpuSolver;
-use dyeflow::sim::gpu::GpuSolver;
 use dyeflow::sim::grid::Fields;
+use dyeflow::sim::grid::cpu::CpuSolver;
+use dyeflow::sim::grid::gpu::GpuSolver;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 use rand::Rng;

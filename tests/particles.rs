@@ -4,9 +4,9 @@
 //! light the picture where they are.
 
 use dyeflow::fluid::{Look, Splat, SplatShape, ToneMode};
-use dyeflow::sim::cpu::CpuSolver;
+use dyeflow::sim::grid::cpu::CpuSolver;
+use dyeflow::sim::grid::particles::Particle;
 use dyeflow::sim::obstacles::{Layout, Mask};
-use dyeflow::sim::particles::Particle;
 use dyeflow::sim::{PressureMethod, SimConfig, Solver, Stage, StepInput};
 
 const DT: f32 = 1.0 / 60.0;

@@ -6,10 +6,10 @@
 mod common;
 
 use dyeflow::fluid::{Effects, Look, Splat, ToneMode};
-use dyeflow::sim::cpu::CpuSolver;
-use dyeflow::sim::gpu::GpuSolver;
+use dyeflow::sim::grid::cpu::CpuSolver;
+use dyeflow::sim::grid::gpu::GpuSolver;
+use dyeflow::sim::grid::particles::Particle;
 use dyeflow::sim::obstacles::{Layout, Mask};
-use dyeflow::sim::particles::Particle;
 use dyeflow::sim::{Solver, Stage, StepInput};
 use rand::Rng;
 

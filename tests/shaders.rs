@@ -1,6 +1,6 @@
 //! Every shader parses and validates with naga: no GPU needed.
 
-use dyeflow::sim::gpu::shaders;
+use dyeflow::sim::device::shaders;
 
 #[test]
 fn every_shader_parses_and_validates() {

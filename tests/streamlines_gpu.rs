@@ -5,10 +5,10 @@
 mod common;
 
 use dyeflow::fluid::{Look, StreamlineMode};
-use dyeflow::sim::cpu::CpuSolver;
-use dyeflow::sim::gpu::GpuSolver;
+use dyeflow::sim::grid::cpu::CpuSolver;
+use dyeflow::sim::grid::gpu::GpuSolver;
+use dyeflow::sim::grid::streamlines::StreamlineLook;
 use dyeflow::sim::obstacles::{Layout, Mask};
-use dyeflow::sim::streamlines::StreamlineLook;
 use dyeflow::sim::{Solver, StepInput};
 
 /// Pixels of `a` and `b` (RGBA8) whose largest channel difference is above `by`.

@@ -7,7 +7,7 @@ pub mod render;
 
 use crate::params::BackendChoice;
 use crate::sim::PressureMethod;
-use crate::sim::gpu::GpuOptions;
+use crate::sim::device::GpuOptions;
 use bench::{BenchOptions, BenchResult};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};

@@ -1,8 +1,8 @@
 //! Events in, steps out: the part of the engine the offline renderer shares.
 
 use super::*;
+use crate::fluid::StreamlineLook;
 use crate::mapping::{MAX_PILLAR_EDITS, ObstacleEdit};
-use crate::sim::streamlines::StreamlineLook;
 
 /// Everything between the event queue and the model, shared by the engine and the offline
 /// renderer so both drive the fluid identically: the mapping (notes and audio to splats),

@@ -7,6 +7,7 @@
 //! offline renders), and smoothing per simulation step in simulation time makes an automation
 //! step look the same at 30, 60 or 144 steps per second.
 
+use crate::fluid::StreamlineLook;
 use crate::fluid::{
     ColorMode, Effects, Liquid, LiquidStyle, Look, ObstacleStyle, Palette, StreamlineMode,
     ToneMode, gravity_vector, hsv_to_rgb, light_for_display,
@@ -14,7 +15,6 @@ use crate::fluid::{
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
 use crate::sim::StepInput;
-use crate::sim::streamlines::StreamlineLook;
 
 /// Time constant of the physics smoothing. 60 ms turns a jump into a glide shorter than a
 /// sixteenth note at 120 BPM, yet long enough that a jump never shows as a jolt at 144 fps.
@@ -465,7 +465,7 @@ mod tests {
         p.particle_glow = f32::NAN;
         let look = p.look(ColorMode::Dye, ToneMode::Filmic, Palette::Off);
         assert_eq!(
-            crate::sim::particles::sanitize_glow(look.particle_glow),
+            crate::sim::grid::particles::sanitize_glow(look.particle_glow),
             0.0
         );
     }

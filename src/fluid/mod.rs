@@ -49,7 +49,7 @@ pub struct Splat {
     /// +-`MAX_HEAT`. Hot fluid rises and cold fluid sinks by the step's buoyancy.
     pub heat: f32,
     /// Particles emitted over the disc of `radius`, in the splat's colour (the fraction
-    /// rounded at random; see [`crate::sim::particles`]).
+    /// rounded at random; see [`crate::sim::grid::particles`]).
     pub particles: f32,
 }
 
@@ -116,7 +116,7 @@ pub const OBSTACLE_FILL_RGB8: [u8; 3] = [88, 96, 112];
 /// The outline colour of obstacles, 8-bit sRGB: near white.
 pub const OBSTACLE_OUTLINE_RGB8: [u8; 3] = [232, 238, 250];
 
-/// Whether and how streamlines show (see [`crate::sim::streamlines`]).
+/// Whether and how streamlines show (see [`crate::sim::grid::streamlines`]).
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum StreamlineMode {
     /// Not drawn.
@@ -151,7 +151,7 @@ use streamline_range::*;
 /// Largest particle glow (the look's multiplier of a particle's light).
 pub const MAX_GLOW: f32 = 4.0;
 
-/// How the streamlines look (the part of [`Look`] that is theirs; `sim::streamlines` draws
+/// How the streamlines look (the part of [`Look`] that is theirs; `sim::grid::streamlines` draws
 /// them).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StreamlineLook {

@@ -40,21 +40,17 @@ macro_rules! kernel {
     };
 }
 
-pub mod cpu;
+pub mod device;
 pub mod effects;
-pub mod gpu;
 pub mod grid;
 pub mod math;
 pub mod model;
 pub mod multigrid;
 pub mod obstacles;
-pub mod particles;
-pub mod physics;
 pub mod sph;
-pub mod streamlines;
 
-pub use cpu::CpuError;
-pub use gpu::{GpuError, GpuOptions};
+pub use device::{GpuError, GpuOptions};
+pub use grid::cpu::CpuError;
 pub use model::{
     Backend, GridModel, Model, ModelInfo, ModelSpec, Resolution, Snapshot, create_model,
 };
@@ -274,7 +270,7 @@ impl StepInput {
                     [0.0, 1.0]
                 }
             },
-            particle_life: clean(self.particle_life, particles::MAX_LIFE_S),
+            particle_life: clean(self.particle_life, grid::particles::MAX_LIFE_S),
             liquid: self.liquid,
         }
     }
@@ -295,7 +291,7 @@ pub struct Extras {
     pub heat: Vec<f32>,
     pub heat_size: (usize, usize),
     /// The living particles (positions in canvas units).
-    pub particles: Vec<particles::Particle>,
+    pub particles: Vec<grid::particles::Particle>,
 }
 
 impl Extras {
@@ -339,13 +335,13 @@ impl Extras {
         aspect: f32,
         mask: Option<&obstacles::Mask>,
         capacity: usize,
-    ) -> Vec<particles::Particle> {
-        let mut kept: Vec<particles::Particle> = self
+    ) -> Vec<grid::particles::Particle> {
+        let mut kept: Vec<grid::particles::Particle> = self
             .particles
             .iter()
             .filter(|p| p.alive())
             .filter(|p| (0.0..=aspect).contains(&p.pos[0]) && (0.0..=1.0).contains(&p.pos[1]))
-            .filter(|p| !mask.is_some_and(|m| particles::solid_at(m, p.pos)))
+            .filter(|p| !mask.is_some_and(|m| grid::particles::solid_at(m, p.pos)))
             .copied()
             .collect();
         if kept.len() > capacity {
@@ -368,7 +364,7 @@ pub struct StepStats {
     /// Max |divergence| after the last projection.
     pub div_max_after: f32,
     /// Pressure iterations (V-cycles or sweeps) this step's projection ran: the configured
-    /// ones, plus [`physics::extra_iterations`] after an advection that left the flow
+    /// ones, plus [`grid::physics::extra_iterations`] after an advection that left the flow
     /// compressible.
     pub pressure_iterations: u32,
 }
@@ -438,7 +434,7 @@ impl Activity {
             return false;
         }
         if look.streamlines.mode != StreamlineMode::Off
-            && self.max_speed >= crate::sim::streamlines::INVISIBLE_SPEED
+            && self.max_speed >= crate::sim::grid::streamlines::INVISIBLE_SPEED
         {
             // The lines follow the flow, seen or not in the dye, until they fade out.
             return false;
@@ -563,7 +559,7 @@ pub trait Solver: Send {
     fn obstacles(&self) -> Option<&crate::sim::obstacles::Mask>;
 
     /// A failure that makes this solver unusable (GPU device lost, validation error).
-    fn failure(&self) -> Option<gpu::GpuError> {
+    fn failure(&self) -> Option<device::GpuError> {
         None
     }
 

@@ -6,9 +6,10 @@
 //! implement it, each on the CPU and the GPU: the grid fluid ([`GridModel`], over either
 //! [`Solver`]) and the particle fluid (`sph::cpu::model::SphModel`, `sph::gpu::model::GpuSphModel`).
 
-use super::cpu::{CpuError, CpuSolver};
-use super::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
+use super::device::{GpuContext, GpuError, GpuOptions};
 use super::grid::Fields;
+use super::grid::cpu::{CpuError, CpuSolver};
+use super::grid::gpu::GpuSolver;
 use super::obstacles::Mask;
 use super::{Activity, Extras, SimConfig, Solver, StepInput, iterations_for, threads_label};
 use crate::fluid::{Look, Splat};

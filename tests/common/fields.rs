@@ -1,7 +1,7 @@
 //! Fields for parity tests: a lively starting state and a relative difference.
 
 use dyeflow::sim::grid::Fields;
-use dyeflow::sim::physics::extra_iterations;
+use dyeflow::sim::grid::physics::extra_iterations;
 use dyeflow::sim::{SimConfig, Solver, Stage, StepInput, StepStats};
 use rand::Rng;
 

@@ -5,8 +5,9 @@
 pub mod sph;
 
 use crate::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};
-use crate::sim::cpu::{CpuError, CpuSolver};
-use crate::sim::gpu::{GpuContext, GpuError, GpuOptions, GpuSolver};
+use crate::sim::device::{GpuContext, GpuError, GpuOptions};
+use crate::sim::grid::cpu::{CpuError, CpuSolver};
+use crate::sim::grid::gpu::GpuSolver;
 use crate::sim::{PressureMethod, SimConfig, Solver, StepInput};
 use serde::Serialize;
 use std::time::Instant;
@@ -207,8 +208,8 @@ pub fn bench_looks() -> [Look; 3] {
 }
 
 /// The streamlines `--streamlines` times: a new instance's, alone.
-pub fn bench_streamlines() -> crate::sim::streamlines::StreamlineLook {
-    crate::sim::streamlines::StreamlineLook {
+pub fn bench_streamlines() -> crate::sim::grid::streamlines::StreamlineLook {
+    crate::sim::grid::streamlines::StreamlineLook {
         mode: crate::fluid::StreamlineMode::Alone,
         ..Default::default()
     }
@@ -380,7 +381,7 @@ fn run_scene<S: Solver>(
             ..plain
         };
         let grid = (opts.size, opts.size);
-        let lines = crate::sim::streamlines::Lines::new(&look.streamlines, grid, frame)
+        let lines = crate::sim::grid::streamlines::Lines::new(&look.streamlines, grid, frame)
             .map_or(0, |l| l.seeds());
         run.streamlines = Some((lines, colour_time(solver, &look, frame, none).0));
     }
@@ -492,7 +493,7 @@ pub fn run_cpu(opts: &BenchOptions) -> Result<BenchResult, CpuError> {
 pub fn seed_particles(
     n: usize,
     mask: &crate::sim::obstacles::Mask,
-) -> Vec<crate::sim::particles::Particle> {
+) -> Vec<crate::sim::grid::particles::Particle> {
     let (w, h) = (mask.width(), mask.height());
     let aspect = w as f32 / h as f32;
     let rows = ((n as f32 / aspect).sqrt().ceil() as usize).max(1);
@@ -509,11 +510,11 @@ pub fn seed_particles(
                 ((r as f32 + b) / rows as f32).min(1.0),
             ]
         })
-        .filter(|&p| !crate::sim::particles::solid_at(mask, p))
-        .map(|pos| crate::sim::particles::Particle {
+        .filter(|&p| !crate::sim::grid::particles::solid_at(mask, p))
+        .map(|pos| crate::sim::grid::particles::Particle {
             pos,
             age: 1.0,
-            life: crate::sim::particles::MAX_LIFE_S,
+            life: crate::sim::grid::particles::MAX_LIFE_S,
             color: [1.0, 0.8, 0.6],
             _pad: 0.0,
         })

@@ -22,10 +22,10 @@
 //!   [`SphModel::probe_activity`]), so the engine stops stepping a settled pool.
 
 use crate::fluid::{ColorMode, Liquid, Look, Splat};
-use crate::sim::cpu::CpuError;
-use crate::sim::cpu::colorize::Source;
-use crate::sim::cpu::picture::Picture;
-use crate::sim::gpu::GpuError;
+use crate::sim::device::GpuError;
+use crate::sim::grid::cpu::CpuError;
+use crate::sim::grid::cpu::colorize::Source;
+use crate::sim::grid::cpu::picture::Picture;
 use crate::sim::model::{HeldFrame, Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::sph::cpu::light::Light;
@@ -222,7 +222,7 @@ impl Model for SphModel {
         self.pool
             .install(|| picture.render(&src, &dye_look, width, height, out));
         if let Some(mask) = &self.obstacles {
-            crate::sim::cpu::obstacle_overlay::draw(mask, look.obstacles, out, width, height);
+            crate::sim::grid::cpu::obstacle_overlay::draw(mask, look.obstacles, out, width, height);
         }
     }
 

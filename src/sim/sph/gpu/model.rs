@@ -16,7 +16,8 @@
 //! - **Seldom**: a lowered budget and a snapshot wait for a round trip through the CPU.
 
 use crate::fluid::{ColorMode, Look, ObstacleStyle, Splat};
-use crate::sim::gpu::{GpuContext, GpuError, GpuSolver};
+use crate::sim::device::{GpuContext, GpuError};
+use crate::sim::grid::gpu::GpuSolver;
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::sph::gpu::GpuFluid;
@@ -272,7 +273,7 @@ impl GpuSphModel {
         if let Some(mask) = &self.obstacles
             && out.len() == width * height * 4
         {
-            crate::sim::cpu::obstacle_overlay::draw(mask, style, out, width, height);
+            crate::sim::grid::cpu::obstacle_overlay::draw(mask, style, out, width, height);
         }
     }
 }

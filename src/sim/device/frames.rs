@@ -1,0 +1,168 @@
+//! Readback: frames through a fixed pool of staging buffers mapped without stalls (a frame is
+//! skipped and counted when none is free), and the blocking reads the tests and statistics
+//! use.
+
+use super::bytes_f32;
+use super::context::GpuContext;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
+
+/// Staging buffers for frame readback: one being written, one in flight, one being read.
+pub const FRAME_STAGING_BUFFERS: usize = 3;
+
+/// Staging buffer states.
+const FREE: u8 = 0;
+const MAPPING: u8 = 1;
+const READY: u8 = 2;
+const FAILED: u8 = 3;
+
+struct Staging {
+    buffer: wgpu::Buffer,
+    size: (usize, usize),
+    /// FREE, MAPPING, READY or FAILED; written by wgpu's mapping callback.
+    state: Arc<AtomicU8>,
+    /// Submission order, to hand out the newest ready frame.
+    serial: u64,
+}
+
+/// The staging pool.
+#[derive(Default)]
+pub(crate) struct Frames {
+    staging: Vec<Staging>,
+    /// The last frame submitted.
+    serial: u64,
+    /// Frames skipped because every staging buffer was busy.
+    pub skipped: u64,
+}
+
+impl Frames {
+    /// Drop the staging buffers of sizes other than `size` once they are read or free.
+    pub fn resize(&mut self, size: (usize, usize)) {
+        self.staging
+            .retain(|s| s.size == size || s.state.load(Ordering::Acquire) == MAPPING);
+    }
+
+    /// A free staging buffer of `size` (made while the pool has room); `None` counts a skip.
+    pub fn take_free(&mut self, device: &wgpu::Device, size: (usize, usize)) -> Option<usize> {
+        let free = self
+            .staging
+            .iter()
+            .position(|s| s.size == size && s.state.load(Ordering::Acquire) == FREE);
+        match free {
+            Some(i) => Some(i),
+            None if self.staging.len() < FRAME_STAGING_BUFFERS => {
+                self.staging.push(Staging {
+                    buffer: device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("Buffer: frame staging"),
+                        size: bytes_f32(size.0 * size.1),
+                        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+                        mapped_at_creation: false,
+                    }),
+                    size,
+                    state: Arc::new(AtomicU8::new(FREE)),
+                    serial: 0,
+                });
+                Some(self.staging.len() - 1)
+            }
+            None => {
+                self.skipped += 1;
+                None
+            }
+        }
+    }
+
+    /// Copy `frame` into staging buffer `index`, submit `encoder` and request the mapping.
+    /// Returns the frame's serial.
+    pub fn submit(
+        &mut self,
+        ctx: &GpuContext,
+        mut encoder: wgpu::CommandEncoder,
+        frame: &wgpu::Buffer,
+        index: usize,
+    ) -> u64 {
+        let staging = &mut self.staging[index];
+        let bytes = bytes_f32(staging.size.0 * staging.size.1);
+        encoder.copy_buffer_to_buffer(frame, 0, &staging.buffer, 0, bytes);
+        ctx.queue.submit([encoder.finish()]);
+        self.serial += 1;
+        staging.serial = self.serial;
+        staging.state.store(MAPPING, Ordering::Release);
+        let state = staging.state.clone();
+        staging
+            .buffer
+            .slice(..)
+            .map_async(wgpu::MapMode::Read, move |r| {
+                state.store(if r.is_ok() { READY } else { FAILED }, Ordering::Release);
+            });
+        self.serial
+    }
+
+    /// Copy the newest ready frame into `out` and free it (and older ready ones); returns its
+    /// size and serial.
+    pub fn collect(&mut self, out: &mut Vec<u8>) -> Option<((usize, usize), u64)> {
+        let newest = self
+            .staging
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| s.state.load(Ordering::Acquire) == READY)
+            .max_by_key(|(_, s)| s.serial)
+            .map(|(i, _)| i)?;
+        let serial = self.staging[newest].serial;
+        let size = self.staging[newest].size;
+        {
+            let s = &self.staging[newest];
+            out.clear();
+            match s.buffer.slice(..).get_mapped_range() {
+                Ok(data) => out.extend_from_slice(&data[..size.0 * size.1 * 4]),
+                Err(e) => {
+                    nice_plug::nice_error!("GPU frame readback failed: {e}");
+                    out.resize(size.0 * size.1 * 4, 0);
+                }
+            }
+        }
+        for s in &mut self.staging {
+            let state = s.state.load(Ordering::Acquire);
+            if state == FAILED || (state == READY && s.serial <= serial) {
+                if state == READY {
+                    s.buffer.unmap();
+                }
+                s.state.store(FREE, Ordering::Release);
+            }
+        }
+        Some((size, serial))
+    }
+}
+
+/// Read `bytes` of a buffer back, blocking (tests, statistics and `read_fields` only).
+pub(crate) fn read_buffer(ctx: &GpuContext, source: &wgpu::Buffer, bytes: u64) -> Vec<u8> {
+    let device = &ctx.device;
+    let staging = device.create_buffer(&wgpu::BufferDescriptor {
+        label: Some("Buffer: readback"),
+        size: bytes.max(4),
+        usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+        mapped_at_creation: false,
+    });
+    let mut encoder = device.create_command_encoder(&Default::default());
+    encoder.copy_buffer_to_buffer(source, 0, &staging, 0, bytes);
+    ctx.queue.submit([encoder.finish()]);
+    let slice = staging.slice(..);
+    slice.map_async(wgpu::MapMode::Read, |_| {});
+    if let Err(e) = device.poll(wgpu::PollType::wait_indefinitely()) {
+        nice_plug::nice_error!("GPU readback failed: {e}");
+        return vec![0; bytes as usize];
+    }
+    let data = match slice.get_mapped_range() {
+        Ok(view) => view.to_vec(),
+        Err(e) => {
+            nice_plug::nice_error!("GPU readback failed: {e}");
+            vec![0; bytes as usize]
+        }
+    };
+    staging.unmap();
+    data
+}
+
+/// Read `n` f32 values of a buffer back, blocking.
+pub(crate) fn read_f32(ctx: &GpuContext, source: &wgpu::Buffer, n: usize) -> Vec<f32> {
+    bytemuck::cast_slice(&read_buffer(ctx, source, bytes_f32(n))).to_vec()
+}

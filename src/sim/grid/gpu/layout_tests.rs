@@ -1,0 +1,352 @@
+//! The Rust side of every shader's interface against the WGSL, by naga reflection (no GPU
+//! needed): each pass's named bindings against the globals at those `@binding`s, each
+//! uniform struct's size and field offsets against its WGSL twin, and the Rust constants that
+//! mirror WGSL ones.
+
+use super::passes::bloom::MipUniform;
+use super::passes::diffuse::DiffuseUniform;
+use super::passes::divergence::{DecideUniform, SlotUniform};
+use super::passes::nodes::NodesUniform;
+use super::passes::obstacle_overlay::OverlayUniform;
+use super::passes::obstacles::SolidsUniform;
+use super::passes::pressure::LevelUniform;
+use super::passes::reduce::ReduceUniform;
+use super::passes::streamlines::StreamUniform;
+use super::passes::{BINDINGS, GpuSplat};
+use super::uniforms::{GridUniforms, PictureUniform};
+use crate::sim::device::shaders;
+use crate::sim::sph::gpu::light::LightUniform;
+use crate::sim::sph::gpu::solids::CollideUniform;
+use crate::sim::sph::gpu::sources::{GpuFresh, GpuImpulse, SourcesUniform};
+use crate::sim::sph::gpu::{SphUniform, StageUniform};
+use std::collections::BTreeMap;
+
+fn parse(shader: &str) -> naga::Module {
+    let source = shaders::source(shader);
+    naga::front::wgsl::parse_str(&source)
+        .unwrap_or_else(|e| panic!("{shader}.wgsl: {}", e.emit_to_string(&source)))
+}
+
+#[test]
+fn every_pass_names_its_bindings_as_the_wgsl_does() {
+    let mut listed: Vec<&str> = BINDINGS.iter().map(|(s, _)| *s).collect();
+    let mut shaders: Vec<&str> = shaders::PASSES.iter().map(|(s, _)| *s).collect();
+    listed.sort();
+    shaders.sort();
+    assert_eq!(listed, shaders, "every shader has its binding list");
+    for (shader, bindings) in BINDINGS {
+        let module = parse(shader);
+        let wgsl: BTreeMap<u32, String> = module
+            .global_variables
+            .iter()
+            .filter_map(|(_, g)| {
+                let b = g.binding.as_ref()?;
+                assert_eq!(b.group, 0, "{shader}.wgsl: {:?} is not in group 0", g.name);
+                Some((b.binding, g.name.clone().unwrap_or_default()))
+            })
+            .collect();
+        let rust: BTreeMap<u32, String> = bindings
+            .iter()
+            .map(|b| (b.index, b.name.to_string()))
+            .collect();
+        assert_eq!(
+            rust.len(),
+            bindings.len(),
+            "{shader}: two bindings share an index"
+        );
+        assert_eq!(
+            rust, wgsl,
+            "{shader}: Rust bindings (left) against the WGSL (right)"
+        );
+    }
+}
+
+/// A Rust uniform struct: its size and named fields' offsets (padding fields left out).
+struct Layout {
+    shader: &'static str,
+    wgsl: &'static str,
+    rust: &'static str,
+    size: usize,
+    fields: Vec<(&'static str, usize)>,
+}
+
+macro_rules! layout {
+    ($shader:literal, $wgsl:literal, $ty:ty, [$($field:ident),* $(,)?]) => {
+        Layout {
+            shader: $shader,
+            wgsl: $wgsl,
+            rust: stringify!($ty),
+            size: size_of::<$ty>(),
+            fields: vec![$((stringify!($field), std::mem::offset_of!($ty, $field))),*],
+        }
+    };
+}
+
+#[test]
+fn every_uniform_struct_matches_its_wgsl_twin() {
+    let layouts = [
+        layout!(
+            "splat",
+            "GridUniforms",
+            GridUniforms,
+            [
+                w,
+                h,
+                dw,
+                dh,
+                dye_scale,
+                splat_count,
+                out_w,
+                out_h,
+                dt,
+                k,
+                vel_decay,
+                dye_decay,
+                vort_k,
+                cell,
+                a_visc,
+                a_dye,
+                max_dye,
+                color_mode,
+                brightness,
+                saturation,
+                hue_shift,
+                tone,
+                sigma,
+                kappa,
+                ambient,
+                up_x,
+                up_y,
+                heat_decay,
+                glow,
+                particle_lit,
+            ]
+        ),
+        layout!(
+            "splat",
+            "Splat",
+            GpuSplat,
+            [x, y, r, reach, dr, dg, db, fx, fy, shape, heat]
+        ),
+        layout!(
+            "pressure",
+            "Level",
+            LevelUniform,
+            [w, h, colour, cw, cx, cy, omega, sweeps]
+        ),
+        layout!(
+            "display",
+            "Picture",
+            PictureUniform,
+            [
+                threshold, knee, bloom, spread, rays, shade, relief, step, light, background,
+                stops, palette, glow, glow_w, glow_h, effects, vibrance,
+            ]
+        ),
+        layout!("bloom", "Mip", MipUniform, [src_w, src_h, dst_w, dst_h]),
+        layout!("sunrays", "Mip", MipUniform, [src_w, src_h, dst_w, dst_h]),
+        layout!("diffuse", "Diffuse", DiffuseUniform, [nx, ny, fixed, a]),
+        layout!("reduce", "Reduce", ReduceUniform, [n, groups, slot, mode]),
+        layout!(
+            "obstacles",
+            "Solids",
+            SolidsUniform,
+            [closed_u, closed_v, solid_dye, regions, chunks, cells]
+        ),
+        layout!(
+            "nodes",
+            "Nodes",
+            NodesUniform,
+            [n, red, first, count, fine, omega, direct, sweeps]
+        ),
+        layout!("divergence", "Mean", SlotUniform, [slot, count]),
+        layout!("gradient", "Grad", SlotUniform, [slot, count]),
+        layout!(
+            "obstacle_overlay",
+            "Overlay",
+            OverlayUniform,
+            [w, h, out_w, out_h, outline, half, k, rgb]
+        ),
+        layout!(
+            "streamlines",
+            "Stream",
+            StreamUniform,
+            [
+                w, h, out_w, out_h, cols, rows, steps, alone, dt, aspect, half, sx, sy
+            ]
+        ),
+        layout!(
+            "sph_step",
+            "Sph",
+            SphUniform,
+            [
+                n,
+                cols,
+                rows,
+                cells,
+                cell,
+                width,
+                height,
+                dt,
+                gx,
+                gy,
+                look,
+                target_density,
+                pressure,
+                near_pressure,
+                viscosity,
+                damping,
+                spiky2,
+                spiky3,
+                spiky2_slope,
+                spiky3_slope,
+                poly6,
+                padded,
+                inv_cell,
+                keep
+            ]
+        ),
+        layout!("sph_sort", "Stage", StageUniform, [k, j]),
+        layout!("sph_solids", "Collide", CollideUniform, [w, h, sx, sy]),
+        layout!(
+            "sph_sources",
+            "Sources",
+            SourcesUniform,
+            [n, count, recycle, oldest]
+        ),
+        layout!(
+            "sph_sources",
+            "Impulse",
+            GpuImpulse,
+            [centre, reach, pull, force, calm]
+        ),
+        layout!("sph_sources", "Fresh", GpuFresh, [pos, vel, color]),
+        layout!(
+            "sph_light",
+            "LightField",
+            LightUniform,
+            [n, w, h, style, speed, scale, reach, radius, norm]
+        ),
+        layout!(
+            "divergence",
+            "Decide",
+            DecideUniform,
+            [w, h, count, slot_div, slot_u, slot_v, k, threshold]
+        ),
+    ];
+    for l in layouts {
+        let what = format!("{} ({}.wgsl) and {}", l.wgsl, l.shader, l.rust);
+        let module = parse(l.shader);
+        let (members, span) = module
+            .types
+            .iter()
+            .find_map(|(_, t)| match &t.inner {
+                naga::TypeInner::Struct { members, span } if t.name.as_deref() == Some(l.wgsl) => {
+                    Some((members.clone(), *span))
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| panic!("{}.wgsl has no struct {}", l.shader, l.wgsl));
+        assert_eq!(span as usize, l.size, "{what}: sizes");
+        let named: Vec<(&str, usize)> = members
+            .iter()
+            .filter_map(|m| {
+                let name = m.name.as_deref()?;
+                (!name.starts_with('_')).then_some((name, m.offset as usize))
+            })
+            .collect();
+        assert_eq!(
+            named, l.fields,
+            "{what}: fields and offsets (WGSL left, Rust right)"
+        );
+    }
+}
+
+/// The value of WGSL constant `name` (a u32 literal) in `shader`.
+fn wgsl_u32(shader: &str, name: &str) -> u32 {
+    let module = parse(shader);
+    let (_, constant) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("{shader}.wgsl has no const {name}"));
+    match module.global_expressions[constant.init] {
+        naga::Expression::Literal(naga::Literal::U32(x)) => x,
+        ref e => panic!("{shader}.wgsl: const {name} is {e:?}, not a u32 literal"),
+    }
+}
+
+/// The value of WGSL constant `name` (an f32 literal) in `shader`.
+fn wgsl_f32(shader: &str, name: &str) -> f32 {
+    let module = parse(shader);
+    let (_, constant) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("{shader}.wgsl has no const {name}"));
+    match module.global_expressions[constant.init] {
+        naga::Expression::Literal(naga::Literal::F32(x)) => x,
+        ref e => panic!("{shader}.wgsl: const {name} is {e:?}, not an f32 literal"),
+    }
+}
+
+#[test]
+fn the_picture_constants_mirror_the_wgsl() {
+    use crate::sim::effects as bloom;
+    use crate::sim::effects as display;
+    use crate::sim::effects as sunrays;
+    assert_eq!(wgsl_f32("bloom", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
+    assert_eq!(wgsl_f32("display", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
+    assert_eq!(wgsl_f32("display", "BG_COVER"), display::BG_COVER);
+    assert_eq!(
+        wgsl_f32("display", "PALETTE_HALF_LIGHT"),
+        crate::fluid::PALETTE_HALF_LIGHT
+    );
+    assert_eq!(wgsl_u32("sunrays", "SAMPLES"), sunrays::RAYS_SAMPLES);
+    assert_eq!(wgsl_f32("sunrays", "DENSITY"), sunrays::RAYS_DENSITY);
+    assert_eq!(wgsl_f32("sunrays", "DECAY"), sunrays::RAYS_DECAY);
+}
+
+#[test]
+fn rust_constants_mirror_the_wgsl() {
+    assert_eq!(
+        wgsl_u32("curl", "WG"),
+        crate::sim::device::WORKGROUP,
+        "WG (common.wgsl)"
+    );
+    assert_eq!(
+        wgsl_u32("reduce", "RW") as usize,
+        super::passes::reduce::REDUCE_THREADS,
+        "RW (reduce.wgsl)"
+    );
+    assert_eq!(
+        wgsl_u32("pressure", "COARSE_MAX") as usize,
+        super::solver::COARSE_MAX_CELLS,
+        "COARSE_MAX (pressure.wgsl)"
+    );
+    use super::passes::obstacles::LIST_THREADS;
+    use super::passes::reduce::slot;
+    assert_eq!(
+        wgsl_u32("obstacles", "LW") as usize,
+        LIST_THREADS,
+        "LW (common.wgsl)"
+    );
+    assert_eq!(wgsl_u32("obstacles", "NO_REGION"), u32::MAX, "NO_REGION");
+    assert_eq!(wgsl_u32("advect", "SLOT_SPEED_U"), slot::SPEED_U);
+    assert_eq!(wgsl_u32("advect", "SLOT_SPEED_V"), slot::SPEED_V);
+    assert_eq!(
+        wgsl_u32("advect", "NEAR_MAX_CELLS") as usize,
+        crate::sim::obstacles::near::NearSolids::MAX_CELLS,
+        "NEAR_MAX_CELLS (advect.wgsl)"
+    );
+    use crate::sim::sph::gpu::{SETTLE_MAX, SW};
+    assert_eq!(wgsl_u32("sph_sort", "SW"), SW, "SW (sph_sort.wgsl)");
+    assert_eq!(wgsl_u32("sph_sort", "SETTLE_MAX"), SETTLE_MAX);
+    assert_eq!(wgsl_u32("sph_light", "SW"), SW, "SW (sph_light.wgsl)");
+    use crate::sim::sph::{cpu::light, gpu::light as gpu_light};
+    assert_eq!(wgsl_f32("sph_light", "LIGHT_UNITS"), gpu_light::LIGHT_UNITS);
+    assert_eq!(
+        wgsl_f32("sph_light", "GRADIENT_SPEED"),
+        light::GRADIENT_SPEED
+    );
+}

@@ -1,0 +1,13 @@
+//! The GPU solver: wgpu compute shaders (WGSL in `shaders/`), one struct per pass
+//! (`passes/`: pipelines and bind groups built once, and an `encode`), the same algorithm as
+//! the CPU solver pass for pass.
+
+mod activity;
+mod buffers;
+#[cfg(test)]
+mod layout_tests;
+mod passes;
+pub mod solver;
+mod uniforms;
+
+pub use solver::GpuSolver;

@@ -1,0 +1,67 @@
+//! Display (display.wgsl): the filmic tone mode's last pass, colorize's light to the RGBA8
+//! frame (effects, tone curve, sRGB encoding, dither). Mirrors cpu/display.rs (`display_row`,
+//! `display_fx_row`).
+
+use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module};
+
+/// The `@binding`s of display.wgsl.
+pub(in crate::sim::grid::gpu) mod binding {
+    use super::Binding;
+    pub const P: Binding = Binding::new(0, "P");
+    pub const LIGHT: Binding = Binding::new(1, "light");
+    pub const FRAME: Binding = Binding::new(2, "frame");
+    pub const Q: Binding = Binding::new(3, "Q");
+    pub const GLOW: Binding = Binding::new(4, "glow");
+    #[cfg(test)]
+    pub const ALL: &[Binding] = &[P, LIGHT, FRAME, Q, GLOW];
+}
+
+/// The display pass; its bind group follows colorize's target (rebuilt with it).
+pub(in crate::sim::grid::gpu) struct Display {
+    display: Kernel,
+    /// The bind group and frame size of the current target.
+    target: Option<(wgpu::BindGroup, (usize, usize))>,
+}
+
+impl Display {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let m = module(device, "display");
+        Self {
+            display: Kernel::new(device, &m, "display"),
+            target: None,
+        }
+    }
+
+    /// Bind `light`, the effects `picture` and `glow`, and `frame` (a `size` picture); call
+    /// whenever colorize rebuilds its target.
+    #[allow(clippy::too_many_arguments)]
+    pub fn bind(
+        &mut self,
+        device: &wgpu::Device,
+        params: &wgpu::Buffer,
+        picture: &wgpu::Buffer,
+        light: &wgpu::Buffer,
+        glow: &wgpu::Buffer,
+        frame: &wgpu::Buffer,
+        size: (usize, usize),
+    ) {
+        use binding::*;
+        let group = self.display.bind(
+            device,
+            &[
+                (P, params),
+                (LIGHT, light),
+                (FRAME, frame),
+                (Q, picture),
+                (GLOW, glow),
+            ],
+        );
+        self.target = Some((group, size));
+    }
+
+    /// Tone, encode and dither the light into the frame.
+    pub fn encode(&self, d: &mut Dispatcher) {
+        let (group, (w, h)) = self.target.as_ref().expect("bind made the target");
+        d.go(&self.display, group, groups2(*w, *h));
+    }
+}

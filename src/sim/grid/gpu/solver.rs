@@ -1,0 +1,1073 @@
+//! The GPU solver: the CPU solver's algorithm as wgpu compute passes (`passes/`), one step per
+//! command buffer, every bind group built once (and those of obstacles once per mask). `step`
+//! reads as the algorithm: one line per stage, each pass in a labelled compute pass.
+
+use super::activity::ActivityProbe;
+use super::buffers::{Buffers, Sizes, bytes_f32};
+use super::passes::reduce::slot;
+use super::passes::{
+    Advect, Bloom, Buoyancy, Colorize, Compressibility, Curl, Diffuse, Display, Divergence,
+    GpuSplat, Gradient, Multigrid, Norms, ObstacleOverlay, Obstacles, Particles, Pressure, Reduce,
+    Splat, Streamlines, Sunrays, Vorticity,
+};
+use super::uniforms::{GridUniforms, PictureUniform};
+use crate::fluid::{ObstacleStyle, ToneMode};
+use crate::sim::device::context::{GpuContext, GpuError};
+use crate::sim::device::frames::{self, Frames, read_f32};
+use crate::sim::device::kernel::{Dispatcher, module};
+use crate::sim::grid::Fields;
+use crate::sim::grid::particles::{GPU_CAPACITY, Particle, Spawner};
+use crate::sim::grid::physics::{
+    CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, extra_iterations,
+};
+use crate::sim::grid::streamlines::Lines;
+use crate::sim::multigrid;
+use crate::sim::obstacles::Mask;
+use crate::sim::{
+    Activity, Look, PressureMethod, SimConfig, Solver, Splat as SplatEvent, Stage, StepInput,
+    StepStats,
+};
+
+pub use crate::sim::device::frames::FRAME_STAGING_BUFFERS;
+
+/// The largest coarsest multigrid level the single-workgroup solve holds (`COARSE_MAX` in
+/// pressure.wgsl). Grids flatter than about 256:1 exceed it and run on the CPU instead.
+pub(super) const COARSE_MAX_CELLS: usize = 1024;
+
+/// Steps the GPU may have queued before `step` waits for the oldest. Without a bound, a GPU
+/// slower than real time would queue work without end (the submit returns at once), and every
+/// frame would show an ever older fluid; with it the wait shows up in the engine's step time,
+/// and the engine drops steps instead.
+pub const MAX_STEPS_IN_FLIGHT: usize = 2;
+
+/// Longest wait for a step in flight before the device counts as hung.
+const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// GPU step timing with timestamp queries.
+struct Timing {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    period_ns: f32,
+}
+
+/// The wgpu solver.
+pub struct GpuSolver {
+    ctx: GpuContext,
+    cfg: SimConfig,
+    sizes: Sizes,
+    buf: Buffers,
+    reduce: Reduce,
+    splat: Splat,
+    curl: Curl,
+    vorticity: Vorticity,
+    buoyancy: Buoyancy,
+    diffuse: Diffuse,
+    divergence: Divergence,
+    pressure: Pressure,
+    multigrid: Multigrid,
+    gradient: Gradient,
+    advect: Advect,
+    compressibility: Compressibility,
+    /// Solid obstacles: their boundary rules, and the buffers the other passes bind.
+    obstacles: Obstacles,
+    colorize: Colorize,
+    bloom: Bloom,
+    sunrays: Sunrays,
+    display: Display,
+    /// The obstacles drawn over the finished frame.
+    overlay: ObstacleOverlay,
+    /// The picture effects' uniform (`PictureUniform`), written per frame.
+    picture: wgpu::Buffer,
+    /// Frame timing with timestamp queries (colorize, then the display pipeline), when asked
+    /// for ([`GpuSolver::set_time_frames`]) and the adapter has them.
+    frame_timing: Option<Timing>,
+    /// GPU time of the last frame rendered with timing: `[colorize, display pipeline]` ms.
+    last_frame_gpu_ms: Option<[f64; 2]>,
+    /// Which buffer holds the current velocity, dye and temperature.
+    vel: usize,
+    dye: usize,
+    heat: usize,
+    /// Whether the temperature may be non-zero anywhere (a heat splat since the last reset).
+    heated: bool,
+    /// Whether this step's splats carry heat.
+    splat_heat: bool,
+    pending: Vec<SplatEvent>,
+    dropped_splats: u64,
+    measure: bool,
+    /// Whether the last compressibility check read back chose extra iterations for the next
+    /// projection (known only when measuring; counts them in its statistics).
+    extra_next: bool,
+    timing: Option<Timing>,
+    last_gpu_ms: Option<f64>,
+    frames: Frames,
+    /// Splats uploaded for the step being encoded (0: the splat passes are skipped).
+    splat_count: u32,
+    /// Steps submitted and perhaps not yet finished, oldest first.
+    in_flight: std::collections::VecDeque<wgpu::SubmissionIndex>,
+    /// Measures the fluid's motion and dye for the engine, read back without waiting.
+    activity: ActivityProbe,
+    /// The particles' slots and passes (made at the first emission).
+    particles: Option<Particles>,
+    /// The particles' emission, ring and lifetime (see [`Spawner`]).
+    spawner: Spawner,
+    /// The streamlines' passes and buffers (made at the first frame with lines).
+    streamlines: Option<Streamlines>,
+}
+
+impl GpuSolver {
+    /// Build every pipeline, buffer and bind group for `cfg` on `ctx`'s device.
+    pub fn new(ctx: GpuContext, cfg: &SimConfig) -> Result<Self, GpuError> {
+        let cfg = cfg.sanitized();
+        let s = Sizes::new(&cfg);
+        let (w, h) = (s.w, s.h);
+        let plans = multigrid::plan(w, h);
+        let coarsest = plans.last().map_or(w * h, |p| p.w * p.h);
+        if coarsest > COARSE_MAX_CELLS {
+            return Err(GpuError::Failed {
+                adapter: ctx.info.name.clone(),
+                message: format!(
+                    "a {w}x{h} grid is too flat for the GPU multigrid (coarsest level {coarsest} \
+                     cells, at most {COARSE_MAX_CELLS})"
+                ),
+            });
+        }
+        let largest = bytes_f32(s.nd() * 4).max(bytes_f32((w + 1) * (h + 1)));
+        let limits = ctx.device.limits();
+        let allowed = limits
+            .max_storage_buffer_binding_size
+            .min(limits.max_buffer_size);
+        if largest > allowed {
+            return Err(GpuError::TooLarge {
+                adapter: ctx.info.name.clone(),
+                needed: largest,
+                allowed,
+            });
+        }
+        let device = &ctx.device;
+        let b = Buffers::new(device, &s);
+        let reduce = Reduce::new(device, &b.results);
+        let pressure_module = module(device, "pressure");
+        let curl = Curl::new(device, &b, &s);
+        let timing = ctx.timestamps.then(|| Timing {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("Queries: step time"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 2,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("Buffer: step time"),
+                size: 16,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            period_ns: ctx.queue.get_timestamp_period(),
+        });
+        let mut solver = Self {
+            splat: Splat::new(device, &b, &s),
+            vorticity: Vorticity::new(device, &b, &s, &curl),
+            buoyancy: Buoyancy::new(device, &b, &s),
+            curl,
+            diffuse: Diffuse::new(device, &b, &s),
+            divergence: Divergence::new(device, &b, &s, &reduce),
+            pressure: Pressure::new(device, &pressure_module, &b, &s, &reduce),
+            multigrid: Multigrid::new(device, &pressure_module, &b, &s, &plans),
+            gradient: Gradient::new(device, &b, &s, &reduce),
+            advect: Advect::new(device, &b, &s),
+            compressibility: Compressibility::new(device, &b, &s, &reduce),
+            obstacles: Obstacles::new(device),
+            colorize: Colorize::new(device),
+            bloom: Bloom::new(device),
+            sunrays: Sunrays::new(device),
+            display: Display::new(device),
+            overlay: ObstacleOverlay::new(device),
+            picture: crate::sim::device::kernel::uniform(
+                device,
+                "Uniform: picture",
+                &PictureUniform::default(),
+            ),
+            frame_timing: None,
+            last_frame_gpu_ms: None,
+            activity: ActivityProbe::new(device, &reduce, &b, &s),
+            reduce,
+            buf: b,
+            cfg,
+            sizes: s,
+            vel: 0,
+            dye: 0,
+            heat: 0,
+            heated: false,
+            splat_heat: false,
+            extra_next: false,
+            pending: Vec::with_capacity(MAX_PENDING_SPLATS),
+            dropped_splats: 0,
+            measure: true,
+            timing,
+            last_gpu_ms: None,
+            splat_count: 0,
+            in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
+            frames: Frames::default(),
+            particles: None,
+            streamlines: None,
+            spawner: Spawner::new(GPU_CAPACITY),
+            ctx,
+        };
+        solver.build_extra_table();
+        solver.ctx.check()?;
+        Ok(solver)
+    }
+
+    /// The buffer holding the current dye (RGBA per dye cell, rows bottom first), for a model
+    /// that draws its own light into this solver's picture (the particle fluid on the GPU).
+    pub(crate) fn dye_buffer(&self) -> &wgpu::Buffer {
+        &self.buf.dye[self.dye]
+    }
+
+    /// The temperature, one value per simulation cell, row-major from the bottom row (read
+    /// back, blocking).
+    pub fn read_heat(&mut self) -> Vec<f32> {
+        read_f32(&self.ctx, &self.buf.heat[self.heat], self.sizes.nc())
+    }
+
+    /// The particle slots, read back (blocking; empty until the first emission).
+    pub fn read_particles(&mut self) -> Vec<Particle> {
+        match &self.particles {
+            Some(pp) => {
+                let bytes = std::mem::size_of::<Particle>() * GPU_CAPACITY;
+                let raw = frames::read_buffer(&self.ctx, pp.slots(), bytes as u64);
+                bytemuck::cast_slice(&raw).to_vec()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// Put particles into the slots from the first on (tests and the bench's seeding), the
+    /// rest emptied; at most the capacity.
+    pub fn set_particles(&mut self, particles: &[Particle]) {
+        let n = self.spawner.seed(particles);
+        let pp = particles_pass(&mut self.particles, &self.ctx, &self.buf);
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        encoder.clear_buffer(pp.slots(), 0, None);
+        self.ctx.queue.submit([encoder.finish()]);
+        pp.upload(&self.ctx.queue, 0, &particles[..n]);
+        self.ctx.queue.submit([]);
+    }
+
+    /// Emit this step's particles from the pending splats and upload them into the ring.
+    fn emit_particles(&mut self, p: &StepInput) {
+        let cells = (self.cfg.width, self.cfg.height);
+        let mask = self.obstacles.solids().map(|o| &o.mask);
+        let runs = self
+            .spawner
+            .emit(&self.pending, cells, mask, p.particle_life);
+        for (start, born) in runs.into_iter().filter(|(_, b)| !b.is_empty()) {
+            let pp = particles_pass(&mut self.particles, &self.ctx, &self.buf);
+            pp.upload(&self.ctx.queue, start, born);
+        }
+    }
+
+    /// Close the solid faces of the current velocity and clear the dye inside solids (after
+    /// fields were written or obstacles set), and submit.
+    fn enforce_obstacles(&self) {
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        let mut d = self.pass(&mut encoder, "Pass: obstacles");
+        self.obstacles.encode_close(&mut d, self.vel);
+        self.obstacles.encode_clear(&mut d, self.dye);
+        drop(d);
+        self.ctx.queue.submit([encoder.finish()]);
+    }
+
+    /// Record the extra iterations' dispatch sizes into the compressibility check's table
+    /// (they depend only on the method, its iterations and the obstacles), and forget any
+    /// pending decision.
+    fn build_extra_table(&mut self) {
+        let mut table: Vec<[u32; 3]> = Vec::new();
+        let extra = extra_iterations(self.cfg.pressure, self.cfg.pressure_iterations);
+        self.encode_solve(&mut Dispatcher::record(&mut table), extra);
+        let (device, queue) = (&self.ctx.device, &self.ctx.queue);
+        self.compressibility
+            .set_table(device, queue, &self.buf, &table);
+        self.forget_extra();
+    }
+
+    /// No extra iterations pending: the arguments zeroed, and none counted (after fields were
+    /// written, a reset or a new table, the last decision was about another flow).
+    fn forget_extra(&mut self) {
+        self.compressibility.forget(&self.ctx.queue);
+        self.extra_next = false;
+    }
+
+    /// The adapter's name for the UI.
+    pub fn adapter_name(&self) -> String {
+        self.ctx.adapter_name()
+    }
+
+    /// Whether steps are timed on the GPU (timestamp queries; on when the adapter supports
+    /// them and the solver measures).
+    pub fn timed(&self) -> bool {
+        self.timing.is_some() && self.measure
+    }
+
+    /// GPU time of the last measured step in ms, when the adapter supports timestamps.
+    pub fn last_gpu_ms(&self) -> Option<f64> {
+        self.last_gpu_ms
+    }
+
+    /// Time each frame's colorize and display pipeline on the GPU with timestamp queries
+    /// (when the adapter has them; [`GpuSolver::last_frame_gpu_ms`] after each
+    /// [`Solver::render`]). For the bench: reading the times back waits for the frame.
+    pub fn set_time_frames(&mut self, on: bool) {
+        let device = &self.ctx.device;
+        self.frame_timing = (on && self.ctx.timestamps).then(|| Timing {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("Queries: frame time"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 4,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("Buffer: frame time"),
+                size: 32,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            period_ns: self.ctx.queue.get_timestamp_period(),
+        });
+        self.last_frame_gpu_ms = None;
+    }
+
+    /// GPU time of the last frame [`Solver::render`] drew with timing on: colorize, and the
+    /// display pipeline after it (bloom, sunrays, display), in ms.
+    pub fn last_frame_gpu_ms(&self) -> Option<[f64; 2]> {
+        self.last_frame_gpu_ms
+    }
+
+    /// A labelled compute pass with direct dispatches, timed by the frame queries `first`
+    /// (start) and `first + 1` (end) when frame timing is on.
+    fn frame_pass<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        label: &str,
+        first: u32,
+    ) -> Dispatcher<'e, 'e> {
+        let timestamp_writes =
+            self.frame_timing
+                .as_ref()
+                .map(|t| wgpu::ComputePassTimestampWrites {
+                    query_set: &t.queries,
+                    beginning_of_pass_write_index: Some(first),
+                    end_of_pass_write_index: Some(first + 1),
+                });
+        Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(label),
+            timestamp_writes,
+        }))
+    }
+
+    /// Frames skipped because every staging buffer was still busy.
+    pub fn skipped_frames(&self) -> u64 {
+        self.frames.skipped
+    }
+
+    /// Dispatches in the extra iterations (their indirect argument table).
+    pub fn extra_dispatches(&self) -> u32 {
+        self.compressibility.count()
+    }
+
+    /// Splats dropped because the queue was full.
+    pub fn dropped_splats(&self) -> u64 {
+        self.dropped_splats
+    }
+
+    /// A labelled compute pass (`stamp`: write the step's start (0) or end (1) timestamp).
+    fn begin<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        label: &str,
+        stamp: Option<u32>,
+    ) -> wgpu::ComputePass<'e> {
+        let timestamp_writes = match (&self.timing, stamp) {
+            (Some(t), Some(index)) => Some(wgpu::ComputePassTimestampWrites {
+                query_set: &t.queries,
+                beginning_of_pass_write_index: (index == 0).then_some(0),
+                end_of_pass_write_index: (index == 1).then_some(1),
+            }),
+            _ => None,
+        };
+        encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(label),
+            timestamp_writes,
+        })
+    }
+
+    /// A labelled compute pass with direct dispatches.
+    fn pass<'e>(&self, encoder: &'e mut wgpu::CommandEncoder, label: &str) -> Dispatcher<'e, 'e> {
+        Dispatcher::direct(self.begin(encoder, label, None))
+    }
+
+    /// The projection's start: close the solid faces (the forces may have opened them), the
+    /// divergence, and the right-hand side (mean-free per fluid region around obstacles); for
+    /// Jacobi and red-black, the warm start's scaling.
+    fn encode_projection_start(&self, d: &mut Dispatcher) {
+        let (reduce, vel, ob) = (&self.reduce, self.vel, &self.obstacles);
+        ob.encode_close(d, vel);
+        self.divergence.encode(d, reduce, vel, Norms::Before);
+        if ob.solids().is_some() {
+            ob.encode_rhs(d);
+        } else {
+            self.divergence.encode_subtract_mean(d);
+        }
+        if self.cfg.pressure != PressureMethod::Multigrid {
+            self.pressure.encode_warm_start(d, reduce);
+        }
+    }
+
+    /// `iterations` of the pressure solve (V-cycles or sweeps). Run one after the other, they
+    /// continue each other exactly, as one call with their sum does.
+    fn encode_solve(&self, d: &mut Dispatcher, iterations: u32) {
+        match self.cfg.pressure {
+            PressureMethod::Jacobi => self.pressure.encode_jacobi(d, iterations),
+            PressureMethod::RbGs => self.multigrid.encode_rb_sor(d, iterations),
+            PressureMethod::Multigrid => self.multigrid.encode_v_cycles(d, iterations),
+        }
+    }
+
+    /// The projection's end: subtract the pressure's gradient and close the solid faces (the
+    /// gradient across one is meaningless).
+    fn encode_projection_end(&self, d: &mut Dispatcher) {
+        let vel = self.vel;
+        self.gradient.encode(d, &self.reduce, vel);
+        self.obstacles.encode_close(d, vel);
+    }
+
+    /// Upload this step's parameters (and, when `splats`, the queued splats).
+    fn prepare(&mut self, p: &StepInput, splats: bool) -> GridUniforms {
+        if splats {
+            self.emit_particles(p);
+            let h = self.cfg.height;
+            let list: Vec<GpuSplat> = self
+                .pending
+                .drain(..)
+                .filter_map(|s| CellSplat::new(&s, h))
+                .map(|c| GpuSplat::from(&c))
+                .collect();
+            self.splat_heat = list.iter().any(|s| s.heat != 0.0);
+            self.heated |= self.splat_heat;
+            self.splat.upload(&self.ctx.queue, &list);
+            self.splat_count = list.len() as u32;
+        }
+        let gp = GridUniforms::step(&self.cfg, p, if splats { self.splat_count } else { 0 });
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.buf.uniforms, 0, bytemuck::bytes_of(&gp));
+        self.diffuse
+            .write(queue, &gp, p.viscosity > 0.0, p.dye_diffusion > 0.0);
+        // The compressibility test needs this step's trace length.
+        self.compressibility.write_k(queue, gp.k);
+        gp
+    }
+
+    /// The whole step, one line per stage (see [`Stage`]), each pass in its labelled compute
+    /// pass: the splats, then, when time passes, the forces, the projection and the transport.
+    fn encode_step(&mut self, e: &mut wgpu::CommandEncoder, p: &StepInput) {
+        self.encode_splats(e);
+        if p.dt == 0.0 {
+            return;
+        }
+        self.encode_buoyancy(e, p);
+        self.encode_vorticity(e, p);
+        self.encode_viscosity(e, p);
+        self.encode_projection(e);
+        self.encode_advect_dye(e);
+        self.encode_move_particles(e, p);
+        self.encode_diffuse_dye(e, p);
+        self.encode_advect_velocity(e);
+        self.encode_compressibility(e);
+    }
+
+    /// Encode one stage (diagnostics and stage-by-stage parity tests).
+    fn encode_stage(&mut self, e: &mut wgpu::CommandEncoder, stage: Stage, p: &StepInput) {
+        match stage {
+            Stage::Splat => self.encode_splats(e),
+            Stage::Buoyancy => self.encode_buoyancy(e, p),
+            Stage::Vorticity => self.encode_vorticity(e, p),
+            Stage::Viscosity => self.encode_viscosity(e, p),
+            Stage::Project => self.encode_projection(e),
+            Stage::AdvectDye => self.encode_advect_dye(e),
+            Stage::MoveParticles => self.encode_move_particles(e, p),
+            Stage::DiffuseDye => self.encode_diffuse_dye(e, p),
+            Stage::AdvectVelocity => self.encode_advect_velocity(e),
+            Stage::Compressibility => self.encode_compressibility(e),
+        }
+    }
+
+    /// [`Stage::Splat`]: the queued splats into velocity, dye and heat; a splat inside a solid
+    /// does nothing. With none queued, three full-grid passes are skipped (the dye's is the
+    /// largest buffer).
+    fn encode_splats(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        if self.splat_count == 0 {
+            return;
+        }
+        let (vel, dye) = (self.vel, self.dye);
+        let mut d = self.pass(encoder, "Pass: splat");
+        self.splat.encode(&mut d, vel, dye);
+        if self.splat_heat {
+            self.splat.encode_heat(&mut d, self.heat);
+        }
+        self.obstacles.encode_close(&mut d, vel);
+        self.obstacles.encode_clear(&mut d, dye);
+    }
+
+    /// [`Stage::Buoyancy`]: the lift of heat and the weight of dye (when either is on).
+    fn encode_buoyancy(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
+        if !p.lifts() {
+            return;
+        }
+        let mut d = self.pass(encoder, "Pass: buoyancy");
+        self.buoyancy.encode(&mut d, self.vel, self.heat, self.dye);
+        self.obstacles.encode_close(&mut d, self.vel);
+    }
+
+    /// [`Stage::Vorticity`]: the curl, then the confinement force (when on).
+    fn encode_vorticity(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
+        if p.vorticity <= 0.0 {
+            return;
+        }
+        self.curl
+            .encode(&mut self.pass(encoder, "Pass: curl"), self.vel);
+        self.vorticity
+            .encode(&mut self.pass(encoder, "Pass: vorticity"), self.vel);
+    }
+
+    /// [`Stage::Viscosity`]: implicit viscous diffusion of the velocity (when on).
+    fn encode_viscosity(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
+        if p.viscosity <= 0.0 {
+            return;
+        }
+        let vel = self.vel;
+        self.diffuse.keep_velocity(encoder, &self.buf, vel);
+        let mut d = self.pass(encoder, "Pass: diffuse velocity");
+        self.vel = self
+            .diffuse
+            .encode_velocity(&mut d, vel, self.cfg.diffusion_iterations);
+    }
+
+    /// [`Stage::Project`]: divergence, the pressure solve with the extra iterations the last
+    /// compressibility check chose (zero-sized dispatches otherwise: no readback, no stall),
+    /// the gradient's subtraction; the divergence after it when measuring.
+    fn encode_projection(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let mut d = self.pass(encoder, "Pass: project");
+        self.encode_projection_start(&mut d);
+        self.encode_solve(&mut d, self.cfg.pressure_iterations);
+        drop(d);
+        let pass = self.begin(encoder, "Pass: extra iterations", None);
+        let args = self.compressibility.args();
+        let extra = extra_iterations(self.cfg.pressure, self.cfg.pressure_iterations);
+        self.encode_solve(&mut Dispatcher::indirect(pass, args), extra);
+        // They serve one projection.
+        encoder.clear_buffer(self.compressibility.args(), 0, None);
+        self.encode_projection_end(&mut self.pass(encoder, "Pass: project end"));
+        if self.measure {
+            let mut d = self.pass(encoder, "Pass: divergence after");
+            self.divergence
+                .encode(&mut d, &self.reduce, self.vel, Norms::After);
+        }
+    }
+
+    /// [`Stage::AdvectDye`]: the dye (and the heat with it) through the projected velocity.
+    /// How far this step's traces reach decides which cells near solids are advected again
+    /// without sampling the solids.
+    fn encode_advect_dye(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let (vel, dye) = (self.vel, self.dye);
+        let mut d = self.pass(encoder, "Pass: advect dye");
+        self.obstacles.encode_speed(&mut d, &self.reduce, vel);
+        self.dye = self.advect.encode_dye(&mut d, vel, dye);
+        self.obstacles.encode_clear(&mut d, self.dye);
+        if self.heated {
+            self.heat = self.advect.encode_heat(&mut d, vel, self.heat);
+        }
+    }
+
+    /// [`Stage::MoveParticles`]: the particles through the velocity (when any may be alive).
+    fn encode_move_particles(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
+        if !self.spawner.alive() {
+            return;
+        }
+        if let Some(pp) = &self.particles {
+            pp.encode_advect(&mut self.pass(encoder, "Pass: particles"), self.vel);
+        }
+        self.spawner.advance(p.dt);
+    }
+
+    /// [`Stage::DiffuseDye`]: implicit diffusion of the dye (when on).
+    fn encode_diffuse_dye(&mut self, encoder: &mut wgpu::CommandEncoder, p: &StepInput) {
+        if p.dye_diffusion <= 0.0 {
+            return;
+        }
+        let dye = self.dye;
+        self.diffuse.keep_dye(encoder, &self.buf, dye);
+        let mut d = self.pass(encoder, "Pass: diffuse dye");
+        self.dye = self
+            .diffuse
+            .encode_dye(&mut d, dye, self.cfg.diffusion_iterations);
+        self.obstacles.encode_clear(&mut d, self.dye);
+    }
+
+    /// [`Stage::AdvectVelocity`]: semi-Lagrangian self-advection, dissipation fused.
+    fn encode_advect_velocity(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let mut d = self.pass(encoder, "Pass: advect velocity");
+        self.vel = self.advect.encode_velocity(&mut d, self.vel);
+        self.obstacles.encode_close(&mut d, self.vel);
+    }
+
+    /// [`Stage::Compressibility`]: decided on the GPU, into the next projection's extra
+    /// dispatches.
+    fn encode_compressibility(&mut self, encoder: &mut wgpu::CommandEncoder) {
+        let mut d = self.pass(encoder, "Pass: compressibility");
+        let (reduce, divergence) = (&self.reduce, &self.divergence);
+        self.compressibility
+            .encode(&mut d, reduce, divergence, self.vel);
+    }
+
+    /// Read the reductions back (blocking) into step statistics. `projected`: the projection
+    /// ran (its iterations count, with the extra ones the last check chose); `checked`: the
+    /// compressibility check ran (its decision, the same rule as `compressibility_decide`, is
+    /// kept for the next projection's count).
+    fn measured(&mut self, gp: &GridUniforms, projected: bool, checked: bool) -> StepStats {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let bytes = frames::read_buffer(&self.ctx, &self.buf.results, slot::COUNT * 16);
+        let r: Vec<[f32; 4]> = bytemuck::cast_slice(&bytes).to_vec();
+        let cells = (w * h) as f32;
+        let before = r[slot::DIV_BEFORE as usize];
+        let after = r[slot::DIV_AFTER as usize];
+        let mut pressure_iterations = 0;
+        if projected {
+            let iterations = self.cfg.pressure_iterations;
+            pressure_iterations = iterations;
+            if std::mem::take(&mut self.extra_next) {
+                pressure_iterations += extra_iterations(self.cfg.pressure, iterations);
+            }
+        }
+        if checked {
+            let (ru, rv) = (r[slot::U as usize], r[slot::V as usize]);
+            let rd = r[slot::DIV_ADVECTED as usize];
+            let reach = gp.k * ru[2].max(rv[2]);
+            let flow_rms = ((ru[1] + rv[1]) / ((w + 1) * h + w * h) as f32).sqrt();
+            let div_rms = (rd[1] / cells).sqrt();
+            self.extra_next = reach > 1.0
+                && flow_rms > 0.0
+                && div_rms / flow_rms > REPROJECT_ABOVE_COMPRESSIBILITY;
+        }
+        StepStats {
+            div_rms_before: (before[1] / cells).sqrt(),
+            div_rms_after: (after[1] / cells).sqrt(),
+            div_max_before: before[2],
+            div_max_after: after[2],
+            pressure_iterations,
+        }
+    }
+
+    /// Encode colorize (and, in the filmic tone mode, display) and a copy into a free staging
+    /// buffer, and request its mapping; returns the frame's serial.
+    fn encode_frame(&mut self, look: &Look, width: usize, height: usize) -> Option<u64> {
+        if width == 0 || height == 0 {
+            return None;
+        }
+        let glow = crate::sim::grid::particles::sanitize_glow(look.particle_glow);
+        let particles = self.particles.is_some() && self.spawner.alive() && glow > 0.0;
+        let device = &self.ctx.device;
+        if self
+            .colorize
+            .ensure(device, &self.buf, (width, height), particles)
+        {
+            self.frames.resize((width, height));
+            let c = &self.colorize;
+            self.bloom.bind(device, &self.picture, c.light(), c.size());
+            self.sunrays.bind(device, &self.bloom);
+            let (glow, _) = self.bloom.glow();
+            let (params, picture) = (&self.buf.uniforms, &self.picture);
+            self.display.bind(
+                device,
+                params,
+                picture,
+                c.light(),
+                glow,
+                c.frame(),
+                c.size(),
+            );
+            self.overlay.unbind();
+        }
+        debug_assert!(self.bloom.fits((width, height)));
+        let index = self.frames.take_free(device, (width, height))?;
+        let params = GridUniforms::frame(&self.cfg, look, width, height, particles);
+        let picture = PictureUniform::new(&self.cfg, look, height, self.bloom.glow().1);
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.buf.uniforms, 0, bytemuck::bytes_of(&params));
+        queue.write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
+        let mut encoder = device.create_command_encoder(&Default::default());
+        let grid = (self.cfg.width, self.cfg.height);
+        let lines = Lines::new(&look.streamlines, grid, (width, height));
+        // Lines alone cover every pixel: no picture under them (unless its passes are timed,
+        // whose timestamps are read back).
+        let drawn = !lines.is_some_and(|l| l.alone) || self.frame_timing.is_some();
+        if particles && drawn {
+            encoder.clear_buffer(self.colorize.particle_light(), 0, None);
+        }
+        // The particles draw in the colorize pass (its timestamps time both).
+        if drawn {
+            let mut d = self.frame_pass(&mut encoder, "Pass: colorize", 0);
+            if particles && let Some(pp) = &mut self.particles {
+                pp.encode_draw(device, &self.buf, &mut d, self.colorize.particle_light());
+            }
+            self.colorize.encode(&mut d, self.vel, self.dye, self.heat);
+        }
+        let filmic = look.tone != ToneMode::Legacy;
+        if filmic && drawn {
+            let mut d = self.frame_pass(&mut encoder, "Pass: display", 2);
+            let fx = look.effects.sanitized();
+            if picture.effects != 0 && self.bloom.encode_down_up(&mut d, &fx) {
+                if fx.rays > 0.0 {
+                    self.sunrays.encode(&mut d);
+                }
+                self.bloom.encode_glow(&mut d);
+            }
+            self.display.encode(&mut d);
+        }
+        if let Some(lines) = lines {
+            // Over the finished frame (alone: over black), under the obstacles.
+            let pass = self
+                .streamlines
+                .get_or_insert_with(|| Streamlines::new(device));
+            let frame = self.colorize.frame();
+            pass.prepare(device, queue, &mut encoder, &self.buf, &lines, grid, frame);
+            let pass = self.streamlines.as_ref().expect("made above");
+            let mut d = self.pass(&mut encoder, "Pass: streamlines");
+            pass.encode(&mut d, &lines, self.vel);
+        }
+        if self.obstacles.solids().is_some() && look.obstacles != ObstacleStyle::Hidden {
+            // Over the finished frame, in both tone modes.
+            let mut d = self.pass(&mut encoder, "Pass: obstacle overlay");
+            let (frame, size) = (self.colorize.frame(), self.colorize.size());
+            self.overlay
+                .encode(device, queue, &mut d, frame, size, look.obstacles);
+        }
+        if let Some(t) = &self.frame_timing {
+            let n = if filmic { 4 } else { 2 };
+            encoder.resolve_query_set(&t.queries, 0..n, &t.resolve, 0);
+        }
+        let frame = self.colorize.frame();
+        Some(self.frames.submit(&self.ctx, encoder, frame, index))
+    }
+}
+
+/// The particles' pass in `slot`, made on first use.
+fn particles_pass<'a>(
+    slot: &'a mut Option<Particles>,
+    ctx: &GpuContext,
+    b: &Buffers,
+) -> &'a Particles {
+    slot.get_or_insert_with(|| Particles::new(&ctx.device, b))
+}
+
+impl Solver for GpuSolver {
+    fn config(&self) -> SimConfig {
+        self.cfg
+    }
+
+    fn backend(&self) -> &'static str {
+        "gpu"
+    }
+
+    fn inject(&mut self, splats: &[SplatEvent]) {
+        let room = MAX_PENDING_SPLATS - self.pending.len();
+        let take = splats.len().min(room);
+        self.pending.extend_from_slice(&splats[..take]);
+        self.dropped_splats += (splats.len() - take) as u64;
+    }
+
+    fn set_measure(&mut self, on: bool) {
+        self.measure = on;
+    }
+
+    fn set_pressure_iterations(&mut self, iterations: u32) {
+        let iterations = iterations.clamp(1, 10_000);
+        if iterations != self.cfg.pressure_iterations {
+            self.cfg.pressure_iterations = iterations;
+            // The extra iterations' dispatch list depends on the count.
+            self.build_extra_table();
+        }
+    }
+
+    fn set_obstacles(&mut self, mask: Option<&Mask>) {
+        let (w, h) = (self.cfg.width, self.cfg.height);
+        let mask = mask
+            .filter(|m| !m.is_empty())
+            .map(|m| m.resampled(w, h))
+            .filter(|m| !m.is_empty());
+        let plans = multigrid::plan(w, h);
+        let device = &self.ctx.device;
+        let (b, s) = (&self.buf, &self.sizes);
+        self.obstacles
+            .set(device, b, s, &plans, &self.reduce, mask.as_ref());
+        let nodes = self.obstacles.take_nodes();
+        let solids = self.obstacles.solids();
+        self.pressure.set_faces(device, solids.map(|o| &o.finest));
+        self.multigrid
+            .set_faces(device, b, solids.map(|o| &o.finest), nodes.as_ref());
+        self.advect.set_solids(device, b, solids);
+        let flags: Vec<u32> = match solids {
+            Some(o) => o.mask.cells().iter().map(|&x| u32::from(x)).collect(),
+            None => vec![0; w * h],
+        };
+        self.ctx
+            .queue
+            .write_buffer(&b.solid, 0, bytemuck::cast_slice(&flags));
+        if let (Some(pp), Some(_)) = (&self.particles, solids) {
+            // A particle a new solid covers is gone (it has no way out). The pass reads the
+            // grid's sizes (every step and frame writes its own parameters after).
+            let base = GridUniforms::base(&self.cfg);
+            let queue = &self.ctx.queue;
+            queue.write_buffer(&self.buf.uniforms, 0, bytemuck::bytes_of(&base));
+            let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+            pp.encode_cull(&mut Dispatcher::direct(
+                encoder.begin_compute_pass(&Default::default()),
+            ));
+            self.ctx.queue.submit([encoder.finish()]);
+        }
+        self.overlay.set_mask(device, solids.map(|o| &o.mask));
+        // The extra iterations' dispatch list changes with the obstacles.
+        self.build_extra_table();
+        if self.obstacles.solids().is_some() {
+            let b = &self.buf;
+            let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+            for q in [&b.q, &b.q_centred] {
+                encoder.clear_buffer(q, 0, None);
+            }
+            self.ctx.queue.submit([encoder.finish()]);
+            self.enforce_obstacles();
+        }
+    }
+
+    fn obstacles(&self) -> Option<&Mask> {
+        self.obstacles.solids().map(|o| &o.mask)
+    }
+
+    fn read_extras(&mut self) -> crate::sim::Extras {
+        let heat = if self.heated {
+            self.read_heat()
+        } else {
+            Vec::new()
+        };
+        let particles = if self.spawner.alive() {
+            let mut all = self.read_particles();
+            all.retain(Particle::alive);
+            all
+        } else {
+            Vec::new()
+        };
+        crate::sim::Extras {
+            heat,
+            heat_size: (self.cfg.width, self.cfg.height),
+            particles,
+        }
+    }
+
+    fn write_extras(&mut self, extras: &crate::sim::Extras) {
+        let grid = (self.cfg.width, self.cfg.height);
+        let mask = self.obstacles.solids().map(|o| &o.mask);
+        let heat = extras
+            .heat_on(grid, mask)
+            .unwrap_or_else(|| vec![0.0; grid.0 * grid.1]);
+        let aspect = grid.0 as f32 / grid.1 as f32;
+        let particles = extras.particles_for(aspect, mask, GPU_CAPACITY);
+        let queue = &self.ctx.queue;
+        queue.write_buffer(&self.buf.heat[self.heat], 0, bytemuck::cast_slice(&heat));
+        self.heated = !extras.heat.is_empty();
+        if !(particles.is_empty() && self.particles.is_none()) {
+            self.set_particles(&particles);
+        }
+    }
+
+    fn failure(&self) -> Option<GpuError> {
+        self.ctx.check().err()
+    }
+
+    fn step(&mut self, params: &StepInput) -> StepStats {
+        let p = params.sanitized();
+        let gp = self.prepare(&p, true);
+        let mut encoder = self
+            .ctx
+            .device
+            .create_command_encoder(&wgpu::CommandEncoderDescriptor {
+                label: Some("Step"),
+            });
+        let timing = self.timing.is_some() && self.measure;
+        if timing {
+            drop(self.begin(&mut encoder, "Pass: timing start", Some(0)));
+        }
+        self.encode_step(&mut encoder, &p);
+        if timing {
+            drop(self.begin(&mut encoder, "Pass: timing end", Some(1)));
+            if let Some(t) = &self.timing {
+                encoder.resolve_query_set(&t.queries, 0..2, &t.resolve, 0);
+            }
+        }
+        let index = self.ctx.queue.submit([encoder.finish()]);
+        self.in_flight.push_back(index);
+        if self.in_flight.len() > MAX_STEPS_IN_FLIGHT
+            && let Some(oldest) = self.in_flight.pop_front()
+            && let Err(e) = self.ctx.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(oldest),
+                timeout: Some(STEP_WAIT),
+            })
+        {
+            nice_plug::nice_error!("Waiting for the GPU failed: {e}");
+        }
+        if self.ctx.check().is_err() || !self.measure || p.dt == 0.0 {
+            return StepStats::default();
+        }
+        if timing {
+            let t = self.timing.as_ref().expect("timing is on");
+            let bytes = frames::read_buffer(&self.ctx, &t.resolve, 16);
+            let stamps: Vec<u64> = bytemuck::cast_slice(&bytes).to_vec();
+            let period = f64::from(t.period_ns);
+            self.last_gpu_ms = Some(stamps[1].wrapping_sub(stamps[0]) as f64 * period * 1e-6);
+        }
+        self.measured(&gp, true, true)
+    }
+
+    fn run_stage(&mut self, stage: Stage, params: &StepInput) -> StepStats {
+        let p = params.sanitized();
+        let gp = self.prepare(&p, stage == Stage::Splat);
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        self.encode_stage(&mut encoder, stage, &p);
+        self.ctx.queue.submit([encoder.finish()]);
+        if self.ctx.check().is_err() || !self.measure {
+            return StepStats::default();
+        }
+        match stage {
+            Stage::Project => self.measured(&gp, true, false),
+            Stage::Compressibility => self.measured(&gp, false, true),
+            _ => StepStats::default(),
+        }
+    }
+
+    fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
+        assert_eq!(out.len(), width * height * 4, "frame buffer size");
+        if width == 0 || height == 0 {
+            return;
+        }
+        // Wait for frames in flight, then render synchronously.
+        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+        let mut scratch = Vec::new();
+        while self.frames.collect(&mut scratch).is_some() {}
+        let Some(serial) = self.encode_frame(look, width, height) else {
+            out.fill(0);
+            return;
+        };
+        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+        if let Some(t) = &self.frame_timing {
+            let bytes = frames::read_buffer(&self.ctx, &t.resolve, 32);
+            let stamps: Vec<u64> = bytemuck::cast_slice(&bytes).to_vec();
+            let ms = |a: u64, b: u64| b.wrapping_sub(a) as f64 * f64::from(t.period_ns) * 1e-6;
+            let display = if look.tone == ToneMode::Legacy {
+                0.0
+            } else {
+                ms(stamps[2], stamps[3])
+            };
+            self.last_frame_gpu_ms = Some([ms(stamps[0], stamps[1]), display]);
+        }
+        match self.frames.collect(&mut scratch) {
+            Some((size, got)) if size == (width, height) && got == serial => {
+                out.copy_from_slice(&scratch)
+            }
+            _ => out.fill(0),
+        }
+    }
+
+    fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+        self.encode_frame(look, width, height).is_some()
+    }
+
+    fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+        self.frames.collect(out).map(|(size, _)| size)
+    }
+
+    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+        let results = &self.buf.results;
+        let particles = self.spawner.alive();
+        self.activity
+            .probe(&self.ctx, &self.reduce, results, self.vel, self.dye, tag)
+            .map(|(tag, a)| (tag, Activity { particles, ..a }))
+    }
+
+    fn read_fields(&mut self) -> Fields {
+        let s = self.sizes;
+        let (ctx, b) = (&self.ctx, &self.buf);
+        let u = read_f32(ctx, &b.u[self.vel], s.nu());
+        let v = read_f32(ctx, &b.v[self.vel], s.nv());
+        // The projection's pressure, centred (as the CPU reports it).
+        let mut pressure = read_f32(ctx, &b.q, s.nc());
+        let mean = (pressure.iter().map(|&x| f64::from(x)).sum::<f64>() / s.nc() as f64) as f32;
+        pressure.iter_mut().for_each(|x| *x -= mean);
+        let rgba = read_f32(ctx, &b.dye[self.dye], s.nd() * 4);
+        let dye = std::array::from_fn(|ch| rgba.iter().skip(ch).step_by(4).copied().collect());
+        Fields {
+            width: s.w,
+            height: s.h,
+            u,
+            v,
+            pressure,
+            dye_width: s.dw,
+            dye_height: s.dh,
+            dye,
+        }
+    }
+
+    fn write_fields(&mut self, fields: &Fields) {
+        let f = fields.resampled(&self.cfg);
+        self.forget_extra();
+        let q = &self.ctx.queue;
+        let b = &self.buf;
+        q.write_buffer(&b.u[self.vel], 0, bytemuck::cast_slice(&f.u));
+        q.write_buffer(&b.v[self.vel], 0, bytemuck::cast_slice(&f.v));
+        q.write_buffer(&b.q, 0, bytemuck::cast_slice(&f.pressure));
+        q.write_buffer(&b.q_centred, 0, bytemuck::cast_slice(&f.pressure));
+        let rgba: Vec<f32> = (0..f.dye[0].len())
+            .flat_map(|i| [f.dye[0][i], f.dye[1][i], f.dye[2][i], 0.0])
+            .collect();
+        q.write_buffer(&b.dye[self.dye], 0, bytemuck::cast_slice(&rgba));
+        if self.obstacles.solids().is_some() {
+            self.enforce_obstacles();
+        } else {
+            q.submit([]);
+        }
+    }
+
+    fn reset(&mut self) {
+        let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
+        let b = &self.buf;
+        for buffer in [
+            &b.u[0],
+            &b.u[1],
+            &b.v[0],
+            &b.v[1],
+            &b.dye[0],
+            &b.dye[1],
+            &b.heat[0],
+            &b.heat[1],
+            &b.q_centred,
+            &b.q,
+        ] {
+            encoder.clear_buffer(buffer, 0, None);
+        }
+        if let Some(pp) = &self.particles {
+            encoder.clear_buffer(pp.slots(), 0, None);
+        }
+        self.forget_extra();
+        self.ctx.queue.submit([encoder.finish()]);
+        self.pending.clear();
+        self.heated = false;
+        self.spawner.reset();
+    }
+}
