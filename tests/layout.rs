@@ -1,23 +1,33 @@
-//! The direction of dependencies between the crate's modules, checked on the source: a test
-//! fails when a forbidden import comes back.
+//! The house's plan, checked on the source: a test fails when a forbidden import comes back.
 //!
+//! Rooms (the top-level modules of `src/`) and which way their imports may point:
 //! - `fluid` (the shared words: splats, look, colour mode, colour maths, obstacles' layouts and
 //!   masks) imports nothing of ours.
 //! - The editor, the parameters and presets know no model (`sim`).
 //! - The models (`sim`) know no plugin, host or UI: not the parameters, the audio side, the
 //!   mapping, the engine, the editor, presets or the command line.
+//! - The picture (`display`), once it has a room, imports no model; models hand it their light.
 //! - The audio side (`bridge`) and the mapping know no model.
-//! - The GPU solver does not reach into the CPU solver: what both need lives in `sim`.
-//! - The engine, the editor and the renderer drive the fluid through the model seam
-//!   (`sim::Model`), never the grid solvers themselves.
 //! - Only the plugin (`lib`), the engine, the editor, presets and the command line read the
 //!   plugin's parameters.
 //! - Nothing of the plugin imports the command line (`cli`: `render`, `bench`).
+//!
+//! And inside the models:
+//! - The engine, the editor and the renderer drive a fluid through the model seam
+//!   (`sim::Model`), never the grid solvers themselves.
+//! - The grid's GPU solver does not reach into its CPU solver: what both need lives beside them.
+//! - No import loop between `sim`'s rooms (each folder, and each file beside `sim/mod.rs`).
+//!
+//! Each rule is also run on a planted import, so a rule that could never fail is caught too.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-/// Every `.rs` file under `dir`, as (path relative to `src/`, source without comments).
-fn sources(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
+/// A source file: its path relative to `src/` and its code without comments.
+type Source = (String, String);
+
+/// Every `.rs` file under `dir`, as (path relative to `root`, source without comments).
+fn sources(dir: &Path, root: &Path, out: &mut Vec<Source>) {
     let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
         .map(|e| e.unwrap().path())
@@ -28,27 +38,34 @@ fn sources(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
             sources(&path, root, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             let text = std::fs::read_to_string(&path).unwrap();
-            let code: String = text
-                .lines()
-                .map(|l| l.split("//").next().unwrap_or(""))
-                .collect::<Vec<_>>()
-                .join("\n");
             let rel = path
                 .strip_prefix(root)
                 .unwrap()
                 .to_string_lossy()
                 .into_owned();
-            out.push((rel, code));
+            out.push((rel, without_comments(&text)));
         }
     }
 }
 
-fn all_sources() -> Vec<(String, String)> {
+fn without_comments(text: &str) -> String {
+    text.lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn all_sources() -> Vec<Source> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = Vec::new();
     sources(&root, &root, &mut out);
     assert!(out.len() > 20, "found only {} source files", out.len());
     out
+}
+
+/// The code of a file before its `mod tests` (tests may reach anywhere).
+fn outside_tests(code: &str) -> &str {
+    code.split("mod tests").next().unwrap()
 }
 
 /// The top-level module a path (relative to `src/`) belongs to: `sim/grid/gpu/solver.rs` -> `sim`.
@@ -66,13 +83,74 @@ fn names(code: &str, module: &str) -> bool {
     })
 }
 
-/// Each (file, forbidden module) pair that `rule` flags.
-fn violations(rule: impl Fn(&str, &str) -> Option<&'static [&'static str]>) -> Vec<String> {
+/// A rule: files of the rooms it applies to must not name the forbidden rooms.
+struct Rule {
+    what: &'static str,
+    /// Whether the rule applies to a file (its path relative to `src/`, its room).
+    applies: fn(&str, &str) -> bool,
+    forbidden: &'static [&'static str],
+    /// A path the rule applies to, for the planted check.
+    sample: &'static str,
+}
+
+const RULES: &[Rule] = &[
+    Rule {
+        what: "the editor, the parameters and presets know no model",
+        applies: |_, room| matches!(room, "editor" | "params" | "preset"),
+        forbidden: &["sim"],
+        sample: "editor/panel.rs",
+    },
+    Rule {
+        what: "the models know no plugin, host or UI",
+        applies: |_, room| room == "sim",
+        forbidden: &[
+            "params", "bridge", "mapping", "engine", "editor", "preset", "cli", "frame", "window",
+        ],
+        sample: "sim/grid/cpu/advect.rs",
+    },
+    Rule {
+        what: "the picture imports no model",
+        applies: |_, room| room == "display",
+        forbidden: &[
+            "sim", "params", "bridge", "mapping", "engine", "editor", "preset", "cli", "frame",
+        ],
+        sample: "display/cpu/picture.rs",
+    },
+    Rule {
+        what: "the audio side and the mapping know no model",
+        applies: |_, room| matches!(room, "bridge" | "mapping"),
+        forbidden: &[
+            "sim", "display", "params", "engine", "editor", "preset", "cli", "frame",
+        ],
+        sample: "bridge/mod.rs",
+    },
+    Rule {
+        what: "only the plugin, the engine, the editor, presets and the command line read the \
+               parameters",
+        applies: |_, room| {
+            !matches!(
+                room,
+                "lib" | "params" | "engine" | "editor" | "preset" | "cli" | "main" | "bin"
+            )
+        },
+        forbidden: &["params"],
+        sample: "mapping.rs",
+    },
+    Rule {
+        what: "nothing of the plugin imports the command line",
+        applies: |_, room| !matches!(room, "cli" | "main"),
+        forbidden: &["cli"],
+        sample: "engine/mod.rs",
+    },
+];
+
+/// What `rule` finds in `files`.
+fn violations(rule: &Rule, files: &[Source]) -> Vec<String> {
     let mut found = Vec::new();
-    for (rel, code) in all_sources() {
-        if let Some(forbidden) = rule(&rel, module_of(&rel)) {
-            for module in forbidden {
-                if names(&code, module) {
+    for (rel, code) in files {
+        if (rule.applies)(rel, module_of(rel)) {
+            for module in rule.forbidden {
+                if names(code, module) {
                     found.push(format!("src/{rel} imports crate::{module}"));
                 }
             }
@@ -81,52 +159,78 @@ fn violations(rule: impl Fn(&str, &str) -> Option<&'static [&'static str]>) -> V
     found
 }
 
-const CLI: &[&str] = &["cli"];
-
 #[test]
-fn fluid_is_a_leaf() {
-    let files: Vec<_> = all_sources()
-        .into_iter()
-        .filter(|(rel, _)| module_of(rel) == "fluid")
-        .collect();
-    assert!(files.len() >= 2, "src/fluid/: {files:?}");
-    for (rel, code) in files {
-        let outside_tests = code.split("mod tests").next().unwrap();
-        let ours = outside_tests
-            .match_indices("crate::")
-            .any(|(i, _)| !outside_tests[i..].starts_with("crate::fluid"));
-        assert!(!ours, "src/{rel} imports something of ours outside fluid");
+fn every_rule_holds() {
+    let files = all_sources();
+    for rule in RULES {
+        let found = violations(rule, &files);
+        assert!(found.is_empty(), "{}: {found:#?}", rule.what);
     }
 }
 
-/// The editor and the parameters (and presets, which are parameters on disk) speak the shared
-/// words: obstacles' layouts and masks, the look. They never reach into a model.
+/// Each rule flags each of its forbidden rooms imported into a file it applies to.
 #[test]
-fn the_editor_and_the_parameters_know_no_model() {
-    let found = violations(|_, module| {
-        matches!(module, "editor" | "params" | "preset").then_some(&["sim"])
-    });
-    assert!(found.is_empty(), "{found:#?}");
+fn every_rule_catches_a_planted_import() {
+    for rule in RULES {
+        assert!(
+            (rule.applies)(rule.sample, module_of(rule.sample)),
+            "{}",
+            rule.what
+        );
+        for module in rule.forbidden {
+            let planted = vec![(
+                rule.sample.to_string(),
+                format!("use crate::{module}::Something;\nfn f() {{}}"),
+            )];
+            assert_eq!(
+                violations(rule, &planted).len(),
+                1,
+                "{} misses crate::{module}",
+                rule.what
+            );
+        }
+    }
 }
 
 #[test]
-fn the_models_know_no_plugin_host_or_ui() {
-    let found = violations(|_, module| {
-        (module == "sim").then_some(&[
-            "params", "bridge", "mapping", "engine", "editor", "preset", "cli", "frame",
-        ])
-    });
-    assert!(found.is_empty(), "{found:#?}");
+fn fluid_is_a_leaf() {
+    let files = all_sources();
+    assert!(
+        fluid_imports(&files).is_empty(),
+        "{:#?}",
+        fluid_imports(&files)
+    );
+    assert!(
+        files
+            .iter()
+            .filter(|(r, _)| module_of(r) == "fluid")
+            .count()
+            >= 2
+    );
+    let planted = vec![(
+        "fluid/mask.rs".to_string(),
+        "use crate::sim::math::lerp;".to_string(),
+    )];
+    assert_eq!(
+        fluid_imports(&planted).len(),
+        1,
+        "the rule misses a planted import"
+    );
 }
 
-#[test]
-fn the_audio_side_and_the_mapping_know_no_model() {
-    let found = violations(|_, module| {
-        matches!(module, "bridge" | "mapping").then_some(&[
-            "sim", "params", "engine", "editor", "preset", "cli", "frame",
-        ])
-    });
-    assert!(found.is_empty(), "{found:#?}");
+/// The files of `fluid` that name something of ours outside `fluid`.
+fn fluid_imports(files: &[Source]) -> Vec<String> {
+    let mut found = Vec::new();
+    for (rel, code) in files.iter().filter(|(r, _)| module_of(r) == "fluid") {
+        let code = outside_tests(code);
+        let ours = code
+            .match_indices("crate::")
+            .any(|(i, _)| !code[i..].starts_with("crate::fluid"));
+        if ours || code.contains("super::super") {
+            found.push(format!("src/{rel}"));
+        }
+    }
+    found
 }
 
 /// What `code` takes from `crate::sim` by name: `crate::sim::X` and each name of
@@ -161,14 +265,10 @@ fn sim_names(code: &str) -> Vec<String> {
 /// The engine, the editor, the renderer and the plugin drive a fluid through the model seam
 /// (`sim::Model`): none of them reaches for what only the grid fluid has, so a particle model
 /// plugs in behind the same trait.
-#[test]
-fn the_engine_editor_and_renderer_drive_a_model_not_a_grid() {
+fn grid_reaches(files: &[Source]) -> Vec<String> {
     let grid_only = [
-        "cpu",
-        "gpu",
         "grid",
         "multigrid",
-        "physics",
         "Solver",
         "SimConfig",
         "Stage",
@@ -176,55 +276,242 @@ fn the_engine_editor_and_renderer_drive_a_model_not_a_grid() {
         "iterations_for",
     ];
     let mut found = Vec::new();
-    for (rel, code) in all_sources() {
-        let module = module_of(&rel);
+    for (rel, code) in files {
         // `dyeflow bench` (and the command line's parsing of its options) measures the grid
         // solvers themselves; `dyeflow render` drives a model like the plugin.
-        if matches!(module, "engine" | "editor" | "lib" | "frame" | "preset")
-            || rel.starts_with("cli/render")
+        if matches!(
+            module_of(rel),
+            "engine" | "editor" | "lib" | "frame" | "preset"
+        ) || rel.starts_with("cli/render")
         {
-            let code = code.split("mod tests").next().unwrap();
-            for name in sim_names(code) {
+            for name in sim_names(outside_tests(code)) {
                 if grid_only.contains(&name.as_str()) {
                     found.push(format!("src/{rel} uses crate::sim::{name}"));
                 }
             }
         }
     }
+    found
+}
+
+#[test]
+fn the_engine_editor_and_renderer_drive_a_model_not_a_grid() {
+    let found = grid_reaches(&all_sources());
     assert!(found.is_empty(), "{found:#?}");
+    for plant in [
+        "use crate::sim::grid::cpu::CpuSolver;",
+        "use crate::sim::{Model, SimConfig};",
+    ] {
+        let planted = vec![("engine/sim.rs".to_string(), plant.to_string())];
+        assert_eq!(grid_reaches(&planted).len(), 1, "misses {plant}");
+    }
+}
+
+/// The grid's GPU files that reach into its CPU solver.
+fn gpu_into_cpu(files: &[Source]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(rel, code)| {
+            rel.starts_with("sim/grid/gpu/")
+                && (code.contains("grid::cpu") || code.contains("super::super::cpu"))
+        })
+        .map(|(rel, _)| format!("src/{rel} uses the CPU solver"))
+        .collect()
 }
 
 #[test]
 fn the_gpu_solver_does_not_reach_into_the_cpu_solver() {
-    let mut found = Vec::new();
-    for (rel, code) in all_sources() {
-        if rel.starts_with("sim/grid/gpu/")
-            && (code.contains("sim::grid::cpu") || code.contains("super::super::cpu"))
-        {
-            found.push(format!("src/{rel} uses the CPU solver"));
+    let found = gpu_into_cpu(&all_sources());
+    assert!(found.is_empty(), "{found:#?}");
+    let planted = vec![(
+        "sim/grid/gpu/solver.rs".to_string(),
+        "use crate::sim::grid::cpu::advect;".to_string(),
+    )];
+    assert_eq!(gpu_into_cpu(&planted).len(), 1);
+}
+
+/// `sim`'s rooms: each folder and each file beside `sim/mod.rs`, by name (`grid`, `sph`,
+/// `model`, `create`, ...). `sim/mod.rs` itself is the door: it declares the rooms and
+/// re-exports their names, and its own items are the words every model shares, so naming it
+/// is no edge.
+fn sim_room(rel: &str) -> Option<&str> {
+    let inner = rel.strip_prefix("sim/")?;
+    if inner == "mod.rs" {
+        return None;
+    }
+    let first = inner.split('/').next().unwrap();
+    Some(first.strip_suffix(".rs").unwrap_or(first))
+}
+
+/// Names `sim/mod.rs` re-exports (`pub use room::...::{A, B}` or `pub use room::...::A`), with
+/// the room that defines them.
+fn reexports(door: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for line in door.split(';') {
+        let Some(path) = line.trim().strip_prefix("pub use ") else {
+            continue;
+        };
+        let room = path.split("::").next().unwrap().trim().to_string();
+        let tail = path.rsplit("::").next().unwrap();
+        let group = path
+            .find('{')
+            .map(|i| &path[i + 1..path.rfind('}').unwrap_or(path.len())]);
+        for name in group.map_or(vec![tail], |g| g.split(',').collect()) {
+            let name = name.trim();
+            if !name.is_empty() {
+                out.insert(name.to_string(), room.clone());
+            }
         }
     }
-    assert!(found.is_empty(), "{found:#?}");
+    out
+}
+
+/// The first path segments `code` names after `prefix` (`crate::sim::X`, each of
+/// `crate::sim::{X, y::Z}`), as for [`sim_names`].
+fn segments_after(code: &str, prefix: &str) -> Vec<String> {
+    let mut names = Vec::new();
+    for (i, m) in code.match_indices(prefix) {
+        if i > 0 && code[..i].ends_with(|c: char| c.is_alphanumeric() || c == '_' || c == ':') {
+            continue;
+        }
+        let rest = &code[i + m.len()..];
+        let items: Vec<&str> = match rest.strip_prefix('{') {
+            Some(group) => group[..group.find('}').unwrap_or(group.len())]
+                .split(',')
+                .collect(),
+            None => vec![rest],
+        };
+        for item in items {
+            let first: String = item
+                .trim()
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            if !first.is_empty() {
+                names.push(first);
+            }
+        }
+    }
+    names
+}
+
+/// The graph of imports between `sim`'s rooms (tests left out: `tests.rs`, `*_tests.rs`, and
+/// everything after a file's `mod tests`).
+fn sim_graph(files: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
+    let door = files
+        .iter()
+        .find(|(rel, _)| rel == "sim/mod.rs")
+        .map(|(_, code)| reexports(code))
+        .unwrap_or_default();
+    let rooms: BTreeSet<String> = files
+        .iter()
+        .filter_map(|(rel, _)| sim_room(rel).map(str::to_string))
+        .collect();
+    let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (rel, code) in files {
+        let Some(room) = sim_room(rel) else {
+            continue;
+        };
+        if rel.ends_with("tests.rs") {
+            continue;
+        }
+        let code = outside_tests(code);
+        let mut named = segments_after(code, "crate::sim::");
+        // A file beside the door names its neighbours as `super::x`.
+        if rel.matches('/').count() == 1 {
+            named.extend(segments_after(code, "super::"));
+        }
+        for name in named {
+            let target = if rooms.contains(&name) {
+                Some(name)
+            } else {
+                door.get(&name).cloned()
+            };
+            if let Some(target) = target.filter(|t| t != room) {
+                graph.entry(room.to_string()).or_default().insert(target);
+            }
+        }
+    }
+    graph
+}
+
+/// A loop in `graph`, as the rooms along it, if there is one.
+fn find_loop(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        node: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|n| n == node) {
+            let mut cycle = path[i..].to_vec();
+            cycle.push(node.to_string());
+            return Some(cycle);
+        }
+        if done.contains(node) {
+            return None;
+        }
+        path.push(node.to_string());
+        for next in graph.get(node).into_iter().flatten() {
+            if let Some(cycle) = visit(next, graph, path, done) {
+                return Some(cycle);
+            }
+        }
+        path.pop();
+        done.insert(node.to_string());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|node| visit(node, graph, &mut Vec::new(), &mut done))
 }
 
 #[test]
-fn only_the_plugin_engine_editor_presets_and_cli_read_the_parameters() {
-    let allowed = [
-        "lib", "params", "engine", "editor", "preset", "cli", "main", "bin",
+fn no_import_loop_between_the_rooms_of_sim() {
+    let graph = sim_graph(&all_sources());
+    assert!(
+        graph.contains_key("grid") && graph.contains_key("sph"),
+        "{graph:#?}"
+    );
+    assert_eq!(find_loop(&graph), None, "{graph:#?}");
+}
+
+/// The loop check sees a loop through a re-exported name and through `super::`, and none in
+/// a chain.
+#[test]
+fn the_loop_check_catches_a_planted_loop() {
+    let file = |rel: &str, code: &str| (rel.to_string(), code.to_string());
+    let door = file(
+        "sim/mod.rs",
+        "pub use model::{Model, Snapshot};\npub use grid::cpu::CpuSolver;",
+    );
+    let chain = vec![
+        door.clone(),
+        file("sim/model.rs", "use crate::fluid::Look;"),
+        file("sim/grid/model.rs", "use crate::sim::Model;"),
+        file("sim/grid/cpu/mod.rs", "use crate::sim::model::Snapshot;"),
+        file(
+            "sim/create.rs",
+            "use super::grid::cpu::CpuSolver; use super::model::Model;",
+        ),
     ];
-    let found = violations(|_, module| (!allowed.contains(&module)).then_some(&["params"]));
-    assert!(found.is_empty(), "{found:#?}");
+    assert_eq!(find_loop(&sim_graph(&chain)), None);
+    let mut planted = chain.clone();
+    planted.push(file("sim/model.rs", "fn f(s: &crate::sim::CpuSolver) {}"));
+    let cycle = find_loop(&sim_graph(&planted)).expect("a loop through a re-export");
+    assert!(cycle.contains(&"grid".to_string()) && cycle.contains(&"model".to_string()));
+    let mut planted = chain;
+    planted.push(file("sim/model.rs", "use super::create::make;"));
+    assert!(
+        find_loop(&sim_graph(&planted)).is_some(),
+        "a loop through super::"
+    );
 }
 
+/// The rules' helpers themselves.
 #[test]
-fn nothing_of_the_plugin_imports_the_command_line() {
-    let found = violations(|_, module| (!CLI.contains(&module) && module != "main").then_some(CLI));
-    assert!(found.is_empty(), "{found:#?}");
-}
-
-/// The rules themselves: each flags what it should.
-#[test]
-fn the_rules_catch_an_import() {
+fn the_helpers_read_imports() {
     assert!(names("use crate::params::Settings;", "params"));
     assert!(names("x = crate::sim::MAX_SPEED;", "sim"));
     assert!(!names("use crate::simulation::X;", "sim"));
@@ -237,4 +524,15 @@ fn the_rules_catch_an_import() {
         ["Model", "grid", "Solver"]
     );
     assert!(sim_names("use crate::simulation::X;").is_empty());
+    assert_eq!(sim_room("sim/grid/gpu/solver.rs"), Some("grid"));
+    assert_eq!(sim_room("sim/model.rs"), Some("model"));
+    assert_eq!(sim_room("sim/mod.rs"), None);
+    assert_eq!(
+        reexports("pub use create::create_model;\npub use model::{Backend, Model};"),
+        BTreeMap::from([
+            ("create_model".to_string(), "create".to_string()),
+            ("Backend".to_string(), "model".to_string()),
+            ("Model".to_string(), "model".to_string()),
+        ])
+    );
 }

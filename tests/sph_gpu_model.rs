@@ -7,7 +7,8 @@
 mod common;
 
 use dyeflow::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat, SplatShape};
-use dyeflow::sim::model::{Backend, Kind, Model, ModelSpec, create_model};
+use dyeflow::sim::create_model;
+use dyeflow::sim::model::{Backend, Kind, Model, ModelSpec};
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::sph::Fluid;
 use dyeflow::sim::sph::cpu::model::SphModel;

@@ -40,6 +40,7 @@ macro_rules! kernel {
     };
 }
 
+pub mod create;
 pub mod device;
 pub mod effects;
 pub mod grid;
@@ -49,11 +50,10 @@ pub mod multigrid;
 pub mod obstacles;
 pub mod sph;
 
+pub use create::create_model;
 pub use device::{GpuError, GpuOptions};
-pub use grid::cpu::CpuError;
-pub use model::{
-    Backend, GridModel, Model, ModelInfo, ModelSpec, Resolution, Snapshot, create_model,
-};
+pub use grid::model::GridModel;
+pub use model::{Backend, CpuError, Model, ModelInfo, ModelSpec, Resolution, Snapshot};
 
 use crate::fluid::{ColorMode, Look, Splat, StreamlineMode, ToneMode, VELOCITY_VALUE_SCALE};
 use grid::Fields;

@@ -4,6 +4,7 @@
 
 pub mod cpu;
 pub mod gpu;
+pub mod model;
 pub mod particles;
 pub mod physics;
 pub mod streamlines;

@@ -193,17 +193,7 @@ pub struct CpuSolver {
     streamlines: streamlines::Streamlines,
 }
 
-/// Why a CPU solver could not be made.
-#[derive(Debug, thiserror::Error)]
-pub enum CpuError {
-    /// The operating system refused the worker threads (a process or memory limit).
-    #[error("could not start {threads} solver thread(s): {source}")]
-    Threads {
-        threads: usize,
-        #[source]
-        source: rayon::ThreadPoolBuildError,
-    },
-}
+pub use crate::sim::model::CpuError;
 
 impl CpuSolver {
     /// A solver for `cfg` (sanitised) running on `threads` worker threads (0: one per core).

@@ -3,6 +3,7 @@
 //! uniform struct's size and field offsets against its WGSL twin, and the Rust constants that
 //! mirror WGSL ones.
 
+use super::passes::GpuSplat;
 use super::passes::bloom::MipUniform;
 use super::passes::diffuse::DiffuseUniform;
 use super::passes::divergence::{DecideUniform, SlotUniform};
@@ -12,7 +13,6 @@ use super::passes::obstacles::SolidsUniform;
 use super::passes::pressure::LevelUniform;
 use super::passes::reduce::ReduceUniform;
 use super::passes::streamlines::StreamUniform;
-use super::passes::{BINDINGS, GpuSplat};
 use super::uniforms::{GridUniforms, PictureUniform};
 use crate::sim::device::shaders;
 use crate::sim::sph::gpu::light::LightUniform;
@@ -350,3 +350,34 @@ fn rust_constants_mirror_the_wgsl() {
         light::GRADIENT_SPEED
     );
 }
+
+/// Every shader's bindings as the passes name them: `(shader, bindings)`.
+const BINDINGS: &[(&str, &[crate::sim::device::kernel::Binding])] = &[
+    ("advect", super::passes::advect::binding::ALL),
+    ("bloom", super::passes::bloom::binding::ALL),
+    ("buoyancy", super::passes::buoyancy::binding::ALL),
+    ("colorize", super::passes::colorize::binding::ALL),
+    ("curl", super::passes::curl::binding::ALL),
+    ("diffuse", super::passes::diffuse::binding::ALL),
+    ("display", super::passes::display::binding::ALL),
+    ("divergence", super::passes::divergence::binding::ALL),
+    ("gradient", super::passes::gradient::binding::ALL),
+    ("nodes", super::passes::nodes::binding::ALL),
+    ("obstacles", super::passes::obstacles::binding::ALL),
+    (
+        "obstacle_overlay",
+        super::passes::obstacle_overlay::binding::ALL,
+    ),
+    ("particles", super::passes::particles::binding::ALL),
+    ("pressure", super::passes::pressure::binding::ALL),
+    ("reduce", super::passes::reduce::binding::ALL),
+    ("splat", super::passes::splat::binding::ALL),
+    ("streamlines", super::passes::streamlines::binding::ALL),
+    ("sunrays", super::passes::sunrays::binding::ALL),
+    ("vorticity", super::passes::vorticity::binding::ALL),
+    ("sph_sort", crate::sim::sph::gpu::binding::sort::ALL),
+    ("sph_step", crate::sim::sph::gpu::binding::step::ALL),
+    ("sph_solids", crate::sim::sph::gpu::solids::binding::ALL),
+    ("sph_sources", crate::sim::sph::gpu::sources::binding::ALL),
+    ("sph_light", crate::sim::sph::gpu::light::binding::ALL),
+];

@@ -23,9 +23,9 @@
 
 use crate::fluid::{ColorMode, Liquid, Look, Splat};
 use crate::sim::device::GpuError;
-use crate::sim::grid::cpu::CpuError;
 use crate::sim::grid::cpu::colorize::Source;
 use crate::sim::grid::cpu::picture::Picture;
+use crate::sim::model::CpuError;
 use crate::sim::model::{HeldFrame, Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::sph::cpu::light::Light;
@@ -510,7 +510,7 @@ mod tests {
             gpu: Default::default(),
             cpu_threads: 1,
         };
-        let (mut grid, _) = crate::sim::model::create_model(&spec).expect("grid");
+        let (mut grid, _) = crate::sim::create::create_model(&spec).expect("grid");
         assert!(!grid.restore(&a.snapshot()), "the grid refuses particles");
         assert!(
             !a.restore(&grid.snapshot()),

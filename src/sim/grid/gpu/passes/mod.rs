@@ -43,32 +43,3 @@ pub(super) use splat::{GpuSplat, Splat};
 pub(super) use streamlines::Streamlines;
 pub(super) use sunrays::Sunrays;
 pub(super) use vorticity::Vorticity;
-
-/// Every shader's bindings as the passes name them: `(shader, bindings)`.
-#[cfg(test)]
-pub(super) const BINDINGS: &[(&str, &[crate::sim::device::kernel::Binding])] = &[
-    ("advect", advect::binding::ALL),
-    ("bloom", bloom::binding::ALL),
-    ("buoyancy", buoyancy::binding::ALL),
-    ("colorize", colorize::binding::ALL),
-    ("curl", curl::binding::ALL),
-    ("diffuse", diffuse::binding::ALL),
-    ("display", display::binding::ALL),
-    ("divergence", divergence::binding::ALL),
-    ("gradient", gradient::binding::ALL),
-    ("nodes", nodes::binding::ALL),
-    ("obstacles", obstacles::binding::ALL),
-    ("obstacle_overlay", obstacle_overlay::binding::ALL),
-    ("particles", particles::binding::ALL),
-    ("pressure", pressure::binding::ALL),
-    ("reduce", reduce::binding::ALL),
-    ("splat", splat::binding::ALL),
-    ("streamlines", streamlines::binding::ALL),
-    ("sunrays", sunrays::binding::ALL),
-    ("vorticity", vorticity::binding::ALL),
-    ("sph_sort", crate::sim::sph::gpu::binding::sort::ALL),
-    ("sph_step", crate::sim::sph::gpu::binding::step::ALL),
-    ("sph_solids", crate::sim::sph::gpu::solids::binding::ALL),
-    ("sph_sources", crate::sim::sph::gpu::sources::binding::ALL),
-    ("sph_light", crate::sim::sph::gpu::light::binding::ALL),
-];
