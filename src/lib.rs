@@ -9,10 +9,15 @@ use nice_plug::prelude::*;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+// The `kernel!` macro is seen by textual scope: `kernels` comes before the modules using it.
+#[macro_use]
+pub mod kernels;
+
 pub mod bridge;
 pub mod capture;
 #[cfg(feature = "cli")]
 pub mod cli;
+pub mod display;
 pub mod editor;
 pub mod engine;
 pub mod fluid;

@@ -16,35 +16,9 @@
 //! - Dye is RGB at cell centres of a grid `dye_scale` times finer per axis (two resolutions, as
 //!   in the best web fluids: fine colour detail costs no pressure work).
 
-/// Compile a hot per-row kernel for AVX2+FMA and NEON as well as the baseline, picking the
-/// best at run time. Kernels use `mul_add`, which is exactly rounded with or without hardware
-/// FMA, so every version gives bit-identical results; the baseline is only slower.
-///
-/// `kernel! { avx512: ... }` adds an AVX-512 version first, for kernels that gain from its 32
-/// registers (long per-pixel chains whose constants no longer reload from memory each
-/// iteration) and do no indexed loads (LLVM turns those into AVX-512 gathers, which are slower
-/// than scalar loads on Zen 4: the legacy dye row took 20 % longer). multiversion picks it
-/// only on CPUs with Ice Lake's AVX-512 extensions (Zen 4 has them), where it runs at full clock.
-macro_rules! kernel {
-    (avx512: $($item:tt)*) => {
-        #[multiversion::multiversion(targets(
-            "x86_64+avx512f+avx512vl+avx512bw+avx512dq+avx2+fma",
-            "x86_64+avx2+fma",
-            "aarch64+neon"
-        ))]
-        $($item)*
-    };
-    ($($item:tt)*) => {
-        #[multiversion::multiversion(targets("x86_64+avx2+fma", "aarch64+neon"))]
-        $($item)*
-    };
-}
-
 pub mod create;
 pub mod device;
-pub mod effects;
 pub mod grid;
-pub mod math;
 pub mod model;
 pub mod multigrid;
 pub mod obstacles;

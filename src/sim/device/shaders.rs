@@ -4,7 +4,8 @@
 /// Types and helpers shared by every pass.
 pub const COMMON: &str = include_str!("../../../shaders/common.wgsl");
 
-/// One WGSL file per pass, named like the CPU pass (`sim/cpu/<name>.rs`).
+/// One WGSL file per pass, named like the CPU pass (`sim/grid/cpu/<name>.rs`,
+/// `display/cpu/<name>.rs`).
 pub const PASSES: &[(&str, &str)] = &[
     ("splat", include_str!("../../../shaders/splat.wgsl")),
     ("curl", include_str!("../../../shaders/curl.wgsl")),

@@ -181,5 +181,5 @@ impl Fields {
 
 /// Bilinear sample of a `nx x ny` grid at index coordinates `(x, y)`, clamped to the grid.
 pub fn sample(f: &[f32], nx: usize, ny: usize, x: f32, y: f32) -> f32 {
-    super::math::bilerp(f, nx, ny, x, y)
+    crate::kernels::math::bilerp(f, nx, ny, x, y)
 }

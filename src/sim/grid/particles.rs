@@ -38,11 +38,9 @@ pub const MAX_PER_SPLAT: f32 = 4096.0;
 pub const MAX_LIFE_S: f32 = 60.0;
 /// The fraction of its life over which a particle's light fades in.
 pub const FADE_IN: f32 = 0.1;
-/// Fixed-point units per unit of light in the particles' light buffer: they add up in
-/// integers, so the sum does not depend on the order (the GPU adds them with atomics) and the
-/// CPU's and the GPU's pictures agree exactly for the same particles. A million particles of
-/// the brightest glow on one pixel stay below `u32::MAX`.
-pub const LIGHT_UNITS: f32 = 256.0;
+/// Fixed-point units per unit of light in the particles' light buffer: the display's, which
+/// reads it ([`crate::display::LIGHT_UNITS`]).
+pub use crate::display::LIGHT_UNITS;
 pub use crate::fluid::MAX_GLOW;
 /// Light of one particle at glow 1 and full fade, before its colour: a particle spreads it
 /// over the 2x2 pixels around it. Set by eye on Neon at 960x540 (2026-11): at 1 the sparks

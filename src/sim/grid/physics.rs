@@ -2,7 +2,7 @@
 //! solvers so that both run the same physics from one definition.
 
 use crate::fluid::{Splat, SplatShape};
-use crate::sim::math::exp;
+use crate::kernels::math::exp;
 use crate::sim::{MAX_DYE, MAX_HEAT, MAX_SPEED};
 
 /// Splats queued between steps before further ones are dropped. A dense passage produces a

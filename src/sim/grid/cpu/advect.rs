@@ -14,8 +14,8 @@
 //! `(i - 1/2, j)`, `v` samples at `(i, j - 1/2)`. Velocities are in canvas heights per second,
 //! so a velocity moves `v * dt * height` cells. Traced points outside the canvas clamp to it.
 
+use crate::kernels::math::{lerp, limit};
 use crate::sim::MAX_SPEED;
-use crate::sim::math::{lerp, limit};
 use rayon::prelude::*;
 
 pub use crate::sim::obstacles::near::NearSolids;
@@ -35,7 +35,7 @@ pub struct Grid {
 
 /// Bilinear sampling of a row-major `nx x ny` field in its own index space, clamped to the
 /// grid. The lower corner index stops one short of the last row and column and the weight
-/// reaches 1 there (the same as [`crate::sim::math::bilerp`], and as the GPU shaders).
+/// reaches 1 there (the same as [`crate::kernels::math::bilerp`], and as the GPU shaders).
 #[derive(Clone, Copy)]
 pub(super) struct Sampler<'a> {
     f: &'a [f32],
@@ -234,7 +234,7 @@ pub fn advect_velocity(
     let flow = Flow::new(g, u_in, v_in);
     let du = u_out
         .par_chunks_mut(w + 1)
-        .with_min_len(super::band::min_rows(w + 1))
+        .with_min_len(crate::kernels::band::min_rows(w + 1))
         .enumerate()
         .map(|(j, row)| {
             let urow = &u_in[j * (w + 1)..(j + 1) * (w + 1)];
@@ -255,7 +255,7 @@ pub fn advect_velocity(
         .reduce(|| 0.0f32, f32::max);
     let dv = v_out
         .par_chunks_mut(w)
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .map(|(j, row)| {
             if j == 0 || j == h {
@@ -455,11 +455,11 @@ pub fn advect_dye(
     match carried {
         Some(c) => rows
             .zip(c.out[..g.w * g.h].par_chunks_mut(g.w))
-            .with_min_len(super::band::min_rows(dw))
+            .with_min_len(crate::kernels::band::min_rows(dw))
             .enumerate()
             .for_each(|(j, (((r, gr), b), t))| row(j, [r, gr, b], Some(t))),
         None => rows
-            .with_min_len(super::band::min_rows(dw))
+            .with_min_len(crate::kernels::band::min_rows(dw))
             .enumerate()
             .for_each(|(j, ((r, gr), b))| row(j, [r, gr, b], None)),
     }
@@ -632,7 +632,7 @@ pub fn advect_scalar(
     let k = dt * g.h as f32;
     out[..g.w * g.h]
         .par_chunks_mut(g.w)
-        .with_min_len(super::band::min_rows(g.w))
+        .with_min_len(crate::kernels::band::min_rows(g.w))
         .enumerate()
         .for_each(|(j, row)| {
             let urow = &u[j * (g.w + 1)..(j + 1) * (g.w + 1)];
@@ -856,7 +856,7 @@ pub fn advect_dye_near_solids(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::math::bilerp;
+    use crate::kernels::math::bilerp;
 
     #[test]
     fn uniform_flow_moves_dye_by_known_cells() {

@@ -52,7 +52,7 @@ pub fn lift(
     let dw = w * scale;
     lift[..w * h]
         .par_chunks_mut(w)
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .for_each(|(j, row)| {
             let t = &heat[j * w..(j + 1) * w];
@@ -83,7 +83,7 @@ pub fn apply(
     if up[0] != 0.0 && w > 1 {
         let k = up[0] * dt;
         u.par_chunks_mut(w + 1)
-            .with_min_len(super::band::min_rows(w))
+            .with_min_len(crate::kernels::band::min_rows(w))
             .enumerate()
             .for_each(|(j, row)| {
                 let cells = &lift[j * w..(j + 1) * w];
@@ -95,7 +95,7 @@ pub fn apply(
         let k = up[1] * dt;
         v[w..w * h]
             .par_chunks_mut(w)
-            .with_min_len(super::band::min_rows(w))
+            .with_min_len(crate::kernels::band::min_rows(w))
             .enumerate()
             .for_each(|(j, row)| {
                 // Face row j + 1 lies between cell rows j and j + 1.

@@ -52,7 +52,7 @@ pub fn curl(u: &[f32], v: &[f32], w: usize, h: usize, curl: &mut [f32]) {
     let inv_cell = h as f32; // cell size = 1 / h canvas
     curl[..w * h]
         .par_chunks_mut(w)
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .for_each(|(j, row)| {
             let (jd, ju) = (j.saturating_sub(1), (j + 1).min(h - 1));

@@ -42,7 +42,7 @@ pub fn diffuse(
             let x: &[f32] = field;
             let bb: &[f32] = b;
             tmp.par_chunks_mut(nx)
-                .with_min_len(super::band::min_rows(nx))
+                .with_min_len(crate::kernels::band::min_rows(nx))
                 .enumerate()
                 .for_each(|(j, out)| {
                     diffuse_row(x, bb, out, nx, ny, j, a, fixed);

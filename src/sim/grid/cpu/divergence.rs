@@ -84,7 +84,7 @@ pub fn divergence_rhs(
         .par_chunks_mut(hw)
         .zip(black.par_chunks_mut(hw))
         .zip(d[..w * h].par_chunks_mut(w))
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .map(|(j, ((red_row, black_row), drow))| {
             let urow = &u[j * (w + 1)..(j + 1) * (w + 1)];
@@ -102,7 +102,7 @@ pub fn divergence_rhs(
 pub fn divergence_norms(u: &[f32], v: &[f32], w: usize, h: usize, d: &mut [f32]) -> Norms {
     let rows: Vec<Partial> = d[..w * h]
         .par_chunks_mut(w)
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .map(|(j, drow)| {
             let urow = &u[j * (w + 1)..(j + 1) * (w + 1)];
@@ -123,7 +123,7 @@ pub fn divergence_norms(u: &[f32], v: &[f32], w: usize, h: usize, d: &mut [f32])
 pub fn compressibility(u: &[f32], v: &[f32], w: usize, h: usize, d: &mut [f32]) -> f32 {
     let rows: Vec<(f64, f64)> = d[..w * h]
         .par_chunks_mut(w)
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .map(|(j, drow)| {
             let urow = &u[j * (w + 1)..(j + 1) * (w + 1)];

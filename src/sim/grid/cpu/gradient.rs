@@ -3,8 +3,8 @@
 //! stay exactly 0: nothing flows through the walls. The result is held to the speed limit,
 //! which only ever binds on hostile input.
 
+use crate::kernels::math::limit;
 use crate::sim::MAX_SPEED;
-use crate::sim::math::limit;
 use rayon::prelude::*;
 
 kernel! {
@@ -26,11 +26,11 @@ fn subtract_v_row(row: &mut [f32], q_dn: &[f32], q_up: &[f32]) {
 /// Subtract the gradient of `q` (natural layout, `w x h`) from the interior faces.
 pub fn subtract_gradient(u: &mut [f32], v: &mut [f32], q: &[f32], w: usize, h: usize) {
     u.par_chunks_mut(w + 1)
-        .with_min_len(super::band::min_rows(w + 1))
+        .with_min_len(crate::kernels::band::min_rows(w + 1))
         .enumerate()
         .for_each(|(j, row)| subtract_u_row(row, &q[j * w..(j + 1) * w]));
     v.par_chunks_mut(w)
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .for_each(|(j, row)| {
             if j > 0 && j < h {

@@ -1,30 +1,26 @@
 //! The CPU solver: the reference for every other backend and the fallback when there is no
 //! GPU. One file per pass; each pass is parallel over rows with rayon, and every reduction
-//! sums rows in a fixed order, so results are bit-identical for any thread count.
+//! sums rows in a fixed order, so results are bit-identical for any thread count. The picture
+//! is the display's ([`crate::display::cpu`]): the solver hands it its fields as a
+//! [`colorize::Source`].
 
 pub mod advect;
-pub mod band;
-pub mod bloom;
 pub mod buoyancy;
-pub mod colorize;
 pub mod curl;
 pub mod diffuse;
-pub mod display;
 pub mod divergence;
 pub mod gradient;
-pub mod obstacle_overlay;
 pub mod particles;
-pub mod picture;
 pub mod pressure;
 pub mod reduce;
 pub mod splat;
 pub mod streamlines;
-pub mod sunrays;
 pub mod vorticity;
 
 mod obstacles;
 
 use super::{AlignedVec, Fields};
+use crate::display::cpu::{colorize, obstacle_overlay, picture};
 use crate::sim::grid::particles::{CPU_CAPACITY, Particle, Spawner};
 use crate::sim::grid::physics::{
     CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, decay_factor, extra_iterations,

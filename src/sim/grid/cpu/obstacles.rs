@@ -8,9 +8,9 @@
 //! boundary layer a grid this coarse cannot resolve anyway).
 
 use super::advect::NearSolids;
-use super::band::min_rows;
 use super::pressure::{Faces, Regions, Split, SplitFaces};
 use super::reduce::row_sum;
+use crate::kernels::band::min_rows;
 use crate::sim::obstacles::Mask;
 use rayon::prelude::*;
 

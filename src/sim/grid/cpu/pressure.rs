@@ -26,7 +26,7 @@ mod nodes;
 pub use faces::{Faces, Regions, SplitFaces};
 pub use multigrid::{CoarseLevels, Multigrid};
 
-use super::band::{self, MIN_TASK_CELLS, Shared, min_rows};
+use crate::kernels::band::{self, MIN_TASK_CELLS, Shared, min_rows};
 use crate::sim::grid::AlignedVec;
 use crate::sim::multigrid::*;
 use faces::{MaskedUpdate, relax_row_faces, residual_row_faces};

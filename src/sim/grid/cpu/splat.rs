@@ -90,12 +90,12 @@ pub fn splat_velocity(splats: &[CellSplat], u: &mut [f32], v: &mut [f32], w: usi
     // x = i + 0.5 on the interior rows 1..h.
     let spans = Span::all(splats, |s| s.force[0] != 0.0, 1, w, 0.0, 1);
     u.par_chunks_mut(w + 1)
-        .with_min_len(super::band::min_rows(w + 1))
+        .with_min_len(crate::kernels::band::min_rows(w + 1))
         .enumerate()
         .for_each(|(j, row)| splat_face_row(splats, &spans, 0, j as f32 + 0.5, row));
     let spans = Span::all(splats, |s| s.force[1] != 0.0, 0, w, 0.5, 1);
     v.par_chunks_mut(w)
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .for_each(|(j, row)| {
             if j != 0 && j != h {
@@ -142,7 +142,7 @@ pub fn splat_dye(splats: &[CellSplat], dye: [&mut [f32]; 3], dw: usize, scale: u
     r.par_chunks_mut(dw)
         .zip(g.par_chunks_mut(dw))
         .zip(b.par_chunks_mut(dw))
-        .with_min_len(super::band::min_rows(dw))
+        .with_min_len(crate::kernels::band::min_rows(dw))
         .enumerate()
         .for_each(|(j, ((r, g), b))| splat_dye_row(splats, &spans, j, scale, [r, g, b]));
 }
@@ -176,7 +176,7 @@ pub fn splat_heat(splats: &[CellSplat], heat: &mut [f32], w: usize) {
     }
     let spans = Span::all(splats, |s| s.heat != 0.0, 0, w, 0.5, 1);
     heat.par_chunks_mut(w)
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .for_each(|(j, row)| splat_heat_row(splats, &spans, j, row));
 }

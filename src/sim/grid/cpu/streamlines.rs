@@ -4,11 +4,11 @@
 //! mirrors it.
 
 use super::advect::{Flow, Grid};
+use crate::kernels::math::blend8;
 use crate::sim::grid::particles::solid_at;
 use crate::sim::grid::streamlines::{
     Lines, MAX_LINE, PIECE_PX, code, coverage, decode, distance2, ramp,
 };
-use crate::sim::math::blend8;
 use crate::sim::obstacles::Mask;
 use rayon::prelude::*;
 

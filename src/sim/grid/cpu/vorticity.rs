@@ -3,9 +3,9 @@
 //! smooths away. Cell force `f = eps * VORTICITY_SCALE_PER_S * cell * (N x w)`, applied to the
 //! faces as the mean of the two adjacent cells' forces, times dt. Walls are untouched.
 
+use crate::kernels::math::limit;
 use crate::sim::MAX_SPEED;
 use crate::sim::grid::physics::VORTICITY_SCALE_PER_S;
-use crate::sim::math::limit;
 use rayon::prelude::*;
 
 kernel! {
@@ -84,7 +84,7 @@ pub fn confine(
     let fy = &mut fy_buf[..w * h];
     fx.par_chunks_mut(w)
         .zip(fy.par_chunks_mut(w))
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .for_each(|(j, (fx, fy))| {
             let (jd, ju) = (j.saturating_sub(1), (j + 1).min(h - 1));
@@ -94,11 +94,11 @@ pub fn confine(
     let (fx, fy) = (&*fx, &*fy);
     let k = dt * eps * VORTICITY_SCALE_PER_S;
     u.par_chunks_mut(w + 1)
-        .with_min_len(super::band::min_rows(w + 1))
+        .with_min_len(crate::kernels::band::min_rows(w + 1))
         .enumerate()
         .for_each(|(j, row)| apply_u_row(row, &fx[j * w..(j + 1) * w], k));
     v.par_chunks_mut(w)
-        .with_min_len(super::band::min_rows(w))
+        .with_min_len(crate::kernels::band::min_rows(w))
         .enumerate()
         .for_each(|(j, row)| {
             if j > 0 && j < h {

@@ -292,9 +292,9 @@ fn wgsl_f32(shader: &str, name: &str) -> f32 {
 
 #[test]
 fn the_picture_constants_mirror_the_wgsl() {
-    use crate::sim::effects as bloom;
-    use crate::sim::effects as display;
-    use crate::sim::effects as sunrays;
+    use crate::display::effects as bloom;
+    use crate::display::effects as display;
+    use crate::display::effects as sunrays;
     assert_eq!(wgsl_f32("bloom", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
     assert_eq!(wgsl_f32("display", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
     assert_eq!(wgsl_f32("display", "BG_COVER"), display::BG_COVER);

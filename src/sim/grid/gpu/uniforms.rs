@@ -1,8 +1,8 @@
 //! `GridUniforms` (common.wgsl): the uniform every pass but the solves reads, written once per step
 //! (and once per frame for the look). The layout tests check it against its WGSL twin.
 
+use crate::display::effects::Fx;
 use crate::fluid::{PALETTE_STOPS, ToneMode};
-use crate::sim::effects::Fx;
 use crate::sim::grid::physics::{VORTICITY_SCALE_PER_S, decay_factor};
 use crate::sim::{Look, MAX_DYE, SimConfig, StepInput};
 use bytemuck::{Pod, Zeroable};

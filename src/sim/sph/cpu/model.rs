@@ -13,19 +13,20 @@
 //! - **Picture.** The surface look: each particle's colour is splatted with a smooth kernel
 //!   into a light field on the model's grid, normalised so the bulk of the liquid at its
 //!   target density shows its colour at about 1; the discs look: each particle a soft disc at
-//!   the frame's resolution. Either is drawn through the grid fluid's display pipeline
-//!   (exposure, tone, bloom, shading, palettes). In the "velocity hue" colour mode
+//!   the frame's resolution. Either is drawn through the display's picture
+//!   ([`crate::display`]: exposure, tone, bloom, shading, palettes). In the "velocity hue" colour mode
 //!   particles take the source's speed gradient (blue, white, red) instead of their colour.
 //! - **Obstacles** are drawn and kept with the model, and the particles collide with them
 //!   ([`crate::sim::sph::solids`]).
 //! - **Rest.** The model counts as still once 95 % of its particles barely move (see
 //!   [`SphModel::probe_activity`]), so the engine stops stepping a settled pool.
 
+use crate::display::cpu::colorize::Source;
+use crate::display::cpu::obstacle_overlay;
+use crate::display::cpu::picture::Picture;
 use crate::fluid::{ColorMode, Liquid, Look, Splat};
+use crate::sim::CpuError;
 use crate::sim::device::GpuError;
-use crate::sim::grid::cpu::colorize::Source;
-use crate::sim::grid::cpu::picture::Picture;
-use crate::sim::model::CpuError;
 use crate::sim::model::{HeldFrame, Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::sph::cpu::light::Light;
@@ -222,7 +223,7 @@ impl Model for SphModel {
         self.pool
             .install(|| picture.render(&src, &dye_look, width, height, out));
         if let Some(mask) = &self.obstacles {
-            crate::sim::grid::cpu::obstacle_overlay::draw(mask, look.obstacles, out, width, height);
+            obstacle_overlay::draw(mask, look.obstacles, out, width, height);
         }
     }
 

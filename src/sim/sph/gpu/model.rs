@@ -273,7 +273,7 @@ impl GpuSphModel {
         if let Some(mask) = &self.obstacles
             && out.len() == width * height * 4
         {
-            crate::sim::grid::cpu::obstacle_overlay::draw(mask, style, out, width, height);
+            crate::display::cpu::obstacle_overlay::draw(mask, style, out, width, height);
         }
     }
 }

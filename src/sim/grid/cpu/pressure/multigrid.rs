@@ -2,10 +2,10 @@
 //! and prolongation (see the parent module's docs for the geometry; around obstacles the
 //! finest level relaxes through `faces` and the coarse levels are the node graphs of `nodes`).
 
-use super::band::min_rows;
 use super::faces::{self, Faces, Regions, SplitFaces, residual_row_faces};
 use super::nodes::Nodes;
 use super::{Split, rb_sor_op};
+use crate::kernels::band::min_rows;
 use crate::sim::multigrid::*;
 use crate::sim::obstacles::nodes::Hierarchy;
 use rayon::prelude::*;
@@ -54,13 +54,13 @@ pub(super) fn prolong_row_x(src: &[f32], taps: &[(u32, u32, f32)], out: &mut [f3
         out[2 * n - 1] = src[n - 1];
         let (a, b) = (&src[..n - 1], &src[1..]);
         for (c, pair) in out[1..2 * n - 1].chunks_exact_mut(2).enumerate() {
-            pair[0] = crate::sim::math::lerp(a[c], b[c], 0.25);
-            pair[1] = crate::sim::math::lerp(a[c], b[c], 0.75);
+            pair[0] = crate::kernels::math::lerp(a[c], b[c], 0.25);
+            pair[1] = crate::kernels::math::lerp(a[c], b[c], 0.75);
         }
         return;
     }
     for (o, &(i0, i1, wx)) in out.iter_mut().zip(taps) {
-        *o = crate::sim::math::lerp(src[i0 as usize], src[i1 as usize], wx);
+        *o = crate::kernels::math::lerp(src[i0 as usize], src[i1 as usize], wx);
     }
 }
 }
@@ -482,7 +482,7 @@ pub(super) fn prolongate_natural(
 kernel! {
 fn lerp_rows(a: &[f32], b: &[f32], t: f32, out: &mut [f32]) {
     for i in 0..out.len() {
-        out[i] = crate::sim::math::lerp(a[i], b[i], t);
+        out[i] = crate::kernels::math::lerp(a[i], b[i], t);
     }
 }
 }

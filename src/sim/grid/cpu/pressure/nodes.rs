@@ -23,7 +23,7 @@
 use super::faces::{MaskedUpdate, SplitFaces, interior, relax_row_faces};
 use super::multigrid::{prolongate_natural, restrict_natural};
 use super::{deinterleave_planes, interleave_planes, row_count};
-use crate::sim::grid::cpu::band::{self, Shared};
+use crate::kernels::band::{self, Shared};
 use crate::sim::multigrid::{COARSEST_OMEGA, LevelPlan, NodeSweeps, coarsest_sweeps};
 use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel, bilinear_taps, same_weight};
 use rayon::prelude::*;

@@ -63,7 +63,7 @@ fn exact_halving_fast_paths_match_the_taps() {
         let slow: Vec<f32> = taps
             .0
             .iter()
-            .map(|&(i0, i1, w)| crate::sim::math::lerp(src[i0 as usize], src[i1 as usize], w))
+            .map(|&(i0, i1, w)| crate::kernels::math::lerp(src[i0 as usize], src[i1 as usize], w))
             .collect();
         assert_eq!(fast, slow);
         let row: Vec<f32> = (0..fine).map(|x| x as f32 * 1.5 - 2.0).collect();

@@ -1,9 +1,9 @@
 //! Bloom (bloom.wgsl): the light above a threshold spread through a mip chain, and the glow
 //! the display pass adds (bloom plus the sunrays). Mirrors cpu/bloom.rs (`Chain::run`).
 
+use crate::display::effects::{level_sizes, rays_level};
 use crate::fluid::Effects;
 use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
-use crate::sim::effects::{level_sizes, rays_level};
 use bytemuck::{Pod, Zeroable};
 
 /// The `@binding`s of bloom.wgsl.

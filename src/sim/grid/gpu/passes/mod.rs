@@ -1,6 +1,7 @@
 //! The GPU solver's passes: one struct per pass (its pipelines and bind groups, built once,
-//! and an `encode` method), named like the CPU pass (`sim/cpu/<name>.rs`) and the WGSL file
-//! (`shaders/<name>.wgsl`) it mirrors. Each pass names its `@binding`s in a `binding` module;
+//! and an `encode` method), named like the CPU pass (`sim/grid/cpu/<name>.rs`, or
+//! `display/cpu/<name>.rs` for the picture's) and the WGSL file (`shaders/<name>.wgsl`) it
+//! mirrors. Each pass names its `@binding`s in a `binding` module;
 //! the layout tests check them against the WGSL.
 
 pub(super) mod advect;

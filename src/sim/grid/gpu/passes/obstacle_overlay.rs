@@ -20,9 +20,9 @@ pub(in crate::sim::grid::gpu) mod binding {
 }
 
 /// Half the outline's width in pixels on a 720-pixel frame, its reference height, and its
-/// least half width: `cpu::obstacle_overlay`'s `OUTLINE_HALF_PX`,
-/// `OUTLINE_REFERENCE_HEIGHT_PX` and `OUTLINE_MIN_HALF_PX` (the GPU solver may not import the
-/// CPU's; the parity test holds them together).
+/// least half width: `display::cpu::obstacle_overlay`'s `OUTLINE_HALF_PX`,
+/// `OUTLINE_REFERENCE_HEIGHT_PX` and `OUTLINE_MIN_HALF_PX` (mirrored, not imported; the parity
+/// test holds them together).
 const OUTLINE_HALF_PX: f32 = 1.0;
 const OUTLINE_REFERENCE_HEIGHT_PX: f32 = 720.0;
 const OUTLINE_MIN_HALF_PX: f32 = 0.75;

@@ -9,11 +9,15 @@
 //! - Velocity hue: hue from the flow's direction, value from its speed.
 //!
 //! Output rows run top to bottom; the simulation's row 0 is the bottom.
+//!
+//! Over 800 lines, a quarter of them its tests: the row kernels of every colour mode, in both
+//! tones, share the taps and the per-pixel colour maths, so the pass stays in one file (its
+//! AVX2 twin of the plain dye row sits beside it, `colorize_avx2.rs`).
 
 use crate::fluid::{
     ColorMode, DENSITY_HUE_TURNS, Look, ToneMode, VELOCITY_VALUE_SCALE, hsv_to_rgb, rgb_to_hsv,
 };
-use crate::sim::math::{atan2_turns, bilerp, lerp, map3, tonemap};
+use crate::kernels::math::{atan2_turns, bilerp, lerp, map3, tonemap};
 use rayon::prelude::*;
 
 #[cfg(target_arch = "x86_64")]
@@ -34,14 +38,14 @@ pub struct Source<'a> {
     /// The temperature, `w x h` (empty: cold everywhere).
     pub heat: &'a [f32],
     /// The particles' light at the picture's size, three fixed-point units a pixel
-    /// ([`crate::sim::grid::particles::LIGHT_UNITS`]), interleaved, rows top first; `None`: none.
+    /// ([`crate::display::LIGHT_UNITS`]), interleaved, rows top first; `None`: none.
     pub particles: Option<&'a [u32]>,
 }
 
 kernel! {
 /// Add a row of particle light (fixed-point units, three a pixel) to a row of light.
 fn add_particle_row(planes: Planes, row: &[u32]) {
-    let scale = 1.0 / crate::sim::grid::particles::LIGHT_UNITS;
+    let scale = 1.0 / crate::display::LIGHT_UNITS;
     let [r, g, b] = planes;
     for (x, px) in row.chunks_exact(3).enumerate().take(r.len().min(g.len()).min(b.len())) {
         r[x] = (px[0] as f32).mul_add(scale, r[x]);
@@ -55,7 +59,7 @@ kernel! {
 /// Add a row of particle light to a row of legacy pixels: the legacy tone `1 - e^-x` of the
 /// pixel's light plus the particles' is `1 - (1 - tone) e^-p`.
 fn add_particle_row_legacy(pixels: &mut [u32], row: &[u32]) {
-    let scale = 1.0 / crate::sim::grid::particles::LIGHT_UNITS;
+    let scale = 1.0 / crate::display::LIGHT_UNITS;
     for (px, p) in pixels.iter_mut().zip(row.chunks_exact(3)) {
         let (pr, pg, pb) = (p[0], p[1], p[2]);
         if (pr | pg | pb) == 0 {
@@ -64,7 +68,7 @@ fn add_particle_row_legacy(pixels: &mut [u32], row: &[u32]) {
         let c = *px;
         let mix = |shift: u32, p: u32| {
             let base = ((c >> shift) & 0xff) as f32 * (1.0 / 255.0);
-            1.0 - (1.0 - base) * crate::sim::math::exp(-(p as f32) * scale)
+            1.0 - (1.0 - base) * crate::kernels::math::exp(-(p as f32) * scale)
         };
         *px = pack([mix(0, pr), mix(8, pg), mix(16, pb)]);
     }
@@ -381,10 +385,10 @@ pub const COLD_HUE_TURNS: f32 = 0.62;
 pub fn fire(t: f32) -> (f32, f32, f32) {
     let t = if t.is_finite() { t } else { 0.0 };
     if t >= 0.0 {
-        let hue = FIRE_HUE_TURNS * (1.0 - crate::sim::math::exp(-t));
+        let hue = FIRE_HUE_TURNS * (1.0 - crate::kernels::math::exp(-t));
         (
             hue,
-            crate::sim::math::exp(-t * FIRE_WHITENING),
+            crate::kernels::math::exp(-t * FIRE_WHITENING),
             t * FIRE_EXPOSURE,
         )
     } else {
@@ -640,7 +644,7 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
     let (xs, ys) = (&resample.xs, &resample.ys);
     let dw = src.dw;
     out.par_chunks_mut(width * 4)
-        .with_min_len(super::band::min_rows(width * 4))
+        .with_min_len(crate::kernels::band::min_rows(width * 4))
         .enumerate()
         .for_each_init(
             || Scratch {
@@ -654,7 +658,7 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                     light,
                     pixels,
                 } = scratch;
-                super::band::with_pixels(row, pixels, |pixels| {
+                crate::kernels::band::with_pixels(row, pixels, |pixels| {
                     let [l0, l1, l2] = light;
                     if legacy {
                         match look.color_mode {

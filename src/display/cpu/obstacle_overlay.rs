@@ -19,9 +19,9 @@
 //! no outline, and a pixel whose samples are all fluid is never touched (the pass skips the
 //! rows that see no solid).
 
+use crate::fluid::mask::Mask;
 use crate::fluid::{OBSTACLE_FILL_RGB8, OBSTACLE_OUTLINE_RGB8, ObstacleStyle};
-use crate::sim::math::blend8;
-use crate::sim::obstacles::Mask;
+use crate::kernels::math::blend8;
 use rayon::prelude::*;
 
 /// Half the outline's width in pixels on a frame [`OUTLINE_REFERENCE_HEIGHT_PX`] tall; it

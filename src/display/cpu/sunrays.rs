@@ -6,8 +6,10 @@
 //! ([`rays_level`]), whatever the frame size. Mirrors shaders/sunrays.wgsl; rows top first.
 
 use super::bloom::Rgb;
-pub use crate::sim::effects::{RAYS_DECAY, RAYS_DENSITY, RAYS_MAX_ROWS, RAYS_SAMPLES, rays_level};
-use crate::sim::math::from_fn3;
+pub use crate::display::effects::{
+    RAYS_DECAY, RAYS_DENSITY, RAYS_MAX_ROWS, RAYS_SAMPLES, rays_level,
+};
+use crate::kernels::math::from_fn3;
 use rayon::prelude::*;
 
 /// One axis's bilinear taps of every sample of a ray: for texel `t` of `n` and sample `s`
@@ -106,7 +108,7 @@ impl Rays {
         let across = &self.across;
         out[..w * h]
             .par_chunks_mut(w)
-            .with_min_len(super::band::min_rows(w * RAYS_SAMPLES as usize))
+            .with_min_len(crate::kernels::band::min_rows(w * RAYS_SAMPLES as usize))
             .enumerate()
             .for_each_init(Vec::new, |acc, (j, row)| {
                 acc.clear();
@@ -135,7 +137,7 @@ pub fn sunrays(src: &[Rgb], w: usize, h: usize, out: &mut [Rgb]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::math::map3;
+    use crate::kernels::math::map3;
 
     /// Bilinear sample of `src` (`w x h`) at texel coordinates `(x, y)`, clamped to the edges
     /// (as shaders/sunrays.wgsl samples).

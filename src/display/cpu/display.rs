@@ -20,13 +20,13 @@
 //! Rows are numbered top first, as in the frame.
 
 use super::bloom::{Rgb, sane};
+pub use crate::display::effects::{BG_COVER, Fx, SHADE_ELEVATION_DEG, SHADE_RELIEF};
 #[cfg(test)]
 use crate::fluid::srgb_encode;
 use crate::fluid::{
     FILMIC_MAX_LIGHT, LUMA, PALETTE_HALF_LIGHT, PALETTE_STOPS, dither, filmic_ratio,
 };
-pub use crate::sim::effects::{BG_COVER, Fx, SHADE_ELEVATION_DEG, SHADE_RELIEF};
-use crate::sim::math::{brightest, dimmest, from_fn3, map3};
+use crate::kernels::math::{brightest, dimmest, from_fn3, map3};
 
 /// Where the sRGB curve's linear toe ends.
 const SRGB_TOE: f32 = 0.003_130_8;

@@ -152,7 +152,7 @@ impl Picture {
         l0.par_chunks_mut(width)
             .zip(l1.par_chunks_mut(width))
             .zip(l2.par_chunks_mut(width))
-            .with_min_len(super::band::min_rows(width * 4))
+            .with_min_len(crate::kernels::band::min_rows(width * 4))
             .enumerate()
             .for_each_init(
                 || colour.dye_scratch(),
@@ -170,7 +170,7 @@ impl Picture {
             _ => chunks_or_none(&mut [], 1, pairs),
         };
         hts.zip(level0)
-            .with_min_len(super::band::min_rows(w * 8))
+            .with_min_len(crate::kernels::band::min_rows(w * 8))
             .enumerate()
             .for_each_init(
                 || {
@@ -209,7 +209,7 @@ impl Picture {
         let step = consts.step;
         let hts = &self.heights;
         out.par_chunks_mut(width * 4)
-            .with_min_len(super::band::min_rows(width * 4))
+            .with_min_len(crate::kernels::band::min_rows(width * 4))
             .enumerate()
             .for_each_init(
                 || Scratch {
@@ -246,7 +246,7 @@ impl Picture {
                         glow: glow_row.map(|g| (g, &taps)),
                     };
                     let fx_scratch = &mut scratch.fx;
-                    super::band::with_pixels(row, &mut scratch.pixels, |pixels| {
+                    crate::kernels::band::with_pixels(row, &mut scratch.pixels, |pixels| {
                         display_fx_row(&rows, &consts, py, fx_scratch, pixels);
                     });
                 },

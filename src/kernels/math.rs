@@ -1,6 +1,7 @@
-//! Small numeric kernels shared by the CPU passes. Everything here is deterministic: no
-//! platform libm calls in hot paths (their last bits differ between systems), and `mul_add` is
-//! exactly rounded whether the CPU has FMA or not, so results are identical on every machine.
+//! Small numeric kernels shared by the CPU passes of the models and the display. Everything
+//! here is deterministic: no platform libm calls in hot paths (their last bits differ between
+//! systems), and `mul_add` is exactly rounded whether the CPU has FMA or not, so results are
+//! identical on every machine.
 
 /// The brightest of three channels as `maxps` computes it, one instruction per pair where
 /// `f32::max` (which passes over NaN) needs three: without NaN, the same answer; with a NaN

@@ -1,0 +1,31 @@
+//! The display: the picture every model hands its light to. Colour (dye colour, density or
+//! velocity hue, heat's fire, particle light), exposure, tone, bloom, sunrays, relief shading,
+//! palettes and background, sRGB and dither, then the obstacle overlay: from a model's fields
+//! to the RGBA8 frame.
+//!
+//! **Input.** A model fills a [`cpu::colorize::Source`]: plain slices that any model can
+//! provide (the velocity faces, the three dye or light planes and their grid size, the
+//! temperature, and the particles' light at the picture's size in [`LIGHT_UNITS`]), and hands
+//! it to a [`cpu::picture::Picture`] with the [`Look`](crate::fluid::Look). The grid fluid
+//! hands it its dye; the particle fluid the light it splats from its particles. The obstacle
+//! overlay draws a [`Mask`](crate::fluid::mask::Mask) over the finished frame.
+//!
+//! **Direction.** The display imports no model: nothing here names the models' module
+//! (`sim`). It speaks the shared words ([`crate::fluid`]) and computes with the shared kernels ([`crate::kernels`]);
+//! the models import it, never the other way round.
+//!
+//! **Rooms.** `cpu/` holds the CPU passes, one file per pass; [`effects`] the effects'
+//! geometry and constants that the CPU and the GPU passes share. A pass keeps one name on the
+//! CPU (`display/cpu/<name>.rs`), on the GPU and in WGSL (`shaders/<name>.wgsl`). The GPU
+//! passes still live with the grid's GPU solver (`sim/grid/gpu/passes/`), which the particle
+//! fluid's GPU model borrows to draw; they move to `display/gpu/` in a later step.
+
+pub mod cpu;
+pub mod effects;
+
+/// Fixed-point units per unit of light in the particles' light buffer
+/// ([`cpu::colorize::Source::particles`]): they add up in integers, so the sum does not
+/// depend on the order (the GPU adds them with atomics) and the CPU's and the GPU's pictures
+/// agree exactly for the same particles. A million particles of the brightest glow on one
+/// pixel stay below `u32::MAX`.
+pub const LIGHT_UNITS: f32 = 256.0;
