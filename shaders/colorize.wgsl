@@ -28,7 +28,7 @@ const COLD_HUE_TURNS: f32 = 0.62;
 // read when P.particle_lit is 1.
 @group(0) @binding(7) var<storage, read> plight: array<u32>;
 
-// sim::particles::LIGHT_UNITS.
+// display::LIGHT_UNITS.
 const PARTICLE_LIGHT_UNITS: f32 = 256.0;
 
 // The particles' light at pixel `idx`.

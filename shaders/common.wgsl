@@ -1,6 +1,6 @@
 // common.wgsl: types and helpers every pass shares. Prepended to each pass's source.
 //
-// Units and layout mirror the CPU solver (src/sim/cpu): the canvas is 1 unit tall, velocity
+// Units and layout mirror the CPU solver (src/sim/grid/cpu): the canvas is 1 unit tall, velocity
 // is in canvas heights per second, pressure is pre-scaled (q = p dt / (rho h)). Fields are
 // flat row-major arrays, row 0 at the bottom:
 //   u: (w + 1) x h   (vertical faces; columns 0 and w are walls, always 0)

@@ -27,7 +27,7 @@ struct Particle {
 
 // Threads per workgroup (1D).
 const PW: u32 = 256u;
-// sim::particles::{FADE_IN, LIGHT_UNITS, POINT_LIGHT}.
+// sim::grid::particles::{FADE_IN, POINT_LIGHT} and display::LIGHT_UNITS.
 const FADE_IN_INV: f32 = 10.0;
 const LIGHT_UNITS: f32 = 256.0;
 const POINT_LIGHT: f32 = 4.0;

@@ -39,6 +39,11 @@
 //!   default) paint nothing; each raises a pillar (a solid disc on the middle line, placed by
 //!   pitch, sized by velocity) while its key is down (see [`pillars`]). The mapping says what
 //!   to raise and lower ([`Mapper::pillar_edits`]); the engine builds the walls.
+//!
+//! Why this file is long: `Mapper` is one state machine (held voices, channels, transport, the
+//! beat) that every event kind reads and writes, so its `impl` stays whole; the parts that need no
+//! shared state already live beside it (`audio`, `drums`, `pillars`, `rows`) and its tests in
+//! `mapping/tests.rs`.
 
 use crate::bridge::events::{Expression, NoteId, SimEvent, TimedEvent};
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};

@@ -12,6 +12,11 @@
 //! Units: the canvas is taken as 1 m tall, so viscosity and diffusion read in mm²/s (1 mm²/s =
 //! 1 cSt; water is about 1, olive oil about 80, honey about 10 000), and speeds in canvas heights
 //! per second.
+//!
+//! Why this file is long: `DyeflowParams` must list every host parameter with its stable `#[id]`
+//! in one struct (nice-plug's derive), and its ranges, formatters and the state's migration belong
+//! with it; the groups that could stand alone are in `params/`, and about 220 of the lines are
+//! its tests.
 
 use nice_plug::plugin::ParamValue;
 use nice_plug::prelude::*;

@@ -14,6 +14,9 @@
 //! state through `InternalParamMut`, and its `state` module is crate-private), so [`apply`]
 //! checks every value first through the public `Param` previews and the enums' stable ids,
 //! and then sets them in one loop through `ParamPtr`, as the wrappers do.
+//!
+//! Why this file is long: about 340 of its lines are tests (every key, every bad value); the
+//! reader checks each preset key with its own clear error.
 
 use crate::fluid::mask::{Layout, Mask};
 use crate::fluid::{ColorMode, LiquidStyle, ObstacleStyle, StreamlineMode, ToneMode};

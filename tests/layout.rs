@@ -6,7 +6,9 @@
 //! - The editor, the parameters and presets know no model (`sim`).
 //! - The models (`sim`) know no plugin, host or UI: not the parameters, the audio side, the
 //!   mapping, the engine, the editor, presets or the command line.
-//! - The picture (`display`), once it has a room, imports no model; models hand it their light.
+//! - The picture (`display`) imports no model; models hand it their light. What both need
+//!   (`kernels`: numeric helpers, band-parallel loops, the multiversioned `kernel!`) imports
+//!   nothing of ours but `fluid`.
 //! - The audio side (`bridge`) and the mapping know no model.
 //! - Only the plugin (`lib`), the engine, the editor, presets and the command line read the
 //!   plugin's parameters.
@@ -115,6 +117,15 @@ const RULES: &[Rule] = &[
             "sim", "params", "bridge", "mapping", "engine", "editor", "preset", "cli", "frame",
         ],
         sample: "display/cpu/picture.rs",
+    },
+    Rule {
+        what: "the kernels' building blocks import nothing of ours but the shared words",
+        applies: |_, room| room == "kernels",
+        forbidden: &[
+            "sim", "display", "params", "bridge", "mapping", "engine", "editor", "preset", "cli",
+            "frame", "window", "capture",
+        ],
+        sample: "kernels/math.rs",
     },
     Rule {
         what: "the audio side and the mapping know no model",
@@ -534,5 +545,45 @@ fn the_helpers_read_imports() {
             ("Backend".to_string(), "model".to_string()),
             ("Model".to_string(), "model".to_string()),
         ])
+    );
+}
+
+/// The files of `src/` longer than 800 lines (tests apart) whose header (the leading `//!`
+/// lines) does not say why in a paragraph starting "Why this file is long:".
+fn long_files_without_a_reason(files: &[(String, String)]) -> Vec<String> {
+    files
+        .iter()
+        .filter(|(rel, text)| !rel.ends_with("tests.rs") && text.lines().count() > 800)
+        .filter(|(_, text)| {
+            !text
+                .lines()
+                .take_while(|l| l.starts_with("//!"))
+                .any(|l| l.contains("Why this file is long:"))
+        })
+        .map(|(rel, text)| format!("src/{rel}: {} lines", text.lines().count()))
+        .collect()
+}
+
+#[test]
+fn a_file_over_800_lines_says_why() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut raw = Vec::new();
+    for (rel, _) in all_sources() {
+        let text = std::fs::read_to_string(root.join(&rel)).unwrap();
+        raw.push((rel, text));
+    }
+    let found = long_files_without_a_reason(&raw);
+    assert!(found.is_empty(), "{found:#?}");
+    let long = "fn f() {}\n".repeat(801);
+    let planted = vec![
+        ("sim/long.rs".to_string(), format!("//! A pass.\n{long}")),
+        (
+            "sim/said.rs".to_string(),
+            format!("//! A pass.\n//!\n//! Why this file is long: it is.\n{long}"),
+        ),
+    ];
+    assert_eq!(
+        long_files_without_a_reason(&planted),
+        ["src/sim/long.rs: 802 lines"]
     );
 }

@@ -10,6 +10,9 @@
 //! [`load`] refuses a file without its end line (truncated), with a wrong count or checksum
 //! (damaged), of another format or a newer version, or past the size limit, each with one
 //! sentence saying so.
+//!
+//! Why this file is long: about 280 of its lines are tests; the format's writer and its
+//! streaming, checked reader must agree byte for byte, so they live together.
 
 use super::{MAX_CAPTURE_BYTES, Record};
 use crate::bridge::events::{SimEvent, TimedEvent};

@@ -4,6 +4,9 @@
 //! The chroma thread's records (and the editor's and OSC's, through the input tap) lag the
 //! audio thread's a little: each is written once the audio thread's records have passed its
 //! time (the reader sorts by time), those of a capture that has ended up to its stop.
+//!
+//! Why this file is long: about 330 of its lines are tests; the writer thread's modes
+//! (watching, capturing, finishing) share one loop and its lookback.
 
 use super::file::{CaptureFile, FORMAT_NAME, FORMAT_VERSION, Header};
 use super::{CAPTURE_EXTENSION, Cause, LOOKBACK_RECORDS, LOOKBACK_S, Record};

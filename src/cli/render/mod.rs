@@ -1,5 +1,9 @@
 //! `dyeflow render`: music in, video out, offline. MIDI and audio files (or the built-in demo)
 //! drive the same bridge, mapping and simulation as the plugin, in simulation time.
+//!
+//! Why this file is long: it is the render's whole driver (options, the input feeds, the step
+//! and frame loop, the outputs and the summary), one sequence read top to bottom; the parts
+//! with their own job are beside it (`feed`, `files`, `midi`, `wav`, `replay`, `demo`).
 
 pub mod demo;
 pub mod error;

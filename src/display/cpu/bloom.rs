@@ -17,8 +17,9 @@
 //! at [`BLOOM_MAX_LIGHT`] as it enters (NaN as 0), so a broken pixel cannot poison the glow.
 //! The level count follows the frame size, so the glow spans the same share of any frame.
 //!
-//! Over 800 lines, a third of them its tests: prefilter, down, up and glow are the stages of
-//! one mip chain and share its levels and row kernels, so they stay in one file.
+//! Why this file is long: over 800 lines, a third of them its tests: prefilter, down, up and
+//! glow are the stages of one mip chain and share its levels and row kernels, so they stay in
+//! one file.
 
 use super::sunrays;
 pub use crate::display::effects::{

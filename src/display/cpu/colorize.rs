@@ -10,9 +10,9 @@
 //!
 //! Output rows run top to bottom; the simulation's row 0 is the bottom.
 //!
-//! Over 800 lines, a quarter of them its tests: the row kernels of every colour mode, in both
-//! tones, share the taps and the per-pixel colour maths, so the pass stays in one file (its
-//! AVX2 twin of the plain dye row sits beside it, `colorize_avx2.rs`).
+//! Why this file is long: over 800 lines, a quarter of them its tests: the row kernels of every
+//! colour mode, in both tones, share the taps and the per-pixel colour maths, so the pass stays
+//! in one file (its AVX2 twin of the plain dye row sits beside it, `colorize_avx2.rs`).
 
 use crate::fluid::{
     ColorMode, DENSITY_HUE_TURNS, Look, ToneMode, VELOCITY_VALUE_SCALE, hsv_to_rgb, rgb_to_hsv,

@@ -31,6 +31,9 @@
 //!   many separate pockets) it is relaxed instead.
 //!
 //! The finest level keeps its per-face couplings (`faces`); only the coarse levels are graphs.
+//!
+//! Why this file is long: about 160 of its lines are tests; the node tables for every multigrid
+//! level are built in one pass over the mask.
 
 use super::faces::Faces;
 use crate::sim::multigrid::{LevelPlan, Operator};

@@ -13,6 +13,10 @@
 //! Coordinates: "centre space" puts cell `(i, j)`'s centre at `(i, j)`. `u` samples sit at
 //! `(i - 1/2, j)`, `v` samples at `(i, j - 1/2)`. Velocities are in canvas heights per second,
 //! so a velocity moves `v * dt * height` cells. Traced points outside the canvas clamp to it.
+//!
+//! Why this file is long: the velocity's, the dye's (with the heat carried on the same traces)
+//! and the tracers' advection share the samplers and the traces, and the mending next to solids
+//! re-runs the same traces; about 150 of the lines are its tests.
 
 use crate::kernels::math::{lerp, limit};
 use crate::sim::MAX_SPEED;

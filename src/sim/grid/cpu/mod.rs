@@ -3,6 +3,9 @@
 //! sums rows in a fixed order, so results are bit-identical for any thread count. The picture
 //! is the display's ([`crate::display::cpu`]): the solver hands it its fields as a
 //! [`colorize::Source`].
+//!
+//! Why this file is long: the solver's state, its step (one method per stage, see `step_all`)
+//! and the `Solver` trait's methods share that state; the passes themselves are one file each.
 
 pub mod advect;
 pub mod buoyancy;

@@ -1,6 +1,10 @@
 //! The GPU solver: the CPU solver's algorithm as wgpu compute passes (`passes/`), one step per
 //! command buffer, every bind group built once (and those of obstacles once per mask). `step`
 //! reads as the algorithm: one line per stage, each pass in a labelled compute pass.
+//!
+//! Why this file is long: the solver owns every pass and buffer, and its step (one method per
+//! stage, see `encode_step`), frames, readbacks and the `Solver` trait's methods all work on them;
+//! the passes themselves are one file each in `passes/`.
 
 use super::activity::ActivityProbe;
 use super::buffers::{Buffers, Sizes, bytes_f32};

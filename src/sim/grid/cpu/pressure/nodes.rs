@@ -19,6 +19,10 @@
 //! fixed after them, node by node ([`Top`]); a per-node gather of every tap cost about a fifth
 //! of a V-cycle among pillars. Where most taps differ (the maze's deepest levels) the
 //! transfers stay node by node.
+//!
+//! Why this file is long: the node-by-node multigrid around walls (smoothing, residual,
+//! restriction and prolongation with their per-node taps) is one algorithm whose kernels share
+//! the node tables; about 200 of the lines are its tests.
 
 use super::faces::{MaskedUpdate, SplitFaces, interior, relax_row_faces};
 use super::multigrid::{prolongate_natural, restrict_natural};
