@@ -2,7 +2,7 @@
 // acceleration along the up direction is sigma (T - T_ambient) - kappa d, with T the cell's
 // temperature and d its dye density (the mean of the three channels over the cell's dye
 // cells); every interior face gains dt times the mean of its two cells' accelerations, times
-// the up direction's component along it. Walls are untouched. Mirrors cpu/heat.rs.
+// the up direction's component along it. Walls are untouched. Mirrors cpu/buoyancy.rs.
 
 @group(0) @binding(0) var<uniform> P: GridUniforms;
 @group(0) @binding(1) var<storage, read> heat: array<f32>;

@@ -73,7 +73,7 @@ struct GridUniforms {
 }
 
 // The picture effects of the filmic tone (bloom, sunrays, display). Mirrors
-// gpu::params::PictureUniform; the values are cpu::display::Fx's and fluid::Effects'.
+// grid::gpu::uniforms::PictureUniform; the values are display::effects::Fx's and fluid::Effects'.
 struct Picture {
     // Bloom: soft threshold and its knee (absolute light), intensity, spread 0..1.
     threshold: f32,

@@ -36,20 +36,20 @@ struct LightField {
 
 // Threads per workgroup (sph::gpu::SW).
 const SW: u32 = 256u;
-// Fixed-point units of light per unit (sph::gpu_light::LIGHT_UNITS).
+// Fixed-point units of light per unit (sph::gpu::light::LIGHT_UNITS).
 const LIGHT_UNITS: f32 = 16384.0;
 // The brightest colour a particle adds, per channel (notes' colours are at most 1): keeps a
 // cell's fixed-point sums below 2^32 for up to 65 536 coincident particles (4 x 16 384 units
 // each), more than the plugin's budget of 50 000.
 const MAX_COLOUR: f32 = 4.0;
-// sph::light::GRADIENT_SPEED: box units per second from blue to red.
+// sph::cpu::light::GRADIENT_SPEED: box units per second from blue to red.
 const GRADIENT_SPEED: f32 = 8.0;
 
 fn fixed(x: f32) -> u32 {
     return u32(x * LIGHT_UNITS + 0.5);
 }
 
-// The speed gradient (sph::light::STOPS): deep blue at rest, cyan, white, red at t = 1.
+// The speed gradient (sph::cpu::light::STOPS): deep blue at rest, cyan, white, red at t = 1.
 fn speed_gradient(t_in: f32) -> vec3<f32> {
     var stops = array<vec3<f32>, 4>(
         vec3(0.03, 0.15, 0.9),

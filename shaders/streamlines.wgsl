@@ -47,7 +47,7 @@ struct Stream {
 
 // Threads per workgroup (1D passes).
 const SW: u32 = 256u;
-// sim::streamlines::{TAIL_ALPHA, FADE_SPEED, HALF_SPEED, ALPHA_LEVELS, SPEED_LEVELS, PIECE_PX,
+// sim::grid::streamlines::{TAIL_ALPHA, FADE_SPEED, HALF_SPEED, ALPHA_LEVELS, SPEED_LEVELS, PIECE_PX,
 // MAX_LINE, RAMP}.
 const TAIL_ALPHA: f32 = 0.25;
 const FADE_SPEED: f32 = 0.02;
@@ -86,7 +86,7 @@ fn velocity(p: vec2<f32>) -> vec2<f32> {
     return vec2(sample_u(x + 0.5, y), sample_v(x, y + 0.5));
 }
 
-// sim::particles::solid_at.
+// sim::grid::particles::solid_at.
 fn is_solid(p: vec2<f32>) -> bool {
     let n = f32(S.h);
     let i = min(u32(p.x * n), S.w - 1u);

@@ -23,11 +23,11 @@ pub mod engine;
 pub mod fluid;
 pub mod frame;
 pub mod mapping;
+pub mod output_window;
 pub mod params;
 mod pin;
 pub mod preset;
 pub mod sim;
-pub mod window;
 
 use bridge::queue;
 use bridge::{Bridge, ChromaSink, TransportInfo};
@@ -125,17 +125,21 @@ impl Default for Dyeflow {
 
 /// The instance's output window (closed): frames no finer than the dye grid, and every change
 /// it makes itself (Esc, a resize, a close by the window manager) kept in the project.
-fn new_output_window(params: &Arc<DyeflowParams>, frames: FrameOutput) -> window::OutputWindow {
+fn new_output_window(
+    params: &Arc<DyeflowParams>,
+    frames: FrameOutput,
+) -> output_window::OutputWindow {
     let p = params.clone();
-    let cap: window::FrameCap = Arc::new(move || p.settings().dye_grid());
+    let cap: output_window::FrameCap = Arc::new(move || p.settings().dye_grid());
     let p = params.clone();
-    let on_change: window::OnChange = Arc::new(move |placement: &window::Placement, open| {
-        p.set_output(params::OutputSettings {
-            open,
-            placement: placement.clone(),
+    let on_change: output_window::OnChange =
+        Arc::new(move |placement: &output_window::Placement, open| {
+            p.set_output(params::OutputSettings {
+                open,
+                placement: placement.clone(),
+            });
         });
-    });
-    window::OutputWindow::new(frames, cap, on_change)
+    output_window::OutputWindow::new(frames, cap, on_change)
 }
 
 /// The simulation thread's settings poll makes the output window follow the project (not
@@ -143,7 +147,7 @@ fn new_output_window(params: &Arc<DyeflowParams>, frames: FrameOutput) -> window
 /// Holds the window weakly: the window's owner is the plugin.
 fn follow_output(
     params: &Arc<DyeflowParams>,
-    output: &Arc<window::OutputWindow>,
+    output: &Arc<output_window::OutputWindow>,
     offline: &Arc<AtomicBool>,
 ) -> engine::SettingsHook {
     let (params, output, offline) = (params.clone(), Arc::downgrade(output), offline.clone());
@@ -179,7 +183,7 @@ impl Dyeflow {
     }
 
     /// The instance's output window.
-    pub fn output(&self) -> Arc<window::OutputWindow> {
+    pub fn output(&self) -> Arc<output_window::OutputWindow> {
         self.editor.output.clone()
     }
 

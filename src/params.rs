@@ -27,7 +27,7 @@ use std::sync::atomic::AtomicU32;
 
 use crate::fluid::{ColorMode, ObstacleStyle, ToneMode};
 use crate::mapping::MappingMode;
-pub use crate::window::Placement;
+pub use crate::output_window::Placement;
 
 pub mod effects;
 pub mod heat;
@@ -255,7 +255,7 @@ impl OscSettings {
     }
 }
 
-/// The output window (see [`crate::window`]): whether it is open, and where and how it shows.
+/// The output window (see [`crate::output_window`]): whether it is open, and where and how it shows.
 /// Comes back with the project (closed when the project has none); presets leave it alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default)]

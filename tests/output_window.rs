@@ -11,8 +11,8 @@ mod common;
 
 use common::harness::{self, in_harness};
 use common::xvfb::{self, Display, HarnessChild, Image, serial};
+use dyeflow::output_window::{Placement, TITLE};
 use dyeflow::params::OutputSettings;
-use dyeflow::window::{Placement, TITLE};
 use std::time::{Duration, Instant};
 use x11rb::connection::Connection;
 use x11rb::protocol::randr::{ConnectionExt as _, MonitorInfo};

@@ -284,7 +284,7 @@ impl Painter {
             )
         });
         if output {
-            super::window_controls::toggle(shared);
+            super::output_window::toggle(shared);
         }
         if pause {
             let engine = &shared.engine;

@@ -12,15 +12,15 @@
 //!   status line.
 //! - [`input`]: mouse painting and the keys (P pause, Space splats, R reset, F panel).
 //! - [`presets`]: the panel's preset menu (factory presets, the user's, save).
-//! - [`output`]: the panel's output window controls (the window itself is [`crate::window`]).
+//! - [`output_window`]: the panel's output window controls (the window itself is [`crate::output_window`]).
 //! - [`hint`]: the first-run hint on the empty canvas.
 
 mod hint;
 mod input;
+mod output_window;
 mod panel;
 mod presets;
 mod view;
-mod window_controls;
 
 pub use view::FRAMES_SHOWN;
 mod window;
@@ -65,7 +65,7 @@ pub struct EditorShared {
     /// project).
     pub record: Arc<std::sync::atomic::AtomicBool>,
     /// The instance's output window (open or not; it outlives every editor window).
-    pub output: Arc<crate::window::OutputWindow>,
+    pub output: Arc<crate::output_window::OutputWindow>,
     /// Where the editor's events are recorded while a capture is on.
     pub input_tap: Arc<crate::capture::InputTap>,
 }

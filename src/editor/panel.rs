@@ -8,9 +8,9 @@
 
 use super::EditorShared;
 use super::input::{BrushMode, Painter};
+use super::output_window::OutputControls;
 use super::presets::PresetMenu;
 use super::view::FluidView;
-use super::window_controls::OutputControls;
 use crate::fluid::mask::Layout;
 use crate::params::{
     Aspect, BRUSH_RADIUS_RANGE, BackendChoice, DYE_SCALES, FluidChoice, ObstacleSettings,

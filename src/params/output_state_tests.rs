@@ -69,6 +69,9 @@ fn a_damaged_one_loads_what_reads_and_clamps_sizes() {
     assert_eq!(o.placement.monitor, "DP-2");
     assert_eq!(
         (o.placement.width, o.placement.height),
-        (crate::window::MIN_EDGE, crate::window::MAX_EDGE)
+        (
+            crate::output_window::MIN_EDGE,
+            crate::output_window::MAX_EDGE
+        )
     );
 }

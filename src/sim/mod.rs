@@ -183,7 +183,7 @@ pub struct StepInput {
     /// when zero or not finite).
     pub up: [f32; 2],
     /// How long the particles emitted this step live, seconds (each jittered +-25 %; see
-    /// [`particles`]).
+    /// [`grid::particles`]).
     pub particle_life: f32,
     /// The particle fluid's knobs (the grid ignores them; the particle model sanitises them).
     pub liquid: crate::fluid::Liquid,

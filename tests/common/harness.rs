@@ -104,7 +104,7 @@ pub struct Session {
     pub engine: Arc<dyeflow::engine::LazyEngine>,
     pub frames: Arc<parking_lot::Mutex<dyeflow::frame::FrameOutput>>,
     pub params: Arc<dyeflow::params::DyeflowParams>,
-    pub output: Arc<dyeflow::window::OutputWindow>,
+    pub output: Arc<dyeflow::output_window::OutputWindow>,
     ids: HashMap<ParamPtr, String>,
     commands: mpsc::Sender<Command>,
     quit: Arc<AtomicBool>,
@@ -248,7 +248,7 @@ impl Session {
 /// saved_open=<0|1> full=<0|1> monitor=<name> rect=<x,y,w,h> fps=<n> error=<text>`.
 fn output_command(
     params: &dyeflow::params::DyeflowParams,
-    output: &dyeflow::window::OutputWindow,
+    output: &dyeflow::output_window::OutputWindow,
     args: &[&str],
     follow: bool,
 ) {

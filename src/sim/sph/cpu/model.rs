@@ -6,7 +6,7 @@
 //!   a budget of particles, and a burst into a full box recycles the oldest. A splat without
 //!   dye (an onset, the level's push, the beat) is a shock: it pushes the particles within
 //!   twice its radius along its force, fading with distance.
-//! - **Steps.** Each advance runs fixed sub-steps of at most [`SUBSTEP_S`] (three a frame at 60
+//! - **Steps.** Each advance runs fixed sub-steps of at most [`crate::sim::sph::SUBSTEP_S`] (three a frame at 60
 //!   frames a second, as in the source), with the step's liquid knobs ([`Liquid`]: gravity,
 //!   already turned by the tilt and the music's swing, stiffness, viscosity, bounce, budget)
 //!   and drag.

@@ -5,7 +5,7 @@
 //! ([`EditorShared::follow_output`], once per editor frame).
 
 use super::EditorShared;
-use crate::window::{self, Monitor};
+use crate::output_window::{self, Monitor};
 use egui::{Color32, RichText};
 use std::time::{Duration, Instant};
 
@@ -35,7 +35,7 @@ impl OutputControls {
     fn monitors(&mut self) -> &[Monitor] {
         if self.read_at.is_none_or(|t| t.elapsed() >= MONITORS_REFRESH) {
             self.read_at = Some(Instant::now());
-            match window::monitors() {
+            match output_window::monitors() {
                 Ok(m) => {
                     self.monitors = m;
                     self.monitors_error = None;
@@ -72,7 +72,7 @@ impl OutputControls {
         let mut s = shared.params.output();
         let before = s.clone();
         let monitors = self.monitors().to_vec();
-        let current = window::pick(&monitors, &s.placement.monitor).cloned();
+        let current = output_window::pick(&monitors, &s.placement.monitor).cloned();
         let describe = |m: &Monitor| {
             format!(
                 "{} · {}x{} · {:.0} Hz{}",
@@ -104,7 +104,7 @@ impl OutputControls {
             ui.checkbox(&mut s.placement.fullscreen, "Fullscreen");
             ui.add_enabled_ui(!s.placement.fullscreen, |ui| {
                 ui.label("Size");
-                let range = window::MIN_EDGE..=window::MAX_EDGE;
+                let range = output_window::MIN_EDGE..=output_window::MAX_EDGE;
                 ui.add(egui::DragValue::new(&mut s.placement.width).range(range.clone()));
                 ui.label("x");
                 ui.add(egui::DragValue::new(&mut s.placement.height).range(range));
