@@ -409,30 +409,7 @@ fn fluid_imports(files: &[Source]) -> Vec<String> {
 /// What `code` takes from `crate::sim` by name: `crate::sim::X` and each name of
 /// `crate::sim::{X, y::Z}` (the first segment of each).
 fn sim_names(code: &str) -> Vec<String> {
-    let mut names = Vec::new();
-    for (i, m) in code.match_indices("crate::sim::") {
-        let rest = &code[i + m.len()..];
-        let list = match rest.strip_prefix('{') {
-            Some(group) => &group[..group.find('}').unwrap_or(group.len())],
-            None => rest,
-        };
-        let items: Vec<&str> = if rest.starts_with('{') {
-            list.split(',').collect()
-        } else {
-            vec![list]
-        };
-        for item in items {
-            let first: String = item
-                .trim()
-                .chars()
-                .take_while(|c| c.is_alphanumeric() || *c == '_')
-                .collect();
-            if !first.is_empty() {
-                names.push(first);
-            }
-        }
-    }
-    names
+    segments_after(code, "crate::sim::")
 }
 
 /// The engine, the editor, the renderer and the plugin drive a fluid through the model seam
@@ -574,7 +551,7 @@ fn reexports(door: &str) -> BTreeMap<String, String> {
 }
 
 /// The first path segments `code` names after `prefix` (`crate::sim::X`, each of
-/// `crate::sim::{X, y::Z}`), as for [`sim_names`].
+/// `crate::sim::{X, y::Z}`).
 fn segments_after(code: &str, prefix: &str) -> Vec<String> {
     let mut names = Vec::new();
     for (i, m) in code.match_indices(prefix) {
@@ -603,7 +580,7 @@ fn segments_after(code: &str, prefix: &str) -> Vec<String> {
 }
 
 /// The graph of imports between `sim`'s rooms (tests left out: `tests.rs`, `*_tests.rs`, and
-/// everything after a file's `mod tests`).
+/// a file's inline `mod tests { ... }`).
 fn sim_graph(files: &[Source]) -> BTreeMap<String, BTreeSet<String>> {
     let door = files
         .iter()

@@ -230,6 +230,21 @@ impl Session {
         });
     }
 
+    /// A window of this session's editor, opened (no parent, scale 1) and shown.
+    pub fn open_window(
+        &self,
+    ) -> nice_plug::editor::SpawnedEditor<<dyeflow::editor::DyeflowEditor as Editor>::Handle> {
+        let spawned = self
+            .editor
+            .spawn(None, false, Some(1.0), self.gui(), None)
+            .expect("open an editor window");
+        spawned
+            .handle
+            .show(&spawned.window)
+            .expect("show the window");
+        spawned
+    }
+
     /// Whether `quit` was received.
     pub fn quitting(&self) -> bool {
         self.quit.load(Ordering::Acquire)
@@ -342,11 +357,7 @@ pub fn run_output(settings: Settings, saved: Option<dyeflow::params::OutputSetti
     while !session.quitting() {
         if let Ok(n) = cycles.recv_timeout(Duration::from_millis(20)) {
             for _ in 0..n {
-                let spawned = session
-                    .editor
-                    .spawn(None, false, Some(1.0), session.gui(), None)
-                    .expect("open the editor window");
-                spawned.handle.show(&spawned.window).expect("show");
+                let spawned = session.open_window();
                 std::thread::sleep(Duration::from_millis(30));
                 drop(spawned);
             }
@@ -452,14 +463,7 @@ pub fn run(settings: Settings, panel: bool) {
 pub fn run_sized(settings: Settings, panel: bool, size: Option<(u32, u32)>) {
     let session = Session::start_sized(settings, panel, size);
     session.follow_stdin();
-    let spawned = session
-        .editor
-        .spawn(None, false, Some(1.0), session.gui(), None)
-        .expect("open the editor window");
-    spawned
-        .handle
-        .show(&spawned.window)
-        .expect("show the window");
+    let spawned = session.open_window();
     say("READY");
     while !session.quitting() {
         std::thread::sleep(Duration::from_millis(20));
@@ -478,18 +482,7 @@ pub fn run_two(settings: Settings) {
     a.notes(&[48]);
     b.notes(&[79]);
     a.follow_stdin();
-    let open = |s: &Session| {
-        let spawned = s
-            .editor
-            .spawn(None, false, Some(1.0), s.gui(), None)
-            .expect("open an editor window");
-        spawned
-            .handle
-            .show(&spawned.window)
-            .expect("show the window");
-        spawned
-    };
-    let (wa, wb) = (open(&a), open(&b));
+    let (wa, wb) = (a.open_window(), b.open_window());
     say("READY");
     while !a.quitting() {
         std::thread::sleep(Duration::from_millis(20));
@@ -515,20 +508,7 @@ pub fn run_four(settings: Settings, keys: [u8; 4]) {
         })
         .collect();
     sessions[0].follow_stdin();
-    let windows: Vec<_> = sessions
-        .iter()
-        .map(|s| {
-            let spawned = s
-                .editor
-                .spawn(None, false, Some(1.0), s.gui(), None)
-                .expect("open an editor window");
-            spawned
-                .handle
-                .show(&spawned.window)
-                .expect("show the window");
-            spawned
-        })
-        .collect();
+    let windows: Vec<_> = sessions.iter().map(Session::open_window).collect();
     say("READY");
     let mut report = Instant::now();
     while !sessions[0].quitting() {
@@ -601,11 +581,7 @@ pub fn run_cycles(settings: Settings, n: usize) {
     // window's drop before its thread ends (see `dyeflow::editor::DyeflowWindow`).
     let lingering = std::cell::Cell::new(0usize);
     let cycle = |i: usize| {
-        let spawned = session
-            .editor
-            .spawn(None, false, Some(1.0), session.gui(), None)
-            .expect("open the editor window");
-        spawned.handle.show(&spawned.window).expect("show");
+        let spawned = session.open_window();
         for k in 0..3 {
             std::thread::sleep(Duration::from_millis(15));
             let size = NativeSize {
@@ -646,11 +622,7 @@ pub fn run_cycles(settings: Settings, n: usize) {
     let (threads_after, rss_after, fds_after) = (thread_count(), rss_kb(), fd_count());
     // Reopened, the editor gets frames again (the fluid went on meanwhile).
     let serial = session.frames.lock().latest().serial;
-    let spawned = session
-        .editor
-        .spawn(None, false, Some(1.0), session.gui(), None)
-        .expect("reopen");
-    spawned.handle.show(&spawned.window).expect("show");
+    let spawned = session.open_window();
     let start = Instant::now();
     let mut resumed = false;
     while start.elapsed() < Duration::from_secs(10) {
