@@ -22,6 +22,7 @@ pub mod editor;
 pub mod engine;
 pub mod fluid;
 pub mod frame;
+pub mod gpu;
 pub mod mapping;
 pub mod output_window;
 pub mod params;

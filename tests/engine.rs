@@ -8,8 +8,8 @@ use dyeflow::bridge::queue;
 use dyeflow::engine::{Engine, EngineOptions};
 use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::frame::{FrameOutput, frame_channel};
+use dyeflow::gpu::GpuOptions;
 use dyeflow::params::{Aspect, BackendChoice, DyeflowParams, Settings};
-use dyeflow::sim::device::GpuOptions;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 

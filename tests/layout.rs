@@ -9,6 +9,8 @@
 //! - The picture (`display`) imports no model; models hand it their light. What both need
 //!   (`kernels`: numeric helpers, band-parallel loops, the multiversioned `kernel!`) imports
 //!   nothing of ours but `fluid`.
+//! - The GPU device (`gpu`: context, kernels, shaders, frames read back) serves the models and
+//!   the picture alike and imports neither.
 //! - The audio side (`bridge`) and the mapping know no model.
 //! - Only the plugin (`lib`), the engine, the editor, presets and the command line read the
 //!   plugin's parameters.
@@ -258,6 +260,7 @@ const RULES: &[Rule] = &[
         forbidden: &[
             "sim",
             "display",
+            "gpu",
             "params",
             "bridge",
             "mapping",
@@ -270,6 +273,26 @@ const RULES: &[Rule] = &[
             "capture",
         ],
         sample: "kernels/math.rs",
+    },
+    Rule {
+        what: "the GPU device imports no model and no picture",
+        applies: |_, room| room == "gpu",
+        forbidden: &[
+            "sim",
+            "display",
+            "kernels",
+            "params",
+            "bridge",
+            "mapping",
+            "engine",
+            "editor",
+            "preset",
+            "cli",
+            "frame",
+            "output_window",
+            "capture",
+        ],
+        sample: "gpu/frames.rs",
     },
     Rule {
         what: "the audio side and the mapping know no model",

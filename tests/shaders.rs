@@ -1,6 +1,6 @@
 //! Every shader parses and validates with naga: no GPU needed.
 
-use dyeflow::sim::device::shaders;
+use dyeflow::gpu::shaders;
 
 #[test]
 fn every_shader_parses_and_validates() {

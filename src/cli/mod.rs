@@ -5,9 +5,9 @@
 pub mod bench;
 pub mod render;
 
+use crate::gpu::GpuOptions;
 use crate::params::BackendChoice;
 use crate::sim::PressureMethod;
-use crate::sim::device::GpuOptions;
 use bench::{BenchOptions, BenchResult};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::{Path, PathBuf};

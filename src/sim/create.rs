@@ -1,12 +1,12 @@
 //! Making a model: [`create_model`] builds the fluid a [`ModelSpec`] names on the backend it
 //! allows, falling back to the CPU (and saying why) when no GPU works.
 
-use super::device::{GpuContext, GpuOptions};
 use super::grid::cpu::CpuSolver;
 use super::grid::gpu::GpuSolver;
 use super::grid::model::{GridModel, grid_config};
 use super::model::{Backend, CpuError, Kind, Model, ModelInfo, ModelSpec};
 use super::threads_label;
+use crate::gpu::{GpuContext, GpuOptions};
 
 /// Create the model for `spec`: on the GPU when `spec.backend` allows and one works, else on
 /// the CPU (and say why). `Auto` takes a hardware GPU only: on a software adapter (Mesa's

@@ -17,15 +17,14 @@
 //!   in the best web fluids: fine colour detail costs no pressure work).
 
 pub mod create;
-pub mod device;
 pub mod grid;
 pub mod model;
 pub mod multigrid;
 pub mod obstacles;
 pub mod sph;
 
+pub use crate::gpu::{GpuError, GpuOptions};
 pub use create::create_model;
-pub use device::{GpuError, GpuOptions};
 pub use grid::model::GridModel;
 pub use model::{Backend, CpuError, Model, ModelInfo, ModelSpec, Resolution, Snapshot};
 
@@ -533,7 +532,7 @@ pub trait Solver: Send {
     fn obstacles(&self) -> Option<&crate::sim::obstacles::Mask>;
 
     /// A failure that makes this solver unusable (GPU device lost, validation error).
-    fn failure(&self) -> Option<device::GpuError> {
+    fn failure(&self) -> Option<crate::gpu::GpuError> {
         None
     }
 

@@ -6,10 +6,10 @@
 //! implement it, each on the CPU and the GPU: the grid fluid (`grid::model::GridModel`, over
 //! either grid `Solver`) and the particle fluid (`sph::cpu::model::SphModel`, `sph::gpu::model::GpuSphModel`).
 
-use super::device::{GpuError, GpuOptions};
 use super::obstacles::Mask;
 use super::{Activity, StepInput};
 use crate::fluid::{Look, Splat};
+use crate::gpu::{GpuError, GpuOptions};
 use std::any::Any;
 
 /// Why a model could not be made on the CPU.

@@ -82,8 +82,8 @@ pub fn expected_passthrough(x: f32) -> u32 {
 
 /// The GPU for a test, or `None` (with a note) when there is none. With
 /// `DYEFLOW_REQUIRE_GPU=1` (as in CI, which installs lavapipe) a missing GPU fails the test.
-pub fn gpu_context() -> Option<dyeflow::sim::device::GpuContext> {
-    match dyeflow::sim::device::GpuContext::new(&Default::default()) {
+pub fn gpu_context() -> Option<dyeflow::gpu::GpuContext> {
+    match dyeflow::gpu::GpuContext::new(&Default::default()) {
         Ok(ctx) => Some(ctx),
         Err(e) => {
             assert!(

@@ -5,7 +5,7 @@
 pub mod sph;
 
 use crate::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};
-use crate::sim::device::{GpuContext, GpuError, GpuOptions};
+use crate::gpu::{GpuContext, GpuError, GpuOptions};
 use crate::sim::grid::cpu::{CpuError, CpuSolver};
 use crate::sim::grid::gpu::GpuSolver;
 use crate::sim::{PressureMethod, SimConfig, Solver, StepInput};

@@ -6,7 +6,7 @@
 //! CPU it then times drawing the particles into a frame, in both looks.
 
 use crate::fluid::{LiquidStyle, Look};
-use crate::sim::device::{GpuContext, GpuError, GpuOptions};
+use crate::gpu::{GpuContext, GpuError, GpuOptions};
 use crate::sim::model::Model;
 use crate::sim::sph::cpu::model::SphModel;
 use crate::sim::sph::gpu::{GpuFluid, Sort};

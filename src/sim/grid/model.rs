@@ -128,8 +128,8 @@ impl Model for GridModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::gpu::GpuOptions;
     use crate::sim::create::create_model;
-    use crate::sim::device::GpuOptions;
     use crate::sim::grid::cpu::CpuSolver;
     use crate::sim::model::{Backend, Kind};
 

@@ -5,9 +5,9 @@
 
 use super::buffers::{Buffers, Sizes};
 use super::passes::reduce::{Reduce, Reduction, slot};
+use crate::gpu::GpuContext;
+use crate::gpu::kernel::Dispatcher;
 use crate::sim::Activity;
-use crate::sim::device::GpuContext;
-use crate::sim::device::kernel::Dispatcher;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 

@@ -4,10 +4,10 @@
 
 use super::passes::reduce::slot;
 use super::uniforms::GridUniforms;
+use crate::gpu::kernel::{storage, uniform};
 use crate::sim::SimConfig;
-use crate::sim::device::kernel::{storage, uniform};
 
-pub(super) use crate::sim::device::bytes_f32;
+pub(super) use crate::gpu::bytes_f32;
 
 /// Cell counts of the grids, and their workgroup counts.
 #[derive(Clone, Copy, Debug)]

@@ -14,7 +14,7 @@ use super::passes::pressure::LevelUniform;
 use super::passes::reduce::ReduceUniform;
 use super::passes::streamlines::StreamUniform;
 use super::uniforms::{GridUniforms, PictureUniform};
-use crate::sim::device::shaders;
+use crate::gpu::shaders;
 use crate::sim::sph::gpu::light::LightUniform;
 use crate::sim::sph::gpu::solids::CollideUniform;
 use crate::sim::sph::gpu::sources::{GpuFresh, GpuImpulse, SourcesUniform};
@@ -311,7 +311,7 @@ fn the_picture_constants_mirror_the_wgsl() {
 fn rust_constants_mirror_the_wgsl() {
     assert_eq!(
         wgsl_u32("curl", "WG"),
-        crate::sim::device::WORKGROUP,
+        crate::gpu::WORKGROUP,
         "WG (common.wgsl)"
     );
     assert_eq!(
@@ -352,7 +352,7 @@ fn rust_constants_mirror_the_wgsl() {
 }
 
 /// Every shader's bindings as the passes name them: `(shader, bindings)`.
-const BINDINGS: &[(&str, &[crate::sim::device::kernel::Binding])] = &[
+const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
     ("advect", super::passes::advect::binding::ALL),
     ("bloom", super::passes::bloom::binding::ALL),
     ("buoyancy", super::passes::buoyancy::binding::ALL),

@@ -16,9 +16,9 @@ use super::passes::{
 };
 use super::uniforms::{GridUniforms, PictureUniform};
 use crate::fluid::{ObstacleStyle, ToneMode};
-use crate::sim::device::context::{GpuContext, GpuError};
-use crate::sim::device::frames::{self, Frames, read_f32};
-use crate::sim::device::kernel::{Dispatcher, module};
+use crate::gpu::context::{GpuContext, GpuError};
+use crate::gpu::frames::{self, Frames, read_f32};
+use crate::gpu::kernel::{Dispatcher, module};
 use crate::sim::grid::Fields;
 use crate::sim::grid::particles::{GPU_CAPACITY, Particle, Spawner};
 use crate::sim::grid::physics::{
@@ -32,7 +32,7 @@ use crate::sim::{
     StepStats,
 };
 
-pub use crate::sim::device::frames::FRAME_STAGING_BUFFERS;
+pub use crate::gpu::frames::FRAME_STAGING_BUFFERS;
 
 /// The largest coarsest multigrid level the single-workgroup solve holds (`COARSE_MAX` in
 /// pressure.wgsl). Grids flatter than about 256:1 exceed it and run on the CPU instead.
@@ -184,7 +184,7 @@ impl GpuSolver {
             sunrays: Sunrays::new(device),
             display: Display::new(device),
             overlay: ObstacleOverlay::new(device),
-            picture: crate::sim::device::kernel::uniform(
+            picture: crate::gpu::kernel::uniform(
                 device,
                 "Uniform: picture",
                 &PictureUniform::default(),

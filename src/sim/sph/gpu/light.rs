@@ -4,7 +4,7 @@
 //! with atomics, so they do not depend on the order the GPU runs the particles in.
 
 use crate::fluid::LiquidStyle;
-use crate::sim::device::kernel::{Binding, Kernel, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
 use crate::sim::sph::cpu::light::Footprint;
 use crate::sim::sph::gpu::{SW, groups};
 

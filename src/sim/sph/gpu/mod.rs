@@ -14,7 +14,7 @@ mod resources;
 pub mod solids;
 pub mod sources;
 
-use crate::sim::device::kernel::{Binding, Kernel};
+use crate::gpu::kernel::{Binding, Kernel};
 use crate::sim::sph::gpu::resources::{Pipelines, Resources, padded};
 use crate::sim::sph::gpu::solids::{CollideKernel, GpuSolids};
 use crate::sim::sph::gpu::sources::{
@@ -25,7 +25,7 @@ use crate::sim::sph::solids::Solids;
 use crate::sim::sph::sources::Impulse;
 use crate::sim::sph::{Fluid, Kernels, Knobs, LOOK_AHEAD};
 
-use crate::sim::device::{GpuContext, GpuError};
+use crate::gpu::{GpuContext, GpuError};
 
 /// Threads per workgroup (`SW` in sph_sort.wgsl; the step's passes use the same).
 pub const SW: u32 = 256;
@@ -252,8 +252,7 @@ impl GpuFluid {
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         enc.resolve_query_set(&t.queries, 0..2 * t.next, &t.resolve, 0);
         self.ctx.queue.submit([enc.finish()]);
-        let bytes =
-            crate::sim::device::frames::read_buffer(&self.ctx, &t.resolve, u64::from(t.next) * 16);
+        let bytes = crate::gpu::frames::read_buffer(&self.ctx, &t.resolve, u64::from(t.next) * 16);
         let stamps: &[u64] = bytemuck::cast_slice(&bytes);
         let period = f64::from(t.period_ns) * 1e-6;
         t.times.extend(
@@ -353,7 +352,7 @@ impl GpuFluid {
         let Some(r) = &self.res else { return };
         let n = self.n;
         let read = |b: &wgpu::Buffer, size: usize| {
-            crate::sim::device::frames::read_buffer(&self.ctx, b, (n * size).max(4) as u64)
+            crate::gpu::frames::read_buffer(&self.ctx, b, (n * size).max(4) as u64)
         };
         let pairs = |bytes: Vec<u8>| -> Vec<[f32; 2]> {
             bytemuck::cast_slice::<u8, [f32; 2]>(&bytes[..n * 8]).to_vec()
@@ -654,7 +653,7 @@ impl GpuFluid {
             return Ok((Vec::new(), vec![0; grid.cols * grid.rows + 1]));
         };
         let read = |b: &wgpu::Buffer, count: usize| -> Vec<u32> {
-            let bytes = crate::sim::device::frames::read_buffer(&self.ctx, b, (count * 4) as u64);
+            let bytes = crate::gpu::frames::read_buffer(&self.ctx, b, (count * 4) as u64);
             bytemuck::cast_slice(&bytes[..count * 4]).to_vec()
         };
         let order = if self.n > 0 {

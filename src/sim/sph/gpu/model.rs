@@ -16,7 +16,7 @@
 //! - **Seldom**: a lowered budget and a snapshot wait for a round trip through the CPU.
 
 use crate::fluid::{ColorMode, Look, ObstacleStyle, Splat};
-use crate::sim::device::{GpuContext, GpuError};
+use crate::gpu::{GpuContext, GpuError};
 use crate::sim::grid::gpu::GpuSolver;
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;

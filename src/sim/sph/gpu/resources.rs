@@ -2,7 +2,7 @@
 //! and the step's kernels, built once per device, and the buffers for a capacity of particles
 //! and cells with every bind group over them, built once per capacity.
 
-use crate::sim::device::kernel::{Kernel, module, storage, uniform};
+use crate::gpu::kernel::{Kernel, module, storage, uniform};
 use crate::sim::sph::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
 
 /// The pipelines, built once per device.
@@ -143,7 +143,7 @@ impl Resources {
         let stages = stages
             .into_iter()
             .map(|(kk, j)| {
-                let t = crate::sim::device::kernel::uniform(
+                let t = crate::gpu::kernel::uniform(
                     device,
                     "SPH: bitonic stage",
                     &StageUniform {

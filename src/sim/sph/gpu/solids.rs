@@ -2,7 +2,7 @@
 //! `collide`): [`crate::sim::sph::solids::Solids`] uploaded once per mask, run after each step's move,
 //! point for point as the CPU's [`crate::sim::sph::solids::Solids::collide`].
 
-use crate::sim::device::kernel::{Binding, Kernel, module, storage_init, uniform};
+use crate::gpu::kernel::{Binding, Kernel, module, storage_init, uniform};
 use crate::sim::sph::solids::Solids;
 
 /// The `@binding`s of sph_solids.wgsl.

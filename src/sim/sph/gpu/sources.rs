@@ -9,7 +9,7 @@
 //! one to give), so the `k` oldest are the ones whose serial number is less than `k` past the
 //! oldest (modulo 2^23, far more than the most particles): no search, no compaction.
 
-use crate::sim::device::kernel::{Binding, Kernel, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
 use crate::sim::sph::sources::Impulse;
 
 /// The `@binding`s of sph_sources.wgsl.
@@ -191,7 +191,7 @@ impl GpuSources {
     /// Put `impulses` on the `n` particles, in order.
     pub fn apply(
         &mut self,
-        ctx: &crate::sim::device::GpuContext,
+        ctx: &crate::gpu::GpuContext,
         k: &SourceKernels,
         particles: Particles<'_>,
         n: usize,
@@ -235,7 +235,7 @@ impl GpuSources {
     /// to the first of `fresh`, and put the rest after the `n` (the buffers hold them).
     pub fn add(
         &mut self,
-        ctx: &crate::sim::device::GpuContext,
+        ctx: &crate::gpu::GpuContext,
         k: &SourceKernels,
         particles: Particles<'_>,
         (n, recycle, oldest): (usize, usize, u32),

@@ -4,7 +4,7 @@
 //! obstacles `advect_dye_near_solids`).
 
 use super::obstacles::{Solids, list_groups};
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes};
 
 /// The `@binding`s of advect.wgsl.

@@ -3,7 +3,7 @@
 
 use crate::display::effects::{level_sizes, rays_level};
 use crate::fluid::Effects;
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
 use bytemuck::{Pod, Zeroable};
 
 /// The `@binding`s of bloom.wgsl.

@@ -1,7 +1,7 @@
 //! Buoyancy and weight (buoyancy.wgsl): each cell's acceleration along the up direction from
 //! its temperature and dye, then the face updates. Mirrors cpu/buoyancy.rs (`lift`, `apply`).
 
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};
 
 /// The `@binding`s of buoyancy.wgsl.

@@ -2,7 +2,7 @@
 //! (legacy tone) or the light the display pass tones (filmic). Mirrors cpu/colorize.rs
 //! (`colorize`).
 
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
 use crate::sim::grid::gpu::buffers::{Buffers, bytes_f32};
 
 /// The `@binding`s of colorize.wgsl.

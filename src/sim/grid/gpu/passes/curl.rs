@@ -1,6 +1,6 @@
 //! Curl (curl.wgsl): the vorticity at cell centres. Mirrors cpu/curl.rs (`curl`).
 
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};
 
 /// The `@binding`s of curl.wgsl.

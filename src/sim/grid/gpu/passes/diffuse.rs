@@ -2,7 +2,7 @@
 //! velocity components (viscosity) and the dye, ping-ponging between the two buffers of each
 //! field. Mirrors cpu/diffuse.rs (`diffuse`).
 
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};
 use crate::sim::grid::gpu::uniforms::GridUniforms;
 use bytemuck::{Pod, Zeroable};

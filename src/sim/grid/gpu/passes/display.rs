@@ -2,7 +2,7 @@
 //! frame (effects, tone curve, sRGB encoding, dither). Mirrors cpu/display.rs (`display_row`,
 //! `display_fx_row`).
 
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module};
 
 /// The `@binding`s of display.wgsl.
 pub(in crate::sim::grid::gpu) mod binding {

@@ -4,7 +4,7 @@
 //! (`divergence_rhs`, `divergence_norms`, `compressibility`).
 
 use super::reduce::{Reduce, Reduction, slot};
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes};
 use crate::sim::grid::physics::REPROJECT_ABOVE_COMPRESSIBILITY;
 use bytemuck::{Pod, Zeroable};
@@ -210,11 +210,8 @@ impl Compressibility {
         if bytes > self.args.size() {
             self.args = args_buffer(device, bytes);
         }
-        self.table = crate::sim::device::kernel::storage_init(
-            device,
-            "Buffer: extra iterations table",
-            &flat,
-        );
+        self.table =
+            crate::gpu::kernel::storage_init(device, "Buffer: extra iterations table", &flat);
         self.count = table.len() as u32;
         let s = &self.sizes;
         let value = DecideUniform {

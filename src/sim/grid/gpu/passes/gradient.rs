@@ -4,7 +4,7 @@
 
 use super::divergence::SlotUniform;
 use super::reduce::{Reduce, Reduction, slot};
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, uniform};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes};
 
 /// The `@binding`s of gradient.wgsl.

@@ -10,7 +10,7 @@
 use super::nodes::Nodes;
 use super::obstacles::LevelFaces;
 use super::pressure::{LevelUniform, binding::*};
-use crate::sim::device::kernel::{
+use crate::gpu::kernel::{
     Binding, Dispatcher, Kernel, groups, groups2, storage, storage_init, uniform,
 };
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};

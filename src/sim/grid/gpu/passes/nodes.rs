@@ -3,9 +3,7 @@
 //! correction of one V-cycle ([`Nodes::encode`]). Mirrors cpu pressure/nodes.rs.
 
 use super::obstacles::list_groups;
-use crate::sim::device::kernel::{
-    Binding, Dispatcher, Kernel, module, storage, storage_init, uniform,
-};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, module, storage, storage_init, uniform};
 use crate::sim::grid::gpu::buffers::bytes_f32;
 use crate::sim::multigrid::{COARSEST_OMEGA, NodeSweeps, coarsest_sweeps};
 use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel};

@@ -4,9 +4,7 @@
 //! change.
 
 use crate::fluid::{OBSTACLE_FILL_RGB8, OBSTACLE_OUTLINE_RGB8, ObstacleStyle};
-use crate::sim::device::kernel::{
-    Binding, Dispatcher, Kernel, groups2, module, storage_init, uniform,
-};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage_init, uniform};
 use crate::sim::obstacles::Mask;
 
 /// The `@binding`s of obstacle_overlay.wgsl.

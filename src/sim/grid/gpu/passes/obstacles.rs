@@ -11,9 +11,7 @@
 //! GPU runs exactly the code it ran before obstacles existed.
 
 use super::reduce::{Reduce, Reduction, slot};
-use crate::sim::device::kernel::{
-    Binding, Dispatcher, Kernel, module, storage, storage_init, uniform,
-};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, module, storage, storage_init, uniform};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes};
 use crate::sim::multigrid::LevelPlan;
 use crate::sim::obstacles::Mask;

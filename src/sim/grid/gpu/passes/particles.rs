@@ -4,7 +4,7 @@
 //! cpu/particles.rs. Built at the first emission: a solver whose frames have no particles
 //! holds no slots.
 
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, module, storage};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, module, storage};
 use crate::sim::grid::gpu::buffers::Buffers;
 use crate::sim::grid::particles::{GPU_CAPACITY, Particle};
 

@@ -6,7 +6,7 @@
 
 use super::obstacles::LevelFaces;
 use super::reduce::{Reduce, Reduction, slot};
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, storage, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, storage, uniform};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};
 use bytemuck::{Pod, Zeroable};
 

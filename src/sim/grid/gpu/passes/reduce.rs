@@ -1,7 +1,7 @@
 //! Reductions (reduce.wgsl): sum, sum of squares and largest magnitude of a field, or the
 //! warm-start dot products, in two stages into a result slot. Mirrors cpu/reduce.rs.
 
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, module, storage, uniform};
 use bytemuck::{Pod, Zeroable};
 
 /// Workgroups of the first reduction stage (each folds a strided share of the field).

@@ -1,7 +1,7 @@
 //! Splats (splat.wgsl): dye and momentum with Gaussian, block or radial footprints. Mirrors
 //! cpu/splat.rs (`splat_velocity`, `splat_dye`).
 
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes};
 use crate::sim::grid::physics::{CellSplat, MAX_PENDING_SPLATS};
 use bytemuck::{Pod, Zeroable};

@@ -3,7 +3,7 @@
 //! buffers are made at the first frame with lines and grow (or follow the frame's size) as
 //! needed: a solver whose frames have no streamlines holds none.
 
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
 use crate::sim::grid::gpu::buffers::Buffers;
 use crate::sim::grid::streamlines::Lines;
 

@@ -2,7 +2,7 @@
 //! centre, on a small bloom level. Mirrors cpu/sunrays.rs (`sunrays`).
 
 use super::bloom::{Bloom, MipUniform};
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, uniform};
 
 /// The `@binding`s of sunrays.wgsl.
 pub(in crate::sim::grid::gpu) mod binding {

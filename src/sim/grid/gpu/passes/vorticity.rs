@@ -2,7 +2,7 @@
 //! Mirrors cpu/vorticity.rs (`confine`).
 
 use super::Curl;
-use crate::sim::device::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};
 
 /// The `@binding`s of vorticity.wgsl.
