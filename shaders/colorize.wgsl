@@ -17,7 +17,7 @@ const FIRE_WHITENING: f32 = 0.35;
 const FIRE_EXPOSURE: f32 = 2.0;
 const COLD_HUE_TURNS: f32 = 0.62;
 
-@group(0) @binding(0) var<uniform> P: GridUniforms;
+@group(0) @binding(0) var<uniform> C: Colour;
 @group(0) @binding(1) var<storage, read> u: array<f32>;
 @group(0) @binding(2) var<storage, read> v: array<f32>;
 @group(0) @binding(3) var<storage, read> dye: array<vec4<f32>>;
@@ -25,7 +25,7 @@ const COLD_HUE_TURNS: f32 = 0.62;
 @group(0) @binding(5) var<storage, read_write> light: array<vec4<f32>>;
 @group(0) @binding(6) var<storage, read> heat: array<f32>;
 // The particles' light: out_w x out_h pixels of three fixed-point units (particles.wgsl),
-// read when P.particle_lit is 1.
+// read when C.particle_lit is 1.
 @group(0) @binding(7) var<storage, read> plight: array<u32>;
 
 // display::LIGHT_UNITS.
@@ -40,7 +40,7 @@ fn particle_light(idx: u32) -> vec3<f32> {
 
 // The legacy tone 1 - e^-x, or none (filmic: the display pass tones).
 fn tonemap(x: f32) -> f32 {
-    if (P.tone != 0u) {
+    if (C.tone != 0u) {
         return x;
     }
     return 1.0 - exp_det(-max(x, 0.0));
@@ -121,16 +121,16 @@ fn axis(p: u32, out_n: u32, src_n: u32) -> vec3<f32> {
 
 fn bilerp_face(f_is_u: bool, x: f32, y: f32) -> f32 {
     if (f_is_u) {
-        let t = taps(P.w + 1u, P.h, x, y);
+        let t = taps(C.w + 1u, C.h, x, y);
         return blend4(u[t.k], u[t.k + t.dx], u[t.k + t.dy], u[t.k + t.dy + t.dx], t);
     }
-    let t = taps(P.w, P.h + 1u, x, y);
+    let t = taps(C.w, C.h + 1u, x, y);
     return blend4(v[t.k], v[t.k + t.dx], v[t.k + t.dy], v[t.k + t.dy + t.dx], t);
 }
 
 // The temperature at a point in cell-centre space, bilinear.
 fn sample_heat(x: f32, y: f32) -> f32 {
-    let t = taps(P.w, P.h, x, y);
+    let t = taps(C.w, C.h, x, y);
     return blend4(heat[t.k], heat[t.k + t.dx], heat[t.k + t.dy], heat[t.k + t.dy + t.dx], t);
 }
 
@@ -154,42 +154,42 @@ fn to_u8(x: f32) -> u32 {
 fn colorize(@builtin(global_invocation_id) id: vec3<u32>) {
     let px = id.x;
     let py = id.y;
-    let width = P.out_w;
-    let height = P.out_h;
+    let width = C.out_w;
+    let height = C.out_h;
     if (px >= width || py >= height) {
         return;
     }
-    let brightness = max(P.brightness, 0.0);
-    let saturation = clamp(P.saturation, 0.0, 1.0);
-    let shift = P.hue_shift / 360.0;
-    let ax = axis(px, width, P.dw);
-    let ay = axis(height - 1u - py, height, P.dh);
+    let brightness = max(C.brightness, 0.0);
+    let saturation = clamp(C.saturation, 0.0, 1.0);
+    let shift = C.hue_shift / 360.0;
+    let ax = axis(px, width, C.dw);
+    let ay = axis(height - 1u - py, height, C.dh);
     let i0 = u32(ax.x);
     let i1 = u32(ax.y);
     let j0 = u32(ay.x);
     let j1 = u32(ay.y);
     let fx = vec4(ax.z);
-    let bottom = fma(fx, dye[j0 * P.dw + i1] - dye[j0 * P.dw + i0], dye[j0 * P.dw + i0]);
-    let top = fma(fx, dye[j1 * P.dw + i1] - dye[j1 * P.dw + i0], dye[j1 * P.dw + i0]);
+    let bottom = fma(fx, dye[j0 * C.dw + i1] - dye[j0 * C.dw + i0], dye[j0 * C.dw + i0]);
+    let top = fma(fx, dye[j1 * C.dw + i1] - dye[j1 * C.dw + i0], dye[j1 * C.dw + i0]);
     let d = fma(vec4(ay.z), top - bottom, bottom);
     var rgb: vec3<f32>;
-    if (P.color_mode == 0u) {
+    if (C.color_mode == 0u) {
         rgb = vec3(tonemap(d.r * brightness), tonemap(d.g * brightness), tonemap(d.b * brightness));
         if (!(saturation == 1.0 && shift == 0.0)) {
             let hsv = rgb_to_hsv(rgb);
             rgb = hsv_to_rgb(hsv.x + shift, hsv.y * saturation, hsv.z);
         }
-    } else if (P.color_mode == 1u) {
+    } else if (C.color_mode == 1u) {
         let total = (d.r + d.g) + d.b;
         rgb = hsv_to_rgb(fma(total, DENSITY_HUE_TURNS, shift), saturation, tonemap(total * brightness));
-    } else if (P.color_mode == 3u) {
-        let x = (f32(px) + 0.5) * f32(P.w) / f32(width);
-        let y = (f32(height) - f32(py) - 0.5) * f32(P.h) / f32(height);
+    } else if (C.color_mode == 3u) {
+        let x = (f32(px) + 0.5) * f32(C.w) / f32(width);
+        let y = (f32(height) - f32(py) - 0.5) * f32(C.h) / f32(height);
         let f = fire(sample_heat(x - 0.5, y - 0.5) * brightness);
         rgb = hsv_to_rgb(f.x + shift, f.y * saturation, tonemap(f.z));
     } else {
-        let x = (f32(px) + 0.5) * f32(P.w) / f32(width);
-        let y = (f32(height) - f32(py) - 0.5) * f32(P.h) / f32(height);
+        let x = (f32(px) + 0.5) * f32(C.w) / f32(width);
+        let y = (f32(height) - f32(py) - 0.5) * f32(C.h) / f32(height);
         let uu = bilerp_face(true, x, y - 0.5);
         let vv = bilerp_face(false, x - 0.5, y);
         let speed = sqrt(fma(uu, uu, vv * vv));
@@ -197,14 +197,14 @@ fn colorize(@builtin(global_invocation_id) id: vec3<u32>) {
         rgb = hsv_to_rgb(atan2_turns(vv, uu) + shift, saturation, value);
     }
     let idx = py * width + px;
-    if (P.tone != 0u) {
-        if (P.particle_lit != 0u) {
+    if (C.tone != 0u) {
+        if (C.particle_lit != 0u) {
             rgb += particle_light(idx);
         }
         light[idx] = vec4(rgb, 0.0);
         return;
     }
-    if (P.particle_lit != 0u) {
+    if (C.particle_lit != 0u) {
         // The legacy tone of the pixel's light plus the particles': 1 - (1 - tone) e^-p.
         let pl = particle_light(idx);
         let base = clamp(rgb, vec3(0.0), vec3(1.0));

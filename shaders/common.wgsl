@@ -52,13 +52,6 @@ struct GridUniforms {
     a_visc: f32,
     a_dye: f32,
     max_dye: f32,
-    // Look (colorize).
-    color_mode: u32,
-    brightness: f32,
-    saturation: f32,
-    hue_shift: f32,
-    // 0: legacy (colorize writes the frame), 1: filmic (colorize writes light, display the frame).
-    tone: u32,
     // Buoyancy sigma and weight kappa (canvas heights/s^2), the ambient temperature, the up
     // direction (a unit vector), and exp(-cooling * dt).
     sigma: f32,
@@ -67,13 +60,33 @@ struct GridUniforms {
     up_x: f32,
     up_y: f32,
     heat_decay: f32,
-    // The particles' glow, and whether colorize adds their light (particles.wgsl).
+    // The particles' glow (particles.wgsl draws them at out_w x out_h).
     glow: f32,
+}
+
+// The colour stage's sizes and look (colorize, display). Mirrors
+// display::gpu::uniforms::ColourUniform.
+struct Colour {
+    // The model's grid (velocity faces, temperature) and its dye's (or light's) size.
+    w: u32,
+    h: u32,
+    dw: u32,
+    dh: u32,
+    // The frame's size.
+    out_w: u32,
+    out_h: u32,
+    color_mode: u32,
+    brightness: f32,
+    saturation: f32,
+    hue_shift: f32,
+    // 0: legacy (colorize writes the frame), 1: filmic (colorize writes light, display the frame).
+    tone: u32,
+    // 1: colorize adds the particles' light.
     particle_lit: u32,
 }
 
 // The picture effects of the filmic tone (bloom, sunrays, display). Mirrors
-// grid::gpu::uniforms::PictureUniform; the values are display::effects::Fx's and fluid::Effects'.
+// display::gpu::uniforms::PictureUniform; the values are display::effects::Fx's and fluid::Effects'.
 struct Picture {
     // Bloom: soft threshold and its knee (absolute light), intensity, spread 0..1.
     threshold: f32,

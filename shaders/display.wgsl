@@ -7,7 +7,7 @@
 // luminance (a stencil Q.step pixels wide, clamped at the edges), the glow (bloom.wgsl)
 // sampled up bilinearly, a palette's gradient map of the luminance, and the background.
 
-@group(0) @binding(0) var<uniform> P: GridUniforms;
+@group(0) @binding(0) var<uniform> C: Colour;
 @group(0) @binding(1) var<storage, read> light: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> frame: array<u32>;
 @group(0) @binding(3) var<uniform> Q: Picture;
@@ -88,8 +88,8 @@ fn grade(c_in: vec3<f32>) -> vec3<f32> {
 // vertical first, then horizontal).
 fn glow_at(px: u32, py: u32) -> vec3<f32> {
     let gw = Q.glow_w;
-    let ty = tap(py, P.out_h, Q.glow_h);
-    let tx = tap(px, P.out_w, gw);
+    let ty = tap(py, C.out_h, Q.glow_h);
+    let tx = tap(px, C.out_w, gw);
     let a0 = glow[ty.i0 * gw + tx.i0].rgb;
     let b0 = glow[ty.i1 * gw + tx.i0].rgb;
     let a1 = glow[ty.i0 * gw + tx.i1].rgb;
@@ -141,19 +141,19 @@ fn quantise(v: f32, d: f32) -> u32 {
 fn display(@builtin(global_invocation_id) id: vec3<u32>) {
     let px = id.x;
     let py = id.y;
-    if (px >= P.out_w || py >= P.out_h) {
+    if (px >= C.out_w || py >= C.out_h) {
         return;
     }
-    let i = py * P.out_w + px;
+    let i = py * C.out_w + px;
     var c = light[i].rgb;
     if (Q.effects != 0u) {
         if (Q.shade > 0.0) {
-            let w = P.out_w;
+            let w = C.out_w;
             let row = py * w;
             let left = row + select(0u, px - Q.step, px >= Q.step);
             let right = row + min(px + Q.step, w - 1u);
             let above = select(0u, py - Q.step, py >= Q.step) * w + px;
-            let below = min(py + Q.step, P.out_h - 1u) * w + px;
+            let below = min(py + Q.step, C.out_h - 1u) * w + px;
             let gx = height_at(right) - height_at(left);
             let gy = height_at(above) - height_at(below);
             c = shade(c, gx, gy);

@@ -19,7 +19,9 @@
 //! And inside the models:
 //! - The engine, the editor and the renderer drive a fluid through the model seam
 //!   (`sim::Model`), never the grid solvers themselves.
-//! - The grid's GPU solver does not reach into its CPU solver: what both need lives beside them.
+//! - A fluid's GPU side does not reach into its CPU side: what both need lives beside them.
+//! - No fluid reaches into another's folder (`sim/grid/`, `sim/sph/`): what they share lives in
+//!   `sim/` itself, and both draw through `display`.
 //! - No import loop between `sim`'s rooms (each folder, and each file beside `sim/mod.rs`).
 //!
 //! Each rule is also run on a planted import, so a rule that could never fail is caught too.
@@ -500,17 +502,24 @@ fn the_engine_editor_and_renderer_drive_a_model_not_a_grid() {
     );
 }
 
-/// The grid's GPU files that reach into its CPU solver.
+/// The fluids' GPU files that reach into their CPU side (`sim/grid/gpu/` into `sim/grid/cpu/`,
+/// `sim/sph/gpu/` into `sim/sph/cpu/`).
 fn gpu_into_cpu(files: &[Source]) -> Vec<String> {
-    files
-        .iter()
-        .filter(|(rel, code)| rel.starts_with("sim/grid/gpu/") && names(code, "sim::grid::cpu"))
-        .map(|(rel, _)| format!("src/{rel} uses the CPU solver"))
-        .collect()
+    let mut found = Vec::new();
+    for fluid in ["grid", "sph"] {
+        for (rel, code) in files {
+            if rel.starts_with(&format!("sim/{fluid}/gpu/"))
+                && names(code, &format!("sim::{fluid}::cpu"))
+            {
+                found.push(format!("src/{rel} uses the CPU side"));
+            }
+        }
+    }
+    found
 }
 
 #[test]
-fn the_gpu_solver_does_not_reach_into_the_cpu_solver() {
+fn a_fluids_gpu_side_does_not_reach_into_its_cpu_side() {
     let found = gpu_into_cpu(&all_sources());
     assert!(found.is_empty(), "{found:#?}");
     for (rel, code) in [
@@ -523,9 +532,62 @@ fn the_gpu_solver_does_not_reach_into_the_cpu_solver() {
             "sim/grid/gpu/passes/advect.rs",
             "use crate::sim::grid::{cpu::advect, Fields};",
         ),
+        (
+            "sim/sph/gpu/light.rs",
+            "use crate::sim::sph::cpu::light::Footprint;",
+        ),
+        ("sim/sph/gpu/mod.rs", "use super::cpu::model::SphModel;"),
     ] {
         let planted = vec![plant(rel, code)];
         assert_eq!(gpu_into_cpu(&planted).len(), 1, "misses `{code}` in {rel}");
+    }
+}
+
+/// The fluids' folders (`sim/grid/`, `sim/sph/`) whose files reach into another fluid's: what
+/// two fluids share lives beside them in `sim/` (the model seam, obstacles, multigrid), and
+/// both draw through `display`.
+fn fluid_into_fluid(files: &[Source]) -> Vec<String> {
+    const FLUIDS: &[&str] = &["grid", "sph"];
+    let mut found = Vec::new();
+    for (rel, code) in files {
+        let Some(own) = FLUIDS
+            .iter()
+            .find(|f| rel.starts_with(&format!("sim/{f}/")))
+        else {
+            continue;
+        };
+        let code = outside_tests(code);
+        for other in FLUIDS.iter().filter(|f| *f != own) {
+            if names(code, &format!("sim::{other}")) {
+                found.push(format!("src/{rel} reaches into sim/{other}/"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn no_fluid_reaches_into_another() {
+    let found = fluid_into_fluid(&all_sources());
+    assert!(found.is_empty(), "{found:#?}");
+    for (rel, code) in [
+        (
+            "sim/sph/gpu/model.rs",
+            "use crate::sim::grid::gpu::GpuSolver;",
+        ),
+        (
+            "sim/sph/cpu/model.rs",
+            "use crate::sim::{Model, grid::cpu::picture};",
+        ),
+        ("sim/sph/mod.rs", "use super::grid::particles::Particle;"),
+        ("sim/grid/model.rs", "use super::super::sph::Fluid;"),
+    ] {
+        let planted = vec![plant(rel, code)];
+        assert_eq!(
+            fluid_into_fluid(&planted).len(),
+            1,
+            "misses `{code}` in {rel}"
+        );
     }
 }
 
@@ -709,7 +771,7 @@ fn the_loop_check_catches_a_planted_loop() {
         ("sim/grid/cpu/mod.rs", "use super::super::create::make;"),
         (
             "sim/model.rs",
-            "use crate::{fluid::Look, sim::{create::make, device}};",
+            "use crate::{fluid::Look, sim::{create::make, obstacles}};",
         ),
     ] {
         let mut planted = chain.clone();

@@ -1,6 +1,6 @@
 //! The picture effects' geometry and constants, shared by the CPU passes (`cpu::bloom`,
-//! `cpu::sunrays`, `cpu::display`, which re-export them) and the GPU passes (for now in
-//! `sim/grid/gpu/passes/`), so both build the same mip chain, trace the rays on the same level
+//! `cpu::sunrays`, `cpu::display`, which re-export them) and the GPU passes (`gpu::bloom`,
+//! `gpu::sunrays`, `gpu::uniforms`), so both build the same mip chain, trace the rays on the same level
 //! and derive the same display constants.
 
 use crate::fluid::{Effects, PALETTE_STOPS};

@@ -11,17 +11,21 @@
 //! overlay draws a [`Mask`](crate::fluid::mask::Mask) over the finished frame.
 //!
 //! **Direction.** The display imports no model: nothing here names the models' module
-//! (`sim`). It speaks the shared words ([`crate::fluid`]) and computes with the shared kernels ([`crate::kernels`]);
-//! the models import it, never the other way round.
+//! (`sim`). It speaks the shared words ([`crate::fluid`]), computes with the shared kernels
+//! ([`crate::kernels`]) and runs on the shared GPU device ([`crate::gpu`]); the models import
+//! it, never the other way round.
 //!
-//! **Rooms.** `cpu/` holds the CPU passes, one file per pass; [`effects`] the effects'
-//! geometry and constants that the CPU and the GPU passes share. A pass keeps one name on the
-//! CPU (`display/cpu/<name>.rs`), on the GPU and in WGSL (`shaders/<name>.wgsl`). The GPU
-//! passes still live with the grid's GPU solver (`sim/grid/gpu/passes/`), which the particle
-//! fluid's GPU model borrows to draw; they move to `display/gpu/` in a later step.
+//! On the GPU a model hands a [`gpu::GpuSource`] (its buffers, named, with their sizes) to a
+//! [`gpu::GpuPicture`] the same way.
+//!
+//! **Rooms.** `cpu/` holds the CPU passes, one file per pass; `gpu/` the same passes on the
+//! GPU; [`effects`] the effects' geometry and constants that both share. A pass keeps one name
+//! on the CPU (`display/cpu/<name>.rs`), on the GPU (`display/gpu/<name>.rs`) and in WGSL
+//! (`shaders/<name>.wgsl`).
 
 pub mod cpu;
 pub mod effects;
+pub mod gpu;
 
 /// Fixed-point units per unit of light in the particles' light buffer
 /// ([`cpu::colorize::Source::particles`]): they add up in integers, so the sum does not

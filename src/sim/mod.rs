@@ -21,6 +21,8 @@ pub mod grid;
 pub mod model;
 pub mod multigrid;
 pub mod obstacles;
+#[cfg(test)]
+mod shader_tests;
 pub mod sph;
 
 pub use crate::gpu::{GpuError, GpuOptions};

@@ -27,7 +27,7 @@
 pub mod cpu;
 pub mod gpu;
 pub mod neighbours;
-mod shared;
+pub(in crate::sim) mod shared;
 pub mod solids;
 pub mod sources;
 

@@ -1,7 +1,8 @@
 //! What the particle fluid's two models (the CPU's [`super::cpu::model::SphModel`] and the
 //! GPU's [`super::gpu::model::GpuSphModel`]) share: their sizes and budgets, the knobs a step's
-//! liquid gives, the queue of sources, sub-steps, the obstacles on the model's grid, the
-//! snapshot one hands the other, and how still the liquid is.
+//! liquid gives, the queue of sources, sub-steps, the obstacles on the model's grid, a
+//! particle's footprint in the light, the snapshot one hands the other, and how still the
+//! liquid is.
 
 use crate::fluid::{Liquid, LiquidStyle, Splat};
 use crate::sim::Activity;
@@ -205,5 +206,49 @@ pub(super) fn empty_activity() -> Activity {
     Activity {
         keeps_colour: true,
         ..Activity::default()
+    }
+}
+
+/// A disc's radius, in particle spacings at the target density.
+const DISC_SPACINGS: f32 = 0.45;
+/// Speed (box units per second) that takes the speed gradient from blue to red
+/// (`GRADIENT_SPEED` in sph_light.wgsl).
+pub(crate) const GRADIENT_SPEED: f32 = 8.0;
+
+/// A particle's footprint in a light field `w` cells across a box `box_width` wide.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Footprint {
+    /// Light cells per box unit.
+    pub scale: f32,
+    /// A disc's radius, cells.
+    pub radius: f32,
+    /// How far a particle's light reaches, cells.
+    pub reach: f32,
+    /// The surface bump's weight at its centre.
+    pub norm: f32,
+}
+
+impl Footprint {
+    /// Surface: a kernel two particle spacings wide, at least 1.5 cells (smaller shows each
+    /// particle as a blob, larger blurs the splashes); a smooth bump (1 - r²/R²)², whose
+    /// integral is pi R² / 3, normalised so that particles at the target density sum to
+    /// their colour. Discs: 0.9 spacings across with an edge a cell soft, so a packed liquid
+    /// shows as beads.
+    pub fn new(box_width: f32, target_density: f32, w: usize, style: LiquidStyle) -> Self {
+        let scale = w as f32 / box_width;
+        let spacing = 1.0 / target_density.max(1.0).sqrt();
+        let radius = (DISC_SPACINGS * spacing * scale).max(1.0);
+        let reach = match style {
+            LiquidStyle::Surface => (2.0 * spacing * scale).max(1.5),
+            LiquidStyle::Discs => radius + 0.5,
+        };
+        let per_cell = 1.0 / (scale * scale); // box area of a grid cell
+        let norm = 3.0 / (std::f32::consts::PI * reach * reach) / (target_density * per_cell);
+        Self {
+            scale,
+            radius,
+            reach,
+            norm,
+        }
     }
 }

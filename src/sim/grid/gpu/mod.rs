@@ -4,10 +4,8 @@
 
 mod activity;
 mod buffers;
-#[cfg(test)]
-mod layout_tests;
-mod passes;
+pub(in crate::sim) mod passes;
 pub mod solver;
-mod uniforms;
+pub(in crate::sim) mod uniforms;
 
 pub use solver::GpuSolver;

@@ -3,21 +3,22 @@
 //! reads as the algorithm: one line per stage, each pass in a labelled compute pass.
 //!
 //! Why this file is long: the solver owns every pass and buffer, and its step (one method per
-//! stage, see `encode_step`), frames, readbacks and the `Solver` trait's methods all work on them;
-//! the passes themselves are one file each in `passes/`.
+//! stage, see `encode_step`), readbacks and the `Solver` trait's methods all work on them; the
+//! passes themselves are one file each in `passes/`, and the picture is the display's
+//! (`display::gpu::GpuPicture`), which the solver hands its fields and draws its particles and
+//! streamlines into.
 
 use super::activity::ActivityProbe;
 use super::buffers::{Buffers, Sizes, bytes_f32};
 use super::passes::reduce::slot;
 use super::passes::{
-    Advect, Bloom, Buoyancy, Colorize, Compressibility, Curl, Diffuse, Display, Divergence,
-    GpuSplat, Gradient, Multigrid, Norms, ObstacleOverlay, Obstacles, Particles, Pressure, Reduce,
-    Splat, Streamlines, Sunrays, Vorticity,
+    Advect, Buoyancy, Compressibility, Curl, Diffuse, Divergence, GpuSplat, Gradient, Multigrid,
+    Norms, Obstacles, Particles, Pressure, Reduce, Splat, Streamlines, Vorticity,
 };
-use super::uniforms::{GridUniforms, PictureUniform};
-use crate::fluid::{ObstacleStyle, ToneMode};
+use super::uniforms::GridUniforms;
+use crate::display::gpu::{GpuPicture, GpuSource};
 use crate::gpu::context::{GpuContext, GpuError};
-use crate::gpu::frames::{self, Frames, read_f32};
+use crate::gpu::frames::{self, read_f32};
 use crate::gpu::kernel::{Dispatcher, module};
 use crate::sim::grid::Fields;
 use crate::sim::grid::particles::{GPU_CAPACITY, Particle, Spawner};
@@ -36,7 +37,7 @@ pub use crate::gpu::frames::FRAME_STAGING_BUFFERS;
 
 /// The largest coarsest multigrid level the single-workgroup solve holds (`COARSE_MAX` in
 /// pressure.wgsl). Grids flatter than about 256:1 exceed it and run on the CPU instead.
-pub(super) const COARSE_MAX_CELLS: usize = 1024;
+pub(in crate::sim) const COARSE_MAX_CELLS: usize = 1024;
 
 /// Steps the GPU may have queued before `step` waits for the oldest. Without a bound, a GPU
 /// slower than real time would queue work without end (the submit returns at once), and every
@@ -74,19 +75,9 @@ pub struct GpuSolver {
     compressibility: Compressibility,
     /// Solid obstacles: their boundary rules, and the buffers the other passes bind.
     obstacles: Obstacles,
-    colorize: Colorize,
-    bloom: Bloom,
-    sunrays: Sunrays,
-    display: Display,
-    /// The obstacles drawn over the finished frame.
-    overlay: ObstacleOverlay,
-    /// The picture effects' uniform (`PictureUniform`), written per frame.
-    picture: wgpu::Buffer,
-    /// Frame timing with timestamp queries (colorize, then the display pipeline), when asked
-    /// for ([`GpuSolver::set_time_frames`]) and the adapter has them.
-    frame_timing: Option<Timing>,
-    /// GPU time of the last frame rendered with timing: `[colorize, display pipeline]` ms.
-    last_frame_gpu_ms: Option<[f64; 2]>,
+    /// The picture: colorize, the filmic tone's passes, the obstacle overlay and the frames'
+    /// readback.
+    picture: GpuPicture,
     /// Which buffer holds the current velocity, dye and temperature.
     vel: usize,
     dye: usize,
@@ -103,7 +94,6 @@ pub struct GpuSolver {
     extra_next: bool,
     timing: Option<Timing>,
     last_gpu_ms: Option<f64>,
-    frames: Frames,
     /// Splats uploaded for the step being encoded (0: the splat passes are skipped).
     splat_count: u32,
     /// Steps submitted and perhaps not yet finished, oldest first.
@@ -179,18 +169,7 @@ impl GpuSolver {
             advect: Advect::new(device, &b, &s),
             compressibility: Compressibility::new(device, &b, &s, &reduce),
             obstacles: Obstacles::new(device),
-            colorize: Colorize::new(device),
-            bloom: Bloom::new(device),
-            sunrays: Sunrays::new(device),
-            display: Display::new(device),
-            overlay: ObstacleOverlay::new(device),
-            picture: crate::gpu::kernel::uniform(
-                device,
-                "Uniform: picture",
-                &PictureUniform::default(),
-            ),
-            frame_timing: None,
-            last_frame_gpu_ms: None,
+            picture: GpuPicture::new(device),
             activity: ActivityProbe::new(device, &reduce, &b, &s),
             reduce,
             buf: b,
@@ -209,7 +188,6 @@ impl GpuSolver {
             last_gpu_ms: None,
             splat_count: 0,
             in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
-            frames: Frames::default(),
             particles: None,
             streamlines: None,
             spawner: Spawner::new(GPU_CAPACITY),
@@ -218,12 +196,6 @@ impl GpuSolver {
         solver.build_extra_table();
         solver.ctx.check()?;
         Ok(solver)
-    }
-
-    /// The buffer holding the current dye (RGBA per dye cell, rows bottom first), for a model
-    /// that draws its own light into this solver's picture (the particle fluid on the GPU).
-    pub(crate) fn dye_buffer(&self) -> &wgpu::Buffer {
-        &self.buf.dye[self.dye]
     }
 
     /// The temperature, one value per simulation cell, row-major from the bottom row (read
@@ -320,55 +292,18 @@ impl GpuSolver {
     /// (when the adapter has them; [`GpuSolver::last_frame_gpu_ms`] after each
     /// [`Solver::render`]). For the bench: reading the times back waits for the frame.
     pub fn set_time_frames(&mut self, on: bool) {
-        let device = &self.ctx.device;
-        self.frame_timing = (on && self.ctx.timestamps).then(|| Timing {
-            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("Queries: frame time"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 4,
-            }),
-            resolve: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("Buffer: frame time"),
-                size: 32,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }),
-            period_ns: self.ctx.queue.get_timestamp_period(),
-        });
-        self.last_frame_gpu_ms = None;
+        self.picture.set_timing(&self.ctx, on);
     }
 
     /// GPU time of the last frame [`Solver::render`] drew with timing on: colorize, and the
     /// display pipeline after it (bloom, sunrays, display), in ms.
     pub fn last_frame_gpu_ms(&self) -> Option<[f64; 2]> {
-        self.last_frame_gpu_ms
-    }
-
-    /// A labelled compute pass with direct dispatches, timed by the frame queries `first`
-    /// (start) and `first + 1` (end) when frame timing is on.
-    fn frame_pass<'e>(
-        &self,
-        encoder: &'e mut wgpu::CommandEncoder,
-        label: &str,
-        first: u32,
-    ) -> Dispatcher<'e, 'e> {
-        let timestamp_writes =
-            self.frame_timing
-                .as_ref()
-                .map(|t| wgpu::ComputePassTimestampWrites {
-                    query_set: &t.queries,
-                    beginning_of_pass_write_index: Some(first),
-                    end_of_pass_write_index: Some(first + 1),
-                });
-        Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(label),
-            timestamp_writes,
-        }))
+        self.picture.last_gpu_ms()
     }
 
     /// Frames skipped because every staging buffer was still busy.
     pub fn skipped_frames(&self) -> u64 {
-        self.frames.skipped
+        self.picture.skipped()
     }
 
     /// Dispatches in the extra iterations (their indirect argument table).
@@ -668,96 +603,55 @@ impl GpuSolver {
         }
     }
 
-    /// Encode colorize (and, in the filmic tone mode, display) and a copy into a free staging
-    /// buffer, and request its mapping; returns the frame's serial.
+    /// Encode the frame (colorize with the particles' light, the filmic tone's passes, the
+    /// streamlines, the obstacles) and a copy into a free staging buffer, and request its
+    /// mapping; returns the frame's serial.
     fn encode_frame(&mut self, look: &Look, width: usize, height: usize) -> Option<u64> {
-        if width == 0 || height == 0 {
-            return None;
-        }
         let glow = crate::sim::grid::particles::sanitize_glow(look.particle_glow);
         let particles = self.particles.is_some() && self.spawner.alive() && glow > 0.0;
-        let device = &self.ctx.device;
-        if self
-            .colorize
-            .ensure(device, &self.buf, (width, height), particles)
-        {
-            self.frames.resize((width, height));
-            let c = &self.colorize;
-            self.bloom.bind(device, &self.picture, c.light(), c.size());
-            self.sunrays.bind(device, &self.bloom);
-            let (glow, _) = self.bloom.glow();
-            let (params, picture) = (&self.buf.uniforms, &self.picture);
-            self.display.bind(
-                device,
-                params,
-                picture,
-                c.light(),
-                glow,
-                c.frame(),
-                c.size(),
-            );
-            self.overlay.unbind();
-        }
-        debug_assert!(self.bloom.fits((width, height)));
-        let index = self.frames.take_free(device, (width, height))?;
-        let params = GridUniforms::frame(&self.cfg, look, width, height, particles);
-        let picture = PictureUniform::new(&self.cfg, look, height, self.bloom.glow().1);
-        let queue = &self.ctx.queue;
+        let b = &self.buf;
+        let src = GpuSource {
+            grid: (self.sizes.w, self.sizes.h),
+            velocity: Some((&b.u[self.vel], &b.v[self.vel])),
+            dye: &b.dye[self.dye],
+            dye_size: (self.sizes.dw, self.sizes.dh),
+            heat: Some(&b.heat[self.heat]),
+        };
+        let job = self
+            .picture
+            .begin(&self.ctx, &src, look, (width, height), particles)?;
+        let params = GridUniforms::frame(&self.cfg, look, width, height);
+        let (device, queue) = (&self.ctx.device, &self.ctx.queue);
         queue.write_buffer(&self.buf.uniforms, 0, bytemuck::bytes_of(&params));
-        queue.write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
         let mut encoder = device.create_command_encoder(&Default::default());
         let grid = (self.cfg.width, self.cfg.height);
         let lines = Lines::new(&look.streamlines, grid, (width, height));
         // Lines alone cover every pixel: no picture under them (unless its passes are timed,
         // whose timestamps are read back).
-        let drawn = !lines.is_some_and(|l| l.alone) || self.frame_timing.is_some();
-        if particles && drawn {
-            encoder.clear_buffer(self.colorize.particle_light(), 0, None);
-        }
-        // The particles draw in the colorize pass (its timestamps time both).
-        if drawn {
-            let mut d = self.frame_pass(&mut encoder, "Pass: colorize", 0);
-            if particles && let Some(pp) = &mut self.particles {
-                pp.encode_draw(device, &self.buf, &mut d, self.colorize.particle_light());
-            }
-            self.colorize.encode(&mut d, self.vel, self.dye, self.heat);
-        }
-        let filmic = look.tone != ToneMode::Legacy;
-        if filmic && drawn {
-            let mut d = self.frame_pass(&mut encoder, "Pass: display", 2);
-            let fx = look.effects.sanitized();
-            if picture.effects != 0 && self.bloom.encode_down_up(&mut d, &fx) {
-                if fx.rays > 0.0 {
-                    self.sunrays.encode(&mut d);
-                }
-                self.bloom.encode_glow(&mut d);
-            }
-            self.display.encode(&mut d);
+        if !lines.is_some_and(|l| l.alone) || self.picture.timed() {
+            let (buf, particles) = (&self.buf, &mut self.particles);
+            self.picture
+                .encode_colour(device, &mut encoder, &job, &src, |d, plight| {
+                    if let Some(pp) = particles {
+                        pp.encode_draw(device, buf, d, plight);
+                    }
+                });
+            self.picture.encode_tone(&mut encoder, &job, look);
         }
         if let Some(lines) = lines {
             // Over the finished frame (alone: over black), under the obstacles.
             let pass = self
                 .streamlines
                 .get_or_insert_with(|| Streamlines::new(device));
-            let frame = self.colorize.frame();
+            let frame = self.picture.frame();
             pass.prepare(device, queue, &mut encoder, &self.buf, &lines, grid, frame);
             let pass = self.streamlines.as_ref().expect("made above");
             let mut d = self.pass(&mut encoder, "Pass: streamlines");
             pass.encode(&mut d, &lines, self.vel);
         }
-        if self.obstacles.solids().is_some() && look.obstacles != ObstacleStyle::Hidden {
-            // Over the finished frame, in both tone modes.
-            let mut d = self.pass(&mut encoder, "Pass: obstacle overlay");
-            let (frame, size) = (self.colorize.frame(), self.colorize.size());
-            self.overlay
-                .encode(device, queue, &mut d, frame, size, look.obstacles);
-        }
-        if let Some(t) = &self.frame_timing {
-            let n = if filmic { 4 } else { 2 };
-            encoder.resolve_query_set(&t.queries, 0..n, &t.resolve, 0);
-        }
-        let frame = self.colorize.frame();
-        Some(self.frames.submit(&self.ctx, encoder, frame, index))
+        self.picture
+            .encode_overlay(&self.ctx, &mut encoder, look.obstacles);
+        Some(self.picture.submit(&self.ctx, encoder, job))
     }
 }
 
@@ -835,7 +729,7 @@ impl Solver for GpuSolver {
             ));
             self.ctx.queue.submit([encoder.finish()]);
         }
-        self.overlay.set_mask(device, solids.map(|o| &o.mask));
+        self.picture.set_mask(device, solids.map(|o| &o.mask));
         // The extra iterations' dispatch list changes with the obstacles.
         self.build_extra_table();
         if self.obstacles.solids().is_some() {
@@ -959,30 +853,12 @@ impl Solver for GpuSolver {
             return;
         }
         // Wait for frames in flight, then render synchronously.
-        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
-        let mut scratch = Vec::new();
-        while self.frames.collect(&mut scratch).is_some() {}
-        let Some(serial) = self.encode_frame(look, width, height) else {
-            out.fill(0);
-            return;
-        };
-        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
-        if let Some(t) = &self.frame_timing {
-            let bytes = frames::read_buffer(&self.ctx, &t.resolve, 32);
-            let stamps: Vec<u64> = bytemuck::cast_slice(&bytes).to_vec();
-            let ms = |a: u64, b: u64| b.wrapping_sub(a) as f64 * f64::from(t.period_ns) * 1e-6;
-            let display = if look.tone == ToneMode::Legacy {
-                0.0
-            } else {
-                ms(stamps[2], stamps[3])
-            };
-            self.last_frame_gpu_ms = Some([ms(stamps[0], stamps[1]), display]);
-        }
-        match self.frames.collect(&mut scratch) {
-            Some((size, got)) if size == (width, height) && got == serial => {
-                out.copy_from_slice(&scratch)
-            }
-            _ => out.fill(0),
+        self.picture.settle(&self.ctx);
+        match self.encode_frame(look, width, height) {
+            Some(serial) => self
+                .picture
+                .finish(&self.ctx, serial, look, (width, height), out),
+            None => out.fill(0),
         }
     }
 
@@ -992,8 +868,7 @@ impl Solver for GpuSolver {
     }
 
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
-        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
-        self.frames.collect(out).map(|(size, _)| size)
+        self.picture.collect(&self.ctx, out)
     }
 
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {

@@ -1,8 +1,8 @@
-//! `GridUniforms` (common.wgsl): the uniform every pass but the solves reads, written once per step
-//! (and once per frame for the look). The layout tests check it against its WGSL twin.
+//! `GridUniforms` (common.wgsl): the uniform every pass of the grid fluid but the solves reads,
+//! written once per step (and once per frame for the particles' drawing). The layout tests
+//! check it against its WGSL twin. The picture's uniforms are the display's
+//! (`display::gpu::uniforms`).
 
-use crate::display::effects::Fx;
-use crate::fluid::{PALETTE_STOPS, ToneMode};
 use crate::sim::grid::physics::{VORTICITY_SCALE_PER_S, decay_factor};
 use crate::sim::{Look, MAX_DYE, SimConfig, StepInput};
 use bytemuck::{Pod, Zeroable};
@@ -10,7 +10,7 @@ use bytemuck::{Pod, Zeroable};
 /// `GridUniforms` in common.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default, Debug)]
-pub(super) struct GridUniforms {
+pub(in crate::sim) struct GridUniforms {
     pub w: u32,
     pub h: u32,
     pub dw: u32,
@@ -28,21 +28,14 @@ pub(super) struct GridUniforms {
     pub a_visc: f32,
     pub a_dye: f32,
     pub max_dye: f32,
-    pub color_mode: u32,
-    pub brightness: f32,
-    pub saturation: f32,
-    pub hue_shift: f32,
-    /// `ToneMode as u32`: 0 legacy, 1 filmic.
-    pub tone: u32,
     pub sigma: f32,
     pub kappa: f32,
     pub ambient: f32,
     pub up_x: f32,
     pub up_y: f32,
     pub heat_decay: f32,
-    /// The particles' glow (sanitised), and whether colorize adds their light (1) or not.
+    /// The particles' glow (sanitised).
     pub glow: f32,
-    pub particle_lit: u32,
 }
 
 impl GridUniforms {
@@ -81,77 +74,13 @@ impl GridUniforms {
         gp
     }
 
-    /// The parameters of colorizing a `width x height` frame with `look` (non-finite values
-    /// fall back to the neutral look).
-    /// `particles`: whether the particles' light is drawn into this frame.
-    pub fn frame(c: &SimConfig, look: &Look, width: usize, height: usize, particles: bool) -> Self {
-        let finite_or = |x: f32, neutral: f32| if x.is_finite() { x } else { neutral };
+    /// The parameters of drawing the particles into a `width x height` frame with `look`.
+    pub fn frame(c: &SimConfig, look: &Look, width: usize, height: usize) -> Self {
         Self {
             out_w: width as u32,
             out_h: height as u32,
-            color_mode: look.color_mode as u32,
-            brightness: finite_or(look.brightness, 1.0),
-            saturation: finite_or(look.saturation, 1.0),
-            hue_shift: finite_or(look.hue_shift, 0.0),
-            tone: look.tone as u32,
             glow: crate::sim::grid::particles::sanitize_glow(look.particle_glow),
-            particle_lit: u32::from(particles),
             ..Self::base(c)
-        }
-    }
-}
-
-/// `Picture` in common.wgsl: the filmic tone's effects, written once per frame.
-#[repr(C)]
-#[derive(Clone, Copy, Pod, Zeroable, Default, Debug)]
-pub(super) struct PictureUniform {
-    pub threshold: f32,
-    pub knee: f32,
-    pub bloom: f32,
-    pub spread: f32,
-    pub rays: f32,
-    pub shade: f32,
-    pub relief: f32,
-    pub step: u32,
-    pub light: [f32; 4],
-    pub background: [f32; 4],
-    pub stops: [[f32; 4]; PALETTE_STOPS],
-    pub palette: u32,
-    pub glow: u32,
-    pub glow_w: u32,
-    pub glow_h: u32,
-    pub effects: u32,
-    pub vibrance: f32,
-    pub _pad: [u32; 2],
-}
-
-impl PictureUniform {
-    /// The effects of `look` for a `width x height` frame of the grid `c` (the numbers the
-    /// CPU's display pass derives, [`Fx::new`]); `glow`: the size of bloom level 0.
-    pub fn new(c: &SimConfig, look: &Look, height: usize, glow: (usize, usize)) -> Self {
-        let fx = look.effects.sanitized();
-        let d = Fx::new(&fx, height, c.dye_height());
-        let on = look.tone != ToneMode::Legacy && fx.any();
-        let rgb = |v: [f32; 3]| [v[0], v[1], v[2], 0.0];
-        Self {
-            threshold: fx.bloom_threshold,
-            knee: fx.bloom_knee,
-            bloom: fx.bloom,
-            spread: fx.bloom_radius,
-            rays: fx.rays,
-            shade: d.shade,
-            relief: d.relief,
-            step: d.step as u32,
-            light: rgb(d.light),
-            background: rgb(d.background),
-            stops: d.stops.map_or([[0.0; 4]; PALETTE_STOPS], |s| s.map(rgb)),
-            palette: u32::from(d.stops.is_some()),
-            glow: u32::from(on && (fx.bloom > 0.0 || fx.rays > 0.0)),
-            glow_w: glow.0 as u32,
-            glow_h: glow.1 as u32,
-            effects: u32::from(on),
-            vibrance: d.vibrance,
-            _pad: [0; 2],
         }
     }
 }

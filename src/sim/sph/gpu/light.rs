@@ -5,8 +5,8 @@
 
 use crate::fluid::LiquidStyle;
 use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
-use crate::sim::sph::cpu::light::Footprint;
 use crate::sim::sph::gpu::{SW, groups};
+use crate::sim::sph::shared::Footprint;
 
 /// Fixed-point units of light per unit (`LIGHT_UNITS` in sph_light.wgsl): a particle's
 /// contribution rounds to 1/16 384, far below what 8 bits show.

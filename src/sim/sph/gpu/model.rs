@@ -5,19 +5,19 @@
 //!   [`MAX_STEPS_IN_FLIGHT`] advances queued before the oldest is waited for.
 //! - **Sources**: the same [`Planner`] turns splats into impulses and bursts; impulses in a row
 //!   go to the GPU together, bursts recycle the oldest particles there.
-//! - **Picture**: the light is splatted on the GPU (`shaders/sph_light.wgsl`) into the dye of
-//!   a grid solver the light field's size that is never stepped: its colour stage and display
-//!   pipeline (tone, bloom, rays, shading, palettes) make the frame, read back without waiting
-//!   as the grid fluid's are; the obstacles are drawn over it from the model's mask, as on the
-//!   CPU. A new light size (the discs look follows the frame's height, in steps of 32 rows)
-//!   builds a new picture.
+//! - **Picture**: the light is splatted on the GPU (`shaders/sph_light.wgsl`) into a field of
+//!   light, which the display's [`GpuPicture`] colours and tones (bloom, rays, shading,
+//!   palettes) into the frame, read back without waiting as the grid fluid's are; the
+//!   obstacles are drawn over it from the model's mask, as on the CPU. A new light size (the
+//!   discs look follows the frame's height, in steps of 32 rows) makes a new field.
 //! - **Rest**: the particles' places and serial numbers are copied into a staging buffer and
 //!   read back without waiting; the measure is the CPU model's ([`rest_speed`]).
 //! - **Seldom**: a lowered budget and a snapshot wait for a round trip through the CPU.
 
+use crate::display::gpu::{GpuPicture, GpuSource};
 use crate::fluid::{ColorMode, Look, ObstacleStyle, Splat};
-use crate::gpu::{GpuContext, GpuError};
-use crate::sim::grid::gpu::GpuSolver;
+use crate::gpu::kernel::storage;
+use crate::gpu::{GpuContext, GpuError, bytes_f32};
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::sph::gpu::GpuFluid;
@@ -29,7 +29,7 @@ use crate::sim::sph::shared::{
 };
 use crate::sim::sph::sources::{Action, Planner};
 use crate::sim::sph::{Fluid, Knobs};
-use crate::sim::{Activity, SimConfig, Solver, StepInput};
+use crate::sim::{Activity, StepInput};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -143,9 +143,10 @@ pub struct GpuSphModel {
     planner: Planner,
     obstacles: Option<Mask>,
     light: GpuLight,
-    /// The picture: a grid solver the light field's size, never stepped, whose dye is the
-    /// light (`None` until the first frame).
-    picture: Option<GpuSolver>,
+    /// The field of light (RGBA per cell) and its size (`None` until the first frame).
+    field: Option<(wgpu::Buffer, (usize, usize))>,
+    /// The picture the light is drawn through.
+    picture: GpuPicture,
     probe: Probe,
     /// Simulated seconds since the last rest probe's copy.
     since_probe: f32,
@@ -162,6 +163,7 @@ impl GpuSphModel {
     pub fn new(ctx: GpuContext, cells: (usize, usize), budget: usize) -> Result<Self, GpuError> {
         let cells = model_cells(cells);
         let light = GpuLight::new(&ctx.device);
+        let picture = GpuPicture::new(&ctx.device);
         let mut fluid = GpuFluid::new(ctx);
         fluid.upload(&Fluid::new(cells.0 as f32 / cells.1 as f32));
         fluid.context().check()?;
@@ -174,7 +176,8 @@ impl GpuSphModel {
             planner: Planner::default(),
             obstacles: None,
             light,
-            picture: None,
+            field: None,
+            picture,
             probe: Probe::default(),
             since_probe: 0.0,
             in_flight: VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
@@ -220,41 +223,24 @@ impl GpuSphModel {
         self.pending.clear();
     }
 
-    /// Splat the light for a frame `rows` tall in `look` into the picture's dye (a picture of
-    /// the light's size built first when needed); the picture, unless it cannot be built.
-    fn draw_light(&mut self, look: &Look, rows: usize) -> Option<&mut GpuSolver> {
+    /// Splat the light for a frame `rows` tall in `look` into the field of light (made first
+    /// at the light's size when it changed).
+    fn draw_light(&mut self, look: &Look, rows: usize) {
         let size = light_size(self.fluid.size(), self.cells.1, look.liquid, rows);
-        let fits = self.picture.as_ref().is_some_and(|p| {
-            let c = p.config();
-            (c.width, c.height) == size
-        });
-        if !fits {
-            self.picture = None;
-            let mut cfg = SimConfig::new(size.0, size.1);
-            cfg.dye_scale = 1;
-            cfg.pressure_iterations = 1;
-            match GpuSolver::new(self.fluid.context().clone(), &cfg) {
-                Ok(mut picture) => {
-                    picture.set_measure(false);
-                    self.picture = Some(picture);
-                }
-                Err(e) => {
-                    nice_plug::nice_error!("The particle fluid's picture cannot start: {e}");
-                    self.failure = Some(e);
-                    return None;
-                }
-            }
+        let ctx = self.fluid.context();
+        if self.field.as_ref().is_none_or(|(_, s)| *s != size) {
+            let bytes = bytes_f32(4 * size.0 * size.1);
+            self.field = Some((storage(&ctx.device, "SPH: light field", bytes), size));
         }
-        let picture = self.picture.as_mut()?;
+        let (field, _) = self.field.as_ref().expect("made above");
         if let Some((pos, vel, color)) = self.fluid.buffers() {
-            let ctx = self.fluid.context();
             let mut encoder = ctx.device.create_command_encoder(&Default::default());
             let job = LightJob {
                 particles: (pos, vel, color, self.fluid.len()),
                 box_width: self.fluid.size()[0],
                 target_density: self.knobs.target_density,
                 size,
-                field: picture.dye_buffer(),
+                field,
                 style: look.liquid,
                 speed_colours: look.color_mode == ColorMode::VelocityHue,
             };
@@ -262,13 +248,30 @@ impl GpuSphModel {
                 .encode(&ctx.device, &ctx.queue, &mut encoder, &job);
             ctx.queue.submit([encoder.finish()]);
         }
-        Some(picture)
+    }
+
+    /// Draw the light for a `width x height` frame in `look` and encode the frame; its serial,
+    /// or `None` for a skipped frame.
+    fn encode_frame(&mut self, look: &Look, width: usize, height: usize) -> Option<u64> {
+        self.draw_light(look, height);
+        let (field, size) = self.field.as_ref().expect("draw_light made it");
+        let src = GpuSource {
+            grid: *size,
+            velocity: None,
+            dye: field,
+            dye_size: *size,
+            heat: None,
+        };
+        let ctx = self.fluid.context();
+        self.picture
+            .encode_plain(ctx, &src, &light_look(look), (width, height))
     }
 }
 
 impl GpuSphModel {
-    /// Draw the obstacles over a finished frame in `style`, from the model's mask, as the CPU
-    /// model does (the picture's grid is coarser than the mask, and never stepped).
+    /// Draw the obstacles over a finished frame in `style`, from the model's mask, with the
+    /// CPU model's pass: the two draw them bit for bit the same (the GPU's overlay pass agrees
+    /// with it only to a few levels).
     fn overlay(&self, style: ObstacleStyle, width: usize, height: usize, out: &mut [u8]) {
         if let Some(mask) = &self.obstacles
             && out.len() == width * height * 4
@@ -347,8 +350,14 @@ impl Model for GpuSphModel {
         if width == 0 || height == 0 {
             return;
         }
-        match self.draw_light(look, height) {
-            Some(picture) => picture.render(&light_look(look), width, height, out),
+        self.picture.settle(self.fluid.context());
+        match self.encode_frame(look, width, height) {
+            Some(serial) => {
+                let ctx = self.fluid.context();
+                let look = light_look(look);
+                self.picture
+                    .finish(ctx, serial, &look, (width, height), out);
+            }
             None => out.fill(0),
         }
         self.overlay(look.obstacles, width, height, out);
@@ -359,12 +368,12 @@ impl Model for GpuSphModel {
             return false;
         }
         self.overlay_style = look.obstacles;
-        self.draw_light(look, height)
-            .is_some_and(|picture| picture.request_frame(&light_look(look), width, height))
+        let _ = self.fluid.context().device.poll(wgpu::PollType::Poll);
+        self.encode_frame(look, width, height).is_some()
     }
 
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
-        let (w, h) = self.picture.as_mut()?.take_frame(out)?;
+        let (w, h) = self.picture.collect(self.fluid.context(), out)?;
         self.overlay(self.overlay_style, w, h, out);
         Some((w, h))
     }

@@ -5,7 +5,7 @@ use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};
 
 /// The `@binding`s of buoyancy.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const P: Binding = Binding::new(0, "P");
     pub const HEAT: Binding = Binding::new(1, "heat");

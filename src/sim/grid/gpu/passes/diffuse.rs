@@ -8,7 +8,7 @@ use crate::sim::grid::gpu::uniforms::GridUniforms;
 use bytemuck::{Pod, Zeroable};
 
 /// The `@binding`s of diffuse.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const D: Binding = Binding::new(0, "D");
     pub const X_IN: Binding = Binding::new(1, "x_in");
@@ -24,7 +24,7 @@ pub(in crate::sim::grid::gpu) mod binding {
 /// `Diffuse` in diffuse.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default)]
-pub(in crate::sim::grid::gpu) struct DiffuseUniform {
+pub(in crate::sim) struct DiffuseUniform {
     pub nx: u32,
     pub ny: u32,
     /// Boundary rule: 0 none, 1 first and last columns held at 0, 2 first and last rows.

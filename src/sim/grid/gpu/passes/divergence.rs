@@ -10,7 +10,7 @@ use crate::sim::grid::physics::REPROJECT_ABOVE_COMPRESSIBILITY;
 use bytemuck::{Pod, Zeroable};
 
 /// The `@binding`s of divergence.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const P: Binding = Binding::new(0, "P");
     pub const U: Binding = Binding::new(1, "u");
@@ -29,7 +29,7 @@ pub(in crate::sim::grid::gpu) mod binding {
 /// `Mean` (divergence.wgsl) and `Grad` (gradient.wgsl): a result slot and a count.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default)]
-pub(in crate::sim::grid::gpu) struct SlotUniform {
+pub(in crate::sim) struct SlotUniform {
     pub slot: u32,
     pub count: u32,
     pub _p: [u32; 2],
@@ -38,7 +38,7 @@ pub(in crate::sim::grid::gpu) struct SlotUniform {
 /// `Decide` in divergence.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default)]
-pub(in crate::sim::grid::gpu) struct DecideUniform {
+pub(in crate::sim) struct DecideUniform {
     pub w: u32,
     pub h: u32,
     pub count: u32,

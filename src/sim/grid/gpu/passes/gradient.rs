@@ -8,7 +8,7 @@ use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, uniform};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes};
 
 /// The `@binding`s of gradient.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const P: Binding = Binding::new(0, "P");
     pub const G: Binding = Binding::new(1, "G");

@@ -1,46 +1,37 @@
 //! The GPU solver's passes: one struct per pass (its pipelines and bind groups, built once,
-//! and an `encode` method), named like the CPU pass (`sim/grid/cpu/<name>.rs`, or
-//! `display/cpu/<name>.rs` for the picture's) and the WGSL file (`shaders/<name>.wgsl`) it
-//! mirrors. Each pass names its `@binding`s in a `binding` module;
+//! and an `encode` method), named like the CPU pass (`sim/grid/cpu/<name>.rs`) and the WGSL
+//! file (`shaders/<name>.wgsl`) it mirrors. The picture's passes are the display's
+//! (`display/gpu/`). Each pass names its `@binding`s in a `binding` module;
 //! the layout tests check them against the WGSL.
 
-pub(super) mod advect;
-pub(super) mod bloom;
-pub(super) mod buoyancy;
-pub(super) mod colorize;
-pub(super) mod curl;
-pub(super) mod diffuse;
-pub(super) mod display;
-pub(super) mod divergence;
-pub(super) mod gradient;
-pub(super) mod multigrid;
-pub(super) mod nodes;
-pub(super) mod obstacle_overlay;
-pub(super) mod obstacles;
-pub(super) mod particles;
-pub(super) mod pressure;
-pub(super) mod reduce;
-pub(super) mod splat;
-pub(super) mod streamlines;
-pub(super) mod sunrays;
-pub(super) mod vorticity;
+pub(in crate::sim) mod advect;
+pub(in crate::sim) mod buoyancy;
+pub(in crate::sim) mod curl;
+pub(in crate::sim) mod diffuse;
+pub(in crate::sim) mod divergence;
+pub(in crate::sim) mod gradient;
+pub(in crate::sim) mod multigrid;
+pub(in crate::sim) mod nodes;
+pub(in crate::sim) mod obstacles;
+pub(in crate::sim) mod particles;
+pub(in crate::sim) mod pressure;
+pub(in crate::sim) mod reduce;
+pub(in crate::sim) mod splat;
+pub(in crate::sim) mod streamlines;
+pub(in crate::sim) mod vorticity;
 
-pub(super) use advect::Advect;
-pub(super) use bloom::Bloom;
-pub(super) use buoyancy::Buoyancy;
-pub(super) use colorize::Colorize;
-pub(super) use curl::Curl;
-pub(super) use diffuse::Diffuse;
-pub(super) use display::Display;
-pub(super) use divergence::{Compressibility, Divergence, Norms};
-pub(super) use gradient::Gradient;
-pub(super) use multigrid::Multigrid;
-pub(super) use obstacle_overlay::ObstacleOverlay;
-pub(super) use obstacles::Obstacles;
-pub(super) use particles::Particles;
-pub(super) use pressure::Pressure;
-pub(super) use reduce::Reduce;
-pub(super) use splat::{GpuSplat, Splat};
-pub(super) use streamlines::Streamlines;
-pub(super) use sunrays::Sunrays;
-pub(super) use vorticity::Vorticity;
+pub(in crate::sim::grid::gpu) use advect::Advect;
+pub(in crate::sim::grid::gpu) use buoyancy::Buoyancy;
+pub(in crate::sim::grid::gpu) use curl::Curl;
+pub(in crate::sim::grid::gpu) use diffuse::Diffuse;
+pub(in crate::sim::grid::gpu) use divergence::{Compressibility, Divergence, Norms};
+pub(in crate::sim::grid::gpu) use gradient::Gradient;
+pub(in crate::sim::grid::gpu) use multigrid::Multigrid;
+pub(in crate::sim::grid::gpu) use obstacles::Obstacles;
+pub(in crate::sim::grid::gpu) use particles::Particles;
+pub(in crate::sim::grid::gpu) use pressure::Pressure;
+pub(in crate::sim::grid::gpu) use reduce::Reduce;
+pub(in crate::sim) use splat::GpuSplat;
+pub(in crate::sim::grid::gpu) use splat::Splat;
+pub(in crate::sim::grid::gpu) use streamlines::Streamlines;
+pub(in crate::sim::grid::gpu) use vorticity::Vorticity;

@@ -10,7 +10,7 @@ use crate::sim::obstacles::nodes::{Coarsest, Hierarchy, NodeLevel};
 use bytemuck::{Pod, Zeroable};
 
 /// The `@binding`s of nodes.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const N: Binding = Binding::new(0, "N");
     pub const E: Binding = Binding::new(1, "e");
@@ -58,7 +58,7 @@ pub(in crate::sim::grid::gpu) mod binding {
 /// `Nodes` in nodes.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default, Debug)]
-pub(in crate::sim::grid::gpu) struct NodesUniform {
+pub(in crate::sim) struct NodesUniform {
     pub n: u32,
     pub red: u32,
     pub first: u32,

@@ -21,14 +21,14 @@ use crate::sim::obstacles::nodes::Hierarchy;
 use bytemuck::{Pod, Zeroable};
 
 /// Threads per workgroup of the 1D list passes (`LW` in obstacles.wgsl and advect.wgsl).
-pub(in crate::sim::grid::gpu) const LIST_THREADS: usize = 256;
+pub(in crate::sim) const LIST_THREADS: usize = 256;
 /// Region cells summed by one workgroup of `region_partial` (16 per thread).
 const CHUNK_CELLS: usize = 16 * LIST_THREADS;
 /// Most workgroups a dispatch may have along one axis (WebGPU's default limit).
 const MAX_GROUPS_PER_AXIS: u32 = 65_535;
 
 /// The `@binding`s of obstacles.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const S: Binding = Binding::new(0, "S");
     pub const LIST_U: Binding = Binding::new(1, "list_u");
@@ -55,7 +55,7 @@ pub(in crate::sim::grid::gpu) mod binding {
 /// `Solids` in obstacles.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default, Debug)]
-pub(in crate::sim::grid::gpu) struct SolidsUniform {
+pub(in crate::sim) struct SolidsUniform {
     pub closed_u: u32,
     pub closed_v: u32,
     pub solid_dye: u32,

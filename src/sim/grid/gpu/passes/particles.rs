@@ -9,7 +9,7 @@ use crate::sim::grid::gpu::buffers::Buffers;
 use crate::sim::grid::particles::{GPU_CAPACITY, Particle};
 
 /// The `@binding`s of particles.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const P: Binding = Binding::new(0, "P");
     pub const U: Binding = Binding::new(1, "u");

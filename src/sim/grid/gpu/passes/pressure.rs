@@ -11,7 +11,7 @@ use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};
 use bytemuck::{Pod, Zeroable};
 
 /// The `@binding`s of pressure.wgsl (shared with [`super::Multigrid`]).
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const L: Binding = Binding::new(0, "L");
     pub const Q_IN: Binding = Binding::new(1, "q_in");
@@ -35,7 +35,7 @@ pub(in crate::sim::grid::gpu) mod binding {
 /// `Level` in pressure.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default)]
-pub(in crate::sim::grid::gpu) struct LevelUniform {
+pub(in crate::sim) struct LevelUniform {
     pub w: u32,
     pub h: u32,
     /// Red-black colour for `rb_sor`; the results slot for `scale_warm_start`.
@@ -50,7 +50,7 @@ pub(in crate::sim::grid::gpu) struct LevelUniform {
 
 impl LevelUniform {
     /// The finest level: the projection's grid with the unit operator.
-    pub fn finest(s: &Sizes) -> Self {
+    pub(in crate::sim::grid::gpu) fn finest(s: &Sizes) -> Self {
         Self {
             w: s.w as u32,
             h: s.h as u32,

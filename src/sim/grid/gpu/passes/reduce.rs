@@ -7,10 +7,10 @@ use bytemuck::{Pod, Zeroable};
 /// Workgroups of the first reduction stage (each folds a strided share of the field).
 const MAX_REDUCE_GROUPS: usize = 1024;
 /// Threads per reduction workgroup (`RW` in reduce.wgsl).
-pub(in crate::sim::grid::gpu) const REDUCE_THREADS: usize = 256;
+pub(in crate::sim) const REDUCE_THREADS: usize = 256;
 
 /// The `@binding`s of reduce.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const R: Binding = Binding::new(0, "R");
     pub const X: Binding = Binding::new(1, "x");
@@ -22,7 +22,7 @@ pub(in crate::sim::grid::gpu) mod binding {
 }
 
 /// Result slots of the reductions (vec4 each: sum, sum of squares, max |x|).
-pub(in crate::sim::grid::gpu) mod slot {
+pub(in crate::sim) mod slot {
     pub const DIV_BEFORE: u32 = 0;
     pub const DIV_AFTER: u32 = 1;
     /// The warm start's dot products (Jacobi and red-black).
@@ -44,7 +44,7 @@ pub(in crate::sim::grid::gpu) mod slot {
 /// `Reduce` in reduce.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default)]
-pub(in crate::sim::grid::gpu) struct ReduceUniform {
+pub(in crate::sim) struct ReduceUniform {
     pub n: u32,
     pub groups: u32,
     pub slot: u32,

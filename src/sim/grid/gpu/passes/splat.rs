@@ -7,7 +7,7 @@ use crate::sim::grid::physics::{CellSplat, MAX_PENDING_SPLATS};
 use bytemuck::{Pod, Zeroable};
 
 /// The `@binding`s of splat.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const P: Binding = Binding::new(0, "P");
     pub const SPLATS: Binding = Binding::new(1, "splats");
@@ -23,7 +23,7 @@ pub(in crate::sim::grid::gpu) mod binding {
 /// `Splat` in splat.wgsl: one element of the splat list.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default)]
-pub(in crate::sim::grid::gpu) struct GpuSplat {
+pub(in crate::sim) struct GpuSplat {
     pub x: f32,
     pub y: f32,
     pub r: f32,

@@ -8,7 +8,7 @@ use crate::sim::grid::gpu::buffers::Buffers;
 use crate::sim::grid::streamlines::Lines;
 
 /// The `@binding`s of streamlines.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(in crate::sim) mod binding {
     use super::Binding;
     pub const S: Binding = Binding::new(0, "S");
     pub const U: Binding = Binding::new(1, "u");
@@ -27,7 +27,7 @@ const SW: u32 = 256;
 /// The pass's uniform (`Stream` in streamlines.wgsl).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(in crate::sim::grid::gpu) struct StreamUniform {
+pub(in crate::sim) struct StreamUniform {
     pub w: u32,
     pub h: u32,
     pub out_w: u32,

@@ -3,18 +3,19 @@
 //! uniform struct's size and field offsets against its WGSL twin, and the Rust constants that
 //! mirror WGSL ones.
 
-use super::passes::GpuSplat;
-use super::passes::bloom::MipUniform;
-use super::passes::diffuse::DiffuseUniform;
-use super::passes::divergence::{DecideUniform, SlotUniform};
-use super::passes::nodes::NodesUniform;
-use super::passes::obstacle_overlay::OverlayUniform;
-use super::passes::obstacles::SolidsUniform;
-use super::passes::pressure::LevelUniform;
-use super::passes::reduce::ReduceUniform;
-use super::passes::streamlines::StreamUniform;
-use super::uniforms::{GridUniforms, PictureUniform};
+use crate::display::gpu::bloom::MipUniform;
+use crate::display::gpu::obstacle_overlay::OverlayUniform;
+use crate::display::gpu::uniforms::{ColourUniform, PictureUniform};
 use crate::gpu::shaders;
+use crate::sim::grid::gpu::passes::GpuSplat;
+use crate::sim::grid::gpu::passes::diffuse::DiffuseUniform;
+use crate::sim::grid::gpu::passes::divergence::{DecideUniform, SlotUniform};
+use crate::sim::grid::gpu::passes::nodes::NodesUniform;
+use crate::sim::grid::gpu::passes::obstacles::SolidsUniform;
+use crate::sim::grid::gpu::passes::pressure::LevelUniform;
+use crate::sim::grid::gpu::passes::reduce::ReduceUniform;
+use crate::sim::grid::gpu::passes::streamlines::StreamUniform;
+use crate::sim::grid::gpu::uniforms::GridUniforms;
 use crate::sim::sph::gpu::light::LightUniform;
 use crate::sim::sph::gpu::solids::CollideUniform;
 use crate::sim::sph::gpu::sources::{GpuFresh, GpuImpulse, SourcesUniform};
@@ -107,11 +108,6 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 a_visc,
                 a_dye,
                 max_dye,
-                color_mode,
-                brightness,
-                saturation,
-                hue_shift,
-                tone,
                 sigma,
                 kappa,
                 ambient,
@@ -119,6 +115,24 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 up_y,
                 heat_decay,
                 glow,
+            ]
+        ),
+        layout!(
+            "colorize",
+            "Colour",
+            ColourUniform,
+            [
+                w,
+                h,
+                dw,
+                dh,
+                out_w,
+                out_h,
+                color_mode,
+                brightness,
+                saturation,
+                hue_shift,
+                tone,
                 particle_lit,
             ]
         ),
@@ -316,16 +330,16 @@ fn rust_constants_mirror_the_wgsl() {
     );
     assert_eq!(
         wgsl_u32("reduce", "RW") as usize,
-        super::passes::reduce::REDUCE_THREADS,
+        crate::sim::grid::gpu::passes::reduce::REDUCE_THREADS,
         "RW (reduce.wgsl)"
     );
     assert_eq!(
         wgsl_u32("pressure", "COARSE_MAX") as usize,
-        super::solver::COARSE_MAX_CELLS,
+        crate::sim::grid::gpu::solver::COARSE_MAX_CELLS,
         "COARSE_MAX (pressure.wgsl)"
     );
-    use super::passes::obstacles::LIST_THREADS;
-    use super::passes::reduce::slot;
+    use crate::sim::grid::gpu::passes::obstacles::LIST_THREADS;
+    use crate::sim::grid::gpu::passes::reduce::slot;
     assert_eq!(
         wgsl_u32("obstacles", "LW") as usize,
         LIST_THREADS,
@@ -343,7 +357,7 @@ fn rust_constants_mirror_the_wgsl() {
     assert_eq!(wgsl_u32("sph_sort", "SW"), SW, "SW (sph_sort.wgsl)");
     assert_eq!(wgsl_u32("sph_sort", "SETTLE_MAX"), SETTLE_MAX);
     assert_eq!(wgsl_u32("sph_light", "SW"), SW, "SW (sph_light.wgsl)");
-    use crate::sim::sph::{cpu::light, gpu::light as gpu_light};
+    use crate::sim::sph::{gpu::light as gpu_light, shared as light};
     assert_eq!(wgsl_f32("sph_light", "LIGHT_UNITS"), gpu_light::LIGHT_UNITS);
     assert_eq!(
         wgsl_f32("sph_light", "GRADIENT_SPEED"),
@@ -353,28 +367,61 @@ fn rust_constants_mirror_the_wgsl() {
 
 /// Every shader's bindings as the passes name them: `(shader, bindings)`.
 const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
-    ("advect", super::passes::advect::binding::ALL),
-    ("bloom", super::passes::bloom::binding::ALL),
-    ("buoyancy", super::passes::buoyancy::binding::ALL),
-    ("colorize", super::passes::colorize::binding::ALL),
-    ("curl", super::passes::curl::binding::ALL),
-    ("diffuse", super::passes::diffuse::binding::ALL),
-    ("display", super::passes::display::binding::ALL),
-    ("divergence", super::passes::divergence::binding::ALL),
-    ("gradient", super::passes::gradient::binding::ALL),
-    ("nodes", super::passes::nodes::binding::ALL),
-    ("obstacles", super::passes::obstacles::binding::ALL),
+    (
+        "advect",
+        crate::sim::grid::gpu::passes::advect::binding::ALL,
+    ),
+    ("bloom", crate::display::gpu::bloom::binding::ALL),
+    (
+        "buoyancy",
+        crate::sim::grid::gpu::passes::buoyancy::binding::ALL,
+    ),
+    ("colorize", crate::display::gpu::colorize::binding::ALL),
+    ("curl", crate::sim::grid::gpu::passes::curl::binding::ALL),
+    (
+        "diffuse",
+        crate::sim::grid::gpu::passes::diffuse::binding::ALL,
+    ),
+    ("display", crate::display::gpu::display::binding::ALL),
+    (
+        "divergence",
+        crate::sim::grid::gpu::passes::divergence::binding::ALL,
+    ),
+    (
+        "gradient",
+        crate::sim::grid::gpu::passes::gradient::binding::ALL,
+    ),
+    ("nodes", crate::sim::grid::gpu::passes::nodes::binding::ALL),
+    (
+        "obstacles",
+        crate::sim::grid::gpu::passes::obstacles::binding::ALL,
+    ),
     (
         "obstacle_overlay",
-        super::passes::obstacle_overlay::binding::ALL,
+        crate::display::gpu::obstacle_overlay::binding::ALL,
     ),
-    ("particles", super::passes::particles::binding::ALL),
-    ("pressure", super::passes::pressure::binding::ALL),
-    ("reduce", super::passes::reduce::binding::ALL),
-    ("splat", super::passes::splat::binding::ALL),
-    ("streamlines", super::passes::streamlines::binding::ALL),
-    ("sunrays", super::passes::sunrays::binding::ALL),
-    ("vorticity", super::passes::vorticity::binding::ALL),
+    (
+        "particles",
+        crate::sim::grid::gpu::passes::particles::binding::ALL,
+    ),
+    (
+        "pressure",
+        crate::sim::grid::gpu::passes::pressure::binding::ALL,
+    ),
+    (
+        "reduce",
+        crate::sim::grid::gpu::passes::reduce::binding::ALL,
+    ),
+    ("splat", crate::sim::grid::gpu::passes::splat::binding::ALL),
+    (
+        "streamlines",
+        crate::sim::grid::gpu::passes::streamlines::binding::ALL,
+    ),
+    ("sunrays", crate::display::gpu::sunrays::binding::ALL),
+    (
+        "vorticity",
+        crate::sim::grid::gpu::passes::vorticity::binding::ALL,
+    ),
     ("sph_sort", crate::sim::sph::gpu::binding::sort::ALL),
     ("sph_step", crate::sim::sph::gpu::binding::step::ALL),
     ("sph_solids", crate::sim::sph::gpu::solids::binding::ALL),

@@ -7,7 +7,7 @@ use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, 
 use bytemuck::{Pod, Zeroable};
 
 /// The `@binding`s of bloom.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(crate) mod binding {
     use super::Binding;
     pub const Q: Binding = Binding::new(0, "Q");
     pub const M: Binding = Binding::new(1, "M");
@@ -21,7 +21,7 @@ pub(in crate::sim::grid::gpu) mod binding {
 /// `Mip` in bloom.wgsl and sunrays.wgsl: the level a dispatch reads and the one it writes.
 #[repr(C)]
 #[derive(Clone, Copy, Pod, Zeroable, Default, Debug)]
-pub(in crate::sim::grid::gpu) struct MipUniform {
+pub(crate) struct MipUniform {
     pub src_w: u32,
     pub src_h: u32,
     pub dst_w: u32,
@@ -66,7 +66,7 @@ struct Target {
 }
 
 /// The bloom passes; their target is rebuilt only when the frame size changes.
-pub(in crate::sim::grid::gpu) struct Bloom {
+pub(crate) struct Bloom {
     prefilter: Kernel,
     down: Kernel,
     up: Kernel,

@@ -5,7 +5,7 @@ use super::bloom::{Bloom, MipUniform};
 use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, uniform};
 
 /// The `@binding`s of sunrays.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(crate) mod binding {
     use super::Binding;
     pub const M: Binding = Binding::new(0, "M");
     pub const SRC: Binding = Binding::new(1, "src");
@@ -15,7 +15,7 @@ pub(in crate::sim::grid::gpu) mod binding {
 }
 
 /// The sunrays pass; its bind group follows the bloom's levels (rebuilt with them).
-pub(in crate::sim::grid::gpu) struct Sunrays {
+pub(crate) struct Sunrays {
     sunrays: Kernel,
     /// The bind group, the level's size, and its uniform (kept alive).
     target: Option<(wgpu::BindGroup, (usize, usize), wgpu::Buffer)>,

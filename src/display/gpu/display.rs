@@ -5,19 +5,19 @@
 use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module};
 
 /// The `@binding`s of display.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(crate) mod binding {
     use super::Binding;
-    pub const P: Binding = Binding::new(0, "P");
+    pub const C: Binding = Binding::new(0, "C");
     pub const LIGHT: Binding = Binding::new(1, "light");
     pub const FRAME: Binding = Binding::new(2, "frame");
     pub const Q: Binding = Binding::new(3, "Q");
     pub const GLOW: Binding = Binding::new(4, "glow");
     #[cfg(test)]
-    pub const ALL: &[Binding] = &[P, LIGHT, FRAME, Q, GLOW];
+    pub const ALL: &[Binding] = &[C, LIGHT, FRAME, Q, GLOW];
 }
 
 /// The display pass; its bind group follows colorize's target (rebuilt with it).
-pub(in crate::sim::grid::gpu) struct Display {
+pub(crate) struct Display {
     display: Kernel,
     /// The bind group and frame size of the current target.
     target: Option<(wgpu::BindGroup, (usize, usize))>,
@@ -32,13 +32,14 @@ impl Display {
         }
     }
 
-    /// Bind `light`, the effects `picture` and `glow`, and `frame` (a `size` picture); call
+    /// Bind the `colour` and effects (`picture`) uniforms, `light`, `glow`, and `frame` (a
+    /// `size` picture); call
     /// whenever colorize rebuilds its target.
     #[allow(clippy::too_many_arguments)]
     pub fn bind(
         &mut self,
         device: &wgpu::Device,
-        params: &wgpu::Buffer,
+        colour: &wgpu::Buffer,
         picture: &wgpu::Buffer,
         light: &wgpu::Buffer,
         glow: &wgpu::Buffer,
@@ -49,7 +50,7 @@ impl Display {
         let group = self.display.bind(
             device,
             &[
-                (P, params),
+                (C, colour),
                 (LIGHT, light),
                 (FRAME, frame),
                 (Q, picture),

@@ -3,12 +3,12 @@
 //! The pass keeps its own copy of the mask (one `u32` per cell), uploaded when the obstacles
 //! change.
 
+use crate::fluid::mask::Mask;
 use crate::fluid::{OBSTACLE_FILL_RGB8, OBSTACLE_OUTLINE_RGB8, ObstacleStyle};
 use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage_init, uniform};
-use crate::sim::obstacles::Mask;
 
 /// The `@binding`s of obstacle_overlay.wgsl.
-pub(in crate::sim::grid::gpu) mod binding {
+pub(crate) mod binding {
     use super::Binding;
     pub const O: Binding = Binding::new(0, "O");
     pub const MASK: Binding = Binding::new(1, "mask");
@@ -28,7 +28,7 @@ const OUTLINE_MIN_HALF_PX: f32 = 0.75;
 /// The pass's uniform (`Overlay` in obstacle_overlay.wgsl).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(in crate::sim::grid::gpu) struct OverlayUniform {
+pub(crate) struct OverlayUniform {
     pub w: u32,
     pub h: u32,
     pub out_w: u32,
@@ -65,7 +65,7 @@ impl OverlayUniform {
 }
 
 /// The overlay pass: its kernel, uniform, mask and the bind group for the current frame.
-pub(in crate::sim::grid::gpu) struct ObstacleOverlay {
+pub(crate) struct ObstacleOverlay {
     kernel: Kernel,
     uniform: wgpu::Buffer,
     /// The mask on the GPU and its grid size, when there are obstacles.
@@ -97,6 +97,11 @@ impl ObstacleOverlay {
             (buffer, (m.width(), m.height()))
         });
         self.group = None;
+    }
+
+    /// Whether there is a mask to draw.
+    pub fn has_mask(&self) -> bool {
+        self.mask.is_some()
     }
 
     /// The frame target changed (colorize rebuilt it): bind again at the next encode.

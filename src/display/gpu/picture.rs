@@ -1,0 +1,340 @@
+//! The picture stage on the GPU: a model's [`GpuSource`] through colorize, then (filmic tone)
+//! bloom, sunrays and the display pass, then the obstacle overlay, into a frame read back
+//! without stalls through a pool of staging buffers. Mirrors `display/cpu/picture.rs`.
+//!
+//! A frame is encoded in steps, so a model can draw its own layers between them: [`begin`]
+//! (target, staging buffer, uniforms), [`encode_colour`] (with a hook drawing the particles'
+//! light inside the same pass), [`encode_tone`], then the model's overlays into [`frame`]
+//! (the grid fluid's streamlines), [`encode_overlay`] and [`submit`]. A model with nothing of
+//! its own to draw calls [`GpuPicture::encode_plain`].
+//!
+//! [`begin`]: GpuPicture::begin
+//! [`encode_colour`]: GpuPicture::encode_colour
+//! [`encode_tone`]: GpuPicture::encode_tone
+//! [`frame`]: GpuPicture::frame
+//! [`encode_overlay`]: GpuPicture::encode_overlay
+//! [`submit`]: GpuPicture::submit
+
+use super::GpuSource;
+use super::bloom::Bloom;
+use super::colorize::Colorize;
+use super::display::Display;
+use super::obstacle_overlay::ObstacleOverlay;
+use super::sunrays::Sunrays;
+use super::uniforms::{ColourUniform, PictureUniform};
+use crate::fluid::mask::Mask;
+use crate::fluid::{Look, ObstacleStyle, ToneMode};
+use crate::gpu::context::GpuContext;
+use crate::gpu::frames::{self, Frames};
+use crate::gpu::kernel::{Dispatcher, uniform};
+
+/// Frame timing with timestamp queries: colorize (queries 0 and 1), then the display pipeline
+/// (2 and 3).
+struct Timing {
+    queries: wgpu::QuerySet,
+    resolve: wgpu::Buffer,
+    period_ns: f32,
+}
+
+/// A frame being encoded (from [`GpuPicture::begin`] to [`GpuPicture::submit`]).
+#[derive(Clone, Copy, Debug)]
+pub struct FrameJob {
+    /// Its staging buffer.
+    index: usize,
+    /// Whether the particles' light is drawn into it.
+    particles: bool,
+    /// Whether the filmic tone's passes run (not the legacy tone).
+    filmic: bool,
+    /// The effects uniform's switch: any effect on.
+    effects: bool,
+}
+
+/// The picture's passes, uniforms, frame target and staging pool.
+pub struct GpuPicture {
+    colorize: Colorize,
+    bloom: Bloom,
+    sunrays: Sunrays,
+    display: Display,
+    /// The obstacles drawn over the finished frame.
+    overlay: ObstacleOverlay,
+    /// The colour stage's uniform (`ColourUniform`), written per frame.
+    colour: wgpu::Buffer,
+    /// The effects' uniform (`PictureUniform`), written per frame.
+    picture: wgpu::Buffer,
+    /// Frame timing, when asked for ([`GpuPicture::set_timing`]) and the adapter has it.
+    timing: Option<Timing>,
+    /// GPU time of the last frame rendered with timing: `[colorize, display pipeline]` ms.
+    last_ms: Option<[f64; 2]>,
+    frames: Frames,
+}
+
+impl GpuPicture {
+    pub fn new(device: &wgpu::Device) -> Self {
+        let colour = uniform(device, "Uniform: colour", &ColourUniform::default());
+        Self {
+            colorize: Colorize::new(device, &colour),
+            bloom: Bloom::new(device),
+            sunrays: Sunrays::new(device),
+            display: Display::new(device),
+            overlay: ObstacleOverlay::new(device),
+            colour,
+            picture: uniform(device, "Uniform: picture", &PictureUniform::default()),
+            timing: None,
+            last_ms: None,
+            frames: Frames::default(),
+        }
+    }
+
+    /// Draw `mask` over every frame from now on (`None`: no obstacles).
+    pub fn set_mask(&mut self, device: &wgpu::Device, mask: Option<&Mask>) {
+        self.overlay.set_mask(device, mask);
+    }
+
+    /// Time each frame's colorize and display pipeline with timestamp queries (when the
+    /// adapter has them): [`GpuPicture::last_gpu_ms`] after each [`GpuPicture::finish`].
+    pub fn set_timing(&mut self, ctx: &GpuContext, on: bool) {
+        let device = &ctx.device;
+        self.timing = (on && ctx.timestamps).then(|| Timing {
+            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
+                label: Some("Queries: frame time"),
+                ty: wgpu::QueryType::Timestamp,
+                count: 4,
+            }),
+            resolve: device.create_buffer(&wgpu::BufferDescriptor {
+                label: Some("Buffer: frame time"),
+                size: 32,
+                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
+                mapped_at_creation: false,
+            }),
+            period_ns: ctx.queue.get_timestamp_period(),
+        });
+        self.last_ms = None;
+    }
+
+    /// Whether frames are timed.
+    pub fn timed(&self) -> bool {
+        self.timing.is_some()
+    }
+
+    /// GPU time of the last timed frame: colorize, and the display pipeline after it (bloom,
+    /// sunrays, display), in ms.
+    pub fn last_gpu_ms(&self) -> Option<[f64; 2]> {
+        self.last_ms
+    }
+
+    /// Frames skipped because every staging buffer was still busy.
+    pub fn skipped(&self) -> u64 {
+        self.frames.skipped
+    }
+
+    /// Start a `size` frame of `src` in `look` (with the particles' light when `particles`):
+    /// the target (rebuilt for a new size), a free staging buffer, the uniforms. `None` when
+    /// the size is empty or no staging buffer is free (a skipped frame).
+    pub fn begin(
+        &mut self,
+        ctx: &GpuContext,
+        src: &GpuSource,
+        look: &Look,
+        size: (usize, usize),
+        particles: bool,
+    ) -> Option<FrameJob> {
+        if size.0 == 0 || size.1 == 0 {
+            return None;
+        }
+        let device = &ctx.device;
+        if self.colorize.ensure(device, size, particles) {
+            self.frames.resize(size);
+            let c = &self.colorize;
+            self.bloom.bind(device, &self.picture, c.light(), c.size());
+            self.sunrays.bind(device, &self.bloom);
+            let (glow, _) = self.bloom.glow();
+            let (colour, picture) = (&self.colour, &self.picture);
+            self.display.bind(
+                device,
+                colour,
+                picture,
+                c.light(),
+                glow,
+                c.frame(),
+                c.size(),
+            );
+            self.overlay.unbind();
+        }
+        debug_assert!(self.bloom.fits(size));
+        let index = self.frames.take_free(device, size)?;
+        let colour = ColourUniform::new(src, look, size, particles);
+        let picture = PictureUniform::new(look, size.1, src.dye_size.1, self.bloom.glow().1);
+        ctx.queue
+            .write_buffer(&self.colour, 0, bytemuck::bytes_of(&colour));
+        ctx.queue
+            .write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
+        Some(FrameJob {
+            index,
+            particles,
+            filmic: look.tone != ToneMode::Legacy,
+            effects: picture.effects != 0,
+        })
+    }
+
+    /// The frame buffer, RGBA8 rows top first (after [`GpuPicture::begin`]): a model's own
+    /// layers draw into it between [`GpuPicture::encode_tone`] and
+    /// [`GpuPicture::encode_overlay`].
+    pub fn frame(&self) -> &wgpu::Buffer {
+        self.colorize.frame()
+    }
+
+    /// A labelled compute pass with direct dispatches, timed by the frame queries `first`
+    /// (start) and `first + 1` (end) when timing is on.
+    fn timed_pass<'e>(
+        &self,
+        encoder: &'e mut wgpu::CommandEncoder,
+        label: &str,
+        first: u32,
+    ) -> Dispatcher<'e, 'e> {
+        let timestamp_writes = self
+            .timing
+            .as_ref()
+            .map(|t| wgpu::ComputePassTimestampWrites {
+                query_set: &t.queries,
+                beginning_of_pass_write_index: Some(first),
+                end_of_pass_write_index: Some(first + 1),
+            });
+        Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some(label),
+            timestamp_writes,
+        }))
+    }
+
+    /// Colorize `src`. With the job's particles, their light buffer is cleared first and
+    /// `draw_particles` draws into it inside the same pass (its timestamps time both).
+    pub fn encode_colour(
+        &mut self,
+        device: &wgpu::Device,
+        encoder: &mut wgpu::CommandEncoder,
+        job: &FrameJob,
+        src: &GpuSource,
+        draw_particles: impl FnOnce(&mut Dispatcher, &wgpu::Buffer),
+    ) {
+        if job.particles {
+            encoder.clear_buffer(self.colorize.particle_light(), 0, None);
+        }
+        let plight = self.colorize.particle_light().clone();
+        let mut d = self.timed_pass(encoder, "Pass: colorize", 0);
+        if job.particles {
+            draw_particles(&mut d, &plight);
+        }
+        self.colorize.encode(device, &mut d, src);
+    }
+
+    /// The filmic tone's passes (nothing in the legacy tone, whose colorize writes the frame):
+    /// bloom and sunrays when on, then the display pass.
+    pub fn encode_tone(&self, encoder: &mut wgpu::CommandEncoder, job: &FrameJob, look: &Look) {
+        if !job.filmic {
+            return;
+        }
+        let mut d = self.timed_pass(encoder, "Pass: display", 2);
+        let fx = look.effects.sanitized();
+        if job.effects && self.bloom.encode_down_up(&mut d, &fx) {
+            if fx.rays > 0.0 {
+                self.sunrays.encode(&mut d);
+            }
+            self.bloom.encode_glow(&mut d);
+        }
+        self.display.encode(&mut d);
+    }
+
+    /// Draw the obstacles (the mask of [`GpuPicture::set_mask`]) over the finished frame in
+    /// `style`, in both tone modes.
+    pub fn encode_overlay(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        style: ObstacleStyle,
+    ) {
+        if !self.overlay.has_mask() || style == ObstacleStyle::Hidden {
+            return;
+        }
+        let mut d = Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+            label: Some("Pass: obstacle overlay"),
+            timestamp_writes: None,
+        }));
+        let (frame, size) = (self.colorize.frame(), self.colorize.size());
+        self.overlay
+            .encode(&ctx.device, &ctx.queue, &mut d, frame, size, style);
+    }
+
+    /// Resolve the timing queries, copy the frame into its staging buffer, submit `encoder`
+    /// and request the mapping; the frame's serial.
+    pub fn submit(
+        &mut self,
+        ctx: &GpuContext,
+        mut encoder: wgpu::CommandEncoder,
+        job: FrameJob,
+    ) -> u64 {
+        if let Some(t) = &self.timing {
+            let n = if job.filmic { 4 } else { 2 };
+            encoder.resolve_query_set(&t.queries, 0..n, &t.resolve, 0);
+        }
+        let frame = self.colorize.frame();
+        self.frames.submit(ctx, encoder, frame, job.index)
+    }
+
+    /// A frame of `src` with nothing of the model's own: colour, tone and the obstacles, then
+    /// [`GpuPicture::submit`]; its serial, or `None` for a skipped frame.
+    pub fn encode_plain(
+        &mut self,
+        ctx: &GpuContext,
+        src: &GpuSource,
+        look: &Look,
+        size: (usize, usize),
+    ) -> Option<u64> {
+        let job = self.begin(ctx, src, look, size, false)?;
+        let mut encoder = ctx.device.create_command_encoder(&Default::default());
+        self.encode_colour(&ctx.device, &mut encoder, &job, src, |_, _| {});
+        self.encode_tone(&mut encoder, &job, look);
+        self.encode_overlay(ctx, &mut encoder, look.obstacles);
+        Some(self.submit(ctx, encoder, job))
+    }
+
+    /// Wait for the device, then drop every frame in flight (before a frame rendered at once).
+    pub fn settle(&mut self, ctx: &GpuContext) {
+        let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+        let mut scratch = Vec::new();
+        while self.frames.collect(&mut scratch).is_some() {}
+    }
+
+    /// Wait for the frame `serial` (from [`GpuPicture::submit`]) and copy it into `out`
+    /// (`size`; zeros if another frame came back), reading its timing when timed.
+    pub fn finish(
+        &mut self,
+        ctx: &GpuContext,
+        serial: u64,
+        look: &Look,
+        size: (usize, usize),
+        out: &mut [u8],
+    ) {
+        let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
+        if let Some(t) = &self.timing {
+            let bytes = frames::read_buffer(ctx, &t.resolve, 32);
+            let stamps: Vec<u64> = bytemuck::cast_slice(&bytes).to_vec();
+            let ms = |a: u64, b: u64| b.wrapping_sub(a) as f64 * f64::from(t.period_ns) * 1e-6;
+            let display = if look.tone == ToneMode::Legacy {
+                0.0
+            } else {
+                ms(stamps[2], stamps[3])
+            };
+            self.last_ms = Some([ms(stamps[0], stamps[1]), display]);
+        }
+        let mut scratch = Vec::new();
+        match self.frames.collect(&mut scratch) {
+            Some((got, s)) if got == size && s == serial => out.copy_from_slice(&scratch),
+            _ => out.fill(0),
+        }
+    }
+
+    /// Copy the newest finished frame into `out` without waiting; its size.
+    pub fn collect(&mut self, ctx: &GpuContext, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        let _ = ctx.device.poll(wgpu::PollType::Poll);
+        self.frames.collect(out).map(|(size, _)| size)
+    }
+}
