@@ -118,6 +118,31 @@ struct Picture {
     _pad2: u32,
 }
 
+// The streamlines' sizes and trace (streamline_trace.wgsl traces, streamlines.wgsl draws).
+// Mirrors display::gpu::streamlines::StreamUniform.
+struct Stream {
+    // Grid and frame sizes.
+    w: u32,
+    h: u32,
+    out_w: u32,
+    out_h: u32,
+    // Seeds across and up, trace steps, 1: drawn alone.
+    cols: u32,
+    rows: u32,
+    steps: u32,
+    alone: u32,
+    // Seconds per step, canvas width over height, half a line's width (px).
+    dt: f32,
+    aspect: f32,
+    half: f32,
+    _pad0: f32,
+    // Pixels per canvas unit, across and up (Lines::scale).
+    sx: f32,
+    sy: f32,
+    _pad1: f32,
+    _pad2: f32,
+}
+
 // Bilinear taps of pixel p of out_n over src_n texels, centres aligned, clamped
 // (cpu::bloom::tap).
 struct Tap {

@@ -1,11 +1,12 @@
-// particles.wgsl: PixelFlow's particles, one thread per slot (sim/particles.rs has the model).
+// particles.wgsl: PixelFlow's particles, one thread per slot (sim/grid/particles.rs has the model).
 //   advect_particles: each living particle moves by the midpoint rule through the staggered
 //     velocity (p' = p + dt v(p + dt/2 v(p)), bilinear from the faces), bounces off the walls
 //     (mirrored) and the solid cells (mirrored off the face it entered through, or held back
 //     along that axis), and ages by dt. Mirrors cpu/particles.rs (`advect`).
 //   draw_particles: each living particle adds its light (colour x glow x fade) to the 2x2
 //     pixels around it, in fixed-point units with atomics (the sum does not depend on the
-//     order, so it equals the CPU's). Mirrors cpu/particles.rs (`draw`).
+//     order, so it equals the CPU's), by display/points.rs's footprint and units. Mirrors
+//     cpu/particles.rs (`draw`).
 //   cull_particles: a living particle inside a solid cell (new obstacles) ends.
 // Positions are in canvas units (x right in [0, w/h], y up in [0, 1]).
 

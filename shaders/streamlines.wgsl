@@ -1,61 +1,32 @@
-// streamlines.wgsl: PixelFlow's streamlines, three passes (sim/streamlines.rs has the model).
-//   trace_streamlines: one thread per seed traces its line, `steps` midpoint steps of `dt`
-//     seconds through the staggered velocity, stopping before a step that would leave the
-//     canvas, end in a solid cell, go non-finite or make the line longer than MAX_LINE;
-//     writes its steps + 1 vertices.
+// streamlines.wgsl: PixelFlow's streamlines drawn over the finished frame, two passes
+// (display::streamlines has the model; a model traces the lines first, as the grid fluid's
+// streamline_trace.wgsl does).
 //   draw_streamlines: one thread per segment covers the pixels near it (boxes around pieces of
 //     at most PIECE_PX) with the largest code (opacity << 16 | speed) by atomicMax, so the
 //     result does not depend on the order and equals the CPU's.
 //   composite_streamlines: one thread per pixel blends the ramp's colour at its speed over the
 //     frame by its opacity (alone: over black, every pixel written).
-// Mirrors cpu/streamlines.rs operation for operation (a driver may fuse a multiply and an add
-// the CPU rounds twice; the parity test's tolerance covers it). Positions are in canvas units (x right
-// in [0, aspect], y up in [0, 1]); pixels x right, y down, centres at (i + 0.5, j + 0.5).
-
-struct Stream {
-    // Grid and frame sizes.
-    w: u32,
-    h: u32,
-    out_w: u32,
-    out_h: u32,
-    // Seeds across and up, trace steps, 1: drawn alone.
-    cols: u32,
-    rows: u32,
-    steps: u32,
-    alone: u32,
-    // Seconds per step, canvas width over height, half a line's width (px).
-    dt: f32,
-    aspect: f32,
-    half: f32,
-    _pad0: f32,
-    // Pixels per canvas unit, across and up (Lines::scale).
-    sx: f32,
-    sy: f32,
-    _pad1: f32,
-    _pad2: f32,
-}
+// Mirrors display/cpu/streamlines.rs operation for operation. Positions are in canvas units
+// (x right in [0, aspect], y up in [0, 1]); pixels x right, y down, centres at
+// (i + 0.5, j + 0.5).
 
 @group(0) @binding(0) var<uniform> S: Stream;
-@group(0) @binding(1) var<storage, read> u: array<f32>;
-@group(0) @binding(2) var<storage, read> v: array<f32>;
-@group(0) @binding(3) var<storage, read> solid: array<u32>;
-@group(0) @binding(4) var<storage, read_write> verts: array<vec2<f32>>;
+@group(0) @binding(1) var<storage, read> verts: array<vec2<f32>>;
 // A code per frame pixel, rows top first.
-@group(0) @binding(5) var<storage, read_write> cover: array<atomic<u32>>;
+@group(0) @binding(2) var<storage, read_write> cover: array<atomic<u32>>;
 // RGBA8 packed little-endian, rows top first.
-@group(0) @binding(6) var<storage, read_write> frame: array<u32>;
+@group(0) @binding(3) var<storage, read_write> frame: array<u32>;
 
 // Threads per workgroup (1D passes).
 const SW: u32 = 256u;
-// sim::grid::streamlines::{TAIL_ALPHA, FADE_SPEED, HALF_SPEED, ALPHA_LEVELS, SPEED_LEVELS, PIECE_PX,
-// MAX_LINE, RAMP}.
+// display::streamlines::{TAIL_ALPHA, FADE_SPEED, HALF_SPEED, ALPHA_LEVELS, SPEED_LEVELS,
+// PIECE_PX, RAMP}.
 const TAIL_ALPHA: f32 = 0.25;
 const FADE_SPEED: f32 = 0.02;
 const HALF_SPEED: f32 = 0.3;
 const ALPHA_LEVELS: f32 = 4095.0;
 const SPEED_LEVELS: f32 = 4095.0;
 const PIECE_PX: f32 = 4.0;
-const MAX_LINE: f32 = 0.5;
 const RAMP = array<vec3<f32>, 5>(
     vec3(48.0, 64.0, 200.0),
     vec3(24.0, 170.0, 240.0),
@@ -66,67 +37,6 @@ const RAMP = array<vec3<f32>, 5>(
 
 fn item(id: vec3<u32>, groups: vec3<u32>) -> u32 {
     return id.x + id.y * groups.x * SW;
-}
-
-// The velocity samples of particles.wgsl (WGSL has no includes).
-fn sample_u(x: f32, y: f32) -> f32 {
-    let t = taps(S.w + 1u, S.h, x, y);
-    return blend4(u[t.k], u[t.k + t.dx], u[t.k + t.dy], u[t.k + t.dy + t.dx], t);
-}
-
-fn sample_v(x: f32, y: f32) -> f32 {
-    let t = taps(S.w, S.h + 1u, x, y);
-    return blend4(v[t.k], v[t.k + t.dx], v[t.k + t.dy], v[t.k + t.dy + t.dx], t);
-}
-
-fn velocity(p: vec2<f32>) -> vec2<f32> {
-    let n = f32(S.h);
-    let x = p.x * n - 0.5;
-    let y = p.y * n - 0.5;
-    return vec2(sample_u(x + 0.5, y), sample_v(x, y + 0.5));
-}
-
-// sim::grid::particles::solid_at.
-fn is_solid(p: vec2<f32>) -> bool {
-    let n = f32(S.h);
-    let i = min(u32(p.x * n), S.w - 1u);
-    let j = min(u32(p.y * n), S.h - 1u);
-    return solid[j * S.w + i] != 0u;
-}
-
-@compute @workgroup_size(SW)
-fn trace_streamlines(@builtin(global_invocation_id) id: vec3<u32>, @builtin(num_workgroups) g: vec3<u32>) {
-    let s = item(id, g);
-    if (s >= S.cols * S.rows) {
-        return;
-    }
-    let per = S.steps + 1u;
-    let i = s % S.cols;
-    let j = s / S.cols;
-    var p = vec2((f32(i) + 0.5) * S.aspect / f32(S.cols), (f32(j) + 0.5) / f32(S.rows));
-    var moving = !is_solid(p);
-    var length = 0.0;
-    verts[s * per] = p;
-    let half = 0.5 * S.dt;
-    for (var k = 1u; k < per; k++) {
-        if (moving) {
-            let v0 = velocity(p);
-            let mid = vec2(fma(half, v0.x, p.x), fma(half, v0.y, p.y));
-            let m = velocity(mid);
-            let q = vec2(fma(S.dt, m.x, p.x), fma(S.dt, m.y, p.y));
-            let dx = q.x - p.x;
-            let dy = q.y - p.y;
-            let longer = length + sqrt(fma(dx, dx, dy * dy));
-            // False for NaN too.
-            let inside = q.x >= 0.0 && q.x <= S.aspect && q.y >= 0.0 && q.y <= 1.0;
-            moving = inside && longer <= MAX_LINE && !is_solid(q);
-            if (moving) {
-                p = q;
-                length = longer;
-            }
-        }
-        verts[s * per + k] = p;
-    }
 }
 
 fn to_pixels(p: vec2<f32>) -> vec2<f32> {

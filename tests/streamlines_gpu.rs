@@ -4,10 +4,10 @@
 
 mod common;
 
+use dyeflow::display::streamlines::StreamlineLook;
 use dyeflow::fluid::{Look, StreamlineMode};
 use dyeflow::sim::grid::cpu::CpuSolver;
 use dyeflow::sim::grid::gpu::GpuSolver;
-use dyeflow::sim::grid::streamlines::StreamlineLook;
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::{Solver, StepInput};
 

@@ -116,7 +116,7 @@ pub const OBSTACLE_FILL_RGB8: [u8; 3] = [88, 96, 112];
 /// The outline colour of obstacles, 8-bit sRGB: near white.
 pub const OBSTACLE_OUTLINE_RGB8: [u8; 3] = [232, 238, 250];
 
-/// Whether and how streamlines show (see [`crate::sim::grid::streamlines`]).
+/// Whether and how streamlines show (see [`crate::display::streamlines`]).
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum StreamlineMode {
     /// Not drawn.
@@ -151,7 +151,7 @@ use streamline_range::*;
 /// Largest particle glow (the look's multiplier of a particle's light).
 pub const MAX_GLOW: f32 = 4.0;
 
-/// How the streamlines look (the part of [`Look`] that is theirs; `sim::grid::streamlines` draws
+/// How the streamlines look (the part of [`Look`] that is theirs; `display::streamlines` draws
 /// them).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StreamlineLook {

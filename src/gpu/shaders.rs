@@ -25,6 +25,10 @@ pub const PASSES: &[(&str, &str)] = &[
     ("bloom", include_str!("../../shaders/bloom.wgsl")),
     ("sunrays", include_str!("../../shaders/sunrays.wgsl")),
     (
+        "streamline_trace",
+        include_str!("../../shaders/streamline_trace.wgsl"),
+    ),
+    (
         "streamlines",
         include_str!("../../shaders/streamlines.wgsl"),
     ),

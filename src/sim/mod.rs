@@ -409,7 +409,7 @@ impl Activity {
             return false;
         }
         if look.streamlines.mode != StreamlineMode::Off
-            && self.max_speed >= crate::sim::grid::streamlines::INVISIBLE_SPEED
+            && self.max_speed >= crate::display::streamlines::INVISIBLE_SPEED
         {
             // The lines follow the flow, seen or not in the dye, until they fade out.
             return false;
@@ -561,5 +561,47 @@ pub fn iterations_for(method: PressureMethod, sweeps: u32) -> u32 {
             ((sweeps + MG_CYCLE_IN_SWEEPS / 2) / MG_CYCLE_IN_SWEEPS).max(1)
         }
         _ => sweeps.max(1),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fluid::StreamlineLook;
+
+    fn on(density: u32) -> StreamlineLook {
+        StreamlineLook {
+            mode: StreamlineMode::Overlay,
+            density,
+            ..StreamlineLook::default()
+        }
+    }
+
+    /// A flow whose dye has faded still moves its lines: with streamlines on the picture is
+    /// not still while anything flows, and it is once the flow stops.
+    #[test]
+    fn lines_keep_a_flowing_picture_alive() {
+        use crate::fluid::Look;
+        let flowing = Activity {
+            max_speed: 0.2,
+            max_dye: 0.0,
+            particles: false,
+            keeps_colour: false,
+        };
+        let plain = Look::default();
+        assert!(
+            flowing.still(&plain, false),
+            "no dye, no lines: nothing shows"
+        );
+        let lines = Look {
+            streamlines: on(32),
+            ..plain
+        };
+        assert!(!flowing.still(&lines, false));
+        let rest = Activity {
+            max_speed: 0.0,
+            ..flowing
+        };
+        assert!(rest.still(&lines, false));
     }
 }

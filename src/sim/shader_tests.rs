@@ -5,6 +5,7 @@
 
 use crate::display::gpu::bloom::MipUniform;
 use crate::display::gpu::obstacle_overlay::OverlayUniform;
+use crate::display::gpu::streamlines::StreamUniform;
 use crate::display::gpu::uniforms::{ColourUniform, PictureUniform};
 use crate::gpu::shaders;
 use crate::sim::grid::gpu::passes::GpuSplat;
@@ -14,7 +15,6 @@ use crate::sim::grid::gpu::passes::nodes::NodesUniform;
 use crate::sim::grid::gpu::passes::obstacles::SolidsUniform;
 use crate::sim::grid::gpu::passes::pressure::LevelUniform;
 use crate::sim::grid::gpu::passes::reduce::ReduceUniform;
-use crate::sim::grid::gpu::passes::streamlines::StreamUniform;
 use crate::sim::grid::gpu::uniforms::GridUniforms;
 use crate::sim::sph::gpu::light::LightUniform;
 use crate::sim::sph::gpu::solids::CollideUniform;
@@ -183,6 +183,14 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
         ),
         layout!(
             "streamlines",
+            "Stream",
+            StreamUniform,
+            [
+                w, h, out_w, out_h, cols, rows, steps, alone, dt, aspect, half, sx, sy
+            ]
+        ),
+        layout!(
+            "streamline_trace",
             "Stream",
             StreamUniform,
             [
@@ -414,8 +422,12 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
     ),
     ("splat", crate::sim::grid::gpu::passes::splat::binding::ALL),
     (
+        "streamline_trace",
+        crate::sim::grid::gpu::passes::streamline_trace::binding::ALL,
+    ),
+    (
         "streamlines",
-        crate::sim::grid::gpu::passes::streamlines::binding::ALL,
+        crate::display::gpu::streamlines::binding::ALL,
     ),
     ("sunrays", crate::display::gpu::sunrays::binding::ALL),
     (

@@ -208,8 +208,8 @@ pub fn bench_looks() -> [Look; 3] {
 }
 
 /// The streamlines `--streamlines` times: a new instance's, alone.
-pub fn bench_streamlines() -> crate::sim::grid::streamlines::StreamlineLook {
-    crate::sim::grid::streamlines::StreamlineLook {
+pub fn bench_streamlines() -> crate::display::streamlines::StreamlineLook {
+    crate::display::streamlines::StreamlineLook {
         mode: crate::fluid::StreamlineMode::Alone,
         ..Default::default()
     }
@@ -381,7 +381,7 @@ fn run_scene<S: Solver>(
             ..plain
         };
         let grid = (opts.size, opts.size);
-        let lines = crate::sim::grid::streamlines::Lines::new(&look.streamlines, grid, frame)
+        let lines = crate::display::streamlines::Lines::new(&look.streamlines, grid, frame)
             .map_or(0, |l| l.seeds());
         run.streamlines = Some((lines, colour_time(solver, &look, frame, none).0));
     }

@@ -2,11 +2,13 @@
 //! bit-identical for any thread count: [`colorize`] (light from the fields, and the legacy
 //! tone), [`bloom`] and [`sunrays`] (the glow), [`display`] (shading, glow, palette,
 //! background, tone, sRGB, dither), [`picture`] (the stage that runs them over a frame, with
-//! its buffers kept between frames) and [`obstacle_overlay`] (solids over the finished frame).
+//! its buffers kept between frames), [`streamlines`] (a model's traced lines drawn over the
+//! finished frame) and [`obstacle_overlay`] (solids over it).
 
 pub mod bloom;
 pub mod colorize;
 pub mod display;
 pub mod obstacle_overlay;
 pub mod picture;
+pub mod streamlines;
 pub mod sunrays;

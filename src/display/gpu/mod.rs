@@ -1,6 +1,6 @@
 //! The picture on the GPU: the same passes as `display/cpu/`, as wgpu compute shaders (WGSL in
 //! `shaders/`, one file per pass, named as the CPU pass: colorize, bloom, sunrays, display,
-//! obstacle_overlay), driven by [`GpuPicture`].
+//! streamlines, obstacle_overlay), driven by [`GpuPicture`].
 //!
 //! **Input.** A model hands a [`GpuSource`]: its buffers, named, with their sizes (the dye or
 //! light as RGBA per cell, and the velocity faces and temperature when it has them). The grid
@@ -13,6 +13,7 @@ pub(crate) mod colorize;
 pub(crate) mod display;
 pub(crate) mod obstacle_overlay;
 pub mod picture;
+pub mod streamlines;
 pub(crate) mod sunrays;
 pub(crate) mod uniforms;
 

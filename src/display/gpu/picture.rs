@@ -4,13 +4,15 @@
 //!
 //! A frame is encoded in steps, so a model can draw its own layers between them: [`begin`]
 //! (target, staging buffer, uniforms), [`encode_colour`] (with a hook drawing the particles'
-//! light inside the same pass), [`encode_tone`], then the model's overlays into [`frame`]
-//! (the grid fluid's streamlines), [`encode_overlay`] and [`submit`]. A model with nothing of
+//! light inside the same pass), [`encode_tone`], the model's streamlines
+//! ([`encode_streamlines`], from the vertices it traced) or its own layers into [`frame`],
+//! [`encode_overlay`] and [`submit`]. A model with nothing of
 //! its own to draw calls [`GpuPicture::encode_plain`].
 //!
 //! [`begin`]: GpuPicture::begin
 //! [`encode_colour`]: GpuPicture::encode_colour
 //! [`encode_tone`]: GpuPicture::encode_tone
+//! [`encode_streamlines`]: GpuPicture::encode_streamlines
 //! [`frame`]: GpuPicture::frame
 //! [`encode_overlay`]: GpuPicture::encode_overlay
 //! [`submit`]: GpuPicture::submit
@@ -20,8 +22,10 @@ use super::bloom::Bloom;
 use super::colorize::Colorize;
 use super::display::Display;
 use super::obstacle_overlay::ObstacleOverlay;
+use super::streamlines::Streamlines;
 use super::sunrays::Sunrays;
 use super::uniforms::{ColourUniform, PictureUniform};
+use crate::display::streamlines::Lines;
 use crate::fluid::mask::Mask;
 use crate::fluid::{Look, ObstacleStyle, ToneMode};
 use crate::gpu::context::GpuContext;
@@ -55,6 +59,8 @@ pub struct GpuPicture {
     bloom: Bloom,
     sunrays: Sunrays,
     display: Display,
+    /// A model's streamlines drawn over the finished frame (made at the first frame with them).
+    streamlines: Option<Streamlines>,
     /// The obstacles drawn over the finished frame.
     overlay: ObstacleOverlay,
     /// The colour stage's uniform (`ColourUniform`), written per frame.
@@ -76,6 +82,7 @@ impl GpuPicture {
             bloom: Bloom::new(device),
             sunrays: Sunrays::new(device),
             display: Display::new(device),
+            streamlines: None,
             overlay: ObstacleOverlay::new(device),
             colour,
             picture: uniform(device, "Uniform: picture", &PictureUniform::default()),
@@ -241,6 +248,23 @@ impl GpuPicture {
             self.bloom.encode_glow(&mut d);
         }
         self.display.encode(&mut d);
+    }
+
+    /// Draw `lines` from a model's traced vertices `verts` (canvas units, `steps + 1` per seed,
+    /// seeds in order) over the finished frame (alone: over black).
+    pub fn encode_streamlines(
+        &mut self,
+        ctx: &GpuContext,
+        encoder: &mut wgpu::CommandEncoder,
+        lines: &Lines,
+        verts: &wgpu::Buffer,
+    ) {
+        let device = &ctx.device;
+        let pass = self
+            .streamlines
+            .get_or_insert_with(|| Streamlines::new(device));
+        let frame = self.colorize.frame();
+        pass.encode(device, &ctx.queue, encoder, lines, verts, frame);
     }
 
     /// Draw the obstacles (the mask of [`GpuPicture::set_mask`]) over the finished frame in

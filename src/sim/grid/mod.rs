@@ -7,7 +7,6 @@ pub mod gpu;
 pub mod model;
 pub mod particles;
 pub mod physics;
-pub mod streamlines;
 
 use super::SimConfig;
 use bytemuck::{Pod, Zeroable};

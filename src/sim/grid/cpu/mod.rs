@@ -17,18 +17,18 @@ pub mod particles;
 pub mod pressure;
 pub mod reduce;
 pub mod splat;
-pub mod streamlines;
+pub mod streamline_trace;
 pub mod vorticity;
 
 mod obstacles;
 
 use super::{AlignedVec, Fields};
 use crate::display::cpu::{colorize, obstacle_overlay, picture};
+use crate::display::streamlines::Lines;
 use crate::sim::grid::particles::{CPU_CAPACITY, Particle, Spawner};
 use crate::sim::grid::physics::{
     CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, decay_factor, extra_iterations,
 };
-use crate::sim::grid::streamlines::Lines;
 use crate::sim::{
     Activity, Look, MAX_DYE, MAX_HEAT, PressureMethod, SimConfig, Solver, Splat, Stage, StepInput,
     StepStats,
@@ -189,7 +189,7 @@ pub struct CpuSolver {
     /// The particles' light at the last frame's size (three fixed-point units a pixel).
     particle_light: Vec<u32>,
     /// The streamlines' vertices and codes (kept between frames).
-    streamlines: streamlines::Streamlines,
+    streamlines: streamline_trace::Streamlines,
 }
 
 pub use crate::sim::model::CpuError;
@@ -224,7 +224,7 @@ impl CpuSolver {
             picture: picture::Picture::default(),
             spawner: Spawner::new(CPU_CAPACITY),
             particle_light: Vec::new(),
-            streamlines: streamlines::Streamlines::default(),
+            streamlines: streamline_trace::Streamlines::default(),
         })
     }
 

@@ -1,9 +1,11 @@
 //! The particles on the CPU: their move through the flow (midpoint rule on the staggered
 //! grid, bouncing off walls and obstacles) and their drawing as additive points into a
-//! fixed-point light buffer at the picture's size. See [`crate::sim::grid::particles`] for the model.
+//! fixed-point light buffer at the picture's size (a point's footprint and units are the
+//! picture's, [`crate::display::points`]). See [`crate::sim::grid::particles`] for the model.
 
 use super::advect::{Flow, Grid, WideMoves};
-use crate::sim::grid::particles::{POINT_LIGHT, Particle, footprint, light_units, sanitize_glow};
+use crate::display::points::{footprint, light_units};
+use crate::sim::grid::particles::{POINT_LIGHT, Particle, sanitize_glow};
 use rayon::prelude::*;
 
 /// Particles per rayon task.

@@ -13,10 +13,11 @@ use super::buffers::{Buffers, Sizes, bytes_f32};
 use super::passes::reduce::slot;
 use super::passes::{
     Advect, Buoyancy, Compressibility, Curl, Diffuse, Divergence, GpuSplat, Gradient, Multigrid,
-    Norms, Obstacles, Particles, Pressure, Reduce, Splat, Streamlines, Vorticity,
+    Norms, Obstacles, Particles, Pressure, Reduce, Splat, StreamlineTrace, Vorticity,
 };
 use super::uniforms::GridUniforms;
 use crate::display::gpu::{GpuPicture, GpuSource};
+use crate::display::streamlines::Lines;
 use crate::gpu::context::{GpuContext, GpuError};
 use crate::gpu::frames::{self, read_f32};
 use crate::gpu::kernel::{Dispatcher, module};
@@ -25,7 +26,6 @@ use crate::sim::grid::particles::{GPU_CAPACITY, Particle, Spawner};
 use crate::sim::grid::physics::{
     CellSplat, MAX_PENDING_SPLATS, REPROJECT_ABOVE_COMPRESSIBILITY, extra_iterations,
 };
-use crate::sim::grid::streamlines::Lines;
 use crate::sim::multigrid;
 use crate::sim::obstacles::Mask;
 use crate::sim::{
@@ -104,8 +104,9 @@ pub struct GpuSolver {
     particles: Option<Particles>,
     /// The particles' emission, ring and lifetime (see [`Spawner`]).
     spawner: Spawner,
-    /// The streamlines' passes and buffers (made at the first frame with lines).
-    streamlines: Option<Streamlines>,
+    /// The streamlines' trace and its vertices (made at the first frame with lines; the
+    /// picture draws them).
+    streamlines: Option<StreamlineTrace>,
 }
 
 impl GpuSolver {
@@ -640,14 +641,20 @@ impl GpuSolver {
         }
         if let Some(lines) = lines {
             // Over the finished frame (alone: over black), under the obstacles.
-            let pass = self
+            let trace = self
                 .streamlines
-                .get_or_insert_with(|| Streamlines::new(device));
-            let frame = self.picture.frame();
-            pass.prepare(device, queue, &mut encoder, &self.buf, &lines, grid, frame);
-            let pass = self.streamlines.as_ref().expect("made above");
-            let mut d = self.pass(&mut encoder, "Pass: streamlines");
-            pass.encode(&mut d, &lines, self.vel);
+                .get_or_insert_with(|| StreamlineTrace::new(device));
+            let verts = trace.encode(
+                device,
+                queue,
+                &mut encoder,
+                &self.buf,
+                &lines,
+                grid,
+                self.vel,
+            );
+            self.picture
+                .encode_streamlines(&self.ctx, &mut encoder, &lines, verts);
         }
         self.picture
             .encode_overlay(&self.ctx, &mut encoder, look.obstacles);

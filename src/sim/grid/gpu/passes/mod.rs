@@ -17,7 +17,7 @@ pub(in crate::sim) mod particles;
 pub(in crate::sim) mod pressure;
 pub(in crate::sim) mod reduce;
 pub(in crate::sim) mod splat;
-pub(in crate::sim) mod streamlines;
+pub(in crate::sim) mod streamline_trace;
 pub(in crate::sim) mod vorticity;
 
 pub(in crate::sim::grid::gpu) use advect::Advect;
@@ -33,5 +33,5 @@ pub(in crate::sim::grid::gpu) use pressure::Pressure;
 pub(in crate::sim::grid::gpu) use reduce::Reduce;
 pub(in crate::sim) use splat::GpuSplat;
 pub(in crate::sim::grid::gpu) use splat::Splat;
-pub(in crate::sim::grid::gpu) use streamlines::Streamlines;
+pub(in crate::sim::grid::gpu) use streamline_trace::StreamlineTrace;
 pub(in crate::sim::grid::gpu) use vorticity::Vorticity;

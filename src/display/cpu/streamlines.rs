@@ -1,110 +1,30 @@
-//! The streamlines on the CPU: traced through the velocity (seeds in parallel), rasterised
-//! into a code per pixel (bands of rows per thread, no atomics) and composited over the
-//! finished frame. See [`crate::sim::grid::streamlines`] for the model; `shaders/streamlines.wgsl`
-//! mirrors it.
+//! The streamlines drawn on the CPU: a model's traced lines rasterised into a code per pixel
+//! (bands of rows per thread, no atomics) and composited over the finished frame. See
+//! [`crate::display::streamlines`] for the model; `shaders/streamlines.wgsl` mirrors it.
 
-use super::advect::{Flow, Grid};
+use crate::display::streamlines::{Lines, PIECE_PX, code, coverage, decode, distance2, ramp};
 use crate::kernels::math::blend8;
-use crate::sim::grid::particles::solid_at;
-use crate::sim::grid::streamlines::{
-    Lines, MAX_LINE, PIECE_PX, code, coverage, decode, distance2, ramp,
-};
-use crate::sim::obstacles::Mask;
 use rayon::prelude::*;
 
-/// Seeds per rayon task.
-const CHUNK: usize = 64;
-
-/// The streamlines' buffers, kept between frames.
+/// The codes of the lines drawn, kept between frames.
 #[derive(Default)]
-pub struct Streamlines {
-    /// Every line's vertices (canvas units), `lines.steps + 1` per seed.
-    vertices: Vec<[f32; 2]>,
+pub struct Strokes {
     /// A code per pixel of the frame (rows top first).
     cover: Vec<u32>,
 }
 
-impl Streamlines {
-    /// Trace `lines` through the face velocities `u`, `v` of a `w x h` grid with the solids
-    /// of `mask`, and draw them over `frame` (RGBA8, `lines.frame`, rows top first).
-    pub fn draw(
-        &mut self,
-        lines: &Lines,
-        grid: (usize, usize),
-        u: &[f32],
-        v: &[f32],
-        mask: Option<&Mask>,
-        frame: &mut [u8],
-    ) {
-        trace(lines, grid, u, v, mask, &mut self.vertices);
-        raster(lines, &self.vertices, &mut self.cover);
+impl Strokes {
+    /// Draw the lines of `vertices` (canvas units, `lines.steps + 1` per seed, seeds in
+    /// order) over `frame` (RGBA8, `lines.frame`, rows top first).
+    pub fn draw(&mut self, lines: &Lines, vertices: &[[f32; 2]], frame: &mut [u8]) {
+        raster(lines, vertices, &mut self.cover);
         composite(lines, &self.cover, frame);
-    }
-
-    /// The vertices of the last lines drawn.
-    pub fn vertices(&self) -> &[[f32; 2]] {
-        &self.vertices
     }
 
     /// The codes of the last lines drawn.
     pub fn cover(&self) -> &[u32] {
         &self.cover
     }
-}
-
-/// Trace every line of `lines` (see the model) into `vertices` (resized), `steps + 1` per
-/// seed, seeds in order.
-pub fn trace(
-    lines: &Lines,
-    (w, h): (usize, usize),
-    u: &[f32],
-    v: &[f32],
-    mask: Option<&Mask>,
-    vertices: &mut Vec<[f32; 2]>,
-) {
-    let flow = Flow::new(Grid { w, h }, u, v);
-    let per = lines.steps + 1;
-    vertices.resize(lines.vertices(), [0.0; 2]);
-    let n = h as f32;
-    vertices
-        .par_chunks_mut(per * CHUNK)
-        .enumerate()
-        .for_each(|(c, chunk)| {
-            for (t, line) in chunk.chunks_mut(per).enumerate() {
-                trace_line(lines, &flow, mask, n, c * CHUNK + t, line);
-            }
-        });
-}
-
-kernel! {
-/// Trace seed `s` into `line` (its `steps + 1` vertices); `n`: cells per canvas height.
-fn trace_line(lines: &Lines, flow: &Flow, mask: Option<&Mask>, n: f32, s: usize, line: &mut [[f32; 2]]) {
-    let vel = |p: [f32; 2]| flow.at(p[0] * n - 0.5, p[1] * n - 0.5);
-    let solid = |p: [f32; 2]| mask.is_some_and(|m| solid_at(m, p));
-    let (h, half) = (lines.h, 0.5 * lines.h);
-    let mut p = lines.seed(s);
-    let mut moving = !solid(p);
-    let mut length = 0.0f32;
-    line[0] = p;
-    for vertex in &mut line[1..] {
-        if moving {
-            let (vx, vy) = vel(p);
-            let mid = [half.mul_add(vx, p[0]), half.mul_add(vy, p[1])];
-            let (mx, my) = vel(mid);
-            let q = [h.mul_add(mx, p[0]), h.mul_add(my, p[1])];
-            let (dx, dy) = (q[0] - p[0], q[1] - p[1]);
-            let longer = length + dx.mul_add(dx, dy * dy).sqrt();
-            // False for NaN too.
-            let inside = q[0] >= 0.0 && q[0] <= lines.aspect && q[1] >= 0.0 && q[1] <= 1.0;
-            moving = inside && longer <= MAX_LINE && !solid(q);
-            if moving {
-                p = q;
-                length = longer;
-            }
-        }
-        *vertex = p;
-    }
-}
 }
 
 /// Rasterise the lines of `vertices` into `cover` (a code per pixel of `lines.frame`, rows
@@ -223,22 +143,10 @@ pub fn composite(lines: &Lines, cover: &[u32], frame: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fluid::StreamlineMode;
-    use crate::sim::grid::streamlines::{
+    use crate::display::streamlines::{
         ALPHA_LEVELS, LINE_HALF_PX, StreamlineLook, TAIL_ALPHA, fade, speed_t,
     };
-
-    /// Face velocities of a `w x h` grid: `f(x, y)` at each face's centre (canvas units).
-    fn field(w: usize, h: usize, f: impl Fn(f32, f32) -> [f32; 2]) -> (Vec<f32>, Vec<f32>) {
-        let n = h as f32;
-        let u = (0..(w + 1) * h)
-            .map(|k| f((k % (w + 1)) as f32 / n, ((k / (w + 1)) as f32 + 0.5) / n)[0])
-            .collect();
-        let v = (0..w * (h + 1))
-            .map(|k| f(((k % w) as f32 + 0.5) / n, (k / w) as f32 / n)[1])
-            .collect();
-        (u, v)
-    }
+    use crate::fluid::StreamlineMode;
 
     fn lines(
         density: u32,
@@ -254,86 +162,6 @@ mod tests {
             length,
         };
         Lines::new(&look, grid, frame).unwrap()
-    }
-
-    /// In a uniform flow each line is straight, as long as the flow moves in the trace time,
-    /// and every segment is drawn in the same colour.
-    #[test]
-    fn uniform_flow_draws_straight_lines_of_its_length() {
-        let (w, h) = (32, 16);
-        let (u, v) = field(w, h, |_, _| [0.25, 0.0]);
-        let l = lines(4, 8, 0.4, (w, h), (320, 160));
-        let mut verts = Vec::new();
-        trace(&l, (w, h), &u, &v, None, &mut verts);
-        for (s, line) in verts.chunks(9).enumerate() {
-            let seed = l.seed(s);
-            for (k, p) in line.iter().enumerate() {
-                let x = seed[0] + 0.25 * 0.05 * k as f32;
-                assert!((p[0] - x).abs() < 1e-5 && p[1] == seed[1], "{s} {k}: {p:?}");
-            }
-        }
-        // A line that would cross the right wall stops at its last vertex inside.
-        let (u, v) = field(w, h, |_, _| [4.0, 0.0]);
-        trace(&l, (w, h), &u, &v, None, &mut verts);
-        let last = verts.chunks(9).last().unwrap();
-        assert!(last.iter().all(|p| p[0] <= 2.0));
-        assert_eq!(last[8], last[1], "{last:?}");
-        // Steps of 0.2: a line stops before it grows longer than MAX_LINE (0.5).
-        let first = &verts[..9];
-        assert!((first[2][0] - first[0][0] - 0.4).abs() < 1e-5, "{first:?}");
-        assert!(first[3..].iter().all(|&p| p == first[2]), "{first:?}");
-    }
-
-    /// A solid-body rotation: the midpoint rule keeps every vertex on its seed's circle to
-    /// within its local error (h^3 w^3 r / 6 per step grows the radius by r (h w)^4 / 8 per
-    /// step at most, here below 1e-4 of r) plus the bilinear samples' exactness (the field
-    /// is linear, so they are exact).
-    #[test]
-    fn rotation_stays_on_circles() {
-        let (w, h) = (64, 64);
-        let c = 0.5;
-        let (u, v) = field(w, h, |x, y| [-(y - c), x - c]);
-        let l = lines(8, 32, 0.8, (w, h), (256, 256));
-        let mut verts = Vec::new();
-        trace(&l, (w, h), &u, &v, None, &mut verts);
-        let r = |p: &[f32; 2]| ((p[0] - c).powi(2) + (p[1] - c).powi(2)).sqrt();
-        let mut moved = 0;
-        for line in verts.chunks(33) {
-            let r0 = r(&line[0]);
-            for p in line {
-                assert!(
-                    (r(p) - r0).abs() < 1e-4 * r0.max(0.1) + 2e-6,
-                    "{r0} {}",
-                    r(p)
-                );
-            }
-            if line[32] != line[0] {
-                moved += 1;
-            }
-        }
-        assert_eq!(moved, l.seeds());
-    }
-
-    /// No vertex is ever inside a solid, and a seed in a solid draws nothing.
-    #[test]
-    fn lines_stop_at_solids() {
-        use crate::sim::obstacles::Layout;
-        let (w, h) = (48, 24);
-        let mask = Mask::layout(Layout::Pillars, w, h);
-        let (u, v) = field(w, h, |x, y| [1.0 + (7.0 * y).sin(), (5.0 * x).cos()]);
-        let l = lines(24, 16, 0.5, (w, h), (480, 240));
-        let mut verts = Vec::new();
-        trace(&l, (w, h), &u, &v, Some(&mask), &mut verts);
-        let mut stopped = 0;
-        for (s, line) in verts.chunks(17).enumerate() {
-            if solid_at(&mask, l.seed(s)) {
-                assert!(line.iter().all(|&p| p == l.seed(s)));
-                continue;
-            }
-            assert!(line.iter().all(|&p| !solid_at(&mask, p)), "{s}");
-            stopped += usize::from(line[16] == line[15]);
-        }
-        assert!(stopped > 5, "some lines ran into the pillars: {stopped}");
     }
 
     /// A horizontal line through pixel centres draws a band of full coverage one pixel tall
@@ -401,15 +229,21 @@ mod tests {
         assert_eq!(out[4 * (20 * 64 + 50)..][..3], p[..3]);
     }
 
-    /// The bands of a threaded raster draw what one band draws (and the lines of a still
-    /// fluid draw nothing).
+    /// The bands of a threaded raster draw what one band draws (and lines that do not move
+    /// draw nothing).
     #[test]
-    fn bands_agree_and_still_fluid_draws_nothing() {
-        let (w, h) = (40, 30);
-        let (u, v) = field(w, h, |x, y| [(3.0 * y).sin(), (4.0 * x).cos() * 0.5]);
-        let l = lines(20, 12, 0.6, (w, h), (123, 91));
-        let mut verts = Vec::new();
-        trace(&l, (w, h), &u, &v, None, &mut verts);
+    fn bands_agree_and_still_lines_draw_nothing() {
+        let l = lines(20, 12, 0.6, (40, 30), (123, 91));
+        // Curving lines from every seed, crossing one another and the frame's edges.
+        let verts: Vec<[f32; 2]> = (0..l.seeds())
+            .flat_map(|s| {
+                let p = l.seed(s);
+                (0..=l.steps).map(move |k| {
+                    let t = k as f32 * 0.02;
+                    [p[0] + t * (3.0 * p[1]).sin(), p[1] + t * (4.0 * p[0]).cos()]
+                })
+            })
+            .collect();
         let mut threaded = Vec::new();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(3)
@@ -420,9 +254,10 @@ mod tests {
         raster_band(&l, &verts, (0, 91), &mut one);
         assert_eq!(threaded, one);
         assert!(one.iter().filter(|&&c| c != 0).count() > 1000);
-        let zeros = (vec![0.0; (w + 1) * h], vec![0.0; w * (h + 1)]);
-        trace(&l, (w, h), &zeros.0, &zeros.1, None, &mut verts);
-        raster(&l, &verts, &mut threaded);
+        let still: Vec<[f32; 2]> = (0..l.seeds())
+            .flat_map(|s| std::iter::repeat_n(l.seed(s), l.steps + 1))
+            .collect();
+        raster(&l, &still, &mut threaded);
         assert!(threaded.iter().all(|&c| c == 0));
     }
 }

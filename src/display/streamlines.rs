@@ -3,9 +3,12 @@
 //! coloured by speed. A picture layer: they read the velocity a frame shows and change
 //! nothing in the fluid.
 //!
-//! Shared by both solvers, so that they draw the same lines from one definition: the seeds,
-//! the trace's rule, the line's shape and colours, and the per-pixel code both rasterisers
-//! keep. `cpu/streamlines.rs` and `shaders/streamlines.wgsl` mirror it operation for operation.
+//! The definition every side shares, so that they draw the same lines: the seeds, the line's
+//! shape and colours, and the per-pixel code both rasterisers keep. A model with a velocity
+//! field traces the lines (the grid fluid: `sim/grid/cpu/streamline_trace.rs` and
+//! `shaders/streamline_trace.wgsl`, by the rule below); the picture draws them
+//! (`display/cpu/streamlines.rs` and `shaders/streamlines.wgsl`), operation for operation
+//! alike on the CPU and the GPU.
 //!
 //! # Model
 //! - Seeds: `rows` rows (the look's density) of `cols = round(rows * aspect)` seeds, at the
@@ -326,34 +329,5 @@ mod tests {
         assert!(speed_t(0.1) < speed_t(1.0) && speed_t(HALF_SPEED) == 0.5);
         assert_eq!(fade(0, 4), TAIL_ALPHA + 0.25 * (1.0 - TAIL_ALPHA));
         assert_eq!(fade(3, 4), 1.0);
-    }
-
-    /// A flow whose dye has faded still moves its lines: with streamlines on the picture is
-    /// not still while anything flows, and it is once the flow stops.
-    #[test]
-    fn lines_keep_a_flowing_picture_alive() {
-        use crate::fluid::Look;
-        use crate::sim::Activity;
-        let flowing = Activity {
-            max_speed: 0.2,
-            max_dye: 0.0,
-            particles: false,
-            keeps_colour: false,
-        };
-        let plain = Look::default();
-        assert!(
-            flowing.still(&plain, false),
-            "no dye, no lines: nothing shows"
-        );
-        let lines = Look {
-            streamlines: on(32),
-            ..plain
-        };
-        assert!(!flowing.still(&lines, false));
-        let rest = Activity {
-            max_speed: 0.0,
-            ..flowing
-        };
-        assert!(rest.still(&lines, false));
     }
 }
