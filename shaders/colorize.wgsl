@@ -1,7 +1,7 @@
 // colorize.wgsl: the picture of the fluid at any output size, HSV-coloured, as light in
 // linear RGB exposed by the brightness knob. Tone 0 (legacy) tones each channel 1 - e^-x and
 // writes the RGBA8 frame; tone 1 (filmic) writes the light (vec4, alpha unused) for the
-// display pass (display.wgsl).
+// tone pass (tone.wgsl).
 //   color_mode 0 (dye colour): the dye's own RGB, exposed, hue-shifted, saturated;
 //   color_mode 1 (density hue): hue cycles with the dye's total density (Stam's demo);
 //   color_mode 2 (velocity hue): hue from the flow's direction, value from its speed;
@@ -38,7 +38,7 @@ fn particle_light(idx: u32) -> vec3<f32> {
     return vec3(f32(plight[k]), f32(plight[k + 1u]), f32(plight[k + 2u])) * scale;
 }
 
-// The legacy tone 1 - e^-x, or none (filmic: the display pass tones).
+// The legacy tone 1 - e^-x, or none (filmic: the tone pass tones).
 fn tonemap(x: f32) -> f32 {
     if (C.tone != 0u) {
         return x;

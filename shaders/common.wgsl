@@ -64,7 +64,7 @@ struct GridUniforms {
     glow: f32,
 }
 
-// The colour stage's sizes and look (colorize, display). Mirrors
+// The colour stage's sizes and look (colorize, tone). Mirrors
 // display::gpu::uniforms::ColourUniform.
 struct Colour {
     // The model's grid (velocity faces, temperature) and its dye's (or light's) size.
@@ -79,13 +79,13 @@ struct Colour {
     brightness: f32,
     saturation: f32,
     hue_shift: f32,
-    // 0: legacy (colorize writes the frame), 1: filmic (colorize writes light, display the frame).
+    // 0: legacy (colorize writes the frame), 1: filmic (colorize writes light, tone the frame).
     tone: u32,
     // 1: colorize adds the particles' light.
     particle_lit: u32,
 }
 
-// The picture effects of the filmic tone (bloom, sunrays, display). Mirrors
+// The picture effects of the filmic tone (bloom, sunrays, tone). Mirrors
 // display::gpu::uniforms::PictureUniform; the values are display::effects::Fx's and fluid::Effects'.
 struct Picture {
     // Bloom: soft threshold and its knee (absolute light), intensity, spread 0..1.
@@ -112,7 +112,7 @@ struct Picture {
     glow_h: u32,
     // 1: any effect is on (0: the plain filmic picture).
     effects: u32,
-    // Vibrance 0..1 (cpu::display::vibrant).
+    // Vibrance 0..1 (cpu::tone::vibrant).
     vibrance: f32,
     _pad1: u32,
     _pad2: u32,

@@ -1,5 +1,5 @@
 // obstacle_overlay.wgsl: the obstacles drawn over the finished RGBA8 frame (after colorize
-// and display), filled or outlined. The mask (one u32 per cell, 1 solid, 0 fluid, row 0 at the
+// and tone), filled or outlined. The mask (one u32 per cell, 1 solid, 0 fluid, row 0 at the
 // bottom) is sampled bilinearly at each pixel centre, the frame stretched over the grid as
 // colorize does (edges clamp); d = (s - 0.5) k, k pixels per cell, is about the signed
 // distance to the boundary in pixels (inside positive). Fill: coverage clamp(d + 0.5, 0, 1);

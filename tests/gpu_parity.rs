@@ -272,7 +272,7 @@ fn hundred_lively_steps_stay_close() {
 }
 
 /// The same fields render to the same picture: every colour mode and both tone modes (the
-/// filmic one through the display pass, a dim exposure too, where the sRGB curve is
+/// filmic one through the tone pass, a dim exposure too, where the sRGB curve is
 /// steepest), an odd output size, a hue shift and reduced saturation. Tolerance: 1 of 255 per
 /// channel (the exposure curve's exp, the CPU's sRGB table against the GPU's `pow`, and a
 /// GPU's fused multiply-adds can move a value across a rounding boundary; the dither is the

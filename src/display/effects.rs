@@ -1,5 +1,5 @@
 //! The picture effects' geometry and constants, shared by the CPU passes (`cpu::bloom`,
-//! `cpu::sunrays`, `cpu::display`, which re-export them) and the GPU passes (`gpu::bloom`,
+//! `cpu::sunrays`, `cpu::tone`, which re-export them) and the GPU passes (`gpu::bloom`,
 //! `gpu::sunrays`, `gpu::uniforms`), so both build the same mip chain, trace the rays on the same level
 //! and derive the same display constants.
 
@@ -57,7 +57,7 @@ pub const SHADE_ELEVATION_DEG: f32 = 40.0;
 /// How fast dye covers the background: the background is divided by `1 + BG_COVER * Y`.
 pub const BG_COVER: f32 = 4.0;
 
-/// The display pass's effect constants for one frame, derived once from the look's
+/// The tone pass's effect constants for one frame, derived once from the look's
 /// [`Effects`] (the GPU's uniform carries the same numbers).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fx {

@@ -373,7 +373,7 @@ impl Palette {
     }
 
     /// The stops in linear RGB, each scaled to luminance 1, dim to bright; `None` for
-    /// [`Palette::Off`]. Any mix of two stops has luminance 1 too, so the display pass maps a
+    /// [`Palette::Off`]. Any mix of two stops has luminance 1 too, so the tone pass maps a
     /// pixel of luminance `Y` to `Y` times the mix at its place.
     pub fn stops(self) -> Option<[[f32; 3]; PALETTE_STOPS]> {
         let srgb = self.srgb_stops()?;
@@ -550,7 +550,7 @@ pub fn srgb_encode(x: f32) -> f32 {
 
 /// A deterministic dither offset in [0, 1) for pixel (x, y): Jimenez's interleaved gradient
 /// noise, `fract(52.98 fract(0.0671 x + 0.00584 y))`, in 24-bit fixed point so the CPU and the
-/// GPU (display.wgsl) give the same bits. Added to `value * 255` before rounding down it
+/// GPU (tone.wgsl) give the same bits. Added to `value * 255` before rounding down it
 /// keeps the mean and turns the 8-bit steps of a dark gradient into fine noise.
 #[inline(always)]
 pub fn dither(x: u32, y: u32) -> f32 {

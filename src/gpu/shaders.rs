@@ -21,7 +21,7 @@ pub const PASSES: &[(&str, &str)] = &[
     ("obstacles", include_str!("../../shaders/obstacles.wgsl")),
     ("colorize", include_str!("../../shaders/colorize.wgsl")),
     ("particles", include_str!("../../shaders/particles.wgsl")),
-    ("display", include_str!("../../shaders/display.wgsl")),
+    ("tone", include_str!("../../shaders/tone.wgsl")),
     ("bloom", include_str!("../../shaders/bloom.wgsl")),
     ("sunrays", include_str!("../../shaders/sunrays.wgsl")),
     (

@@ -116,31 +116,6 @@ impl Snapshot {
     }
 }
 
-/// A frame rendered at once by a `request_frame` that does not need to wait (the CPU's), held
-/// until `take_frame` hands it over.
-#[derive(Default)]
-pub struct HeldFrame {
-    pixels: Vec<u8>,
-    size: Option<(usize, usize)>,
-}
-
-impl HeldFrame {
-    /// Render a `width x height` frame with `render` (RGBA8 rows into the buffer it is given)
-    /// and hold it.
-    pub fn fill(&mut self, width: usize, height: usize, render: impl FnOnce(&mut [u8])) {
-        self.pixels.resize(width * height * 4, 0);
-        render(&mut self.pixels);
-        self.size = Some((width, height));
-    }
-
-    /// The held frame into `out` (swapped, no copy) and its size, once.
-    pub fn take(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
-        let size = self.size.take()?;
-        std::mem::swap(out, &mut self.pixels);
-        Some(size)
-    }
-}
-
 /// Which backend a model runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Backend {

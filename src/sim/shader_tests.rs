@@ -149,7 +149,7 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             [w, h, colour, cw, cx, cy, omega, sweeps]
         ),
         layout!(
-            "display",
+            "tone",
             "Picture",
             PictureUniform,
             [
@@ -315,13 +315,13 @@ fn wgsl_f32(shader: &str, name: &str) -> f32 {
 #[test]
 fn the_picture_constants_mirror_the_wgsl() {
     use crate::display::effects as bloom;
-    use crate::display::effects as display;
+    use crate::display::effects as tone;
     use crate::display::effects as sunrays;
     assert_eq!(wgsl_f32("bloom", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
-    assert_eq!(wgsl_f32("display", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
-    assert_eq!(wgsl_f32("display", "BG_COVER"), display::BG_COVER);
+    assert_eq!(wgsl_f32("tone", "MAX_LIGHT"), bloom::BLOOM_MAX_LIGHT);
+    assert_eq!(wgsl_f32("tone", "BG_COVER"), tone::BG_COVER);
     assert_eq!(
-        wgsl_f32("display", "PALETTE_HALF_LIGHT"),
+        wgsl_f32("tone", "PALETTE_HALF_LIGHT"),
         crate::fluid::PALETTE_HALF_LIGHT
     );
     assert_eq!(wgsl_u32("sunrays", "SAMPLES"), sunrays::RAYS_SAMPLES);
@@ -390,7 +390,7 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
         "diffuse",
         crate::sim::grid::gpu::passes::diffuse::binding::ALL,
     ),
-    ("display", crate::display::gpu::display::binding::ALL),
+    ("tone", crate::display::gpu::tone::binding::ALL),
     (
         "divergence",
         crate::sim::grid::gpu::passes::divergence::binding::ALL,

@@ -128,7 +128,7 @@ pub struct BenchResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub colorize_gpu_ms: Option<f64>,
     /// GPU time (timestamp queries) of the display pipeline after colorize (bloom, sunrays,
-    /// display) with a new instance's effects at `frame`, median, ms.
+    /// tone) with a new instance's effects at `frame`, median, ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub display_gpu_ms: Option<f64>,
     /// How `ms_per_step` was timed: "wall" (CPU clock) or "timestamp" (GPU timestamp queries).

@@ -11,7 +11,7 @@
 //!   a bilinear sample of the coarser level blurred by a 3x3 tent (also mean-keeping), so the
 //!   glow is a weighted mean of every level, the weights set by the spread `s`;
 //! - glow: `bloom * up_0`, plus the sunrays (`super::sunrays`) sampled up to level 0: what the
-//!   display pass samples up to the frame and adds to the light.
+//!   tone pass samples up to the frame and adds to the light.
 //!
 //! Edges clamp (a texel past the edge reads the edge texel). Light is made finite and capped
 //! at [`BLOOM_MAX_LIGHT`] as it enters (NaN as 0), so a broken pixel cannot poison the glow.

@@ -1,7 +1,7 @@
 //! Colorize: turn the dye (or the velocity) into an RGBA8 picture of any size, HSV-coloured.
 //!
 //! The colours are light in linear RGB, exposed by the brightness knob. The filmic tone mode
-//! hands that light to the display pass (`display.rs`: tone curve, sRGB, dither); the legacy
+//! hands that light to the tone pass (`display.rs`: tone curve, sRGB, dither); the legacy
 //! mode tones each channel with `1 - e^-x` here and writes it as is.
 //!
 //! - Dye colour: the dye's own RGB, exposed, then hue-shifted and saturated.
@@ -211,7 +211,7 @@ fn check_taps(i0: &[u32], i1: &[u32], f: &[f32], out: usize, rows: &[&[f32]; 3])
 }
 
 /// The legacy tone (`1 - e^-x`, already in 0..1) or none (the filmic mode's linear light,
-/// toned later by the display pass).
+/// toned later by the tone pass).
 #[inline(always)]
 fn tone<const LEGACY: bool>(x: f32) -> f32 {
     if LEGACY { tonemap(x) } else { x }
@@ -221,8 +221,8 @@ fn tone<const LEGACY: bool>(x: f32) -> f32 {
 pub(super) type Planes<'a> = [&'a mut [f32]; 3];
 
 /// Where a row kernel writes its pixels: packed RGBA8 straight away (the legacy tone, whose
-/// values are final), or three planes of linear light for the display pass (filmic). Writing
-/// the legacy pixels packed keeps its loops as they were before the display pass existed: one
+/// values are final), or three planes of linear light for the tone pass (filmic). Writing
+/// the legacy pixels packed keeps its loops as they were before the tone pass existed: one
 /// pass, vectorised, with no planes to fill and read back.
 trait RowOut {
     /// Pixels it holds.
@@ -695,7 +695,7 @@ pub fn colorize(src: &Source, look: &Look, width: usize, height: usize, out: &mu
                         let planes = [&mut l0[..], &mut l1[..], &mut l2[..]];
                         light_row(src, look, k, &resample, (width, height), py, rows, planes);
                         let light = [&l0[..], &l1[..], &l2[..]];
-                        super::display::display_row(light, py, pixels);
+                        super::tone::tone_row(light, py, pixels);
                     }
                 });
             },

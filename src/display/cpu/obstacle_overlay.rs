@@ -1,5 +1,5 @@
 //! Obstacle overlay: the solid cells drawn over the finished RGBA8 frame (after colorize and
-//! the display pass, in both tone modes), filled or outlined ([`ObstacleStyle`]).
+//! the tone pass, in both tone modes), filled or outlined ([`ObstacleStyle`]).
 //!
 //! Its own pass on the frame, so the picture stage before it knows nothing of obstacles.
 //! Mirrored by `shaders/obstacle_overlay.wgsl` (`gpu::passes::ObstacleOverlay`), operation for

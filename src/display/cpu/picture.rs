@@ -1,14 +1,16 @@
 //! The picture stage with effects: colorize's light for the whole frame, then bloom and
-//! sunrays (`bloom.rs`, `sunrays.rs`), then the display pass with shading, glow, palette and
-//! background (`display.rs`). Without effects, or in the legacy tone, [`colorize`] renders
+//! sunrays (`bloom.rs`, `sunrays.rs`), then the tone pass with shading, glow, palette and
+//! background (`tone.rs`). Without effects, or in the legacy tone, [`colorize`] renders
 //! row by row as before (the bits are the same as before the effects existed).
 //!
 //! The buffers (the height field, the bloom levels) are kept between frames of the same size,
-//! so a frame allocates nothing but each thread's scratch rows.
+//! so a frame allocates nothing but each thread's scratch rows. A frame asked for ahead
+//! waits in a [`HeldFrame`] until it is taken (the GPU's frames wait in staging buffers,
+//! `display::gpu::GpuPicture`).
 
 use super::bloom::{Chain, PrefilterScratch, Rgb, prefilter_rows, tap};
 use super::colorize::{Knobs, Resample, Source, colorize, light_row};
-use super::display::{Fx, FxRows, FxScratch, GlowTaps, display_fx_row, heights};
+use super::tone::{Fx, FxRows, FxScratch, GlowTaps, heights, tone_fx_row};
 use crate::fluid::{Effects, Look, ToneMode};
 use rayon::iter::Either;
 use rayon::prelude::*;
@@ -36,7 +38,32 @@ pub struct Picture {
     chain: Chain,
 }
 
-/// Per-thread scratch of the display pass.
+/// The frame the picture hands out on the CPU: rendered at once by a model's `request_frame`
+/// (a CPU frame does not need to wait), held until `take_frame` hands it over.
+#[derive(Default)]
+pub struct HeldFrame {
+    pixels: Vec<u8>,
+    size: Option<(usize, usize)>,
+}
+
+impl HeldFrame {
+    /// Render a `width x height` frame with `render` (RGBA8 rows into the buffer it is given)
+    /// and hold it.
+    pub fn fill(&mut self, width: usize, height: usize, render: impl FnOnce(&mut [u8])) {
+        self.pixels.resize(width * height * 4, 0);
+        render(&mut self.pixels);
+        self.size = Some((width, height));
+    }
+
+    /// The held frame into `out` (swapped, no copy) and its size, once.
+    pub fn take(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        let size = self.size.take()?;
+        std::mem::swap(out, &mut self.pixels);
+        Some(size)
+    }
+}
+
+/// Per-thread scratch of the tone pass.
 struct Scratch {
     /// Dye rows of one frame row, interpolated vertically (colorize's scratch).
     dye: [Vec<f32>; 3],
@@ -135,7 +162,7 @@ impl Picture {
         if glowing {
             self.chain.finish(&fx);
         }
-        self.display_pass(&colour, &fx, out);
+        self.tone_pass(&colour, &fx, out);
     }
 
     /// The colour stage alone: the frame's light (colorize) into three planes of light, without
@@ -197,7 +224,7 @@ impl Picture {
     }
 
     /// Pass 2: each row's pixels, from its light, heights and glow.
-    fn display_pass(&self, colour: &Colour, fx: &Effects, out: &mut [u8]) {
+    fn tone_pass(&self, colour: &Colour, fx: &Effects, out: &mut [u8]) {
         let (width, height) = colour.size;
         let consts = Fx::new(fx, height, colour.src.dh);
         let glow = self.chain.levels.first().filter(|_| Chain::glows(fx));
@@ -247,7 +274,7 @@ impl Picture {
                     };
                     let fx_scratch = &mut scratch.fx;
                     crate::kernels::band::with_pixels(row, &mut scratch.pixels, |pixels| {
-                        display_fx_row(&rows, &consts, py, fx_scratch, pixels);
+                        tone_fx_row(&rows, &consts, py, fx_scratch, pixels);
                     });
                 },
             );

@@ -1,5 +1,5 @@
 //! Bloom (bloom.wgsl): the light above a threshold spread through a mip chain, and the glow
-//! the display pass adds (bloom plus the sunrays). Mirrors cpu/bloom.rs (`Chain::run`).
+//! the tone pass adds (bloom plus the sunrays). Mirrors cpu/bloom.rs (`Chain::run`).
 
 use crate::display::effects::{level_sizes, rays_level};
 use crate::fluid::Effects;
@@ -53,7 +53,7 @@ struct Target {
     down: Vec<wgpu::Buffer>,
     /// The sunrays, at the size of level `rays_level(sizes)`.
     rays: wgpu::Buffer,
-    /// The glow, at level 0's size (what the display pass samples).
+    /// The glow, at level 0's size (what the tone pass samples).
     glow: wgpu::Buffer,
     prefilter: Step,
     downs: Vec<Step>,

@@ -1,5 +1,5 @@
 //! Colorize (colorize.wgsl): the picture of a model's fields at any output size: the RGBA8
-//! frame (legacy tone) or the light the display pass tones (filmic). Mirrors
+//! frame (legacy tone) or the light the tone pass tones (filmic). Mirrors
 //! `display/cpu/colorize.rs` (`colorize`).
 
 use super::GpuSource;
@@ -38,7 +38,7 @@ struct Bound {
 struct Target {
     size: (usize, usize),
     frame: wgpu::Buffer,
-    /// Linear light, one `vec4<f32>` per pixel (filmic tone; the display pass reads it).
+    /// Linear light, one `vec4<f32>` per pixel (filmic tone; the tone pass reads it).
     light: wgpu::Buffer,
     /// The particles' light, three planes of fixed-point units (one word when the frames have
     /// no particles).

@@ -1,5 +1,5 @@
 //! The picture on the GPU: the same passes as `display/cpu/`, as wgpu compute shaders (WGSL in
-//! `shaders/`, one file per pass, named as the CPU pass: colorize, bloom, sunrays, display,
+//! `shaders/`, one file per pass, named as the CPU pass: colorize, bloom, sunrays, tone,
 //! streamlines, obstacle_overlay), driven by [`GpuPicture`].
 //!
 //! **Input.** A model hands a [`GpuSource`]: its buffers, named, with their sizes (the dye or
@@ -10,11 +10,11 @@
 
 pub(crate) mod bloom;
 pub(crate) mod colorize;
-pub(crate) mod display;
 pub(crate) mod obstacle_overlay;
 pub mod picture;
 pub mod streamlines;
 pub(crate) mod sunrays;
+pub(crate) mod tone;
 pub(crate) mod uniforms;
 
 pub use picture::{FrameJob, GpuPicture};

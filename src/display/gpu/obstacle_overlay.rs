@@ -1,5 +1,5 @@
 //! Obstacle overlay (obstacle_overlay.wgsl): the obstacles drawn over the finished frame,
-//! after colorize and display, filled or outlined. Mirrors cpu/obstacle_overlay.rs (`draw`).
+//! after colorize and tone, filled or outlined. Mirrors cpu/obstacle_overlay.rs (`draw`).
 //! The pass keeps its own copy of the mask (one `u32` per cell), uploaded when the obstacles
 //! change.
 

@@ -1,5 +1,5 @@
 //! The picture stage on the GPU: a model's [`GpuSource`] through colorize, then (filmic tone)
-//! bloom, sunrays and the display pass, then the obstacle overlay, into a frame read back
+//! bloom, sunrays and the tone pass, then the obstacle overlay, into a frame read back
 //! without stalls through a pool of staging buffers. Mirrors `display/cpu/picture.rs`.
 //!
 //! A frame is encoded in steps, so a model can draw its own layers between them: [`begin`]
@@ -20,10 +20,10 @@
 use super::GpuSource;
 use super::bloom::Bloom;
 use super::colorize::Colorize;
-use super::display::Display;
 use super::obstacle_overlay::ObstacleOverlay;
 use super::streamlines::Streamlines;
 use super::sunrays::Sunrays;
+use super::tone::Tone;
 use super::uniforms::{ColourUniform, PictureUniform};
 use crate::display::streamlines::Lines;
 use crate::fluid::mask::Mask;
@@ -58,7 +58,7 @@ pub struct GpuPicture {
     colorize: Colorize,
     bloom: Bloom,
     sunrays: Sunrays,
-    display: Display,
+    tone: Tone,
     /// A model's streamlines drawn over the finished frame (made at the first frame with them).
     streamlines: Option<Streamlines>,
     /// The obstacles drawn over the finished frame.
@@ -81,7 +81,7 @@ impl GpuPicture {
             colorize: Colorize::new(device, &colour),
             bloom: Bloom::new(device),
             sunrays: Sunrays::new(device),
-            display: Display::new(device),
+            tone: Tone::new(device),
             streamlines: None,
             overlay: ObstacleOverlay::new(device),
             colour,
@@ -124,7 +124,7 @@ impl GpuPicture {
     }
 
     /// GPU time of the last timed frame: colorize, and the display pipeline after it (bloom,
-    /// sunrays, display), in ms.
+    /// sunrays, tone), in ms.
     pub fn last_gpu_ms(&self) -> Option<[f64; 2]> {
         self.last_ms
     }
@@ -156,7 +156,7 @@ impl GpuPicture {
             self.sunrays.bind(device, &self.bloom);
             let (glow, _) = self.bloom.glow();
             let (colour, picture) = (&self.colour, &self.picture);
-            self.display.bind(
+            self.tone.bind(
                 device,
                 colour,
                 picture,
@@ -234,12 +234,12 @@ impl GpuPicture {
     }
 
     /// The filmic tone's passes (nothing in the legacy tone, whose colorize writes the frame):
-    /// bloom and sunrays when on, then the display pass.
+    /// bloom and sunrays when on, then the tone pass.
     pub fn encode_tone(&self, encoder: &mut wgpu::CommandEncoder, job: &FrameJob, look: &Look) {
         if !job.filmic {
             return;
         }
-        let mut d = self.timed_pass(encoder, "Pass: display", 2);
+        let mut d = self.timed_pass(encoder, "Pass: tone", 2);
         let fx = look.effects.sanitized();
         if job.effects && self.bloom.encode_down_up(&mut d, &fx) {
             if fx.rays > 0.0 {
@@ -247,7 +247,7 @@ impl GpuPicture {
             }
             self.bloom.encode_glow(&mut d);
         }
-        self.display.encode(&mut d);
+        self.tone.encode(&mut d);
     }
 
     /// Draw `lines` from a model's traced vertices `verts` (canvas units, `steps + 1` per seed,

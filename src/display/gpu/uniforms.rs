@@ -80,7 +80,7 @@ pub(crate) struct PictureUniform {
 
 impl PictureUniform {
     /// The effects of `look` for a frame `height` pixels tall of a source whose dye is
-    /// `dye_height` cells tall (the numbers the CPU's display pass derives, [`Fx::new`]);
+    /// `dye_height` cells tall (the numbers the CPU's tone pass derives, [`Fx::new`]);
     /// `glow`: the size of bloom level 0.
     pub fn new(look: &Look, height: usize, dye_height: usize, glow: (usize, usize)) -> Self {
         let fx = look.effects.sanitized();

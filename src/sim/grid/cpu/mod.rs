@@ -179,7 +179,7 @@ pub struct CpuSolver {
     /// How far the last velocity advection traced, in cells (decides the extra iterations).
     reach: f32,
     /// The frame rendered by the last `request_frame`.
-    frame: crate::sim::model::HeldFrame,
+    frame: crate::display::cpu::picture::HeldFrame,
     /// Solid cells, if any.
     obstacles: Option<obstacles::Obstacles>,
     /// The picture stage's buffers (light planes, bloom levels), kept between frames.

@@ -297,7 +297,7 @@ impl GpuSolver {
     }
 
     /// GPU time of the last frame [`Solver::render`] drew with timing on: colorize, and the
-    /// display pipeline after it (bloom, sunrays, display), in ms.
+    /// display pipeline after it (bloom, sunrays, tone), in ms.
     pub fn last_frame_gpu_ms(&self) -> Option<[f64; 2]> {
         self.picture.last_gpu_ms()
     }

@@ -23,11 +23,12 @@
 
 use crate::display::cpu::colorize::Source;
 use crate::display::cpu::obstacle_overlay;
+use crate::display::cpu::picture::HeldFrame;
 use crate::display::cpu::picture::Picture;
 use crate::fluid::{ColorMode, Liquid, Look, Splat};
 use crate::gpu::GpuError;
 use crate::sim::CpuError;
-use crate::sim::model::{HeldFrame, Model, Resolution, Snapshot};
+use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::sph::cpu::light::Light;
 use crate::sim::sph::shared::*;

@@ -1,10 +1,10 @@
-//! Display (display.wgsl): the filmic tone mode's last pass, colorize's light to the RGBA8
-//! frame (effects, tone curve, sRGB encoding, dither). Mirrors cpu/display.rs (`display_row`,
-//! `display_fx_row`).
+//! Tone (tone.wgsl): the filmic tone mode's last pass, colorize's light to the RGBA8
+//! frame (effects, tone curve, sRGB encoding, dither). Mirrors cpu/tone.rs (`tone_row`,
+//! `tone_fx_row`).
 
 use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module};
 
-/// The `@binding`s of display.wgsl.
+/// The `@binding`s of tone.wgsl.
 pub(crate) mod binding {
     use super::Binding;
     pub const C: Binding = Binding::new(0, "C");
@@ -16,18 +16,18 @@ pub(crate) mod binding {
     pub const ALL: &[Binding] = &[C, LIGHT, FRAME, Q, GLOW];
 }
 
-/// The display pass; its bind group follows colorize's target (rebuilt with it).
-pub(crate) struct Display {
-    display: Kernel,
+/// The tone pass; its bind group follows colorize's target (rebuilt with it).
+pub(crate) struct Tone {
+    tone: Kernel,
     /// The bind group and frame size of the current target.
     target: Option<(wgpu::BindGroup, (usize, usize))>,
 }
 
-impl Display {
+impl Tone {
     pub fn new(device: &wgpu::Device) -> Self {
-        let m = module(device, "display");
+        let m = module(device, "tone");
         Self {
-            display: Kernel::new(device, &m, "display"),
+            tone: Kernel::new(device, &m, "tone"),
             target: None,
         }
     }
@@ -47,7 +47,7 @@ impl Display {
         size: (usize, usize),
     ) {
         use binding::*;
-        let group = self.display.bind(
+        let group = self.tone.bind(
             device,
             &[
                 (C, colour),
@@ -63,6 +63,6 @@ impl Display {
     /// Tone, encode and dither the light into the frame.
     pub fn encode(&self, d: &mut Dispatcher) {
         let (group, (w, h)) = self.target.as_ref().expect("bind made the target");
-        d.go(&self.display, group, groups2(*w, *h));
+        d.go(&self.tone, group, groups2(*w, *h));
     }
 }

@@ -1,5 +1,5 @@
-//! Display: the picture's light (linear RGB, any brightness, from colorize) to sRGB-encoded,
-//! dithered RGBA8 pixels. The last pass of the filmic tone mode; mirrors shaders/display.wgsl.
+//! Tone: the picture's light (linear RGB, any brightness, from colorize) to sRGB-encoded,
+//! dithered RGBA8 pixels. The last pass of the filmic tone mode; mirrors shaders/tone.wgsl.
 //!
 //! Per pixel:
 //! 1. tone: every channel times [`filmic_ratio`] of the brightest one, so the curve shapes
@@ -86,7 +86,7 @@ fn channel_8bit(x: f32, d: f32) -> u32 {
 
 kernel! { avx512:
 /// One row (`py`, top first) of light planes to packed opaque RGBA8 pixels.
-fn display_row_kernel(light: [&[f32]; 3], py: u32, out: &mut [u32]) {
+fn tone_row_kernel(light: [&[f32]; 3], py: u32, out: &mut [u32]) {
     let [r, g, b] = light;
     let n = out.len().min(r.len()).min(g.len()).min(b.len());
     for px in 0..n {
@@ -100,8 +100,8 @@ fn display_row_kernel(light: [&[f32]; 3], py: u32, out: &mut [u32]) {
 }
 
 /// One row (`py`, top first) of light planes to packed opaque RGBA8 pixels (little-endian).
-pub fn display_row(light: [&[f32]; 3], py: usize, out: &mut [u32]) {
-    display_row_kernel(light, py as u32, out);
+pub fn tone_row(light: [&[f32]; 3], py: usize, out: &mut [u32]) {
+    tone_row_kernel(light, py as u32, out);
 }
 
 /// Compressed luminance of sane light: the shading's height field, 0..1.
@@ -202,7 +202,7 @@ fn over_background(c: Rgb, bg: Rgb) -> Rgb {
     from_fn3(|k| bg[k].mul_add(cover, c[k]))
 }
 
-/// What a display row with effects reads.
+/// What a tone row with effects reads.
 pub struct FxRows<'a> {
     /// This row's light.
     pub light: [&'a [f32]; 3],
@@ -214,7 +214,7 @@ pub struct FxRows<'a> {
     pub glow: Option<([&'a [f32]; 3], &'a GlowTaps)>,
 }
 
-/// A display row's scratch: three planes of light and the horizontal height differences.
+/// A tone row's scratch: three planes of light and the horizontal height differences.
 #[derive(Default)]
 pub struct FxScratch {
     c: [Vec<f32>; 3],
@@ -414,9 +414,9 @@ fn differences(h: &[f32], k: usize, out: &mut [f32]) {
 }
 
 /// One row (`py`, top first) of light with effects to packed opaque RGBA8 pixels: shading,
-/// glow, palette and background, then the plain display row (tone, encode, dither), in
+/// glow, palette and background, then the plain tone row (tone, encode, dither), in
 /// separate loops over the row so that each vectorises.
-pub fn display_fx_row(rows: &FxRows, fx: &Fx, py: usize, scratch: &mut FxScratch, out: &mut [u32]) {
+pub fn tone_fx_row(rows: &FxRows, fx: &Fx, py: usize, scratch: &mut FxScratch, out: &mut [u32]) {
     let n = out
         .len()
         .min(rows.light.iter().map(|p| p.len()).min().unwrap_or(0));
@@ -455,7 +455,7 @@ pub fn display_fx_row(rows: &FxRows, fx: &Fx, py: usize, scratch: &mut FxScratch
         fx.vibrance,
         fx.background,
     );
-    display_row([&c0[..], &c1[..], &c2[..]], py, &mut out[..n]);
+    tone_row([&c0[..], &c1[..], &c2[..]], py, &mut out[..n]);
 }
 
 #[cfg(test)]
@@ -527,7 +527,7 @@ mod tests {
         assert!(!GlowTaps::new(7, 4).double);
     }
 
-    /// A display row with effects gives, for every combination of them, the bits of the
+    /// A tone row with effects gives, for every combination of them, the bits of the
     /// effects applied one at a time per pixel: the glow sampled across, the shading's
     /// differences clamped at the row's ends, the rows above and below, palette, vibrance,
     /// background, tone, encoding and the dither at the pixel's place.
@@ -570,7 +570,7 @@ mod tests {
                 glow: glowing.then_some((glow_rows, &taps)),
             };
             let mut got = vec![0u32; n];
-            display_fx_row(&rows, &fx, py, &mut FxScratch::default(), &mut got);
+            tone_fx_row(&rows, &fx, py, &mut FxScratch::default(), &mut got);
             let mut expanded = [vec![0.0; n], vec![0.0; n], vec![0.0; n]];
             for (plane, g) in expanded.iter_mut().zip(glow_rows) {
                 taps.expand(g, plane);
@@ -666,19 +666,19 @@ mod tests {
         // light 0.18 (mid-grey) tones to 0.2669 and encodes to 0.5535: 141.1 + dither.
         let zero = [0.0; 4];
         let mut out = [0u32; 4];
-        display_row([&zero, &zero, &zero], 0, &mut out);
+        tone_row([&zero, &zero, &zero], 0, &mut out);
         assert!(out.iter().all(|&p| p == 0xff00_0000), "{out:x?}");
         for v in [100.0, 1.0e20, f32::MAX, f32::INFINITY] {
             let big = [v; 4];
-            display_row([&big, &big, &big], 0, &mut out);
+            tone_row([&big, &big, &big], 0, &mut out);
             assert!(out.iter().all(|&p| p == 0xffff_ffff), "light {v}: {out:x?}");
         }
         // Huge light keeps its hue: pure red stays pure red.
         let (red, none) = ([1.0e30f32; 4], [0.0f32; 4]);
-        display_row([&red, &none, &none], 0, &mut out);
+        tone_row([&red, &none, &none], 0, &mut out);
         assert!(out.iter().all(|&p| p == 0xff00_00ff), "{out:x?}");
         let grey = [0.18; 4];
-        display_row([&grey, &grey, &grey], 3, &mut out);
+        tone_row([&grey, &grey, &grey], 3, &mut out);
         for p in out {
             assert!((141..=142).contains(&channel(p, 0)), "{p:x}");
         }
@@ -711,7 +711,7 @@ mod tests {
             .collect();
         for py in [0, 1, 17, 300] {
             let mut out = vec![0u32; n];
-            display_row([&light, &light, &light], py, &mut out);
+            tone_row([&light, &light, &light], py, &mut out);
             let red: Vec<u8> = out.iter().map(|&p| channel(p, 0)).collect();
             let longest = red.chunk_by(|a, b| a == b).map(<[u8]>::len).max().unwrap();
             assert!(longest <= 32, "row {py}: a flat band {longest} pixels wide");

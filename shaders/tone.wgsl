@@ -1,8 +1,8 @@
-// display.wgsl: the filmic tone mode's last pass: the picture's light (linear RGB from
+// tone.wgsl: the filmic tone mode's last pass: the picture's light (linear RGB from
 // colorize, any brightness) to sRGB-encoded, dithered RGBA8 pixels. Per pixel: every channel
 // times the filmic curve's gain on the brightest one (hue-preserving), the exact sRGB transfer
 // function, then floor(255 v + dither) with a fixed-point interleaved gradient noise that gives
-// the CPU's bits. One u32 per pixel, bytes R, G, B, A; rows top first. Mirrors cpu/display.rs.
+// the CPU's bits. One u32 per pixel, bytes R, G, B, A; rows top first. Mirrors cpu/tone.rs.
 // With effects (Q.effects), before the tone: shading by the relief of the light's compressed
 // luminance (a stencil Q.step pixels wide, clamped at the edges), the glow (bloom.wgsl)
 // sampled up bilinearly, a palette's gradient map of the luminance, and the background.
@@ -14,7 +14,7 @@
 @group(0) @binding(4) var<storage, read> glow: array<vec4<f32>>;
 
 // Rec. 709 luminance (fluid::LUMA), cpu::bloom::BLOOM_MAX_LIGHT, fluid::PALETTE_HALF_LIGHT,
-// cpu::display::BG_COVER.
+// cpu::tone::BG_COVER.
 const LUMA: vec3<f32> = vec3<f32>(0.2126, 0.7152, 0.0722);
 const MAX_LIGHT: f32 = 256.0;
 const PALETTE_HALF_LIGHT: f32 = 0.5;
@@ -31,7 +31,7 @@ fn height_at(i: u32) -> f32 {
     return y / (1.0 + y);
 }
 
-// cpu::display::shade.
+// cpu::tone::shade.
 fn shade(c: vec3<f32>, gx: f32, gy: f32) -> vec3<f32> {
     let nx = -gx * Q.relief;
     let ny = -gy * Q.relief;
@@ -41,10 +41,10 @@ fn shade(c: vec3<f32>, gx: f32, gy: f32) -> vec3<f32> {
     return c * k;
 }
 
-// cpu::display::VIBRANCE_GAIN.
+// cpu::tone::VIBRANCE_GAIN.
 const VIBRANCE_GAIN: f32 = 4.0;
 
-// cpu::display::vibrant: chroma around the luminance scaled by 1 + v (1 - s), at most until
+// cpu::tone::vibrant: chroma around the luminance scaled by 1 + v (1 - s), at most until
 // the dimmest channel reaches 0.
 fn vibrant(c_in: vec3<f32>, v: f32) -> vec3<f32> {
     // fluid::FILMIC_MAX_LIGHT: the cap keeps the cross products finite.
@@ -64,7 +64,7 @@ fn vibrant(c_in: vec3<f32>, v: f32) -> vec3<f32> {
     return fma(vec3<f32>(k), c - vec3<f32>(y), vec3<f32>(y));
 }
 
-// cpu::display::grade: palette, vibrance, then background.
+// cpu::tone::grade: palette, vibrance, then background.
 fn grade(c_in: vec3<f32>) -> vec3<f32> {
     var c = c_in;
     if (Q.palette != 0u) {
@@ -138,7 +138,7 @@ fn quantise(v: f32, d: f32) -> u32 {
 }
 
 @compute @workgroup_size(WG, WG)
-fn display(@builtin(global_invocation_id) id: vec3<u32>) {
+fn tone(@builtin(global_invocation_id) id: vec3<u32>) {
     let px = id.x;
     let py = id.y;
     if (px >= C.out_w || py >= C.out_h) {
