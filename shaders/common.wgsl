@@ -15,7 +15,7 @@
 const WG: u32 = 16u;
 
 // Threads per workgroup of the 1D list passes (obstacles.wgsl, advect.wgsl's near-solids pass,
-// nodes.wgsl); mirrored by gpu::passes::obstacles::LIST_THREADS. Their items are folded into
+// nodes.wgsl); mirrored by sim::grid::gpu::passes::obstacles::LIST_THREADS. Their items are folded into
 // 2D (at most 65535 workgroups per axis).
 const LW: u32 = 256u;
 

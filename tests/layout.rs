@@ -82,8 +82,11 @@ fn module_path(rel: &str) -> Vec<String> {
 /// `{a::X, b::{Y, Z}}` group of a path spelled out as whole paths (`P::a::X P::b::Y P::b::Z`).
 fn normalized(rel: &str, code: &str) -> String {
     let module = module_path(rel);
+    // Groups first, so a `super::` inside one (`use super::{super::cpu::X}`) continues its
+    // group's path.
+    let code = expand_groups(code);
     let mut out = String::with_capacity(code.len());
-    let mut rest = code;
+    let mut rest = code.as_str();
     while !rest.is_empty() {
         let at_word = out
             .chars()
@@ -115,7 +118,7 @@ fn normalized(rel: &str, code: &str) -> String {
         out.push(c);
         rest = &rest[c.len_utf8()..];
     }
-    expand_groups(&out)
+    out
 }
 
 /// Each `path::{...}` group written out as the whole paths it names (see [`normalized`]).
@@ -437,19 +440,36 @@ fn sim_names(code: &str) -> Vec<String> {
     segments_after(code, "crate::sim::")
 }
 
+/// What `crate::sim` holds or re-exports for the grid fluid alone.
+const GRID_ONLY: [&str; 9] = [
+    "grid",
+    "multigrid",
+    "Solver",
+    "SimConfig",
+    "Stage",
+    "GridModel",
+    "iterations_for",
+    "PressureMethod",
+    "Extras",
+];
+
+/// Whether `code` imports `crate::sim` whole (so anything of it can follow unnamed).
+fn imports_sim_whole(code: &str) -> bool {
+    [
+        "crate::sim;",
+        "crate::sim::*",
+        "crate::sim as ",
+        "crate::sim::self",
+    ]
+    .iter()
+    .any(|w| code.contains(w))
+}
+
 /// The engine, the editor, the renderer and the plugin drive a fluid through the model seam
 /// (`sim::Model`): none of them reaches for what only the grid fluid has, so a particle model
 /// plugs in behind the same trait.
 fn grid_reaches(files: &[Source]) -> Vec<String> {
-    let grid_only = [
-        "grid",
-        "multigrid",
-        "Solver",
-        "SimConfig",
-        "Stage",
-        "GridModel",
-        "iterations_for",
-    ];
+    let grid_only = GRID_ONLY;
     let mut found = Vec::new();
     for (rel, code) in files {
         // `dyeflow bench` (and the command line's parsing of its options) measures the grid
@@ -460,10 +480,7 @@ fn grid_reaches(files: &[Source]) -> Vec<String> {
         ) || rel.starts_with("cli/render")
         {
             let code = outside_tests(code);
-            if ["crate::sim;", "crate::sim::*", "crate::sim as "]
-                .iter()
-                .any(|w| code.contains(w))
-            {
+            if imports_sim_whole(code) {
                 found.push(format!("src/{rel} imports crate::sim whole"));
             }
             for name in sim_names(code) {
@@ -509,7 +526,7 @@ fn gpu_into_cpu(files: &[Source]) -> Vec<String> {
     for fluid in ["grid", "sph"] {
         for (rel, code) in files {
             if rel.starts_with(&format!("sim/{fluid}/gpu/"))
-                && names(code, &format!("sim::{fluid}::cpu"))
+                && names(outside_tests(code), &format!("sim::{fluid}::cpu"))
             {
                 found.push(format!("src/{rel} uses the CPU side"));
             }
@@ -537,6 +554,10 @@ fn a_fluids_gpu_side_does_not_reach_into_its_cpu_side() {
             "use crate::sim::sph::cpu::light::Footprint;",
         ),
         ("sim/sph/gpu/mod.rs", "use super::cpu::model::SphModel;"),
+        (
+            "sim/sph/gpu/light.rs",
+            "use super::{super::cpu::light::Light};",
+        ),
     ] {
         let planted = vec![plant(rel, code)];
         assert_eq!(gpu_into_cpu(&planted).len(), 1, "misses `{code}` in {rel}");
@@ -562,6 +583,18 @@ fn fluid_into_fluid(files: &[Source]) -> Vec<String> {
                 found.push(format!("src/{rel} reaches into sim/{other}/"));
             }
         }
+        if imports_sim_whole(code) {
+            found.push(format!("src/{rel} imports crate::sim whole"));
+        }
+        if *own != "grid" {
+            // The grid's words that `sim/mod.rs` holds or re-exports.
+            for name in sim_names(code) {
+                // (`grid` itself is the folder, caught above.)
+                if name != "grid" && GRID_ONLY.contains(&name.as_str()) {
+                    found.push(format!("src/{rel} uses the grid's crate::sim::{name}"));
+                }
+            }
+        }
     }
     found
 }
@@ -581,6 +614,16 @@ fn no_fluid_reaches_into_another() {
         ),
         ("sim/sph/mod.rs", "use super::grid::particles::Particle;"),
         ("sim/grid/model.rs", "use super::super::sph::Fluid;"),
+        (
+            "sim/sph/gpu/model.rs",
+            "use crate::sim::{Activity, SimConfig};",
+        ),
+        (
+            "sim/sph/cpu/model.rs",
+            "use super::super::super::GridModel;",
+        ),
+        ("sim/sph/gpu/model.rs", "use crate::sim;"),
+        ("sim/sph/gpu/model.rs", "use crate::sim::{self, Activity};"),
     ] {
         let planted = vec![plant(rel, code)];
         assert_eq!(

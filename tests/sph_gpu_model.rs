@@ -6,7 +6,9 @@
 
 mod common;
 
-use dyeflow::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat, SplatShape};
+use dyeflow::fluid::{
+    ColorMode, Liquid, LiquidStyle, Look, Splat, SplatShape, StreamlineLook, StreamlineMode,
+};
 use dyeflow::sim::create_model;
 use dyeflow::sim::model::{Backend, Kind, Model, ModelSpec};
 use dyeflow::sim::obstacles::{Layout, Mask};
@@ -144,6 +146,37 @@ fn gpu_frames_match_the_cpu_frames() {
     }
     cpu.set_obstacles(None);
     gpu.set_obstacles(None);
+    // The particle fluid has no streamlines to trace: a look asking for them shows the liquid
+    // as without (as the CPU model does; not a black frame under lines alone).
+    let (w, h) = (96, 54);
+    a.resize(w * h * 4, 0);
+    b.resize(w * h * 4, 0);
+    gpu.render(&Look::default(), w, h, &mut a);
+    for mode in [StreamlineMode::Overlay, StreamlineMode::Alone] {
+        let look = Look {
+            streamlines: StreamlineLook {
+                mode,
+                ..StreamlineLook::default()
+            },
+            ..Look::default()
+        };
+        gpu.render(&look, w, h, &mut b);
+        assert!(a == b, "streamlines {mode:?} changed the liquid's frame");
+    }
+    // Switching looks remakes the light field: the frames after a switch back are the first
+    // ones again, bit for bit.
+    let discs = Look {
+        liquid: LiquidStyle::Discs,
+        ..Look::default()
+    };
+    let mut c = vec![0; w * h * 4];
+    gpu.render(&discs, w, h, &mut c);
+    for _ in 0..3 {
+        gpu.render(&Look::default(), w, h, &mut b);
+        assert!(a == b, "the surface after the discs");
+        gpu.render(&discs, w, h, &mut b);
+        assert!(b == c, "the discs after the surface");
+    }
     // Frames without waiting, as the editor asks for them.
     let look = Look::default();
     assert!(gpu.request_frame(&look, 96, 54));

@@ -9,7 +9,7 @@ use wgpu::util::DeviceExt;
 pub const WORKGROUP: u32 = 16;
 
 /// A named `@group(0) @binding(index)` slot of a WGSL pass. `name` is the WGSL global at that
-/// slot; the layout tests (`sim::shader_tests`) check the two agree for every pass.
+/// slot; the shader tests (`sim::shader_tests`) check the two agree for every pass.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Binding {
     pub index: u32,

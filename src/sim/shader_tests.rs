@@ -331,6 +331,26 @@ fn the_picture_constants_mirror_the_wgsl() {
 
 #[test]
 fn rust_constants_mirror_the_wgsl() {
+    use crate::display::gpu::streamlines::SW as LINE_SW;
+    use crate::display::streamlines as lines;
+    for shader in ["streamlines", "streamline_trace"] {
+        assert_eq!(wgsl_u32(shader, "SW"), LINE_SW, "SW ({shader}.wgsl)");
+    }
+    assert_eq!(wgsl_f32("streamline_trace", "MAX_LINE"), lines::MAX_LINE);
+    for (name, value) in [
+        ("TAIL_ALPHA", lines::TAIL_ALPHA),
+        ("FADE_SPEED", lines::FADE_SPEED),
+        ("HALF_SPEED", lines::HALF_SPEED),
+        ("ALPHA_LEVELS", lines::ALPHA_LEVELS),
+        ("SPEED_LEVELS", lines::SPEED_LEVELS),
+        ("PIECE_PX", lines::PIECE_PX),
+    ] {
+        assert_eq!(
+            wgsl_f32("streamlines", name),
+            value,
+            "{name} (streamlines.wgsl)"
+        );
+    }
     assert_eq!(
         wgsl_u32("curl", "WG"),
         crate::gpu::WORKGROUP,

@@ -2,7 +2,7 @@
 //! the tone pass, in both tone modes), filled or outlined ([`ObstacleStyle`]).
 //!
 //! Its own pass on the frame, so the picture stage before it knows nothing of obstacles.
-//! Mirrored by `shaders/obstacle_overlay.wgsl` (`gpu::passes::ObstacleOverlay`), operation for
+//! Mirrored by `shaders/obstacle_overlay.wgsl` (`display::gpu::obstacle_overlay`), operation for
 //! operation.
 //!
 //! The mask (1 solid, 0 fluid, at cell centres) is sampled bilinearly at each pixel centre,

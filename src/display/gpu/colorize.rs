@@ -44,7 +44,8 @@ struct Target {
     /// no particles).
     plight: wgpu::Buffer,
     particles: bool,
-    /// The bind group of each source seen since the target was made, most recent last.
+    /// The bind group of each source seen since the target was made (or the sources were
+    /// forgotten), most recently used last. Each holds its source's buffers alive.
     groups: Vec<(Bound, wgpu::BindGroup)>,
 }
 
@@ -53,8 +54,10 @@ pub(crate) struct Colorize {
     colorize: Kernel,
     /// The colour uniform (`ColourUniform`), bound in every group.
     uniform: wgpu::Buffer,
-    /// Bound where a source has no velocity or temperature: a few zeros (reads past its end
-    /// stay inside it: wgpu checks the bounds), so a source without them colours as still and cold.
+    /// Bound where a source has no velocity or temperature: a few zeros, so a source without
+    /// them colours as still and cold. Reads past its end stay inside it (or read zero): the
+    /// shader modules are made with wgpu's bounds checks (`gpu::kernel::module`), which this
+    /// relies on.
     zeros: wgpu::Buffer,
     target: Option<Target>,
 }
@@ -126,6 +129,14 @@ impl Colorize {
         self.target().size
     }
 
+    /// Drop the bind groups of the sources seen so far (and with them the buffers they hold):
+    /// for a model whose source buffers were replaced.
+    pub fn forget_sources(&mut self) {
+        if let Some(t) = &mut self.target {
+            t.groups.clear();
+        }
+    }
+
     /// Bind `src` to the target (a group made once per source and target), and return the
     /// group's index.
     fn bind(&mut self, device: &wgpu::Device, src: &GpuSource) -> usize {
@@ -140,7 +151,10 @@ impl Colorize {
         };
         let t = self.target.as_mut().expect("ensure made the target");
         if let Some(i) = t.groups.iter().position(|(b, _)| *b == key) {
-            return i;
+            // Most recently used last.
+            let hit = t.groups.remove(i);
+            t.groups.push(hit);
+            return t.groups.len() - 1;
         }
         if t.groups.len() == MAX_BOUND_SOURCES {
             t.groups.remove(0);

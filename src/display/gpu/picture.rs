@@ -40,9 +40,12 @@ struct Timing {
     period_ns: f32,
 }
 
-/// A frame being encoded (from [`GpuPicture::begin`] to [`GpuPicture::submit`]).
-#[derive(Clone, Copy, Debug)]
+/// A frame being encoded (from [`GpuPicture::begin`] to [`GpuPicture::submit`], which takes
+/// it: a staging buffer is submitted once).
+#[derive(Debug)]
 pub struct FrameJob {
+    /// The source's grid and dye sizes the colour uniform was written for.
+    sizes: [(usize, usize); 2],
     /// Its staging buffer.
     index: usize,
     /// Whether the particles' light is drawn into it.
@@ -90,6 +93,12 @@ impl GpuPicture {
             last_ms: None,
             frames: Frames::default(),
         }
+    }
+
+    /// Forget the sources drawn so far (a model that replaced its source buffers: their bind
+    /// groups would keep them alive).
+    pub fn forget_sources(&mut self) {
+        self.colorize.forget_sources();
     }
 
     /// Draw `mask` over every frame from now on (`None`: no obstacles).
@@ -176,6 +185,7 @@ impl GpuPicture {
         ctx.queue
             .write_buffer(&self.picture, 0, bytemuck::bytes_of(&picture));
         Some(FrameJob {
+            sizes: [src.grid, src.dye_size],
             index,
             particles,
             filmic: look.tone != ToneMode::Legacy,
@@ -222,6 +232,11 @@ impl GpuPicture {
         src: &GpuSource,
         draw_particles: impl FnOnce(&mut Dispatcher, &wgpu::Buffer),
     ) {
+        debug_assert_eq!(
+            job.sizes,
+            [src.grid, src.dye_size],
+            "colour a frame from the source it began with"
+        );
         if job.particles {
             encoder.clear_buffer(self.colorize.particle_light(), 0, None);
         }

@@ -1,6 +1,7 @@
 //! The picture's uniforms: `ColourUniform` (the colour stage's sizes and look) and
 //! `PictureUniform` (the filmic tone's effects), both written once per frame. Their WGSL twins
-//! are `Colour` and `Picture` in common.wgsl; the layout tests check each against its twin.
+//! are `Colour` and `Picture` in common.wgsl; the shader tests (`sim::shader_tests`) check each against
+//! its twin.
 
 use super::GpuSource;
 use crate::display::effects::Fx;

@@ -1,5 +1,5 @@
 //! `GridUniforms` (common.wgsl): the uniform every pass of the grid fluid but the solves reads,
-//! written once per step (and once per frame for the particles' drawing). The layout tests
+//! written once per step (and once per frame for the particles' drawing). The shader tests (`sim::shader_tests`)
 //! check it against its WGSL twin. The picture's uniforms are the display's
 //! (`display::gpu::uniforms`).
 

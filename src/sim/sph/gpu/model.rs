@@ -231,6 +231,8 @@ impl GpuSphModel {
         if self.field.as_ref().is_none_or(|(_, s)| *s != size) {
             let bytes = bytes_f32(4 * size.0 * size.1);
             self.field = Some((storage(&ctx.device, "SPH: light field", bytes), size));
+            // The old field is dropped with the picture's bind group of it.
+            self.picture.forget_sources();
         }
         let (field, _) = self.field.as_ref().expect("made above");
         if let Some((pos, vel, color)) = self.fluid.buffers() {

@@ -2,7 +2,7 @@
 //! and an `encode` method), named like the CPU pass (`sim/grid/cpu/<name>.rs`) and the WGSL
 //! file (`shaders/<name>.wgsl`) it mirrors. The picture's passes are the display's
 //! (`display/gpu/`). Each pass names its `@binding`s in a `binding` module;
-//! the layout tests check them against the WGSL.
+//! the shader tests (`sim::shader_tests`) check them against the WGSL.
 
 pub(in crate::sim) mod advect;
 pub(in crate::sim) mod buoyancy;
