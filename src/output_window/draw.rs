@@ -16,10 +16,11 @@ use super::{FrameCap, Live, OnChange, Placement, TITLE};
 use crate::frame::FrameOutput;
 use glow::HasContext;
 use keyboard_types::{Code, KeyState};
+#[cfg(target_os = "linux")]
+use nice_plug_egui::baseview::MouseCursor;
 use nice_plug_egui::baseview::{
-    Event, EventStatus, HandlerError, MouseButton, MouseCursor, MouseEvent, TimerHandle, Window,
-    WindowContext, WindowEvent, WindowHandler, WindowSettings, WindowSize, dpi::PhysicalSize,
-    gl::GlConfig,
+    Event, EventStatus, HandlerError, MouseButton, MouseEvent, TimerHandle, Window, WindowContext,
+    WindowEvent, WindowHandler, WindowSettings, WindowSize, dpi::PhysicalSize, gl::GlConfig,
 };
 use parking_lot::Mutex;
 use std::cell::{Cell, RefCell};
@@ -273,7 +274,9 @@ impl Handler {
         }
     }
 
-    /// Draw at `hz`.
+    /// Draw at `hz` (the monitor's refresh rate, known where the window is placed on a
+    /// monitor: X11 so far).
+    #[cfg(target_os = "linux")]
     fn set_refresh(&self, hz: f64) {
         let hz = if hz.is_finite() {
             hz.clamp(10.0, 1000.0)

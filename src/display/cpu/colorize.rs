@@ -103,7 +103,9 @@ struct RowTaps {
     i1: Vec<u32>,
     f: Vec<f32>,
     /// The leading blocks of eight pixels whose taps all lie in the eight texels from the
-    /// block's first tap (upscaling: every block): [`Windows`].
+    /// block's first tap (upscaling: every block): [`Windows`]. Read by the AVX2 kernel only
+    /// (its layout is tested everywhere).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     windows: Windows,
 }
 
@@ -154,6 +156,7 @@ impl Windows {
     }
 
     /// Pixels the blocks cover.
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
     fn pixels(&self) -> usize {
         8 * self.base.len()
     }

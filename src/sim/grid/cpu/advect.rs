@@ -192,7 +192,10 @@ impl<'a> Flow<'a> {
 /// The particles' vector move over a flow: made only where it runs (AVX2 and FMA, a grid
 /// large enough for the vector samplers), checked once.
 #[derive(Clone, Copy)]
-pub(super) struct WideMoves<'a>(&'a Flow<'a>);
+pub(super) struct WideMoves<'a>(
+    // Read by the AVX2 move, on x86-64 only (elsewhere `new` never makes one).
+    #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))] &'a Flow<'a>,
+);
 
 impl<'a> WideMoves<'a> {
     /// `None` where the vector move cannot run.
@@ -387,6 +390,8 @@ pub fn advect_dye(
             let urow = &u[j * (g.w + 1)..(j + 1) * (g.w + 1)];
             let vb = &v[j * g.w..(j + 1) * g.w];
             let vt = &v[(j + 1) * g.w..(j + 2) * g.w];
+            // (Taken by the AVX2 kernel, on x86-64 only.)
+            #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
             let mut carried = carried.zip(field);
             #[cfg(target_arch = "x86_64")]
             if simd::available() && dye.wide_ok() && flow.u.wide_ok() && flow.v.wide_ok() {
