@@ -21,6 +21,7 @@ pub mod display;
 pub mod editor;
 pub mod engine;
 pub mod fluid;
+pub mod folders;
 pub mod frame;
 pub mod gpu;
 pub mod mapping;

@@ -345,9 +345,11 @@ pub fn to_json(params: &DyeflowParams) -> String {
     serde_json::to_string_pretty(&state).unwrap_or_default()
 }
 
-/// Where the editor's "Save preset" button puts presets: `~/Dyeflow/presets/`.
+/// Where the editor's "Save preset" button puts presets: `presets` in the user's Dyeflow
+/// folder ([`crate::folders`]: `~/Dyeflow/presets/` on Linux, `Documents\Dyeflow\presets` on
+/// Windows, `~/Documents/Dyeflow/presets` on macOS).
 pub fn preset_dir() -> Option<std::path::PathBuf> {
-    std::env::home_dir().map(|h| h.join("Dyeflow").join("presets"))
+    crate::folders::presets()
 }
 
 /// Save the current values as a new preset in [`preset_dir`]; its path.

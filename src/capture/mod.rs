@@ -246,13 +246,14 @@ pub fn set_capture_dir(dir: Option<PathBuf>) {
 }
 
 /// The capture folder: the one [`set_capture_dir`] gave, else `DYEFLOW_CAPTURE_DIR` when set,
-/// else `~/Dyeflow/captures`.
+/// else `captures` in the user's Dyeflow folder ([`crate::folders`]: `~/Dyeflow/captures` on
+/// Linux, in the Documents folder on Windows and macOS).
 pub fn capture_dir() -> Option<PathBuf> {
     if let Some(dir) = CAPTURE_DIR.read().clone() {
         return Some(dir);
     }
     match std::env::var_os(CAPTURE_DIR_ENV) {
         Some(dir) if !dir.is_empty() => Some(PathBuf::from(dir)),
-        _ => std::env::home_dir().map(|h| h.join("Dyeflow").join("captures")),
+        _ => crate::folders::captures(),
     }
 }

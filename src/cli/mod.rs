@@ -153,7 +153,8 @@ struct RenderArgs {
     #[arg(long, value_name = "FILE.wav")]
     audio: Option<PathBuf>,
     /// A bounce capture the plugin recorded while the host rendered offline (in
-    /// ~/Dyeflow/captures, or DYEFLOW_CAPTURE_DIR): replays exactly the fluid the plugin
+    /// ~/Dyeflow/captures, on Windows and macOS Documents/Dyeflow/captures, or
+    /// DYEFLOW_CAPTURE_DIR): replays exactly the fluid the plugin
     /// computed, its parameters and automation included, at any size and frame rate.
     #[arg(long, value_name = "FILE.dyeflow-capture")]
     capture: Option<PathBuf>,

@@ -1,5 +1,5 @@
 //! The panel's preset menu: the factory presets, the user's own (the `.json` files in
-//! `~/Dyeflow/presets/`, newest first), and saving the current values as a new one.
+//! `preset::preset_dir`, newest first), and saving the current values as a new one.
 //!
 //! Loading goes through the host's gestures, one begin/set/end per parameter that changes, as
 //! if the user had moved each knob: the host records it (and can undo it), and the values it
@@ -146,10 +146,12 @@ impl PresetMenu {
             }
             if ui
                 .button("Save current…")
-                .on_hover_text(
-                    "Save these settings in ~/Dyeflow/presets, for this menu and for \
+                .on_hover_text(format!(
+                    "Save these settings in {}, for this menu and for \
                      `dyeflow render --preset FILE`",
-                )
+                    preset::preset_dir()
+                        .map_or_else(|| "Dyeflow/presets".into(), |d| d.display().to_string())
+                ))
                 .clicked()
             {
                 self.message = Some(match preset::save_new(&shared.params) {
