@@ -47,6 +47,7 @@
 
 use crate::bridge::events::{Expression, NoteId, SimEvent, TimedEvent};
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
+use crate::kernels::portable::Portable;
 use nice_plug::prelude::Enum;
 use serde::{Deserialize, Serialize};
 
@@ -641,7 +642,7 @@ impl Mapper {
     fn emitter(&self, v: &Voice, cfg: &MappingConfig) -> ([f32; 2], [f32; 2], [f32; 3]) {
         let ch = self.channels[usize::from(v.note.channel.min(15))];
         let bend = ch.bend * BEND_SEMITONES + v.tuning;
-        let vibrato = v.vibrato * 0.3 * (self.time * std::f32::consts::TAU * 6.0).sin();
+        let vibrato = v.vibrato * 0.3 * (self.time * std::f32::consts::TAU * 6.0).psin();
         let key = f32::from(v.note.key) + bend + vibrato;
         let pc = f32::from(v.note.key % 12);
         let hue = pc / 12.0 + f32::from(v.note.channel.min(15)) * CHANNEL_HUE_TURNS;
@@ -655,7 +656,7 @@ impl Mapper {
                 // Up, turned by the bend.
                 (
                     [x.clamp(0.0, cfg.aspect), KEYBOARD_Y],
-                    [turn.sin(), turn.cos()],
+                    [turn.psin(), turn.pcos()],
                     color,
                 )
             }
@@ -665,7 +666,7 @@ impl Mapper {
                     .place(v.note.channel, key, v.serial, self.time, cfg.aspect);
                 let [x, y] = place.pos;
                 let [dx, dy] = place.dir;
-                let (s, c) = turn.sin_cos();
+                let (s, c) = turn.psin_cos();
                 (
                     [(x + v.pan * 0.1 * cfg.aspect).clamp(0.0, cfg.aspect), y],
                     // Turned by the bend.
@@ -679,7 +680,7 @@ impl Mapper {
                     - (pc + bend + vibrato) / 12.0 * std::f32::consts::TAU;
                 let octave = (f32::from(v.note.key) / 12.0).floor();
                 let radius = 0.06 + 0.04 * octave.clamp(0.0, 10.0);
-                let (s, c) = angle.sin_cos();
+                let (s, c) = angle.psin_cos();
                 let centre = [cfg.aspect / 2.0, 0.5];
                 let pos = [
                     centre[0] + radius * c + v.pan * 0.05,
@@ -687,8 +688,8 @@ impl Mapper {
                 ];
                 // Outwards, turned by the bend.
                 let dir = [
-                    c * turn.cos() - s * turn.sin(),
-                    s * turn.cos() + c * turn.sin(),
+                    c * turn.pcos() - s * turn.psin(),
+                    s * turn.pcos() + c * turn.psin(),
                 ];
                 (pos, dir, color)
             }
@@ -791,7 +792,7 @@ impl Mapper {
                 * MOD_WHEEL_VORTICITY,
             swing: {
                 let target = self.swing(cfg);
-                let glide = 1.0 - (-dt / SWING_GLIDE_S).exp();
+                let glide = 1.0 - (-dt / SWING_GLIDE_S).pexp();
                 self.swing += (target - self.swing) * glide;
                 self.swing
             },
@@ -809,7 +810,7 @@ impl Mapper {
             Some(beat) => (beat.rem_euclid(2.0) * 0.5) as f32,
             None => self.swing_phase,
         };
-        size * (phase * std::f32::consts::TAU).sin()
+        size * (phase * std::f32::consts::TAU).psin()
     }
 
     /// The new notes' first emission: a pillar note (on the pillar channel) ends at once
@@ -868,7 +869,7 @@ impl Mapper {
     fn emit_audio(&mut self, dt: f32, cfg: &MappingConfig, out: &mut Vec<Splat>) {
         let react = cfg.reactivity.max(0.0) * cfg.legacy_audio();
         if self.level > SILENCE_RMS && dt > 0.0 && react > 0.0 {
-            let sway = (self.time / BREATH_SWAY_S * std::f32::consts::TAU).sin();
+            let sway = (self.time / BREATH_SWAY_S * std::f32::consts::TAU).psin();
             let push = BREATH_ACCEL * self.level * react * dt;
             out.push(Splat {
                 pos: [cfg.aspect * (0.5 + 0.15 * sway), 0.05],
@@ -901,7 +902,7 @@ impl Mapper {
                 radius: cfg.splat_radius * (1.2 + 1.5 * strength),
                 color,
                 amount: ONSET_DYE * strength * react * cfg.dye_amount,
-                force: [angle.cos() * kick, angle.sin() * kick],
+                force: [angle.pcos() * kick, angle.psin() * kick],
                 shape: SplatShape::Gaussian,
                 heat: 0.0,
                 particles: ONSET_PARTICLES * cfg.particles.max(0.0) * strength * react,

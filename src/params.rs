@@ -18,6 +18,7 @@
 //! with it; the groups that could stand alone are in `params/`, and about 220 of the lines are
 //! its tests.
 
+use crate::kernels::portable::Portable;
 use nice_plug::plugin::ParamValue;
 use nice_plug::prelude::*;
 use parking_lot::RwLock;
@@ -573,10 +574,10 @@ pub fn v2s_adaptive() -> V2s {
         if a == 0.0 || !a.is_finite() {
             return "0".to_owned();
         }
-        let exponent = a.log10().floor() as i32;
+        let exponent = a.plog10().floor() as i32;
         let quantum = 10f64.powi(exponent - 2);
         let rounded = (f64::from(a) / quantum).round() * quantum;
-        let digits = (2 - rounded.log10().floor() as i32).clamp(0, 6) as usize;
+        let digits = (2 - rounded.plog10().floor() as i32).clamp(0, 6) as usize;
         let s = format!("{v:.digits$}");
         // Anything that rounds to zero prints as a bare "0" (never "-0.000").
         if s.trim_start_matches('-')

@@ -857,6 +857,56 @@ fn the_helpers_read_imports() {
     );
 }
 
+/// The platform C library's transcendental functions, called as methods (`x.exp()`,
+/// `a.sin_cos()`, `b.powf(e)`, ...): their last bits differ between glibc, macOS and Windows,
+/// and the flow grows a last bit into a different video. Outside the editor's and the output
+/// window's drawing code (and tests), every one goes through `kernels::portable` (`x.pexp()`)
+/// or the `libm` crate.
+fn platform_maths(files: &[Source]) -> Vec<String> {
+    const CALLS: [&str; 21] = [
+        "exp", "exp2", "exp_m1", "ln", "ln_1p", "log", "log2", "log10", "sin", "cos", "tan",
+        "sin_cos", "asin", "acos", "atan", "atan2", "sinh", "cosh", "tanh", "powf", "hypot",
+    ];
+    let mut found = Vec::new();
+    for (rel, code) in files {
+        if matches!(module_of(rel), "editor" | "output_window") || rel.ends_with("tests.rs") {
+            continue;
+        }
+        let code = outside_tests(code);
+        for call in CALLS {
+            let needle = format!(".{call}(");
+            if code.contains(&needle) {
+                found.push(format!("src/{rel} calls the platform's .{call}()"));
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn the_render_path_calls_no_platform_maths() {
+    let found = platform_maths(&all_sources());
+    assert!(found.is_empty(), "{found:#?}");
+    for (rel, code) in [
+        ("sim/grid/physics.rs", "let d = (-rate * dt).exp();"),
+        ("mapping.rs", "let (s, c) = turn.sin_cos();"),
+        ("display/cpu/tone.rs", "let v = x.powf(1.0 / 2.4);"),
+        ("bridge/bands.rs", "let n = x.hypot(y);"),
+    ] {
+        assert_eq!(
+            platform_maths(&[plant(rel, code)]).len(),
+            1,
+            "misses `{code}` in {rel}"
+        );
+    }
+    let fine = [
+        plant("sim/grid/physics.rs", "let d = (-rate * dt).pexp();"),
+        plant("editor/panel.rs", "let s = t.sin();"),
+        plant("fluid/mod.rs", "let v = libm::powf(x, 2.4);"),
+    ];
+    assert!(platform_maths(&fine).is_empty());
+}
+
 /// The files of `src/` longer than 800 lines (tests apart) whose header (the leading `//!`
 /// lines) does not say why in a paragraph starting "Why this file is long:".
 fn long_files_without_a_reason(files: &[(String, String)]) -> Vec<String> {

@@ -14,6 +14,8 @@
 //! decaying tail never crawls through subnormal numbers. Non-finite input counts as silence and
 //! huge input is clamped, so the state stays finite whatever comes in.
 
+use crate::kernels::portable::Portable;
+
 /// Crossover between the low and mid bands.
 pub const LOW_MID_HZ: f32 = 200.0;
 /// Crossover between the mid and high bands.
@@ -68,7 +70,7 @@ impl Biquad {
         let fs = f64::from(sample_rate.max(1.0));
         let f = f64::from(hz).clamp(1.0, 0.45 * fs);
         let w0 = std::f64::consts::TAU * f / fs;
-        let (sin, cos) = w0.sin_cos();
+        let (sin, cos) = w0.psin_cos();
         let alpha = sin / (2.0 * q);
         let b = match response {
             Response::LowPass => [(1.0 - cos) / 2.0, 1.0 - cos, (1.0 - cos) / 2.0],

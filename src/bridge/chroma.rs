@@ -20,6 +20,7 @@
 //! positions, so renders stay reproducible. Allocation happens in `new` only.
 
 use super::bands::{Biquad, Response};
+use crate::kernels::portable::Portable;
 use realfft::num_complex::Complex;
 use realfft::{RealFftPlanner, RealToComplex};
 use std::sync::Arc;
@@ -197,7 +198,7 @@ impl ChromaAnalyzer {
         let fft = RealFftPlanner::<f32>::new().plan_fft_forward(FRAME);
         let window: Vec<f32> = (0..FRAME)
             .map(|i| {
-                let s = (std::f32::consts::PI * i as f32 / FRAME as f32).sin();
+                let s = (std::f32::consts::PI * i as f32 / FRAME as f32).psin();
                 s * s
             })
             .collect();
@@ -264,7 +265,7 @@ impl ChromaAnalyzer {
             square += f64::from(*slot) * f64::from(*slot);
         }
         let mean_square = square as f32 / FRAME as f32 / self.window_power;
-        let level_db = 10.0 * mean_square.max(1e-30).log10();
+        let level_db = 10.0 * mean_square.max(1e-30).plog10();
         let loud = ((level_db - SILENCE_DBFS) / (FULL_DBFS - SILENCE_DBFS)).clamp(0.0, 1.0);
         if loud <= 0.0 {
             return [0.0; 12];
@@ -285,7 +286,7 @@ impl ChromaAnalyzer {
         let strongest = self.magnitude[first..=last]
             .iter()
             .fold(0.0f32, |m, &v| m.max(v));
-        let threshold = strongest * 10f32.powf(-PEAK_RANGE_DB / 20.0);
+        let threshold = strongest * 10f32.ppowf(-PEAK_RANGE_DB / 20.0);
         let mut classes = [0.0f32; 12];
         for k in first..=last {
             let (a, b, c) = (
@@ -297,7 +298,7 @@ impl ChromaAnalyzer {
                 continue;
             }
             // Parabolic interpolation of the peak on log magnitude.
-            let (la, lb, lc) = (a.max(1e-30).ln(), b.ln(), c.max(1e-30).ln());
+            let (la, lb, lc) = (a.max(1e-30).pln(), b.pln(), c.max(1e-30).pln());
             let den = la - 2.0 * lb + lc;
             let delta = if den < 0.0 {
                 (0.5 * (la - lc) / den).clamp(-0.5, 0.5)
@@ -305,9 +306,9 @@ impl ChromaAnalyzer {
                 0.0
             };
             let hz = (k as f32 + delta) * bin_hz;
-            let midi = 69.0 + 12.0 * (hz / 440.0).log2();
+            let midi = 69.0 + 12.0 * (hz / 440.0).plog2();
             let nearest = midi.round();
-            let off = (std::f32::consts::PI * (midi - nearest)).cos();
+            let off = (std::f32::consts::PI * (midi - nearest)).pcos();
             classes[(nearest as i32).rem_euclid(12) as usize] += b * off * off;
         }
         let top = classes.iter().fold(0.0f32, |m, &v| m.max(v));

@@ -9,6 +9,8 @@
 //! mean and not a second peak detector; two poles cut a 50 Hz tone's ripple to about 1 %),
 //! then takes the square root and applies the attack and release.
 
+use crate::kernels::portable::Portable;
+
 /// Values below this are flushed to zero: a decaying follower would otherwise crawl through
 /// subnormal numbers, which are slow on x86 without flush-to-zero.
 const FLOOR: f32 = 1.0e-15;
@@ -31,7 +33,7 @@ pub fn coefficient(sample_rate: f32, tau_ms: f32) -> f32 {
     if samples <= 0.0 || !samples.is_finite() {
         0.0
     } else {
-        (-1.0 / samples).exp() as f32
+        (-1.0 / samples).pexp() as f32
     }
 }
 

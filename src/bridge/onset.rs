@@ -18,6 +18,7 @@
 //! silence does fire, once.
 
 use super::envelope::coefficient;
+use crate::kernels::portable::Portable;
 
 /// Energy envelope attack.
 pub const ENV_ATTACK_MS: f32 = 0.5;
@@ -64,8 +65,8 @@ pub struct OnsetDetector {
 /// half from how sudden it was (6 dB: 0, 30 dB and more: 1), half from how loud
 /// (-40 dBFS: 0, 0 dBFS: 1); at least 0.05.
 pub fn strength(ratio: f32, energy: f32) -> f32 {
-    let rise_db = 10.0 * ratio.max(1e-30).log10();
-    let level_db = 10.0 * energy.max(1e-30).log10();
+    let rise_db = 10.0 * ratio.max(1e-30).plog10();
+    let level_db = 10.0 * energy.max(1e-30).plog10();
     let rise = ((rise_db - 6.0) / 24.0).clamp(0.0, 1.0);
     let loud = ((level_db + 40.0) / 40.0).clamp(0.0, 1.0);
     (0.5 * rise + 0.5 * loud).clamp(0.05, 1.0)

@@ -4,6 +4,7 @@
 //! and derive the same display constants.
 
 use crate::fluid::{Effects, PALETTE_STOPS};
+use crate::kernels::portable::Portable;
 
 /// Linear RGB.
 pub type Rgb = [f32; 3];
@@ -85,11 +86,11 @@ impl Fx {
             fx.light_angle.to_radians(),
             SHADE_ELEVATION_DEG.to_radians(),
         );
-        let (cos_e, sin_e) = (e.cos(), e.sin());
+        let (cos_e, sin_e) = (e.pcos(), e.psin());
         Self {
             shade: fx.shading,
             relief: SHADE_RELIEF * height as f32 / (2 * step) as f32,
-            light: [a.cos() * cos_e / sin_e, a.sin() * cos_e / sin_e, 1.0],
+            light: [a.pcos() * cos_e / sin_e, a.psin() * cos_e / sin_e, 1.0],
             step,
             stops: fx.palette.stops(),
             background: fx.background,

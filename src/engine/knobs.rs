@@ -12,6 +12,7 @@ use crate::fluid::{
     ColorMode, Effects, Liquid, LiquidStyle, Look, ObstacleStyle, Palette, StreamlineMode,
     ToneMode, gravity_vector, hsv_to_rgb, light_for_display,
 };
+use crate::kernels::portable::Portable;
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
 use crate::sim::StepInput;
@@ -313,7 +314,7 @@ impl KnobsSmoother {
     /// holds), and a non-finite or negative `dt_s` counts as 0.
     pub fn advance(&mut self, target: Knobs, dt_s: f32) -> Knobs {
         let dt = if dt_s.is_finite() { dt_s.max(0.0) } else { 0.0 };
-        let alpha = 1.0 - (-dt / self.time_constant_s).exp();
+        let alpha = 1.0 - (-dt / self.time_constant_s).pexp();
         let targets = nearest_turn(target, &self.current).fields();
         for (value, target) in self.current.fields_mut().into_iter().zip(targets) {
             if target.is_finite() {

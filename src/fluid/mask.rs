@@ -102,7 +102,7 @@ impl Layout {
                 // Openings 30 degrees wide on the horizontal axis.
                 let dx = (p[0] - centre[0]).abs();
                 let opening =
-                    dx > 0.0 && (p[1] - centre[1]).abs() <= dx * (15f32.to_radians()).tan();
+                    dx > 0.0 && (p[1] - centre[1]).abs() <= dx * libm::tanf(15f32.to_radians());
                 (0.22..=0.26).contains(&r) && !opening
             }
         }
@@ -110,7 +110,7 @@ impl Layout {
 }
 
 fn dist(a: [f32; 2], b: [f32; 2]) -> f32 {
-    (a[0] - b[0]).hypot(a[1] - b[1])
+    libm::hypotf(a[0] - b[0], a[1] - b[1])
 }
 
 /// Why a saved mask cannot be read.

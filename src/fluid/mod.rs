@@ -295,7 +295,7 @@ impl Default for Liquid {
 /// minus the heat's up direction for the same angle.
 pub fn gravity_vector(strength: f32, degrees: f32) -> [f32; 2] {
     let a = degrees.to_radians();
-    [-strength * a.sin(), -strength * a.cos()]
+    [-strength * libm::sinf(a), -strength * libm::cosf(a)]
 }
 
 /// Gradient maps of the light's luminance: a palette replaces each pixel's colour by the
@@ -484,7 +484,7 @@ pub fn srgb_decode(v: f32) -> f32 {
     if v <= 0.040_45 {
         v / 12.92
     } else {
-        ((v + 0.055) / 1.055).powf(2.4)
+        libm::powf((v + 0.055) / 1.055, 2.4)
     }
 }
 
@@ -544,7 +544,7 @@ pub fn srgb_encode(x: f32) -> f32 {
         // 1.055 - 0.055 rounds to 0.99999994: white must stay white.
         1.0
     } else {
-        1.055 * x.powf(1.0 / 2.4) - 0.055
+        1.055 * libm::powf(x, 1.0 / 2.4) - 0.055
     }
 }
 

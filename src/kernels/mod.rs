@@ -5,6 +5,8 @@
 //!
 //! - [`math`]: small deterministic scalar kernels (interpolation, limits, a portable `exp`,
 //!   channel maxima, 8-bit blending), the same bits on every machine;
+//! - [`portable`]: the C library's transcendental functions (`exp`, `sin`, `powf`, ...) from
+//!   the `libm` crate, the same bits on every platform (`x.pexp()` for `x.exp()`);
 //! - [`band`]: row bands for rayon (`min_rows`), band-parallel loops with a spin barrier, and
 //!   the packed-pixel row helpers;
 //! - `kernel!`: the AVX2 / NEON multiversioning of hot row kernels. A `macro_rules!` macro,
@@ -13,6 +15,9 @@
 
 pub mod band;
 pub mod math;
+#[cfg(all(windows, target_env = "gnu"))]
+pub mod mingw_fma;
+pub mod portable;
 
 /// Compile a hot per-row kernel for AVX2+FMA and NEON as well as the baseline, picking the
 /// best at run time. Kernels use `mul_add`, which is exactly rounded with or without hardware

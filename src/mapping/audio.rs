@@ -19,6 +19,8 @@
 //! quiet mix still paints and a loud one does not blow out. Everything scales with Audio
 //! reactivity, Dye amount and Splat force like the rest of the audio.
 
+use crate::kernels::portable::Portable;
+
 #[cfg(doc)]
 use super::NOTE_SATURATION;
 use super::{KEYBOARD_MARGIN, MappingConfig, MappingMode, r2};
@@ -117,7 +119,7 @@ pub fn band_level(band: usize, rms: f32) -> f32 {
     if rms.is_nan() || rms <= SILENT_RMS {
         return 0.0;
     }
-    let db = 20.0 * rms.min(4.0).log10();
+    let db = 20.0 * rms.min(4.0).plog10();
     ((db - BAND_FLOOR_DB[band]) / BAND_FULL_DB).clamp(0.0, 1.0)
 }
 
@@ -194,8 +196,8 @@ impl AudioPaint {
         if dt <= 0.0 {
             return;
         }
-        let rise = 1.0 - (-dt / CHROMA_RISE_S).exp();
-        let fall = 1.0 - (-dt / CHROMA_FALL_S).exp();
+        let rise = 1.0 - (-dt / CHROMA_RISE_S).pexp();
+        let fall = 1.0 - (-dt / CHROMA_FALL_S).pexp();
         for (w, &t) in self.chroma.iter_mut().zip(&self.chroma_target) {
             *w += (t - *w) * if t > *w { rise } else { fall };
             if *w < 1e-4 {
@@ -230,7 +232,7 @@ impl AudioPaint {
 
     fn emit_bands(&mut self, dt: f32, cfg: &MappingConfig, react: f32, out: &mut Vec<Splat>) {
         let (shares, own) = self.shares(cfg);
-        let swirl = (self.time * std::f32::consts::TAU / 6.0).sin();
+        let swirl = (self.time * std::f32::consts::TAU / 6.0).psin();
         for b in 0..3 {
             let amount = cfg.bands[b].max(0.0) * react;
             let level = band_level(b, self.band_rms[b]);
@@ -293,7 +295,7 @@ impl AudioPaint {
                 MappingMode::Circle => {
                     let angle =
                         std::f32::consts::FRAC_PI_2 - pc as f32 / 12.0 * std::f32::consts::TAU;
-                    let (s, c) = angle.sin_cos();
+                    let (s, c) = angle.psin_cos();
                     (
                         [
                             cfg.aspect / 2.0 + CHROMA_CIRCLE_RADIUS * c,
@@ -349,7 +351,7 @@ impl AudioPaint {
                     1 => [side * 0.8, 0.6],
                     _ => {
                         let a = (n as f32 * 0.618_034).fract() * std::f32::consts::TAU;
-                        [a.cos(), a.sin()]
+                        [a.pcos(), a.psin()]
                     }
                 };
                 out.push(Splat {

@@ -24,6 +24,7 @@
 
 use super::{KEYBOARD_MARGIN, MappingConfig, r2};
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
+use crate::kernels::portable::Portable;
 
 /// The General MIDI drum channel, channel 10, as a 0-based channel index.
 pub const GM_DRUM_CHANNEL: u8 = 9;
@@ -213,7 +214,7 @@ pub(super) fn strike(key: u8, velocity: f32, hit: u32, cfg: &MappingConfig, out:
                 ],
                 radius * CYMBAL_RADII,
                 CYMBAL_DYE * dye,
-                [angle.cos() * p, angle.sin() * p],
+                [angle.pcos() * p, angle.psin() * p],
                 SplatShape::Gaussian,
             ));
         }

@@ -20,6 +20,7 @@
 //! Everything is a function of the events and the emitted time, as the rest of the mapping.
 
 use super::{KEYBOARD_MARGIN, MIN_RANGE_SEMITONES, RANGE_RELAX_PER_S};
+use crate::kernels::portable::Portable;
 
 /// Lowest and highest row centres' band, canvas heights above the bottom: the rows divide it
 /// into equal shares and sit in the middle of theirs.
@@ -93,7 +94,7 @@ impl Rows {
     /// highest key it sounds, if any).
     pub fn advance(&mut self, dt: f32, in_use: &[Option<(f32, f32)>; 16]) {
         let count = self.count();
-        let glide = 1.0 - (-dt / ROW_GLIDE_S).exp();
+        let glide = 1.0 - (-dt / ROW_GLIDE_S).pexp();
         let mut index = 0;
         let channels = self.spans.iter_mut().zip(&mut self.y).zip(in_use);
         for ((span, y), in_use) in channels {
@@ -124,14 +125,14 @@ impl Rows {
         let x = KEYBOARD_MARGIN.min(aspect / 2.0) + frac * width;
         let spacing = (ROWS_BAND.1 - ROWS_BAND.0) / count as f32;
         let phase = time_s / (ROW_SWAY_S * (1.0 + ch as f32 * ROW_SWAY_SPREAD));
-        let sway = ROW_SWAY * spacing * (phase * std::f32::consts::TAU).sin();
+        let sway = ROW_SWAY * spacing * (phase * std::f32::consts::TAU).psin();
         let y = self.y[ch].unwrap_or(0.5) + sway;
         // Alternately up and down; fanned outwards by the place along the row.
         let up = if serial % 2 == 1 { 1.0 } else { -1.0 };
         let tilt = ((frac - 0.5) * 2.0 * ROW_FAN_DEGREES).to_radians();
         RowPlace {
             pos: [x.clamp(0.0, aspect), y.clamp(0.0, 1.0)],
-            dir: [tilt.sin(), up * tilt.cos()],
+            dir: [tilt.psin(), up * tilt.pcos()],
         }
     }
 }

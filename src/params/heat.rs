@@ -7,6 +7,7 @@
 //! the old behaviour). The Fire preset turns them on.
 
 use super::{s2v_number, v2s_adaptive};
+use crate::kernels::portable::Portable;
 use nice_plug::prelude::*;
 
 /// Id of the lift direction (read by [`super::liquid::migrate_to_v9`]).
@@ -98,5 +99,5 @@ impl Default for HeatParams {
 /// The lift's up direction (x right, y up) for `degrees` clockwise from straight up.
 pub fn up_direction(degrees: f32) -> [f32; 2] {
     let a = degrees.to_radians();
-    [a.sin(), a.cos()]
+    [a.psin(), a.pcos()]
 }

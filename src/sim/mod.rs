@@ -16,6 +16,8 @@
 //! - Dye is RGB at cell centres of a grid `dye_scale` times finer per axis (two resolutions, as
 //!   in the best web fluids: fine colour detail costs no pressure work).
 
+use crate::kernels::portable::Portable;
+
 pub mod create;
 pub mod grid;
 pub mod model;
@@ -238,7 +240,7 @@ impl StepInput {
             },
             up: {
                 let [x, y] = self.up;
-                let n = x.hypot(y);
+                let n = x.phypot(y);
                 if n.is_finite() && n > 1.0e-6 {
                     [x / n, y / n]
                 } else {

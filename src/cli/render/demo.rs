@@ -14,6 +14,7 @@
 //! Everything is computed with plain `f64` arithmetic (and `sin`, `cos`, `exp`, `sqrt`) and a
 //! xorshift noise generator, so the demo is the same on every run and every machine.
 
+use crate::kernels::portable::Portable;
 use midly::num::{u4, u7, u15, u24, u28};
 use midly::{
     Format, Header, MetaMessage, MidiMessage, PitchBend, Smf, Timing, TrackEvent, TrackEventKind,
@@ -346,7 +347,7 @@ impl XorShift {
 
 /// Frequency of a MIDI key in Hz.
 fn key_hz(key: u8) -> f64 {
-    440.0 * ((f64::from(key) - 69.0) / 12.0 * std::f64::consts::LN_2).exp()
+    440.0 * ((f64::from(key) - 69.0) / 12.0 * std::f64::consts::LN_2).pexp()
 }
 
 /// Sample index of a time, clamped to the buffer.
@@ -392,8 +393,8 @@ impl Tone<'_> {
             let f = f0 * (h + 1) as f64;
             if f < 0.45 * sr {
                 let w = std::f64::consts::TAU * f / sr;
-                cr[h] = w.cos();
-                ci[h] = w.sin();
+                cr[h] = w.pcos();
+                ci[h] = w.psin();
                 amp[h] = self.partials[h] * self.gain;
             }
         }
@@ -510,12 +511,12 @@ fn kick_sample(sr: f64, rng: &mut XorShift) -> Vec<f32> {
         .map(|k| {
             let t = k as f64 / sr;
             // Phase of f(t) = 50 + 100 e^(-t/τ), integrated exactly.
-            let sweep = (-t / SWEEP_TAU).exp();
+            let sweep = (-t / SWEEP_TAU).pexp();
             let phase = std::f64::consts::TAU * (50.0 * t + 100.0 * SWEEP_TAU * (1.0 - sweep));
             let fade = ((LENGTH - t) / FADE).min(1.0);
             let rise = (t / RISE).min(1.0);
-            let body = 0.95 * phase.cos() * (-t / DECAY_TAU).exp();
-            let click = (-t / 0.001).exp() * (0.3 + 0.05 * rng.noise());
+            let body = 0.95 * phase.pcos() * (-t / DECAY_TAU).pexp();
+            let click = (-t / 0.001).pexp() * (0.3 + 0.05 * rng.noise());
             ((body + click) * rise * fade) as f32
         })
         .collect()
@@ -523,7 +524,7 @@ fn kick_sample(sr: f64, rng: &mut XorShift) -> Vec<f32> {
 
 /// One-pole low-pass coefficient (the feedback) for a cutoff in Hz.
 fn one_pole(cutoff: f64, sr: f64) -> f64 {
-    (-std::f64::consts::TAU * cutoff / sr).exp()
+    (-std::f64::consts::TAU * cutoff / sr).pexp()
 }
 
 /// A snare (band-passed noise, 120 ms, with a 185 Hz body) or a clap (three quick bursts of
@@ -534,10 +535,10 @@ fn add_snare(out: &mut Stereo, sr: f64, t: f64, gain: f64, clap: bool, rng: &mut
     let i1 = sample_at(t + LENGTH, sr, out.len());
     let hp = one_pole(900.0, sr);
     let lp = one_pole(5500.0, sr);
-    let decay = (-1.0 / (0.035 * sr)).exp();
-    let burst = (-1.0 / (0.004 * sr)).exp();
+    let decay = (-1.0 / (0.035 * sr)).pexp();
+    let burst = (-1.0 / (0.004 * sr)).pexp();
     let w = std::f64::consts::TAU * 185.0 / sr;
-    let (bc, bs) = (w.cos(), w.sin());
+    let (bc, bs) = (w.pcos(), w.psin());
     let (mut br, mut bi) = (1.0f64, 0.0f64);
     let (mut x_prev, mut high, mut low) = (0.0f64, 0.0f64, 0.0f64);
     let mut env = 1.0f64;
@@ -577,7 +578,7 @@ fn add_hat(out: &mut Stereo, sr: f64, t: f64, gain: f64, rng: &mut XorShift) {
     let i0 = sample_at(t, sr, out.len());
     let i1 = sample_at(t + LENGTH, sr, out.len());
     let hp = one_pole(7000.0, sr);
-    let decay = (-1.0 / (0.007 * sr)).exp();
+    let decay = (-1.0 / (0.007 * sr)).pexp();
     let gains = pan(0.3);
     let (mut x_prev, mut high, mut env) = (0.0f64, 0.0f64, 1.0f64);
     for i in i0..i1 {

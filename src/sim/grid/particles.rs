@@ -23,6 +23,7 @@
 //!   particle never disappears otherwise, except at the end of its life.
 
 use crate::fluid::Splat;
+use crate::kernels::portable::Portable;
 use bytemuck::{Pod, Zeroable};
 
 /// Particle slots of the CPU solver: at least the 100 000 PixelFlow's CPU target asks for.
@@ -172,8 +173,8 @@ impl Emitter {
                 let r = radius * unit(k).sqrt();
                 let a = std::f32::consts::TAU * unit(k + 1);
                 let pos = [
-                    (s.pos[0] + r * a.cos()).clamp(0.0, aspect),
-                    (s.pos[1] + r * a.sin()).clamp(0.0, 1.0),
+                    (s.pos[0] + r * a.pcos()).clamp(0.0, aspect),
+                    (s.pos[1] + r * a.psin()).clamp(0.0, 1.0),
                 ];
                 if solid(pos) {
                     continue;

@@ -3,6 +3,7 @@
 
 use crate::fluid::{Splat, SplatShape};
 use crate::kernels::math::exp;
+use crate::kernels::portable::Portable;
 use crate::sim::{MAX_DYE, MAX_HEAT, MAX_SPEED};
 
 /// Splats queued between steps before further ones are dropped. A dense passage produces a
@@ -98,7 +99,7 @@ impl CellSplat {
             let k = force[0].clamp(-MAX_SPEED, MAX_SPEED);
             force = [k, k];
         }
-        let speed = force[0].hypot(force[1]);
+        let speed = force[0].phypot(force[1]);
         if speed > MAX_SPEED && s.shape != SplatShape::Radial {
             force = force.map(|f| f * (MAX_SPEED / speed));
         }

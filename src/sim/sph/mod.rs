@@ -24,6 +24,8 @@
 //! one; here the particle with the lower index is pushed down and the other up (an exact pair
 //! again), so the fluid stays deterministic.
 
+use crate::kernels::portable::Portable;
+
 pub mod cpu;
 pub mod gpu;
 pub mod neighbours;
@@ -115,7 +117,7 @@ impl Knobs {
     /// (exactly 1 without drag).
     pub fn keep(&self, dt: f32) -> f32 {
         if self.drag > 0.0 {
-            (-self.drag * dt).exp()
+            (-self.drag * dt).pexp()
         } else {
             1.0
         }

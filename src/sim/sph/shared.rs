@@ -5,6 +5,7 @@
 //! liquid is.
 
 use crate::fluid::{Liquid, LiquidStyle, Splat};
+use crate::kernels::portable::Portable;
 use crate::sim::Activity;
 use crate::sim::obstacles::Mask;
 use crate::sim::sph::solids::Solids;
@@ -44,7 +45,7 @@ pub(super) struct SphSnapshot {
 pub(super) fn liquid_knobs(liquid: &Liquid) -> (Knobs, usize) {
     let d = Knobs::default();
     let [gx, gy] = liquid.gravity;
-    let g = gx.hypot(gy);
+    let g = gx.phypot(gy);
     let (gravity, gravity_dir) = if g.is_finite() && g > 1e-6 {
         (g * BOX_HEIGHT, [gx / g, gy / g])
     } else {
@@ -179,7 +180,7 @@ pub(super) fn rest_speed(now: &[(u64, [f32; 2])], before: &[(u64, [f32; 2])], se
         let mut moved: Vec<f32> = now
             .iter()
             .zip(before)
-            .map(|(a, b)| (a.1[0] - b.1[0]).hypot(a.1[1] - b.1[1]))
+            .map(|(a, b)| (a.1[0] - b.1[0]).phypot(a.1[1] - b.1[1]))
             .collect();
         let k = (moved.len() * 95 / 100).min(moved.len() - 1);
         let (_, p95, _) = moved.select_nth_unstable_by(k, f32::total_cmp);

@@ -11,6 +11,7 @@
 
 use super::{BOX_HEIGHT, Fluid, Knobs};
 use crate::fluid::{Splat, SplatShape};
+use crate::kernels::portable::Portable;
 use rayon::prelude::*;
 
 /// Most particles a splat adds.
@@ -96,14 +97,14 @@ impl Planner {
             let count = (want.round() as usize)
                 .clamp(1, BURST_MAX)
                 .min(budget.max(1));
-            let kick = 0.5 * force[0].hypot(force[1]);
+            let kick = 0.5 * force[0].phypot(force[1]);
             let burst = (0..count)
                 .map(|_| {
                     let (a, r) = (
                         self.random() * std::f32::consts::TAU,
                         radius * self.random().sqrt(),
                     );
-                    let (c, sn) = (a.cos(), a.sin());
+                    let (c, sn) = (a.pcos(), a.psin());
                     let p = [centre[0] + r * c, centre[1] + r * sn];
                     let out = kick * r / radius;
                     (p, [force[0] + out * c, force[1] + out * sn], s.color)

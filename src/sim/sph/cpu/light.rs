@@ -5,6 +5,7 @@
 //! particles whose footprint reaches into it, so every cell sums its particles in their order.
 
 use crate::fluid::LiquidStyle;
+use crate::kernels::portable::Portable;
 use crate::sim::sph::Fluid;
 use crate::sim::sph::shared::{Footprint, GRADIENT_SPEED};
 use rayon::prelude::*;
@@ -42,7 +43,7 @@ impl Light {
         let colour = |i: usize| {
             if speed_colours {
                 let v = fluid.vel[i];
-                speed_gradient(v[0].hypot(v[1]) / GRADIENT_SPEED)
+                speed_gradient(v[0].phypot(v[1]) / GRADIENT_SPEED)
             } else {
                 fluid.color[i]
             }
