@@ -8,7 +8,9 @@
 //! render would not be the Linux render. These definitions take the place of mingw-w64's in the
 //! link (the linker takes a defined symbol before a library's) and compute one rounding, with
 //! the FMA instruction when the CPU has it (`libm` detects it) and exactly in software
-//! otherwise. The MSVC runtime's `fmaf` is exact and is not replaced.
+//! otherwise. The MSVC runtime's `fmaf` is exact and is not replaced. (The plugin's DLL lists
+//! the two among its exports, as Rust exports every `no_mangle` function of a `cdylib`:
+//! harmless, since Windows resolves each DLL's imports by the DLL's name.)
 
 /// `x * y + z` rounded once (see the module).
 // SAFETY: the C symbol `fmaf` (ISO C: float fmaf(float, float, float)), with its signature and

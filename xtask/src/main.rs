@@ -5,10 +5,14 @@
 //! - The plugin is built without the `dyeflow` command line (`--no-default-features`): hosts
 //!   never load the renderer, its MIDI, WAV, PNG and GIF code and their dependencies. Pass
 //!   `--features cli` to bundle it anyway.
-//! - On Linux the bundled binaries ship without debug sections: each one's symbols and line
-//!   tables go to `target/bundled/symbols/<file>.debug` (keep that file with the release to
-//!   turn a crash report's addresses into functions and lines), and the binary gets a
-//!   `.gnu_debuglink` to it, so gdb and other debuggers find it by name.
+//! - The bundled binaries ship without debug sections: each one's symbols and line tables go
+//!   to `target/bundled/symbols/<file>.debug` (keep that file with the release to turn a crash
+//!   report's addresses into functions and lines), and the binary gets a `.gnu_debuglink` to
+//!   it, so gdb and other debuggers find it by name. ELF binaries (Linux) with binutils'
+//!   `objcopy`, the Windows GNU build's PE binaries with mingw-w64's
+//!   (`x86_64-w64-mingw32-objcopy`; without it they stay whole, and it says so). Only the
+//!   binaries this run wrote are touched: a bundle of another target left in
+//!   `target/bundled` is not stripped twice.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -22,6 +26,7 @@ fn main() -> nice_plug_xtask::Result<()> {
     if bundling && !cli && !args.iter().any(|a| a == "--no-default-features") {
         args.push("--no-default-features".to_owned());
     }
+    let started = std::time::SystemTime::now();
     nice_plug_xtask::main_with_args("cargo xtask", args)?;
     if bundling {
         nice_plug_xtask::chdir_workspace_root()?;
@@ -29,9 +34,7 @@ fn main() -> nice_plug_xtask::Result<()> {
         if !cli {
             remove_command_line_bundle(bundled)?;
         }
-        if cfg!(target_os = "linux") {
-            split_debug_info(bundled)?;
-        }
+        split_debug_info(bundled, started)?;
     }
     Ok(())
 }
@@ -51,11 +54,30 @@ fn remove_command_line_bundle(bundled: &Path) -> nice_plug_xtask::Result<()> {
     Ok(())
 }
 
-/// Move the debug sections of every bundled ELF binary under `bundled` into `symbols/`.
-fn split_debug_info(bundled: &Path) -> nice_plug_xtask::Result<()> {
+/// Move the debug sections of every plugin binary under `bundled` written since `started`
+/// into `symbols/`.
+fn split_debug_info(bundled: &Path, started: std::time::SystemTime) -> nice_plug_xtask::Result<()> {
     let symbols = bundled.join("symbols");
     std::fs::create_dir_all(&symbols)?;
-    for binary in elf_files(bundled)? {
+    for binary in binaries(bundled)? {
+        let fresh = std::fs::metadata(&binary)?
+            .modified()
+            .is_ok_and(|m| m >= started);
+        if !fresh {
+            continue;
+        }
+        let objcopy = match format(&binary) {
+            Some(Format::Elf) => "objcopy",
+            Some(Format::Pe) => "x86_64-w64-mingw32-objcopy",
+            None => continue,
+        };
+        if Command::new(objcopy).arg("--version").output().is_err() {
+            println!(
+                "{} keeps its debug sections: {objcopy} is not installed",
+                binary.display()
+            );
+            continue;
+        }
         let name = binary
             .file_name()
             .and_then(|n| n.to_str())
@@ -63,9 +85,10 @@ fn split_debug_info(bundled: &Path) -> nice_plug_xtask::Result<()> {
             .to_owned();
         let debug = symbols.join(format!("{name}.debug"));
         let before = std::fs::metadata(&binary)?.len();
-        objcopy(&["--only-keep-debug"], &binary, &debug)?;
+        run_objcopy(objcopy, &["--only-keep-debug"], &binary, &debug)?;
         let link = format!("--add-gnu-debuglink={}", debug.display());
-        objcopy(
+        run_objcopy(
+            objcopy,
             &["--strip-debug", "--strip-unneeded", &link],
             &binary,
             &binary,
@@ -82,16 +105,16 @@ fn split_debug_info(bundled: &Path) -> nice_plug_xtask::Result<()> {
     Ok(())
 }
 
-/// The plugin binaries the bundler just wrote: `*.clap` files and the ELF libraries inside
+/// The plugin binaries under a bundle folder: `*.clap` files and the libraries inside
 /// `*.vst3` bundles.
-fn elf_files(dir: &Path) -> nice_plug_xtask::Result<Vec<PathBuf>> {
+fn binaries(dir: &Path) -> nice_plug_xtask::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         let ext = path.extension().and_then(|e| e.to_str());
         match ext {
-            Some("clap") if path.is_file() && is_elf(&path) => out.push(path),
-            Some("vst3") if path.is_dir() => out.extend(elf_in(&path)?),
+            Some("clap") if path.is_file() && format(&path).is_some() => out.push(path),
+            Some("vst3") if path.is_dir() => out.extend(binaries_in(&path)?),
             _ => {}
         }
     }
@@ -99,37 +122,60 @@ fn elf_files(dir: &Path) -> nice_plug_xtask::Result<Vec<PathBuf>> {
     Ok(out)
 }
 
-/// Every ELF file under `dir`.
-fn elf_in(dir: &Path) -> nice_plug_xtask::Result<Vec<PathBuf>> {
+/// Every ELF or PE file under `dir`.
+fn binaries_in(dir: &Path) -> nice_plug_xtask::Result<Vec<PathBuf>> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
         if path.is_dir() {
-            out.extend(elf_in(&path)?);
-        } else if is_elf(&path) {
+            out.extend(binaries_in(&path)?);
+        } else if format(&path).is_some() {
             out.push(path);
         }
     }
     Ok(out)
 }
 
-fn is_elf(path: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    std::fs::File::open(path).is_ok_and(|mut f| f.read_exact(&mut magic).is_ok())
-        && magic == *b"\x7fELF"
+/// A binary's format, from its first bytes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Format {
+    /// Linux (and the other ELF systems).
+    Elf,
+    /// Windows (`MZ`, then a PE header).
+    Pe,
 }
 
-fn objcopy(flags: &[&str], input: &Path, output: &Path) -> nice_plug_xtask::Result<()> {
-    let status = Command::new("objcopy")
+fn format(path: &Path) -> Option<Format> {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path)
+        .ok()?
+        .read_exact(&mut magic)
+        .ok()?;
+    if magic == *b"\x7fELF" {
+        Some(Format::Elf)
+    } else if magic[..2] == *b"MZ" {
+        Some(Format::Pe)
+    } else {
+        None
+    }
+}
+
+fn run_objcopy(
+    objcopy: &str,
+    flags: &[&str],
+    input: &Path,
+    output: &Path,
+) -> nice_plug_xtask::Result<()> {
+    let status = Command::new(objcopy)
         .args(flags)
         .arg(input)
         .arg(output)
         .status()
-        .map_err(|e| std::io::Error::other(format!("objcopy (binutils) could not run: {e}")))?;
+        .map_err(|e| std::io::Error::other(format!("{objcopy} could not run: {e}")))?;
     if !status.success() {
         let message = format!(
-            "objcopy {} {} failed ({status})",
+            "{objcopy} {} {} failed ({status})",
             flags.join(" "),
             input.display()
         );
