@@ -519,11 +519,14 @@ fn the_engine_editor_and_renderer_drive_a_model_not_a_grid() {
     );
 }
 
+/// The fluids, by their folders in `sim/`.
+const FLUIDS: [&str; 2] = ["grid", "sph"];
+
 /// The fluids' GPU files that reach into their CPU side (`sim/grid/gpu/` into `sim/grid/cpu/`,
 /// `sim/sph/gpu/` into `sim/sph/cpu/`).
 fn gpu_into_cpu(files: &[Source]) -> Vec<String> {
     let mut found = Vec::new();
-    for fluid in ["grid", "sph"] {
+    for fluid in FLUIDS {
         for (rel, code) in files {
             if rel.starts_with(&format!("sim/{fluid}/gpu/"))
                 && names(outside_tests(code), &format!("sim::{fluid}::cpu"))
@@ -568,7 +571,6 @@ fn a_fluids_gpu_side_does_not_reach_into_its_cpu_side() {
 /// two fluids share lives beside them in `sim/` (the model seam, obstacles, multigrid), and
 /// both draw through `display`.
 fn fluid_into_fluid(files: &[Source]) -> Vec<String> {
-    const FLUIDS: &[&str] = &["grid", "sph"];
     let mut found = Vec::new();
     for (rel, code) in files {
         let Some(own) = FLUIDS

@@ -266,28 +266,48 @@ pub fn ramp(t: f32) -> [f32; 3] {
     })
 }
 
+/// Overlay streamlines of `density` rows, the other settings the default's: for tests.
+#[cfg(test)]
+pub(crate) fn overlay(density: u32) -> StreamlineLook {
+    StreamlineLook {
+        mode: StreamlineMode::Overlay,
+        density,
+        ..StreamlineLook::default()
+    }
+}
+
+/// The lines of an overlay look of `density` rows, `steps` steps and `length` seconds, over a
+/// `grid` drawn into a `frame`: for tests.
+#[cfg(test)]
+pub(crate) fn overlay_lines(
+    density: u32,
+    steps: u32,
+    length: f32,
+    grid: (usize, usize),
+    frame: (usize, usize),
+) -> Lines {
+    let look = StreamlineLook {
+        steps,
+        length,
+        ..overlay(density)
+    };
+    Lines::new(&look, grid, frame).expect("overlay lines on a non-empty frame")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn on(density: u32) -> StreamlineLook {
-        StreamlineLook {
-            mode: StreamlineMode::Overlay,
-            density,
-            ..StreamlineLook::default()
-        }
-    }
-
     #[test]
     fn seeds_cover_the_canvas_evenly() {
-        let l = Lines::new(&on(4), (32, 16), (320, 160)).unwrap();
+        let l = Lines::new(&overlay(4), (32, 16), (320, 160)).unwrap();
         assert_eq!((l.cols, l.rows), (8, 4));
         assert_eq!(l.seed(0), [0.125, 0.125]);
         assert_eq!(l.seed(l.seeds() - 1), [1.875, 0.875]);
         assert!(Lines::new(&StreamlineLook::default(), (32, 16), (320, 160)).is_none());
-        assert!(Lines::new(&on(4), (32, 16), (0, 160)).is_none());
+        assert!(Lines::new(&overlay(4), (32, 16), (0, 160)).is_none());
         // A very wide canvas keeps within the seed budget.
-        let l = Lines::new(&on(MAX_DENSITY), (4096, 4), (4096, 4)).unwrap();
+        let l = Lines::new(&overlay(MAX_DENSITY), (4096, 4), (4096, 4)).unwrap();
         assert!(l.seeds() <= MAX_SEEDS && l.rows >= 1, "{l:?}");
     }
 

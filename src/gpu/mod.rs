@@ -8,6 +8,7 @@ pub mod context;
 pub(crate) mod frames;
 pub mod kernel;
 pub mod shaders;
+pub mod timestamps;
 
 pub use context::{GpuContext, GpuError, GpuOptions};
 pub use kernel::WORKGROUP;

@@ -569,15 +569,6 @@ pub fn iterations_for(method: PressureMethod, sweeps: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fluid::StreamlineLook;
-
-    fn on(density: u32) -> StreamlineLook {
-        StreamlineLook {
-            mode: StreamlineMode::Overlay,
-            density,
-            ..StreamlineLook::default()
-        }
-    }
 
     /// A flow whose dye has faded still moves its lines: with streamlines on the picture is
     /// not still while anything flows, and it is once the flow stops.
@@ -596,7 +587,7 @@ mod tests {
             "no dye, no lines: nothing shows"
         );
         let lines = Look {
-            streamlines: on(32),
+            streamlines: crate::display::streamlines::overlay(32),
             ..plain
         };
         assert!(!flowing.still(&lines, false));

@@ -144,25 +144,8 @@ pub fn composite(lines: &Lines, cover: &[u32], frame: &mut [u8]) {
 mod tests {
     use super::*;
     use crate::display::streamlines::{
-        ALPHA_LEVELS, LINE_HALF_PX, StreamlineLook, TAIL_ALPHA, fade, speed_t,
+        ALPHA_LEVELS, LINE_HALF_PX, TAIL_ALPHA, fade, overlay_lines, speed_t,
     };
-    use crate::fluid::StreamlineMode;
-
-    fn lines(
-        density: u32,
-        steps: u32,
-        length: f32,
-        grid: (usize, usize),
-        frame: (usize, usize),
-    ) -> Lines {
-        let look = StreamlineLook {
-            mode: StreamlineMode::Overlay,
-            density,
-            steps,
-            length,
-        };
-        Lines::new(&look, grid, frame).unwrap()
-    }
 
     /// A horizontal line through pixel centres draws a band of full coverage one pixel tall
     /// and the anti-aliased rows beside it at the coverage the model gives; its colour is the
@@ -170,7 +153,7 @@ mod tests {
     #[test]
     fn a_line_is_drawn_anti_aliased_in_its_speed_colour() {
         let frame = (64, 64);
-        let l = lines(4, 4, 1.0, (8, 8), frame);
+        let l = overlay_lines(4, 4, 1.0, (8, 8), frame);
         // One line from (8.5, 20.5) px to (56.5, 20.5) px, in four segments of 12 px.
         let y = 1.0 - 20.5 / 64.0;
         let verts: Vec<[f32; 2]> = (0..5)
@@ -233,7 +216,7 @@ mod tests {
     /// draw nothing).
     #[test]
     fn bands_agree_and_still_lines_draw_nothing() {
-        let l = lines(20, 12, 0.6, (40, 30), (123, 91));
+        let l = overlay_lines(20, 12, 0.6, (40, 30), (123, 91));
         // Curving lines from every seed, crossing one another and the frame's edges.
         let verts: Vec<[f32; 2]> = (0..l.seeds())
             .flat_map(|s| {

@@ -29,16 +29,9 @@ use crate::display::streamlines::Lines;
 use crate::fluid::mask::Mask;
 use crate::fluid::{Look, ObstacleStyle, ToneMode};
 use crate::gpu::context::GpuContext;
-use crate::gpu::frames::{self, Frames};
+use crate::gpu::frames::Frames;
 use crate::gpu::kernel::{Dispatcher, uniform};
-
-/// Frame timing with timestamp queries: colorize (queries 0 and 1), then the display pipeline
-/// (2 and 3).
-struct Timing {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    period_ns: f32,
-}
+use crate::gpu::timestamps::Timestamps;
 
 /// A frame being encoded (from [`GpuPicture::begin`] to [`GpuPicture::submit`], which takes
 /// it: a staging buffer is submitted once).
@@ -70,8 +63,9 @@ pub struct GpuPicture {
     colour: wgpu::Buffer,
     /// The effects' uniform (`PictureUniform`), written per frame.
     picture: wgpu::Buffer,
-    /// Frame timing, when asked for ([`GpuPicture::set_timing`]) and the adapter has it.
-    timing: Option<Timing>,
+    /// Frame timing, when asked for ([`GpuPicture::set_timing`]) and the adapter has it:
+    /// colorize (stamps 0 and 1), then the display pipeline (2 and 3).
+    timing: Option<Timestamps>,
     /// GPU time of the last frame rendered with timing: `[colorize, display pipeline]` ms.
     last_ms: Option<[f64; 2]>,
     frames: Frames,
@@ -109,21 +103,9 @@ impl GpuPicture {
     /// Time each frame's colorize and display pipeline with timestamp queries (when the
     /// adapter has them): [`GpuPicture::last_gpu_ms`] after each [`GpuPicture::finish`].
     pub fn set_timing(&mut self, ctx: &GpuContext, on: bool) {
-        let device = &ctx.device;
-        self.timing = (on && ctx.timestamps).then(|| Timing {
-            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("Queries: frame time"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 4,
-            }),
-            resolve: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("Buffer: frame time"),
-                size: 32,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }),
-            period_ns: ctx.queue.get_timestamp_period(),
-        });
+        self.timing = on
+            .then(|| Timestamps::new(ctx, "Queries: frame time", 4))
+            .flatten();
         self.last_ms = None;
     }
 
@@ -212,7 +194,7 @@ impl GpuPicture {
             .timing
             .as_ref()
             .map(|t| wgpu::ComputePassTimestampWrites {
-                query_set: &t.queries,
+                query_set: t.queries(),
                 beginning_of_pass_write_index: Some(first),
                 end_of_pass_write_index: Some(first + 1),
             });
@@ -311,8 +293,7 @@ impl GpuPicture {
         job: FrameJob,
     ) -> u64 {
         if let Some(t) = &self.timing {
-            let n = if job.filmic { 4 } else { 2 };
-            encoder.resolve_query_set(&t.queries, 0..n, &t.resolve, 0);
+            t.resolve(&mut encoder, if job.filmic { 4 } else { 2 });
         }
         let frame = self.colorize.frame();
         self.frames.submit(ctx, encoder, frame, job.index)
@@ -354,15 +335,14 @@ impl GpuPicture {
     ) {
         let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
         if let Some(t) = &self.timing {
-            let bytes = frames::read_buffer(ctx, &t.resolve, 32);
-            let stamps: Vec<u64> = bytemuck::cast_slice(&bytes).to_vec();
-            let ms = |a: u64, b: u64| b.wrapping_sub(a) as f64 * f64::from(t.period_ns) * 1e-6;
+            let ms = t.read_pairs_ms(ctx, 2);
+            // The legacy tone has no display pipeline (its stamps were not written).
             let display = if look.tone == ToneMode::Legacy {
                 0.0
             } else {
-                ms(stamps[2], stamps[3])
+                ms[1]
             };
-            self.last_ms = Some([ms(stamps[0], stamps[1]), display]);
+            self.last_ms = Some([ms[0], display]);
         }
         let mut scratch = Vec::new();
         match self.frames.collect(&mut scratch) {

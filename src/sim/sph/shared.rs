@@ -4,7 +4,7 @@
 //! particle's footprint in the light, the snapshot one hands the other, and how still the
 //! liquid is.
 
-use crate::fluid::{Liquid, LiquidStyle, Splat};
+use crate::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat};
 use crate::kernels::portable::Portable;
 use crate::sim::Activity;
 use crate::sim::obstacles::Mask;
@@ -251,5 +251,14 @@ impl Footprint {
             reach,
             norm,
         }
+    }
+}
+
+/// `look` for the picture of the light: the particles' colours are already in it (their own
+/// or the speed gradient's).
+pub(super) fn light_look(look: &Look) -> Look {
+    Look {
+        color_mode: ColorMode::Dye,
+        ..*look
     }
 }

@@ -108,8 +108,7 @@ fn trace_line(lines: &Lines, flow: &Flow, mask: Option<&Mask>, n: f32, s: usize,
 mod tests {
     use super::*;
     use crate::display::cpu::streamlines::raster;
-    use crate::display::streamlines::StreamlineLook;
-    use crate::fluid::StreamlineMode;
+    use crate::display::streamlines::overlay_lines;
 
     /// Face velocities of a `w x h` grid: `f(x, y)` at each face's centre (canvas units).
     fn field(w: usize, h: usize, f: impl Fn(f32, f32) -> [f32; 2]) -> (Vec<f32>, Vec<f32>) {
@@ -123,29 +122,13 @@ mod tests {
         (u, v)
     }
 
-    fn lines(
-        density: u32,
-        steps: u32,
-        length: f32,
-        grid: (usize, usize),
-        frame: (usize, usize),
-    ) -> Lines {
-        let look = StreamlineLook {
-            mode: StreamlineMode::Overlay,
-            density,
-            steps,
-            length,
-        };
-        Lines::new(&look, grid, frame).unwrap()
-    }
-
     /// In a uniform flow each line is straight, as long as the flow moves in the trace time,
     /// and every segment is drawn in the same colour.
     #[test]
     fn uniform_flow_draws_straight_lines_of_its_length() {
         let (w, h) = (32, 16);
         let (u, v) = field(w, h, |_, _| [0.25, 0.0]);
-        let l = lines(4, 8, 0.4, (w, h), (320, 160));
+        let l = overlay_lines(4, 8, 0.4, (w, h), (320, 160));
         let mut verts = Vec::new();
         trace(&l, (w, h), &u, &v, None, &mut verts);
         for (s, line) in verts.chunks(9).enumerate() {
@@ -176,7 +159,7 @@ mod tests {
         let (w, h) = (64, 64);
         let c = 0.5;
         let (u, v) = field(w, h, |x, y| [-(y - c), x - c]);
-        let l = lines(8, 32, 0.8, (w, h), (256, 256));
+        let l = overlay_lines(8, 32, 0.8, (w, h), (256, 256));
         let mut verts = Vec::new();
         trace(&l, (w, h), &u, &v, None, &mut verts);
         let r = |p: &[f32; 2]| ((p[0] - c).powi(2) + (p[1] - c).powi(2)).sqrt();
@@ -204,7 +187,7 @@ mod tests {
         let (w, h) = (48, 24);
         let mask = Mask::layout(Layout::Pillars, w, h);
         let (u, v) = field(w, h, |x, y| [1.0 + (7.0 * y).sin(), (5.0 * x).cos()]);
-        let l = lines(24, 16, 0.5, (w, h), (480, 240));
+        let l = overlay_lines(24, 16, 0.5, (w, h), (480, 240));
         let mut verts = Vec::new();
         trace(&l, (w, h), &u, &v, Some(&mask), &mut verts);
         let mut stopped = 0;
@@ -224,7 +207,7 @@ mod tests {
     fn a_flow_draws_lines_and_a_still_fluid_none() {
         let (w, h) = (40, 30);
         let (u, v) = field(w, h, |x, y| [(3.0 * y).sin(), (4.0 * x).cos() * 0.5]);
-        let l = lines(20, 12, 0.6, (w, h), (123, 91));
+        let l = overlay_lines(20, 12, 0.6, (w, h), (123, 91));
         let mut verts = Vec::new();
         trace(&l, (w, h), &u, &v, None, &mut verts);
         let mut cover = Vec::new();

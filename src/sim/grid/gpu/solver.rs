@@ -21,6 +21,7 @@ use crate::display::streamlines::Lines;
 use crate::gpu::context::{GpuContext, GpuError};
 use crate::gpu::frames::{self, read_f32};
 use crate::gpu::kernel::{Dispatcher, module};
+use crate::gpu::timestamps::Timestamps;
 use crate::sim::grid::Fields;
 use crate::sim::grid::particles::{GPU_CAPACITY, Particle, Spawner};
 use crate::sim::grid::physics::{
@@ -47,13 +48,6 @@ pub const MAX_STEPS_IN_FLIGHT: usize = 2;
 
 /// Longest wait for a step in flight before the device counts as hung.
 const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
-
-/// GPU step timing with timestamp queries.
-struct Timing {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    period_ns: f32,
-}
 
 /// The wgpu solver.
 pub struct GpuSolver {
@@ -92,7 +86,8 @@ pub struct GpuSolver {
     /// Whether the last compressibility check read back chose extra iterations for the next
     /// projection (known only when measuring; counts them in its statistics).
     extra_next: bool,
-    timing: Option<Timing>,
+    /// The step's start and end stamps (when the adapter has timestamps).
+    timing: Option<Timestamps>,
     last_gpu_ms: Option<f64>,
     /// Splats uploaded for the step being encoded (0: the splat passes are skipped).
     splat_count: u32,
@@ -143,20 +138,7 @@ impl GpuSolver {
         let reduce = Reduce::new(device, &b.results);
         let pressure_module = module(device, "pressure");
         let curl = Curl::new(device, &b, &s);
-        let timing = ctx.timestamps.then(|| Timing {
-            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("Queries: step time"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2,
-            }),
-            resolve: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("Buffer: step time"),
-                size: 16,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }),
-            period_ns: ctx.queue.get_timestamp_period(),
-        });
+        let timing = Timestamps::new(&ctx, "Queries: step time", 2);
         let mut solver = Self {
             splat: Splat::new(device, &b, &s),
             vorticity: Vorticity::new(device, &b, &s, &curl),
@@ -326,7 +308,7 @@ impl GpuSolver {
     ) -> wgpu::ComputePass<'e> {
         let timestamp_writes = match (&self.timing, stamp) {
             (Some(t), Some(index)) => Some(wgpu::ComputePassTimestampWrites {
-                query_set: &t.queries,
+                query_set: t.queries(),
                 beginning_of_pass_write_index: (index == 0).then_some(0),
                 end_of_pass_write_index: (index == 1).then_some(1),
             }),
@@ -811,7 +793,7 @@ impl Solver for GpuSolver {
         if timing {
             drop(self.begin(&mut encoder, "Pass: timing end", Some(1)));
             if let Some(t) = &self.timing {
-                encoder.resolve_query_set(&t.queries, 0..2, &t.resolve, 0);
+                t.resolve(&mut encoder, 2);
             }
         }
         let index = self.ctx.queue.submit([encoder.finish()]);
@@ -830,10 +812,7 @@ impl Solver for GpuSolver {
         }
         if timing {
             let t = self.timing.as_ref().expect("timing is on");
-            let bytes = frames::read_buffer(&self.ctx, &t.resolve, 16);
-            let stamps: Vec<u64> = bytemuck::cast_slice(&bytes).to_vec();
-            let period = f64::from(t.period_ns);
-            self.last_gpu_ms = Some(stamps[1].wrapping_sub(stamps[0]) as f64 * period * 1e-6);
+            self.last_gpu_ms = t.read_pairs_ms(&self.ctx, 1).first().copied();
         }
         self.measured(&gp, true, true)
     }

@@ -200,11 +200,7 @@ impl Model for SphModel {
         );
         let (w, h) = size;
         self.still.resize((w + 1) * (h + 1), 0.0);
-        let mut dye_look = *look;
-        if dye_look.color_mode != ColorMode::Dye {
-            // The particles' colours are already in the light (speed gradient or own).
-            dye_look.color_mode = ColorMode::Dye;
-        }
+        let dye_look = light_look(look);
         let src = Source {
             w,
             h,

@@ -15,6 +15,7 @@ pub mod solids;
 pub mod sources;
 
 use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::timestamps::Timestamps;
 use crate::sim::sph::gpu::resources::{Pipelines, Resources, padded};
 use crate::sim::sph::gpu::solids::{CollideKernel, GpuSolids};
 use crate::sim::sph::gpu::sources::{
@@ -145,9 +146,7 @@ const TIMED_STEPS: u32 = 256;
 /// Step timing with timestamp queries: each step writes its start and end into the next two
 /// slots, without waiting; the slots are read back when full or when asked.
 struct Timing {
-    queries: wgpu::QuerySet,
-    resolve: wgpu::Buffer,
-    period_ns: f32,
+    stamps: Timestamps,
     /// Steps written since the last readback.
     next: u32,
     /// GPU times of the steps read back so far, ms.
@@ -224,23 +223,14 @@ impl GpuFluid {
     /// Time each step with timestamp queries (when the adapter has them); the steps still run
     /// back to back, and [`GpuFluid::take_gpu_times`] reads the times.
     pub fn set_timing(&mut self, on: bool) {
-        let device = &self.ctx.device;
-        self.timing = (on && self.ctx.timestamps).then(|| Timing {
-            queries: device.create_query_set(&wgpu::QuerySetDescriptor {
-                label: Some("SPH: step times"),
-                ty: wgpu::QueryType::Timestamp,
-                count: 2 * TIMED_STEPS,
-            }),
-            resolve: device.create_buffer(&wgpu::BufferDescriptor {
-                label: Some("SPH: step times"),
-                size: u64::from(2 * TIMED_STEPS) * 8,
-                usage: wgpu::BufferUsages::QUERY_RESOLVE | wgpu::BufferUsages::COPY_SRC,
-                mapped_at_creation: false,
-            }),
-            period_ns: self.ctx.queue.get_timestamp_period(),
-            next: 0,
-            times: Vec::new(),
-        });
+        self.timing = on
+            .then(|| Timestamps::new(&self.ctx, "SPH: step times", 2 * TIMED_STEPS))
+            .flatten()
+            .map(|stamps| Timing {
+                stamps,
+                next: 0,
+                times: Vec::new(),
+            });
     }
 
     /// Read the timestamps written so far (waits for their steps).
@@ -250,16 +240,9 @@ impl GpuFluid {
             return;
         }
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
-        enc.resolve_query_set(&t.queries, 0..2 * t.next, &t.resolve, 0);
+        t.stamps.resolve(&mut enc, 2 * t.next);
         self.ctx.queue.submit([enc.finish()]);
-        let bytes = crate::gpu::frames::read_buffer(&self.ctx, &t.resolve, u64::from(t.next) * 16);
-        let stamps: &[u64] = bytemuck::cast_slice(&bytes);
-        let period = f64::from(t.period_ns) * 1e-6;
-        t.times.extend(
-            stamps
-                .chunks_exact(2)
-                .map(|s| s[1].wrapping_sub(s[0]) as f64 * period),
-        );
+        t.times.extend(t.stamps.read_pairs_ms(&self.ctx, t.next));
         t.next = 0;
     }
 
@@ -530,7 +513,7 @@ impl GpuFluid {
             self.timing
                 .as_ref()
                 .map(|t| wgpu::ComputePassTimestampWrites {
-                    query_set: &t.queries,
+                    query_set: t.stamps.queries(),
                     beginning_of_pass_write_index: (index == 0).then_some(2 * t.next),
                     end_of_pass_write_index: (index == 1).then_some(2 * t.next + 1),
                 })

@@ -24,8 +24,8 @@ use crate::sim::sph::gpu::GpuFluid;
 use crate::sim::sph::gpu::light::{GpuLight, LightJob};
 use crate::sim::sph::gpu::sources::serial_from_f32;
 use crate::sim::sph::shared::{
-    SphSnapshot, carried, empty_activity, light_size, liquid_activity, liquid_knobs, model_cells,
-    model_mask, queue_sources, rest_speed, solids, substeps,
+    SphSnapshot, carried, empty_activity, light_look, light_size, liquid_activity, liquid_knobs,
+    model_cells, model_mask, queue_sources, rest_speed, solids, substeps,
 };
 use crate::sim::sph::sources::{Action, Planner};
 use crate::sim::sph::{Fluid, Knobs};
@@ -280,15 +280,6 @@ impl GpuSphModel {
         {
             crate::display::cpu::obstacle_overlay::draw(mask, style, out, width, height);
         }
-    }
-}
-
-/// `look` for the picture of the light: the particles' colours are already in it (their own
-/// or the speed gradient's).
-fn light_look(look: &Look) -> Look {
-    Look {
-        color_mode: ColorMode::Dye,
-        ..*look
     }
 }
 
