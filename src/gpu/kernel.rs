@@ -114,6 +114,19 @@ pub fn groups(n: usize) -> u32 {
     (n as u32).div_ceil(WORKGROUP)
 }
 
+/// Most workgroups a dispatch may have along one axis (WebGPU's
+/// `maxComputeWorkgroupsPerDimension` default).
+pub const MAX_GROUPS_PER_AXIS: u32 = 65_535;
+
+/// `groups` workgroups of a 1D pass folded into 2D: at most [`MAX_GROUPS_PER_AXIS`] along x,
+/// as many rows of them as needed (the shader's item: `gid.y * (groups in x * threads) +
+/// gid.x`). None for none.
+pub fn folded(groups: usize) -> (u32, u32) {
+    let groups = groups as u32;
+    let x = groups.min(MAX_GROUPS_PER_AXIS);
+    (x, if x == 0 { 0 } else { groups.div_ceil(x) })
+}
+
 /// Workgroups to cover a `w x h` grid.
 pub fn groups2(w: usize, h: usize) -> (u32, u32) {
     (groups(w), groups(h))

@@ -4,7 +4,7 @@
 //! frames have no streamlines holds none.
 
 use crate::display::streamlines::Lines;
-use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, folded, groups2, module, storage, uniform};
 
 /// The `@binding`s of streamlines.wgsl.
 pub(crate) mod binding {
@@ -66,15 +66,10 @@ impl StreamUniform {
     }
 }
 
-/// Workgroups (two-dimensional past the 65 535 limit) covering `n` items of a 1D pass of `SW`
-/// threads a workgroup.
+/// Workgroups (folded into two dimensions past the per-axis limit) covering `n` items of a
+/// 1D pass of `SW` threads a workgroup (at least one).
 pub fn groups1(n: usize) -> (u32, u32) {
-    let g = (n as u32).div_ceil(SW).max(1);
-    if g <= 65_535 {
-        (g, 1)
-    } else {
-        (65_535, g.div_ceil(65_535))
-    }
+    folded(n.div_ceil(SW as usize).max(1))
 }
 
 /// The code buffer and bind groups of the current frame and vertex buffer.

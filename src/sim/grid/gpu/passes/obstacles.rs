@@ -11,7 +11,9 @@
 //! GPU runs exactly the code it ran before obstacles existed.
 
 use super::reduce::{Reduce, Reduction, slot};
-use crate::gpu::kernel::{Binding, Dispatcher, Kernel, module, storage, storage_init, uniform};
+use crate::gpu::kernel::{
+    Binding, Dispatcher, Kernel, folded, module, storage, storage_init, uniform,
+};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes};
 use crate::sim::multigrid::LevelPlan;
 use crate::sim::obstacles::Mask;
@@ -24,8 +26,6 @@ use bytemuck::{Pod, Zeroable};
 pub(in crate::sim) const LIST_THREADS: usize = 256;
 /// Region cells summed by one workgroup of `region_partial` (16 per thread).
 const CHUNK_CELLS: usize = 16 * LIST_THREADS;
-/// Most workgroups a dispatch may have along one axis (WebGPU's default limit).
-const MAX_GROUPS_PER_AXIS: u32 = 65_535;
 
 /// The `@binding`s of obstacles.wgsl.
 pub(in crate::sim) mod binding {
@@ -68,13 +68,6 @@ pub(in crate::sim) struct SolidsUniform {
 /// Workgroups `(x, y)` of a 1D pass over `items` ([`LIST_THREADS`] each), folded into 2D.
 pub(in crate::sim::grid::gpu) fn list_groups(items: usize) -> (u32, u32) {
     folded(items.div_ceil(LIST_THREADS))
-}
-
-/// `groups` workgroups folded into 2D: at most [`MAX_GROUPS_PER_AXIS`] along x.
-fn folded(groups: usize) -> (u32, u32) {
-    let groups = groups as u32;
-    let x = groups.min(MAX_GROUPS_PER_AXIS);
-    (x, if x == 0 { 0 } else { groups.div_ceil(x) })
 }
 
 /// The finest level's couplings (natural layout): what the pressure kernels with `_faces`
