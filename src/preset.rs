@@ -56,13 +56,22 @@ pub fn open_regular(path: &std::path::Path) -> std::io::Result<std::fs::File> {
         use std::os::unix::fs::OpenOptionsExt;
         options.custom_flags(libc::O_NONBLOCK);
     }
-    let file = options.open(path)?;
+    let is_a_directory = || Error::new(ErrorKind::IsADirectory, "is a directory, not a file");
+    let file = match options.open(path) {
+        Ok(file) => file,
+        // Windows refuses to open a directory as a file ("access denied"): say what it is.
+        Err(e)
+            if cfg!(windows)
+                && e.kind() == ErrorKind::PermissionDenied
+                && std::fs::metadata(path).is_ok_and(|m| m.is_dir()) =>
+        {
+            return Err(is_a_directory());
+        }
+        Err(e) => return Err(e),
+    };
     let meta = file.metadata()?;
     if meta.is_dir() {
-        return Err(Error::new(
-            ErrorKind::IsADirectory,
-            "is a directory, not a file",
-        ));
+        return Err(is_a_directory());
     }
     if !meta.is_file() {
         return Err(Error::new(ErrorKind::InvalidInput, NotARegularFile));

@@ -83,6 +83,7 @@ fn names(dir: &Path) -> Vec<String> {
 }
 
 /// The contents of every file in `dir`, by name.
+#[cfg(unix)]
 fn contents(dir: &Path) -> Vec<(String, Vec<u8>)> {
     names(dir)
         .into_iter()
@@ -125,6 +126,7 @@ fn tone_wav(path: &Path, seconds: f64, channels: u16) {
 }
 
 /// Start `dyeflow args` with its output discarded.
+#[cfg(unix)]
 fn spawn_quiet(args: &[&str]) -> Child {
     dyeflow()
         .args(args)
@@ -135,6 +137,7 @@ fn spawn_quiet(args: &[&str]) -> Child {
 }
 
 /// Send `signal` to a child.
+#[cfg(unix)]
 fn signal(child: &Child, signal: libc::c_int) {
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as libc::pid_t, signal) };
@@ -246,6 +249,7 @@ fn the_demo_never_overwrites_a_users_audio_wav() {
 /// A re-render that is interrupted before its first frame leaves the previous render exactly as
 /// it was, for PNG frames and for a GIF, and never reports an empty result as written; one that
 /// completes replaces it (no stale frames).
+#[cfg(unix)]
 #[test]
 fn a_stopped_rerender_keeps_the_previous_output() {
     let dir = scratch("rerender");
@@ -371,6 +375,7 @@ fn video_audio_shorter_than_the_render_is_padded() {
 // Panics
 
 /// `--threads` is bounded, and a thread pool the system refuses is an error, not a panic.
+#[cfg(unix)]
 #[test]
 fn threads_are_bounded_and_refused_threads_are_an_error() {
     let dir = scratch("threads");
@@ -489,6 +494,7 @@ fn a_closed_stdout_is_not_a_panic() {
 // Signals and resources
 
 /// Ctrl-C during a long pre-roll stops within half a second (plus a debug build's step).
+#[cfg(unix)]
 #[test]
 fn ctrl_c_during_the_pre_roll_stops_at_once() {
     let dir = scratch("preroll");
@@ -515,6 +521,7 @@ fn ctrl_c_during_the_pre_roll_stops_at_once() {
 /// SIGTERM and SIGHUP stop a render as Ctrl-C does: a valid GIF of the frames so far, no
 /// `.part` file, exit code 128 + the signal; the demo's temporary audio for a video is removed
 /// on every path, errors included.
+#[cfg(unix)]
 #[test]
 fn sigterm_and_sighup_clean_up_like_ctrl_c() {
     let dir = scratch("signals");
@@ -569,6 +576,7 @@ fn sigterm_and_sighup_clean_up_like_ctrl_c() {
 }
 
 /// Peak memory of a finished child, from `wait4`.
+#[cfg(unix)]
 #[allow(clippy::zombie_processes)] // reaped by `wait4` below, which also gives its rusage
 fn run_measuring_rss(command: &mut Command) -> (i32, String, u64) {
     let child = command
@@ -600,6 +608,7 @@ fn run_measuring_rss(command: &mut Command) -> (i32, String, u64) {
 
 /// WAV memory follows the render, not the file: a 4-hour stereo WAV (a sparse file, so it
 /// costs no disk) rendered for a second from its middle stays far under 100 MB.
+#[cfg(unix)]
 #[test]
 fn a_long_wav_is_streamed() {
     let dir = scratch("longwav");

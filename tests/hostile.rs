@@ -86,6 +86,7 @@ fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
 }
 
 /// Send `signal` to a child.
+#[cfg(unix)]
 fn signal(child: &Child, signal: libc::c_int) {
     // SAFETY: sending a signal to our own child process.
     unsafe { libc::kill(child.id() as libc::pid_t, signal) };
@@ -139,6 +140,7 @@ fn note_on(time_s: f64, key: u8) -> Record {
 }
 
 /// Make a FIFO at `path`.
+#[cfg(unix)]
 fn mkfifo(path: &Path) {
     use std::os::unix::ffi::OsStrExt;
     let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
@@ -148,6 +150,7 @@ fn mkfifo(path: &Path) {
 
 /// A FIFO given as any input is refused at once (its open would wait for a writer forever),
 /// with one sentence naming it and exit code 2.
+#[cfg(unix)]
 #[test]
 fn a_fifo_as_any_input_is_refused_at_once() {
     let dir = scratch("fifo");
@@ -182,6 +185,7 @@ fn a_fifo_as_any_input_is_refused_at_once() {
 }
 
 /// Peak memory of a finished child, from `wait4`; (exit code, stderr, bytes).
+#[cfg(unix)]
 #[allow(clippy::zombie_processes)] // reaped by `wait4` below, which also gives its rusage
 fn run_measuring_rss(command: &mut Command) -> (i32, String, u64) {
     use std::io::Read;
@@ -214,6 +218,7 @@ fn run_measuring_rss(command: &mut Command) -> (i32, String, u64) {
 
 /// A 20000x20000 obstacle image (a few hundred kB of PNG) is refused from its header with one
 /// sentence and exit code 2, in little memory (it used to take 1.9 GB grey, 3.1 GB RGBA).
+#[cfg(unix)]
 #[test]
 fn a_huge_obstacle_image_is_refused_in_little_memory() {
     use std::io::Write;
@@ -252,11 +257,13 @@ fn a_huge_obstacle_image_is_refused_in_little_memory() {
 }
 
 /// The mode of a file.
+#[cfg(unix)]
 fn mode(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).unwrap().permissions().mode() & 0o7777
 }
 
+#[cfg(unix)]
 fn set_mode(path: &Path, mode: u32) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
@@ -264,6 +271,7 @@ fn set_mode(path: &Path, mode: u32) {
 
 /// Outputs are made with the umask's mode, as `File::create` makes files (0666 less the
 /// umask; tempfile's 0600 before), and a re-render keeps the mode the user gave the file.
+#[cfg(unix)]
 #[test]
 fn outputs_get_the_umasks_mode_and_keep_their_own() {
     use std::os::unix::process::CommandExt;
@@ -386,6 +394,7 @@ fn a_render_never_touches_files_it_did_not_write() {
 
 /// A capture of `records` note-ons, one every millisecond from 0.1 s, at `path`; its end line
 /// holds `dropped` records lost.
+#[cfg(unix)]
 fn long_capture(path: &Path, records: usize, dropped: u64) {
     // Streamed into the file: this process's memory would count in its child's peak (Linux
     // keeps the largest resident size across fork and exec).
@@ -396,6 +405,7 @@ fn long_capture(path: &Path, records: usize, dropped: u64) {
 /// A large capture whose checksum is wrong is refused without holding its records (it took
 /// 1.1 GB for 541 MB before: every record in memory, then the check); and Ctrl-C while one is
 /// read stops at once, writing no frame.
+#[cfg(unix)]
 #[test]
 fn captures_are_checked_and_stopped_as_they_stream() {
     let dir = scratch("big-capture");

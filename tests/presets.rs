@@ -61,19 +61,20 @@ fn frames(dir: &Path) -> Vec<Vec<u8>> {
 #[test]
 fn render_knows_the_factory_presets_by_name() {
     let dir = scratch("by-name");
-    let (code, _, err) = render(&dir, "neon", &["--preset", "Neon"]);
+    let (code, _, err) = render(&dir, "out-neon", &["--preset", "Neon"]);
     assert_eq!(code, 0, "{err}");
-    let neon = frames(&dir.join("neon"));
+    let neon = frames(&dir.join("out-neon"));
     assert_eq!(neon.len(), 3);
     // Any case; and a look of its own (Honey's frames differ from Neon's).
-    let (code, _, err) = render(&dir, "neon-lower", &["--preset", "neon"]);
+    let (code, _, err) = render(&dir, "out-neon-lower", &["--preset", "neon"]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(frames(&dir.join("neon-lower")), neon);
-    let (code, _, err) = render(&dir, "honey", &["--preset", "HONEY"]);
+    assert_eq!(frames(&dir.join("out-neon-lower")), neon);
+    let (code, _, err) = render(&dir, "out-honey", &["--preset", "HONEY"]);
     assert_eq!(code, 0, "{err}");
-    assert_ne!(frames(&dir.join("honey")), neon);
+    assert_ne!(frames(&dir.join("out-honey")), neon);
 
-    // A file of that name in the working directory comes first.
+    // A file of that name in the working directory comes first. (The renders' folders are
+    // named apart from it: Windows and macOS file names ignore case.)
     std::fs::write(dir.join("Neon"), br#"{"params": {"visc": 1e9}}"#).unwrap();
     let (code, _, err) = render(&dir, "file", &["--preset", "Neon"]);
     assert_eq!(code, 2, "the file, not the factory preset: {err}");

@@ -355,6 +355,7 @@ fn bad_input_gets_one_clear_sentence_and_exit_code_2() {
 
 /// Ctrl-C (SIGINT) stops a long render: exit code 130, every frame written so far is a whole
 /// PNG in the output directory, and no temporary file or directory is left.
+#[cfg(unix)]
 #[test]
 fn an_interrupted_render_keeps_its_frames() {
     let dir = scratch("interrupt");

@@ -3,6 +3,7 @@
 
 pub mod clap_host;
 pub mod fields;
+#[cfg(target_os = "linux")]
 pub mod harness;
 #[cfg(feature = "cli")]
 pub mod midi;
@@ -38,6 +39,9 @@ pub fn private_captures() -> std::path::PathBuf {
     DIR.get_or_init(|| {
         let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
             .join(format!("captures-{}", std::process::id()));
+        // Process ids come again (under Wine at once): what an earlier process of this id
+        // left goes first. No live process shares the id.
+        let _ = std::fs::remove_dir_all(&dir);
         dyeflow::capture::set_capture_dir(Some(dir.clone()));
         dir
     })

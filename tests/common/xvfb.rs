@@ -5,10 +5,13 @@
 //! installing them), where a missing tool fails the test.
 #![allow(dead_code)]
 
-use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, Command, Stdio};
-use std::sync::{Arc, Mutex};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+// The harness child (the editor tests') runs on Linux only.
 use std::time::{Duration, Instant};
+#[cfg(target_os = "linux")]
+use std::{io::Write, process::ChildStdin, sync::Arc};
 
 fn have(tool: &str) -> bool {
     Command::new("sh")
@@ -304,12 +307,14 @@ pub fn hue_distance(a: f32, b: f32) -> f32 {
 }
 
 /// A child process of this test binary running the harness, with its reports collected.
+#[cfg(target_os = "linux")]
 pub struct HarnessChild {
     child: Child,
     stdin: ChildStdin,
     pub lines: Arc<Mutex<Vec<String>>>,
 }
 
+#[cfg(target_os = "linux")]
 impl HarnessChild {
     /// Start `test_name` (an ignored test that calls the harness) on `display`.
     pub fn start(display: &Display, test_name: &str) -> Self {
