@@ -13,6 +13,12 @@
 //!   (`x86_64-w64-mingw32-objcopy`; without it they stay whole, and it says so). Only the
 //!   binaries this run wrote are touched: a bundle of another target left in
 //!   `target/bundled` is not stripped twice.
+//! - macOS bundles (built on a Mac, or for `--target aarch64-apple-darwin` /
+//!   `x86_64-apple-darwin`) get Dyeflow's own `Info.plist` and their layout checked (`macos`),
+//!   and are signed again ad hoc where `codesign` exists (a changed `Info.plist` breaks the
+//!   signature nice-plug's bundler made).
+
+mod macos;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,7 +33,7 @@ fn main() -> nice_plug_xtask::Result<()> {
         args.push("--no-default-features".to_owned());
     }
     let started = std::time::SystemTime::now();
-    nice_plug_xtask::main_with_args("cargo xtask", args)?;
+    nice_plug_xtask::main_with_args("cargo xtask", args.clone())?;
     if bundling {
         nice_plug_xtask::chdir_workspace_root()?;
         let bundled = Path::new("target/bundled");
@@ -35,6 +41,41 @@ fn main() -> nice_plug_xtask::Result<()> {
             remove_command_line_bundle(bundled)?;
         }
         split_debug_info(bundled, started)?;
+        if let Some((architecture, minimum_macos)) = macos::target(&args) {
+            finish_macos_bundles(bundled, started, architecture, minimum_macos)?;
+        }
+    }
+    Ok(())
+}
+
+/// Dyeflow's `Info.plist` in every macOS bundle this run wrote, its layout checked, and an ad
+/// hoc signature again where `codesign` exists.
+fn finish_macos_bundles(
+    bundled: &Path,
+    started: std::time::SystemTime,
+    architecture: &str,
+    minimum_macos: &str,
+) -> nice_plug_xtask::Result<()> {
+    let manifest = std::fs::read_to_string("Cargo.toml")?;
+    let version = macos::package_version(&manifest)
+        .ok_or_else(|| std::io::Error::other("Cargo.toml: no [package] version"))?;
+    for bundle in macos::fresh_bundles(bundled, started)? {
+        macos::finish(&bundle, &version, architecture, minimum_macos)
+            .map_err(std::io::Error::other)?;
+        let signed = Command::new("codesign")
+            .args(["--force", "--sign", "-"])
+            .arg(&bundle)
+            .status()
+            .is_ok_and(|s| s.success());
+        println!(
+            "{}: Info.plist written, layout checked ({architecture}, macOS {minimum_macos}+), {}",
+            bundle.display(),
+            if signed {
+                "signed ad hoc"
+            } else {
+                "unsigned (no codesign here: sign it on the Mac, see docs/src/guide/install.md)"
+            }
+        );
     }
     Ok(())
 }
