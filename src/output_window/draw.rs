@@ -16,7 +16,7 @@ use super::{FrameCap, Live, OnChange, Placement, TITLE};
 use crate::frame::FrameOutput;
 use glow::HasContext;
 use keyboard_types::{Code, KeyState};
-#[cfg(target_os = "linux")]
+#[cfg(any(target_os = "linux", windows))]
 use nice_plug_egui::baseview::MouseCursor;
 use nice_plug_egui::baseview::{
     Event, EventStatus, HandlerError, MouseButton, MouseEvent, TimerHandle, Window, WindowContext,
@@ -52,12 +52,10 @@ pub(super) struct Setup {
     pub placement: Placement,
 }
 
-/// The window's thread: open the window, run it until it closes, and report.
-pub(super) fn run(setup: Setup) {
-    let live = setup.live.clone();
-    let frames = setup.frames.clone();
-    let size = PhysicalSize::new(setup.placement.width, setup.placement.height);
-    let settings = WindowSettings::new()
+/// The window's settings for `placement`.
+fn settings(placement: &Placement) -> WindowSettings {
+    let size = PhysicalSize::new(placement.width, placement.height);
+    WindowSettings::new()
         .with_title(TITLE)
         .with_size(size)
         .with_resizable(true)
@@ -68,7 +66,29 @@ pub(super) fn run(setup: Setup) {
             depth_bits: 0,
             stencil_bits: 0,
             ..GlConfig::default()
-        });
+        })
+}
+
+/// macOS: make the window on this thread (the main one) and show it; the host's run loop
+/// drives it from then on, and dropping the handle closes it. The handler reports its end
+/// when it is dropped.
+#[cfg(target_os = "macos")]
+pub(super) fn create(setup: Setup) -> Result<Window, String> {
+    let settings = settings(&setup.placement);
+    let window = Window::create(settings, move |ctx| {
+        Handler::new(ctx, setup).map_err(failure)
+    })
+    .map_err(|e| e.to_string())?;
+    window.show().map_err(|e| e.to_string())?;
+    Ok(window)
+}
+
+/// The window's thread: open the window, run it until it closes, and report.
+#[cfg(not(target_os = "macos"))]
+pub(super) fn run(setup: Setup) {
+    let live = setup.live.clone();
+    let frames = setup.frames.clone();
+    let settings = settings(&setup.placement);
     let result = Window::create(settings, move |ctx| {
         Handler::new(ctx, setup).map_err(failure)
     })
@@ -115,8 +135,8 @@ struct Handler {
     cap: FrameCap,
     on_change: OnChange,
     live: Arc<Live>,
-    #[cfg(target_os = "linux")]
-    placer: Option<super::x11::Placer>,
+    #[cfg(any(target_os = "linux", windows))]
+    placer: Option<super::platform::Placer>,
     placement: RefCell<Placement>,
     /// The window's size in pixels.
     size: Cell<(u32, u32)>,
@@ -161,15 +181,22 @@ impl Handler {
             let _ = context.make_not_current();
             (texture, framebuffer)
         };
-        #[cfg(target_os = "linux")]
+        #[cfg(any(target_os = "linux", windows))]
         let placer = {
             use raw_window_handle::{HasWindowHandle, RawWindowHandle};
-            let id = match ctx.window_handle().map(|h| h.as_raw()) {
+            let raw = ctx.window_handle().map(|h| h.as_raw());
+            #[cfg(target_os = "linux")]
+            let id = match raw {
                 Ok(RawWindowHandle::Xcb(h)) => Some(h.window.get()),
                 Ok(RawWindowHandle::Xlib(h)) => u32::try_from(h.window).ok(),
                 _ => None,
             };
-            match id.map(super::x11::Placer::new) {
+            #[cfg(windows)]
+            let id = match raw {
+                Ok(RawWindowHandle::Win32(h)) => Some(h.hwnd.get() as *mut std::ffi::c_void),
+                _ => None,
+            };
+            match id.map(super::platform::Placer::new) {
                 Some(Ok(p)) => Some(p),
                 Some(Err(e)) => {
                     setup.live.status.lock().error = Some(e);
@@ -190,7 +217,7 @@ impl Handler {
             cap: setup.cap,
             on_change: setup.on_change,
             live: setup.live,
-            #[cfg(target_os = "linux")]
+            #[cfg(any(target_os = "linux", windows))]
             placer,
             placement: RefCell::new(setup.placement),
             size: Cell::new((size.width, size.height)),
@@ -219,13 +246,13 @@ impl Handler {
     /// Apply a placement the controller asked for, if any.
     fn apply_wanted(&self) {
         if let Some(title) = self.live.title.lock().take() {
-            #[cfg(target_os = "linux")]
+            #[cfg(any(target_os = "linux", windows))]
             if let Some(placer) = &self.placer
                 && let Err(e) = placer.set_title(&title)
             {
                 self.live.status.lock().error = Some(e);
             }
-            #[cfg(not(target_os = "linux"))]
+            #[cfg(not(any(target_os = "linux", windows)))]
             let _ = title;
         }
         let Some(wanted) = self.live.wanted.lock().take() else {
@@ -241,9 +268,10 @@ impl Handler {
     /// Show the window as `placement` asks, and report where it is.
     fn place(&self, placement: Placement) {
         *self.placement.borrow_mut() = placement.clone();
-        #[cfg(target_os = "linux")]
+        #[cfg(any(target_os = "linux", windows))]
         if let Some(placer) = &self.placer {
-            // The X round trips run without the status lock (the editor reads it every frame).
+            // The display server's round trips run without the status lock (the editor reads it
+            // every frame).
             let placed = placer.place(&placement);
             let _ = self.ctx.set_mouse_cursor(if placement.fullscreen {
                 MouseCursor::Hidden
@@ -270,13 +298,13 @@ impl Handler {
             .resize(PhysicalSize::new(placement.width, placement.height));
         if placement.fullscreen {
             self.live.status.lock().error =
-                Some("fullscreen is only available on X11 so far".into());
+                Some("fullscreen is only available on X11 and Windows so far".into());
         }
     }
 
     /// Draw at `hz` (the monitor's refresh rate, known where the window is placed on a
-    /// monitor: X11 so far).
-    #[cfg(target_os = "linux")]
+    /// monitor: X11 and Windows).
+    #[cfg(any(target_os = "linux", windows))]
     fn set_refresh(&self, hz: f64) {
         let hz = if hz.is_finite() {
             hz.clamp(10.0, 1000.0)
@@ -555,6 +583,13 @@ impl WindowHandler for Handler {
 impl Drop for Handler {
     fn drop(&mut self) {
         self.frames.lock().request(0, 0);
+        // macOS: the window closed (asked to, or by the user); `run` reports it elsewhere.
+        #[cfg(target_os = "macos")]
+        {
+            let mut status = self.live.status.lock();
+            status.open = false;
+            status.fps = 0.0;
+        }
         if let Some(context) = self.ctx.gl_context() {
             // SAFETY: the context is this window's; the objects were made on it.
             unsafe {

@@ -8,15 +8,29 @@
 //! the window takes the newest frame when it draws, and the simulation never waits for it.
 //!
 //! - [`draw`]: the window itself (a baseview window drawn with OpenGL), its keys and pacing.
-//! - `x11`: the monitors and the placement on X11.
+//! - `x11`, `win32`: the monitors and the placement (borderless, windowed or fullscreen on a
+//!   chosen monitor) on X11 and on Windows.
 //!
-//! Platforms: on Linux (X11) everything works. On Windows the window opens on a thread of its
-//! own (untested here). macOS allows windows only on the application's main thread, which a
-//! plugin does not own: there the output window reports that it is not available.
+//! Platforms: on Linux (X11) everything works and is tested. On Windows the window opens on a
+//! thread of its own with the same monitors, placement and fullscreen (compiled in CI, not
+//! run there). macOS allows windows only on the application's main thread, which belongs to
+//! the host: there the window is made when the editor follows the project (its frames run on
+//! the main thread) and the host's run loop drives it (`macos`; windowed only, compiled in
+//! CI, not run).
 
 mod draw;
+#[cfg(target_os = "macos")]
+mod macos;
+#[cfg(windows)]
+mod win32;
 #[cfg(target_os = "linux")]
 mod x11;
+
+/// The platform's monitors and placement.
+#[cfg(windows)]
+use win32 as platform;
+#[cfg(target_os = "linux")]
+use x11 as platform;
 
 use crate::frame::FrameOutput;
 use parking_lot::Mutex;
@@ -120,11 +134,11 @@ pub fn pick<'a>(monitors: &'a [Monitor], name: &str) -> Option<&'a Monitor> {
 
 /// The display's monitors, primary first (empty where this platform does not list them).
 pub fn monitors() -> Result<Vec<Monitor>, String> {
-    #[cfg(target_os = "linux")]
+    #[cfg(any(target_os = "linux", windows))]
     {
-        x11::monitors()
+        platform::monitors()
     }
-    #[cfg(not(target_os = "linux"))]
+    #[cfg(not(any(target_os = "linux", windows)))]
     {
         Ok(Vec::new())
     }
@@ -179,19 +193,31 @@ impl Live {
 
 /// A window's thread and what it shares.
 struct Running {
-    thread: JoinHandle<()>,
+    /// The window's thread; none on macOS, where the window lives on the main thread (and
+    /// says it closed through its status).
+    thread: Option<JoinHandle<()>>,
     live: Arc<Live>,
 }
 
 impl Running {
     /// Open, not closing.
     fn open(&self) -> bool {
-        !self.thread.is_finished() && !self.live.close.load(Ordering::Acquire)
+        let alive = match &self.thread {
+            Some(thread) => !thread.is_finished(),
+            None => self.live.status.lock().open,
+        };
+        alive && !self.live.close.load(Ordering::Acquire)
     }
 }
 
+/// Tells instances apart (macOS keeps their windows in one list on the main thread).
+static NEXT_ID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// One instance's output window: open, placed and closed from any thread.
 pub struct OutputWindow {
+    /// This instance's number, unique in the process.
+    #[cfg_attr(not(target_os = "macos"), allow(dead_code))]
+    id: u64,
     frames: Arc<Mutex<FrameOutput>>,
     cap: FrameCap,
     on_change: OnChange,
@@ -214,6 +240,7 @@ impl OutputWindow {
     /// An output window (closed) showing `frames`.
     pub fn new(frames: FrameOutput, cap: FrameCap, on_change: OnChange) -> Self {
         Self {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
             frames: Arc::new(Mutex::new(frames)),
             cap,
             on_change,
@@ -231,8 +258,13 @@ impl OutputWindow {
     /// window itself changed them). A window that could not open is not tried again until they
     /// change, or until [`OutputWindow::retry`]. Follows from several threads happen one at a
     /// time, each reading the settings as it acts, so the last word is the project's. Never
-    /// waits for a window to close, so any thread may call it.
+    /// waits for a window to close, so any thread may call it. On macOS only the main
+    /// thread's follows (the editor's) act: windows are made and moved there.
     pub fn follow(&self, settings: impl FnOnce() -> (bool, Placement)) {
+        #[cfg(target_os = "macos")]
+        if !macos::on_main_thread() {
+            return;
+        }
         let mut followed = self.followed.lock();
         let (open, placement) = settings();
         let want = (open, placement.sanitized());
@@ -283,18 +315,10 @@ impl OutputWindow {
             old.live.close.store(true, Ordering::Release);
             let mut closing = self.closing.lock();
             closing.retain(|t| !t.is_finished());
-            closing.push(old.thread);
+            closing.extend(old.thread);
         }
         let live = Live::new(Some(placement.clone()), self.title());
         *self.last.lock() = live.clone();
-        if cfg!(target_os = "macos") {
-            live.status.lock().error = Some(
-                "the output window is not available on macOS (windows must be made on the \
-                 host's main thread)"
-                    .into(),
-            );
-            return;
-        }
         live.status.lock().open = true;
         // What the window changes itself is followed already: the project and what was
         // followed change together, under the lock every follow takes.
@@ -311,11 +335,26 @@ impl OutputWindow {
             live: live.clone(),
             placement,
         };
+        #[cfg(target_os = "macos")]
+        match macos::open(self.id, window) {
+            Ok(()) => *running = Some(Running { thread: None, live }),
+            Err(e) => {
+                let mut status = live.status.lock();
+                status.open = false;
+                status.error = Some(format!("the output window failed: {e}"));
+            }
+        }
+        #[cfg(not(target_os = "macos"))]
         match std::thread::Builder::new()
             .name("dyeflow-output".into())
             .spawn(move || draw::run(window))
         {
-            Ok(thread) => *running = Some(Running { thread, live }),
+            Ok(thread) => {
+                *running = Some(Running {
+                    thread: Some(thread),
+                    live,
+                })
+            }
             Err(e) => {
                 let mut status = live.status.lock();
                 status.open = false;
@@ -357,13 +396,22 @@ impl OutputWindow {
     /// most).
     pub fn close(&self) {
         let current = self.running.lock().take();
+        #[cfg(target_os = "macos")]
+        let had_window = current.is_some();
         let mut threads = std::mem::take(&mut *self.closing.lock());
         if let Some(old) = current {
             old.live.close.store(true, Ordering::Release);
-            threads.push(old.thread);
+            threads.extend(old.thread);
         }
         for thread in threads {
             crate::pin::join_within(thread, CLOSE_WAIT_MS, "The output window's thread");
+        }
+        // macOS: the window goes with its handle, on the main thread. Elsewhere it closes on
+        // its next tick (it was asked to), with this library's code in its timer and handler:
+        // the library stays loaded for it.
+        #[cfg(target_os = "macos")]
+        if !macos::close(self.id) && had_window {
+            crate::pin::pin_library();
         }
         self.frames.lock().request(0, 0);
     }
