@@ -909,6 +909,23 @@ fn the_render_path_calls_no_platform_maths() {
     assert!(platform_maths(&fine).is_empty());
 }
 
+/// A parameter's plain value comes from its range (presets, automation, saved projects): the
+/// vendored nice-plug-core's ranges call no platform maths either
+/// (vendor/nice-plug-core/DYEFLOW-PATCH.md).
+#[test]
+fn the_parameters_ranges_call_no_platform_maths() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("vendor/nice-plug-core/src/params/range.rs");
+    let code = std::fs::read_to_string(&path).unwrap();
+    let found = platform_maths(&[plant("params/range.rs", &code)]);
+    assert!(found.is_empty(), "{found:#?}");
+    assert!(
+        code.contains("libm::powf"),
+        "{}: no libm::powf",
+        path.display()
+    );
+}
+
 /// The files of `src/` longer than 800 lines (tests apart) whose header (the leading `//!`
 /// lines) does not say why in a paragraph starting "Why this file is long:".
 fn long_files_without_a_reason(files: &[(String, String)]) -> Vec<String> {
