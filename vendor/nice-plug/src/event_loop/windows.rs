@@ -47,7 +47,11 @@ pub(crate) struct WindowsEventLoop<T, E> {
 
     /// An invisible window that we can post a message to when we need to do something on the main
     /// thread. The host's message loop will then cause our message to be proceeded.
-    message_window: HwndWrapper,
+    ///
+    /// DYEFLOW PATCH: `None` where Windows made no window (a process without a desktop, Wine
+    /// without a display): tasks for the GUI thread from other threads are then refused (the
+    /// callers treat that as a full queue) instead of the plugin panicking inside the host.
+    message_window: Option<HwndWrapper>,
     /// The unique class for the message window, we'll clean this up together with the window.
     message_window_class_name: CString,
     /// A queue of tasks that still need to be performed. When something gets added to this queue
@@ -91,7 +95,8 @@ where
             lpszClassName: class_name_ptr,
             ..Default::default()
         };
-        assert_ne!(unsafe { RegisterClassExA(&class) }, 0);
+        // DYEFLOW PATCH: no panic inside the host when the class or the window cannot be made.
+        let registered = unsafe { RegisterClassExA(&class) } != 0;
 
         // This will be called by the hidden event loop when it gets woken up to process events. We
         // can't pass the tasks queue and the executor to it directly, so this is a simple type
@@ -113,7 +118,8 @@ where
             })
         };
 
-        let window = unsafe {
+        let callback = Box::into_raw(Box::new(callback));
+        let window = registered.then(|| unsafe {
             CreateWindowExA(
                 WINDOW_EX_STYLE(0),
                 class_name_ptr,
@@ -129,15 +135,31 @@ where
                 // NOTE: We're boxing a box here. As mentioned in [PollCallback], we can't directly
                 //       pass around fat pointers, so we need a normal pointer to a fat pointer to
                 //       be able to call this and deallocate it later
-                Some(Box::into_raw(Box::new(callback)) as *const c_void),
+                Some(callback as *const c_void),
             )
-        }
-        .unwrap();
+        });
+        let message_window = match window {
+            Some(Ok(window)) => Some(HwndWrapper(window)),
+            failed => {
+                // The callback stays allocated (a few bytes, once): whether the window procedure
+                // took it (WM_CREATE) before the failure cannot be told, and its WM_DESTROY
+                // would free it.
+                crate::nice_log!(
+                    "nice-plug's Windows event loop has no message window ({}); tasks for the \
+                     GUI thread from other threads will be refused",
+                    match failed {
+                        Some(Err(e)) => e.to_string(),
+                        _ => "its window class was refused".to_owned(),
+                    }
+                );
+                None
+            }
+        };
 
         Self {
             executor: executor.clone(),
             main_thread_id: thread::current().id(),
-            message_window: HwndWrapper(window),
+            message_window,
             message_window_class_name: class_name,
             tasks_sender,
             background_thread: BackgroundThread::get_or_create(executor),
@@ -155,13 +177,17 @@ where
 
             true
         } else {
+            // DYEFLOW PATCH: without a message window nothing would run the task.
+            let Some(message_window) = &self.message_window else {
+                return false;
+            };
             let success = self.tasks_sender.try_send(task).is_ok();
             if success {
                 // Instead of polling on a timer, we can just wake up the window whenever there's a
                 // new message.
                 unsafe {
                     let _ = PostMessageA(
-                        Some(self.message_window.0),
+                        Some(message_window.0),
                         NOTIFY_MESSAGE_ID,
                         WPARAM(0),
                         LPARAM(0),
@@ -186,9 +212,12 @@ where
 
 impl<T, E> Drop for WindowsEventLoop<T, E> {
     fn drop(&mut self) {
-        unsafe {
-            let _ = DestroyWindow(self.message_window.0);
-        };
+        // DYEFLOW PATCH: only a window that was made.
+        if let Some(window) = &self.message_window {
+            unsafe {
+                let _ = DestroyWindow(window.0);
+            };
+        }
         unsafe {
             let _ = UnregisterClassA(
                 PCSTR(self.message_window_class_name.as_bytes_with_nul().as_ptr()),
