@@ -146,11 +146,14 @@ struct Handler {
     last_click: Cell<Option<Instant>>,
     /// The size the last placement asked for: a resize to it is ours, not the user's.
     placed: Cell<Option<(u32, u32)>>,
+    /// A placement is being applied: resizes now are ours (Windows reports them at once,
+    /// before the placement's size is known here).
+    placing: Cell<bool>,
     /// The key held down, and the last key let go and when (baseview reports auto-repeats as
     /// presses; on X11 as releases and presses at the same instant).
     held: Cell<Option<Code>>,
     released: Cell<Option<(Code, Instant)>>,
-    /// The drawing timer (it fires only while its handle lives).
+    /// The drawing timer's handle.
     timer: RefCell<Option<TimerHandle>>,
 }
 
@@ -232,12 +235,17 @@ impl Handler {
             period: Cell::new(Duration::from_secs_f64(1.0 / 60.0)),
             last_click: Cell::new(None),
             placed: Cell::new(None),
+            placing: Cell::new(false),
             held: Cell::new(None),
             released: Cell::new(None),
             timer: RefCell::new(None),
         };
         // Placed before it is first shown: a window manager honours the position then.
         handler.apply_wanted();
+        // Where the placement resized the window at once (Windows, before this handler existed
+        // to hear of it), it draws at the new size.
+        let s = handler.ctx.size().physical;
+        handler.size.set((s.width, s.height));
         let timer = handler.ctx.create_timer(TICK).map_err(|e| e.to_string())?;
         *handler.timer.borrow_mut() = Some(timer);
         Ok(handler)
@@ -272,7 +280,9 @@ impl Handler {
         if let Some(placer) = &self.placer {
             // The display server's round trips run without the status lock (the editor reads it
             // every frame).
+            self.placing.set(true);
             let placed = placer.place(&placement);
+            self.placing.set(false);
             let _ = self.ctx.set_mouse_cursor(if placement.fullscreen {
                 MouseCursor::Hidden
             } else {
@@ -501,7 +511,7 @@ impl WindowHandler for Handler {
         // keeps the new size. Not the size a placement asked for (a saved size larger than its
         // monitor stays saved), and not in fullscreen.
         // Ours until a resize to another size comes (the user's, through the window manager).
-        let ours = self.placed.get() == Some((s.width, s.height));
+        let ours = self.placing.get() || self.placed.get() == Some((s.width, s.height));
         if !ours {
             self.placed.set(None);
         }

@@ -263,8 +263,15 @@ impl OutputWindow {
     pub fn follow(&self, settings: impl FnOnce() -> (bool, Placement)) {
         #[cfg(target_os = "macos")]
         if !macos::on_main_thread() {
+            // Closing is safe from any thread (the window closes itself on its next tick); the
+            // editor's follow on the main thread does the rest.
+            if !settings().0 {
+                self.request_close();
+            }
             return;
         }
+        #[cfg(target_os = "macos")]
+        macos::reap();
         let mut followed = self.followed.lock();
         let (open, placement) = settings();
         let want = (open, placement.sanitized());
@@ -272,6 +279,11 @@ impl OutputWindow {
             return;
         }
         *followed = Some(want.clone());
+        // macOS: the window is made on this thread, and one the screen cannot hold is resized
+        // as it shows, which tells the project through `on_change` (which takes this lock).
+        // Only the main thread acts there, so follows stay one at a time without it.
+        #[cfg(target_os = "macos")]
+        drop(followed);
         if open {
             self.open(&want.1);
         } else {
@@ -336,7 +348,7 @@ impl OutputWindow {
             placement,
         };
         #[cfg(target_os = "macos")]
-        match macos::open(self.id, window) {
+        match macos::open(self.id, live.clone(), window) {
             Ok(()) => *running = Some(Running { thread: None, live }),
             Err(e) => {
                 let mut status = live.status.lock();

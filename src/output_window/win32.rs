@@ -22,14 +22,20 @@ use windows_sys::Win32::UI::HiDpi::{
     SetThreadDpiAwarenessContext,
 };
 use windows_sys::Win32::UI::WindowsAndMessaging::{
-    GWL_EXSTYLE, GWL_STYLE, GetWindowLongPtrW, HWND_TOP, MONITORINFOF_PRIMARY, SWP_FRAMECHANGED,
-    SWP_NOOWNERZORDER, SWP_SHOWWINDOW, SetWindowLongPtrW, SetWindowPos, SetWindowTextW,
-    WS_CLIPSIBLINGS, WS_MINIMIZEBOX, WS_POPUP, WS_VISIBLE,
+    GWL_EXSTYLE, GWL_STYLE, GetWindowLongPtrW, GetWindowRect, HWND_TOP, IsIconic, IsZoomed,
+    MONITORINFOF_PRIMARY, SW_RESTORE, SWP_FRAMECHANGED, SWP_NOACTIVATE, SWP_NOOWNERZORDER,
+    SWP_SHOWWINDOW, SetWindowLongPtrW, SetWindowPos, SetWindowTextW, ShowWindow, WS_CLIPSIBLINGS,
+    WS_MINIMIZEBOX, WS_POPUP, WS_SYSMENU, WS_VISIBLE,
 };
 
-/// The window's style, windowed and fullscreen alike: borderless (no caption, no frame), and
-/// minimisable from the taskbar.
-const STYLE: u32 = WS_POPUP | WS_CLIPSIBLINGS | WS_MINIMIZEBOX | WS_VISIBLE;
+/// The window's style, windowed and fullscreen alike: borderless (no caption, no frame),
+/// minimisable, with the taskbar's window menu. Whether it is visible is Windows' to keep
+/// (`ShowWindow`, `SWP_SHOWWINDOW`), not a bit written here.
+const STYLE: u32 = WS_POPUP | WS_CLIPSIBLINGS | WS_MINIMIZEBOX | WS_SYSMENU;
+
+/// How SetWindowPos places it: on top, shown, its frame recomputed, without taking the focus
+/// from the host or the editor.
+const PLACE_FLAGS: u32 = SWP_FRAMECHANGED | SWP_NOOWNERZORDER | SWP_SHOWWINDOW | SWP_NOACTIVATE;
 
 /// Refresh rates Windows reports as "the hardware's default" (0 and 1): taken as 60 Hz.
 const DEFAULT_REFRESH_HZ: f64 = 60.0;
@@ -165,10 +171,19 @@ impl Placer {
             .clone();
         let client = placement.rect_on(&monitor);
         let _aware = DpiAware::new();
-        // SAFETY: this thread's window; styles and positions are plain values.
+        // SAFETY: this thread's window; styles, rectangles and positions are plain values.
         unsafe {
+            // Minimised or maximised, it is restored first: a placement is a normal window.
+            if IsIconic(self.window) != 0 || IsZoomed(self.window) != 0 {
+                ShowWindow(self.window, SW_RESTORE);
+            }
+            let old = GetWindowLongPtrW(self.window, GWL_STYLE) as u32;
             let ex_style = GetWindowLongPtrW(self.window, GWL_EXSTYLE) as u32;
-            SetWindowLongPtrW(self.window, GWL_STYLE, STYLE as isize);
+            SetWindowLongPtrW(
+                self.window,
+                GWL_STYLE,
+                (STYLE | (old & WS_VISIBLE)) as isize,
+            );
             // A popup window has no frame, so its outer rectangle is its client rectangle;
             // the adjustment keeps that true should a style add one.
             let mut outer = RECT {
@@ -179,20 +194,31 @@ impl Placer {
             };
             let dpi = GetDpiForWindow(self.window).max(96);
             AdjustWindowRectExForDpi(&mut outer, STYLE, 0, ex_style, dpi);
-            let placed = SetWindowPos(
-                self.window,
-                HWND_TOP,
-                outer.left,
-                outer.top,
-                outer.right - outer.left,
-                outer.bottom - outer.top,
-                SWP_FRAMECHANGED | SWP_NOOWNERZORDER | SWP_SHOWWINDOW,
-            );
-            if placed == 0 {
+            let place = || {
+                SetWindowPos(
+                    self.window,
+                    HWND_TOP,
+                    outer.left,
+                    outer.top,
+                    outer.right - outer.left,
+                    outer.bottom - outer.top,
+                    PLACE_FLAGS,
+                ) != 0
+            };
+            if !place() {
                 return Err(format!(
                     "Windows refused to place the output window on {}",
                     monitor.name
                 ));
+            }
+            // Moved to a monitor of another scale, the window gets WM_DPICHANGED and takes the
+            // size Windows suggests for it: placed once more, it covers what was asked.
+            let mut now = RECT::default();
+            if GetWindowRect(self.window, &mut now) != 0
+                && (now.left, now.top, now.right, now.bottom)
+                    != (outer.left, outer.top, outer.right, outer.bottom)
+            {
+                place();
             }
         }
         Ok((monitor, client))
