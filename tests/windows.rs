@@ -11,14 +11,23 @@
 //! peak memory through `wait4`) are compiled out on Windows; so is ffmpeg's (Wine sees no
 //! Windows ffmpeg), and the GPU there is not lavapipe's.
 //!
+//! The output window is run too: the Windows standalone app under Wine on a virtual X display
+//! (Wine draws its windows through X11 and its OpenGL through Mesa's), opened from the editor,
+//! placed, fullscreen and back.
+//!
 //! Needs Wine, mingw-w64 and the Rust target `x86_64-pc-windows-gnu`; without them the tests
 //! skip, unless `DYEFLOW_REQUIRE_CROSS=1` (as `.ci/test` sets after installing them), where
-//! they fail.
+//! they fail. The output window's test needs the display tools too (`DYEFLOW_REQUIRE_DISPLAY`).
 #![cfg(target_os = "linux")]
 
+mod common;
+
+use common::xvfb::{Display, Image};
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 const TARGET: &str = "x86_64-pc-windows-gnu";
 const MINGW_GCC: &str = "x86_64-w64-mingw32-gcc";
@@ -128,7 +137,15 @@ fn cargo(subcommand: &str, tests: &[&str]) -> Command {
     let mut command = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
     command
         .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .args([subcommand, "--target", TARGET, "--features", "cli"])
+        // The same features for every call (another set would build again): the command line,
+        // and the standalone app for the output window's test.
+        .args([
+            subcommand,
+            "--target",
+            TARGET,
+            "--features",
+            "cli,standalone",
+        ])
         .env("CARGO_TARGET_DIR", windows_dir())
         .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER", "wine")
         .env("WINEPREFIX", windows_dir().join("wine-prefix"))
@@ -331,4 +348,132 @@ fn windows_renders_are_the_linux_renders_byte_for_byte() {
             differing[0]
         );
     }
+}
+
+/// A child process killed (and reaped) on drop.
+struct Killed(Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Wait until `window`'s geometry is `want` (x, y, width, height), at most `limit`; the last
+/// one seen.
+fn wait_geometry(
+    display: &Display,
+    window: &str,
+    want: (i32, i32, u32, u32),
+    limit: Duration,
+) -> (i32, i32, u32, u32) {
+    let start = Instant::now();
+    loop {
+        let now = display.geometry(window);
+        if now == want || start.elapsed() > limit {
+            return now;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The share of pixels brighter than `luma` (0-255).
+fn lit_share(image: &Image, luma: f32) -> f64 {
+    let lit = image
+        .rgba
+        .chunks_exact(4)
+        .filter(|p| 0.2126 * p[0] as f32 + 0.7152 * p[1] as f32 + 0.0722 * p[2] as f32 > luma)
+        .count();
+    lit as f64 / (image.rgba.len() / 4) as f64
+}
+
+/// The output window as a Windows program: the standalone app (dummy audio) under Wine on a
+/// 1920x1080 virtual display. O in the editor opens the window borderless at its default
+/// 1280x720, centred on the monitor; a drag in the editor stirs dye; F11 in the output window
+/// fills the monitor and shows the fluid; Esc brings it back to 1280x720, centred.
+#[test]
+fn the_output_window_places_itself_on_windows() {
+    if !tools_or_skip() || !common::xvfb::tools_available() {
+        return;
+    }
+    windows_build();
+    let standalone = windows_dir()
+        .join(TARGET)
+        .join("debug")
+        .join("dyeflow-standalone.exe");
+    assert!(standalone.is_file(), "no {}", standalone.display());
+    let _one = common::xvfb::serial();
+    let display = Display::start(1920, 1080);
+    // A window manager, so that keys go to the window activated (as on a desktop).
+    let _wm = Killed(
+        Command::new("openbox")
+            .env("DISPLAY", &display.name)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("openbox (Debian: openbox)"),
+    );
+    let captures = Path::new(env!("CARGO_TARGET_TMPDIR")).join("windows-standalone-captures");
+    let _app = Killed(
+        wine("wine")
+            .arg(&standalone)
+            .args(["--backend", "dummy"])
+            .env("DISPLAY", &display.name)
+            .env("DYEFLOW_CAPTURE_DIR", &captures)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let editor = display
+        .find_window("^Dyeflow$", Duration::from_secs(120))
+        .expect("the editor did not open under Wine");
+    // The editor's first frames (a software GL under Wine) before it takes keys.
+    std::thread::sleep(Duration::from_secs(3));
+    let activate = |window: &str| {
+        display.xdotool(&["windowactivate", "--sync", window]);
+        display.xdotool(&["windowfocus", window]);
+        std::thread::sleep(Duration::from_millis(300));
+    };
+    activate(&editor);
+    display.xdotool(&["key", "--window", &editor, "o"]);
+    let output = display
+        .find_window("^Dyeflow output", Duration::from_secs(30))
+        .expect("O did not open the output window");
+    let windowed = (320, 180, 1280, 720);
+    let limit = Duration::from_secs(20);
+    assert_eq!(wait_geometry(&display, &output, windowed, limit), windowed);
+
+    display.drag(
+        &editor,
+        (200.0, 250.0),
+        (560.0, 370.0),
+        30,
+        Duration::from_millis(30),
+    );
+    activate(&output);
+    display.xdotool(&["key", "--window", &output, "F11"]);
+    let fullscreen = (0, 0, 1920, 1080);
+    assert_eq!(
+        wait_geometry(&display, &output, fullscreen, limit),
+        fullscreen
+    );
+    // The dye the drag put in, on the whole monitor (the background alone is near black).
+    let start = Instant::now();
+    let mut lit = 0.0;
+    while start.elapsed() < limit {
+        lit = lit_share(&display.screenshot(), 60.0);
+        if lit > 0.005 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    assert!(
+        lit > 0.005,
+        "the fullscreen window shows no fluid ({lit:.4} lit)"
+    );
+
+    display.xdotool(&["key", "--window", &output, "Escape"]);
+    assert_eq!(wait_geometry(&display, &output, windowed, limit), windowed);
 }
