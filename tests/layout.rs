@@ -520,7 +520,7 @@ fn the_engine_editor_and_renderer_drive_a_model_not_a_grid() {
 }
 
 /// The fluids, by their folders in `sim/`.
-const FLUIDS: [&str; 2] = ["grid", "sph"];
+const FLUIDS: [&str; 3] = ["grid", "sph", "liquid3d"];
 
 /// The fluids' GPU files that reach into their CPU side (`sim/grid/gpu/` into `sim/grid/cpu/`,
 /// `sim/sph/gpu/` into `sim/sph/cpu/`).

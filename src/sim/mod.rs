@@ -20,6 +20,7 @@ use crate::kernels::portable::Portable;
 
 pub mod create;
 pub mod grid;
+pub mod liquid3d;
 pub mod model;
 pub mod multigrid;
 pub mod obstacles;
