@@ -382,7 +382,6 @@ impl Liquid {
         std::mem::swap(&mut self.predicted, &mut s.pos);
         let grid = &*grid;
         let kern = Kernels::new(grid.reach);
-        let h2 = kern.h * kern.h;
         let predicted = &self.predicted;
         let (size, rho0) = (self.size, k.target_density);
 
@@ -409,33 +408,7 @@ impl Liquid {
                     pairs.start.push(pairs.list.len() as u32);
                     let p = predicted[a];
                     let (rows, count) = grid.rows_around(p);
-                    let mut acc = [0.0f32; 2];
-                    // The squared distances of a row's particles first, in a loop the compiler
-                    // vectorises (positions by axis), then the few in reach.
-                    let mut r2s = [0.0f32; SCAN];
-                    for &(lo, hi) in &rows[..count] {
-                        for lo in (lo as usize..hi as usize).step_by(SCAN) {
-                            let hi = (lo + SCAN).min(hi as usize);
-                            let r2s = &mut r2s[..hi - lo];
-                            let (xs, ys, zs) =
-                                (&axes[0][lo..hi], &axes[1][lo..hi], &axes[2][lo..hi]);
-                            for (((r2, x), y), z) in r2s.iter_mut().zip(xs).zip(ys).zip(zs) {
-                                let (dx, dy, dz) = (x - p[0], y - p[1], z - p[2]);
-                                *r2 = dx * dx + dy * dy + dz * dz;
-                            }
-                            for (j, &r2) in r2s.iter().enumerate() {
-                                if r2 < h2 {
-                                    let r = r2.sqrt();
-                                    let w = kern.densities_at(r);
-                                    acc = [acc[0] + w[0], acc[1] + w[1]];
-                                    let b = lo + j;
-                                    if b != a {
-                                        pairs.list.push((b as u32, r));
-                                    }
-                                }
-                            }
-                        }
-                    }
+                    let mut acc = scan(p, a, &rows[..count], axes, &kern, &mut pairs.list);
                     // The walls: the liquid as if it went on beyond them at the target density.
                     for c in 0..3 {
                         for gap in [p[c], size[c] - p[c]] {
@@ -548,6 +521,47 @@ impl Liquid {
                 }
             });
     }
+}
+
+/// The density and near density at `p` (sorted particle `a`) from the particles of `runs`
+/// (sorted index ranges), and its neighbours in reach pushed onto `list`. The squared
+/// distances of a run's particles come first, in a loop over positions by axis that
+/// vectorises, then the few in reach. (Compiled for AVX2 as well, the step took as long:
+/// 16.0 ms against 16.1 at 32 768 particles, 2026-11-28.)
+fn scan(
+    p: [f32; 3],
+    a: usize,
+    runs: &[(u32, u32)],
+    axes: &[Vec<f32>; 3],
+    kern: &Kernels,
+    list: &mut Vec<(u32, f32)>,
+) -> [f32; 2] {
+    let h2 = kern.h * kern.h;
+    let mut acc = [0.0f32; 2];
+    let mut r2s = [0.0f32; SCAN];
+    for &(lo, hi) in runs {
+        for lo in (lo as usize..hi as usize).step_by(SCAN) {
+            let hi = (lo + SCAN).min(hi as usize);
+            let r2s = &mut r2s[..hi - lo];
+            let (xs, ys, zs) = (&axes[0][lo..hi], &axes[1][lo..hi], &axes[2][lo..hi]);
+            for (((r2, x), y), z) in r2s.iter_mut().zip(xs).zip(ys).zip(zs) {
+                let (dx, dy, dz) = (x - p[0], y - p[1], z - p[2]);
+                *r2 = dx * dx + dy * dy + dz * dz;
+            }
+            for (j, &r2) in r2s.iter().enumerate() {
+                if r2 < h2 {
+                    let r = r2.sqrt();
+                    let w = kern.densities_at(r);
+                    acc = [acc[0] + w[0], acc[1] + w[1]];
+                    let b = lo + j;
+                    if b != a {
+                        list.push((b as u32, r));
+                    }
+                }
+            }
+        }
+    }
+    acc
 }
 
 #[inline]
