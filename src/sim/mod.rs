@@ -18,6 +18,7 @@
 
 use crate::kernels::portable::Portable;
 
+pub mod cells;
 pub mod create;
 pub mod grid;
 pub mod liquid3d;

@@ -49,6 +49,8 @@ pub struct Grid {
     pub order: Vec<u32>,
     /// Each particle's cell, before the sort.
     keys: Vec<u32>,
+    /// The sort's working memory.
+    fill: Vec<u32>,
 }
 
 impl Grid {
@@ -80,6 +82,7 @@ impl Grid {
             start: Vec::new(),
             order: Vec::new(),
             keys: Vec::new(),
+            fill: Vec::new(),
         }
     }
 
@@ -104,22 +107,13 @@ impl Grid {
         keys.clear();
         keys.extend(points.iter().map(|&p| self.key(p) as u32));
         self.keys = keys;
-        self.start.clear();
-        self.start.resize(cells + 1, 0);
-        for &k in &self.keys {
-            self.start[k as usize + 1] += 1;
-        }
-        for c in 0..cells {
-            self.start[c + 1] += self.start[c];
-        }
-        self.order.clear();
-        self.order.resize(points.len(), 0);
-        let mut fill = self.start[..cells].to_vec();
-        for (n, &k) in self.keys.iter().enumerate() {
-            let slot = &mut fill[k as usize];
-            self.order[*slot as usize] = n as u32;
-            *slot += 1;
-        }
+        crate::sim::cells::sort_by_cell(
+            &self.keys,
+            cells,
+            &mut self.start,
+            &mut self.order,
+            &mut self.fill,
+        );
     }
 
     /// The sorted index ranges of the runs of cells around the cell of `p` (up to 9 with
@@ -143,11 +137,7 @@ impl Grid {
     }
 }
 
-/// `out[k] = data[order[k]]`.
-pub fn reorder<T: Copy>(data: &[T], order: &[u32], out: &mut Vec<T>) {
-    out.clear();
-    out.extend(order.iter().map(|&i| data[i as usize]));
-}
+pub use crate::sim::cells::reorder;
 
 #[cfg(test)]
 mod tests {

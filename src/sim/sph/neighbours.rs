@@ -33,6 +33,8 @@ pub struct Grid {
     pub order: Vec<u32>,
     /// Each particle's cell, before the sort.
     keys: Vec<u32>,
+    /// The sort's working memory.
+    fill: Vec<u32>,
 }
 
 /// Most cells in the grid: a smaller radius is widened to keep the start table bounded.
@@ -69,6 +71,7 @@ impl Grid {
             start: Vec::new(),
             order: Vec::new(),
             keys: Vec::new(),
+            fill: Vec::new(),
         }
     }
 
@@ -96,22 +99,13 @@ impl Grid {
         keys.clear();
         keys.extend(points.iter().map(|&p| self.key(p) as u32));
         self.keys = keys;
-        self.start.clear();
-        self.start.resize(cells + 1, 0);
-        for &k in &self.keys {
-            self.start[k as usize + 1] += 1;
-        }
-        for c in 0..cells {
-            self.start[c + 1] += self.start[c];
-        }
-        self.order.clear();
-        self.order.resize(points.len(), 0);
-        let mut fill = self.start[..cells].to_vec();
-        for (n, &k) in self.keys.iter().enumerate() {
-            let slot = &mut fill[k as usize];
-            self.order[*slot as usize] = n as u32;
-            *slot += 1;
-        }
+        crate::sim::cells::sort_by_cell(
+            &self.keys,
+            cells,
+            &mut self.start,
+            &mut self.order,
+            &mut self.fill,
+        );
     }
 
     /// The sorted index ranges of the (up to nine) cells around the cell of `p`.
@@ -162,11 +156,7 @@ impl Grid {
     }
 }
 
-/// `out[k] = data[order[k]]` for every `k`.
-pub fn reorder<T: Copy>(data: &[T], order: &[u32], out: &mut Vec<T>) {
-    out.clear();
-    out.extend(order.iter().map(|&n| data[n as usize]));
-}
+pub use crate::sim::cells::reorder;
 
 #[cfg(test)]
 mod tests {
