@@ -216,6 +216,14 @@ pub struct Liquid {
     scratch: Scratch,
 }
 
+/// Most neighbours a particle keeps (about 37 in the liquid at rest). Particles piled into one
+/// place (a broken input reset to the tank's centre, a splash into a corner) would otherwise
+/// make every pair a neighbour: memory and time growing with the square of their number. Past
+/// it, a particle's scan stops: its density is then an underestimate of a very dense place,
+/// still pushing hard, and its pairs are no longer all mutual (momentum is kept only where the
+/// cap is not reached).
+pub const MAX_NEIGHBOURS: usize = 128;
+
 /// Candidates whose distances are computed together in the neighbour scan.
 const SCAN: usize = 64;
 
@@ -538,6 +546,7 @@ fn scan(
 ) -> [f32; 2] {
     let h2 = kern.h * kern.h;
     let mut acc = [0.0f32; 2];
+    let first = list.len();
     let mut r2s = [0.0f32; SCAN];
     let mut hits = [0u8; SCAN];
     for &(lo, hi) in runs {
@@ -563,6 +572,9 @@ fn scan(
                 let b = lo + usize::from(j);
                 if b != a {
                     list.push((b as u32, r));
+                    if list.len() - first == MAX_NEIGHBOURS {
+                        return acc;
+                    }
                 }
             }
         }

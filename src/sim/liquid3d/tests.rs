@@ -290,3 +290,31 @@ fn the_walls_are_the_kernels_beyond_them() {
         }
     }
 }
+
+/// A pile of particles in one place (what a broken input is reset to) keeps a bounded number
+/// of neighbours each: the step's lists stay at most `MAX_NEIGHBOURS` a particle, and the pile
+/// spreads apart.
+#[test]
+fn a_pile_in_one_place_keeps_bounded_neighbours() {
+    let mut liquid = Liquid::new([1.0, 1.0, 1.0]);
+    for _ in 0..3000 {
+        liquid.add([0.5, 0.5, 0.5], [0.0; 3], [1.0; 3]);
+    }
+    let knobs = Knobs {
+        gravity: [0.0; 3],
+        ..Knobs::default()
+    };
+    liquid.step(&knobs, SUBSTEP_S);
+    let kept: usize = liquid.pairs.iter().map(|p| p.list.len()).sum();
+    assert_eq!(kept, 3000 * MAX_NEIGHBOURS, "pairs kept");
+    for _ in 0..200 {
+        liquid.step(&knobs, SUBSTEP_S);
+    }
+    let spread = liquid
+        .pos
+        .iter()
+        .map(|p| dist2(*p, [0.5, 0.5, 0.5]).sqrt())
+        .fold(0.0f32, f32::max);
+    assert!(spread > 0.1, "the pile stayed within {spread} m");
+    assert!(liquid.pos.iter().flatten().all(|x| x.is_finite()));
+}
