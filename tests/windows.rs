@@ -106,13 +106,18 @@ fn tools_or_skip() -> bool {
 /// programs).
 fn wine(program: &str) -> Command {
     let mut command = Command::new(program);
+    in_the_prefix(&mut command);
+    command
+}
+
+/// The test's Wine prefix and settings for `command` (see [`wine`]).
+fn in_the_prefix(command: &mut Command) {
     command
         .env("WINEPREFIX", windows_dir().join("wine-prefix"))
         .env("WINEDEBUG", "-all")
         .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
         .env_remove("DISPLAY")
         .env_remove("WAYLAND_DISPLAY");
-    command
 }
 
 fn tail(bytes: &[u8], lines: usize) -> String {
@@ -147,12 +152,8 @@ fn cargo(subcommand: &str, tests: &[&str]) -> Command {
             "cli,standalone",
         ])
         .env("CARGO_TARGET_DIR", windows_dir())
-        .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER", "wine")
-        .env("WINEPREFIX", windows_dir().join("wine-prefix"))
-        .env("WINEDEBUG", "-all")
-        .env("WINEDLLOVERRIDES", "mscoree,mshtml=")
-        .env_remove("DISPLAY")
-        .env_remove("WAYLAND_DISPLAY");
+        .env("CARGO_TARGET_X86_64_PC_WINDOWS_GNU_RUNNER", "wine");
+    in_the_prefix(&mut command);
     for test in tests {
         command.args(["--test", test]);
     }
