@@ -157,7 +157,7 @@ pub struct Settings {
     pub fluid: FluidChoice,
 }
 
-/// Which fluid an instance runs ("Fluid: Grid / Particles").
+/// Which fluid an instance runs ("Fluid: Grid / Particles / Liquid 3D").
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum FluidChoice {
@@ -166,6 +166,15 @@ pub enum FluidChoice {
     Grid,
     /// A liquid: the particle fluid (SPH).
     Particles,
+    /// A liquid in 3D, in a tank (SPH in 3D, ray-marched).
+    Liquid3d,
+}
+
+impl FluidChoice {
+    /// Whether it is a liquid of particles (2D or 3D): the liquid's knobs and mouse apply.
+    pub fn is_liquid(self) -> bool {
+        matches!(self, Self::Particles | Self::Liquid3d)
+    }
 }
 
 impl Default for Settings {

@@ -53,6 +53,8 @@ enum ModelArg {
     Grid,
     /// The particle fluid (SPH).
     Sph,
+    /// The 3D liquid (SPH in 3D in a tank, ray-marched).
+    Liquid3d,
 }
 
 /// The particle fluid's GPU sort (`sim::sph::gpu::Sort`).
@@ -316,6 +318,7 @@ fn render_command(args: RenderArgs) -> ExitCode {
         fluid: args.model.map(|m| match m {
             ModelArg::Grid => crate::params::FluidChoice::Grid,
             ModelArg::Sph => crate::params::FluidChoice::Particles,
+            ModelArg::Liquid3d => crate::params::FluidChoice::Liquid3d,
         }),
         capture: args.capture,
     };
@@ -398,9 +401,11 @@ struct BenchArgs {
     /// Solver backend.
     #[arg(long, value_enum, default_value = "cpu")]
     backend: Backend,
-    /// The fluid to time: the grid, or the particle fluid (SPH: a dam break of --particles
+    /// The fluid to time: the grid, the particle fluid (sph: a dam break of --particles
     /// particles, 16384 unless given; the JSON reports ms_per_step, particles,
-    /// neighbours_mean and density_error).
+    /// neighbours_mean and density_error), or the 3D liquid (liquid3d: a dam break of
+    /// --particles, 32768 unless given, settled for 5 s; also kinetic_share and picture_ms,
+    /// the picture at --frame-size).
     #[arg(long, value_enum, default_value = "grid")]
     model: ModelArg,
     /// The particle fluid's sort on the GPU (--model sph).
@@ -446,7 +451,8 @@ struct BenchArgs {
     /// Output size WxH of the colour stage's timings (colour_ms; on the CPU also display_ms,
     /// the display pipeline's share; on the GPU colorize_gpu_ms and display_gpu_ms, from
     /// timestamp queries). With --model sph on the CPU: the frame the particles are drawn
-    /// into (frame_ms: the Surface and the Discs looks).
+    /// into (frame_ms: the Surface and the Discs looks); with --model liquid3d, the picture's
+    /// (picture_ms).
     #[arg(long, default_value = "1280x720", value_parser = parse_frame_size)]
     frame_size: (usize, usize),
     /// Behave as if there were no GPU (checks the error path).
@@ -622,8 +628,10 @@ fn bench(args: BenchArgs) -> ExitCode {
     if args.latency {
         return latency(&args);
     }
-    if args.model == ModelArg::Sph {
-        return bench_sph(&args);
+    match args.model {
+        ModelArg::Sph => return bench_sph(&args),
+        ModelArg::Liquid3d => return bench::liquid3d::command(&args),
+        ModelArg::Grid => {}
     }
     let sizes = if args.size.is_empty() {
         vec![512]

@@ -29,6 +29,7 @@ pub mod effects;
 pub mod gpu;
 pub mod points;
 pub mod streamlines;
+pub mod volume;
 
 /// Fixed-point units per unit of light in the particles' light buffer
 /// ([`cpu::colorize::Source::particles`]): they add up in integers, so the sum does not

@@ -15,7 +15,7 @@ use super::EditorShared;
 use super::view::Canvas;
 use crate::bridge::events::{Brush, SimEvent, TimedEvent};
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
-use crate::params::{BRUSH_RADIUS_RANGE, FluidChoice};
+use crate::params::BRUSH_RADIUS_RANGE;
 use egui::{self, Color32, PointerButton, Sense, Stroke};
 use nice_plug_egui::{Key as HostKey, KeyCapture};
 
@@ -159,7 +159,7 @@ impl Painter {
         }
         // The grid: left paints, right pulls (Shift: pushes). The liquid, as in the source:
         // left pulls, right pushes, Shift + left pours.
-        let liquid = shared.params.settings().fluid == FluidChoice::Particles;
+        let liquid = shared.params.settings().fluid.is_liquid();
         let shift = ui.input(|i| i.modifiers.shift);
         let primary = response.dragged_by(PointerButton::Primary);
         let secondary = response.dragged_by(PointerButton::Secondary);

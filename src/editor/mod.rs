@@ -363,7 +363,7 @@ impl NiceEguiApp for EditorApp {
             // Not under the open panel: it is the controls the hint points to.
             let notes = self.shared.engine.status().map_or(0, |s| s.notes);
             let panel_open = self.shared.params.editor_settings().panel_open;
-            let liquid = settings.fluid == crate::params::FluidChoice::Particles;
+            let liquid = settings.fluid.is_liquid();
             self.hint
                 .show(ui, &canvas, (acted, notes), !panel_open, liquid);
         }

@@ -328,6 +328,7 @@ fn settings_section(
     let fluids = [
         (FluidChoice::Grid, "Grid".to_owned()),
         (FluidChoice::Particles, "Particles".into()),
+        (FluidChoice::Liquid3d, "Liquid 3D".into()),
     ];
     let rates: Vec<(u32, String)> = SIM_RATES_HZ
         .iter()
@@ -575,7 +576,7 @@ impl Panel {
             slider(ui, &p.pressure_iterations, setter, cols);
             slider(ui, &p.speed, setter, cols);
         });
-        let liquid = p.settings().fluid == FluidChoice::Particles;
+        let liquid = p.settings().fluid.is_liquid();
         if liquid {
             // The particle fluid's own knobs, only while it is the fluid.
             section(ui, "Liquid", true, |ui| {

@@ -17,6 +17,7 @@ impl From<crate::params::FluidChoice> for crate::sim::model::Kind {
         match choice {
             crate::params::FluidChoice::Grid => Self::Grid,
             crate::params::FluidChoice::Particles => Self::Particles,
+            crate::params::FluidChoice::Liquid3d => Self::Liquid3d,
         }
     }
 }

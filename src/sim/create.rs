@@ -16,8 +16,10 @@ use crate::gpu::{GpuContext, GpuOptions};
 /// # Errors
 /// [`CpuError`] when not even the CPU solver can start (its threads were refused).
 pub fn create_model(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
-    if spec.kind == Kind::Particles {
-        return create_particles(spec);
+    match spec.kind {
+        Kind::Particles => return create_particles(spec),
+        Kind::Liquid3d => return create_liquid3d(spec),
+        Kind::Grid => {}
     }
     let cfg = grid_config(spec);
     let mut fallback = None;
@@ -74,6 +76,21 @@ fn create_particles(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), Cpu
         }
     }
     let model = SphModel::new(spec.cells, spec.cpu_threads, DEFAULT_BUDGET)?;
+    let info = ModelInfo {
+        backend: "cpu",
+        device: threads_label(model.threads()),
+        fallback,
+    };
+    Ok((Box::new(model), info))
+}
+
+/// The 3D liquid for `spec`, on the CPU (its GPU model is not written yet: a GPU asked for
+/// says so).
+fn create_liquid3d(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
+    use super::liquid3d::model::{DEFAULT_PARTICLES, Liquid3dModel};
+    let model = Liquid3dModel::new(spec.cells, spec.cpu_threads, DEFAULT_PARTICLES)?;
+    let fallback = (spec.backend != Backend::Cpu)
+        .then(|| "the 3D liquid runs on the CPU only for now".to_owned());
     let info = ModelInfo {
         backend: "cpu",
         device: threads_label(model.threads()),

@@ -135,6 +135,8 @@ pub enum Kind {
     Grid,
     /// The particle fluid: a liquid (SPH).
     Particles,
+    /// The 3D liquid in a tank (SPH in 3D, ray-marched).
+    Liquid3d,
 }
 
 /// What to build: the model-neutral description the engine and the renderer hand over.

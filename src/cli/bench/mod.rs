@@ -2,6 +2,7 @@
 //! first 20 steps, then free flow; it reports the median step time and how well the pressure
 //! solve projected (the divergence left after the final projection, relative to before).
 
+pub mod liquid3d;
 pub mod sph;
 
 use crate::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};

@@ -1,0 +1,258 @@
+//! `dyeflow bench --model liquid3d`: the 3D liquid (sim::liquid3d) on a fixed scene, timed. A
+//! dam break in the model's own tank for the particle count: the particles start as a block at
+//! the target density's spacing against the tank's left wall, through its whole depth; after a
+//! few untimed steps the run times each step and reports the median, then lets the liquid
+//! settle to 5 simulated seconds and reports the mean neighbour count, the median particle's
+//! density against the target and the kinetic energy left, and times the picture (splat and ray
+//! march through the display pipeline) at the frame size.
+
+use crate::cli::{Backend, BenchArgs, say, warn};
+use crate::fluid::Look;
+use crate::sim::liquid3d::model::{Liquid3dModel, tank_size};
+use crate::sim::liquid3d::{Knobs, Liquid, SUBSTEP_S};
+use crate::sim::model::Model;
+use serde::Serialize;
+use std::process::ExitCode;
+use std::time::Instant;
+
+/// Steps run before the timing starts (the block starts to fall).
+const WARM_STEPS: usize = 10;
+/// The settling runs at least this long, simulated seconds...
+const SETTLE_S: f32 = 5.0;
+/// ...and on until the kinetic energy is under this share of the released potential energy,
+const SETTLED: f64 = 0.01;
+/// ...for at most this long.
+const SETTLE_MAX_S: f32 = 30.0;
+/// Frames drawn for the picture's timing.
+const FRAMES: usize = 20;
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct Liquid3dBenchOptions {
+    pub particles: usize,
+    /// Steps to time.
+    pub steps: usize,
+    /// CPU worker threads (0: one per core).
+    pub threads: usize,
+    /// The picture's size, width x height (0 x 0: no picture).
+    pub frame_size: (usize, usize),
+    /// Let the liquid settle and measure it (else the figures are of the timed steps' end).
+    pub settle: bool,
+}
+
+/// What a run measured.
+#[derive(Clone, Debug, Serialize)]
+pub struct Liquid3dBenchResult {
+    pub model: &'static str,
+    pub backend: String,
+    pub threads: usize,
+    pub particles: usize,
+    pub steps: usize,
+    /// Simulated seconds per step.
+    pub dt: f32,
+    /// Median wall time of one step.
+    pub ms_per_step: f64,
+    pub ms_p90: f64,
+    /// Mean number of neighbours (other particles within the smoothing radius) at the end.
+    pub neighbours_mean: f64,
+    /// The median particle's density against the target, (median - target) / target, once
+    /// the dam break has settled: after [`SETTLE_S`] simulated seconds and once its kinetic
+    /// energy is under [`SETTLED`] of the released potential energy (at most
+    /// [`SETTLE_MAX_S`]).
+    pub density_error: f64,
+    /// The kinetic energy left then, as a share of the potential energy the fall released.
+    pub kinetic_share: f64,
+    /// Simulated seconds at which the figures above were taken.
+    pub settled_s: f32,
+    /// Median time of the picture (splat, ray march, display) at `frame_size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub picture_ms: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_size: Option<(usize, usize)>,
+    pub timer: &'static str,
+}
+
+/// The bench's liquid: `n` particles as a block against the left wall of the model's tank for
+/// `n`, at the target density's spacing, through the whole depth.
+pub fn scene(n: usize, knobs: &Knobs) -> Liquid {
+    let n = n.clamp(1, crate::sim::liquid3d::MAX_PARTICLES);
+    let size = tank_size(n, knobs.target_density);
+    let mut liquid = Liquid::new(size);
+    let spacing = crate::sim::liquid3d::spacing(knobs.target_density);
+    let deep = ((size[2] / spacing) as usize).max(1);
+    let tall = ((size[1] * 0.9 / spacing) as usize).max(1);
+    let wide = n.div_ceil(deep * tall);
+    let mut s = 0x2545_f491u32;
+    let mut jitter = move || {
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        (s as f32 / u32::MAX as f32 - 0.5) * 0.2 * spacing
+    };
+    'fill: for i in 0..wide {
+        for j in 0..tall {
+            for k in 0..deep {
+                if liquid.len() >= n {
+                    break 'fill;
+                }
+                let p = [i, j, k].map(|a| (a as f32 + 0.5) * spacing);
+                let p = [p[0] + jitter(), p[1] + jitter(), p[2] + jitter()];
+                let hue = i as f32 / wide.max(1) as f32;
+                liquid.add(p, [0.0; 3], [hue, 0.5, 1.0 - hue]);
+            }
+        }
+    }
+    liquid
+}
+
+impl Liquid3dBenchResult {
+    /// The result as one line for a person.
+    pub fn line(&self) -> String {
+        format!(
+            "liquid3d {} ({} threads): {} particles, {:.3} ms/step (p90 {:.3}), {:.1} \
+             neighbours; after {:.1} s density {:+.2} % of the target, kinetic {:.2} % of the \
+             released{}",
+            self.backend,
+            self.threads,
+            self.particles,
+            self.ms_per_step,
+            self.ms_p90,
+            self.neighbours_mean,
+            self.settled_s,
+            100.0 * self.density_error,
+            100.0 * self.kinetic_share,
+            self.picture_ms
+                .zip(self.frame_size)
+                .map(|(ms, (w, h))| format!("; picture {ms:.2} ms at {w}x{h}"))
+                .unwrap_or_default()
+        )
+    }
+}
+
+fn percentile(times: &mut [f64], q: f64) -> f64 {
+    times.sort_by(f64::total_cmp);
+    times
+        .get(((times.len() as f64 - 1.0) * q).round() as usize)
+        .copied()
+        .unwrap_or(0.0)
+}
+
+/// Run the scene on the CPU (rayon, `threads` workers).
+pub fn run_cpu(opts: &Liquid3dBenchOptions) -> Result<Liquid3dBenchResult, String> {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(opts.threads)
+        .build()
+        .map_err(|e| format!("cannot start {} threads: {e}", opts.threads))?;
+    let knobs = Knobs::default();
+    let mut liquid = scene(opts.particles, &knobs);
+    let start = liquid.potential_energy(knobs.gravity);
+    let mut times = pool.install(|| {
+        for _ in 0..WARM_STEPS {
+            liquid.step(&knobs, SUBSTEP_S);
+        }
+        (0..opts.steps)
+            .map(|_| {
+                let t = Instant::now();
+                liquid.step(&knobs, SUBSTEP_S);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect::<Vec<_>>()
+    });
+    let mut done = WARM_STEPS + opts.steps;
+    let released = |l: &Liquid| start - l.potential_energy(knobs.gravity);
+    if opts.settle {
+        let [least, most] = [SETTLE_S, SETTLE_MAX_S].map(|s| (s / SUBSTEP_S).ceil() as usize);
+        pool.install(|| {
+            while done < most {
+                if done >= least && done.is_multiple_of(30) {
+                    let r = released(&liquid);
+                    if r > 0.0 && liquid.kinetic_energy() < SETTLED * r {
+                        break;
+                    }
+                }
+                liquid.step(&knobs, SUBSTEP_S);
+                done += 1;
+            }
+        });
+    }
+    let released = released(&liquid);
+    let (neighbours_mean, density_error) = pool.install(|| {
+        (
+            liquid.neighbours_mean(knobs.radius),
+            liquid.density_error(knobs.target_density),
+        )
+    });
+    let mut r = Liquid3dBenchResult {
+        model: "liquid3d",
+        backend: "cpu".into(),
+        threads: pool.current_num_threads(),
+        particles: liquid.len(),
+        steps: times.len(),
+        dt: SUBSTEP_S,
+        ms_per_step: percentile(&mut times, 0.5),
+        ms_p90: percentile(&mut times, 0.9),
+        neighbours_mean,
+        density_error,
+        kinetic_share: if released > 0.0 {
+            liquid.kinetic_energy() / released
+        } else {
+            0.0
+        },
+        settled_s: done as f32 * SUBSTEP_S,
+        picture_ms: None,
+        frame_size: None,
+        timer: "wall",
+    };
+    let (fw, fh) = opts.frame_size;
+    if fw > 0 && fh > 0 {
+        let cells = ((256 * fw / fh).max(8), 256);
+        let mut model =
+            Liquid3dModel::new(cells, opts.threads, liquid.len()).map_err(|e| e.to_string())?;
+        model.set_liquid(liquid);
+        let mut out = vec![0u8; fw * fh * 4];
+        let look = Look::default();
+        model.render(&look, fw, fh, &mut out);
+        let mut frames: Vec<f64> = (0..FRAMES)
+            .map(|_| {
+                let t = Instant::now();
+                model.render(&look, fw, fh, &mut out);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        r.picture_ms = Some(percentile(&mut frames, 0.5));
+        r.frame_size = Some((fw, fh));
+    }
+    Ok(r)
+}
+
+/// `dyeflow bench --model liquid3d`.
+pub(in crate::cli) fn command(args: &BenchArgs) -> ExitCode {
+    if args.backend == Backend::Gpu {
+        warn("dyeflow bench: the 3D liquid runs on the CPU only for now; use --backend cpu.");
+        return ExitCode::from(2);
+    }
+    let opts = Liquid3dBenchOptions {
+        particles: if args.particles == 0 {
+            32_768
+        } else {
+            args.particles as usize
+        },
+        steps: args.steps as usize,
+        threads: args.threads,
+        frame_size: args.frame_size,
+        settle: true,
+    };
+    let r = match run_cpu(&opts) {
+        Ok(r) => r,
+        Err(e) => {
+            warn(&format!("dyeflow bench: {e}."));
+            return ExitCode::FAILURE;
+        }
+    };
+    say(&if args.json {
+        serde_json::to_string(&r).expect("plain struct")
+    } else {
+        r.line()
+    });
+    ExitCode::SUCCESS
+}

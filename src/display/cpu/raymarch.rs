@@ -1,0 +1,632 @@
+//! The 3D liquid's picture on the CPU: each pixel's ray is marched through the liquid's
+//! [`Volume`] in the tank's frame, and the light it brings back is handed to the display's
+//! picture (exposure, tone, bloom, dither) as a field of light.
+//!
+//! - **Surface.** The ray crosses the tank's box; empty bricks are skipped whole, then it steps
+//!   [`SURFACE_STEP`] voxels at a time until the density reaches [`SURFACE`], and five
+//!   bisections place the crossing. The normal is the density's gradient (central differences,
+//!   one voxel). Where the liquid touches the glass, the surface is the glass' face.
+//! - **Reflection** (Fresnel, Schlick's form from water's index 1.33): the backdrop, floor and
+//!   sun seen in the mirror direction.
+//! - **Refraction** (Snell): the ray goes on bent into the liquid and steps [`INSIDE_STEP`] voxels
+//!   at a time, adding up the density and the dye it crosses, until it leaves through the
+//!   surface (bent again, or reflected whole past the critical angle) or the glass. Light
+//!   from behind is absorbed along the way (Beer-Lambert): water takes a little red, the dye
+//!   takes the colours it is not (a red dye lets red through). The liquid also scatters light
+//!   in its dye's colour, growing with the depth crossed, so coloured liquid glows over a dark
+//!   floor.
+//! - **Floor** (the plane y = 0, a checker fading to the horizon) lit by the sun and shadowed
+//!   by the liquid: a shadow map over the floor holds the liquid's optical depth towards the
+//!   sun, one texel a voxel.
+//! - **Glass**: the tank's box darkens what is seen through it a little, and its edges are
+//!   drawn one pixel wide.
+//!
+//! The light goes out at `scale` of the frame's size, rows bottom first (the display's
+//! resampling brings it to the frame). Rows are shaded in parallel; the result does not depend
+//! on the thread count.
+
+use crate::display::volume::{
+    BRICK, Camera, SURFACE, Scene, V3, Volume, add, dot, normalize_or, scale, sub,
+};
+use crate::kernels::portable::Portable;
+use rayon::prelude::*;
+
+/// The step towards the surface, voxels.
+pub const SURFACE_STEP: f32 = 0.8;
+/// The step inside the liquid, voxels.
+pub const INSIDE_STEP: f32 = 1.5;
+/// Bisections placing a crossing of the surface (to a 64th of a step).
+const BISECTIONS: usize = 6;
+/// Water's refractive index.
+pub const IOR: f32 = 1.33;
+/// Water's absorption per metre of bulk liquid (red first).
+const WATER: V3 = [0.45, 0.12, 0.06];
+/// A dye's absorption per metre of bulk liquid of the colours it is not.
+const DYE: f32 = 2.2;
+/// The light the liquid scatters per metre of bulk liquid.
+const SCATTER: f32 = 1.5;
+/// The light scattered, as a share of the sun's.
+const GLOW: f32 = 0.7;
+/// The sun's light.
+const SUN: V3 = [1.3, 1.22, 1.1];
+/// The sky's light on the floor.
+const AMBIENT: f32 = 0.15;
+/// The sky at the horizon and straight up.
+const HORIZON: V3 = [0.05, 0.055, 0.075];
+const ZENITH: V3 = [0.006, 0.008, 0.02];
+/// The floor's checker squares, m, and their two albedos.
+const TILE: f32 = 0.3;
+const ALBEDO: [f32; 2] = [0.2, 0.07];
+/// The floor fades into the horizon over this distance, m.
+const FOG: f32 = 14.0;
+/// How much light the glass lets through, and its edges' light.
+const GLASS: f32 = 0.9;
+const EDGE: f32 = 0.35;
+/// The liquid's shadow: optical depth per metre of bulk liquid.
+const SHADOW: f32 = 1.6;
+
+/// How the ray march trades quality for time.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Quality {
+    /// The light's size as a share of the frame's, 0.25..=1.
+    pub scale: f32,
+}
+
+impl Default for Quality {
+    fn default() -> Self {
+        Self { scale: 0.5 }
+    }
+}
+
+/// The ray march's output and buffers, kept between frames.
+#[derive(Default)]
+pub struct RayMarch {
+    /// The light, three planes, rows bottom first, [`RayMarch::size`].
+    pub planes: [Vec<f32>; 3],
+    /// The light's size.
+    pub size: (usize, usize),
+    shadow: Shadow,
+}
+
+/// The liquid's optical depth towards the sun over a rectangle of the floor.
+#[derive(Default)]
+struct Shadow {
+    depth: Vec<f32>,
+    dims: (usize, usize),
+    /// The rectangle's corner (x, z) and a texel's side.
+    corner: [f32; 2],
+    texel: f32,
+}
+
+impl Shadow {
+    /// The floor's light left by the liquid at world point (x, 0, z).
+    #[inline]
+    fn at(&self, x: f32, z: f32) -> f32 {
+        let (nx, nz) = self.dims;
+        if nx == 0 {
+            return 1.0;
+        }
+        let u = (x - self.corner[0]) / self.texel - 0.5;
+        let v = (z - self.corner[1]) / self.texel - 0.5;
+        if !(u > -1.0 && v > -1.0 && u < nx as f32 && v < nz as f32) {
+            return 1.0;
+        }
+        let (u, v) = (u.clamp(0.0, (nx - 1) as f32), v.clamp(0.0, (nz - 1) as f32));
+        let (i, j) = (u as usize, v as usize);
+        let (i1, j1) = ((i + 1).min(nx - 1), (j + 1).min(nz - 1));
+        let (fu, fv) = (u - i as f32, v - j as f32);
+        let d = &self.depth;
+        let a = d[j * nx + i] + (d[j * nx + i1] - d[j * nx + i]) * fu;
+        let b = d[j1 * nx + i] + (d[j1 * nx + i1] - d[j1 * nx + i]) * fu;
+        (-(a + (b - a) * fv) * SHADOW).pexp()
+    }
+}
+
+/// A ray in the tank's frame, in voxel units: `q(t) = origin + dir * t`, t in voxels.
+#[derive(Clone, Copy)]
+struct Ray {
+    origin: V3,
+    dir: V3,
+}
+
+impl Ray {
+    #[inline]
+    fn at(&self, t: f32) -> V3 {
+        add(self.origin, scale(self.dir, t))
+    }
+}
+
+/// Where a ray enters and leaves a box `[0, dims]` (t in the ray's units), and the axis of the
+/// face it enters by.
+#[inline]
+fn slab(ray: &Ray, dims: V3) -> Option<(f32, f32, usize)> {
+    let (mut t0, mut t1, mut axis) = (0.0f32, f32::INFINITY, usize::MAX);
+    for (c, side) in dims.into_iter().enumerate() {
+        let (o, d) = (ray.origin[c], ray.dir[c]);
+        if d.abs() < 1e-12 {
+            if o < 0.0 || o > side {
+                return None;
+            }
+            continue;
+        }
+        let (a, b) = ((0.0 - o) / d, (side - o) / d);
+        let (near, far) = if a < b { (a, b) } else { (b, a) };
+        if near > t0 {
+            t0 = near;
+            axis = c;
+        }
+        t1 = t1.min(far);
+    }
+    (t0 < t1).then_some((t0, t1, axis))
+}
+
+/// Mirror `d` about the plane of normal `n`.
+#[inline]
+fn reflect(d: V3, n: V3) -> V3 {
+    sub(d, scale(n, 2.0 * dot(d, n)))
+}
+
+/// Bend `d` through a surface of normal `n` (facing against `d`) from index ratio `eta`
+/// (from over to): `None` past the critical angle.
+#[inline]
+fn refract(d: V3, n: V3, eta: f32) -> Option<V3> {
+    let cos_i = -dot(d, n);
+    let k = 1.0 - eta * eta * (1.0 - cos_i * cos_i);
+    (k >= 0.0).then(|| add(scale(d, eta), scale(n, eta * cos_i - k.sqrt())))
+}
+
+/// Schlick's reflectance of water at incidence cosine `c`.
+#[inline]
+fn fresnel(c: f32) -> f32 {
+    let r0 = ((1.0 - IOR) / (1.0 + IOR)).powi(2);
+    let m = (1.0 - c.clamp(0.0, 1.0)).powi(5);
+    r0 + (1.0 - r0) * m
+}
+
+/// What the renderer sees along a ray: the scene's fixed parts and the volume.
+struct View<'a> {
+    vol: &'a Volume,
+    scene: &'a Scene,
+    shadow: &'a Shadow,
+    /// The box in voxels.
+    dims: V3,
+    /// A pixel's angle (radians), for edges a pixel wide.
+    pixel: f32,
+}
+
+impl View<'_> {
+    /// The sky in direction `d` (unit, world), with the sun's disc.
+    fn sky(&self, d: V3) -> V3 {
+        let up = d[1].clamp(0.0, 1.0).sqrt();
+        let mut c = add(scale(HORIZON, 1.0 - up), scale(ZENITH, up));
+        let s = dot(d, self.scene.sun).max(0.0);
+        // A broad glow round the sun (what the liquid's surface mirrors most), and its disc.
+        let s8 = (s * s) * (s * s);
+        let disc = s8 * s8 * 0.25 + pow256(s) * 0.6 + pow256(pow256(s)) * 4.0;
+        c = add(c, scale(SUN, disc));
+        c
+    }
+
+    /// The floor and the sky seen from world point `o` along `d`.
+    fn backdrop(&self, o: V3, d: V3) -> V3 {
+        if d[1] < -1e-5 && o[1] >= -1e-3 {
+            let t = (-o[1] / d[1]).max(0.0);
+            let p = add(o, scale(d, t));
+            let square = ((p[0] / TILE).floor() as i64 + (p[2] / TILE).floor() as i64) & 1;
+            // The checker fades to its mean where a pixel covers most of a square.
+            let footprint = self.pixel * t / (-d[1]).max(0.05);
+            let contrast = (1.0 - footprint / TILE).clamp(0.0, 1.0);
+            let mean = 0.5 * (ALBEDO[0] + ALBEDO[1]);
+            let albedo = mean + (ALBEDO[square as usize] - mean) * contrast;
+            let sun = self.scene.sun[1].max(0.0) * self.shadow.at(p[0], p[2]);
+            let lit = [0, 1, 2].map(|c| albedo * (SUN[c] * sun + AMBIENT));
+            let fade = (-t / FOG).pexp();
+            add(
+                scale(self.sky([d[0], 0.0, d[2]]), 1.0 - fade),
+                scale(lit, fade),
+            )
+        } else {
+            self.sky(d)
+        }
+    }
+
+    /// The light along the camera's ray from `o` (world) in direction `d` (unit).
+    fn shade(&self, o: V3, d: V3) -> V3 {
+        let tank = &self.scene.tank;
+        let voxel = self.vol.voxel;
+        let ray = Ray {
+            origin: scale(tank.to_local(o), 1.0 / voxel),
+            dir: tank.dir_to_local(d),
+        };
+        let Some((t0, t1, axis)) = slab(&ray, self.dims) else {
+            return self.backdrop(o, d);
+        };
+        let glass = |c: V3| {
+            let edge = self.edge(&ray, t0, t1);
+            add(scale(c, GLASS), [edge * EDGE; 3])
+        };
+        match self.surface(&ray, t0, t1, axis) {
+            None => {
+                let exit = tank.to_world(scale(ray.at(t1), voxel));
+                glass(self.backdrop(exit, d))
+            }
+            Some((t, n)) => glass(self.liquid(&ray, t, n)),
+        }
+    }
+
+    /// The light of the liquid's surface hit at ray parameter `t` with normal `n` (tank frame).
+    fn liquid(&self, ray: &Ray, t: f32, n: V3) -> V3 {
+        let tank = &self.scene.tank;
+        let voxel = self.vol.voxel;
+        let q = ray.at(t);
+        let hit = tank.to_world(scale(q, voxel));
+        let cos = (-dot(ray.dir, n)).clamp(0.0, 1.0);
+        let f = fresnel(cos);
+        let mirror = tank.dir_to_world(reflect(ray.dir, n));
+        let spec = pow256(dot(mirror, self.scene.sun).max(0.0));
+        let reflected = add(self.backdrop(hit, mirror), scale(SUN, spec * 3.0));
+        let Some(bent) = refract(ray.dir, n, 1.0 / IOR) else {
+            return reflected;
+        };
+        let through = self.through(Ray {
+            origin: q,
+            dir: bent,
+        });
+        add(scale(reflected, f), scale(through, 1.0 - f))
+    }
+
+    /// The light coming back along `ray` from inside the liquid: what lies behind it, absorbed
+    /// by what it crosses, plus the light it scatters.
+    fn through(&self, ray: Ray) -> V3 {
+        let tank = &self.scene.tank;
+        let Crossing {
+            mass,
+            dye,
+            exit,
+            dir,
+        } = self.cross(ray);
+        let world = tank.to_world(scale(exit, self.vol.voxel));
+        let behind = self.backdrop(
+            world,
+            normalize_or(tank.dir_to_world(dir), [0.0, -1.0, 0.0]),
+        );
+        let mean = if mass > 1e-6 {
+            scale(dye, 1.0 / mass)
+        } else {
+            [1.0; 3]
+        };
+        let glow = (1.0 - (-SCATTER * mass).pexp()) * GLOW;
+        let light = self.scene.sun[1].max(0.0) + AMBIENT;
+        let passed = transmittance(mass, dye);
+        [0, 1, 2].map(|c| behind[c] * passed[c] + mean[c].clamp(0.0, 1.0) * SUN[c] * glow * light)
+    }
+
+    /// Follow `ray` (starting inside the liquid) until it leaves: through the glass, or
+    /// through the surface (bent, or mirrored past the critical angle).
+    fn cross(&self, ray: Ray) -> Crossing {
+        let vol = self.vol;
+        let voxel = vol.voxel;
+        let step = INSIDE_STEP;
+        let far = slab(&ray, self.dims).map_or(0.0, |s| s.1);
+        let (mut mass, mut dye) = (0.0f32, [0.0f32; 3]);
+        // Segments of `step` from the start, each weighed by the density at its middle; the
+        // last one ends at the glass or at the surface.
+        let mut start = 0.0;
+        let mut inside = SURFACE;
+        let (exit, dir) = loop {
+            if start >= far {
+                // Out through the glass, unbent.
+                break (ray.at(far), ray.dir);
+            }
+            let len = step.min(far - start);
+            let mid = start + 0.5 * len;
+            let (d, c) = vol.sample(ray.at(mid));
+            if d < SURFACE {
+                // Out through the surface, between the last middle and this one: place it,
+                // count the liquid up to it, then bend (or mirror) the ray.
+                let (mut lo, mut hi) = ((mid - step).max(0.0), mid);
+                for _ in 0..BISECTIONS {
+                    let m = 0.5 * (lo + hi);
+                    if vol.density_at(ray.at(m)) >= SURFACE {
+                        lo = m;
+                    } else {
+                        hi = m;
+                    }
+                }
+                let part = (hi - start).max(0.0);
+                mass += inside * part;
+                dye = add(dye, scale(c, part * inside / d.max(1e-6)));
+                let p = ray.at(hi);
+                let n = self.normal(p);
+                let out = refract(ray.dir, scale(n, -1.0), IOR).unwrap_or(reflect(ray.dir, n));
+                break (p, out);
+            }
+            mass += d * len;
+            dye = add(dye, scale(c, len));
+            inside = d;
+            start += len;
+        };
+        Crossing {
+            mass: mass * voxel,
+            dye: scale(dye, voxel),
+            exit,
+            dir,
+        }
+    }
+
+    /// The first crossing of the liquid's surface along `ray` between `t0` and `t1` (voxels),
+    /// and the surface's normal there (out of the liquid, tank frame).
+    fn surface(&self, ray: &Ray, t0: f32, t1: f32, axis: usize) -> Option<(f32, V3)> {
+        let vol = self.vol;
+        let start = ray.at(t0);
+        if t0 > 0.0 && axis < 3 && vol.density_at(start) >= SURFACE {
+            // Against the glass: the face it enters by.
+            let mut n = [0.0; 3];
+            n[axis] = -ray.dir[axis].signum();
+            return Some((t0, n));
+        }
+        let mut t = t0;
+        let mut below = t0;
+        while t < t1 {
+            let q = ray.at(t);
+            if vol.brick_at(q) < SURFACE {
+                // Empty brick: on to where the ray leaves it.
+                let mut exit = f32::INFINITY;
+                for (d, at) in ray.dir.into_iter().zip(q) {
+                    if d.abs() > 1e-12 {
+                        let b = (at.max(0.0) / BRICK as f32).floor();
+                        let face = (b + if d > 0.0 { 1.0 } else { 0.0 }) * BRICK as f32;
+                        exit = exit.min((face - at) / d);
+                    }
+                }
+                t += exit.max(0.0) + 1e-3;
+                below = t;
+                continue;
+            }
+            if vol.density_at(q) >= SURFACE {
+                let (mut lo, mut hi) = (below, t);
+                for _ in 0..BISECTIONS {
+                    let mid = 0.5 * (lo + hi);
+                    if vol.density_at(ray.at(mid)) >= SURFACE {
+                        hi = mid;
+                    } else {
+                        lo = mid;
+                    }
+                }
+                return Some((hi, self.normal(ray.at(hi))));
+            }
+            below = t;
+            t += SURFACE_STEP;
+        }
+        None
+    }
+
+    /// The surface's normal at voxel point `q`: against the density's gradient.
+    fn normal(&self, q: V3) -> V3 {
+        let v = self.vol;
+        let g = [0, 1, 2].map(|c| {
+            let (mut a, mut b) = (q, q);
+            a[c] += 1.0;
+            b[c] -= 1.0;
+            v.density_at(b) - v.density_at(a)
+        });
+        normalize_or(g, [0.0, 1.0, 0.0])
+    }
+
+    /// How much of a tank edge the ray passes within a pixel of, 0..1 (where it enters or
+    /// leaves the box).
+    fn edge(&self, ray: &Ray, t0: f32, t1: f32) -> f32 {
+        let mut best = 0.0f32;
+        for t in [t0, t1] {
+            let q = ray.at(t);
+            // Distance to the box's edges: the two smallest distances to a face of the three
+            // axes (the face it lies on is at distance 0).
+            let mut gaps = [0, 1, 2].map(|c| q[c].min(self.dims[c] - q[c]).abs());
+            gaps.sort_unstable_by(f32::total_cmp);
+            let eye = dot(
+                sub(
+                    self.scene.camera.eye,
+                    self.scene.tank.to_world(scale(q, self.vol.voxel)),
+                ),
+                sub(
+                    self.scene.camera.eye,
+                    self.scene.tank.to_world(scale(q, self.vol.voxel)),
+                ),
+            )
+            .sqrt();
+            let width = (eye * self.pixel / self.vol.voxel).max(1e-6);
+            best = best.max((1.0 - gaps[1] / width).clamp(0.0, 1.0));
+        }
+        best
+    }
+}
+
+/// What a ray crossed inside the liquid.
+struct Crossing {
+    /// The density along the path, m of bulk liquid.
+    mass: f32,
+    /// The dye along the path, weighted by the density.
+    dye: V3,
+    /// Where and which way it left (tank frame; the point in voxels).
+    exit: V3,
+    dir: V3,
+}
+
+/// The share of each colour let through `mass` m of bulk liquid holding `dye` (the dye
+/// weighted by the density along the path): water's own absorption and the dye's of the colours
+/// it is not (Beer-Lambert).
+pub fn transmittance(mass: f32, dye: V3) -> V3 {
+    [0, 1, 2].map(|c| (-(mass * WATER[c] + DYE * (mass - dye[c]).max(0.0))).pexp())
+}
+
+/// The box the rays march through, in voxels: the tank (the volume may reach a little past it).
+fn march_box(vol: &Volume, scene: &Scene) -> V3 {
+    [0, 1, 2].map(|c| (scene.tank.size[c] / vol.voxel).min(vol.dims[c] as f32))
+}
+
+/// `x^256`.
+#[inline]
+fn pow256(x: f32) -> f32 {
+    let mut y = x;
+    for _ in 0..8 {
+        y *= y;
+    }
+    y
+}
+
+impl RayMarch {
+    /// March the liquid in `vol` through `scene` for a frame of `width x height` at
+    /// `quality`: the light into [`RayMarch::planes`].
+    pub fn draw(
+        &mut self,
+        vol: &Volume,
+        scene: &Scene,
+        (width, height): (usize, usize),
+        quality: Quality,
+        pool: &rayon::ThreadPool,
+    ) {
+        let s = quality.scale.clamp(0.25, 1.0);
+        let (w, h) = (
+            ((width as f32 * s).round() as usize).max(1),
+            ((height as f32 * s).round() as usize).max(1),
+        );
+        self.size = (w, h);
+        for p in &mut self.planes {
+            p.clear();
+            p.resize(w * h, 0.0);
+        }
+        if vol.dims.contains(&0) {
+            return;
+        }
+        pool.install(|| self.shadow.draw(vol, scene));
+        let lens = Lens::new(&scene.camera, (w, h));
+        let view = View {
+            vol,
+            scene,
+            shadow: &self.shadow,
+            dims: march_box(vol, scene),
+            pixel: 2.0 * lens.half / h as f32,
+        };
+        let eye = scene.camera.eye;
+        let [r, g, b] = &mut self.planes;
+        pool.install(|| {
+            r.par_chunks_mut(w)
+                .zip(g.par_chunks_mut(w))
+                .zip(b.par_chunks_mut(w))
+                .enumerate()
+                .for_each(|(y, ((r, g), b))| {
+                    for x in 0..w {
+                        let c = view.shade(eye, lens.ray(x, y));
+                        let c = c.map(|v| if v.is_finite() { v.max(0.0) } else { 0.0 });
+                        (r[x], g[x], b[x]) = (c[0], c[1], c[2]);
+                    }
+                });
+        });
+    }
+}
+
+impl Shadow {
+    /// The liquid's optical depth towards the sun over the floor under and around the tank.
+    fn draw(&mut self, vol: &Volume, scene: &Scene) {
+        let tank = &scene.tank;
+        let sun = scene.sun;
+        if sun[1] <= 0.05 {
+            self.dims = (0, 0);
+            return;
+        }
+        // The floor the tank's box shades: its corners moved down along the sun to y = 0.
+        let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
+        for k in 0..8 {
+            let c = [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|b| b as f32);
+            let p = tank.to_world([
+                c[0] * tank.size[0],
+                c[1] * tank.size[1],
+                c[2] * tank.size[2],
+            ]);
+            let t = p[1] / sun[1];
+            for (i, axis) in [0, 2].into_iter().enumerate() {
+                let v = p[axis] - sun[axis] * t;
+                lo[i] = lo[i].min(v);
+                hi[i] = hi[i].max(v);
+            }
+        }
+        let texel = vol.voxel;
+        let nx = (((hi[0] - lo[0]) / texel).ceil() as usize).clamp(1, 1024);
+        let nz = (((hi[1] - lo[1]) / texel).ceil() as usize).clamp(1, 1024);
+        self.dims = (nx, nz);
+        self.corner = lo;
+        self.texel = texel;
+        self.depth.clear();
+        self.depth.resize(nx * nz, 0.0);
+        let dims = march_box(vol, scene);
+        let dir = tank.dir_to_local(sun);
+        self.depth
+            .par_chunks_mut(nx)
+            .enumerate()
+            .for_each(|(j, row)| {
+                for (i, out) in row.iter_mut().enumerate() {
+                    let p = [
+                        lo[0] + (i as f32 + 0.5) * texel,
+                        0.0,
+                        lo[1] + (j as f32 + 0.5) * texel,
+                    ];
+                    let ray = Ray {
+                        origin: scale(tank.to_local(p), 1.0 / vol.voxel),
+                        dir,
+                    };
+                    let Some((t0, t1, _)) = slab(&ray, dims) else {
+                        continue;
+                    };
+                    let mut t = t0 + 0.5;
+                    let mut sum = 0.0;
+                    while t < t1 {
+                        let q = ray.at(t);
+                        if vol.brick_at(q) > 0.0 {
+                            sum += vol.density_at(q);
+                        }
+                        t += 1.0;
+                    }
+                    *out = sum * vol.voxel;
+                }
+            });
+    }
+}
+
+/// The camera's rays for a light of a given size.
+pub struct Lens {
+    right: V3,
+    up: V3,
+    forward: V3,
+    /// The tangent of half the vertical field of view.
+    half: f32,
+    size: (usize, usize),
+}
+
+impl Lens {
+    pub fn new(camera: &Camera, (w, h): (usize, usize)) -> Self {
+        let (right, up, forward) = camera.basis();
+        let half = (0.5 * camera.fov_y.to_radians()).ptan();
+        Self {
+            right,
+            up,
+            forward,
+            half,
+            size: (w.max(1), h.max(1)),
+        }
+    }
+
+    /// The ray (unit, world) through the middle of pixel `(x, y)`, rows bottom first.
+    #[inline]
+    pub fn ray(&self, x: usize, y: usize) -> V3 {
+        let (w, h) = (self.size.0 as f32, self.size.1 as f32);
+        let v = ((y as f32 + 0.5) / h * 2.0 - 1.0) * self.half;
+        let u = ((x as f32 + 0.5) / w * 2.0 - 1.0) * self.half * w / h;
+        normalize_or(
+            add(self.forward, add(scale(self.right, u), scale(self.up, v))),
+            self.forward,
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,594 @@
+//! The 3D liquid as a [`Model`] on the CPU: the engine, the editor and the renderer drive it as
+//! they drive the 2D fluids.
+//!
+//! - **Tank.** A box 16 : 9 : 9 (across, up, deep) holding the particle budget at
+//!   [`FILL`] of its height; its size follows the budget (the liquid is scaled with it). A new
+//!   or reset model holds a calm pool of [`POOL`] of the budget in pale water.
+//! - **Sources** (model-neutral splats in canvas units, the canvas' height the tank's): a splat
+//!   with dye (a note) drops a ball of particles in its colour from above its place (x across
+//!   the tank by the canvas' x, depth by a spread of the burst's number), its size by the splat's
+//!   radius and amount; past the budget the oldest particles go. A splat without dye is a shock
+//!   that pushes the liquid near its place (through the whole depth) along its force: the
+//!   kick's splat at the floor lifts it, the snare's and the level's push it aside; a radial
+//!   one (the mouse) pulls the liquid towards its place, or pushes it away.
+//! - **Knobs.** The 2D liquid's knobs scaled to the 3D liquid's (their defaults meet): the
+//!   gravity's strength and direction (the tilt and the beat's swing: the tank turns, gravity
+//!   stays down), stiffness, near pressure, viscosity, bounce, drag, budget.
+//! - **Picture.** Every frame the particles are splatted into a volume ([`splat`]) and the
+//!   volume is ray-marched ([`crate::display::cpu::raymarch`]) from a camera orbiting the tank;
+//!   the light goes through the display's picture (exposure, tone, bloom, dither) as every
+//!   model's does.
+
+use super::splat::{VOXEL_SPACINGS, splat};
+use super::{Knobs, Liquid, SUBSTEP_S, spacing};
+use crate::display::cpu::colorize::Source;
+use crate::display::cpu::picture::{HeldFrame, Picture};
+use crate::display::cpu::raymarch::{Quality, RayMarch};
+use crate::display::volume::{Camera, Scene, Tank, Volume, normalize_or};
+use crate::fluid::{ColorMode, Look, Splat, SplatShape};
+use crate::gpu::GpuError;
+use crate::kernels::portable::Portable;
+use crate::sim::CpuError;
+use crate::sim::model::{Model, Resolution, Snapshot};
+use crate::sim::obstacles::Mask;
+use crate::sim::{Activity, StepInput};
+use rayon::prelude::*;
+
+/// Particles for the 2D liquid's default budget (6 000): the 3D liquid's default.
+pub const DEFAULT_PARTICLES: usize = 16_384;
+/// The 2D liquid's default budget, which the 3D liquid's default stands for.
+const BUDGET_2D: f32 = 6_000.0;
+/// The tank's proportions.
+const SHAPE: [f32; 3] = [16.0, 9.0, 9.0];
+/// The share of the tank's height the budget fills.
+pub const FILL: f32 = 0.45;
+/// The share of the budget a new tank's pool holds.
+pub const POOL: f32 = 0.7;
+/// The pool's colour: pale water.
+pub const WATER: [f32; 3] = [0.55, 0.78, 1.0];
+/// Fewest particles the budget allows.
+pub const MIN_PARTICLES: usize = 256;
+/// Most particles a splat adds.
+pub const BURST_MAX: usize = 1_500;
+/// Most sources queued between steps (a flood keeps the newest).
+const MAX_PENDING: usize = 4096;
+/// Most sub-steps per advance (longer frames are slowed down).
+const MAX_SUBSTEPS: usize = 6;
+/// Below this speed of its flow (tank heights a second) the liquid counts as still.
+pub const STILL: f32 = 0.01;
+/// The flow's cells are this many smoothing radii wide.
+const FLOW_CELL: f32 = 3.0;
+/// The flow is measured in cells holding at least this many particles.
+const FLOW_MIN: u32 = 40;
+
+/// How far the liquid's flow moved between two probes (`now` and `before`: serial number and
+/// place, both by serial number), in tank heights: the 95th percentile over cells of
+/// [`FLOW_CELL`] radii of their particles' mean displacement. A liquid of particles never
+/// quite rests (at rest they jitter by a few cm/s, each its own way), but the jitter averages
+/// out over a cell and the picture, drawn from the particles smoothed, stands still; a slosh
+/// or a splash moves whole cells. 1 when the particles are not the same.
+fn flow_speed(
+    now: &[(u64, [f32; 3])],
+    before: &[(u64, [f32; 3])],
+    size: [f32; 3],
+    radius: f32,
+) -> f32 {
+    if now.len() != before.len() || now.iter().zip(before).any(|(a, b)| a.0 != b.0) {
+        return 1.0;
+    }
+    let cell = (FLOW_CELL * radius).max(1e-3);
+    let dims = size.map(|s| ((s / cell).ceil() as usize).clamp(1, 64));
+    let mut sums = vec![([0.0f32; 3], 0u32); dims[0] * dims[1] * dims[2]];
+    for (a, b) in now.iter().zip(before) {
+        let k = [0, 1, 2].map(|c| ((a.1[c] / cell).max(0.0) as usize).min(dims[c] - 1));
+        let s = &mut sums[(k[2] * dims[1] + k[1]) * dims[0] + k[0]];
+        for c in 0..3 {
+            s.0[c] += a.1[c] - b.1[c];
+        }
+        s.1 += 1;
+    }
+    let mut moved: Vec<f32> = sums
+        .iter()
+        .filter(|s| s.1 >= FLOW_MIN)
+        .map(|(d, n)| {
+            let m = d.map(|v| v / *n as f32);
+            (m[0] * m[0] + m[1] * m[1] + m[2] * m[2]).sqrt()
+        })
+        .collect();
+    if moved.is_empty() {
+        return 0.0;
+    }
+    let k = (moved.len() * 95 / 100).min(moved.len() - 1);
+    let (_, p95, _) = moved.select_nth_unstable_by(k, f32::total_cmp);
+    *p95 / size[1].max(1e-6)
+}
+
+/// The camera's default place: degrees round the tank from its front, degrees above the
+/// horizon, distance in tank widths, and its field of view.
+const YAW: f32 = 24.0;
+const PITCH: f32 = 22.0;
+const DISTANCE: f32 = 1.55;
+const FOV: f32 = 38.0;
+/// Towards the sun: behind the tank and to the left, 38 degrees up, so the liquid mirrors it
+/// towards the camera and its shadow falls in front of the tank.
+const SUN: [f32; 3] = [-0.25, 0.65, 0.75];
+
+/// The tank for `budget` particles at `target_density`.
+pub fn tank_size(budget: usize, target_density: f32) -> [f32; 3] {
+    let liquid = budget.max(1) as f32 * spacing(target_density).powi(3);
+    let k = (liquid / FILL / (SHAPE[0] * SHAPE[1] * SHAPE[2])).cbrt();
+    SHAPE.map(|s| s * k)
+}
+
+/// The 3D liquid on the CPU, as a [`Model`].
+pub struct Liquid3dModel {
+    liquid: Liquid,
+    knobs: Knobs,
+    budget: usize,
+    drag: f32,
+    /// The canvas (its aspect maps splats across the tank).
+    cells: (usize, usize),
+    /// The tank's tilt, degrees (from the gravity's direction).
+    tilt: f32,
+    pool: rayon::ThreadPool,
+    pending: Vec<Splat>,
+    obstacles: Option<Mask>,
+    volume: Volume,
+    march: RayMarch,
+    quality: Quality,
+    picture: Picture,
+    still: Vec<f32>,
+    frame: HeldFrame,
+    seed: u32,
+    /// The particles (serial number and place) at the last activity probe, and the simulated
+    /// seconds since.
+    probe: Vec<(u64, [f32; 3])>,
+    since_probe: f32,
+}
+
+/// A snapshot of the 3D liquid.
+#[derive(Clone)]
+struct Liquid3dSnapshot {
+    liquid: Liquid,
+}
+
+impl Liquid3dModel {
+    /// A model for a canvas of `cells` (its shape), on `threads` workers (0: one per core),
+    /// holding at most `budget` particles ([`MIN_PARTICLES`]..=[`super::MAX_PARTICLES`]),
+    /// starting with a calm
+    /// pool.
+    pub fn new(cells: (usize, usize), threads: usize, budget: usize) -> Result<Self, CpuError> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .thread_name(|i| format!("dyeflow-liquid3d-{i}"))
+            .build()
+            .map_err(|source| CpuError::Threads { threads, source })?;
+        let budget = budget.clamp(MIN_PARTICLES, super::MAX_PARTICLES);
+        let knobs = Knobs::default();
+        let mut m = Self {
+            liquid: Liquid::new(tank_size(budget, knobs.target_density)),
+            knobs,
+            budget,
+            drag: 0.2,
+            cells: (cells.0.max(1), cells.1.max(1)),
+            tilt: 0.0,
+            pool,
+            pending: Vec::new(),
+            obstacles: None,
+            volume: Volume::default(),
+            march: RayMarch::default(),
+            quality: Quality::default(),
+            picture: Picture::default(),
+            still: Vec::new(),
+            frame: HeldFrame::default(),
+            seed: 0x9e37_79b9,
+            probe: Vec::new(),
+            since_probe: 0.0,
+        };
+        m.fill_pool();
+        Ok(m)
+    }
+
+    /// The particles.
+    pub fn liquid(&self) -> &Liquid {
+        &self.liquid
+    }
+
+    /// Take `liquid`'s particles, in its tank (for benches and tests); past the budget the
+    /// oldest go.
+    pub fn set_liquid(&mut self, liquid: Liquid) {
+        self.liquid = liquid;
+        let excess = self.liquid.len().saturating_sub(self.budget);
+        self.liquid.remove_oldest(excess);
+    }
+
+    /// The worker threads.
+    pub fn threads(&self) -> usize {
+        self.pool.current_num_threads()
+    }
+
+    /// Set how the picture trades quality for time.
+    pub fn set_quality(&mut self, quality: Quality) {
+        self.quality = quality;
+    }
+
+    /// The scene the picture shows: the camera round the tank, tilted by the gravity.
+    pub fn scene(&self) -> Scene {
+        let size = self.liquid.size();
+        let tank = Tank::standing(size, self.tilt);
+        let target = [0.0, 0.4 * size[1], 0.0];
+        Scene {
+            camera: Camera::orbit(target, YAW, PITCH, DISTANCE * size[0], FOV),
+            tank,
+            sun: normalize_or(SUN, [0.0, 1.0, 0.0]),
+        }
+    }
+
+    /// A calm pool of [`POOL`] of the budget: particles on a lattice at the target density's
+    /// spacing, from the floor up.
+    fn fill_pool(&mut self) {
+        self.liquid.clear();
+        let size = self.liquid.size();
+        let spacing = spacing(self.knobs.target_density);
+        let want = (self.budget as f32 * POOL) as usize;
+        let (nx, nz) = (
+            ((size[0] / spacing) as usize).max(1),
+            ((size[2] / spacing) as usize).max(1),
+        );
+        let (ox, oz) = (
+            0.5 * (size[0] - nx as f32 * spacing),
+            0.5 * (size[2] - nz as f32 * spacing),
+        );
+        'fill: for j in 0.. {
+            let y = (j as f32 + 0.5) * spacing;
+            if y > size[1] {
+                break;
+            }
+            for k in 0..nz {
+                for i in 0..nx {
+                    if self.liquid.len() >= want {
+                        break 'fill;
+                    }
+                    let p = [
+                        ox + (i as f32 + 0.5) * spacing,
+                        y,
+                        oz + (k as f32 + 0.5) * spacing,
+                    ];
+                    self.liquid.add(p, [0.0; 3], WATER);
+                }
+            }
+        }
+    }
+
+    /// A pseudo-random number in 0..1 (the same events give the same liquid).
+    fn random(&mut self) -> f32 {
+        let mut s = self.seed;
+        s ^= s << 13;
+        s ^= s >> 17;
+        s ^= s << 5;
+        self.seed = s;
+        (s >> 8) as f32 / (1u32 << 24) as f32
+    }
+
+    /// Take the step's liquid knobs (the 2D liquid's, scaled; see the module's header).
+    fn set_knobs(&mut self, l: &crate::fluid::Liquid) {
+        let d2 = crate::fluid::Liquid::default();
+        let d3 = Knobs::default();
+        let clean = |x: f32, or: f32| if x.is_finite() { x } else { or };
+        let [gx, gy] = [clean(l.gravity[0], 0.0), clean(l.gravity[1], d2.gravity[1])];
+        let strength = gx.phypot(gy) / d2.gravity[1].abs() * d3.gravity[1].abs();
+        // The tank turns with the gravity's direction (the tilt knob, the beat's swing); in its
+        // own frame gravity is turned the other way.
+        self.tilt = if strength > 0.0 {
+            libm::atan2f(-gx, -gy).to_degrees()
+        } else {
+            0.0
+        };
+        let ratio = |x: f32, d: f32| clean(x, d).max(0.0) / d;
+        self.knobs = Knobs {
+            gravity: [gx, gy, 0.0].map(|g| g / d2.gravity[1].abs() * d3.gravity[1].abs()),
+            stiffness: d3.stiffness * ratio(l.stiffness, d2.stiffness),
+            near_stiffness: d3.near_stiffness * ratio(l.near, d2.near),
+            viscosity: d3.viscosity * ratio(l.viscosity, d2.viscosity),
+            wall_bounce: d3.wall_bounce * ratio(l.bounce, d2.bounce),
+            ..d3
+        }
+        .sanitized();
+        self.drag = clean(l.drag, d2.drag).clamp(0.0, 100.0);
+        let budget = (l.budget as f32 / BUDGET_2D * DEFAULT_PARTICLES as f32) as usize;
+        let budget = budget.clamp(MIN_PARTICLES, super::MAX_PARTICLES);
+        if budget != self.budget {
+            self.budget = budget;
+            self.liquid
+                .resize_tank(tank_size(budget, self.knobs.target_density));
+            let excess = self.liquid.len().saturating_sub(budget);
+            self.liquid.remove_oldest(excess);
+        }
+    }
+
+    /// Apply the queued sources.
+    fn apply_sources(&mut self) {
+        let pending = std::mem::take(&mut self.pending);
+        for s in &pending {
+            self.apply(s);
+        }
+        self.pending = pending;
+        self.pending.clear();
+    }
+
+    /// What one source does (see the module's header).
+    fn apply(&mut self, s: &Splat) {
+        let finite = s
+            .pos
+            .iter()
+            .chain(&s.force)
+            .chain(&s.color)
+            .all(|x| x.is_finite())
+            && s.radius.is_finite()
+            && s.amount.is_finite();
+        if !finite {
+            return;
+        }
+        let size = self.liquid.size();
+        let h = size[1];
+        let aspect = self.cells.0 as f32 / self.cells.1 as f32;
+        let spacing = spacing(self.knobs.target_density);
+        let x = (s.pos[0] / aspect).clamp(0.0, 1.0) * size[0];
+        let y = s.pos[1].clamp(0.0, 1.0) * h;
+        let force = [s.force[0], s.force[1]].map(|f| f.clamp(-50.0, 50.0) * h);
+        if s.amount > 0.0 {
+            // A ball of its colour dropped from above its place.
+            let radius = (s.radius * h * 2.5).max(1.5 * spacing).min(0.2 * h);
+            let ball = 4.0 / 3.0 * std::f32::consts::PI * radius.powi(3);
+            // The ball at 0.6 of the liquid's density at rest, times the amount.
+            let want = 0.6 * ball / spacing.powi(3) * s.amount.min(4.0);
+            let count = (want.round() as usize).clamp(1, BURST_MAX).min(self.budget);
+            let excess = (self.liquid.len() + count).saturating_sub(self.budget);
+            self.liquid.remove_oldest(excess);
+            let depth = size[2] * (0.2 + 0.6 * self.random());
+            // Inside the tank (its middle, for a tank smaller than the ball).
+            let within = |v: f32, side: f32| {
+                if side > 2.0 * radius {
+                    v.clamp(radius, side - radius)
+                } else {
+                    0.5 * side
+                }
+            };
+            let centre = [
+                within(x, size[0]),
+                within(h * (0.6 + 0.3 * s.pos[1].clamp(0.0, 1.0)), h),
+                within(depth, size[2]),
+            ];
+            let drop = [force[0], -0.5 * force[0].phypot(force[1]) - 1.0, 0.0];
+            for _ in 0..count {
+                // A point in the ball, uniformly.
+                let (u, v, w) = (self.random(), self.random(), self.random());
+                let z = 2.0 * u - 1.0;
+                let a = v * std::f32::consts::TAU;
+                let r = radius * w.cbrt();
+                let ring = (1.0 - z * z).max(0.0).sqrt();
+                let dir = [ring * a.pcos(), ring * a.psin(), z];
+                let p = [0, 1, 2].map(|c| centre[c] + dir[c] * r);
+                self.liquid.add(p, drop, s.color);
+            }
+        } else if s.shape == SplatShape::Radial {
+            // The mouse: towards its place (away when negative), through the whole depth.
+            let reach = (s.radius * h).clamp(spacing, h);
+            let pull = s.force[0].clamp(-50.0, 50.0) * h;
+            let centre = [x, y];
+            self.pool.install(|| {
+                self.liquid
+                    .pos
+                    .par_iter()
+                    .zip(&mut self.liquid.vel)
+                    .for_each(|(p, v)| {
+                        let d = [centre[0] - p[0], centre[1] - p[1]];
+                        let r = d[0].phypot(d[1]);
+                        if r < reach && r > 1e-6 {
+                            let k = pull * (1.0 - r / reach) / r * 0.1;
+                            v[0] += d[0] * k;
+                            v[1] += d[1] * k;
+                        }
+                    })
+            });
+        } else if force != [0.0; 2] {
+            // A shock: along the force, fading to 0 at its reach, through the whole depth.
+            let reach = (2.0 * s.radius * h).clamp(2.0 * spacing, 0.6 * h);
+            self.pool.install(|| {
+                self.liquid
+                    .pos
+                    .par_iter()
+                    .zip(&mut self.liquid.vel)
+                    .for_each(|(p, v)| {
+                        let r = (p[0] - x).phypot(p[1] - y);
+                        if r < reach {
+                            let k = 1.0 - r / reach;
+                            v[0] += force[0] * k;
+                            v[1] += force[1] * k;
+                        }
+                    })
+            });
+        }
+    }
+}
+
+impl Model for Liquid3dModel {
+    fn backend(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn resolution(&self) -> Resolution {
+        Resolution {
+            cells: self.cells,
+            detail: self.cells,
+        }
+    }
+
+    fn inject(&mut self, sources: &[Splat]) {
+        self.pending.extend_from_slice(sources);
+        if self.pending.len() > MAX_PENDING {
+            let extra = self.pending.len() - MAX_PENDING;
+            self.pending.drain(..extra);
+        }
+    }
+
+    fn advance(&mut self, params: &StepInput) {
+        self.set_knobs(&params.liquid);
+        self.apply_sources();
+        let dt = if params.dt.is_finite() {
+            params.dt.clamp(0.0, 0.25)
+        } else {
+            0.0
+        };
+        if dt == 0.0 || self.liquid.is_empty() {
+            return;
+        }
+        let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
+        let sub = (dt / steps as f32).min(SUBSTEP_S);
+        self.since_probe += sub * steps as f32;
+        let (knobs, keep) = (self.knobs, (-self.drag * sub).pexp());
+        let liquid = &mut self.liquid;
+        self.pool.install(|| {
+            for _ in 0..steps {
+                liquid.step(&knobs, sub);
+                if keep < 1.0 {
+                    liquid
+                        .vel
+                        .par_iter_mut()
+                        .for_each(|v| *v = v.map(|c| c * keep));
+                }
+            }
+        });
+    }
+
+    fn set_effort(&mut self, _sweeps: u32) {}
+
+    fn reset(&mut self) {
+        self.pending.clear();
+        self.fill_pool();
+    }
+
+    fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
+        assert_eq!(out.len(), width * height * 4, "frame buffer size");
+        if width == 0 || height == 0 {
+            return;
+        }
+        // Voxels that fit the tank (16 : 9 : 9) exactly, near the volume's size.
+        let size = self.liquid.size();
+        let voxel = VOXEL_SPACINGS * spacing(self.knobs.target_density);
+        let per = SHAPE[0] * (size[0] / (SHAPE[0] * voxel)).round().max(1.0);
+        let voxel = size[0] / per;
+        let scene = self.scene();
+        let (liquid, volume, march) = (&self.liquid, &mut self.volume, &mut self.march);
+        let (rho0, quality) = (self.knobs.target_density, self.quality);
+        self.pool.install(|| {
+            splat(liquid, rho0, voxel, volume);
+        });
+        march.draw(volume, &scene, (width, height), quality, &self.pool);
+        let (w, h) = march.size;
+        self.still.clear();
+        self.still.resize((w + 1) * (h + 1), 0.0);
+        let src = Source {
+            w,
+            h,
+            u: &self.still[..(w + 1) * h],
+            v: &self.still[..w * (h + 1)],
+            dw: w,
+            dh: h,
+            dye: [&march.planes[0], &march.planes[1], &march.planes[2]],
+            heat: &[],
+            particles: None,
+        };
+        let look = Look {
+            color_mode: ColorMode::Dye,
+            ..*look
+        };
+        let picture = &mut self.picture;
+        self.pool
+            .install(|| picture.render(&src, &look, width, height, out));
+    }
+
+    fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        let mut frame = std::mem::take(&mut self.frame);
+        frame.fill(width, height, |out| self.render(look, width, height, out));
+        self.frame = frame;
+        true
+    }
+
+    fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        self.frame.take(out)
+    }
+
+    /// How fast the liquid's flow moved since the last probe ([`flow_speed`]), in tank heights
+    /// a second, 0 below [`STILL`]; new or recycled particles and pending sources count as
+    /// motion.
+    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
+        let moving = |speed: f32| Activity {
+            max_speed: speed,
+            max_dye: 1.0,
+            particles: false,
+            keeps_colour: true,
+        };
+        if !self.pending.is_empty() {
+            return Some((tag, moving(1.0)));
+        }
+        let l = &self.liquid;
+        let mut now: Vec<(u64, [f32; 3])> =
+            l.birth.iter().copied().zip(l.pos.iter().copied()).collect();
+        now.sort_unstable_by_key(|x| x.0);
+        let same =
+            now.len() == self.probe.len() && now.iter().zip(&self.probe).all(|(a, b)| a.0 == b.0);
+        let speed = if now.is_empty() {
+            0.0
+        } else if !same {
+            1.0
+        } else if self.since_probe > 0.0 {
+            flow_speed(&now, &self.probe, l.size(), self.knobs.radius) / self.since_probe
+        } else {
+            0.0
+        };
+        self.probe = now;
+        self.since_probe = 0.0;
+        let speed = if !speed.is_finite() {
+            1.0
+        } else if speed < STILL {
+            0.0
+        } else {
+            speed
+        };
+        Some((tag, moving(speed)))
+    }
+
+    fn failure(&self) -> Option<GpuError> {
+        None
+    }
+
+    /// Obstacles are kept (and handed on to the next model) but the 3D liquid does not collide
+    /// with them yet.
+    fn set_obstacles(&mut self, mask: Option<&Mask>) {
+        self.obstacles = mask.cloned();
+    }
+
+    fn obstacles(&self) -> Option<&Mask> {
+        self.obstacles.as_ref()
+    }
+
+    fn snapshot(&mut self) -> Snapshot {
+        Snapshot::new(Liquid3dSnapshot {
+            liquid: self.liquid.clone(),
+        })
+    }
+
+    fn restore(&mut self, snapshot: &Snapshot) -> bool {
+        let Some(s) = snapshot.get::<Liquid3dSnapshot>() else {
+            return false;
+        };
+        let mut liquid = s.liquid.clone();
+        liquid.resize_tank(self.liquid.size());
+        self.set_liquid(liquid);
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,264 @@
+//! The liquid's particles into a volume for the picture ([`Volume`]): each particle's mass
+//! shared among the 8 voxels around it (cloud in cell), then smoothed by a binomial filter
+//! `[1, 2, 1] / 4` along each axis, twice (the edge voxels mirrored, so the liquid against
+//! the glass keeps its density). Together a smooth bump about two voxels wide, so the surface
+//! is smooth where the voxels are coarser than the particles. The density is normalised by the
+//! particles per m³ of the liquid at rest, so the bulk at rest reads 1; the dye is weighted by the density.
+
+use super::Liquid;
+use crate::display::volume::Volume;
+use rayon::prelude::*;
+
+/// A voxel's edge in particle spacings at the target density: the volume's default size (about
+/// 64 x 36 x 36 voxels for the default tank).
+pub const VOXEL_SPACINGS: f32 = 0.75;
+/// Most voxels along a side.
+pub const MAX_SIDE: usize = 512;
+/// The binomial filter's passes per axis.
+const PASSES: usize = 2;
+
+/// Fill `vol` with `liquid`'s particles at voxels of `voxel` m (at least what keeps every side
+/// within [`MAX_SIDE`]), normalised by `target_density` (particles per m³).
+pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume) {
+    let size = liquid.size();
+    let largest = size.iter().fold(0.0f32, |a, &s| a.max(s));
+    let voxel = voxel.max(largest / MAX_SIDE as f32).max(1e-4);
+    let dims = size.map(|s| ((s / voxel).ceil() as usize).clamp(2, MAX_SIDE));
+    vol.clear(dims, voxel);
+    let [nx, ny, nz] = dims;
+    // Particles per m³ in the liquid at rest: one per lattice cell.
+    let norm = (super::spacing(target_density) / voxel).powi(3);
+    for (p, c) in liquid.pos.iter().zip(&liquid.color) {
+        let mut i0 = [0usize; 3];
+        let mut f = [0.0f32; 3];
+        for a in 0..3 {
+            let u = (p[a] / voxel - 0.5).clamp(0.0, (dims[a] - 1) as f32);
+            let i = (u as usize).min(dims[a] - 1);
+            i0[a] = i;
+            f[a] = u - i as f32;
+        }
+        for (dz, wz) in [(0, 1.0 - f[2]), (1, f[2])] {
+            let z = (i0[2] + dz).min(nz - 1);
+            for (dy, wy) in [(0, 1.0 - f[1]), (1, f[1])] {
+                let y = (i0[1] + dy).min(ny - 1);
+                for (dx, wx) in [(0, 1.0 - f[0]), (1, f[0])] {
+                    let x = (i0[0] + dx).min(nx - 1);
+                    let w = wx * wy * wz * norm;
+                    let i = (z * ny + y) * nx + x;
+                    vol.density[i] += w;
+                    let d = &mut vol.dye[i];
+                    *d = [d[0] + c[0] * w, d[1] + c[1] * w, d[2] + c[2] * w];
+                }
+            }
+        }
+    }
+    for _ in 0..PASSES {
+        for axis in 0..3 {
+            smooth(&mut vol.density, dims, axis);
+            smooth(&mut vol.dye, dims, axis);
+        }
+    }
+    let inside = [0, 1, 2].map(|a| ((size[a] / voxel).round() as usize).clamp(1, dims[a]));
+    fill_walls(vol, inside);
+    vol.finish();
+}
+
+/// Layers of voxels against the side walls that [`fill_walls`] evens out, and the layer it
+/// measures the bulk by.
+const WALL_LAYERS: usize = 2;
+const BULK_LAYER: usize = 3;
+
+/// The side walls: the particles keep about a spacing from the glass (the walls push as
+/// liquid beyond them would), so the layers of voxels against the glass read thinner than the
+/// bulk (0.76 and 0.92 of it in a pool at rest, 2026-11-28) and the surface would curl away
+/// from the glass. Each of the [`WALL_LAYERS`] layers against the four side walls (`inside`:
+/// the voxels the tank spans per axis) is scaled by the bulk's density over its own, both
+/// summed over the lines across the wall where the [`BULK_LAYER`] holds bulk liquid; the
+/// scale is kept within 1..1.6, so a splash leaving the glass is not pulled back to it.
+fn fill_walls(vol: &mut Volume, inside: [usize; 3]) {
+    let [nx, ny, _] = vol.dims;
+    for axis in [0, 2] {
+        let n = inside[axis];
+        if n < 2 * BULK_LAYER + 2 {
+            continue;
+        }
+        let (other, depth) = if axis == 0 {
+            (inside[2], inside[1])
+        } else {
+            (inside[0], inside[1])
+        };
+        let at = |k: usize, line: usize, y: usize| {
+            let (x, z) = if axis == 0 { (k, line) } else { (line, k) };
+            (z * ny + y) * nx + x
+        };
+        for side in [0, 1] {
+            let layer = |k: usize| if side == 0 { k } else { n - 1 - k };
+            let mut sums = [0.0f64; WALL_LAYERS + 1];
+            for line in 0..other {
+                for y in 0..depth {
+                    let bulk = vol.density[at(layer(BULK_LAYER), line, y)];
+                    if bulk >= 0.8 {
+                        sums[WALL_LAYERS] += f64::from(bulk);
+                        for (k, sum) in sums.iter_mut().take(WALL_LAYERS).enumerate() {
+                            *sum += f64::from(vol.density[at(layer(k), line, y)]);
+                        }
+                    }
+                }
+            }
+            for k in 0..WALL_LAYERS {
+                if sums[k] <= 0.0 {
+                    continue;
+                }
+                let scale = (sums[WALL_LAYERS] / sums[k]).clamp(1.0, 1.6) as f32;
+                for line in 0..other {
+                    for y in 0..ny {
+                        let i = at(layer(k), line, y);
+                        vol.density[i] *= scale;
+                        vol.dye[i] = vol.dye[i].map(|c| c * scale);
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// A value the filter can average.
+trait Mix: Copy + Send + Sync {
+    /// `(a + 2 b + c) / 4`.
+    fn mix(a: Self, b: Self, c: Self) -> Self;
+}
+
+impl Mix for f32 {
+    #[inline]
+    fn mix(a: f32, b: f32, c: f32) -> f32 {
+        0.25 * (a + c) + 0.5 * b
+    }
+}
+
+impl Mix for [f32; 3] {
+    #[inline]
+    fn mix(a: Self, b: Self, c: Self) -> Self {
+        [0, 1, 2].map(|k| f32::mix(a[k], b[k], c[k]))
+    }
+}
+
+/// One `[1, 2, 1] / 4` pass along `axis` (the edges mirrored): x and y in parallel over z
+/// slices, z a slice at a time.
+fn smooth<T: Mix>(data: &mut [T], [nx, ny, nz]: [usize; 3], axis: usize) {
+    let line = |v: &mut Vec<T>| {
+        let n = v.len();
+        if n < 2 {
+            return;
+        }
+        let mut prev = v[0];
+        for i in 0..n {
+            let here = v[i];
+            let next = v[(i + 1).min(n - 1)];
+            v[i] = T::mix(prev, here, next);
+            prev = here;
+        }
+    };
+    match axis {
+        0 | 1 => data.par_chunks_mut(nx * ny).for_each(|slice| {
+            let mut buf = Vec::new();
+            if axis == 0 {
+                for row in slice.chunks_mut(nx) {
+                    buf.clear();
+                    buf.extend_from_slice(row);
+                    line(&mut buf);
+                    row.copy_from_slice(&buf);
+                }
+            } else {
+                for x in 0..nx {
+                    buf.clear();
+                    buf.extend((0..ny).map(|y| slice[y * nx + x]));
+                    line(&mut buf);
+                    for (y, v) in buf.iter().enumerate() {
+                        slice[y * nx + x] = *v;
+                    }
+                }
+            }
+        }),
+        _ => {
+            // Whole slices at a time: each slice from its neighbours before they change.
+            let plane = nx * ny;
+            let mut prev = data[..plane].to_vec();
+            let mut here = vec![prev[0]; plane];
+            for z in 0..nz {
+                here.copy_from_slice(&data[z * plane..(z + 1) * plane]);
+                let next = (z + 1).min(nz - 1) * plane;
+                let (lo, hi) = data.split_at_mut(next.max(z * plane + plane).min(nz * plane));
+                let out = &mut lo[z * plane..(z + 1) * plane];
+                let next = if z + 1 < nz { &hi[..plane] } else { &here[..] };
+                for i in 0..plane {
+                    out[i] = T::mix(prev[i], here[i], next[i]);
+                }
+                std::mem::swap(&mut prev, &mut here);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::display::volume::SURFACE;
+    use crate::sim::liquid3d::{LATTICE_DENSITY, spacing};
+
+    /// A block of liquid at the target density reads 1 inside and falls through the surface's
+    /// threshold at its face; the mass (density summed) is the particles'; the dye is the
+    /// particles' colour.
+    #[test]
+    fn a_block_of_liquid_reads_one_inside_and_keeps_its_mass() {
+        let mut liquid = Liquid::new([1.2, 1.2, 1.2]);
+        let spacing = spacing(LATTICE_DENSITY);
+        let n = (0.6 / spacing) as usize;
+        for i in 0..n {
+            for j in 0..n {
+                for k in 0..n {
+                    let p = [i, j, k].map(|a| 0.3 + (a as f32 + 0.5) * spacing);
+                    liquid.add(p, [0.0; 3], [1.0, 0.5, 0.25]);
+                }
+            }
+        }
+        let mut vol = Volume::default();
+        let voxel = VOXEL_SPACINGS * spacing;
+        splat(&liquid, LATTICE_DENSITY, voxel, &mut vol);
+        let mass: f32 = vol.density.iter().sum::<f32>() * (voxel / spacing).powi(3);
+        assert!(
+            (mass - liquid.len() as f32).abs() < 1e-3 * liquid.len() as f32,
+            "{mass} vs {}",
+            liquid.len()
+        );
+        let centre = [0.6 / voxel; 3];
+        let (_, dye) = vol.sample(centre);
+        let d = vol.density_at(centre);
+        // The bulk: the mean over the block's middle (a lattice and voxels of other sizes beat
+        // a little voxel by voxel).
+        let mid = (0.6 / voxel) as usize;
+        let mut bulk = 0.0;
+        for z in mid - 2..mid + 2 {
+            for y in mid - 2..mid + 2 {
+                for x in mid - 2..mid + 2 {
+                    bulk += vol.density[vol.index(x, y, z)] / 64.0;
+                }
+            }
+        }
+        assert!((bulk - 1.0).abs() < 0.03, "bulk {bulk}");
+        assert!((dye[1] / d - 0.5).abs() < 1e-3 && (dye[2] / d - 0.25).abs() < 1e-3);
+        // Outside the block: empty; the face (x = 0.3 + n spacing) at about the threshold.
+        assert!(vol.density_at([0.1 / voxel, centre[1], centre[2]]) < 0.01);
+        let face = (0.3 + n as f32 * spacing) / voxel;
+        let at = vol.density_at([face, centre[1], centre[2]]);
+        assert!((at - SURFACE).abs() < 0.15, "at the face {at}");
+        // The bricks hold at least every density they cover.
+        for z in 0..vol.dims[2] {
+            for y in 0..vol.dims[1] {
+                for x in 0..vol.dims[0] {
+                    let q = [x, y, z].map(|a| a as f32 + 0.5);
+                    assert!(vol.brick_at(q) >= vol.density[vol.index(x, y, z)]);
+                }
+            }
+        }
+    }
+}
