@@ -9,6 +9,7 @@
 use crate::cli::{Backend, BenchArgs, say, warn};
 use crate::fluid::Look;
 use crate::sim::liquid3d::model::{Liquid3dModel, tank_size};
+use crate::sim::liquid3d::splat::splat;
 use crate::sim::liquid3d::{Knobs, Liquid, SUBSTEP_S};
 use crate::sim::model::Model;
 use serde::Serialize;
@@ -67,6 +68,16 @@ pub struct Liquid3dBenchResult {
     /// Median time of the picture (splat, ray march, display) at `frame_size`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub picture_ms: Option<f64>,
+    /// Median time of the live picture (the editor's and the output window's, at most
+    /// 320 x 180 rays) at `frame_size`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub live_ms: Option<f64>,
+    /// Median time of its first part alone: the particles splatted into the volume.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume_ms: Option<f64>,
+    /// The volume's voxels.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub volume: Option<[usize; 3]>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub frame_size: Option<(usize, usize)>,
     pub timer: &'static str,
@@ -123,7 +134,12 @@ impl Liquid3dBenchResult {
             100.0 * self.kinetic_share,
             self.picture_ms
                 .zip(self.frame_size)
-                .map(|(ms, (w, h))| format!("; picture {ms:.2} ms at {w}x{h}"))
+                .map(|(ms, (w, h))| format!(
+                    "; picture {ms:.2} ms at {w}x{h} (volume {:.2} ms, {:?} voxels), live {:.2} ms",
+                    self.volume_ms.unwrap_or(0.0),
+                    self.volume.unwrap_or_default(),
+                    self.live_ms.unwrap_or(0.0)
+                ))
                 .unwrap_or_default()
         )
     }
@@ -200,6 +216,9 @@ pub fn run_cpu(opts: &Liquid3dBenchOptions) -> Result<Liquid3dBenchResult, Strin
         },
         settled_s: done as f32 * SUBSTEP_S,
         picture_ms: None,
+        live_ms: None,
+        volume_ms: None,
+        volume: None,
         frame_size: None,
         timer: "wall",
     };
@@ -208,6 +227,19 @@ pub fn run_cpu(opts: &Liquid3dBenchOptions) -> Result<Liquid3dBenchResult, Strin
         let cells = ((256 * fw / fh).max(8), 256);
         let mut model =
             Liquid3dModel::new(cells, opts.threads, liquid.len()).map_err(|e| e.to_string())?;
+        let mut vol = crate::display::volume::Volume::default();
+        let voxel = model.voxel(crate::display::cpu::raymarch::Quality::RENDER.voxel);
+        let mut splats: Vec<f64> = pool.install(|| {
+            (0..FRAMES)
+                .map(|_| {
+                    let t = Instant::now();
+                    splat(&liquid, knobs.target_density, voxel, &mut vol);
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect()
+        });
+        r.volume_ms = Some(percentile(&mut splats, 0.5));
+        r.volume = Some(vol.dims);
         model.set_liquid(liquid);
         let mut out = vec![0u8; fw * fh * 4];
         let look = Look::default();
@@ -220,6 +252,16 @@ pub fn run_cpu(opts: &Liquid3dBenchOptions) -> Result<Liquid3dBenchResult, Strin
             })
             .collect();
         r.picture_ms = Some(percentile(&mut frames, 0.5));
+        let mut held = Vec::new();
+        let mut live: Vec<f64> = (0..FRAMES)
+            .map(|_| {
+                let t = Instant::now();
+                model.request_frame(&look, fw, fh);
+                model.take_frame(&mut held);
+                t.elapsed().as_secs_f64() * 1e3
+            })
+            .collect();
+        r.live_ms = Some(percentile(&mut live, 0.5));
         r.frame_size = Some((fw, fh));
     }
     Ok(r)

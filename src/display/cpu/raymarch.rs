@@ -32,9 +32,9 @@ use crate::kernels::portable::Portable;
 use rayon::prelude::*;
 
 /// The step towards the surface, voxels.
-pub const SURFACE_STEP: f32 = 0.8;
+pub const SURFACE_STEP: f32 = 1.0;
 /// The step inside the liquid, voxels.
-pub const INSIDE_STEP: f32 = 1.5;
+pub const INSIDE_STEP: f32 = 3.0;
 /// Bisections placing a crossing of the surface (to a 64th of a step).
 const BISECTIONS: usize = 6;
 /// Water's refractive index.
@@ -68,13 +68,48 @@ const SHADOW: f32 = 1.6;
 /// How the ray march trades quality for time.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Quality {
-    /// The light's size as a share of the frame's, 0.25..=1.
+    /// The light's size as a share of the frame's, 0.125..=1.
     pub scale: f32,
+    /// Most rays a frame (0: no limit): the scale shrinks to keep within it.
+    pub max_rays: usize,
+    /// The volume's voxel, in the liquid's particle spacings (the model splats its particles
+    /// into voxels this size).
+    pub voxel: f32,
+}
+
+impl Quality {
+    /// Offline renders: half the frame's size across and up (a quarter of its pixels); the
+    /// display's resampling and bloom bring it to the frame.
+    pub const RENDER: Self = Self {
+        scale: 0.5,
+        max_rays: 0,
+        voxel: 0.75,
+    };
+    /// Playing: as for a render, but at most 320 x 180 rays, so the editor and the output
+    /// window keep their frame rate at any size.
+    pub const LIVE: Self = Self {
+        scale: 0.5,
+        max_rays: 320 * 180,
+        voxel: 0.75,
+    };
+
+    /// The light's size for a `width x height` frame.
+    pub fn light_size(&self, width: usize, height: usize) -> (usize, usize) {
+        let mut s = self.scale.clamp(0.125, 1.0);
+        let rays = (width * height) as f32 * s * s;
+        if self.max_rays > 0 && rays > self.max_rays as f32 {
+            s *= (self.max_rays as f32 / rays).sqrt();
+        }
+        (
+            ((width as f32 * s).round() as usize).max(1),
+            ((height as f32 * s).round() as usize).max(1),
+        )
+    }
 }
 
 impl Default for Quality {
     fn default() -> Self {
-        Self { scale: 0.5 }
+        Self::RENDER
     }
 }
 
@@ -295,7 +330,11 @@ impl View<'_> {
         } else {
             [1.0; 3]
         };
-        let glow = (1.0 - (-SCATTER * mass).pexp()) * GLOW;
+        // A dye glows by its saturation: clear water barely, a note's colour fully.
+        let top = mean[0].max(mean[1]).max(mean[2]);
+        let low = mean[0].min(mean[1]).min(mean[2]);
+        let saturation = if top > 1e-6 { (top - low) / top } else { 0.0 };
+        let glow = (1.0 - (-SCATTER * mass).pexp()) * GLOW * (0.1 + 0.9 * saturation);
         let light = self.scene.sun[1].max(0.0) + AMBIENT;
         let passed = transmittance(mass, dye);
         [0, 1, 2].map(|c| behind[c] * passed[c] + mean[c].clamp(0.0, 1.0) * SUN[c] * glow * light)
@@ -485,11 +524,7 @@ impl RayMarch {
         quality: Quality,
         pool: &rayon::ThreadPool,
     ) {
-        let s = quality.scale.clamp(0.25, 1.0);
-        let (w, h) = (
-            ((width as f32 * s).round() as usize).max(1),
-            ((height as f32 * s).round() as usize).max(1),
-        );
+        let (w, h) = quality.light_size(width, height);
         self.size = (w, h);
         for p in &mut self.planes {
             p.clear();

@@ -19,7 +19,7 @@
 //!   the light goes through the display's picture (exposure, tone, bloom, dither) as every
 //!   model's does.
 
-use super::splat::{VOXEL_SPACINGS, splat};
+use super::splat::splat;
 use super::{Knobs, Liquid, SUBSTEP_S, spacing};
 use crate::display::cpu::colorize::Source;
 use crate::display::cpu::picture::{HeldFrame, Picture};
@@ -44,8 +44,8 @@ const SHAPE: [f32; 3] = [16.0, 9.0, 9.0];
 pub const FILL: f32 = 0.45;
 /// The share of the budget a new tank's pool holds.
 pub const POOL: f32 = 0.7;
-/// The pool's colour: pale water.
-pub const WATER: [f32; 3] = [0.55, 0.78, 1.0];
+/// The pool's colour: clear water, a little blue.
+pub const WATER: [f32; 3] = [0.85, 0.93, 1.0];
 /// Fewest particles the budget allows.
 pub const MIN_PARTICLES: usize = 256;
 /// Most particles a splat adds.
@@ -207,7 +207,60 @@ impl Liquid3dModel {
         self.pool.current_num_threads()
     }
 
-    /// Set how the picture trades quality for time.
+    /// The picture's voxel, m: about `spacings` particle spacings (0.25..=4), fitted so that
+    /// the tank (16 : 9 : 9) is a whole number of voxels along every side.
+    pub fn voxel(&self, spacings: f32) -> f32 {
+        let size = self.liquid.size();
+        let voxel = spacings.clamp(0.25, 4.0) * spacing(self.knobs.target_density);
+        let per = SHAPE[0] * (size[0] / (SHAPE[0] * voxel)).round().max(1.0);
+        size[0] / per
+    }
+
+    /// The picture of a `width x height` frame at `quality` into `out` (RGBA8, rows top first).
+    fn draw(
+        &mut self,
+        look: &Look,
+        (width, height): (usize, usize),
+        quality: Quality,
+        out: &mut [u8],
+    ) {
+        assert_eq!(out.len(), width * height * 4, "frame buffer size");
+        if width == 0 || height == 0 {
+            return;
+        }
+        let voxel = self.voxel(quality.voxel);
+        let scene = self.scene();
+        let (liquid, volume, march) = (&self.liquid, &mut self.volume, &mut self.march);
+        let rho0 = self.knobs.target_density;
+        self.pool.install(|| {
+            splat(liquid, rho0, voxel, volume);
+        });
+        march.draw(volume, &scene, (width, height), quality, &self.pool);
+        let (w, h) = march.size;
+        self.still.clear();
+        self.still.resize((w + 1) * (h + 1), 0.0);
+        let src = Source {
+            w,
+            h,
+            u: &self.still[..(w + 1) * h],
+            v: &self.still[..w * (h + 1)],
+            dw: w,
+            dh: h,
+            dye: [&march.planes[0], &march.planes[1], &march.planes[2]],
+            heat: &[],
+            particles: None,
+        };
+        let look = Look {
+            color_mode: ColorMode::Dye,
+            ..*look
+        };
+        let picture = &mut self.picture;
+        self.pool
+            .install(|| picture.render(&src, &look, width, height, out));
+    }
+
+    /// Set how the picture trades quality for time (offline renders; playing uses
+    /// [`Quality::LIVE`]).
     pub fn set_quality(&mut self, quality: Quality) {
         self.quality = quality;
     }
@@ -469,48 +522,15 @@ impl Model for Liquid3dModel {
     }
 
     fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
-        assert_eq!(out.len(), width * height * 4, "frame buffer size");
-        if width == 0 || height == 0 {
-            return;
-        }
-        // Voxels that fit the tank (16 : 9 : 9) exactly, near the volume's size.
-        let size = self.liquid.size();
-        let voxel = VOXEL_SPACINGS * spacing(self.knobs.target_density);
-        let per = SHAPE[0] * (size[0] / (SHAPE[0] * voxel)).round().max(1.0);
-        let voxel = size[0] / per;
-        let scene = self.scene();
-        let (liquid, volume, march) = (&self.liquid, &mut self.volume, &mut self.march);
-        let (rho0, quality) = (self.knobs.target_density, self.quality);
-        self.pool.install(|| {
-            splat(liquid, rho0, voxel, volume);
-        });
-        march.draw(volume, &scene, (width, height), quality, &self.pool);
-        let (w, h) = march.size;
-        self.still.clear();
-        self.still.resize((w + 1) * (h + 1), 0.0);
-        let src = Source {
-            w,
-            h,
-            u: &self.still[..(w + 1) * h],
-            v: &self.still[..w * (h + 1)],
-            dw: w,
-            dh: h,
-            dye: [&march.planes[0], &march.planes[1], &march.planes[2]],
-            heat: &[],
-            particles: None,
-        };
-        let look = Look {
-            color_mode: ColorMode::Dye,
-            ..*look
-        };
-        let picture = &mut self.picture;
-        self.pool
-            .install(|| picture.render(&src, &look, width, height, out));
+        let quality = self.quality;
+        self.draw(look, (width, height), quality, out);
     }
 
     fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
         let mut frame = std::mem::take(&mut self.frame);
-        frame.fill(width, height, |out| self.render(look, width, height, out));
+        frame.fill(width, height, |out| {
+            self.draw(look, (width, height), Quality::LIVE, out)
+        });
         self.frame = frame;
         true
     }
@@ -518,6 +538,8 @@ impl Model for Liquid3dModel {
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
         self.frame.take(out)
     }
+
+    /// How fast the liquid's flow moved
 
     /// How fast the liquid's flow moved since the last probe ([`flow_speed`]), in tank heights
     /// a second, 0 below [`STILL`]; new or recycled particles and pending sources count as

@@ -9,9 +9,6 @@ use super::Liquid;
 use crate::display::volume::Volume;
 use rayon::prelude::*;
 
-/// A voxel's edge in particle spacings at the target density: the volume's default size (about
-/// 64 x 36 x 36 voxels for the default tank).
-pub const VOXEL_SPACINGS: f32 = 0.75;
 /// Most voxels along a side.
 pub const MAX_SIDE: usize = 512;
 /// The binomial filter's passes per axis.
@@ -222,7 +219,7 @@ mod tests {
             }
         }
         let mut vol = Volume::default();
-        let voxel = VOXEL_SPACINGS * spacing;
+        let voxel = 0.75 * spacing;
         splat(&liquid, LATTICE_DENSITY, voxel, &mut vol);
         let mass: f32 = vol.density.iter().sum::<f32>() * (voxel / spacing).powi(3);
         assert!(

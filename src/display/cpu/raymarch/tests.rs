@@ -158,7 +158,16 @@ fn the_light_is_the_same_on_any_thread_count() {
             .build()
             .unwrap();
         let mut m = RayMarch::default();
-        m.draw(&vol, &scene, (96, 54), Quality { scale: 1.0 }, &pool);
+        m.draw(
+            &vol,
+            &scene,
+            (96, 54),
+            Quality {
+                scale: 1.0,
+                ..Quality::RENDER
+            },
+            &pool,
+        );
         assert_eq!(m.size, (96, 54));
         assert!(
             m.planes
@@ -179,7 +188,16 @@ fn the_light_is_the_same_on_any_thread_count() {
         .build()
         .unwrap();
     let mut m = RayMarch::default();
-    m.draw(&empty, &level, (64, 36), Quality { scale: 1.0 }, &pool);
+    m.draw(
+        &empty,
+        &level,
+        (64, 36),
+        Quality {
+            scale: 1.0,
+            ..Quality::RENDER
+        },
+        &pool,
+    );
     let luma = |x: usize, y: usize| {
         let i = y * 64 + x;
         m.planes[0][i] + m.planes[1][i] + m.planes[2][i]
