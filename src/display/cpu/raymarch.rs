@@ -17,7 +17,7 @@
 //!   floor.
 //! - **Floor** (the plane y = 0, a checker fading to the horizon) lit by the sun and shadowed
 //!   by the liquid: a shadow map over the floor holds the liquid's optical depth towards the
-//!   sun, one texel a voxel.
+//!   sun, one texel per two voxels.
 //! - **Glass**: the tank's box darkens what is seen through it a little, and its edges are
 //!   drawn one pixel wide.
 //!
@@ -64,6 +64,11 @@ const GLASS: f32 = 0.9;
 const EDGE: f32 = 0.35;
 /// The liquid's shadow: optical depth per metre of bulk liquid.
 const SHADOW: f32 = 1.6;
+/// The shadow map's texel and its rays' step, in voxels (the shadow is soft), and the density
+/// below which a brick casts none.
+const SHADOW_TEXEL: f32 = 2.0;
+const SHADOW_STEP: f32 = 1.5;
+const SHADOW_EMPTY: f32 = 0.05;
 
 /// How the ray march trades quality for time.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -410,15 +415,7 @@ impl View<'_> {
             let q = ray.at(t);
             if vol.brick_at(q) < SURFACE {
                 // Empty brick: on to where the ray leaves it.
-                let mut exit = f32::INFINITY;
-                for (d, at) in ray.dir.into_iter().zip(q) {
-                    if d.abs() > 1e-12 {
-                        let b = (at.max(0.0) / BRICK as f32).floor();
-                        let face = (b + if d > 0.0 { 1.0 } else { 0.0 }) * BRICK as f32;
-                        exit = exit.min((face - at) / d);
-                    }
-                }
-                t += exit.max(0.0) + 1e-3;
+                t = brick_exit(ray, q, t);
                 below = t;
                 continue;
             }
@@ -496,6 +493,20 @@ struct Crossing {
 /// it is not (Beer-Lambert).
 pub fn transmittance(mass: f32, dye: V3) -> V3 {
     [0, 1, 2].map(|c| (-(mass * WATER[c] + DYE * (mass - dye[c]).max(0.0))).pexp())
+}
+
+/// Where `ray`, at `t` (point `q`), leaves the brick holding `q` (a little past it).
+#[inline]
+fn brick_exit(ray: &Ray, q: V3, t: f32) -> f32 {
+    let mut exit = f32::INFINITY;
+    for (d, at) in ray.dir.into_iter().zip(q) {
+        if d.abs() > 1e-12 {
+            let b = (at.max(0.0) / BRICK as f32).floor();
+            let face = (b + if d > 0.0 { 1.0 } else { 0.0 }) * BRICK as f32;
+            exit = exit.min((face - at) / d);
+        }
+    }
+    t + exit.max(0.0) + 1e-3
 }
 
 /// The box the rays march through, in voxels: the tank (the volume may reach a little past it).
@@ -585,7 +596,7 @@ impl Shadow {
                 hi[i] = hi[i].max(v);
             }
         }
-        let texel = vol.voxel;
+        let texel = SHADOW_TEXEL * vol.voxel;
         let nx = (((hi[0] - lo[0]) / texel).ceil() as usize).clamp(1, 1024);
         let nz = (((hi[1] - lo[1]) / texel).ceil() as usize).clamp(1, 1024);
         self.dims = (nx, nz);
@@ -612,14 +623,16 @@ impl Shadow {
                     let Some((t0, t1, _)) = slab(&ray, dims) else {
                         continue;
                     };
-                    let mut t = t0 + 0.5;
+                    let mut t = t0 + 0.5 * SHADOW_STEP;
                     let mut sum = 0.0;
                     while t < t1 {
                         let q = ray.at(t);
-                        if vol.brick_at(q) > 0.0 {
-                            sum += vol.density_at(q);
+                        if vol.brick_at(q) < SHADOW_EMPTY {
+                            t = brick_exit(&ray, q, t);
+                            continue;
                         }
-                        t += 1.0;
+                        sum += vol.density_at(q) * SHADOW_STEP;
+                        t += SHADOW_STEP;
                     }
                     *out = sum * vol.voxel;
                 }
