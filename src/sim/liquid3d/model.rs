@@ -539,8 +539,6 @@ impl Model for Liquid3dModel {
         self.frame.take(out)
     }
 
-    /// How fast the liquid's flow moved
-
     /// How fast the liquid's flow moved since the last probe ([`flow_speed`]), in tank heights
     /// a second, 0 below [`STILL`]; new or recycled particles and pending sources count as
     /// motion.
