@@ -15,8 +15,9 @@ use super::EditorShared;
 use super::view::Canvas;
 use crate::bridge::events::{Brush, SimEvent, TimedEvent};
 use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
-use crate::params::BRUSH_RADIUS_RANGE;
+use crate::params::{BRUSH_RADIUS_RANGE, FluidChoice};
 use egui::{self, Color32, PointerButton, Sense, Stroke};
+use nice_plug::prelude::ParamSetter;
 use nice_plug_egui::{Key as HostKey, KeyCapture};
 
 /// Dye a left-drag adds per event (times the colour).
@@ -86,13 +87,21 @@ pub struct Painter {
     pub mode: BrushMode,
     /// Where the obstacle brush's drag was last (its strokes join up), canvas units.
     last: Option<[f32; 2]>,
+    /// A left-drag turning the 3D liquid's camera is under way (its gesture is open).
+    orbiting: bool,
 }
+
+/// Degrees the 3D liquid's camera turns per point the mouse moves.
+const ORBIT_DEGREES_PER_POINT: f32 = 0.4;
+/// The camera's distance changes by `exp(-scroll * ZOOM_PER_POINT)` per point of scroll.
+const ZOOM_PER_POINT: f32 = 0.003;
 
 impl Default for Painter {
     fn default() -> Self {
         Self {
             mode: BrushMode::Off,
             last: None,
+            orbiting: false,
             hue: 0.0,
             // A different burst each session; xorshift needs a non-zero state.
             rng: std::time::SystemTime::now()
@@ -112,6 +121,37 @@ fn send(shared: &EditorShared, event: SimEvent) {
 }
 
 impl Painter {
+    /// Turn the 3D liquid's camera by this frame's mouse motion while `dragging`, as one
+    /// gesture of the orbit and height parameters from the drag's start to its end (so a host
+    /// records it as automation).
+    fn orbit(
+        &mut self,
+        ui: &egui::Ui,
+        (shared, setter): (&EditorShared, &ParamSetter),
+        dragging: bool,
+    ) {
+        let l = &shared.params.liquid;
+        if dragging && !self.orbiting {
+            setter.begin_set_parameter(&l.orbit);
+            setter.begin_set_parameter(&l.height);
+            self.orbiting = true;
+        }
+        if !dragging {
+            if self.orbiting {
+                setter.end_set_parameter(&l.orbit);
+                setter.end_set_parameter(&l.height);
+                self.orbiting = false;
+            }
+            return;
+        }
+        let d = ui.input(|i| i.pointer.delta());
+        let yaw = l.orbit.value() - d.x * ORBIT_DEGREES_PER_POINT;
+        // Round and round: back into -180..180.
+        let yaw = yaw - 360.0 * (yaw / 360.0).round();
+        setter.set_parameter(&l.orbit, yaw);
+        setter.set_parameter(&l.height, l.height.value() + d.y * ORBIT_DEGREES_PER_POINT);
+    }
+
     /// The hue of the current (or next) stroke, in turns.
     pub fn hue(&self) -> f32 {
         self.hue
@@ -132,7 +172,7 @@ impl Painter {
         &mut self,
         ui: &mut egui::Ui,
         canvas: &Canvas,
-        shared: &EditorShared,
+        (shared, setter): (&EditorShared, &ParamSetter),
         typing: bool,
     ) -> bool {
         let response = ui.interact(
@@ -158,13 +198,18 @@ impl Painter {
             }
         }
         // The grid: left paints, right pulls (Shift: pushes). The liquid, as in the source:
-        // left pulls, right pushes, Shift + left pours.
-        let liquid = shared.params.settings().fluid.is_liquid();
+        // left pulls, right pushes, Shift + left pours. The 3D liquid: left turns the camera
+        // round the tank (Ctrl + left pulls), the wheel brings it nearer or further.
+        let fluid = shared.params.settings().fluid;
+        let liquid = fluid.is_liquid();
         let shift = ui.input(|i| i.modifiers.shift);
+        let ctrl = ui.input(|i| i.modifiers.command);
+        let camera = fluid == FluidChoice::Liquid3d && !walls;
         let primary = response.dragged_by(PointerButton::Primary);
         let secondary = response.dragged_by(PointerButton::Secondary);
+        self.orbit(ui, (shared, setter), camera && primary && !shift && !ctrl);
         let (paint, pull) = if liquid {
-            let pull = if primary && !shift {
+            let pull = if primary && !shift && (!camera || ctrl) {
                 Some(1.0)
             } else if secondary {
                 Some(-1.0)
@@ -242,7 +287,14 @@ impl Painter {
 
         if response.hovered() {
             let scroll = ui.input(|i| i.smooth_scroll_delta.y);
-            if scroll != 0.0 {
+            if scroll != 0.0 && camera && !ctrl {
+                // Nearer or further (Ctrl + wheel: the brush, as for the 2D fluids).
+                acted = true;
+                let d = &shared.params.liquid.distance;
+                setter.begin_set_parameter(d);
+                setter.set_parameter(d, d.value() * (-scroll * ZOOM_PER_POINT).exp());
+                setter.end_set_parameter(d);
+            } else if scroll != 0.0 {
                 acted = true;
                 let radius = if walls {
                     &mut editor.wall_radius

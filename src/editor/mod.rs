@@ -358,7 +358,9 @@ impl NiceEguiApp for EditorApp {
         let canvas = self.view.show(ui, &self.shared, &settings);
         let typing = ui.ctx().memory(|m| m.focused().is_some());
         frame.set_key_capture(input::key_capture(typing));
-        let acted = self.input.handle(ui, &canvas, &self.shared, typing);
+        let acted = self
+            .input
+            .handle(ui, &canvas, (&self.shared, &setter), typing);
         if self.hint.showing() {
             // Not under the open panel: it is the controls the hint points to.
             let notes = self.shared.engine.status().map_or(0, |s| s.notes);

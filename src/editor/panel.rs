@@ -589,7 +589,14 @@ impl Panel {
                 slider(ui, &l.viscosity, setter, cols);
                 slider(ui, &l.bounce, setter, cols);
                 slider(ui, &l.budget, setter, cols);
-                choice(ui, &l.style, setter, cols);
+                if p.settings().fluid == FluidChoice::Liquid3d {
+                    // The 3D liquid's camera (also: drag to turn it, the wheel to zoom).
+                    slider(ui, &l.orbit, setter, cols);
+                    slider(ui, &l.height, setter, cols);
+                    slider(ui, &l.distance, setter, cols);
+                } else {
+                    choice(ui, &l.style, setter, cols);
+                }
             });
         }
         section(ui, "Notes", true, |ui| {

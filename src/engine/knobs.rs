@@ -9,7 +9,7 @@
 
 use crate::fluid::StreamlineLook;
 use crate::fluid::{
-    ColorMode, Effects, Liquid, LiquidStyle, Look, ObstacleStyle, Palette, StreamlineMode,
+    ColorMode, Effects, Liquid, LiquidStyle, Look, ObstacleStyle, Orbit, Palette, StreamlineMode,
     ToneMode, gravity_vector, hsv_to_rgb, light_for_display,
 };
 use crate::kernels::portable::Portable;
@@ -117,6 +117,10 @@ knobs! {
     liquid_viscosity: |p| p.liquid.viscosity.value(),
     liquid_bounce: |p| p.liquid.bounce.value(),
     liquid_drag: |p| p.liquid.drag.value(),
+    /// The 3D liquid's camera: orbit and height (degrees), distance (tank widths).
+    camera_orbit: |p| p.liquid.orbit.value(),
+    camera_height: |p| p.liquid.height.value(),
+    camera_distance: |p| p.liquid.distance.value(),
 }
 
 impl Default for Knobs {
@@ -194,6 +198,11 @@ impl Knobs {
                 ..StreamlineLook::default()
             },
             liquid: LiquidStyle::default(),
+            orbit: Orbit {
+                yaw: self.camera_orbit,
+                pitch: self.camera_height,
+                distance: self.camera_distance,
+            },
         }
     }
 }
@@ -334,8 +343,13 @@ impl KnobsSmoother {
 
 /// The knobs that are angles in degrees (every consumer takes their sine and cosine): they
 /// glide the short way round, from 170 to -170 through 180, not through 0.
-fn angles(k: &mut Knobs) -> [&mut f32; 3] {
-    [&mut k.light_angle, &mut k.lift_angle, &mut k.liquid_tilt]
+fn angles(k: &mut Knobs) -> [&mut f32; 4] {
+    [
+        &mut k.light_angle,
+        &mut k.lift_angle,
+        &mut k.liquid_tilt,
+        &mut k.camera_orbit,
+    ]
 }
 
 /// `x` degrees brought into -180..=180.
@@ -572,6 +586,35 @@ mod tests {
             }
             assert!(!smoother.settled(target), "{name} arrived at once");
         }
+    }
+
+    /// The 3D liquid's camera comes from its parameters, gliding; by default it is the
+    /// look's default place; its orbit is an angle and glides the short way round.
+    #[test]
+    fn the_camera_comes_from_the_parameters() {
+        let look = |k: &Knobs| k.look(ColorMode::Dye, ToneMode::Filmic, Palette::default());
+        assert_eq!(look(&Knobs::default()).orbit, Orbit::default());
+        let params = DyeflowParams::default();
+        let k = Knobs::from_params(&params);
+        assert_eq!(
+            (k.camera_orbit, k.camera_height, k.camera_distance),
+            (24.0, 22.0, 1.55)
+        );
+        let start = Knobs {
+            camera_orbit: 170.0,
+            ..Knobs::default()
+        };
+        let target = Knobs {
+            camera_orbit: -170.0,
+            ..Knobs::default()
+        };
+        let mut s = KnobsSmoother::new(start);
+        let half = s.advance(target, 0.05);
+        assert!(
+            half_turn(half.camera_orbit).abs() > 170.0,
+            "{}",
+            half.camera_orbit
+        );
     }
 
     fn with_viscosity(v: f32) -> Knobs {

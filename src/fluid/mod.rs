@@ -218,6 +218,46 @@ pub struct Look {
     pub streamlines: StreamlineLook,
     /// How the particle fluid is drawn (the grid ignores it).
     pub liquid: LiquidStyle,
+    /// Where the 3D liquid's camera is (the 2D fluids ignore it).
+    pub orbit: Orbit,
+}
+
+/// Where the 3D liquid's camera is: round the tank, above it, and how far.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Orbit {
+    /// Degrees round the tank's vertical axis from straight in front (positive: from the
+    /// right).
+    pub yaw: f32,
+    /// Degrees above the horizon.
+    pub pitch: f32,
+    /// Distance from the tank's middle, in tank widths.
+    pub distance: f32,
+}
+
+impl Default for Orbit {
+    /// A little from the right and above, the whole tank in view.
+    fn default() -> Self {
+        Self {
+            yaw: 24.0,
+            pitch: 22.0,
+            distance: 1.55,
+        }
+    }
+}
+
+impl Orbit {
+    /// Every field finite and within its range (NaN: the default's).
+    pub fn sanitized(&self) -> Self {
+        let d = Self::default();
+        let clean = |x: f32, lo: f32, hi: f32, or: f32| {
+            if x.is_finite() { x.clamp(lo, hi) } else { or }
+        };
+        Self {
+            yaw: clean(self.yaw, -360.0, 360.0, d.yaw),
+            pitch: clean(self.pitch, -10.0, 89.0, d.pitch),
+            distance: clean(self.distance, 0.5, 8.0, d.distance),
+        }
+    }
 }
 
 impl Default for Look {
@@ -234,6 +274,7 @@ impl Default for Look {
             particle_glow: 1.0,
             streamlines: StreamlineLook::default(),
             liquid: LiquidStyle::Surface,
+            orbit: Orbit::default(),
         }
     }
 }

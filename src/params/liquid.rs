@@ -1,5 +1,6 @@
 //! The particle fluid's parameters (the liquid: gravity and its tilt, how the music sways it,
-//! stiffness, near pressure, viscosity, bounce, how many particles and how they are drawn),
+//! stiffness, near pressure, viscosity, bounce, how many particles and how they are drawn, and
+//! for the 3D liquid its camera: orbit, height and distance),
 //! nested into [`super::DyeflowParams`] under the group "Liquid". The continuous ones are
 //! automatable and smoothed with the physics knobs; the budget and the look apply at once.
 //!
@@ -11,7 +12,7 @@
 use super::effects::{share, unit_range};
 use super::heat::{LIFT_ANGLE_ID, number};
 use super::{dissipation_range, s2v_number};
-use crate::fluid::LiquidStyle;
+use crate::fluid::{LiquidStyle, Orbit};
 use nice_plug::plugin::{ParamValue, PluginState};
 use nice_plug::prelude::*;
 use std::sync::Arc;
@@ -65,6 +66,32 @@ pub struct LiquidParams {
     /// Smooth surface or discs.
     #[id = "liq_look"]
     pub style: EnumParam<LiquidStyle>,
+    /// The 3D liquid's camera: degrees round the tank from its front.
+    #[id = "cam_orbit"]
+    pub orbit: FloatParam,
+    /// Degrees above the horizon.
+    #[id = "cam_height"]
+    pub height: FloatParam,
+    /// Distance from the tank, in tank widths.
+    #[id = "cam_dist"]
+    pub distance: FloatParam,
+}
+
+/// The camera's height, degrees above the horizon.
+pub fn height_range() -> FloatRange {
+    FloatRange::Linear {
+        min: -5.0,
+        max: 85.0,
+    }
+}
+
+/// The camera's distance, tank widths.
+pub fn distance_range() -> FloatRange {
+    FloatRange::Skewed {
+        min: 0.8,
+        max: 4.0,
+        factor: FloatRange::skew_factor(-1.0),
+    }
 }
 
 /// Gravity, canvas heights/s².
@@ -140,6 +167,14 @@ impl Default for LiquidParams {
                 }))
                 .non_automatable(),
             style: EnumParam::new("Liquid look", LiquidStyle::Surface).non_automatable(),
+            orbit: degrees("Camera orbit", Orbit::default().yaw, tilt_range()),
+            height: degrees("Camera height", Orbit::default().pitch, height_range()),
+            distance: number(
+                "Camera distance",
+                Orbit::default().distance,
+                distance_range(),
+                "x",
+            ),
         }
     }
 }

@@ -25,7 +25,7 @@ use crate::display::cpu::colorize::Source;
 use crate::display::cpu::picture::{HeldFrame, Picture};
 use crate::display::cpu::raymarch::{Quality, RayMarch};
 use crate::display::volume::{Camera, Scene, Tank, Volume, normalize_or};
-use crate::fluid::{ColorMode, Look, Splat, SplatShape};
+use crate::fluid::{ColorMode, Look, Orbit, Splat, SplatShape};
 use crate::gpu::GpuError;
 use crate::kernels::portable::Portable;
 use crate::sim::CpuError;
@@ -103,11 +103,7 @@ fn flow_speed(
     *p95 / size[1].max(1e-6)
 }
 
-/// The camera's default place: degrees round the tank from its front, degrees above the
-/// horizon, distance in tank widths, and its field of view.
-const YAW: f32 = 24.0;
-const PITCH: f32 = 22.0;
-const DISTANCE: f32 = 1.55;
+/// The camera's vertical field of view, degrees.
 const FOV: f32 = 38.0;
 /// Towards the sun: behind the tank and to the left, 38 degrees up, so the liquid mirrors it
 /// towards the camera and its shadow falls in front of the tank.
@@ -229,7 +225,7 @@ impl Liquid3dModel {
             return;
         }
         let voxel = self.voxel(quality.voxel);
-        let scene = self.scene();
+        let scene = self.scene(&look.orbit);
         let (liquid, volume, march) = (&self.liquid, &mut self.volume, &mut self.march);
         let rho0 = self.knobs.target_density;
         self.pool.install(|| {
@@ -265,13 +261,15 @@ impl Liquid3dModel {
         self.quality = quality;
     }
 
-    /// The scene the picture shows: the camera round the tank, tilted by the gravity.
-    pub fn scene(&self) -> Scene {
+    /// The scene the picture shows: the camera round the tank where `orbit` puts it, the tank
+    /// tilted by the gravity.
+    pub fn scene(&self, orbit: &Orbit) -> Scene {
         let size = self.liquid.size();
         let tank = Tank::standing(size, self.tilt);
         let target = [0.0, 0.4 * size[1], 0.0];
+        let o = orbit.sanitized();
         Scene {
-            camera: Camera::orbit(target, YAW, PITCH, DISTANCE * size[0], FOV),
+            camera: Camera::orbit(target, o.yaw, o.pitch, o.distance * size[0], FOV),
             tank,
             sun: normalize_or(SUN, [0.0, 1.0, 0.0]),
         }

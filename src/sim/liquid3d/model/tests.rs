@@ -271,3 +271,33 @@ fn a_calm_pool_is_still_and_broken_input_is_harmless() {
             .all(|p| (0..3).all(|c| p[c] >= 0.0 && p[c] <= size[c]))
     );
 }
+
+/// The camera follows the look's orbit: another place another picture, the same place the
+/// same picture; broken values fall back to the default.
+#[test]
+fn the_camera_follows_the_orbit() {
+    use crate::fluid::Orbit;
+    let look = Look::default();
+    let mut m = model(2000);
+    let (w, h) = (96, 54);
+    let mut frame = |orbit: Orbit| {
+        let mut out = vec![0u8; w * h * 4];
+        m.render(&Look { orbit, ..look }, w, h, &mut out);
+        out
+    };
+    let a = frame(Orbit::default());
+    let b = frame(Orbit {
+        yaw: -60.0,
+        pitch: 50.0,
+        distance: 2.5,
+    });
+    assert_ne!(a, b);
+    assert_eq!(a, frame(Orbit::default()));
+    let broken = Orbit {
+        yaw: f32::NAN,
+        pitch: f32::INFINITY,
+        distance: -1.0,
+    };
+    assert_eq!(broken.sanitized().yaw, Orbit::default().yaw);
+    assert!(frame(broken).iter().any(|&v| v > 0));
+}
