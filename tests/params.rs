@@ -69,6 +69,9 @@ const EXPECTED: &[(&str, f32)] = &[
     ("liq_count", 6000.0),
     ("liq_look", 0.0), // Surface
     ("liq_drag", 0.2),
+    ("cam_orbit", 24.0),
+    ("cam_height", 22.0),
+    ("cam_dist", 1.55),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -193,6 +196,9 @@ fn ranges_have_the_documented_ends() {
         ("liq_count", 500.0, 50_000.0),
         ("liq_look", 0.0, 1.0),
         ("liq_drag", 0.0, 10.0),
+        ("cam_orbit", -180.0, 180.0),
+        ("cam_height", -5.0, 85.0),
+        ("cam_dist", 0.8, 4.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {

@@ -141,10 +141,15 @@ pub fn budget_range() -> IntRange {
     }
 }
 
+/// Whole degrees; a value that rounds to 0 reads "0", never "-0" (which reads back as 0 and
+/// then writes "0": a host round-tripping the text would see it change).
 fn degrees(name: &str, default: f32, range: FloatRange) -> FloatParam {
     FloatParam::new(name, default, range)
         .with_unit("°")
-        .with_value_to_string(formatters::v2s_f32_rounded(0))
+        .with_value_to_string(Arc::new(|v| {
+            let r = v.round();
+            format!("{:.0}", if r == 0.0 { 0.0 } else { r })
+        }))
         .with_string_to_value(s2v_number())
 }
 

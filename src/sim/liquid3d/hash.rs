@@ -65,7 +65,7 @@ impl Grid {
             }
         };
         let size = size.map(span);
-        let least = (size[0] * size[1] * size[2] / MAX_CELLS as f32).cbrt();
+        let least = libm::cbrtf(size[0] * size[1] * size[2] / MAX_CELLS as f32);
         let wanted = radius / CELLS_PER_RADIUS as f32;
         let cell = if wanted.is_finite() && wanted > least {
             wanted

@@ -55,7 +55,7 @@ pub const LATTICE_DENSITY: f32 = 5082.0;
 /// included: a lattice 6 cm apart sums to [`LATTICE_DENSITY`], 1.098 particles per 6 cm cube),
 /// m: how far apart the particles of a liquid at rest are.
 pub fn spacing(target_density: f32) -> f32 {
-    0.06 * (LATTICE_DENSITY / target_density.max(1e-6)).cbrt()
+    0.06 * libm::cbrtf(LATTICE_DENSITY / target_density.max(1e-6))
 }
 
 /// The liquid's knobs (metres, seconds), sanitised by [`Knobs::sanitized`].

@@ -112,7 +112,7 @@ const SUN: [f32; 3] = [-0.25, 0.65, 0.75];
 /// The tank for `budget` particles at `target_density`.
 pub fn tank_size(budget: usize, target_density: f32) -> [f32; 3] {
     let liquid = budget.max(1) as f32 * spacing(target_density).powi(3);
-    let k = (liquid / FILL / (SHAPE[0] * SHAPE[1] * SHAPE[2])).cbrt();
+    let k = libm::cbrtf(liquid / FILL / (SHAPE[0] * SHAPE[1] * SHAPE[2]));
     SHAPE.map(|s| s * k)
 }
 
@@ -416,7 +416,7 @@ impl Liquid3dModel {
                 let (u, v, w) = (self.random(), self.random(), self.random());
                 let z = 2.0 * u - 1.0;
                 let a = v * std::f32::consts::TAU;
-                let r = radius * w.cbrt();
+                let r = radius * libm::cbrtf(w);
                 let ring = (1.0 - z * z).max(0.0).sqrt();
                 let dir = [ring * a.pcos(), ring * a.psin(), z];
                 let p = [0, 1, 2].map(|c| centre[c] + dir[c] * r);
