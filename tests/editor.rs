@@ -50,6 +50,18 @@ fn harness_liquid() {
 
 #[test]
 #[ignore = "the editor harness, run by the editor tests in a child process"]
+fn harness_liquid3d() {
+    if in_harness() {
+        let settings = dyeflow::params::Settings {
+            fluid: dyeflow::params::FluidChoice::Liquid3d,
+            ..harness::small_cpu()
+        };
+        harness::run(settings, false);
+    }
+}
+
+#[test]
+#[ignore = "the editor harness, run by the editor tests in a child process"]
 fn harness_cycles() {
     if in_harness() {
         let n = std::env::var("DYEFLOW_CYCLES")
@@ -875,3 +887,85 @@ fn the_liquid_pools_in_the_editor_and_the_mouse_pulls_it() {
         "the harness did not exit cleanly"
     );
 }
+
+/// Fraction of a picture's pixels of a strong colour (its largest channel over its smallest by
+/// more than `by`).
+fn coloured_fraction(image: &Image, by: u8) -> f32 {
+    let n = image
+        .rgba
+        .chunks_exact(4)
+        .filter(|p| {
+            let (hi, lo) = (p[..3].iter().max(), p[..3].iter().min());
+            matches!((hi, lo), (Some(h), Some(l)) if h - l > by)
+        })
+        .count();
+    n as f32 / (image.width * image.height) as f32
+}
+
+/// The 3D liquid in the editor (Settings: Fluid = Liquid 3D): the tank on its floor shows at
+/// once (a clear pool: little strong colour), held notes dye the water, and a left-drag turns
+/// the camera: the picture changes far more than the moving water changes it on its own, and
+/// stays turned.
+#[test]
+fn the_3d_liquid_shows_its_tank_and_the_mouse_turns_the_camera() {
+    if !xvfb::tools_available() {
+        return;
+    }
+    let _serial = serial();
+    let (display, mut h, win, area) = open_window(1280, 800, "harness_liquid3d");
+    let (_, _, ww, wh) = area;
+    let below_button = |s: &Image| s.crop(0, 40, s.width, s.height - 40);
+    let (shot, ok) = shoot_until(&display, area, Duration::from_secs(30), |s| {
+        lit_fraction(&below_button(s), 30) > 0.3
+    });
+    save(&shot, "liquid3d.png");
+    assert!(ok, "no tank: {} lit", lit_fraction(&below_button(&shot), 30));
+    let clear = coloured_fraction(&shot, 90);
+    h.send("notes 48,64,79");
+    let (shot, ok) = shoot_until(&display, area, Duration::from_secs(30), |s| {
+        coloured_fraction(s, 90) > clear + 0.01
+    });
+    save(&shot, "liquid3d_notes.png");
+    assert!(
+        ok,
+        "the notes did not dye the water: {} strongly coloured, {clear} before",
+        coloured_fraction(&shot, 90)
+    );
+    h.send("off");
+    std::thread::sleep(Duration::from_millis(1500));
+    let grab = || {
+        display
+            .screenshot()
+            .crop(area.0.max(0) as u32, area.1.max(0) as u32, ww, wh)
+    };
+    let a = grab();
+    std::thread::sleep(Duration::from_millis(500));
+    let b = grab();
+    let drift = mean_abs_diff(&a, &b);
+    // A slow drag right to left across the middle: the camera goes round the tank.
+    display.drag(
+        &win,
+        (ww as f32 * 0.8, wh as f32 * 0.5),
+        (ww as f32 * 0.2, wh as f32 * 0.5),
+        40,
+        Duration::from_millis(30),
+    );
+    std::thread::sleep(Duration::from_millis(800));
+    let turned = grab();
+    save(&turned, "liquid3d_turned.png");
+    let change = mean_abs_diff(&b, &turned);
+    assert!(
+        change > 4.0 * drift.max(0.5),
+        "the drag did not turn the camera: {change} against {drift} on its own"
+    );
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        mean_abs_diff(&b, &grab()) > 4.0 * drift.max(0.5),
+        "the camera went back"
+    );
+    assert!(
+        h.quit(Duration::from_secs(20)),
+        "the harness did not exit cleanly"
+    );
+}
+
