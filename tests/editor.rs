@@ -919,7 +919,11 @@ fn the_3d_liquid_shows_its_tank_and_the_mouse_turns_the_camera() {
         lit_fraction(&below_button(s), 30) > 0.3
     });
     save(&shot, "liquid3d.png");
-    assert!(ok, "no tank: {} lit", lit_fraction(&below_button(&shot), 30));
+    assert!(
+        ok,
+        "no tank: {} lit",
+        lit_fraction(&below_button(&shot), 30)
+    );
     let clear = coloured_fraction(&shot, 90);
     h.send("notes 48,64,79");
     let (shot, ok) = shoot_until(&display, area, Duration::from_secs(30), |s| {
@@ -968,4 +972,3 @@ fn the_3d_liquid_shows_its_tank_and_the_mouse_turns_the_camera() {
         "the harness did not exit cleanly"
     );
 }
-

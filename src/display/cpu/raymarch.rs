@@ -62,6 +62,8 @@ const FOG: f32 = 14.0;
 /// How much light the glass lets through, and its edges' light.
 const GLASS: f32 = 0.9;
 const EDGE: f32 = 0.35;
+/// The edges' half width, pixels of the light.
+const EDGE_PIXELS: f32 = 1.5;
 /// The liquid's shadow: optical depth per metre of bulk liquid.
 const SHADOW: f32 = 1.6;
 /// The shadow map's texel and its rays' step, in voxels (the shadow is soft), and the density
@@ -252,12 +254,11 @@ impl View<'_> {
         if d[1] < -1e-5 && o[1] >= -1e-3 {
             let t = (-o[1] / d[1]).max(0.0);
             let p = add(o, scale(d, t));
-            let square = ((p[0] / TILE).floor() as i64 + (p[2] / TILE).floor() as i64) & 1;
-            // The checker fades to its mean where a pixel covers most of a square.
+            // The checker averaged over the pixel's footprint on the floor: sharp edges up
+            // close, its mean where a pixel covers several squares.
             let footprint = self.pixel * t / (-d[1]).max(0.05);
-            let contrast = (1.0 - footprint / TILE).clamp(0.0, 1.0);
-            let mean = 0.5 * (ALBEDO[0] + ALBEDO[1]);
-            let albedo = mean + (ALBEDO[square as usize] - mean) * contrast;
+            let light = filtered_checker(p[0] / TILE, p[2] / TILE, footprint / TILE);
+            let albedo = ALBEDO[1] + (ALBEDO[0] - ALBEDO[1]) * light;
             let sun = self.scene.sun[1].max(0.0) * self.shadow.at(p[0], p[2]);
             let lit = [0, 1, 2].map(|c| albedo * (SUN[c] * sun + AMBIENT));
             let fade = (-t / FOG).pexp();
@@ -471,7 +472,7 @@ impl View<'_> {
             )
             .sqrt();
             let width = (eye * self.pixel / self.vol.voxel).max(1e-6);
-            best = best.max((1.0 - gaps[1] / width).clamp(0.0, 1.0));
+            best = best.max((1.0 - gaps[1] / (EDGE_PIXELS * width)).clamp(0.0, 1.0));
         }
         best
     }
@@ -512,6 +513,18 @@ fn brick_exit(ray: &Ray, q: V3, t: f32) -> f32 {
 /// The box the rays march through, in voxels: the tank (the volume may reach a little past it).
 fn march_box(vol: &Volume, scene: &Scene) -> V3 {
     [0, 1, 2].map(|c| (scene.tank.size[c] / vol.voxel).min(vol.dims[c] as f32))
+}
+
+/// The share of the light squares of a unit checker over a box `w` wide round `(x, z)`
+/// (Inigo Quilez's filtered checker: the box filter's integral in closed form).
+#[inline]
+fn filtered_checker(x: f32, z: f32, w: f32) -> f32 {
+    let w = w.max(1e-4);
+    let tri = |p: f32| {
+        let f = |v: f32| ((v * 0.5) - (v * 0.5).floor() - 0.5).abs();
+        2.0 * (f(p - 0.5 * w) - f(p + 0.5 * w)) / w
+    };
+    0.5 - 0.5 * tri(x) * tri(z)
 }
 
 /// `x^256`.

@@ -210,3 +210,17 @@ fn the_light_is_the_same_on_any_thread_count() {
         luma(4, 34)
     );
 }
+
+/// The filtered checker is the checker where the filter is narrow (light and dark squares
+/// alternate), and its mean where the filter covers many squares.
+#[test]
+fn the_floor_checker_is_filtered_by_the_footprint() {
+    let sharp = |x: f32, z: f32| filtered_checker(x, z, 1e-3);
+    let (a, b) = (sharp(0.25, 0.25), sharp(1.25, 0.25));
+    assert!((a - b).abs() > 0.99, "{a} {b}");
+    assert!((sharp(1.25, 1.25) - a).abs() < 1e-3);
+    for (x, z) in [(0.3, 0.7), (5.1, -2.4), (-7.7, 3.3)] {
+        let wide = filtered_checker(x, z, 16.0);
+        assert!((wide - 0.5).abs() < 0.05, "{wide}");
+    }
+}
