@@ -380,6 +380,13 @@ impl Default for Mapper {
     }
 }
 
+/// Where a channel's notes land in the 3D liquid's depth: channels 1 to 4 (and again 5 to 8,
+/// ...) from the front of the tank to its back, so parts played on different channels keep
+/// their own layers of the water.
+pub fn channel_depth(channel: u8) -> f32 {
+    -0.75 + 0.5 * f32::from(channel % 4)
+}
+
 /// Canvas position of a key in keyboard mode.
 fn keyboard_x(key: f32, range: (f32, f32), aspect: f32) -> f32 {
     let (lo, hi) = range;
@@ -725,6 +732,7 @@ impl Mapper {
                 continue;
             }
             let (pos, dir, color) = self.emitter(&v, cfg);
+            let depth = channel_depth(v.note.channel);
             let ch = self.channels[usize::from(v.note.channel.min(15))];
             let vel = v.velocity;
             let size = radius * (0.7 + 0.6 * vel);
@@ -746,6 +754,7 @@ impl Mapper {
                         0.0
                     },
                     particles: cfg.particles.max(0.0) * (0.2 + 0.8 * vel),
+                    depth,
                 });
             }
             let level = v.level();
@@ -769,6 +778,7 @@ impl Mapper {
                         0.0
                     },
                     particles: HOLD_PARTICLES_PER_S * cfg.particles.max(0.0) * level * dt * touch,
+                    depth,
                 });
             }
             // Advance the envelope.
@@ -880,6 +890,7 @@ impl Mapper {
                 shape: SplatShape::Gaussian,
                 heat: 0.0,
                 particles: 0.0,
+                depth: 0.0,
             });
         }
         for k in 0..self.pending_onsets {
@@ -906,6 +917,7 @@ impl Mapper {
                 shape: SplatShape::Gaussian,
                 heat: 0.0,
                 particles: ONSET_PARTICLES * cfg.particles.max(0.0) * strength * react,
+                depth: 0.0,
             });
         }
         self.pending_onsets = 0;
@@ -952,6 +964,7 @@ impl Mapper {
             shape: SplatShape::Gaussian,
             heat: 0.0,
             particles: 0.0,
+            depth: 0.0,
         });
     }
 }

@@ -38,6 +38,7 @@ fn red_splat_at(x: f32, y: f32) -> TimedEvent {
             shape: SplatShape::Gaussian,
             heat: 0.0,
             particles: 0.0,
+            depth: 0.0,
         }),
     }
 }

@@ -54,6 +54,7 @@ fn splats(n: usize) -> Vec<Splat> {
         },
         heat: 0.0,
         particles: 0.0,
+        depth: 0.0,
     }]
 }
 

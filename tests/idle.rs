@@ -79,6 +79,7 @@ fn splat(x: f32, y: f32) -> TimedEvent {
             shape: SplatShape::Gaussian,
             heat: 0.0,
             particles: 0.0,
+            depth: 0.0,
         }),
     }
 }

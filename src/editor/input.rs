@@ -265,6 +265,7 @@ impl Painter {
                         shape: SplatShape::Gaussian,
                         heat: 0.0,
                         particles: STROKE_PARTICLES * shared.params.particles.amount.value(),
+                        depth: 0.0,
                     }),
                 );
             } else if let Some(sign) = pull {
@@ -378,6 +379,7 @@ impl Painter {
                     heat: 0.0,
                     // Like a note at full velocity.
                     particles: shared.params.particles.amount.value(),
+                    depth: 0.0,
                 }),
             );
         }

@@ -51,6 +51,10 @@ pub struct Splat {
     /// Particles emitted over the disc of `radius`, in the splat's colour (the fraction
     /// rounded at random; see [`crate::sim::grid::particles`]).
     pub particles: f32,
+    /// Where it lands in depth, for the 3D liquid: -1 at the front of the tank, 1 at the back,
+    /// 0 in the middle (the 2D fluids ignore it; splats from before it: the middle).
+    #[serde(default)]
+    pub depth: f32,
 }
 
 /// How the dye is coloured when a frame is rendered.

@@ -256,6 +256,7 @@ impl AudioPaint {
                     shape: SplatShape::Gaussian,
                     heat: 0.0,
                     particles: 0.0,
+                    depth: 0.0,
                 });
             };
             for (pc, &share) in shares.iter().enumerate() {
@@ -315,6 +316,7 @@ impl AudioPaint {
                 shape: SplatShape::Gaussian,
                 heat: 0.0,
                 particles: 0.0,
+                depth: 0.0,
             });
         }
     }
@@ -363,6 +365,7 @@ impl AudioPaint {
                     shape: SplatShape::Gaussian,
                     heat: 0.0,
                     particles: super::ONSET_PARTICLES * cfg.particles.max(0.0) * strength * amount,
+                    depth: 0.0,
                 });
             }
         }

@@ -173,6 +173,7 @@ pub(super) fn strike(key: u8, velocity: f32, hit: u32, cfg: &MappingConfig, out:
         shape,
         heat: 0.0,
         particles: DRUM_PARTICLES * cfg.particles.max(0.0) * (0.2 + 0.8 * v),
+        depth: 0.0,
     };
     match family {
         DrumFamily::Kick => {

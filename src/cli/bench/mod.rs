@@ -147,6 +147,7 @@ pub fn scene_splats(n: usize) -> Option<Splat> {
         shape: SplatShape::Block,
         heat: 0.0,
         particles: 0.0,
+        depth: 0.0,
     })
 }
 

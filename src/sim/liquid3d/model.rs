@@ -6,7 +6,7 @@
 //!   or reset model holds a calm pool of [`POOL`] of the budget in pale water.
 //! - **Sources** (model-neutral splats in canvas units, the canvas' height the tank's): a splat
 //!   with dye (a note) drops a ball of particles in its colour from above its place (x across
-//!   the tank by the canvas' x, depth by a spread of the burst's number), its size by the splat's
+//!   the tank by the canvas' x, depth by the splat's depth: the note's channel), its size by the splat's
 //!   radius and amount; past the budget the oldest particles go. A splat without dye is a shock
 //!   that pushes the liquid near its place (through the whole depth) along its force: the
 //!   kick's splat at the floor lifts it, the snare's and the level's push it aside; a radial
@@ -396,7 +396,13 @@ impl Liquid3dModel {
             let count = (want.round() as usize).clamp(1, BURST_MAX).min(self.budget);
             let excess = (self.liquid.len() + count).saturating_sub(self.budget);
             self.liquid.remove_oldest(excess);
-            let depth = size[2] * (0.2 + 0.6 * self.random());
+            // Its channel's layer of the tank (a little spread, so a held chord is not a wall).
+            let layer = if s.depth.is_finite() {
+                s.depth.clamp(-1.0, 1.0)
+            } else {
+                0.0
+            };
+            let depth = size[2] * (0.5 + 0.4 * layer + 0.1 * (self.random() - 0.5));
             // Inside the tank (its middle, for a tank smaller than the ball).
             let within = |v: f32, side: f32| {
                 if side > 2.0 * radius {

@@ -231,6 +231,7 @@ mod tests {
             shape: SplatShape::Gaussian,
             heat: 0.0,
             particles: 0.0,
+            depth: 0.0,
         };
         let c = CellSplat::new(&s, 4).unwrap();
         let mut planes = [vec![0.0; 16], vec![0.0; 16], vec![0.0; 16]];
@@ -262,6 +263,7 @@ mod tests {
                     shape: shapes[k % 3],
                     heat: 0.0,
                     particles: 0.0,
+                    depth: 0.0,
                 };
                 CellSplat::new(&s, h).unwrap()
             })
@@ -348,6 +350,7 @@ mod tests {
             shape: SplatShape::Gaussian,
             heat: 0.0,
             particles: 0.0,
+            depth: 0.0,
         };
         let c = CellSplat::new(&huge, 64).unwrap();
         assert_eq!(c.r, 256.0);

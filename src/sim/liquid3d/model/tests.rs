@@ -301,3 +301,27 @@ fn the_camera_follows_the_orbit() {
     assert_eq!(broken.sanitized().yaw, Orbit::default().yaw);
     assert!(frame(broken).iter().any(|&v| v > 0));
 }
+
+/// A note lands in its channel's layer of the tank: channel 1 at the front, 4 at the back.
+#[test]
+fn a_note_lands_in_its_channels_layer() {
+    let mut front = model(4000);
+    let mut back = model(4000);
+    for (m, channel) in [(&mut front, 0u8), (&mut back, 3)] {
+        m.inject(&[Splat {
+            depth: crate::mapping::channel_depth(channel),
+            ..note(0.9, [1.0, 0.0, 0.0])
+        }]);
+        m.advance(&step(4000, 0.0));
+    }
+    let mean_z = |m: &Liquid3dModel| {
+        let l = m.liquid();
+        let z: Vec<f32> = (0..l.len())
+            .filter(|&i| l.color[i] == [1.0, 0.0, 0.0])
+            .map(|i| l.pos[i][2] / l.size()[2])
+            .collect();
+        z.iter().sum::<f32>() / z.len() as f32
+    };
+    let (f, b) = (mean_z(&front), mean_z(&back));
+    assert!(f < 0.35 && b > 0.65, "front {f}, back {b}");
+}
