@@ -2,9 +2,10 @@
 //! the renderer drive (`super::create::create_model` makes one and picks the backend).
 //!
 //! A model takes model-neutral sources and forces ([`Splat`]s, in canvas units), advances by
-//! [`StepInput`], renders frames through a [`Look`], and reports its status. Two fluids
-//! implement it, each on the CPU and the GPU: the grid fluid (`grid::model::GridModel`, over
-//! either grid `Solver`) and the particle fluid (`sph::cpu::model::SphModel`, `sph::gpu::model::GpuSphModel`).
+//! [`StepInput`], renders frames through a [`Look`], and reports its status. Three fluids
+//! implement it: the grid fluid (`grid::model::GridModel`, over either grid `Solver`) and the
+//! particle fluid (`sph::cpu::model::SphModel`, `sph::gpu::model::GpuSphModel`), each on the
+//! CPU and the GPU, and the 3D liquid (`liquid3d::model::Liquid3dModel`, on the CPU).
 
 use super::obstacles::Mask;
 use super::{Activity, StepInput};

@@ -5,9 +5,9 @@
 //! damping. This module is the CPU reference (rayon, parallel over particles); [`hash`] finds
 //! the neighbours.
 //!
-//! Work in progress (issue 41): this is the simulation's core, tested on its own; the model
-//! behind the `Model` seam, the GPU model, the picture (a ray-marched volume) and the music's
-//! mapping come next.
+//! The model behind the `Model` seam is [`model`] (sources, knobs, the picture: the particles
+//! splatted into a volume by [`splat`] and ray-marched by `display::cpu::raymarch`); a GPU
+//! model is still to come (issue 41).
 //!
 //! # Frame and units
 //! The simulation runs in the tank's own frame: the tank is the box `[0, size]` (x across, y

@@ -302,14 +302,15 @@ fn the_camera_follows_the_orbit() {
     assert!(frame(broken).iter().any(|&v| v > 0));
 }
 
-/// A note lands in its channel's layer of the tank: channel 1 at the front, 4 at the back.
+/// A note lands in its layer of the tank: depth -0.75 (the mapping's channel 1) at the front,
+/// 0.75 (channel 4) at the back.
 #[test]
 fn a_note_lands_in_its_channels_layer() {
     let mut front = model(4000);
     let mut back = model(4000);
-    for (m, channel) in [(&mut front, 0u8), (&mut back, 3)] {
+    for (m, depth) in [(&mut front, -0.75), (&mut back, 0.75)] {
         m.inject(&[Splat {
-            depth: crate::mapping::channel_depth(channel),
+            depth,
             ..note(0.9, [1.0, 0.0, 0.0])
         }]);
         m.advance(&step(4000, 0.0));
