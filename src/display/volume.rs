@@ -158,9 +158,12 @@ impl Volume {
         (i0, i1, f)
     }
 
-    /// The density at voxel point `q`, trilinear.
+    /// The density at voxel point `q`, trilinear (0 in an empty volume).
     #[inline]
     pub fn density_at(&self, q: V3) -> f32 {
+        if self.density.is_empty() {
+            return 0.0;
+        }
         let (a, b, f) = self.taps(q);
         let d = &self.density;
         let row = |y: usize, z: usize| {
@@ -174,9 +177,13 @@ impl Volume {
         lerp(near, far, f[2])
     }
 
-    /// The density and the dye (weighted by the density) at voxel point `q`, trilinear.
+    /// The density and the dye (weighted by the density) at voxel point `q`, trilinear (0 in
+    /// an empty volume).
     #[inline]
     pub fn sample(&self, q: V3) -> (f32, V3) {
+        if self.density.is_empty() {
+            return (0.0, [0.0; 3]);
+        }
         let (a, b, f) = self.taps(q);
         let mut density = 0.0;
         let mut dye = [0.0; 3];
@@ -242,9 +249,11 @@ pub struct Tank {
 
 impl Tank {
     /// A tank of `size` standing on the floor, centred on the world's vertical axis, turned
-    /// `tilt` degrees about the depth axis (its bottom's centre stays on the floor).
+    /// `tilt` degrees about the depth axis round its bottom's centre and then raised so that
+    /// its lowest corner rests on the floor.
     pub fn standing(size: V3, tilt: f32) -> Self {
         use crate::kernels::portable::Portable;
+        let tilt = if tilt.is_finite() { tilt } else { 0.0 };
         let (s, c) = tilt.to_radians().psin_cos();
         let axes = [[c, s, 0.0], [-s, c, 0.0], [0.0, 0.0, 1.0]];
         // The bottom's centre at the origin.
@@ -256,7 +265,15 @@ impl Tank {
             ),
             -1.0,
         );
-        Self { size, axes, corner }
+        let mut tank = Self { size, axes, corner };
+        let lowest = (0..8)
+            .map(|k| {
+                let p = [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|b| b as f32);
+                tank.to_world([p[0] * size[0], p[1] * size[1], p[2] * size[2]])[1]
+            })
+            .fold(f32::INFINITY, f32::min);
+        tank.corner[1] -= lowest;
+        tank
     }
 
     /// A world point in the tank's frame.

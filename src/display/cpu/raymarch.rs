@@ -182,6 +182,9 @@ impl Ray {
 /// face it enters by.
 #[inline]
 fn slab(ray: &Ray, dims: V3) -> Option<(f32, f32, usize)> {
+    if !ray.origin.iter().chain(&ray.dir).all(|v| v.is_finite()) {
+        return None;
+    }
     let (mut t0, mut t1, mut axis) = (0.0f32, f32::INFINITY, usize::MAX);
     for (c, side) in dims.into_iter().enumerate() {
         let (o, d) = (ray.origin[c], ray.dir[c]);
@@ -199,7 +202,7 @@ fn slab(ray: &Ray, dims: V3) -> Option<(f32, f32, usize)> {
         }
         t1 = t1.min(far);
     }
-    (t0 < t1).then_some((t0, t1, axis))
+    (t0 < t1 && t1.is_finite()).then_some((t0, t1, axis))
 }
 
 /// Mirror `d` about the plane of normal `n`.

@@ -266,7 +266,8 @@ impl Liquid3dModel {
     pub fn scene(&self, orbit: &Orbit) -> Scene {
         let size = self.liquid.size();
         let tank = Tank::standing(size, self.tilt);
-        let target = [0.0, 0.4 * size[1], 0.0];
+        let centre = tank.centre();
+        let target = [centre[0], 0.8 * centre[1], centre[2]];
         let o = orbit.sanitized();
         Scene {
             camera: Camera::orbit(target, o.yaw, o.pitch, o.distance * size[0], FOV),
@@ -417,6 +418,7 @@ impl Liquid3dModel {
                 within(depth, size[2]),
             ];
             let drop = [force[0], -0.5 * force[0].phypot(force[1]) - 1.0, 0.0];
+            let colour = s.color.map(|c| c.clamp(0.0, 1.0));
             for _ in 0..count {
                 // A point in the ball, uniformly.
                 let (u, v, w) = (self.random(), self.random(), self.random());
@@ -426,7 +428,7 @@ impl Liquid3dModel {
                 let ring = (1.0 - z * z).max(0.0).sqrt();
                 let dir = [ring * a.pcos(), ring * a.psin(), z];
                 let p = [0, 1, 2].map(|c| centre[c] + dir[c] * r);
-                self.liquid.add(p, drop, s.color);
+                self.liquid.add(p, drop, colour);
             }
         } else if s.shape == SplatShape::Radial {
             // The mouse: towards its place (away when negative), through the whole depth.

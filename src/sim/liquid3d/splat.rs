@@ -11,16 +11,26 @@ use rayon::prelude::*;
 
 /// Most voxels along a side.
 pub const MAX_SIDE: usize = 512;
+/// Most voxels in all.
+pub const MAX_VOXELS: usize = 1 << 22;
 /// The binomial filter's passes per axis.
 const PASSES: usize = 2;
 
 /// Fill `vol` with `liquid`'s particles at voxels of `voxel` m (at least what keeps every side
-/// within [`MAX_SIDE`]), normalised by `target_density` (particles per m³).
+/// within [`MAX_SIDE`] and the whole within [`MAX_VOXELS`]), normalised by `target_density`
+/// (particles per m³).
 pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume) {
     let size = liquid.size();
     let largest = size.iter().fold(0.0f32, |a, &s| a.max(s));
     let voxel = voxel.max(largest / MAX_SIDE as f32).max(1e-4);
-    let dims = size.map(|s| ((s / voxel).ceil() as usize).clamp(2, MAX_SIDE));
+    // At most MAX_VOXELS in all (64 MiB of volume): coarser voxels for a huge tank.
+    let mut voxel = voxel;
+    let mut dims = size.map(|s| ((s / voxel).ceil() as usize).clamp(2, MAX_SIDE));
+    while dims.iter().product::<usize>() > MAX_VOXELS {
+        let over = dims.iter().product::<usize>() as f32 / MAX_VOXELS as f32;
+        voxel *= libm::cbrtf(over).max(1.01);
+        dims = size.map(|s| ((s / voxel).ceil() as usize).clamp(2, MAX_SIDE));
+    }
     vol.clear(dims, voxel);
     let [nx, ny, nz] = dims;
     // Particles per m³ in the liquid at rest: one per lattice cell.
@@ -55,7 +65,9 @@ pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume)
             smooth(&mut vol.dye, dims, axis);
         }
     }
-    let inside = [0, 1, 2].map(|a| ((size[a] / voxel).round() as usize).clamp(1, dims[a]));
+    // Whole voxels inside the tank (the model fits its voxels to the tank; a partial last one
+    // lies partly past the glass and is not a wall layer).
+    let inside = [0, 1, 2].map(|a| ((size[a] / voxel + 1e-3).floor() as usize).clamp(1, dims[a]));
     fill_walls(vol, inside);
     vol.finish();
 }
@@ -257,5 +269,23 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A huge tank with tiny voxels stays within the voxel budget (coarser voxels), and a
+    /// particle anywhere in it, or at a broken place, lands inside the volume.
+    #[test]
+    fn a_huge_tank_keeps_the_volume_bounded() {
+        let mut liquid = Liquid::new([1000.0, 1000.0, 1000.0]);
+        liquid.add([999.9, 0.0, 500.0], [0.0; 3], [1.0; 3]);
+        liquid.add([f32::NAN, 1.0, 1.0], [0.0; 3], [1.0; 3]);
+        let mut vol = Volume::default();
+        splat(&liquid, LATTICE_DENSITY, 0.01, &mut vol);
+        let n: usize = vol.dims.iter().product();
+        assert!(
+            n <= MAX_VOXELS && vol.dims.iter().all(|&d| d <= MAX_SIDE),
+            "{:?}",
+            vol.dims
+        );
+        assert!(vol.density.iter().sum::<f32>() > 0.0);
     }
 }

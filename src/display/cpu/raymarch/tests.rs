@@ -224,3 +224,33 @@ fn the_floor_checker_is_filtered_by_the_footprint() {
         assert!((wide - 0.5).abs() < 0.05, "{wide}");
     }
 }
+
+/// A tilted tank rests on the floor (its lowest corner at 0, none below), whatever the tilt,
+/// upside down included; a ray with a broken origin or direction meets nothing.
+#[test]
+fn a_tilted_tank_rests_on_the_floor_and_broken_rays_meet_nothing() {
+    let size = [1.6, 0.9, 0.9];
+    for tilt in [0.0f32, 15.0, -40.0, 90.0, 180.0, f32::NAN] {
+        let tank = Tank::standing(size, tilt);
+        let ys: Vec<f32> = (0..8)
+            .map(|k| {
+                let p = [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|b| b as f32);
+                tank.to_world([p[0] * size[0], p[1] * size[1], p[2] * size[2]])[1]
+            })
+            .collect();
+        let low = ys.iter().copied().fold(f32::INFINITY, f32::min);
+        assert!(low.abs() < 1e-5, "tilt {tilt}: lowest corner at {low}");
+    }
+    for ray in [
+        Ray {
+            origin: [f32::NAN, 1.0, 1.0],
+            dir: [0.0, -1.0, 0.0],
+        },
+        Ray {
+            origin: [1.0, 5.0, 1.0],
+            dir: [f32::NAN, -1.0, 0.0],
+        },
+    ] {
+        assert!(slab(&ray, [10.0; 3]).is_none());
+    }
+}
