@@ -57,6 +57,20 @@ pub struct Splat {
     pub depth: f32,
 }
 
+impl Splat {
+    /// Whether its place, radius, colour, amount and force are all finite (a model ignores a
+    /// splat that is not).
+    pub fn is_finite(&self) -> bool {
+        self.pos
+            .iter()
+            .chain(&self.force)
+            .chain(&self.color)
+            .all(|x| x.is_finite())
+            && self.radius.is_finite()
+            && self.amount.is_finite()
+    }
+}
+
 /// How the dye is coloured when a frame is rendered.
 #[derive(Enum, Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum ColorMode {

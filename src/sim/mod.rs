@@ -45,6 +45,22 @@ pub fn threads_label(n: usize) -> String {
 /// Largest simulated time one step will advance, in seconds. A longer `dt` (a host hiccup, a
 /// debugger pause) is clamped: the fluid slows for that step instead of blowing up.
 pub const MAX_STEP_DT_S: f32 = 0.25;
+
+/// Most sources a particle model queues between steps.
+pub const MAX_PENDING: usize = 4096;
+
+/// Queue `sources` after `pending`, at most [`MAX_PENDING`] in all: a flood of events keeps
+/// the newest. (The particle models' queue; the grid solvers count their own.)
+pub(crate) fn queue_sources(
+    pending: &mut Vec<crate::fluid::Splat>,
+    sources: &[crate::fluid::Splat],
+) {
+    pending.extend_from_slice(sources);
+    if pending.len() > MAX_PENDING {
+        let extra = pending.len() - MAX_PENDING;
+        pending.drain(..extra);
+    }
+}
 /// Speed limit in canvas heights per second. Crossing the canvas 50 times a second is far past
 /// anything visible; the limit keeps hostile input (forces of 1e6) bounded.
 pub const MAX_SPEED: f32 = 50.0;

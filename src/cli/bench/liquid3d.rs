@@ -6,6 +6,7 @@
 //! density against the target and the kinetic energy left, and times the picture (splat and ray
 //! march through the display pipeline) at the frame size.
 
+use super::percentile;
 use crate::cli::{Backend, BenchArgs, say, warn};
 use crate::fluid::Look;
 use crate::sim::liquid3d::model::{Liquid3dModel, tank_size};
@@ -142,14 +143,6 @@ impl Liquid3dBenchResult {
                 .unwrap_or_default()
         )
     }
-}
-
-fn percentile(times: &mut [f64], q: f64) -> f64 {
-    times.sort_by(f64::total_cmp);
-    times
-        .get(((times.len() as f64 - 1.0) * q).round() as usize)
-        .copied()
-        .unwrap_or(0.0)
 }
 
 /// Run the scene on the CPU (rayon, `threads` workers).

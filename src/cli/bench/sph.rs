@@ -5,6 +5,7 @@
 //! the mean neighbour count and how far the bulk density is from the target at the end. On the
 //! CPU it then times drawing the particles into a frame, in both looks.
 
+use super::percentile;
 use crate::fluid::{LiquidStyle, Look};
 use crate::gpu::{GpuContext, GpuError, GpuOptions};
 use crate::sim::model::Model;
@@ -99,14 +100,6 @@ pub fn scene(n: usize, knobs: &Knobs) -> Fluid {
         fluid.add(p, [0.0; 2], [hue, 0.5, 1.0 - hue]);
     }
     fluid
-}
-
-fn percentile(times: &mut [f64], q: f64) -> f64 {
-    times.sort_by(f64::total_cmp);
-    times
-        .get(((times.len() as f64 - 1.0) * q).round() as usize)
-        .copied()
-        .unwrap_or(0.0)
 }
 
 fn result(

@@ -4,7 +4,7 @@
 //! particle's footprint in the light, the snapshot one hands the other, and how still the
 //! liquid is.
 
-use crate::fluid::{ColorMode, Liquid, LiquidStyle, Look, Splat};
+use crate::fluid::{ColorMode, Liquid, LiquidStyle, Look};
 use crate::kernels::portable::Portable;
 use crate::sim::Activity;
 use crate::sim::obstacles::Mask;
@@ -16,8 +16,6 @@ use crate::sim::sph::{BOX_HEIGHT, Fluid, Knobs, SUBSTEP_S};
 pub const DEFAULT_BUDGET: usize = 6_000;
 /// Most sub-steps an advance runs (longer frames are slowed down rather than exploded).
 pub(super) const MAX_SUBSTEPS: usize = 8;
-/// Most sources queued between advances.
-pub(super) const MAX_PENDING: usize = 4096;
 /// Most rows of the light field.
 pub(super) const LIGHT_ROWS: usize = 288;
 /// The liquid counts as still below this speed of its 95th-percentile particle, canvas
@@ -91,15 +89,7 @@ pub(super) fn light_size(
     (w, h)
 }
 
-/// Queue `sources` after `pending`, at most [`MAX_PENDING`] in all: a flood of events keeps
-/// the newest.
-pub(super) fn queue_sources(pending: &mut Vec<Splat>, sources: &[Splat]) {
-    pending.extend_from_slice(sources);
-    if pending.len() > MAX_PENDING {
-        let extra = pending.len() - MAX_PENDING;
-        pending.drain(..extra);
-    }
-}
+pub(super) use crate::sim::queue_sources;
 
 /// The sub-steps of an advance by `dt` seconds (clamped to 0..0.25; not a number: 0): how
 /// many, at most [`MAX_SUBSTEPS`], and how long each, at most [`SUBSTEP_S`] (longer frames are

@@ -59,15 +59,7 @@ impl Planner {
     /// What `s` does, in a box of [`BOX_HEIGHT`] with `knobs` and at most `budget` particles
     /// (`None`: nothing, e.g. a splat with a non-finite value or no force).
     pub fn plan(&mut self, s: &Splat, knobs: &Knobs, budget: usize) -> Option<Action> {
-        let finite = s
-            .pos
-            .iter()
-            .chain(&s.force)
-            .chain(&s.color)
-            .all(|x| x.is_finite())
-            && s.radius.is_finite()
-            && s.amount.is_finite();
-        if !finite {
+        if !s.is_finite() {
             return None;
         }
         let spacing = 1.0 / knobs.target_density.max(1.0).sqrt();
