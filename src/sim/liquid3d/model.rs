@@ -50,8 +50,6 @@ pub const WATER: [f32; 3] = [0.85, 0.93, 1.0];
 pub const MIN_PARTICLES: usize = 256;
 /// Most particles a splat adds.
 pub const BURST_MAX: usize = 1_500;
-/// Most sources queued between steps (a flood keeps the newest).
-const MAX_PENDING: usize = 4096;
 /// Most sub-steps per advance (longer frames are slowed down).
 const MAX_SUBSTEPS: usize = 6;
 /// Below this speed of its flow (tank heights a second) the liquid counts as still.
@@ -366,19 +364,14 @@ impl Liquid3dModel {
         }
         self.pending = pending;
         self.pending.clear();
+        // Past the budget, the oldest go: once for all the bursts (see `apply`).
+        let excess = self.liquid.len().saturating_sub(self.budget);
+        self.liquid.remove_oldest(excess);
     }
 
     /// What one source does (see the module's header).
     fn apply(&mut self, s: &Splat) {
-        let finite = s
-            .pos
-            .iter()
-            .chain(&s.force)
-            .chain(&s.color)
-            .all(|x| x.is_finite())
-            && s.radius.is_finite()
-            && s.amount.is_finite();
-        if !finite {
+        if !s.is_finite() {
             return;
         }
         let size = self.liquid.size();
@@ -395,8 +388,14 @@ impl Liquid3dModel {
             // The ball at 0.6 of the liquid's density at rest, times the amount.
             let want = 0.6 * ball / spacing.powi(3) * s.amount.min(4.0);
             let count = (want.round() as usize).clamp(1, BURST_MAX).min(self.budget);
-            let excess = (self.liquid.len() + count).saturating_sub(self.budget);
-            self.liquid.remove_oldest(excess);
+            // The oldest are recycled once all the sources are in (a flood of notes would
+            // otherwise sort the tank once a burst); only a tank at twice its budget makes room
+            // at once, so it never holds more than that.
+            let limit = (2 * self.budget).min(super::MAX_PARTICLES);
+            if self.liquid.len() + count > limit {
+                let excess = (self.liquid.len() + count).saturating_sub(self.budget);
+                self.liquid.remove_oldest(excess);
+            }
             // Its channel's layer of the tank (a little spread, so a held chord is not a wall).
             let layer = if s.depth.is_finite() {
                 s.depth.clamp(-1.0, 1.0)
@@ -484,11 +483,7 @@ impl Model for Liquid3dModel {
     }
 
     fn inject(&mut self, sources: &[Splat]) {
-        self.pending.extend_from_slice(sources);
-        if self.pending.len() > MAX_PENDING {
-            let extra = self.pending.len() - MAX_PENDING;
-            self.pending.drain(..extra);
-        }
+        crate::sim::queue_sources(&mut self.pending, sources);
     }
 
     fn advance(&mut self, params: &StepInput) {

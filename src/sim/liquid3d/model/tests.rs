@@ -326,3 +326,29 @@ fn a_note_lands_in_its_channels_layer() {
     let (f, b) = (mean_z(&front), mean_z(&back));
     assert!(f < 0.35 && b > 0.65, "front {f}, back {b}");
 }
+
+/// A flood of notes in one frame (the queue's 4096) keeps the newest particles up to the
+/// budget, as notes one at a time do, and recycles the tank a few times, not once a note.
+#[test]
+fn a_flood_of_notes_keeps_the_newest_within_the_budget() {
+    let budget = 2000;
+    let mut m = model(budget);
+    let flood: Vec<Splat> = (0..6000)
+        .map(|k| Splat {
+            radius: 0.1,
+            ..note(0.5, [k as f32 / 6000.0, 1.0, 0.0])
+        })
+        .collect();
+    let t = std::time::Instant::now();
+    m.inject(&flood);
+    m.advance(&step(budget, 0.0));
+    let l = m.liquid();
+    // The budget the knobs stand for (2000 through the 2D knob's whole numbers).
+    assert_eq!(l.len(), m.budget);
+    assert!(l.color.iter().all(|c| c[1] == 1.0), "the pool is gone");
+    // The newest notes' colours: the queue kept the last 4096 of the 6000, and the tank the
+    // last of those.
+    let oldest = l.color.iter().map(|c| c[0]).fold(1.0f32, f32::min);
+    assert!(oldest > 0.9, "an old note survived: {oldest}");
+    eprintln!("flood of 4096 notes: {:?}", t.elapsed());
+}
