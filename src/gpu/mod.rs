@@ -7,6 +7,7 @@
 pub mod context;
 pub(crate) mod frames;
 pub mod kernel;
+pub mod serial;
 pub mod shaders;
 pub mod timestamps;
 

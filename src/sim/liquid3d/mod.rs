@@ -32,8 +32,10 @@
 
 use crate::kernels::portable::Portable;
 
+pub mod backend;
 pub mod hash;
 pub mod model;
+pub mod sources;
 pub mod splat;
 
 use hash::{Grid, reorder};

@@ -19,6 +19,8 @@
 //!   the light goes through the display's picture (exposure, tone, bloom, dither) as every
 //!   model's does.
 
+use super::backend::LiquidBackend;
+use super::sources::Action;
 use super::splat::splat;
 use super::{Knobs, Liquid, SUBSTEP_S, spacing};
 use crate::display::cpu::colorize::Source;
@@ -32,7 +34,6 @@ use crate::sim::CpuError;
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::{Activity, StepInput};
-use rayon::prelude::*;
 
 /// Particles for the 2D liquid's default budget (6 000): the 3D liquid's default.
 pub const DEFAULT_PARTICLES: usize = 16_384;
@@ -116,7 +117,8 @@ pub fn tank_size(budget: usize, target_density: f32) -> [f32; 3] {
 
 /// The 3D liquid on the CPU, as a [`Model`].
 pub struct Liquid3dModel {
-    liquid: Liquid,
+    /// Where the particles live and step.
+    backend: Box<dyn LiquidBackend>,
     knobs: Knobs,
     budget: usize,
     drag: f32,
@@ -147,11 +149,21 @@ struct Liquid3dSnapshot {
 }
 
 impl Liquid3dModel {
-    /// A model for a canvas of `cells` (its shape), on `threads` workers (0: one per core),
-    /// holding at most `budget` particles ([`MIN_PARTICLES`]..=[`super::MAX_PARTICLES`]),
-    /// starting with a calm
-    /// pool.
+    /// A model on the CPU for a canvas of `cells` (its shape), on `threads` workers (0: one
+    /// per core), holding at most `budget` particles
+    /// ([`MIN_PARTICLES`]..=[`super::MAX_PARTICLES`]), starting with a calm pool.
     pub fn new(cells: (usize, usize), threads: usize, budget: usize) -> Result<Self, CpuError> {
+        Self::with_backend(Box::new(Liquid::new([1.0; 3])), cells, threads, budget)
+    }
+
+    /// The same on `backend` (its particles replaced by the pool); the picture is drawn on the
+    /// CPU by `threads` workers.
+    pub fn with_backend(
+        backend: Box<dyn LiquidBackend>,
+        cells: (usize, usize),
+        threads: usize,
+        budget: usize,
+    ) -> Result<Self, CpuError> {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .thread_name(|i| format!("dyeflow-liquid3d-{i}"))
@@ -160,7 +172,7 @@ impl Liquid3dModel {
         let budget = budget.clamp(MIN_PARTICLES, super::MAX_PARTICLES);
         let knobs = Knobs::default();
         let mut m = Self {
-            liquid: Liquid::new(tank_size(budget, knobs.target_density)),
+            backend,
             knobs,
             budget,
             drag: 0.2,
@@ -179,21 +191,23 @@ impl Liquid3dModel {
             probe: Vec::new(),
             since_probe: 0.0,
         };
+        *m.backend.liquid_mut() = Liquid::new(tank_size(budget, knobs.target_density));
         m.fill_pool();
         Ok(m)
     }
 
-    /// The particles.
-    pub fn liquid(&self) -> &Liquid {
-        &self.liquid
+    /// The particles (on the GPU: read back, waiting for it).
+    pub fn liquid(&mut self) -> &Liquid {
+        self.backend.liquid()
     }
 
     /// Take `liquid`'s particles, in its tank (for benches and tests); past the budget the
     /// oldest go.
     pub fn set_liquid(&mut self, liquid: Liquid) {
-        self.liquid = liquid;
-        let excess = self.liquid.len().saturating_sub(self.budget);
-        self.liquid.remove_oldest(excess);
+        let l = self.backend.liquid_mut();
+        *l = liquid;
+        let excess = l.len().saturating_sub(self.budget);
+        l.remove_oldest(excess);
     }
 
     /// The worker threads.
@@ -204,7 +218,7 @@ impl Liquid3dModel {
     /// The picture's voxel, m: about `spacings` particle spacings (0.25..=4), fitted so that
     /// the tank (16 : 9 : 9) is a whole number of voxels along every side.
     pub fn voxel(&self, spacings: f32) -> f32 {
-        let size = self.liquid.size();
+        let size = self.backend.size();
         let voxel = spacings.clamp(0.25, 4.0) * spacing(self.knobs.target_density);
         let per = SHAPE[0] * (size[0] / (SHAPE[0] * voxel)).round().max(1.0);
         size[0] / per
@@ -224,10 +238,10 @@ impl Liquid3dModel {
         }
         let voxel = self.voxel(quality.voxel);
         let scene = self.scene(&look.orbit);
-        let (liquid, volume, march) = (&self.liquid, &mut self.volume, &mut self.march);
         let rho0 = self.knobs.target_density;
+        let (backend, volume, march) = (&mut self.backend, &mut self.volume, &mut self.march);
         self.pool.install(|| {
-            splat(liquid, rho0, voxel, volume);
+            splat(backend.liquid(), rho0, voxel, volume);
         });
         march.draw(volume, &scene, (width, height), quality, &self.pool);
         let (w, h) = march.size;
@@ -262,7 +276,7 @@ impl Liquid3dModel {
     /// The scene the picture shows: the camera round the tank where `orbit` puts it, the tank
     /// tilted by the gravity.
     pub fn scene(&self, orbit: &Orbit) -> Scene {
-        let size = self.liquid.size();
+        let size = self.backend.size();
         let tank = Tank::standing(size, self.tilt);
         let centre = tank.centre();
         let target = [centre[0], 0.8 * centre[1], centre[2]];
@@ -277,8 +291,9 @@ impl Liquid3dModel {
     /// A calm pool of [`POOL`] of the budget: particles on a lattice at the target density's
     /// spacing, from the floor up.
     fn fill_pool(&mut self) {
-        self.liquid.clear();
-        let size = self.liquid.size();
+        let liquid = self.backend.liquid_mut();
+        liquid.clear();
+        let size = liquid.size();
         let spacing = spacing(self.knobs.target_density);
         let want = (self.budget as f32 * POOL) as usize;
         let (nx, nz) = (
@@ -296,7 +311,7 @@ impl Liquid3dModel {
             }
             for k in 0..nz {
                 for i in 0..nx {
-                    if self.liquid.len() >= want {
+                    if liquid.len() >= want {
                         break 'fill;
                     }
                     let p = [
@@ -304,7 +319,7 @@ impl Liquid3dModel {
                         y,
                         oz + (k as f32 + 0.5) * spacing,
                     ];
-                    self.liquid.add(p, [0.0; 3], WATER);
+                    liquid.add(p, [0.0; 3], WATER);
                 }
             }
         }
@@ -349,32 +364,31 @@ impl Liquid3dModel {
         let budget = budget.clamp(MIN_PARTICLES, super::MAX_PARTICLES);
         if budget != self.budget {
             self.budget = budget;
-            self.liquid
-                .resize_tank(tank_size(budget, self.knobs.target_density));
-            let excess = self.liquid.len().saturating_sub(budget);
-            self.liquid.remove_oldest(excess);
+            let liquid = self.backend.liquid_mut();
+            liquid.resize_tank(tank_size(budget, self.knobs.target_density));
+            let excess = liquid.len().saturating_sub(budget);
+            liquid.remove_oldest(excess);
         }
     }
 
-    /// Apply the queued sources.
+    /// Apply the queued sources (past the budget the oldest particles go).
     fn apply_sources(&mut self) {
         let pending = std::mem::take(&mut self.pending);
-        for s in &pending {
-            self.apply(s);
-        }
+        let actions: Vec<Action> = pending.iter().filter_map(|s| self.plan(s)).collect();
         self.pending = pending;
         self.pending.clear();
-        // Past the budget, the oldest go: once for all the bursts (see `apply`).
-        let excess = self.liquid.len().saturating_sub(self.budget);
-        self.liquid.remove_oldest(excess);
+        if !actions.is_empty() {
+            let (backend, budget) = (&mut self.backend, self.budget);
+            self.pool.install(|| backend.act(&actions, budget));
+        }
     }
 
-    /// What one source does (see the module's header).
-    fn apply(&mut self, s: &Splat) {
+    /// What one source does (see the module's header), for either backend to carry out.
+    fn plan(&mut self, s: &Splat) -> Option<Action> {
         if !s.is_finite() {
-            return;
+            return None;
         }
-        let size = self.liquid.size();
+        let size = self.backend.size();
         let h = size[1];
         let aspect = self.cells.0 as f32 / self.cells.1 as f32;
         let spacing = spacing(self.knobs.target_density);
@@ -388,14 +402,6 @@ impl Liquid3dModel {
             // The ball at 0.6 of the liquid's density at rest, times the amount.
             let want = 0.6 * ball / spacing.powi(3) * s.amount.min(4.0);
             let count = (want.round() as usize).clamp(1, BURST_MAX).min(self.budget);
-            // The oldest are recycled once all the sources are in (a flood of notes would
-            // otherwise sort the tank once a burst); only a tank at twice its budget makes room
-            // at once, so it never holds more than that.
-            let limit = (2 * self.budget).min(super::MAX_PARTICLES);
-            if self.liquid.len() + count > limit {
-                let excess = (self.liquid.len() + count).saturating_sub(self.budget);
-                self.liquid.remove_oldest(excess);
-            }
             // Its channel's layer of the tank (a little spread, so a held chord is not a wall).
             let layer = if s.depth.is_finite() {
                 s.depth.clamp(-1.0, 1.0)
@@ -418,61 +424,43 @@ impl Liquid3dModel {
             ];
             let drop = [force[0], -0.5 * force[0].phypot(force[1]) - 1.0, 0.0];
             let colour = s.color.map(|c| c.clamp(0.0, 1.0));
-            for _ in 0..count {
-                // A point in the ball, uniformly.
-                let (u, v, w) = (self.random(), self.random(), self.random());
-                let z = 2.0 * u - 1.0;
-                let a = v * std::f32::consts::TAU;
-                let r = radius * libm::cbrtf(w);
-                let ring = (1.0 - z * z).max(0.0).sqrt();
-                let dir = [ring * a.pcos(), ring * a.psin(), z];
-                let p = [0, 1, 2].map(|c| centre[c] + dir[c] * r);
-                self.liquid.add(p, drop, colour);
-            }
+            let fresh = (0..count)
+                .map(|_| {
+                    // A point in the ball, uniformly.
+                    let (u, v, w) = (self.random(), self.random(), self.random());
+                    let z = 2.0 * u - 1.0;
+                    let a = v * std::f32::consts::TAU;
+                    let r = radius * libm::cbrtf(w);
+                    let ring = (1.0 - z * z).max(0.0).sqrt();
+                    let dir = [ring * a.pcos(), ring * a.psin(), z];
+                    let p = [0, 1, 2].map(|c| centre[c] + dir[c] * r);
+                    (p, drop, colour)
+                })
+                .collect();
+            Some(Action::Burst(fresh))
         } else if s.shape == SplatShape::Radial {
             // The mouse: towards its place (away when negative), through the whole depth.
-            let reach = (s.radius * h).clamp(spacing, h);
-            let pull = s.force[0].clamp(-50.0, 50.0) * h;
-            let centre = [x, y];
-            self.pool.install(|| {
-                self.liquid
-                    .pos
-                    .par_iter()
-                    .zip(&mut self.liquid.vel)
-                    .for_each(|(p, v)| {
-                        let d = [centre[0] - p[0], centre[1] - p[1]];
-                        let r = d[0].phypot(d[1]);
-                        if r < reach && r > 1e-6 {
-                            let k = pull * (1.0 - r / reach) / r * 0.1;
-                            v[0] += d[0] * k;
-                            v[1] += d[1] * k;
-                        }
-                    })
-            });
+            Some(Action::Pull {
+                centre: [x, y],
+                reach: (s.radius * h).clamp(spacing, h),
+                pull: s.force[0].clamp(-50.0, 50.0) * h,
+            })
         } else if force != [0.0; 2] {
             // A shock: along the force, fading to 0 at its reach, through the whole depth.
-            let reach = (2.0 * s.radius * h).clamp(2.0 * spacing, 0.6 * h);
-            self.pool.install(|| {
-                self.liquid
-                    .pos
-                    .par_iter()
-                    .zip(&mut self.liquid.vel)
-                    .for_each(|(p, v)| {
-                        let r = (p[0] - x).phypot(p[1] - y);
-                        if r < reach {
-                            let k = 1.0 - r / reach;
-                            v[0] += force[0] * k;
-                            v[1] += force[1] * k;
-                        }
-                    })
-            });
+            Some(Action::Shock {
+                centre: [x, y],
+                reach: (2.0 * s.radius * h).clamp(2.0 * spacing, 0.6 * h),
+                force,
+            })
+        } else {
+            None
         }
     }
 }
 
 impl Model for Liquid3dModel {
     fn backend(&self) -> &'static str {
-        "cpu"
+        self.backend.name()
     }
 
     fn resolution(&self) -> Resolution {
@@ -494,25 +482,16 @@ impl Model for Liquid3dModel {
         } else {
             0.0
         };
-        if dt == 0.0 || self.liquid.is_empty() {
+        if dt == 0.0 || self.backend.len() == 0 {
             return;
         }
         let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
         let sub = (dt / steps as f32).min(SUBSTEP_S);
         self.since_probe += sub * steps as f32;
         let (knobs, keep) = (self.knobs, (-self.drag * sub).pexp());
-        let liquid = &mut self.liquid;
-        self.pool.install(|| {
-            for _ in 0..steps {
-                liquid.step(&knobs, sub);
-                if keep < 1.0 {
-                    liquid
-                        .vel
-                        .par_iter_mut()
-                        .for_each(|v| *v = v.map(|c| c * keep));
-                }
-            }
-        });
+        let backend = &mut self.backend;
+        self.pool
+            .install(|| backend.step(&knobs, sub, keep.min(1.0), steps));
     }
 
     fn set_effort(&mut self, _sweeps: u32) {}
@@ -553,7 +532,8 @@ impl Model for Liquid3dModel {
         if !self.pending.is_empty() {
             return Some((tag, moving(1.0)));
         }
-        let l = &self.liquid;
+        let radius = self.knobs.radius;
+        let l = self.backend.liquid();
         let mut now: Vec<(u64, [f32; 3])> =
             l.birth.iter().copied().zip(l.pos.iter().copied()).collect();
         now.sort_unstable_by_key(|x| x.0);
@@ -564,7 +544,7 @@ impl Model for Liquid3dModel {
         } else if !same {
             1.0
         } else if self.since_probe > 0.0 {
-            flow_speed(&now, &self.probe, l.size(), self.knobs.radius) / self.since_probe
+            flow_speed(&now, &self.probe, l.size(), radius) / self.since_probe
         } else {
             0.0
         };
@@ -581,7 +561,7 @@ impl Model for Liquid3dModel {
     }
 
     fn failure(&self) -> Option<GpuError> {
-        None
+        self.backend.failure()
     }
 
     /// Obstacles are kept (and handed on to the next model) but the 3D liquid does not collide
@@ -596,7 +576,7 @@ impl Model for Liquid3dModel {
 
     fn snapshot(&mut self) -> Snapshot {
         Snapshot::new(Liquid3dSnapshot {
-            liquid: self.liquid.clone(),
+            liquid: self.backend.liquid().clone(),
         })
     }
 
@@ -605,7 +585,7 @@ impl Model for Liquid3dModel {
             return false;
         };
         let mut liquid = s.liquid.clone();
-        liquid.resize_tank(self.liquid.size());
+        liquid.resize_tank(self.backend.size());
         self.set_liquid(liquid);
         true
     }

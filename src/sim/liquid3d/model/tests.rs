@@ -37,7 +37,7 @@ fn note(x: f32, color: [f32; 3]) -> Splat {
 /// A new tank holds a calm pool of pale water on its floor, inside the tank.
 #[test]
 fn a_new_tank_holds_a_calm_pool() {
-    let m = model(4000);
+    let mut m = model(4000);
     let l = m.liquid();
     assert_eq!(l.len(), (4000.0 * POOL) as usize);
     let size = l.size();
@@ -315,7 +315,7 @@ fn a_note_lands_in_its_channels_layer() {
         }]);
         m.advance(&step(4000, 0.0));
     }
-    let mean_z = |m: &Liquid3dModel| {
+    let mean_z = |m: &mut Liquid3dModel| {
         let l = m.liquid();
         let z: Vec<f32> = (0..l.len())
             .filter(|&i| l.color[i] == [1.0, 0.0, 0.0])
@@ -323,7 +323,7 @@ fn a_note_lands_in_its_channels_layer() {
             .collect();
         z.iter().sum::<f32>() / z.len() as f32
     };
-    let (f, b) = (mean_z(&front), mean_z(&back));
+    let (f, b) = (mean_z(&mut front), mean_z(&mut back));
     assert!(f < 0.35 && b > 0.65, "front {f}, back {b}");
 }
 
@@ -342,9 +342,10 @@ fn a_flood_of_notes_keeps_the_newest_within_the_budget() {
     let t = std::time::Instant::now();
     m.inject(&flood);
     m.advance(&step(budget, 0.0));
+    let budget = m.budget;
     let l = m.liquid();
     // The budget the knobs stand for (2000 through the 2D knob's whole numbers).
-    assert_eq!(l.len(), m.budget);
+    assert_eq!(l.len(), budget);
     assert!(l.color.iter().all(|c| c[1] == 1.0), "the pool is gone");
     // The newest notes' colours: the queue kept the last 4096 of the 6000, and the tank the
     // last of those.

@@ -1,0 +1,80 @@
+//! Where the 3D liquid's particles live and step: on the CPU ([`Liquid`] itself) or on the GPU
+//! ([`super::gpu::GpuLiquid`]). The model ([`super::model::Liquid3dModel`]) drives either
+//! through [`LiquidBackend`]: every frame's sources as [`Action`]s and its steps go to the
+//! backend; what is seldom (a new pool, a new budget, a snapshot) edits the particles as a
+//! [`Liquid`], which the GPU reads back and sends again.
+
+use super::sources::Action;
+use super::{Knobs, Liquid};
+use crate::gpu::GpuError;
+use rayon::prelude::*;
+
+/// The particles' home (see the module's header). Calls run inside the model's thread pool.
+pub trait LiquidBackend: Send {
+    /// "cpu" or "gpu".
+    fn name(&self) -> &'static str;
+
+    /// Particles now.
+    fn len(&self) -> usize;
+
+    /// The tank's size, m.
+    fn size(&self) -> [f32; 3];
+
+    /// The particles as they are now (the GPU reads them back after a change, waiting for it).
+    fn liquid(&mut self) -> &Liquid;
+
+    /// The particles, to edit (the GPU reads them back first and sends them again before its
+    /// next step).
+    fn liquid_mut(&mut self) -> &mut Liquid;
+
+    /// Carry out `actions` in order, keeping at most `budget` particles (the newest).
+    fn act(&mut self, actions: &[Action], budget: usize);
+
+    /// `steps` steps of `dt` seconds with `knobs`, each followed by the drag: the velocities
+    /// times `keep`.
+    fn step(&mut self, knobs: &Knobs, dt: f32, keep: f32, steps: usize);
+
+    /// What made the backend unusable, once something did.
+    fn failure(&self) -> Option<GpuError>;
+}
+
+impl LiquidBackend for Liquid {
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+
+    fn len(&self) -> usize {
+        self.pos.len()
+    }
+
+    fn size(&self) -> [f32; 3] {
+        self.size
+    }
+
+    fn liquid(&mut self) -> &Liquid {
+        self
+    }
+
+    fn liquid_mut(&mut self) -> &mut Liquid {
+        self
+    }
+
+    fn act(&mut self, actions: &[Action], budget: usize) {
+        Liquid::act(self, actions, budget);
+    }
+
+    fn step(&mut self, knobs: &Knobs, dt: f32, keep: f32, steps: usize) {
+        for _ in 0..steps {
+            Liquid::step(self, knobs, dt);
+            if keep < 1.0 {
+                self.vel
+                    .par_iter_mut()
+                    .for_each(|v| *v = v.map(|c| c * keep));
+            }
+        }
+    }
+
+    fn failure(&self) -> Option<GpuError> {
+        None
+    }
+}
