@@ -44,6 +44,15 @@ pub const PASSES: &[(&str, &str)] = &[
         include_str!("../../shaders/sph_sources.wgsl"),
     ),
     ("sph_light", include_str!("../../shaders/sph_light.wgsl")),
+    ("cell_sort", include_str!("../../shaders/cell_sort.wgsl")),
+    (
+        "liquid3d_step",
+        include_str!("../../shaders/liquid3d_step.wgsl"),
+    ),
+    (
+        "liquid3d_sources",
+        include_str!("../../shaders/liquid3d_sources.wgsl"),
+    ),
 ];
 
 /// The full source of pass `name` (common prelude included).

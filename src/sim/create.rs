@@ -84,13 +84,36 @@ fn create_particles(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), Cpu
     Ok((Box::new(model), info))
 }
 
-/// The 3D liquid for `spec`, on the CPU (its GPU model is not written yet: a GPU asked for
-/// says so).
+/// The 3D liquid for `spec`: its particles on the GPU when `spec.backend` allows and one
+/// works, else on the CPU (the picture is drawn on the CPU either way, for now).
 fn create_liquid3d(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
+    use super::liquid3d::gpu::GpuLiquid;
     use super::liquid3d::model::{DEFAULT_PARTICLES, Liquid3dModel};
+    let mut fallback = None;
+    if spec.backend != Backend::Cpu {
+        match GpuContext::new(&gpu_options(spec)).and_then(GpuLiquid::new) {
+            Ok(gpu) => {
+                let device = gpu.adapter_name();
+                let model = Liquid3dModel::with_backend(
+                    Box::new(gpu),
+                    spec.cells,
+                    spec.cpu_threads,
+                    DEFAULT_PARTICLES,
+                )?;
+                let info = ModelInfo {
+                    backend: "gpu",
+                    device,
+                    fallback: None,
+                };
+                return Ok((Box::new(model), info));
+            }
+            Err(e) => {
+                nice_plug::nice_warn!("Using the CPU for the 3D liquid: {e}");
+                fallback = Some(e.to_string());
+            }
+        }
+    }
     let model = Liquid3dModel::new(spec.cells, spec.cpu_threads, DEFAULT_PARTICLES)?;
-    let fallback = (spec.backend != Backend::Cpu)
-        .then(|| "the 3D liquid runs on the CPU only for now".to_owned());
     let info = ModelInfo {
         backend: "cpu",
         device: threads_label(model.threads()),

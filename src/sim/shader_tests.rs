@@ -16,6 +16,10 @@ use crate::sim::grid::gpu::passes::obstacles::SolidsUniform;
 use crate::sim::grid::gpu::passes::pressure::LevelUniform;
 use crate::sim::grid::gpu::passes::reduce::ReduceUniform;
 use crate::sim::grid::gpu::uniforms::GridUniforms;
+use crate::sim::liquid3d::gpu::resources::{CellSortUniform, Liquid3dUniform};
+use crate::sim::liquid3d::gpu::sources::{
+    GpuFresh as L3Fresh, GpuImpulse as L3Impulse, SourcesUniform as L3SourcesUniform,
+};
 use crate::sim::sph::gpu::light::LightUniform;
 use crate::sim::sph::gpu::solids::CollideUniform;
 use crate::sim::sph::gpu::sources::{GpuFresh, GpuImpulse, SourcesUniform};
@@ -250,6 +254,53 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             [n, w, h, style, speed, scale, reach, radius, norm]
         ),
         layout!(
+            "liquid3d_step",
+            "Liquid3d",
+            Liquid3dUniform,
+            [
+                n,
+                nx,
+                ny,
+                nz,
+                size,
+                h,
+                gravity,
+                inv_cell,
+                dt,
+                look,
+                rho0,
+                stiffness,
+                near_stiffness,
+                visc,
+                damp,
+                bounce,
+                slip,
+                keep,
+                h5,
+                poly6,
+                spiky2,
+                spiky3,
+                spiky2_slope,
+                spiky3_slope,
+                max_neighbours,
+                cells
+            ]
+        ),
+        layout!("cell_sort", "CellSort", CellSortUniform, [n, cells]),
+        layout!(
+            "liquid3d_sources",
+            "Sources",
+            L3SourcesUniform,
+            [n, count, recycle, oldest]
+        ),
+        layout!(
+            "liquid3d_sources",
+            "Impulse",
+            L3Impulse,
+            [centre, reach, pull, force]
+        ),
+        layout!("liquid3d_sources", "Fresh", L3Fresh, [pos, vel, color]),
+        layout!(
             "divergence",
             "Decide",
             DecideUniform,
@@ -385,6 +436,9 @@ fn rust_constants_mirror_the_wgsl() {
     assert_eq!(wgsl_u32("sph_sort", "SW"), SW, "SW (sph_sort.wgsl)");
     assert_eq!(wgsl_u32("sph_sort", "SETTLE_MAX"), SETTLE_MAX);
     assert_eq!(wgsl_u32("sph_light", "SW"), SW, "SW (sph_light.wgsl)");
+    use crate::sim::liquid3d::gpu as l3;
+    assert_eq!(wgsl_u32("cell_sort", "SW"), l3::SW, "SW (cell_sort.wgsl)");
+    assert_eq!(wgsl_u32("cell_sort", "SETTLE_MAX"), l3::SETTLE_MAX);
     use crate::sim::sph::{gpu::light as gpu_light, shared as light};
     assert_eq!(wgsl_f32("sph_light", "LIGHT_UNITS"), gpu_light::LIGHT_UNITS);
     assert_eq!(
@@ -459,4 +513,16 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
     ("sph_solids", crate::sim::sph::gpu::solids::binding::ALL),
     ("sph_sources", crate::sim::sph::gpu::sources::binding::ALL),
     ("sph_light", crate::sim::sph::gpu::light::binding::ALL),
+    (
+        "cell_sort",
+        crate::sim::liquid3d::gpu::resources::binding::sort::ALL,
+    ),
+    (
+        "liquid3d_step",
+        crate::sim::liquid3d::gpu::resources::binding::step::ALL,
+    ),
+    (
+        "liquid3d_sources",
+        crate::sim::liquid3d::gpu::sources::binding::ALL,
+    ),
 ];

@@ -9,6 +9,9 @@
 use super::percentile;
 use crate::cli::{Backend, BenchArgs, say, warn};
 use crate::fluid::Look;
+use crate::gpu::{GpuContext, GpuOptions};
+use crate::sim::liquid3d::backend::LiquidBackend;
+use crate::sim::liquid3d::gpu::GpuLiquid;
 use crate::sim::liquid3d::model::{Liquid3dModel, tank_size};
 use crate::sim::liquid3d::splat::splat;
 use crate::sim::liquid3d::{Knobs, Liquid, SUBSTEP_S};
@@ -145,26 +148,56 @@ impl Liquid3dBenchResult {
     }
 }
 
-/// Run the scene on the CPU (rayon, `threads` workers).
-pub fn run_cpu(opts: &Liquid3dBenchOptions) -> Result<Liquid3dBenchResult, String> {
+/// Run the scene on the CPU (rayon, `threads` workers), or with the particles on the GPU
+/// (`gpu`; the picture is drawn on the CPU either way, for now).
+pub fn run(
+    opts: &Liquid3dBenchOptions,
+    gpu: Option<&GpuOptions>,
+) -> Result<Liquid3dBenchResult, String> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(opts.threads)
         .build()
         .map_err(|e| format!("cannot start {} threads: {e}", opts.threads))?;
     let knobs = Knobs::default();
-    let mut liquid = scene(opts.particles, &knobs);
-    let start = liquid.potential_energy(knobs.gravity);
-    let mut times = pool.install(|| {
-        for _ in 0..WARM_STEPS {
-            liquid.step(&knobs, SUBSTEP_S);
+    let scene = scene(opts.particles, &knobs);
+    let start = scene.potential_energy(knobs.gravity);
+    let (mut backend, name): (Box<dyn LiquidBackend>, String) = match gpu {
+        Some(options) => {
+            let gpu = GpuContext::new(options)
+                .and_then(GpuLiquid::new)
+                .map_err(|e| format!("cannot run on the GPU: {e}"))?;
+            let name = format!("gpu ({})", gpu.adapter_name());
+            (Box::new(gpu), name)
         }
-        (0..opts.steps)
+        None => (Box::new(Liquid::new(scene.size())), "cpu".into()),
+    };
+    *backend.liquid_mut() = scene;
+    let b = &mut backend;
+    let (mut times, timer) = pool.install(|| {
+        b.step(&knobs, SUBSTEP_S, 1.0, WARM_STEPS);
+        b.wait();
+        b.time_steps(true);
+        let all = Instant::now();
+        let mut times: Vec<f64> = (0..opts.steps)
             .map(|_| {
                 let t = Instant::now();
-                liquid.step(&knobs, SUBSTEP_S);
+                b.step(&knobs, SUBSTEP_S, 1.0, 1);
                 t.elapsed().as_secs_f64() * 1e3
             })
-            .collect::<Vec<_>>()
+            .collect();
+        b.wait();
+        let device = b.take_step_times();
+        b.time_steps(false);
+        if !device.is_empty() {
+            (device, "timestamp")
+        } else if gpu.is_some() {
+            // Queued back to back: the throughput.
+            let wall = all.elapsed().as_secs_f64() * 1e3 / opts.steps.max(1) as f64;
+            times.fill(wall);
+            (times, "wall")
+        } else {
+            (times, "wall")
+        }
     });
     let mut done = WARM_STEPS + opts.steps;
     let released = |l: &Liquid| start - l.potential_energy(knobs.gravity);
@@ -173,16 +206,21 @@ pub fn run_cpu(opts: &Liquid3dBenchOptions) -> Result<Liquid3dBenchResult, Strin
         pool.install(|| {
             while done < most {
                 if done >= least && done.is_multiple_of(30) {
-                    let r = released(&liquid);
-                    if r > 0.0 && liquid.kinetic_energy() < SETTLED * r {
+                    let l = b.liquid();
+                    let r = released(l);
+                    if r > 0.0 && l.kinetic_energy() < SETTLED * r {
                         break;
                     }
                 }
-                liquid.step(&knobs, SUBSTEP_S);
+                b.step(&knobs, SUBSTEP_S, 1.0, 1);
                 done += 1;
             }
         });
     }
+    if let Some(e) = backend.failure() {
+        return Err(e.to_string());
+    }
+    let liquid = backend.liquid().clone();
     let released = released(&liquid);
     let (neighbours_mean, density_error) = pool.install(|| {
         (
@@ -192,7 +230,7 @@ pub fn run_cpu(opts: &Liquid3dBenchOptions) -> Result<Liquid3dBenchResult, Strin
     });
     let mut r = Liquid3dBenchResult {
         model: "liquid3d",
-        backend: "cpu".into(),
+        backend: name,
         threads: pool.current_num_threads(),
         particles: liquid.len(),
         steps: times.len(),
@@ -212,13 +250,13 @@ pub fn run_cpu(opts: &Liquid3dBenchOptions) -> Result<Liquid3dBenchResult, Strin
         volume_ms: None,
         volume: None,
         frame_size: None,
-        timer: "wall",
+        timer,
     };
     let (fw, fh) = opts.frame_size;
     if fw > 0 && fh > 0 {
         let cells = ((256 * fw / fh).max(8), 256);
-        let mut model =
-            Liquid3dModel::new(cells, opts.threads, liquid.len()).map_err(|e| e.to_string())?;
+        let mut model = Liquid3dModel::with_backend(backend, cells, opts.threads, liquid.len())
+            .map_err(|e| e.to_string())?;
         let mut vol = crate::display::volume::Volume::default();
         let voxel = model.voxel(crate::display::cpu::raymarch::Quality::RENDER.voxel);
         let mut splats: Vec<f64> = pool.install(|| {
@@ -261,10 +299,6 @@ pub fn run_cpu(opts: &Liquid3dBenchOptions) -> Result<Liquid3dBenchResult, Strin
 
 /// `dyeflow bench --model liquid3d`.
 pub(in crate::cli) fn command(args: &BenchArgs) -> ExitCode {
-    if args.backend == Backend::Gpu {
-        warn("dyeflow bench: the 3D liquid runs on the CPU only for now; use --backend cpu.");
-        return ExitCode::from(2);
-    }
     let opts = Liquid3dBenchOptions {
         particles: if args.particles == 0 {
             32_768
@@ -276,7 +310,11 @@ pub(in crate::cli) fn command(args: &BenchArgs) -> ExitCode {
         frame_size: args.frame_size,
         settle: true,
     };
-    let r = match run_cpu(&opts) {
+    let gpu = (args.backend == Backend::Gpu).then(|| GpuOptions {
+        force_no_adapter: args.no_gpu,
+        ..GpuOptions::default()
+    });
+    let r = match run(&opts, gpu.as_ref()) {
         Ok(r) => r,
         Err(e) => {
             warn(&format!("dyeflow bench: {e}."));

@@ -17,6 +17,11 @@ pub trait LiquidBackend: Send {
     /// Particles now.
     fn len(&self) -> usize;
 
+    /// No particles.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
     /// The tank's size, m.
     fn size(&self) -> [f32; 3];
 
@@ -36,6 +41,18 @@ pub trait LiquidBackend: Send {
 
     /// What made the backend unusable, once something did.
     fn failure(&self) -> Option<GpuError>;
+
+    /// Wait for the work queued (the GPU's; the CPU's is done when its calls return).
+    fn wait(&mut self) {}
+
+    /// Time each step on the device from now (`on`), for benches: the GPU's timestamps.
+    fn time_steps(&mut self, _on: bool) {}
+
+    /// The device times of the steps timed since the last call, ms (none on the CPU, or
+    /// without timestamps).
+    fn take_step_times(&mut self) -> Vec<f64> {
+        Vec::new()
+    }
 }
 
 impl LiquidBackend for Liquid {

@@ -33,6 +33,7 @@
 use crate::kernels::portable::Portable;
 
 pub mod backend;
+pub mod gpu;
 pub mod hash;
 pub mod model;
 pub mod sources;

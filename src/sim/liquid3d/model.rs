@@ -482,7 +482,7 @@ impl Model for Liquid3dModel {
         } else {
             0.0
         };
-        if dt == 0.0 || self.backend.len() == 0 {
+        if dt == 0.0 || self.backend.is_empty() {
             return;
         }
         let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);

@@ -1,0 +1,549 @@
+//! The 3D liquid on the GPU: the same step as [`Liquid::step`] as wgpu compute passes
+//! (`shaders/liquid3d_step.wgsl`), the particles sorted by cell with the GPU's counting sort
+//! (`shaders/cell_sort.wgsl`: the CPU's order exactly, by cell and by index within a cell), the
+//! sources' actions with `shaders/liquid3d_sources.wgsl`; a [`LiquidBackend`] for the model.
+//!
+//! The particles live on the GPU (positions, velocities, predicted positions as `vec4`s; the
+//! colour's fourth component carries the serial number, [`crate::gpu::serial`]). A copy on the
+//! host ([`Liquid`]) is read back when asked for after a change, and sent again before the next
+//! step when it was edited (a new pool, a new budget, a snapshot restored): seldom, not every
+//! frame. A step is two compute passes in one command buffer; at most
+//! [`MAX_STEPS_IN_FLIGHT`] advances are queued before the oldest is waited for.
+
+pub(crate) mod resources;
+pub(crate) mod sources;
+
+use super::backend::LiquidBackend;
+use super::hash::Grid;
+use super::sources::Action;
+use super::{Kernels, Knobs, LOOK_AHEAD_S, Liquid, MAX_NEIGHBOURS, MAX_PARTICLES};
+use crate::gpu::kernel::Kernel;
+use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
+use crate::gpu::timestamps::Timestamps;
+use crate::gpu::{GpuContext, GpuError};
+use crate::kernels::portable::Portable;
+use resources::{Cells, Particles, Pipelines};
+use sources::{GpuFresh, GpuImpulse, Sources};
+use std::collections::VecDeque;
+
+use resources::{CellSortUniform, Liquid3dUniform};
+
+/// Threads per workgroup (`SW` in cell_sort.wgsl; every pass of the 3D liquid uses it).
+pub const SW: u32 = 256;
+/// Cells of more particles than this keep their atomic order of arrival in the counting sort
+/// (`SETTLE_MAX` in cell_sort.wgsl): the same neighbours, summed in another order.
+pub const SETTLE_MAX: u32 = 512;
+/// Advances the GPU may have queued before the next waits for the oldest (as the other GPU
+/// models): a GPU slower than real time shows in the step's time, and the engine drops steps
+/// instead of queueing without end.
+pub const MAX_STEPS_IN_FLIGHT: usize = 2;
+/// Longest wait for an advance in flight before the device counts as hung.
+const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+/// Steps timed between two readbacks of their timestamps.
+const TIMED_STEPS: u32 = 256;
+
+/// Workgroups covering `n` items.
+fn groups(n: usize) -> u32 {
+    (n as u32).div_ceil(SW).max(1)
+}
+
+/// Step timing with timestamp queries: each step writes its start and end into the next two
+/// slots without waiting; the slots are read back when full or when asked.
+struct Timing {
+    stamps: Timestamps,
+    next: u32,
+    times: Vec<f64>,
+}
+
+/// The 3D liquid on the GPU.
+pub struct GpuLiquid {
+    ctx: GpuContext,
+    kernels: Pipelines,
+    particles: Option<Particles>,
+    cells: Option<Cells>,
+    sources: Sources,
+    /// Particles on the GPU.
+    n: usize,
+    /// The next serial number to give; the particles hold the `n` before it.
+    births: u64,
+    /// The host's copy: the tank's size always; the particles when `fresh` or `edited`.
+    host: Liquid,
+    /// The host's particles are the GPU's.
+    fresh: bool,
+    /// The host's particles were edited: they go to the GPU before its next step.
+    edited: bool,
+    in_flight: VecDeque<wgpu::SubmissionIndex>,
+    timing: Option<Timing>,
+    failure: Option<GpuError>,
+}
+
+impl GpuLiquid {
+    /// An empty tank on `ctx`'s device (its pipelines built: a few ms).
+    pub fn new(ctx: GpuContext) -> Result<Self, GpuError> {
+        let kernels = Pipelines::new(&ctx.device);
+        let sources = Sources::new(&ctx.device);
+        ctx.check()?;
+        Ok(Self {
+            ctx,
+            kernels,
+            particles: None,
+            cells: None,
+            sources,
+            n: 0,
+            births: 0,
+            host: Liquid::new([1.0; 3]),
+            fresh: true,
+            edited: false,
+            in_flight: VecDeque::new(),
+            timing: None,
+            failure: None,
+        })
+    }
+
+    /// The adapter's name.
+    pub fn adapter_name(&self) -> String {
+        self.ctx.adapter_name()
+    }
+
+    /// Time each step with timestamp queries (when the adapter has them); the steps still run
+    /// back to back, and [`GpuLiquid::take_gpu_times`] reads the times.
+    pub fn set_timing(&mut self, on: bool) {
+        self.timing = on
+            .then(|| Timestamps::new(&self.ctx, "Liquid 3D: step times", 2 * TIMED_STEPS))
+            .flatten()
+            .map(|stamps| Timing {
+                stamps,
+                next: 0,
+                times: Vec::new(),
+            });
+    }
+
+    /// Read the timestamps written so far (waits for their steps).
+    fn read_times(&mut self) {
+        let Some(t) = &mut self.timing else { return };
+        if t.next == 0 {
+            return;
+        }
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        t.stamps.resolve(&mut enc, 2 * t.next);
+        self.ctx.queue.submit([enc.finish()]);
+        t.times.extend(t.stamps.read_pairs_ms(&self.ctx, t.next));
+        t.next = 0;
+    }
+
+    /// The GPU times of the steps timed since the last call, ms (none without timestamps).
+    pub fn take_gpu_times(&mut self) -> Vec<f64> {
+        self.read_times();
+        self.timing
+            .as_mut()
+            .map(|t| std::mem::take(&mut t.times))
+            .unwrap_or_default()
+    }
+
+    /// Wait for every step in flight.
+    pub fn wait(&self) {
+        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+    }
+
+    /// Buffers for `n` particles (kept when large enough; the particles carried over).
+    fn reserve(&mut self, n: usize) {
+        if self.particles.as_ref().is_some_and(|p| p.capacity >= n) {
+            return;
+        }
+        let capacity = n.max(1024).next_power_of_two();
+        let fresh = Particles::new(&self.ctx.device, capacity);
+        if let Some(old) = &self.particles
+            && self.n > 0
+        {
+            let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+            fresh.copy_from(&mut enc, old, self.n);
+            self.ctx.queue.submit([enc.finish()]);
+        }
+        self.particles = Some(fresh);
+        self.cells = None;
+        self.sources.unbind();
+    }
+
+    /// The cell buffers for `cells` cells and the bind groups over them and the particles.
+    fn reserve_cells(&mut self, cells: usize) {
+        let Some(p) = &self.particles else { return };
+        if self.cells.as_ref().is_some_and(|c| c.cells >= cells) {
+            return;
+        }
+        let cells = cells.max(self.cells.as_ref().map_or(0, |c| c.cells));
+        self.cells = Some(Cells::new(&self.ctx.device, &self.kernels, p, cells));
+    }
+
+    /// Send the host's particles to the GPU (serial numbers made consecutive in the order of
+    /// birth, the host's too).
+    fn upload(&mut self) {
+        let l = &mut self.host;
+        let n = l.len();
+        let mut by_birth: Vec<usize> = (0..n).collect();
+        by_birth.sort_by_key(|&i| (l.birth[i], i));
+        let latest = l.birth.iter().copied().max().map_or(0, |b| b + 1);
+        self.births = l.next_birth.max(latest).max(n as u64);
+        let oldest = self.births - n as u64;
+        for (rank, &i) in by_birth.iter().enumerate() {
+            l.birth[i] = oldest + rank as u64;
+        }
+        l.next_birth = self.births;
+        self.n = 0;
+        self.reserve(n);
+        self.n = n;
+        let Some(p) = &self.particles else { return };
+        if n > 0 {
+            let four = |v: &[[f32; 3]], w: &dyn Fn(usize) -> f32| -> Vec<[f32; 4]> {
+                v.iter()
+                    .enumerate()
+                    .map(|(i, a)| [a[0], a[1], a[2], w(i)])
+                    .collect()
+            };
+            let l = &self.host;
+            let q = &self.ctx.queue;
+            q.write_buffer(&p.pos, 0, bytemuck::cast_slice(&four(&l.pos, &|_| 0.0)));
+            q.write_buffer(&p.vel, 0, bytemuck::cast_slice(&four(&l.vel, &|_| 0.0)));
+            let serial = |i: usize| serial_to_f32(l.birth[i]);
+            q.write_buffer(&p.color, 0, bytemuck::cast_slice(&four(&l.color, &serial)));
+            let density: Vec<[f32; 2]> = (0..n)
+                .map(|i| l.density.get(i).copied().unwrap_or([0.0; 2]))
+                .collect();
+            q.write_buffer(&p.density, 0, bytemuck::cast_slice(&density));
+        }
+        self.edited = false;
+        self.fresh = true;
+    }
+
+    /// Read the particles back into the host's copy (waits for the GPU); a device that failed
+    /// leaves the last copy as it was.
+    fn download(&mut self) {
+        let Some(p) = &self.particles else {
+            self.fresh = true;
+            return;
+        };
+        let n = self.n;
+        let read = |b: &wgpu::Buffer, size: usize| {
+            crate::gpu::frames::read_buffer(&self.ctx, b, (n * size).max(4) as u64)
+        };
+        let (pos, vel, color, density) = (
+            read(&p.pos, 16),
+            read(&p.vel, 16),
+            read(&p.color, 16),
+            read(&p.density, 8),
+        );
+        if let Err(e) = self.ctx.check() {
+            self.failure.get_or_insert(e);
+            return;
+        }
+        let four = |bytes: &[u8]| -> Vec<[f32; 4]> {
+            bytemuck::cast_slice::<u8, [f32; 4]>(&bytes[..n * 16]).to_vec()
+        };
+        let three =
+            |v: &[[f32; 4]]| -> Vec<[f32; 3]> { v.iter().map(|a| [a[0], a[1], a[2]]).collect() };
+        let mut l = Liquid::new(self.host.size);
+        let colors = four(&color);
+        l.pos = three(&four(&pos));
+        l.vel = three(&four(&vel));
+        l.color = three(&colors);
+        l.density = bytemuck::cast_slice::<u8, [f32; 2]>(&density[..n * 8]).to_vec();
+        l.birth = colors
+            .iter()
+            .map(|c| serial_from_f32(c[3], self.births))
+            .collect();
+        l.next_birth = self.births;
+        self.host = l;
+        self.fresh = true;
+    }
+
+    /// The edited host copy sent to the GPU, if it was edited.
+    fn sync(&mut self) {
+        if self.edited {
+            self.upload();
+        }
+    }
+
+    /// Add `new` particles, at most `budget` in all: past it the oldest give their slots to
+    /// the new ones (more new ones than the budget: the last of them).
+    fn add(&mut self, new: &[super::sources::Fresh], budget: usize) {
+        let new = &new[new.len().saturating_sub(budget)..];
+        if new.is_empty() {
+            return;
+        }
+        let free = budget.saturating_sub(self.n);
+        let recycle = new.len().saturating_sub(free).min(self.n);
+        let size = self.host.size;
+        let finite = |a: &[f32; 3]| a.iter().all(|x| x.is_finite());
+        let fresh: Vec<GpuFresh> = new
+            .iter()
+            .enumerate()
+            .map(|(j, (p, v, c))| GpuFresh {
+                pos: if finite(p) {
+                    [0, 1, 2].map(|k| p[k].clamp(0.0, size[k]))
+                } else {
+                    size.map(|s| 0.5 * s)
+                }
+                .map_to4(0.0),
+                vel: (if finite(v) { *v } else { [0.0; 3] }).map_to4(0.0),
+                color: c.map_to4(serial_to_f32(self.births + j as u64)),
+            })
+            .collect();
+        let total = self.n + new.len() - recycle;
+        self.reserve(total.max(budget));
+        let Some(p) = &self.particles else { return };
+        let oldest = (self.births - self.n as u64) as u32 & SERIAL_MASK;
+        self.sources.add(
+            &self.ctx,
+            &self.kernels,
+            p,
+            (self.n, recycle, oldest),
+            &fresh,
+        );
+        self.n = total;
+        self.births += new.len() as u64;
+    }
+
+    /// The step's uniform (`knobs` sanitised) over `grid`.
+    fn uniform(&self, k: &Knobs, dt: f32, keep: f32, grid: &Grid) -> Liquid3dUniform {
+        let kern = Kernels::new(grid.reach);
+        let rho0 = k.target_density;
+        Liquid3dUniform {
+            n: self.n as u32,
+            nx: grid.dims[0] as u32,
+            ny: grid.dims[1] as u32,
+            nz: grid.dims[2] as u32,
+            size: self.host.size,
+            h: kern.h,
+            gravity: k.gravity,
+            inv_cell: grid.inv_cell,
+            dt,
+            look: LOOK_AHEAD_S,
+            rho0,
+            stiffness: k.stiffness,
+            near_stiffness: k.near_stiffness,
+            visc: k.viscosity / rho0,
+            damp: k.bulk_viscosity / rho0,
+            bounce: k.wall_bounce,
+            slip: k.wall_slip.ppowf(dt),
+            keep,
+            h5: kern.h5(),
+            poly6: kern.poly6,
+            spiky2: kern.spiky2,
+            spiky3: kern.spiky3,
+            spiky2_slope: kern.spiky2_slope,
+            spiky3_slope: kern.spiky3_slope,
+            max_neighbours: MAX_NEIGHBOURS as u32,
+            cells: grid.dims.iter().product::<usize>() as u32,
+            _p0: 0,
+            _p1: 0,
+        }
+    }
+
+    /// Encode and submit one step of `dt` (0 < dt <= 1/30) with sanitised `k`.
+    fn run(&mut self, k: &Knobs, dt: f32, keep: f32) {
+        let grid = Grid::new(self.host.size, k.radius);
+        let cells = grid.dims.iter().product::<usize>();
+        self.reserve(self.n);
+        self.reserve_cells(cells);
+        let u = self.uniform(k, dt, keep, &grid);
+        if self.timing.as_ref().is_some_and(|t| t.next == TIMED_STEPS) {
+            self.read_times();
+        }
+        let (Some(p), Some(c), kn) = (&self.particles, &self.cells, &self.kernels) else {
+            return;
+        };
+        let q = &self.ctx.queue;
+        q.write_buffer(&p.uniform, 0, bytemuck::bytes_of(&u));
+        let sort = CellSortUniform {
+            n: self.n as u32,
+            cells: cells as u32,
+            _p0: 0,
+            _p1: 0,
+        };
+        q.write_buffer(&c.uniform, 0, bytemuck::bytes_of(&sort));
+        let n = self.n;
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        enc.clear_buffer(&c.counts, 0, Some((cells * 4) as u64));
+        let stamp = |index: u32| {
+            self.timing
+                .as_ref()
+                .map(|t| wgpu::ComputePassTimestampWrites {
+                    query_set: t.stamps.queries(),
+                    beginning_of_pass_write_index: (index == 0).then_some(2 * t.next),
+                    end_of_pass_write_index: (index == 1).then_some(2 * t.next + 1),
+                })
+        };
+        let g = &c.groups;
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("Liquid 3D: predict and sort"),
+                timestamp_writes: stamp(0),
+            });
+            let mut go = |kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
+                pass.set_pipeline(&kernel.pipeline);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(x, 1, 1);
+            };
+            go(&kn.predict, &g.predict, groups(n));
+            go(&kn.scan_blocks, &g.scan_blocks, groups(cells));
+            go(&kn.scan_sums, &g.scan_sums, 1);
+            go(&kn.scan_add, &g.scan_add, groups(cells));
+            go(&kn.scatter, &g.scatter, groups(n));
+            go(&kn.settle, &g.settle, groups(n));
+            go(&kn.reorder_motion, &g.reorder_motion, groups(n));
+            go(&kn.reorder_color, &g.reorder_color, groups(n));
+        }
+        p.copy_sorted(&mut enc, n);
+        {
+            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                label: Some("Liquid 3D: densities, forces and move"),
+                timestamp_writes: stamp(1),
+            });
+            for (kernel, group) in [
+                (&kn.density, &g.density),
+                (&kn.forces, &g.forces),
+                (&kn.moves, &g.moves),
+            ] {
+                pass.set_pipeline(&kernel.pipeline);
+                pass.set_bind_group(0, group, &[]);
+                pass.dispatch_workgroups(groups(n), 1, 1);
+            }
+        }
+        self.ctx.queue.submit([enc.finish()]);
+        if let Some(t) = &mut self.timing {
+            t.next += 1;
+        }
+    }
+
+    /// Note a failure of the device, once.
+    fn check(&mut self) {
+        if self.failure.is_none()
+            && let Err(e) = self.ctx.check()
+        {
+            self.failure = Some(e);
+        }
+    }
+}
+
+/// `[x, y, z]` and a fourth component.
+trait To4 {
+    fn map_to4(self, w: f32) -> [f32; 4];
+}
+
+impl To4 for [f32; 3] {
+    fn map_to4(self, w: f32) -> [f32; 4] {
+        [self[0], self[1], self[2], w]
+    }
+}
+
+impl LiquidBackend for GpuLiquid {
+    fn name(&self) -> &'static str {
+        "gpu"
+    }
+
+    fn len(&self) -> usize {
+        if self.edited { self.host.len() } else { self.n }
+    }
+
+    fn size(&self) -> [f32; 3] {
+        self.host.size
+    }
+
+    fn liquid(&mut self) -> &Liquid {
+        if !self.fresh {
+            self.download();
+        }
+        &self.host
+    }
+
+    fn liquid_mut(&mut self) -> &mut Liquid {
+        if !self.fresh {
+            self.download();
+        }
+        self.edited = true;
+        &mut self.host
+    }
+
+    fn act(&mut self, actions: &[Action], budget: usize) {
+        if actions.is_empty() || self.failure.is_some() {
+            return;
+        }
+        self.sync();
+        let budget = budget.clamp(1, MAX_PARTICLES);
+        let mut impulses: Vec<GpuImpulse> = Vec::new();
+        for action in actions {
+            if let Action::Burst(fresh) = action {
+                if let Some(p) = &self.particles {
+                    self.sources
+                        .apply(&self.ctx, &self.kernels, p, self.n, &impulses);
+                }
+                impulses.clear();
+                self.add(fresh, budget);
+            } else {
+                impulses.extend(GpuImpulse::from_action(action));
+            }
+        }
+        if let Some(p) = &self.particles {
+            self.sources
+                .apply(&self.ctx, &self.kernels, p, self.n, &impulses);
+        }
+        self.fresh = false;
+        self.check();
+    }
+
+    fn step(&mut self, knobs: &Knobs, dt: f32, keep: f32, steps: usize) {
+        let k = knobs.sanitized();
+        let dt = if dt.is_finite() {
+            dt.clamp(0.0, 1.0 / 30.0)
+        } else {
+            0.0
+        };
+        let keep = if keep.is_finite() {
+            keep.clamp(0.0, 1.0)
+        } else {
+            1.0
+        };
+        if self.failure.is_some() {
+            return;
+        }
+        self.sync();
+        if self.n == 0 || dt == 0.0 || steps == 0 {
+            return;
+        }
+        for _ in 0..steps {
+            self.run(&k, dt, keep);
+        }
+        self.fresh = false;
+        self.in_flight.push_back(self.ctx.queue.submit([]));
+        if self.in_flight.len() > MAX_STEPS_IN_FLIGHT
+            && let Some(oldest) = self.in_flight.pop_front()
+            && let Err(e) = self.ctx.device.poll(wgpu::PollType::Wait {
+                submission_index: Some(oldest),
+                timeout: Some(STEP_WAIT),
+            })
+        {
+            nice_plug::nice_error!("Waiting for the GPU failed: {e}");
+            self.failure.get_or_insert(GpuError::Failed {
+                adapter: self.ctx.adapter_name(),
+                message: format!("a step of the 3D liquid did not finish: {e}"),
+            });
+        }
+        self.check();
+    }
+
+    fn failure(&self) -> Option<GpuError> {
+        self.failure.clone().or_else(|| self.ctx.check().err())
+    }
+
+    fn wait(&mut self) {
+        GpuLiquid::wait(self);
+        self.in_flight.clear();
+    }
+
+    fn time_steps(&mut self, on: bool) {
+        self.set_timing(on);
+    }
+
+    fn take_step_times(&mut self) -> Vec<f64> {
+        self.take_gpu_times()
+    }
+}

@@ -1,0 +1,304 @@
+//! The 3D liquid's GPU pipelines and buffers (for [`super::GpuLiquid`]): the kernels of the
+//! step, the sort and the sources, built once per device; the particles' buffers for a
+//! capacity; the cells' buffers for a grid, with every bind group of the step over both.
+
+use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+
+/// The `@binding`s of cell_sort.wgsl and liquid3d_step.wgsl.
+pub(crate) mod binding {
+    use super::Binding;
+    pub mod sort {
+        use super::Binding;
+        pub const C: Binding = Binding::new(0, "C");
+        pub const KEYS: Binding = Binding::new(1, "keys");
+        pub const COUNTS: Binding = Binding::new(2, "counts");
+        pub const START: Binding = Binding::new(3, "start");
+        pub const SUMS: Binding = Binding::new(4, "sums");
+        pub const FILL: Binding = Binding::new(5, "fill");
+        pub const ARRIVAL: Binding = Binding::new(6, "arrival");
+        pub const ORDER: Binding = Binding::new(7, "order");
+        #[cfg(test)]
+        pub const ALL: &[Binding] = &[C, KEYS, COUNTS, START, SUMS, FILL, ARRIVAL, ORDER];
+    }
+    pub mod step {
+        use super::Binding;
+        pub const L: Binding = Binding::new(0, "L");
+        pub const POS: Binding = Binding::new(1, "pos");
+        pub const VEL: Binding = Binding::new(2, "vel");
+        pub const PRED: Binding = Binding::new(3, "pred");
+        pub const COLOR: Binding = Binding::new(4, "color");
+        pub const ORDER: Binding = Binding::new(5, "order");
+        pub const SPOS: Binding = Binding::new(6, "spos");
+        pub const SVEL: Binding = Binding::new(7, "svel");
+        pub const SPRED: Binding = Binding::new(8, "spred");
+        pub const SCOLOR: Binding = Binding::new(9, "scolor");
+        pub const START: Binding = Binding::new(10, "start");
+        pub const DENSITY: Binding = Binding::new(11, "density");
+        pub const KEYS: Binding = Binding::new(12, "keys");
+        pub const COUNTS: Binding = Binding::new(13, "counts");
+        #[cfg(test)]
+        pub const ALL: &[Binding] = &[
+            L, POS, VEL, PRED, COLOR, ORDER, SPOS, SVEL, SPRED, SCOLOR, START, DENSITY, KEYS,
+            COUNTS,
+        ];
+    }
+}
+
+/// The uniform `Liquid3d` of liquid3d_step.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct Liquid3dUniform {
+    pub n: u32,
+    pub nx: u32,
+    pub ny: u32,
+    pub nz: u32,
+    pub size: [f32; 3],
+    pub h: f32,
+    pub gravity: [f32; 3],
+    pub inv_cell: f32,
+    pub dt: f32,
+    pub look: f32,
+    pub rho0: f32,
+    pub stiffness: f32,
+    pub near_stiffness: f32,
+    pub visc: f32,
+    pub damp: f32,
+    pub bounce: f32,
+    pub slip: f32,
+    pub keep: f32,
+    pub h5: f32,
+    pub poly6: f32,
+    pub spiky2: f32,
+    pub spiky3: f32,
+    pub spiky2_slope: f32,
+    pub spiky3_slope: f32,
+    pub max_neighbours: u32,
+    pub cells: u32,
+    pub _p0: u32,
+    pub _p1: u32,
+}
+
+/// The uniform `CellSort` of cell_sort.wgsl.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct CellSortUniform {
+    pub n: u32,
+    pub cells: u32,
+    pub _p0: u32,
+    pub _p1: u32,
+}
+
+/// The pipelines, built once per device.
+pub(super) struct Pipelines {
+    pub predict: Kernel,
+    pub scan_blocks: Kernel,
+    pub scan_sums: Kernel,
+    pub scan_add: Kernel,
+    pub scatter: Kernel,
+    pub settle: Kernel,
+    pub reorder_motion: Kernel,
+    pub reorder_color: Kernel,
+    pub density: Kernel,
+    pub forces: Kernel,
+    pub moves: Kernel,
+    pub impulses: Kernel,
+    pub recycle: Kernel,
+    pub append: Kernel,
+}
+
+impl Pipelines {
+    pub(super) fn new(device: &wgpu::Device) -> Self {
+        let sort = module(device, "cell_sort");
+        let step = module(device, "liquid3d_step");
+        let sources = module(device, "liquid3d_sources");
+        let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
+        Self {
+            predict: k(&step, "predict"),
+            scan_blocks: k(&sort, "scan_blocks"),
+            scan_sums: k(&sort, "scan_sums"),
+            scan_add: k(&sort, "scan_add"),
+            scatter: k(&sort, "scatter"),
+            settle: k(&sort, "settle"),
+            reorder_motion: k(&step, "reorder_motion"),
+            reorder_color: k(&step, "reorder_color"),
+            density: k(&step, "density_pass"),
+            forces: k(&step, "forces"),
+            moves: k(&step, "move_pass"),
+            impulses: k(&sources, "impulses"),
+            recycle: k(&sources, "recycle"),
+            append: k(&sources, "append"),
+        }
+    }
+}
+
+/// The particles' buffers for up to `capacity` particles (`vec4`s of 16 bytes; densities 8).
+pub(super) struct Particles {
+    pub capacity: usize,
+    pub uniform: wgpu::Buffer,
+    pub pos: wgpu::Buffer,
+    pub vel: wgpu::Buffer,
+    pub pred: wgpu::Buffer,
+    pub color: wgpu::Buffer,
+    pub spos: wgpu::Buffer,
+    pub svel: wgpu::Buffer,
+    pub spred: wgpu::Buffer,
+    pub scolor: wgpu::Buffer,
+    pub density: wgpu::Buffer,
+    pub keys: wgpu::Buffer,
+    pub arrival: wgpu::Buffer,
+    pub order: wgpu::Buffer,
+}
+
+impl Particles {
+    pub(super) fn new(device: &wgpu::Device, capacity: usize) -> Self {
+        let four = |label: &str| storage(device, label, (capacity * 16) as u64);
+        let one = |label: &str| storage(device, label, (capacity * 4) as u64);
+        Self {
+            capacity,
+            uniform: uniform(device, "Liquid 3D: step", &Liquid3dUniform::default()),
+            pos: four("Liquid 3D: positions"),
+            vel: four("Liquid 3D: velocities"),
+            pred: four("Liquid 3D: predicted positions"),
+            color: four("Liquid 3D: colours and serial numbers"),
+            spos: four("Liquid 3D: sorted positions"),
+            svel: four("Liquid 3D: sorted velocities"),
+            spred: four("Liquid 3D: sorted predicted positions"),
+            scolor: four("Liquid 3D: sorted colours"),
+            density: storage(device, "Liquid 3D: densities", (capacity * 8) as u64),
+            keys: one("Liquid 3D: cell keys"),
+            arrival: one("Liquid 3D: arrival order"),
+            order: one("Liquid 3D: sorted order"),
+        }
+    }
+
+    /// Copy `old`'s first `n` particles (positions, velocities, colours, densities).
+    pub(super) fn copy_from(&self, enc: &mut wgpu::CommandEncoder, old: &Particles, n: usize) {
+        let (b4, b2) = ((n * 16) as u64, (n * 8) as u64);
+        enc.copy_buffer_to_buffer(&old.pos, 0, &self.pos, 0, b4);
+        enc.copy_buffer_to_buffer(&old.vel, 0, &self.vel, 0, b4);
+        enc.copy_buffer_to_buffer(&old.color, 0, &self.color, 0, b4);
+        enc.copy_buffer_to_buffer(&old.density, 0, &self.density, 0, b2);
+    }
+
+    /// The sorted copies of the first `n` particles back into place.
+    pub(super) fn copy_sorted(&self, enc: &mut wgpu::CommandEncoder, n: usize) {
+        let b4 = (n * 16) as u64;
+        enc.copy_buffer_to_buffer(&self.spos, 0, &self.pos, 0, b4);
+        enc.copy_buffer_to_buffer(&self.svel, 0, &self.vel, 0, b4);
+        enc.copy_buffer_to_buffer(&self.spred, 0, &self.pred, 0, b4);
+        enc.copy_buffer_to_buffer(&self.scolor, 0, &self.color, 0, b4);
+    }
+}
+
+/// The cells' buffers for up to `cells` cells, and the step's bind groups.
+pub(super) struct Cells {
+    pub cells: usize,
+    pub uniform: wgpu::Buffer,
+    pub counts: wgpu::Buffer,
+    pub groups: Groups,
+}
+
+/// The step's bind groups, one per kernel.
+pub(super) struct Groups {
+    pub predict: wgpu::BindGroup,
+    pub scan_blocks: wgpu::BindGroup,
+    pub scan_sums: wgpu::BindGroup,
+    pub scan_add: wgpu::BindGroup,
+    pub scatter: wgpu::BindGroup,
+    pub settle: wgpu::BindGroup,
+    pub reorder_motion: wgpu::BindGroup,
+    pub reorder_color: wgpu::BindGroup,
+    pub density: wgpu::BindGroup,
+    pub forces: wgpu::BindGroup,
+    pub moves: wgpu::BindGroup,
+}
+
+impl Cells {
+    pub(super) fn new(device: &wgpu::Device, k: &Pipelines, p: &Particles, cells: usize) -> Self {
+        let uniform = uniform(device, "Liquid 3D: sort", &CellSortUniform::default());
+        let counts = storage(device, "Liquid 3D: cell counts", (cells * 4) as u64);
+        let start = storage(device, "Liquid 3D: cell starts", ((cells + 1) * 4) as u64);
+        let sums = storage(
+            device,
+            "Liquid 3D: scan sums",
+            (cells.div_ceil(super::SW as usize) * 4) as u64,
+        );
+        let fill = storage(device, "Liquid 3D: cell fill", (cells * 4) as u64);
+        use binding::sort as o;
+        use binding::step as s;
+        let sorting: [(Binding, &wgpu::Buffer); 8] = [
+            (o::C, &uniform),
+            (o::KEYS, &p.keys),
+            (o::COUNTS, &counts),
+            (o::START, &start),
+            (o::SUMS, &sums),
+            (o::FILL, &fill),
+            (o::ARRIVAL, &p.arrival),
+            (o::ORDER, &p.order),
+        ];
+        let all: [(Binding, &wgpu::Buffer); 14] = [
+            (s::L, &p.uniform),
+            (s::POS, &p.pos),
+            (s::VEL, &p.vel),
+            (s::PRED, &p.pred),
+            (s::COLOR, &p.color),
+            (s::ORDER, &p.order),
+            (s::SPOS, &p.spos),
+            (s::SVEL, &p.svel),
+            (s::SPRED, &p.spred),
+            (s::SCOLOR, &p.scolor),
+            (s::START, &start),
+            (s::DENSITY, &p.density),
+            (s::KEYS, &p.keys),
+            (s::COUNTS, &counts),
+        ];
+        // Each kernel's layout lists only the bindings its entry point uses.
+        let pick = |kernel: &Kernel, from: &[(Binding, &wgpu::Buffer)], used: &[Binding]| {
+            let entries: Vec<(Binding, &wgpu::Buffer)> = from
+                .iter()
+                .filter(|(b, _)| used.contains(b))
+                .copied()
+                .collect();
+            kernel.bind(device, &entries)
+        };
+        let step = |kernel: &Kernel, used: &[Binding]| pick(kernel, &all, used);
+        let sort = |kernel: &Kernel, used: &[Binding]| pick(kernel, &sorting, used);
+        let groups = Groups {
+            predict: step(
+                &k.predict,
+                &[s::L, s::POS, s::VEL, s::PRED, s::KEYS, s::COUNTS],
+            ),
+            scan_blocks: sort(&k.scan_blocks, &[o::C, o::COUNTS, o::START, o::SUMS]),
+            scan_sums: sort(&k.scan_sums, &[o::C, o::SUMS]),
+            scan_add: sort(&k.scan_add, &[o::C, o::START, o::SUMS, o::FILL]),
+            scatter: sort(&k.scatter, &[o::C, o::KEYS, o::FILL, o::ARRIVAL]),
+            settle: sort(&k.settle, &[o::C, o::ARRIVAL, o::KEYS, o::START, o::ORDER]),
+            reorder_motion: step(
+                &k.reorder_motion,
+                &[
+                    s::L,
+                    s::ORDER,
+                    s::POS,
+                    s::VEL,
+                    s::PRED,
+                    s::SPOS,
+                    s::SVEL,
+                    s::SPRED,
+                ],
+            ),
+            reorder_color: step(&k.reorder_color, &[s::L, s::ORDER, s::COLOR, s::SCOLOR]),
+            density: step(&k.density, &[s::L, s::PRED, s::START, s::DENSITY]),
+            forces: step(
+                &k.forces,
+                &[s::L, s::PRED, s::DENSITY, s::VEL, s::START, s::SVEL],
+            ),
+            moves: step(&k.moves, &[s::L, s::POS, s::SVEL, s::VEL]),
+        };
+        Self {
+            cells,
+            uniform,
+            counts,
+            groups,
+        }
+    }
+}
