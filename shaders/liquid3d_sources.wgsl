@@ -2,14 +2,15 @@
 // operation for operation. Units: metres and seconds, in the tank's frame. `impulses` puts each
 // impulse in turn on every particle's velocity (across and up, through the whole depth): a
 // shock adds its force within its reach, fading to 0 there; a pull draws towards its centre
-// (negative: pushes away). `recycle` gives the Q.recycle oldest particles' slots (serial
-// numbers Q.oldest onwards, in colour.w's mantissa: gpu/serial.rs) to the first new
-// particles; `append` adds the rest after the Q.n particles.
+// (negative: pushes away); a slosh adds its force everywhere (the tank jerked). `recycle`
+// gives the Q.recycle oldest particles' slots (serial numbers Q.oldest onwards, in colour.w's
+// mantissa: gpu/serial.rs) to the first new particles; `append` adds the rest after the Q.n
+// particles.
 
 struct Impulse {
     centre: vec2<f32>,
     reach: f32,
-    pull: u32,         // 0: a shock along force; 1: a pull of force.x
+    pull: u32,         // 0: a shock along force; 1: a pull of force.x; 2: force everywhere
     force: vec2<f32>,
     _p0: u32,
     _p1: u32,
@@ -45,6 +46,10 @@ fn impulses(@builtin(global_invocation_id) gid: vec3<u32>) {
     var v = vel[i];
     for (var k = 0u; k < Q.count; k++) {
         let m = impulse[k];
+        if m.pull == 2u {
+            v = vec4<f32>(v.x + m.force.x, v.y + m.force.y, v.z, v.w);
+            continue;
+        }
         let dx = m.centre.x - p.x;
         let dy = m.centre.y - p.y;
         let r = sqrt(dx * dx + dy * dy);

@@ -46,7 +46,7 @@
 //! `mapping/tests.rs`.
 
 use crate::bridge::events::{Expression, NoteId, SimEvent, TimedEvent};
-use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
+use crate::fluid::{Drum, Splat, SplatShape, hsv_to_rgb};
 use crate::kernels::portable::Portable;
 use nice_plug::prelude::Enum;
 use serde::{Deserialize, Serialize};
@@ -755,6 +755,7 @@ impl Mapper {
                     },
                     particles: cfg.particles.max(0.0) * (0.2 + 0.8 * vel),
                     depth,
+                    drum: Drum::None,
                 });
             }
             let level = v.level();
@@ -779,6 +780,7 @@ impl Mapper {
                     },
                     particles: HOLD_PARTICLES_PER_S * cfg.particles.max(0.0) * level * dt * touch,
                     depth,
+                    drum: Drum::None,
                 });
             }
             // Advance the envelope.
@@ -891,6 +893,7 @@ impl Mapper {
                 heat: 0.0,
                 particles: 0.0,
                 depth: 0.0,
+                drum: Default::default(),
             });
         }
         for k in 0..self.pending_onsets {
@@ -918,6 +921,7 @@ impl Mapper {
                 heat: 0.0,
                 particles: ONSET_PARTICLES * cfg.particles.max(0.0) * strength * react,
                 depth: 0.0,
+                drum: Default::default(),
             });
         }
         self.pending_onsets = 0;
@@ -965,6 +969,7 @@ impl Mapper {
             heat: 0.0,
             particles: 0.0,
             depth: 0.0,
+            drum: Default::default(),
         });
     }
 }

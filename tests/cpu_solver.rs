@@ -31,6 +31,7 @@ fn splat(x: f32, y: f32, force: [f32; 2], color: [f32; 3]) -> Splat {
         heat: 0.0,
         particles: 0.0,
         depth: 0.0,
+        drum: Default::default(),
     }
 }
 

@@ -39,6 +39,7 @@ fn red_splat_at(x: f32, y: f32) -> TimedEvent {
             heat: 0.0,
             particles: 0.0,
             depth: 0.0,
+            drum: Default::default(),
         }),
     }
 }

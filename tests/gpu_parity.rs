@@ -55,6 +55,7 @@ fn splats(n: usize) -> Vec<Splat> {
         heat: 0.0,
         particles: 0.0,
         depth: 0.0,
+        drum: Default::default(),
     }]
 }
 

@@ -80,6 +80,7 @@ fn splat(x: f32, y: f32) -> TimedEvent {
             heat: 0.0,
             particles: 0.0,
             depth: 0.0,
+            drum: Default::default(),
         }),
     }
 }

@@ -192,7 +192,7 @@ fn by_birth(l: &Liquid) -> Vec<Particle> {
     all
 }
 
-/// Shocks, pulls and bursts past the budget, in one list: the same particles survive on both
+/// Shocks, pulls, a slosh and bursts past the budget, in one list: the same particles survive on both
 /// (the newest, by serial number), each with the same place, velocity and colour (to 1e-5).
 #[test]
 fn gpu_sources_match_the_cpu() {
@@ -223,6 +223,7 @@ fn gpu_sources_match_the_cpu() {
             pull: -4.0,
         },
         burst(150, [0.0, 1.0, 0.0]),
+        Action::Slosh { push: [0.7, -0.2] },
         // Broken places land inside the tank (its centre).
         Action::Burst(vec![(
             [f32::NAN, 0.5, 0.5],

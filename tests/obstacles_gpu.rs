@@ -59,6 +59,7 @@ fn splat(pos: [f32; 2], force: [f32; 2], radius: f32, shape: SplatShape) -> Spla
         heat: 0.0,
         particles: 0.0,
         depth: 0.0,
+        drum: Default::default(),
     }
 }
 

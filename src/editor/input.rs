@@ -266,6 +266,7 @@ impl Painter {
                         heat: 0.0,
                         particles: STROKE_PARTICLES * shared.params.particles.amount.value(),
                         depth: 0.0,
+                        drum: Default::default(),
                     }),
                 );
             } else if let Some(sign) = pull {
@@ -380,6 +381,7 @@ impl Painter {
                     // Like a note at full velocity.
                     particles: shared.params.particles.amount.value(),
                     depth: 0.0,
+                    drum: Default::default(),
                 }),
             );
         }

@@ -55,6 +55,26 @@ pub struct Splat {
     /// 0 in the middle (the 2D fluids ignore it; splats from before it: the middle).
     #[serde(default)]
     pub depth: f32,
+    /// The drum that struck it, if a drum did: models that show drums their own way read it
+    /// (the 3D liquid); the 2D fluids draw every splat alike. Splats from before it: none.
+    #[serde(default)]
+    pub drum: Drum,
+}
+
+/// Which family of drum struck a splat (General MIDI's, `mapping::drums`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum Drum {
+    /// Not a drum: a note, an onset, the beat, the mouse.
+    #[default]
+    None,
+    Kick,
+    /// Snares, claps, rimshots.
+    Snare,
+    /// Hi-hats and cymbals.
+    Cymbal,
+    Tom,
+    /// Other percussion.
+    Other,
 }
 
 impl Splat {

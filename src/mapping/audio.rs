@@ -257,6 +257,7 @@ impl AudioPaint {
                     heat: 0.0,
                     particles: 0.0,
                     depth: 0.0,
+                    drum: Default::default(),
                 });
             };
             for (pc, &share) in shares.iter().enumerate() {
@@ -317,6 +318,7 @@ impl AudioPaint {
                 heat: 0.0,
                 particles: 0.0,
                 depth: 0.0,
+                drum: Default::default(),
             });
         }
     }
@@ -366,6 +368,7 @@ impl AudioPaint {
                     heat: 0.0,
                     particles: super::ONSET_PARTICLES * cfg.particles.max(0.0) * strength * amount,
                     depth: 0.0,
+                    drum: Default::default(),
                 });
             }
         }

@@ -23,7 +23,7 @@
 //! except the cymbals' pale gold, which reads as glints of light next to the others.
 
 use super::{KEYBOARD_MARGIN, MappingConfig, r2};
-use crate::fluid::{Splat, SplatShape, hsv_to_rgb};
+use crate::fluid::{Drum, Splat, SplatShape, hsv_to_rgb};
 use crate::kernels::portable::Portable;
 
 /// The General MIDI drum channel, channel 10, as a 0-based channel index.
@@ -112,6 +112,17 @@ pub fn gm_drum_family(key: u8) -> DrumFamily {
 }
 
 impl DrumFamily {
+    /// The family as the models know it.
+    pub fn drum(self) -> Drum {
+        match self {
+            DrumFamily::Kick => Drum::Kick,
+            DrumFamily::Snare => Drum::Snare,
+            DrumFamily::Cymbal => Drum::Cymbal,
+            DrumFamily::Tom(_) => Drum::Tom,
+            DrumFamily::Other => Drum::Other,
+        }
+    }
+
     /// The family's colour (linear RGB): see the module header.
     pub fn color(self) -> [f32; 3] {
         let (hue_deg, saturation) = match self {
@@ -174,6 +185,7 @@ pub(super) fn strike(key: u8, velocity: f32, hit: u32, cfg: &MappingConfig, out:
         heat: 0.0,
         particles: DRUM_PARTICLES * cfg.particles.max(0.0) * (0.2 + 0.8 * v),
         depth: 0.0,
+        drum: family.drum(),
     };
     match family {
         DrumFamily::Kick => {

@@ -624,6 +624,25 @@ fn other_percussion_is_small_mid_height_bursts() {
     assert!(conga[0].pos[0] > cowbell[0].pos[0], "by key along the row");
 }
 
+/// Every splat of a drum hit says which family struck it (the 3D liquid plays each its own
+/// way); a note's splats say none.
+#[test]
+fn drum_splats_carry_their_family() {
+    let c = MappingConfig::default();
+    for (key, drum) in [
+        (36, Drum::Kick),
+        (38, Drum::Snare),
+        (42, Drum::Cymbal),
+        (45, Drum::Tom),
+        (70, Drum::Other),
+    ] {
+        let splats = hit(key, DRUMS, 0.8, &c);
+        assert!(!splats.is_empty());
+        assert!(splats.iter().all(|s| s.drum == drum), "{key}: {splats:?}");
+    }
+    assert!(hit(60, 0, 0.8, &c).iter().all(|s| s.drum == Drum::None));
+}
+
 #[test]
 fn drum_families_have_distinct_vivid_colours() {
     let families = [

@@ -148,6 +148,7 @@ pub fn scene_splats(n: usize) -> Option<Splat> {
         heat: 0.0,
         particles: 0.0,
         depth: 0.0,
+        drum: Default::default(),
     })
 }
 

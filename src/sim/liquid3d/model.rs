@@ -4,13 +4,16 @@
 //! - **Tank.** A box 16 : 9 : 9 (across, up, deep) holding the particle budget at
 //!   [`FILL`] of its height; its size follows the budget (the liquid is scaled with it). A new
 //!   or reset model holds a calm pool of [`POOL`] of the budget in pale water.
-//! - **Sources** (model-neutral splats in canvas units, the canvas' height the tank's): a splat
-//!   with dye (a note) drops a ball of particles in its colour from above its place (x across
-//!   the tank by the canvas' x, depth by the splat's depth: the note's channel), its size by the splat's
-//!   radius and amount; past the budget the oldest particles go. A splat without dye is a shock
-//!   that pushes the liquid near its place (through the whole depth) along its force: the
-//!   kick's splat at the floor lifts it, the snare's and the level's push it aside; a radial
-//!   one (the mouse) pulls the liquid towards its place, or pushes it away.
+//! - **Sources** (model-neutral splats in canvas units, the canvas' height the tank's), turned
+//!   into [`Action`]s either backend carries out: a splat with dye (a note) drops a ball of
+//!   particles in its colour from above its place (x across the tank by the canvas' x, depth
+//!   by the splat's depth: the note's channel), its size by the splat's radius and amount; past
+//!   the budget the oldest particles go. A splat without dye is a shock that pushes the liquid
+//!   near its place (through the whole depth) along its force; a radial one (the mouse) pulls
+//!   the liquid towards its place, or pushes it away. Drums play the tank: the kick lifts the
+//!   liquid on the floor under it, the snare jerks the whole tank sideways (one way, then the
+//!   other), hi-hats and cymbals throw drops of their colour up from the surface; toms and
+//!   other percussion drop balls as notes do.
 //! - **Knobs.** The 2D liquid's knobs scaled to the 3D liquid's (their defaults meet): the
 //!   gravity's strength and direction (the tilt and the beat's swing: the tank turns, gravity
 //!   stays down), stiffness, near pressure, viscosity, bounce, drag, budget.
@@ -27,7 +30,7 @@ use crate::display::cpu::colorize::Source;
 use crate::display::cpu::picture::{HeldFrame, Picture};
 use crate::display::cpu::raymarch::{Quality, RayMarch};
 use crate::display::volume::{Camera, Scene, Tank, Volume, normalize_or};
-use crate::fluid::{ColorMode, Look, Orbit, Splat, SplatShape};
+use crate::fluid::{ColorMode, Drum, Look, Orbit, Splat, SplatShape};
 use crate::gpu::GpuError;
 use crate::kernels::portable::Portable;
 use crate::sim::CpuError;
@@ -51,6 +54,16 @@ pub const WATER: [f32; 3] = [0.85, 0.93, 1.0];
 pub const MIN_PARTICLES: usize = 256;
 /// Most particles a splat adds.
 pub const BURST_MAX: usize = 1_500;
+/// The kick's lift: the share of its push (the 2D fluids') it gives the floor's liquid.
+const KICK_LIFT: f32 = 0.35;
+/// The snare's slosh: the share of its sideways push the whole liquid takes.
+const SNARE_SLOSH: f32 = 0.25;
+/// Drops a cymbal's spray throws per unit of its dye, and particles per drop (in a cube of two
+/// spacings: the liquid's density, and as many as the picture needs to show a drop).
+const SPRAY_DROPS: f32 = 2.5;
+const SPRAY_DROP: usize = 8;
+/// How high a full-strength spray throws, as a share of the tank's height.
+const SPRAY_HEIGHT: f32 = 0.3;
 /// Most sub-steps per advance (longer frames are slowed down).
 const MAX_SUBSTEPS: usize = 6;
 /// Below this speed of its flow (tank heights a second) the liquid counts as still.
@@ -136,6 +149,8 @@ pub struct Liquid3dModel {
     still: Vec<f32>,
     frame: HeldFrame,
     seed: u32,
+    /// Which way the next snare jerks the tank (+1 right, -1 left): they alternate.
+    slosh: f32,
     /// The particles (serial number and place) at the last activity probe, and the simulated
     /// seconds since.
     probe: Vec<(u64, [f32; 3])>,
@@ -188,6 +203,7 @@ impl Liquid3dModel {
             still: Vec::new(),
             frame: HeldFrame::default(),
             seed: 0x9e37_79b9,
+            slosh: 1.0,
             probe: Vec::new(),
             since_probe: 0.0,
         };
@@ -383,6 +399,41 @@ impl Liquid3dModel {
         }
     }
 
+    /// A cymbal's spray at `x` across the tank: drops of its colour (small balls of particles:
+    /// one particle alone is too thin a wisp to show) thrown up from the liquid's surface, more
+    /// and higher for a louder hit.
+    fn spray(&mut self, x: f32, s: &Splat) -> Action {
+        let size = self.backend.size();
+        let spacing = spacing(self.knobs.target_density);
+        // The surface of the liquid at rest.
+        let level = self.backend.len() as f32 * spacing.powi(3) / (size[0] * size[2]).max(1e-6);
+        let y = (level + 1.5 * spacing).clamp(0.0, size[1]);
+        let loud = s.amount.clamp(0.0, 4.0);
+        let drops = ((SPRAY_DROPS * loud).round() as usize).clamp(1, 12);
+        // Thrown up to about a third of the tank's height above the surface at full strength.
+        let g = self.knobs.gravity[1].abs().max(0.1);
+        let speed = (2.0 * g * SPRAY_HEIGHT * size[1] * (0.4 + 0.6 * loud.min(1.5))).sqrt();
+        let colour = s.color.map(|c| c.clamp(0.0, 1.0));
+        let mut fresh = Vec::with_capacity(drops * SPRAY_DROP);
+        for _ in 0..drops {
+            let (a, b, c, d) = (self.random(), self.random(), self.random(), self.random());
+            let centre = [
+                (x + (a - 0.5) * 4.0 * spacing).clamp(0.0, size[0]),
+                y,
+                size[2] * (0.3 + 0.4 * b),
+            ];
+            let up = speed * (0.6 + 0.4 * c);
+            let v = [(d - 0.5) * 0.6 * up, up, (b - 0.5) * 0.4 * up];
+            for _ in 0..SPRAY_DROP {
+                let (u, w, r) = (self.random(), self.random(), self.random());
+                let p = [u, w, r].map(|k| (k - 0.5) * 2.0 * spacing);
+                let p = [0, 1, 2].map(|k| (centre[k] + p[k]).clamp(0.0, size[k]));
+                fresh.push((p, v, colour));
+            }
+        }
+        Action::Burst(fresh)
+    }
+
     /// What one source does (see the module's header), for either backend to carry out.
     fn plan(&mut self, s: &Splat) -> Option<Action> {
         if !s.is_finite() {
@@ -395,6 +446,29 @@ impl Liquid3dModel {
         let x = (s.pos[0] / aspect).clamp(0.0, 1.0) * size[0];
         let y = s.pos[1].clamp(0.0, 1.0) * h;
         let force = [s.force[0], s.force[1]].map(|f| f.clamp(-50.0, 50.0) * h);
+        match s.drum {
+            // The kick lifts the floor: a shock up from the bottom under its place.
+            Drum::Kick => {
+                return Some(Action::Shock {
+                    centre: [x, 0.0],
+                    reach: (2.0 * s.radius * h).clamp(2.0 * spacing, 0.6 * h),
+                    force: force.map(|f| f * KICK_LIFT),
+                });
+            }
+            // The snare jerks the tank sideways, one way then the other (its splats come in
+            // pairs pushing apart: the one pushing right stands for the hit).
+            Drum::Snare => {
+                if s.force[0] <= 0.0 {
+                    return None;
+                }
+                let push = force[0].abs() * SNARE_SLOSH * self.slosh;
+                self.slosh = -self.slosh;
+                return Some(Action::Slosh { push: [push, 0.0] });
+            }
+            // Hi-hats and cymbals throw spray: droplets up from the surface under their place.
+            Drum::Cymbal => return Some(self.spray(x, s)),
+            _ => {}
+        }
         if s.amount > 0.0 {
             // A ball of its colour dropped from above its place.
             let radius = (s.radius * h * 2.5).max(1.5 * spacing).min(0.2 * h);

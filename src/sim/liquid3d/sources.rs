@@ -3,7 +3,7 @@
 //! both backends get the same particles), the CPU applies them here ([`Liquid::act`]) and the
 //! GPU with `shaders/liquid3d_sources.wgsl`, operation for operation.
 //!
-//! Shocks and pulls act across the tank (x) and up (y), through its whole depth. The budget:
+//! Shocks, pulls and sloshes act across the tank (x) and up (y), through its whole depth. The budget:
 //! the CPU recycles the oldest particles once all a frame's bursts are in (a tank at twice its
 //! budget makes room at once), the GPU gives each burst the oldest particles' slots; both end
 //! with the newest `budget` particles.
@@ -33,6 +33,8 @@ pub enum Action {
         reach: f32,
         pull: f32,
     },
+    /// The tank jerked: velocity `push` (m/s, x and y) added to the whole liquid.
+    Slosh { push: [f32; 2] },
 }
 
 impl Liquid {
@@ -58,6 +60,10 @@ impl Liquid {
                 } => self.push_near(centre, reach, |_, r| {
                     let k = 1.0 - r / reach;
                     [force[0] * k, force[1] * k]
+                }),
+                &Action::Slosh { push } => self.vel.par_iter_mut().for_each(|v| {
+                    v[0] += push[0];
+                    v[1] += push[1];
                 }),
                 &Action::Pull {
                     centre,

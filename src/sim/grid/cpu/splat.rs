@@ -232,6 +232,7 @@ mod tests {
             heat: 0.0,
             particles: 0.0,
             depth: 0.0,
+            drum: Default::default(),
         };
         let c = CellSplat::new(&s, 4).unwrap();
         let mut planes = [vec![0.0; 16], vec![0.0; 16], vec![0.0; 16]];
@@ -264,6 +265,7 @@ mod tests {
                     heat: 0.0,
                     particles: 0.0,
                     depth: 0.0,
+                    drum: Default::default(),
                 };
                 CellSplat::new(&s, h).unwrap()
             })
@@ -351,6 +353,7 @@ mod tests {
             heat: 0.0,
             particles: 0.0,
             depth: 0.0,
+            drum: Default::default(),
         };
         let c = CellSplat::new(&huge, 64).unwrap();
         assert_eq!(c.r, 256.0);

@@ -44,7 +44,7 @@ pub(crate) struct GpuImpulse {
 }
 
 impl GpuImpulse {
-    /// A shock's or a pull's impulse (`None` for a burst).
+    /// A shock's, a pull's or a slosh's impulse (`None` for a burst).
     pub fn from_action(a: &Action) -> Option<Self> {
         match *a {
             Action::Shock {
@@ -67,6 +67,11 @@ impl GpuImpulse {
                 reach,
                 pull: 1,
                 force: [pull, 0.0],
+                ..Self::default()
+            }),
+            Action::Slosh { push } => Some(Self {
+                pull: 2,
+                force: push,
                 ..Self::default()
             }),
             Action::Burst(_) => None,

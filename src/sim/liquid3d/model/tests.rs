@@ -353,3 +353,98 @@ fn a_flood_of_notes_keeps_the_newest_within_the_budget() {
     assert!(oldest > 0.9, "an old note survived: {oldest}");
     eprintln!("flood of 4096 notes: {:?}", t.elapsed());
 }
+
+/// A drum hit as the mapping strikes it (mapping/drums.rs, full velocity, default knobs on a
+/// 16:9 canvas): the kick three wide splats pushing up at the bottom, the snare a pair pushing
+/// apart half way up, a hi-hat one small splat near the top.
+fn hit(drum: Drum) -> Vec<Splat> {
+    let at = |x: f32, y: f32, radius: f32, amount: f32, force: [f32; 2], color: [f32; 3]| Splat {
+        pos: [x, y],
+        radius,
+        amount,
+        force,
+        color,
+        drum,
+        ..Splat::default()
+    };
+    let c = 16.0 / 18.0;
+    match drum {
+        Drum::Kick => [-1.0, 0.0, 1.0]
+            .map(|s| at(c + s * 0.2, 0.06, 0.12, 1.6, [0.0, 2.5], [1.0, 0.3, 0.1]))
+            .to_vec(),
+        Drum::Snare => [-1.0, 1.0]
+            .map(|s| {
+                at(
+                    c + s * 0.05,
+                    0.5,
+                    0.06,
+                    1.2,
+                    [s * 3.0, 0.0],
+                    [0.1, 0.6, 1.0],
+                )
+            })
+            .to_vec(),
+        _ => vec![at(0.3, 0.86, 0.02, 1.5, [0.2, 0.3], [1.0, 0.9, 0.55])],
+    }
+}
+
+/// The drum kit as the 3D liquid plays it: the kick lifts the
+/// liquid on the floor under it (and drops no ball), the snare jerks the whole liquid sideways
+/// (one way, then the other on the next hit), and a hi-hat throws drops of its colour up from
+/// the surface.
+#[test]
+fn the_kick_lifts_the_floor_the_snare_sloshes_and_hats_throw_spray() {
+    let budget = 4000;
+    // The kick.
+    let mut m = model(budget);
+    let before = m.liquid().len();
+    m.inject(&hit(Drum::Kick));
+    m.advance(&step(budget, 0.0));
+    let l = m.liquid();
+    assert_eq!(l.len(), before, "the kick drops no ball");
+    let size = l.size();
+    let low: Vec<f32> = (0..l.len())
+        .filter(|&i| {
+            l.pos[i][1] < 0.1 * size[1] && (l.pos[i][0] - 0.5 * size[0]).abs() < 0.1 * size[0]
+        })
+        .map(|i| l.vel[i][1])
+        .collect();
+    let lift = low.iter().sum::<f32>() / low.len().max(1) as f32;
+    assert!(
+        low.len() > 20 && lift > 0.3,
+        "{} particles at {lift} m/s",
+        low.len()
+    );
+    // The snare, twice.
+    let mut m = model(budget);
+    let mut means = Vec::new();
+    for _ in 0..2 {
+        let n = m.liquid().len();
+        let before: f32 = m.liquid().vel.iter().map(|v| v[0]).sum::<f32>() / n as f32;
+        m.inject(&hit(Drum::Snare));
+        m.advance(&step(budget, 0.0));
+        let l = m.liquid();
+        assert_eq!(l.len(), n, "the snare drops no ball");
+        let after: f32 = l.vel.iter().map(|v| v[0]).sum::<f32>() / n as f32;
+        means.push(after - before);
+    }
+    assert!(means[0] > 0.1 && means[1] < -0.1, "{means:?}");
+    // A closed hi-hat.
+    let mut m = model(budget);
+    let before = m.liquid().len();
+    let top = m.liquid().pos.iter().map(|p| p[1]).fold(0.0, f32::max);
+    let hat = hit(Drum::Cymbal);
+    m.inject(&hat);
+    m.advance(&step(budget, 0.0));
+    let l = m.liquid();
+    let colour = hat[0].color.map(|c| c.clamp(0.0, 1.0));
+    let drops: Vec<usize> = (0..l.len()).filter(|&i| l.color[i] == colour).collect();
+    assert_eq!(drops.len(), l.len() - before);
+    assert!(drops.len() >= 8, "{} droplets", drops.len());
+    assert!(
+        drops
+            .iter()
+            .all(|&i| l.vel[i][1] > 1.0 && l.pos[i][1] > top),
+        "thrown up from the surface"
+    );
+}
