@@ -34,9 +34,22 @@ struct Liquid3d {
     spiky3_slope: f32,
     max_neighbours: u32,  // neighbours a particle keeps (liquid3d::MAX_NEIGHBOURS)
     cells: u32,           // nx * ny * nz
+    floaters: u32,        // balls floating in it (liquid3d::floaters), at most 8
+    grip: f32,            // how hard the liquid grips a ball, per second (viscosity * GRIP)
+    ball_mass: f32,       // a ball's mass over its radius cubed, particles per m³
     _p0: u32,
     _p1: u32,
+    _p2: u32,
 }
+
+// A floating ball: centre and radius, velocity and mass (particles).
+struct Ball {
+    pos: vec4<f32>,
+    vel: vec4<f32>,
+}
+
+const FLOAT_SCALE: f32 = 1024.0;  // the balls' pushes summed in fixed point (atomics)
+const BALL_BOUNCE: f32 = 0.3;     // mirrored by liquid3d::floaters::BOUNCE
 
 @group(0) @binding(0) var<uniform> L: Liquid3d;
 @group(0) @binding(1) var<storage, read_write> pos: array<vec4<f32>>;
@@ -52,6 +65,29 @@ struct Liquid3d {
 @group(0) @binding(11) var<storage, read_write> density: array<vec2<f32>>;
 @group(0) @binding(12) var<storage, read_write> keys: array<u32>;
 @group(0) @binding(13) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(14) var<storage, read_write> balls: array<Ball>;
+@group(0) @binding(15) var<storage, read_write> pushes: array<atomic<i32>>;
+
+// Where point p stands against ball b (centre c): the gap to its surface (negative inside) and
+// the unit normal out of it (liquid3d::floaters::contact).
+struct Contact {
+    gap: f32,
+    n: vec3<f32>,
+}
+
+fn contact(p: vec3<f32>, c: vec3<f32>, radius: f32) -> Contact {
+    let d = p - c;
+    let r = sqrt(d.x * d.x + d.y * d.y + d.z * d.z);
+    if r > 1e-6 {
+        return Contact(r - radius, d / r);
+    }
+    return Contact(-radius, vec3<f32>(0.0, 1.0, 0.0));
+}
+
+// A ball where it is about to be (as the particles' predicted positions).
+fn ahead(i: u32) -> vec3<f32> {
+    return balls[i].pos.xyz + balls[i].vel.xyz * L.look;
+}
 
 // The cell of point p, clamped to the grid (liquid3d::hash::Grid::cell_of).
 fn cell_of(p: vec3<f32>) -> vec3<u32> {
@@ -185,7 +221,13 @@ fn density_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         acc = vec2<f32>(acc.x + L.rho0 * w0.x, acc.y + L.rho0 * w0.y);
         acc = vec2<f32>(acc.x + L.rho0 * w1.x, acc.y + L.rho0 * w1.y);
     }
-    density[me] = acc;
+    // The balls, as the walls.
+    var f = vec2<f32>(0.0);
+    for (var i = 0u; i < L.floaters; i++) {
+        let w = wall(contact(p, ahead(i), balls[i].pos.w).gap);
+        f = vec2<f32>(f.x + L.rho0 * w.x, f.y + L.rho0 * w.y);
+    }
+    density[me] = vec2<f32>(acc.x + f.x, acc.y + f.y);
 }
 
 fn pressures(d: vec2<f32>) -> vec2<f32> {
@@ -258,6 +300,24 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         acc[c] += p0;
         acc[c] -= p1;
     }
+    // The balls push and grip too (liquid3d::floaters::Push), and get it all back.
+    let pressure = max(qa.x, 0.0) * inv;
+    let near = L.near_stiffness * L.rho0 * inv;
+    for (var i = 0u; i < L.floaters; i++) {
+        let k = contact(pa, ahead(i), balls[i].pos.w);
+        if !(k.gap < L.h) {
+            continue;
+        }
+        let w = wall(k.gap);
+        let push = pressure * w.z + near * w.w;
+        let grip = L.grip * 2.0 * w.x;
+        let a = k.n * push + (balls[i].vel.xyz - va) * grip;
+        acc = vec3<f32>(acc.x + a.x, acc.y + a.y, acc.z + a.z);
+        for (var c = 0u; c < 3u; c++) {
+            let back = clamp(-a[c] * FLOAT_SCALE, -1e9, 1e9);
+            atomicAdd(&pushes[4u * i + c], i32(round(back)));
+        }
+    }
     svel[me] = vec4<f32>(va + acc * L.dt, 0.0);
 }
 
@@ -265,7 +325,90 @@ fn finite(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
 }
 
-// Move, bounce off the tank's walls (friction along those it touches), then the drag.
+// The balls moved by what the particles paid back and by gravity, off the walls and each
+// other (liquid3d::floaters::advance, one thread for them all, in order); the sums cleared.
+@compute @workgroup_size(1)
+fn floaters_pass() {
+    let n = L.floaters;
+    for (var i = 0u; i < n; i++) {
+        var b = balls[i];
+        let radius = b.pos.w;
+        let m = max(L.ball_mass * radius * radius * radius, 1e-3);
+        var f = vec3<f32>(0.0);
+        for (var c = 0u; c < 3u; c++) {
+            f[c] = f32(atomicLoad(&pushes[4u * i + c])) / FLOAT_SCALE;
+            atomicStore(&pushes[4u * i + c], 0);
+        }
+        var v = b.vel.xyz + (f / m + L.gravity) * L.dt;
+        var p = b.pos.xyz + v * L.dt;
+        var broken = false;
+        for (var c = 0; c < 3; c++) {
+            if !finite(p[c]) || !finite(v[c]) {
+                broken = true;
+            }
+        }
+        if broken {
+            p = 0.5 * L.size;
+            v = vec3<f32>(0.0);
+        } else {
+            for (var c = 0; c < 3; c++) {
+                let lo = min(radius, 0.5 * L.size[c]);
+                let hi = max(L.size[c] - radius, 0.5 * L.size[c]);
+                if p[c] < lo {
+                    p[c] = lo;
+                    v[c] = abs(v[c]) * BALL_BOUNCE;
+                } else if p[c] > hi {
+                    p[c] = hi;
+                    v[c] = -abs(v[c]) * BALL_BOUNCE;
+                }
+            }
+        }
+        balls[i].pos = vec4<f32>(p, radius);
+        balls[i].vel = vec4<f32>(v, b.vel.w);
+    }
+    for (var a = 0u; a < n; a++) {
+        for (var b = a + 1u; b < n; b++) {
+            let fa = balls[a];
+            let fb = balls[b];
+            let d = fb.pos.xyz - fa.pos.xyz;
+            let r = sqrt(d.x * d.x + d.y * d.y + d.z * d.z);
+            let overlap = fa.pos.w + fb.pos.w - r;
+            if overlap <= 0.0 {
+                continue;
+            }
+            var nn = vec3<f32>(1.0, 0.0, 0.0);
+            if r > 1e-6 {
+                nn = d / r;
+            }
+            let dv = fa.vel.xyz - fb.vel.xyz;
+            let closing = dv.x * nn.x + dv.y * nn.y + dv.z * nn.z;
+            var pa = fa.pos.xyz - 0.5 * overlap * nn;
+            var pb = fb.pos.xyz + 0.5 * overlap * nn;
+            var va = fa.vel.xyz;
+            var vb = fb.vel.xyz;
+            if closing > 0.0 {
+                let j = 0.5 * (1.0 + BALL_BOUNCE) * closing * nn;
+                va -= j;
+                vb += j;
+            }
+            balls[a].pos = vec4<f32>(pa, fa.pos.w);
+            balls[b].pos = vec4<f32>(pb, fb.pos.w);
+            balls[a].vel = vec4<f32>(va, fa.vel.w);
+            balls[b].vel = vec4<f32>(vb, fb.vel.w);
+        }
+    }
+}
+
+// The balls' share of the drag (after the particles have met them as they moved).
+@compute @workgroup_size(1)
+fn floaters_keep() {
+    for (var i = 0u; i < L.floaters; i++) {
+        balls[i].vel = vec4<f32>(balls[i].vel.xyz * L.keep, balls[i].vel.w);
+    }
+}
+
+// Move, out of the balls, bounce off the tank's walls (friction along those it touches), then
+// the drag.
 @compute @workgroup_size(256)
 fn move_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -274,6 +417,18 @@ fn move_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
     var v = svel[i].xyz;
     var p = pos[i].xyz + v * L.dt;
+    // Put back on the surface of a ball it ended inside (liquid3d::floaters::keep_out).
+    for (var b = 0u; b < L.floaters; b++) {
+        let k = contact(p, balls[b].pos.xyz, balls[b].pos.w);
+        if k.gap < 0.0 {
+            p -= k.n * k.gap;
+            let rel = v - balls[b].vel.xyz;
+            let into = rel.x * k.n.x + rel.y * k.n.y + rel.z * k.n.z;
+            if into < 0.0 {
+                v -= k.n * into;
+            }
+        }
+    }
     var touched = false;
     for (var c = 0; c < 3; c++) {
         if !finite(p[c]) || !finite(v[c]) {

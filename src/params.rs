@@ -62,7 +62,8 @@ pub use streamlines::StreamlineParams;
 /// - 10: a drawn obstacle mask keeps its shape on a grid of another aspect (fitted, no longer
 ///   stretched); older states' drawings are redrawn at the project's own grid as they showed
 ///   there ([`obstacles::migrate_to_v10`]).
-pub const STATE_VERSION: u32 = 10;
+/// - 11: the 3D liquid's floaters ([`liquid::FLOATERS_ID`]); older states load without them.
+pub const STATE_VERSION: u32 = 11;
 
 /// Id of the note mapping parameter (also written by [`migrate_state`]).
 pub const MAPPING_MODE_ID: &str = "mapping";
@@ -917,6 +918,11 @@ pub fn migrate_state(state: &mut PluginState) {
     // showed on the project's grid.
     if version < 10 {
         obstacles::migrate_to_v10(state);
+    }
+
+    // 10 -> 11: the 3D liquid's floaters, none for an old project.
+    if version < 11 {
+        liquid::migrate_to_v11(state);
     }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();

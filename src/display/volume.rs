@@ -318,6 +318,17 @@ impl Tank {
     }
 }
 
+/// A ball in the tank (the 3D liquid's floaters): opaque, coloured, in the tank's frame.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ball {
+    /// Its centre in the tank's frame, m.
+    pub centre: V3,
+    /// Its radius, m.
+    pub radius: f32,
+    /// Its colour (linear RGB, 0..1).
+    pub color: V3,
+}
+
 /// What the picture of a 3D liquid is made of besides its volume.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Scene {

@@ -52,6 +52,7 @@ impl Driver {
     fn input_of(knobs: Knobs, discrete: &Discrete, real_dt: f32, swing: f32) -> StepInput {
         let mut p = knobs.step_input(real_dt, swing);
         p.liquid.budget = discrete.liquid_budget;
+        p.liquid.floaters = discrete.liquid_floaters;
         p
     }
 
@@ -59,7 +60,9 @@ impl Driver {
     /// particle budget as `params` set it now (so a budget changed while paused applies to
     /// what the mouse pours).
     fn still(&mut self, params: &DyeflowParams) -> StepInput {
-        self.last.liquid.budget = Discrete::from_params(params).liquid_budget;
+        let discrete = Discrete::from_params(params);
+        self.last.liquid.budget = discrete.liquid_budget;
+        self.last.liquid.floaters = discrete.liquid_floaters;
         StepInput {
             dt: 0.0,
             ..self.last

@@ -227,6 +227,8 @@ pub struct Discrete {
     /// How the liquid is drawn, and its particle budget.
     pub liquid_style: LiquidStyle,
     pub liquid_budget: u32,
+    /// The 3D liquid's floaters.
+    pub liquid_floaters: u32,
 }
 
 impl Discrete {
@@ -243,6 +245,7 @@ impl Discrete {
             stream_steps: p.streamlines.steps.value().max(0) as u32,
             liquid_style: p.liquid.style.value(),
             liquid_budget: p.liquid.budget.value().max(1) as u32,
+            liquid_floaters: p.liquid.floaters.value().clamp(0, 8) as u32,
         }
     }
 }

@@ -353,6 +353,8 @@ pub struct Liquid {
     pub drag: f32,
     /// Most particles: a burst into a full box recycles the oldest.
     pub budget: u32,
+    /// Balls floating in the 3D liquid, 0 to 8 (the 2D liquid has none).
+    pub floaters: u32,
 }
 
 impl Default for Liquid {
@@ -365,6 +367,7 @@ impl Default for Liquid {
             bounce: 0.95,
             drag: 0.2,
             budget: 6_000,
+            floaters: 3,
         }
     }
 }

@@ -21,6 +21,8 @@ use std::sync::Arc;
 pub const SWAY_ID: &str = "liq_sway";
 pub const DRAG_ID: &str = "liq_drag";
 pub const TILT_ID: &str = "liq_tilt";
+/// Id written by [`migrate_to_v11`].
+pub const FLOATERS_ID: &str = "l3_float";
 
 /// Most particles the budget allows: the CPU steps 16 384 in about 5 ms on two cores, so
 /// 50 000 is about as many as it can move three times a frame at 30 frames a second.
@@ -75,6 +77,10 @@ pub struct LiquidParams {
     /// Distance from the tank, in tank widths.
     #[id = "cam_dist"]
     pub distance: FloatParam,
+    /// Balls floating in the 3D liquid, 0 to 8. Not automatable (a change drops balls in or
+    /// takes them out).
+    #[id = "l3_float"]
+    pub floaters: IntParam,
 }
 
 /// The camera's height, degrees above the horizon.
@@ -180,6 +186,12 @@ impl Default for LiquidParams {
                 distance_range(),
                 "x",
             ),
+            floaters: IntParam::new(
+                "Floaters",
+                crate::fluid::Liquid::default().floaters as i32,
+                IntRange::Linear { min: 0, max: 8 },
+            )
+            .non_automatable(),
         }
     }
 }
@@ -199,6 +211,15 @@ pub fn migrate_to_v9(state: &mut PluginState) {
             .entry(id.to_owned())
             .or_insert(ParamValue::F32(value));
     }
+}
+
+/// 10 -> 11: the 3D liquid's floaters. An old project loads without them (a value it names
+/// anyway is kept).
+pub fn migrate_to_v11(state: &mut PluginState) {
+    state
+        .params
+        .entry(FLOATERS_ID.to_owned())
+        .or_insert(ParamValue::I32(0));
 }
 
 #[cfg(test)]
@@ -251,6 +272,22 @@ mod tests {
         assert!(p.sway.value() > 0.0 && p.drag.value() > 0.0);
     }
 
+    /// A project from before the floaters (version 10) loads without them; a current one
+    /// keeps the new default (three).
+    #[test]
+    fn states_from_before_the_floaters_load_without_them() {
+        let mut s = state(10, &[]);
+        migrate_state(&mut s);
+        assert!(matches!(s.params[FLOATERS_ID], ParamValue::I32(0)));
+        let mut s = state(10, &[(FLOATERS_ID, ParamValue::I32(5))]);
+        migrate_state(&mut s);
+        assert!(matches!(s.params[FLOATERS_ID], ParamValue::I32(5)));
+        let mut s = state(STATE_VERSION, &[]);
+        migrate_state(&mut s);
+        assert!(!s.params.contains_key(FLOATERS_ID));
+        assert_eq!(LiquidParams::default().floaters.value(), 3);
+    }
+
     /// The parameters' defaults are the model's defaults (the source's values), so a new
     /// instance and an old project behave alike.
     #[test]
@@ -264,6 +301,7 @@ mod tests {
         assert_eq!(p.bounce.value(), d.bounce);
         assert_eq!(p.drag.value(), d.drag);
         assert_eq!(p.budget.value() as u32, d.budget);
+        assert_eq!(p.floaters.value() as u32, d.floaters);
         assert_eq!(p.style.value(), LiquidStyle::Surface);
     }
 

@@ -16,7 +16,7 @@ use crate::sim::grid::gpu::passes::obstacles::SolidsUniform;
 use crate::sim::grid::gpu::passes::pressure::LevelUniform;
 use crate::sim::grid::gpu::passes::reduce::ReduceUniform;
 use crate::sim::grid::gpu::uniforms::GridUniforms;
-use crate::sim::liquid3d::gpu::resources::{CellSortUniform, Liquid3dUniform};
+use crate::sim::liquid3d::gpu::resources::{CellSortUniform, GpuBall, Liquid3dUniform};
 use crate::sim::liquid3d::gpu::sources::{
     GpuFresh as L3Fresh, GpuImpulse as L3Impulse, SourcesUniform as L3SourcesUniform,
 };
@@ -283,9 +283,13 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 spiky2_slope,
                 spiky3_slope,
                 max_neighbours,
-                cells
+                cells,
+                floaters,
+                grip,
+                ball_mass
             ]
         ),
+        layout!("liquid3d_step", "Ball", GpuBall, [pos, vel]),
         layout!("cell_sort", "CellSort", CellSortUniform, [n, cells]),
         layout!(
             "liquid3d_sources",
@@ -439,6 +443,10 @@ fn rust_constants_mirror_the_wgsl() {
     use crate::sim::liquid3d::gpu as l3;
     assert_eq!(wgsl_u32("cell_sort", "SW"), l3::SW, "SW (cell_sort.wgsl)");
     assert_eq!(wgsl_u32("cell_sort", "SETTLE_MAX"), l3::SETTLE_MAX);
+    assert_eq!(
+        wgsl_f32("liquid3d_step", "BALL_BOUNCE"),
+        crate::sim::liquid3d::floaters::BOUNCE
+    );
     use crate::sim::sph::{gpu::light as gpu_light, shared as light};
     assert_eq!(wgsl_f32("sph_light", "LIGHT_UNITS"), gpu_light::LIGHT_UNITS);
     assert_eq!(

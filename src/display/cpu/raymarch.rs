@@ -26,7 +26,7 @@
 //! on the thread count.
 
 use crate::display::volume::{
-    BRICK, Camera, SURFACE, Scene, V3, Volume, add, dot, normalize_or, scale, sub,
+    BRICK, Ball, Camera, SURFACE, Scene, V3, Volume, add, dot, normalize_or, scale, sub,
 };
 use crate::kernels::portable::Portable;
 use rayon::prelude::*;
@@ -71,6 +71,8 @@ const SHADOW: f32 = 1.6;
 const SHADOW_TEXEL: f32 = 2.0;
 const SHADOW_STEP: f32 = 1.5;
 const SHADOW_EMPTY: f32 = 0.05;
+/// A ball's shadow: as dark as liquid this many times denser than the bulk.
+const BALL_SHADOW: f32 = 3.0;
 
 /// How the ray march trades quality for time.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -232,6 +234,8 @@ fn fresnel(c: f32) -> f32 {
 struct View<'a> {
     vol: &'a Volume,
     scene: &'a Scene,
+    /// The balls, in voxels.
+    balls: &'a [Ball],
     shadow: &'a Shadow,
     /// The box in voxels.
     dims: V3,
@@ -289,13 +293,55 @@ impl View<'_> {
             let edge = self.edge(&ray, t0, t1);
             add(scale(c, GLASS), [edge * EDGE; 3])
         };
-        match self.surface(&ray, t0, t1, axis) {
-            None => {
-                let exit = tank.to_world(scale(ray.at(t1), voxel));
-                glass(self.backdrop(exit, d))
-            }
+        // A ball in front of the liquid's surface hides it.
+        let ball = self.ball_hit(&ray, t0, t1);
+        match self.surface(&ray, t0, ball.map_or(t1, |b| b.0), axis) {
             Some((t, n)) => glass(self.liquid(&ray, t, n)),
+            None => match ball {
+                Some((t, i)) => glass(self.ball(ray.at(t), i, d)),
+                None => {
+                    let exit = tank.to_world(scale(ray.at(t1), voxel));
+                    glass(self.backdrop(exit, d))
+                }
+            },
         }
+    }
+
+    /// The first ball `ray` meets between `t0` and `t1` (voxels): where, and which.
+    fn ball_hit(&self, ray: &Ray, t0: f32, t1: f32) -> Option<(f32, usize)> {
+        let mut best: Option<(f32, usize)> = None;
+        for (i, b) in self.balls.iter().enumerate() {
+            let oc = sub(ray.origin, b.centre);
+            let half = dot(oc, ray.dir);
+            let c = dot(oc, oc) - b.radius * b.radius;
+            let disc = half * half - c;
+            if c <= 0.0 || disc < 0.0 {
+                // Starting inside it, or missing it.
+                continue;
+            }
+            let t = -half - disc.sqrt();
+            if t >= t0 && t <= t1 && best.is_none_or(|(bt, _)| t < bt) {
+                best = Some((t, i));
+            }
+        }
+        best
+    }
+
+    /// The light of ball `i` at voxel point `q`, seen along world direction `d`: its colour
+    /// lit by the sun and the sky, and a glossy reflection (a plastic toy's).
+    fn ball(&self, q: V3, i: usize, d: V3) -> V3 {
+        let tank = &self.scene.tank;
+        let b = &self.balls[i];
+        let n = tank.dir_to_world(normalize_or(sub(q, b.centre), [0.0, 1.0, 0.0]));
+        let hit = tank.to_world(scale(q, self.vol.voxel));
+        let sun = dot(n, self.scene.sun).max(0.0);
+        let sky = 0.5 + 0.5 * n[1];
+        let diffuse = [0, 1, 2].map(|c| b.color[c] * (SUN[c] * sun * 0.8 + AMBIENT * 2.0 * sky));
+        let mirror = reflect(d, n);
+        let f = 0.04 + 0.96 * (1.0 - (-dot(d, n)).clamp(0.0, 1.0)).powi(5);
+        let spec = pow256(dot(mirror, self.scene.sun).max(0.0));
+        let reflected = add(self.backdrop(hit, mirror), scale(SUN, spec * 2.0));
+        add(scale(diffuse, 1.0 - f), scale(reflected, f))
     }
 
     /// The light of the liquid's surface hit at ray parameter `t` with normal `n` (tank frame).
@@ -328,12 +374,14 @@ impl View<'_> {
             dye,
             exit,
             dir,
+            ball,
         } = self.cross(ray);
         let world = tank.to_world(scale(exit, self.vol.voxel));
-        let behind = self.backdrop(
-            world,
-            normalize_or(tank.dir_to_world(dir), [0.0, -1.0, 0.0]),
-        );
+        let along = normalize_or(tank.dir_to_world(dir), [0.0, -1.0, 0.0]);
+        let behind = match ball {
+            Some(i) => self.ball(exit, i, along),
+            None => self.backdrop(world, along),
+        };
         let mean = if mass > 1e-6 {
             scale(dye, 1.0 / mass)
         } else {
@@ -356,15 +404,18 @@ impl View<'_> {
         let voxel = vol.voxel;
         let step = INSIDE_STEP;
         let far = slab(&ray, self.dims).map_or(0.0, |s| s.1);
+        // A ball under the surface ends the path.
+        let ball = self.ball_hit(&ray, 0.0, far);
+        let far = ball.map_or(far, |b| b.0);
         let (mut mass, mut dye) = (0.0f32, [0.0f32; 3]);
         // Segments of `step` from the start, each weighed by the density at its middle; the
         // last one ends at the glass or at the surface.
         let mut start = 0.0;
         let mut inside = SURFACE;
-        let (exit, dir) = loop {
+        let (exit, dir, hit) = loop {
             if start >= far {
-                // Out through the glass, unbent.
-                break (ray.at(far), ray.dir);
+                // On a ball, or out through the glass, unbent.
+                break (ray.at(far), ray.dir, ball.map(|b| b.1));
             }
             let len = step.min(far - start);
             let mid = start + 0.5 * len;
@@ -387,7 +438,7 @@ impl View<'_> {
                 let p = ray.at(hi);
                 let n = self.normal(p);
                 let out = refract(ray.dir, scale(n, -1.0), IOR).unwrap_or(reflect(ray.dir, n));
-                break (p, out);
+                break (p, out, None);
             }
             mass += d * len;
             dye = add(dye, scale(c, len));
@@ -399,6 +450,7 @@ impl View<'_> {
             dye: scale(dye, voxel),
             exit,
             dir,
+            ball: hit,
         }
     }
 
@@ -490,6 +542,8 @@ struct Crossing {
     /// Where and which way it left (tank frame; the point in voxels).
     exit: V3,
     dir: V3,
+    /// The ball it ended on, if it did.
+    ball: Option<usize>,
 }
 
 /// The share of each colour let through `mass` m of bulk liquid holding `dye` (the dye
@@ -546,7 +600,7 @@ impl RayMarch {
     pub fn draw(
         &mut self,
         vol: &Volume,
-        scene: &Scene,
+        (scene, balls): (&Scene, &[Ball]),
         (width, height): (usize, usize),
         quality: Quality,
         pool: &rayon::ThreadPool,
@@ -560,11 +614,22 @@ impl RayMarch {
         if vol.dims.contains(&0) {
             return;
         }
-        pool.install(|| self.shadow.draw(vol, scene));
+        // The balls in voxels.
+        let balls: Vec<Ball> = balls
+            .iter()
+            .filter(|b| b.centre.iter().all(|x| x.is_finite()) && b.radius > 0.0)
+            .map(|b| Ball {
+                centre: scale(b.centre, 1.0 / vol.voxel),
+                radius: b.radius / vol.voxel,
+                color: b.color.map(|c| c.clamp(0.0, 1.0)),
+            })
+            .collect();
+        pool.install(|| self.shadow.draw(vol, scene, &balls));
         let lens = Lens::new(&scene.camera, (w, h));
         let view = View {
             vol,
             scene,
+            balls: &balls,
             shadow: &self.shadow,
             dims: march_box(vol, scene),
             pixel: 2.0 * lens.half / h as f32,
@@ -589,7 +654,7 @@ impl RayMarch {
 
 impl Shadow {
     /// The liquid's optical depth towards the sun over the floor under and around the tank.
-    fn draw(&mut self, vol: &Volume, scene: &Scene) {
+    fn draw(&mut self, vol: &Volume, scene: &Scene, balls: &[Ball]) {
         let tank = &scene.tank;
         let sun = scene.sun;
         if sun[1] <= 0.05 {
@@ -639,8 +704,17 @@ impl Shadow {
                     let Some((t0, t1, _)) = slab(&ray, dims) else {
                         continue;
                     };
-                    let mut t = t0 + 0.5 * SHADOW_STEP;
+                    // The balls: opaque, their chords as if dense liquid.
                     let mut sum = 0.0;
+                    for b in balls {
+                        let oc = sub(ray.origin, b.centre);
+                        let half = dot(oc, ray.dir);
+                        let disc = half * half - (dot(oc, oc) - b.radius * b.radius);
+                        if disc > 0.0 && -half > 0.0 {
+                            sum += 2.0 * disc.sqrt() * BALL_SHADOW;
+                        }
+                    }
+                    let mut t = t0 + 0.5 * SHADOW_STEP;
                     while t < t1 {
                         let q = ray.at(t);
                         if vol.brick_at(q) < SHADOW_EMPTY {

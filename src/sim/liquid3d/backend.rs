@@ -4,6 +4,7 @@
 //! backend; what is seldom (a new pool, a new budget, a snapshot) edits the particles as a
 //! [`Liquid`], which the GPU reads back and sends again.
 
+use super::floaters::Floater;
 use super::sources::Action;
 use super::{Knobs, Liquid};
 use crate::gpu::GpuError;
@@ -31,6 +32,13 @@ pub trait LiquidBackend: Send {
     /// The particles, to edit (the GPU reads them back first and sends them again before its
     /// next step).
     fn liquid_mut(&mut self) -> &mut Liquid;
+
+    /// The floaters as last known (on the GPU: as last read back, a frame old at most while the
+    /// picture is drawn; their number is always the current one).
+    fn floaters(&self) -> &[Floater];
+
+    /// Give floater `i` `share` of `colour` (the picture's, not the physics').
+    fn tint_floater(&mut self, i: usize, colour: [f32; 3], share: f32);
 
     /// Carry out `actions` in order, keeping at most `budget` particles (the newest).
     fn act(&mut self, actions: &[Action], budget: usize);
@@ -72,6 +80,16 @@ impl LiquidBackend for Liquid {
         self
     }
 
+    fn floaters(&self) -> &[Floater] {
+        &self.floaters
+    }
+
+    fn tint_floater(&mut self, i: usize, colour: [f32; 3], share: f32) {
+        if let Some(f) = self.floaters.get_mut(i) {
+            f.tint(colour, share);
+        }
+    }
+
     fn liquid_mut(&mut self) -> &mut Liquid {
         self
     }
@@ -87,6 +105,9 @@ impl LiquidBackend for Liquid {
                 self.vel
                     .par_iter_mut()
                     .for_each(|v| *v = v.map(|c| c * keep));
+                for f in &mut self.floaters {
+                    f.vel = f.vel.map(|c| c * keep);
+                }
             }
         }
     }

@@ -33,12 +33,14 @@
 use crate::kernels::portable::Portable;
 
 pub mod backend;
+pub mod floaters;
 pub mod gpu;
 pub mod hash;
 pub mod model;
 pub mod sources;
 pub mod splat;
 
+use floaters::{Floater, Push};
 use hash::{Grid, reorder};
 use rayon::prelude::*;
 
@@ -231,6 +233,8 @@ pub struct Liquid {
     pub birth: Vec<u64>,
     /// The next particle's serial number.
     next_birth: u64,
+    /// Balls floating in the liquid ([`floaters`]), at most [`floaters::MAX_FLOATERS`].
+    pub floaters: Vec<Floater>,
     predicted: Vec<[f32; 3]>,
     grid: Option<Grid>,
     /// Each particle's neighbours in reach, by chunks of [`PAIR_CHUNK`] particles.
@@ -266,6 +270,7 @@ struct Pairs {
 /// Buffers the step reorders into, kept between steps.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
+    floaters: Vec<Floater>,
     pos: Vec<[f32; 3]>,
     vel: Vec<[f32; 3]>,
     color: Vec<[f32; 3]>,
@@ -353,7 +358,12 @@ impl Liquid {
     pub fn resize_tank(&mut self, size: [f32; 3]) {
         let size = Self::new(size).size;
         let f = [0, 1, 2].map(|c| size[c] / self.size[c]);
-        for (p, v) in self.pos.iter_mut().zip(&mut self.vel) {
+        for (p, v) in self
+            .pos
+            .iter_mut()
+            .zip(&mut self.vel)
+            .chain(self.floaters.iter_mut().map(|f| (&mut f.pos, &mut f.vel)))
+        {
             for c in 0..3 {
                 p[c] = (p[c] * f[c]).clamp(0.0, size[c]);
                 v[c] *= f[c];
@@ -469,6 +479,14 @@ impl Liquid {
         let predicted = &self.predicted;
         let (size, rho0) = (self.size, k.target_density);
 
+        self.scratch.floaters.clear();
+        self.scratch
+            .floaters
+            .extend(self.floaters.iter().map(|f| Floater {
+                pos: [0, 1, 2].map(|c| f.pos[c] + f.vel[c] * LOOK_AHEAD_S),
+                ..*f
+            }));
+
         // Densities, and each particle's neighbours in reach (the force pass reads them
         // instead of the 27 cells again: about 37 pairs instead of about 220 candidates).
         let n = self.pos.len();
@@ -478,6 +496,8 @@ impl Liquid {
             axis.extend(predicted.iter().map(|p| p[c]));
         }
         let axes = &self.axes;
+        // The floaters where they are about to be, as the particles' predicted positions.
+        let ahead: &[Floater] = &self.scratch.floaters;
         self.pairs
             .resize_with(n.div_ceil(PAIR_CHUNK), Pairs::default);
         self.pairs
@@ -501,7 +521,9 @@ impl Liquid {
                             }
                         }
                     }
-                    *d = acc;
+                    // And the floaters, as the walls.
+                    let f = floaters::density(p, ahead, &kern, rho0);
+                    *d = [acc[0] + f[0], acc[1] + f[1]];
                 }
                 pairs.start.push(pairs.list.len() as u32);
             });
@@ -572,12 +594,56 @@ impl Liquid {
                         }
                     }
                 }
+                // The floaters push too, and grip.
+                let push = Push::new(da[0], qa[0], k.near_stiffness, k.viscosity, rho0);
+                for f in ahead {
+                    if let Some(a) = push.from(pa, va, f, &kern) {
+                        acc = [acc[0] + a[0], acc[1] + a[1], acc[2] + a[2]];
+                    }
+                }
                 *out = [0, 1, 2].map(|c| va[c] + acc[c] * dt);
             });
+        // What the particles gave the floaters: each push and grip paid back, summed over
+        // fixed chunks in order (the same on any number of threads).
+        if !self.floaters.is_empty() {
+            let chunks: Vec<[[f32; 3]; floaters::MAX_FLOATERS]> = (0..n)
+                .collect::<Vec<usize>>()
+                .par_chunks(PAIR_CHUNK)
+                .map(|chunk| {
+                    let mut sums = [[0.0f32; 3]; floaters::MAX_FLOATERS];
+                    for &a in chunk {
+                        let (pa, da, va) = (predicted[a], density[a], vel[a]);
+                        let push =
+                            Push::new(da[0], pressure(da)[0], k.near_stiffness, k.viscosity, rho0);
+                        for (f, sum) in ahead.iter().zip(&mut sums) {
+                            if let Some(g) = push.from(pa, va, f, &kern) {
+                                *sum = [sum[0] - g[0], sum[1] - g[1], sum[2] - g[2]];
+                            }
+                        }
+                    }
+                    sums
+                })
+                .collect();
+            let mut force = [[0.0f32; 3]; floaters::MAX_FLOATERS];
+            for sums in &chunks {
+                for (f, s) in force.iter_mut().zip(sums) {
+                    *f = [f[0] + s[0], f[1] + s[1], f[2] + s[2]];
+                }
+            }
+            floaters::advance(
+                &mut self.floaters,
+                &force,
+                g,
+                spacing(rho0),
+                (dt, 1.0),
+                size,
+            );
+        }
         std::mem::swap(&mut self.vel, &mut self.scratch.vel);
 
-        // Move, and bounce off the tank's walls.
+        // Move, and bounce off the tank's walls (and out of the floaters).
         let (bounce, slip) = (k.wall_bounce, k.wall_slip.ppowf(dt));
+        let floaters = &self.floaters;
         self.pos
             .par_iter_mut()
             .zip(self.vel.par_iter_mut())
@@ -585,6 +651,7 @@ impl Liquid {
                 for c in 0..3 {
                     p[c] += v[c] * dt;
                 }
+                floaters::keep_out(p, v, floaters);
                 let mut touched = false;
                 for c in 0..3 {
                     if !p[c].is_finite() || !v[c].is_finite() {

@@ -23,13 +23,14 @@
 //!   model's does.
 
 use super::backend::LiquidBackend;
+use super::floaters::{Floater, MAX_FLOATERS, NEAR, RADIUS_H, TAKE};
 use super::sources::Action;
 use super::splat::splat;
 use super::{Knobs, Liquid, SUBSTEP_S, spacing};
 use crate::display::cpu::colorize::Source;
 use crate::display::cpu::picture::{HeldFrame, Picture};
 use crate::display::cpu::raymarch::{Quality, RayMarch};
-use crate::display::volume::{Camera, Scene, Tank, Volume, normalize_or};
+use crate::display::volume::{Ball, Camera, Scene, Tank, Volume, normalize_or};
 use crate::fluid::{ColorMode, Drum, Look, Orbit, Splat, SplatShape};
 use crate::gpu::GpuError;
 use crate::kernels::portable::Portable;
@@ -256,10 +257,26 @@ impl Liquid3dModel {
         let scene = self.scene(&look.orbit);
         let rho0 = self.knobs.target_density;
         let (backend, volume, march) = (&mut self.backend, &mut self.volume, &mut self.march);
-        self.pool.install(|| {
-            splat(backend.liquid(), rho0, voxel, volume);
+        let balls: Vec<Ball> = self.pool.install(|| {
+            let liquid = backend.liquid();
+            splat(liquid, rho0, voxel, volume);
+            liquid
+                .floaters
+                .iter()
+                .map(|f| Ball {
+                    centre: f.pos,
+                    radius: f.radius,
+                    color: f.color,
+                })
+                .collect()
         });
-        march.draw(volume, &scene, (width, height), quality, &self.pool);
+        march.draw(
+            volume,
+            (&scene, &balls),
+            (width, height),
+            quality,
+            &self.pool,
+        );
         let (w, h) = march.size;
         self.still.clear();
         self.still.resize((w + 1) * (h + 1), 0.0);
@@ -339,6 +356,35 @@ impl Liquid3dModel {
                 }
             }
         }
+        let count = liquid.floaters.len();
+        liquid.floaters.clear();
+        self.set_floaters(count);
+    }
+
+    /// Make the floaters `count` (at most [`MAX_FLOATERS`]): new ones drop in from above the
+    /// surface, spread across the tank and staggered in depth; the last ones go first.
+    fn set_floaters(&mut self, count: usize) {
+        let count = count.min(MAX_FLOATERS);
+        if self.backend.floaters().len() == count {
+            return;
+        }
+        let radius = RADIUS_H * self.knobs.radius;
+        let spacing = spacing(self.knobs.target_density);
+        let liquid = self.backend.liquid_mut();
+        let size = liquid.size();
+        let level = liquid.len() as f32 * spacing.powi(3) / (size[0] * size[2]).max(1e-6);
+        liquid.floaters.truncate(count);
+        while liquid.floaters.len() < count {
+            let i = liquid.floaters.len();
+            let across = (i as f32 + 0.5) / count as f32;
+            let deep = if i.is_multiple_of(2) { 0.35 } else { 0.65 };
+            let p = [
+                size[0] * across,
+                (level + 2.0 * radius).min(size[1] - radius),
+                size[2] * deep,
+            ];
+            liquid.floaters.push(Floater::new(p, radius));
+        }
     }
 
     /// A pseudo-random number in 0..1 (the same events give the same liquid).
@@ -385,6 +431,7 @@ impl Liquid3dModel {
             let excess = liquid.len().saturating_sub(budget);
             liquid.remove_oldest(excess);
         }
+        self.set_floaters(l.floaters.min(MAX_FLOATERS as u32) as usize);
     }
 
     /// Apply the queued sources (past the budget the oldest particles go).
@@ -498,6 +545,13 @@ impl Liquid3dModel {
             ];
             let drop = [force[0], -0.5 * force[0].phypot(force[1]) - 1.0, 0.0];
             let colour = s.color.map(|c| c.clamp(0.0, 1.0));
+            // Floaters under it take its colour.
+            for i in 0..self.backend.floaters().len() {
+                let f = self.backend.floaters()[i];
+                if (f.pos[0] - centre[0]).phypot(f.pos[2] - centre[2]) < NEAR * f.radius {
+                    self.backend.tint_floater(i, colour, TAKE);
+                }
+            }
             let fresh = (0..count)
                 .map(|_| {
                     // A point in the ball, uniformly.

@@ -318,3 +318,126 @@ fn a_pile_in_one_place_keeps_bounded_neighbours() {
     assert!(spread > 0.1, "the pile stayed within {spread} m");
     assert!(liquid.pos.iter().flatten().all(|x| x.is_finite()));
 }
+
+/// A calm pool 0.42 m deep (7 layers 6 cm apart over a 1.2 x 0.6 m floor).
+fn pool() -> Liquid {
+    let mut liquid = Liquid::new([1.2, 1.0, 0.6]);
+    block(&mut liquid, [0.0; 3], [20, 7, 10], 0.06, 0.0);
+    liquid
+}
+
+/// A floater dropped onto a calm pool splashes in (the liquid moves: the coupling goes both
+/// ways), then floats with its centre near the surface (half under: within a third of its
+/// radius of the surface, which its volume raises by 2 cm), inside the tank; pushed under, it
+/// comes back up. The same on one thread and on several.
+#[test]
+fn a_floater_floats_half_under_and_comes_back_up() {
+    use floaters::{DENSITY, Floater, RADIUS_H};
+    let knobs = Knobs::default();
+    let run = |threads: usize| {
+        let pool_ = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        pool_.install(|| {
+            let mut liquid = pool();
+            let surface = 7.0 * 0.06;
+            let r = RADIUS_H * knobs.radius;
+            liquid
+                .floaters
+                .push(Floater::new([0.6, surface + 2.0 * r, 0.3], r));
+            let mut stirred = 0.0f64;
+            for step in 0..(4.0 / SUBSTEP_S) as usize {
+                liquid.step(&knobs, SUBSTEP_S);
+                if step == 60 {
+                    stirred = liquid.kinetic_energy();
+                }
+            }
+            (liquid, surface, r, stirred)
+        })
+    };
+    let (mut liquid, surface, r, stirred) = run(1);
+    let f = liquid.floaters[0];
+    eprintln!(
+        "floater at {:?} (surface {surface}, radius {r}), moving {:?}; the splash stirred {stirred} J",
+        f.pos, f.vel
+    );
+    assert!(stirred > 0.5, "the liquid felt the ball: {stirred} J");
+    assert!(
+        (f.pos[1] - surface).abs() < r / 3.0,
+        "centre {} against the surface {surface} (density {DENSITY})",
+        f.pos[1]
+    );
+    assert!(f.vel.iter().all(|v| v.abs() < 0.1), "at rest: {:?}", f.vel);
+    let (other, ..) = run(2);
+    assert_eq!(
+        other.floaters, liquid.floaters,
+        "the same on 1 and 2 threads"
+    );
+    // Pushed under: back up within a second.
+    liquid.floaters[0].pos[1] = 0.5 * surface;
+    liquid.floaters[0].vel = [0.0; 3];
+    for _ in 0..(1.0 / SUBSTEP_S) as usize {
+        liquid.step(&knobs, SUBSTEP_S);
+    }
+    let f = liquid.floaters[0];
+    assert!(f.pos[1] > surface - 0.5 * r, "came back up to {}", f.pos[1]);
+    assert!(
+        liquid
+            .pos
+            .iter()
+            .all(|p| (0..3).all(|c| p[c] >= 0.0 && p[c] <= liquid.size()[c])),
+        "every particle in the tank"
+    );
+    // No particle inside the ball.
+    let inside = liquid
+        .pos
+        .iter()
+        .filter(|p| floaters::contact(**p, &f).0 < -0.01)
+        .count();
+    assert_eq!(inside, 0);
+}
+
+/// Without gravity, a floater thrown through resting liquid slows down and the liquid takes
+/// up its momentum: the total (particles, and the floater at its mass) stays within 1e-4 of
+/// the throw's over half a second.
+#[test]
+fn a_floater_and_the_liquid_share_momentum() {
+    use floaters::{Floater, RADIUS_H};
+    let knobs = Knobs {
+        gravity: [0.0; 3],
+        ..Knobs::default()
+    };
+    let mut liquid = Liquid::new([3.0, 3.0, 3.0]);
+    block(&mut liquid, [0.9, 0.9, 0.9], [20, 20, 20], 0.06, 0.0);
+    let r = RADIUS_H * knobs.radius;
+    let mut f = Floater::new([0.9 + 0.3, 1.5, 1.5], r);
+    f.vel = [1.0, 0.0, 0.0];
+    liquid.floaters.push(f);
+    let spacing = spacing(knobs.target_density);
+    let total = |l: &Liquid| {
+        let m = l.momentum();
+        let f = l.floaters[0];
+        let mf = f64::from(f.mass(spacing));
+        [0, 1, 2].map(|c| m[c] + mf * f64::from(f.vel[c]))
+    };
+    let before = total(&liquid);
+    for _ in 0..90 {
+        liquid.step(&knobs, SUBSTEP_S);
+    }
+    let after = total(&liquid);
+    let f = liquid.floaters[0];
+    eprintln!(
+        "momentum {before:?} -> {after:?}; floater moving {:?}",
+        f.vel
+    );
+    assert!(f.vel[0] < 0.8, "the liquid slowed it: {:?}", f.vel);
+    assert!(
+        liquid.momentum()[0] > 0.2 * before[0],
+        "and took its momentum"
+    );
+    assert!(
+        (after[0] - before[0]).abs() < 1e-4 * before[0],
+        "{before:?} -> {after:?}"
+    );
+}

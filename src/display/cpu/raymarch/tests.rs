@@ -39,6 +39,7 @@ fn landing(vol: &Volume, scene: &Scene, o: V3, d: V3) -> (V3, f32) {
     let view = View {
         vol,
         scene,
+        balls: &[],
         shadow: &shadow,
         dims: vol.dims.map(|x| x as f32),
         pixel: 1e-3,
@@ -160,7 +161,7 @@ fn the_light_is_the_same_on_any_thread_count() {
         let mut m = RayMarch::default();
         m.draw(
             &vol,
-            &scene,
+            (&scene, &[]),
             (96, 54),
             Quality {
                 scale: 1.0,
@@ -190,7 +191,7 @@ fn the_light_is_the_same_on_any_thread_count() {
     let mut m = RayMarch::default();
     m.draw(
         &empty,
-        &level,
+        (&level, &[]),
         (64, 36),
         Quality {
             scale: 1.0,

@@ -14,9 +14,11 @@ pub(crate) mod resources;
 pub(crate) mod sources;
 
 use super::backend::LiquidBackend;
+use super::floaters::Floater;
+use super::floaters::{self, MAX_FLOATERS};
 use super::hash::Grid;
 use super::sources::Action;
-use super::{Kernels, Knobs, LOOK_AHEAD_S, Liquid, MAX_NEIGHBOURS, MAX_PARTICLES};
+use super::{Kernels, Knobs, LOOK_AHEAD_S, Liquid, MAX_NEIGHBOURS, MAX_PARTICLES, spacing};
 use crate::gpu::kernel::Kernel;
 use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
 use crate::gpu::timestamps::Timestamps;
@@ -26,7 +28,7 @@ use resources::{Cells, Particles, Pipelines};
 use sources::{GpuFresh, GpuImpulse, Sources};
 use std::collections::VecDeque;
 
-use resources::{CellSortUniform, Liquid3dUniform};
+use resources::{CellSortUniform, GpuBall, Liquid3dUniform};
 
 /// Threads per workgroup (`SW` in cell_sort.wgsl; every pass of the 3D liquid uses it).
 pub const SW: u32 = 256;
@@ -210,6 +212,21 @@ impl GpuLiquid {
                 .collect();
             q.write_buffer(&p.density, 0, bytemuck::cast_slice(&density));
         }
+        let balls: Vec<GpuBall> = self
+            .host
+            .floaters
+            .iter()
+            .take(MAX_FLOATERS)
+            .map(|f| GpuBall {
+                pos: [f.pos[0], f.pos[1], f.pos[2], f.radius],
+                vel: [f.vel[0], f.vel[1], f.vel[2], 0.0],
+            })
+            .collect();
+        if !balls.is_empty() {
+            self.ctx
+                .queue
+                .write_buffer(&p.balls, 0, bytemuck::cast_slice(&balls));
+        }
         self.edited = false;
         self.fresh = true;
     }
@@ -231,6 +248,12 @@ impl GpuLiquid {
             read(&p.color, 16),
             read(&p.density, 8),
         );
+        let count = self.host.floaters.len().min(MAX_FLOATERS);
+        let balls = crate::gpu::frames::read_buffer(
+            &self.ctx,
+            &p.balls,
+            (count * size_of::<GpuBall>()).max(4) as u64,
+        );
         if let Err(e) = self.ctx.check() {
             self.failure.get_or_insert(e);
             return;
@@ -251,6 +274,13 @@ impl GpuLiquid {
             .map(|c| serial_from_f32(c[3], self.births))
             .collect();
         l.next_birth = self.births;
+        // The floaters' places and velocities; their sizes and colours are the host's.
+        let balls: &[GpuBall] = bytemuck::cast_slice(&balls[..count * size_of::<GpuBall>()]);
+        l.floaters = self.host.floaters.clone();
+        for (f, b) in l.floaters.iter_mut().zip(balls) {
+            f.pos = [b.pos[0], b.pos[1], b.pos[2]];
+            f.vel = [b.vel[0], b.vel[1], b.vel[2]];
+        }
         self.host = l;
         self.fresh = true;
     }
@@ -333,8 +363,12 @@ impl GpuLiquid {
             spiky3_slope: kern.spiky3_slope,
             max_neighbours: MAX_NEIGHBOURS as u32,
             cells: grid.dims.iter().product::<usize>() as u32,
+            floaters: self.host.floaters.len().min(MAX_FLOATERS) as u32,
+            grip: k.viscosity * floaters::GRIP,
+            ball_mass: floaters::DENSITY * 4.0 / 3.0 * std::f32::consts::PI / spacing(rho0).powi(3),
             _p0: 0,
             _p1: 0,
+            _p2: 0,
         }
     }
 
@@ -398,14 +432,19 @@ impl GpuLiquid {
                 label: Some("Liquid 3D: densities, forces and move"),
                 timestamp_writes: stamp(1),
             });
-            for (kernel, group) in [
-                (&kn.density, &g.density),
-                (&kn.forces, &g.forces),
-                (&kn.moves, &g.moves),
+            let balls = u.floaters > 0;
+            for (kernel, group, x) in [
+                (&kn.density, &g.density, groups(n)),
+                (&kn.forces, &g.forces, groups(n)),
+                (&kn.floaters, &g.floaters, u32::from(balls)),
+                (&kn.moves, &g.moves, groups(n)),
+                (&kn.floaters_keep, &g.floaters_keep, u32::from(balls)),
             ] {
-                pass.set_pipeline(&kernel.pipeline);
-                pass.set_bind_group(0, group, &[]);
-                pass.dispatch_workgroups(groups(n), 1, 1);
+                if x > 0 {
+                    pass.set_pipeline(&kernel.pipeline);
+                    pass.set_bind_group(0, group, &[]);
+                    pass.dispatch_workgroups(x, 1, 1);
+                }
             }
         }
         self.ctx.queue.submit([enc.finish()]);
@@ -446,6 +485,16 @@ impl LiquidBackend for GpuLiquid {
 
     fn size(&self) -> [f32; 3] {
         self.host.size
+    }
+
+    fn floaters(&self) -> &[Floater] {
+        &self.host.floaters
+    }
+
+    fn tint_floater(&mut self, i: usize, colour: [f32; 3], share: f32) {
+        if let Some(f) = self.host.floaters.get_mut(i) {
+            f.tint(colour, share);
+        }
     }
 
     fn liquid(&mut self) -> &Liquid {

@@ -3,6 +3,7 @@
 //! capacity; the cells' buffers for a grid, with every bind group of the step over both.
 
 use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+use crate::sim::liquid3d::floaters::MAX_FLOATERS;
 
 /// The `@binding`s of cell_sort.wgsl and liquid3d_step.wgsl.
 pub(crate) mod binding {
@@ -36,10 +37,12 @@ pub(crate) mod binding {
         pub const DENSITY: Binding = Binding::new(11, "density");
         pub const KEYS: Binding = Binding::new(12, "keys");
         pub const COUNTS: Binding = Binding::new(13, "counts");
+        pub const BALLS: Binding = Binding::new(14, "balls");
+        pub const PUSHES: Binding = Binding::new(15, "pushes");
         #[cfg(test)]
         pub const ALL: &[Binding] = &[
             L, POS, VEL, PRED, COLOR, ORDER, SPOS, SVEL, SPRED, SCOLOR, START, DENSITY, KEYS,
-            COUNTS,
+            COUNTS, BALLS, PUSHES,
         ];
     }
 }
@@ -74,8 +77,20 @@ pub(crate) struct Liquid3dUniform {
     pub spiky3_slope: f32,
     pub max_neighbours: u32,
     pub cells: u32,
+    pub floaters: u32,
+    pub grip: f32,
+    pub ball_mass: f32,
     pub _p0: u32,
     pub _p1: u32,
+    pub _p2: u32,
+}
+
+/// The struct `Ball` of liquid3d_step.wgsl: a floater (centre and radius, velocity and mass).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub(crate) struct GpuBall {
+    pub pos: [f32; 4],
+    pub vel: [f32; 4],
 }
 
 /// The uniform `CellSort` of cell_sort.wgsl.
@@ -101,6 +116,8 @@ pub(super) struct Pipelines {
     pub density: Kernel,
     pub forces: Kernel,
     pub moves: Kernel,
+    pub floaters: Kernel,
+    pub floaters_keep: Kernel,
     pub impulses: Kernel,
     pub recycle: Kernel,
     pub append: Kernel,
@@ -124,6 +141,8 @@ impl Pipelines {
             density: k(&step, "density_pass"),
             forces: k(&step, "forces"),
             moves: k(&step, "move_pass"),
+            floaters: k(&step, "floaters_pass"),
+            floaters_keep: k(&step, "floaters_keep"),
             impulses: k(&sources, "impulses"),
             recycle: k(&sources, "recycle"),
             append: k(&sources, "append"),
@@ -147,6 +166,9 @@ pub(super) struct Particles {
     pub keys: wgpu::Buffer,
     pub arrival: wgpu::Buffer,
     pub order: wgpu::Buffer,
+    /// The floaters, and the pushes the particles pay back to them (fixed point, atomics).
+    pub balls: wgpu::Buffer,
+    pub pushes: wgpu::Buffer,
 }
 
 impl Particles {
@@ -168,6 +190,16 @@ impl Particles {
             keys: one("Liquid 3D: cell keys"),
             arrival: one("Liquid 3D: arrival order"),
             order: one("Liquid 3D: sorted order"),
+            balls: storage(
+                device,
+                "Liquid 3D: floaters",
+                (MAX_FLOATERS * size_of::<GpuBall>()) as u64,
+            ),
+            pushes: storage(
+                device,
+                "Liquid 3D: floaters' pushes",
+                (MAX_FLOATERS * 16) as u64,
+            ),
         }
     }
 
@@ -178,6 +210,7 @@ impl Particles {
         enc.copy_buffer_to_buffer(&old.vel, 0, &self.vel, 0, b4);
         enc.copy_buffer_to_buffer(&old.color, 0, &self.color, 0, b4);
         enc.copy_buffer_to_buffer(&old.density, 0, &self.density, 0, b2);
+        enc.copy_buffer_to_buffer(&old.balls, 0, &self.balls, 0, old.balls.size());
     }
 
     /// The sorted copies of the first `n` particles back into place.
@@ -211,6 +244,8 @@ pub(super) struct Groups {
     pub density: wgpu::BindGroup,
     pub forces: wgpu::BindGroup,
     pub moves: wgpu::BindGroup,
+    pub floaters: wgpu::BindGroup,
+    pub floaters_keep: wgpu::BindGroup,
 }
 
 impl Cells {
@@ -236,7 +271,7 @@ impl Cells {
             (o::ARRIVAL, &p.arrival),
             (o::ORDER, &p.order),
         ];
-        let all: [(Binding, &wgpu::Buffer); 14] = [
+        let all: [(Binding, &wgpu::Buffer); 16] = [
             (s::L, &p.uniform),
             (s::POS, &p.pos),
             (s::VEL, &p.vel),
@@ -251,6 +286,8 @@ impl Cells {
             (s::DENSITY, &p.density),
             (s::KEYS, &p.keys),
             (s::COUNTS, &counts),
+            (s::BALLS, &p.balls),
+            (s::PUSHES, &p.pushes),
         ];
         // Each kernel's layout lists only the bindings its entry point uses.
         let pick = |kernel: &Kernel, from: &[(Binding, &wgpu::Buffer)], used: &[Binding]| {
@@ -287,12 +324,23 @@ impl Cells {
                 ],
             ),
             reorder_color: step(&k.reorder_color, &[s::L, s::ORDER, s::COLOR, s::SCOLOR]),
-            density: step(&k.density, &[s::L, s::PRED, s::START, s::DENSITY]),
+            density: step(&k.density, &[s::L, s::PRED, s::START, s::DENSITY, s::BALLS]),
             forces: step(
                 &k.forces,
-                &[s::L, s::PRED, s::DENSITY, s::VEL, s::START, s::SVEL],
+                &[
+                    s::L,
+                    s::PRED,
+                    s::DENSITY,
+                    s::VEL,
+                    s::START,
+                    s::SVEL,
+                    s::BALLS,
+                    s::PUSHES,
+                ],
             ),
-            moves: step(&k.moves, &[s::L, s::POS, s::SVEL, s::VEL]),
+            moves: step(&k.moves, &[s::L, s::POS, s::SVEL, s::VEL, s::BALLS]),
+            floaters: step(&k.floaters, &[s::L, s::BALLS, s::PUSHES]),
+            floaters_keep: step(&k.floaters_keep, &[s::L, s::BALLS]),
         };
         Self {
             cells,

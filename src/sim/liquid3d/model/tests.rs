@@ -257,6 +257,7 @@ fn a_calm_pool_is_still_and_broken_input_is_harmless() {
                 viscosity: -1.0,
                 bounce: f32::INFINITY,
                 budget: 0,
+                floaters: u32::MAX,
             },
             ..StepInput::default()
         });

@@ -610,6 +610,7 @@ mod tests {
                     viscosity: -1.0,
                     bounce: f32::INFINITY,
                     budget: 100,
+                    floaters: u32::MAX,
                 },
                 ..StepInput::default()
             });
