@@ -103,6 +103,20 @@ pub enum BackendChoice {
     Cpu,
 }
 
+impl BackendChoice {
+    /// Every choice.
+    pub const ALL: [Self; 3] = [Self::Auto, Self::Gpu, Self::Cpu];
+
+    /// Its place in [`BackendChoice::ALL`] (see [`FluidChoice::index`]).
+    pub fn index(self) -> usize {
+        match self {
+            Self::Auto => 0,
+            Self::Gpu => 1,
+            Self::Cpu => 2,
+        }
+    }
+}
+
 /// Shape of the simulated canvas.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub enum Aspect {
@@ -120,6 +134,26 @@ pub enum Aspect {
 }
 
 impl Aspect {
+    /// Every shape.
+    pub const ALL: [Self; 5] = [
+        Self::Square,
+        Self::FourThree,
+        Self::Wide,
+        Self::Portrait,
+        Self::UltraWide,
+    ];
+
+    /// Its place in [`Aspect::ALL`] (see [`FluidChoice::index`]).
+    pub fn index(self) -> usize {
+        match self {
+            Self::Square => 0,
+            Self::FourThree => 1,
+            Self::Wide => 2,
+            Self::Portrait => 3,
+            Self::UltraWide => 4,
+        }
+    }
+
     /// Width divided by height.
     pub fn ratio(self) -> f32 {
         match self {
@@ -172,6 +206,19 @@ pub enum FluidChoice {
 }
 
 impl FluidChoice {
+    /// Every fluid, in menu order.
+    pub const ALL: [Self; 3] = [Self::Grid, Self::Particles, Self::Liquid3d];
+
+    /// Its place in [`FluidChoice::ALL`] (a new fluid must be added there: this match
+    /// will not compile without it).
+    pub fn index(self) -> usize {
+        match self {
+            Self::Grid => 0,
+            Self::Particles => 1,
+            Self::Liquid3d => 2,
+        }
+    }
+
     /// Whether it is a liquid of particles (2D or 3D): the liquid's knobs and mouse apply.
     pub fn is_liquid(self) -> bool {
         matches!(self, Self::Particles | Self::Liquid3d)

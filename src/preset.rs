@@ -22,8 +22,8 @@ use crate::fluid::mask::{Layout, Mask};
 use crate::fluid::{ColorMode, LiquidStyle, ObstacleStyle, StreamlineMode, ToneMode};
 use crate::mapping::MappingMode;
 use crate::params::{
-    DyeflowParams, OBSTACLES_KEY, ObstacleSettings, SETTINGS_KEY, STATE_VERSION, Settings,
-    migrate_state, state_version,
+    Aspect, BackendChoice, DyeflowParams, FluidChoice, OBSTACLES_KEY, ObstacleSettings,
+    SETTINGS_KEY, STATE_VERSION, Settings, migrate_state, state_version,
 };
 use nice_plug::params::internals::ParamPtr;
 use nice_plug::plugin::{ParamValue, PluginState};
@@ -120,8 +120,11 @@ pub fn read_file(path: &std::path::Path) -> std::io::Result<Vec<u8>> {
 pub struct PresetReport {
     /// Parameter ids the preset names that this Dyeflow does not know.
     pub unknown: Vec<String>,
-    /// Whether the preset carries settings (grid, canvas, solver), which [`apply`] then set.
+    /// Whether the preset carries settings (fluid, grid, canvas, solver), which [`apply`] then
+    /// set (those it names).
     pub settings: bool,
+    /// The settings it names.
+    pub patch: Option<SettingsPatch>,
     /// Whether the preset carries obstacles, which [`apply`] then set.
     pub obstacles: bool,
     /// The state version of a preset made by a newer Dyeflow (it loads as far as this one
@@ -200,9 +203,11 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
     report.newer = (version > STATE_VERSION).then_some(version);
     // Settings are checked as strictly as parameters: a value out of range is refused (the
     // plugin's own state loading snaps them instead, so a damaged project still opens).
+    let mut patch = None;
     if let Some(json) = state.fields.get(SETTINGS_KEY) {
         report.unknown.extend(check_settings(json)?);
         report.settings = true;
+        patch = Some(SettingsPatch::parse(json));
     }
     let mut obstacles = None;
     if let Some(json) = state.fields.get(OBSTACLES_KEY) {
@@ -244,14 +249,13 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
         // SAFETY: the pointers come from `params`, which outlives this call.
         unsafe { ptr._internal_set_normalized_value(normalized) };
     }
-    if let Some(json) = state.fields.get(SETTINGS_KEY)
-        && let Ok(settings) = serde_json::from_str::<Settings>(json)
-    {
-        params.set_settings(settings.sanitized());
+    if let Some(patch) = &patch {
+        params.set_settings(patch.over(&params.settings()));
     }
     if let Some(obstacles) = obstacles {
         params.obstacles.set(obstacles);
     }
+    report.patch = patch;
     Ok(report)
 }
 
@@ -260,8 +264,8 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
 pub struct Resolved {
     /// Every parameter's id and normalized value, in the order of `param_map`.
     pub values: Vec<(String, f32)>,
-    /// The preset's settings, if it carries any.
-    pub settings: Option<Settings>,
+    /// The settings the preset names, if it names any (laid over the settings of the moment).
+    pub settings: Option<SettingsPatch>,
     /// The preset's obstacles, if it carries any.
     pub obstacles: Option<ObstacleSettings>,
     /// What else loading it found.
@@ -280,7 +284,7 @@ pub fn resolve(bytes: &[u8]) -> Result<Resolved, PresetError> {
         .collect();
     Ok(Resolved {
         values,
-        settings: report.settings.then(|| scratch.settings()),
+        settings: report.patch.clone(),
         obstacles: report.obstacles.then(|| scratch.obstacles.get().0),
         report,
     })
@@ -302,8 +306,8 @@ pub fn load(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Preset
             unsafe { ptr._internal_set_normalized_value(*normalized) };
         }
     }
-    if let Some(settings) = resolved.settings {
-        params.set_settings(settings);
+    if let Some(patch) = resolved.settings {
+        params.set_settings(patch.over(&params.settings()));
     }
     if let Some(obstacles) = resolved.obstacles {
         params.obstacles.set(obstacles);
@@ -398,9 +402,9 @@ fn check_settings(json: &str) -> Result<Vec<String>, PresetError> {
                     .join(", "))),
             }
         };
-        let one_of_names = |allowed: &[&str]| -> Result<(), PresetError> {
+        let one_of_names = |allowed: &[String]| -> Result<(), PresetError> {
             match value.as_str() {
-                Some(s) if allowed.contains(&s) => Ok(()),
+                Some(s) if allowed.iter().any(|a| a == s) => Ok(()),
                 _ => Err(bad(allowed.join(", "))),
             }
         };
@@ -408,13 +412,57 @@ fn check_settings(json: &str) -> Result<Vec<String>, PresetError> {
             "sim_resolution" => one_of_numbers(&SIM_RESOLUTIONS_CELLS)?,
             "dye_scale" => one_of_numbers(&DYE_SCALES)?,
             "sim_rate_hz" => one_of_numbers(&SIM_RATES_HZ)?,
-            "aspect" => one_of_names(&["1:1", "4:3", "16:9", "9:16", "21:9"])?,
-            "backend" => one_of_names(&["auto", "gpu", "cpu"])?,
-            "fluid" => one_of_names(&["grid", "particles"])?,
+            "aspect" => one_of_names(&names_of(&Aspect::ALL))?,
+            "backend" => one_of_names(&names_of(&BackendChoice::ALL))?,
+            "fluid" => one_of_names(&names_of(&FluidChoice::ALL))?,
             _ => unknown.push(format!("settings.{name}")),
         }
     }
     Ok(unknown)
+}
+
+/// The names `all` serialise to (a settings enum's values as presets and projects write them).
+fn names_of<T: serde::Serialize>(all: &[T]) -> Vec<String> {
+    all.iter()
+        .filter_map(|v| serde_json::to_value(v).ok()?.as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The settings a preset names, and only those: loading it lays them over the settings of the
+/// moment, so a preset that names only the fluid leaves the grid, the canvas and the solver as
+/// they were (one saved by the editor names them all).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SettingsPatch(serde_json::Map<String, serde_json::Value>);
+
+impl SettingsPatch {
+    /// The fields of a preset's settings (JSON text of an object; checked before).
+    fn parse(json: &str) -> Self {
+        let value: serde_json::Value = serde_json::from_str(json).unwrap_or_default();
+        // An inline object written as text arrives as a JSON string of the object.
+        let value = match value {
+            serde_json::Value::String(text) => serde_json::from_str(&text).unwrap_or_default(),
+            other => other,
+        };
+        Self(value.as_object().cloned().unwrap_or_default())
+    }
+
+    /// `base` with the named fields replaced (sanitised; `base` if they do not fit).
+    pub fn over(&self, base: &Settings) -> Settings {
+        let mut value = serde_json::to_value(base).expect("plain struct serialises");
+        if let Some(fields) = value.as_object_mut() {
+            for (name, v) in &self.0 {
+                fields.insert(name.clone(), v.clone());
+            }
+        }
+        serde_json::from_value::<Settings>(value)
+            .map(|s| s.sanitized())
+            .unwrap_or_else(|_| base.clone())
+    }
+
+    /// The fields it names.
+    pub fn names(&self) -> Vec<&str> {
+        self.0.keys().map(String::as_str).collect()
+    }
 }
 
 /// Check a preset's obstacles (JSON text, or an inline object as text): a known layout and a
@@ -630,15 +678,68 @@ mod tests {
     #[test]
     fn a_preset_chooses_the_fluid() {
         let params = DyeflowParams::default();
-        let json = br#"{"params":{},"fields":{"settings":"{\"fluid\":\"particles\"}"}}"#;
-        assert!(apply(json, &params).unwrap().unknown.is_empty());
-        assert_eq!(
-            params.settings().fluid,
-            crate::params::FluidChoice::Particles
-        );
+        for fluid in FluidChoice::ALL {
+            let name = names_of(&[fluid]).remove(0);
+            let json = format!(r#"{{"params":{{}},"fields":{{"settings":{{"fluid":"{name}"}}}}}}"#);
+            assert!(apply(json.as_bytes(), &params).unwrap().unknown.is_empty());
+            assert_eq!(params.settings().fluid, fluid, "{name}");
+        }
         let bad = br#"{"params":{},"fields":{"settings":"{\"fluid\":\"plasma\"}"}}"#;
         let e = apply(bad, &params).unwrap_err().to_string();
-        assert!(e.contains("grid, particles"), "{e}");
+        assert!(e.contains("grid, particles, liquid3d"), "{e}");
+    }
+
+    /// A preset's settings name only what they change: the rest stay as they were (the
+    /// grid, canvas and solver a user chose survive a preset that picks the fluid), through
+    /// `apply` and through `load` alike.
+    #[test]
+    fn a_preset_changes_only_the_settings_it_names() {
+        let tuned = || {
+            let params = DyeflowParams::default();
+            let mut s = params.settings();
+            s.sim_resolution = 512;
+            s.aspect = Aspect::Square;
+            s.backend = BackendChoice::Cpu;
+            params.set_settings(s);
+            params
+        };
+        let json = br#"{"params":{},"fields":{"settings":"{\"fluid\":\"liquid3d\"}"}}"#;
+        let params = tuned();
+        apply(json, &params).unwrap();
+        let s = params.settings();
+        assert_eq!(s.fluid, FluidChoice::Liquid3d);
+        assert_eq!(
+            (s.sim_resolution, s.aspect, s.backend),
+            (512, Aspect::Square, BackendChoice::Cpu)
+        );
+        let params = tuned();
+        load(json, &params).unwrap();
+        let s = params.settings();
+        assert_eq!(s.fluid, FluidChoice::Liquid3d);
+        assert_eq!((s.sim_resolution, s.aspect), (512, Aspect::Square));
+    }
+
+    /// Every settings enum lists every variant, each named as projects write it.
+    #[test]
+    fn the_settings_enums_list_every_choice() {
+        for (i, f) in FluidChoice::ALL.into_iter().enumerate() {
+            assert_eq!(f.index(), i);
+        }
+        for (i, a) in Aspect::ALL.into_iter().enumerate() {
+            assert_eq!(a.index(), i);
+        }
+        for (i, b) in BackendChoice::ALL.into_iter().enumerate() {
+            assert_eq!(b.index(), i);
+        }
+        assert_eq!(
+            names_of(&FluidChoice::ALL),
+            ["grid", "particles", "liquid3d"]
+        );
+        assert_eq!(
+            names_of(&Aspect::ALL),
+            ["1:1", "4:3", "16:9", "9:16", "21:9"]
+        );
+        assert_eq!(names_of(&BackendChoice::ALL), ["auto", "gpu", "cpu"]);
     }
 
     #[test]

@@ -72,6 +72,7 @@ const EXPECTED: &[(&str, f32)] = &[
     ("cam_orbit", 24.0),
     ("cam_height", 22.0),
     ("cam_dist", 1.55),
+    ("l3_float", 3.0),
 ];
 
 fn params() -> BTreeMap<String, ParamPtr> {
@@ -199,6 +200,7 @@ fn ranges_have_the_documented_ends() {
         ("cam_orbit", -180.0, 180.0),
         ("cam_height", -5.0, 85.0),
         ("cam_dist", 0.8, 4.0),
+        ("l3_float", 0.0, 8.0),
     ];
     assert_eq!(ends.len(), EXPECTED.len());
     for (id, lo, hi) in ends {

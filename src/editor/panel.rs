@@ -594,6 +594,7 @@ impl Panel {
                     slider(ui, &l.orbit, setter, cols);
                     slider(ui, &l.height, setter, cols);
                     slider(ui, &l.distance, setter, cols);
+                    slider(ui, &l.floaters, setter, cols);
                 } else {
                     choice(ui, &l.style, setter, cols);
                 }

@@ -88,8 +88,8 @@ pub fn load(
         }
         changed += 1;
     }
-    if let Some(settings) = resolved.settings {
-        params.set_settings(settings);
+    if let Some(patch) = resolved.settings {
+        params.set_settings(patch.over(&params.settings()));
     }
     if let Some(obstacles) = resolved.obstacles {
         params.obstacles.set(obstacles);

@@ -5,7 +5,9 @@
 //! Each names only the physics and look knobs it changes; every parameter it leaves out takes
 //! its default ([`load`] starts from a fresh parameter set), so a knob added later (bloom, a
 //! palette) can join a preset by adding one entry, and the older presets keep its default.
-//! They carry no settings: a preset never changes the grid, the canvas or the solver.
+//! Of the settings a preset may name only the fluid, and only the 3D liquid's presets do
+//! (those looks exist only in it): a factory preset never changes the grid, the canvas or the
+//! solver, and the grid's looks leave the fluid as it is.
 //!
 //! Units as in the parameter table: viscosity and diffusion in mm²/s (canvas 1 m tall),
 //! dissipation in /s, radius a fraction of the canvas height, force, amount and brightness as
@@ -25,10 +27,12 @@ pub struct FactoryPreset {
     pub description: &'static str,
     /// The parameters it sets, as the `"params"` object of a preset (plain values).
     pub params: &'static str,
+    /// The fluid it needs, if it needs one (its settings name only that).
+    pub fluid: Option<&'static str>,
 }
 
 /// The factory presets, in menu order.
-pub const FACTORY_PRESETS: [FactoryPreset; 6] = [
+pub const FACTORY_PRESETS: [FactoryPreset; 9] = [
     FactoryPreset {
         name: "Ink",
         description: "Dark, dense dye that lingers and curls slowly, like ink in water",
@@ -37,6 +41,7 @@ pub const FACTORY_PRESETS: [FactoryPreset; 6] = [
             "vort": 0.35, "radius": 0.035, "force": 0.7, "amount": 1.5,
             "colour": "dye", "bright": 0.3, "sat": 1.0, "hue": 0.0
         }"#,
+        fluid: None,
     },
     FactoryPreset {
         name: "Neon",
@@ -47,6 +52,7 @@ pub const FACTORY_PRESETS: [FactoryPreset; 6] = [
             "colour": "dye", "bright": 2.5, "sat": 1.0, "hue": 0.0,
             "particles": 150.0, "ptcl_life": 2.0, "ptcl_glow": 1.5
         }"#,
+        fluid: None,
     },
     FactoryPreset {
         name: "Smoke",
@@ -58,6 +64,7 @@ pub const FACTORY_PRESETS: [FactoryPreset; 6] = [
             "colour": "dye", "bright": 1.2, "sat": 0.12, "hue": 0.0, "vibrance": 0.0,
             "buoyancy": 1.5, "cooling": 0.3
         }"#,
+        fluid: None,
     },
     FactoryPreset {
         name: "Fire",
@@ -68,6 +75,7 @@ pub const FACTORY_PRESETS: [FactoryPreset; 6] = [
             "colour": "density", "bright": 2.2, "sat": 0.95, "hue": 0.0,
             "buoyancy": 4.0, "cooling": 1.5
         }"#,
+        fluid: None,
     },
     FactoryPreset {
         name: "Honey",
@@ -77,6 +85,7 @@ pub const FACTORY_PRESETS: [FactoryPreset; 6] = [
             "vort": 0.0, "radius": 0.06, "force": 2.5, "amount": 0.2,
             "colour": "density", "bright": 1.5, "sat": 0.85, "hue": 25.0
         }"#,
+        fluid: None,
     },
     FactoryPreset {
         name: "Currents",
@@ -88,6 +97,37 @@ pub const FACTORY_PRESETS: [FactoryPreset; 6] = [
             "stream": "overlay", "stream_dens": 40, "stream_len": 0.25, "stream_steps": 16,
             "particles": 80.0, "ptcl_life": 3.0, "ptcl_glow": 1.5
         }"#,
+        fluid: None,
+    },
+    FactoryPreset {
+        name: "Ripple Tank",
+        description: "Clear water in a glass tank with toy balls bobbing; notes drop in and ripple",
+        params: r#"{
+            "l3_float": 3, "liq_sway": 6.0, "liq_drag": 0.35,
+            "cam_orbit": 18.0, "cam_height": 26.0, "cam_dist": 1.5,
+            "force": 0.8, "amount": 1.0, "bright": 1.1, "bloom": 0.8
+        }"#,
+        fluid: Some("liquid3d"),
+    },
+    FactoryPreset {
+        name: "Storm",
+        description: "The tank heaves with the beat; drums slam the water and throw spray",
+        params: r#"{
+            "l3_float": 6, "liq_sway": 35.0, "liq_drag": 0.05, "liq_visc": 0.02,
+            "cam_orbit": -30.0, "cam_height": 12.0, "cam_dist": 1.25,
+            "force": 1.8, "radius": 0.05, "amount": 1.5, "bright": 1.3, "bloom": 1.4
+        }"#,
+        fluid: Some("liquid3d"),
+    },
+    FactoryPreset {
+        name: "Syrup",
+        description: "Thick, slow liquid seen from above, folding the notes' colours in",
+        params: r#"{
+            "l3_float": 2, "liq_visc": 1.5, "liq_drag": 0.6, "liq_sway": 10.0,
+            "cam_orbit": 35.0, "cam_height": 50.0, "cam_dist": 1.35,
+            "force": 1.2, "radius": 0.06, "amount": 2.0, "sat": 1.0, "vibrance": 1.0
+        }"#,
+        fluid: Some("liquid3d"),
     },
 ];
 
@@ -112,8 +152,12 @@ impl FactoryPreset {
     /// The preset as JSON in the plugin's state format, stamped with this Dyeflow's state
     /// version: it is written for this version's parameters, so no migration applies to it.
     pub fn json(&self) -> String {
+        let settings = self
+            .fluid
+            .map(|f| format!(r#", "settings": {{"fluid": "{f}"}}"#))
+            .unwrap_or_default();
         format!(
-            r#"{{"params": {}, "fields": {{"{STATE_VERSION_KEY}": "{STATE_VERSION}"}}}}"#,
+            r#"{{"params": {}, "fields": {{"{STATE_VERSION_KEY}": "{STATE_VERSION}"{settings}}}}}"#,
             self.params
         )
     }
@@ -139,7 +183,8 @@ mod tests {
     }
 
     /// Each factory preset loads with no unknown id and no error, changes at least four
-    /// parameters from their defaults, leaves the settings alone, and differs from every other.
+    /// parameters from their defaults, leaves the settings alone but for the fluid the 3D
+    /// liquid's name, and differs from every other.
     #[test]
     fn every_factory_preset_loads_and_is_its_own() {
         let defaults = normalized(&DyeflowParams::default());
@@ -153,7 +198,10 @@ mod tests {
                 preset.name,
                 report.unknown
             );
-            assert!(!report.settings, "{} sets settings", preset.name);
+            assert_eq!(report.settings, preset.fluid.is_some(), "{}", preset.name);
+            if let Some(patch) = &report.patch {
+                assert_eq!(patch.names(), ["fluid"], "{}", preset.name);
+            }
             let values = normalized(&params);
             let changed: Vec<&str> = values
                 .iter()
@@ -163,7 +211,18 @@ mod tests {
                 .collect();
             assert!(changed.len() >= 4, "{}: only {changed:?}", preset.name);
             assert!(!changed.contains(&"bypass"), "{}", preset.name);
-            assert_eq!(params.settings(), crate::params::Settings::default());
+            let fluid = match preset.fluid {
+                Some("liquid3d") => crate::params::FluidChoice::Liquid3d,
+                Some(other) => panic!("{}: {other}", preset.name),
+                None => crate::params::FluidChoice::Grid,
+            };
+            assert_eq!(
+                params.settings(),
+                crate::params::Settings {
+                    fluid,
+                    ..crate::params::Settings::default()
+                }
+            );
             for other in &seen {
                 assert_ne!(&values, other, "{} repeats an earlier preset", preset.name);
             }
@@ -220,7 +279,21 @@ mod tests {
             crate::fluid::StreamlineMode::Off,
             "unnamed: no lines"
         );
+        // The 3D liquid's: floaters in each; Storm sways hardest and has the most of them,
+        // Syrup is the thickest and looks down from highest.
+        let (ripple, storm, syrup) = (at("Ripple Tank"), at("Storm"), at("Syrup"));
+        for p in [&ripple, &storm, &syrup] {
+            assert_eq!(p.settings().fluid, crate::params::FluidChoice::Liquid3d);
+            assert!(p.liquid.floaters.value() > 0);
+        }
+        assert!(storm.liquid.sway.value() > ripple.liquid.sway.value());
+        assert!(storm.liquid.floaters.value() > ripple.liquid.floaters.value());
+        assert!(syrup.liquid.viscosity.value() > 10.0 * ripple.liquid.viscosity.value());
+        assert!(syrup.liquid.height.value() > storm.liquid.height.value());
         assert!(find("Lava").is_none());
-        assert_eq!(names(), "Ink, Neon, Smoke, Fire, Honey, Currents");
+        assert_eq!(
+            names(),
+            "Ink, Neon, Smoke, Fire, Honey, Currents, Ripple Tank, Storm, Syrup"
+        );
     }
 }
