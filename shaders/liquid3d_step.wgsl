@@ -246,6 +246,7 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let da = density[me];
     let qa = pressures(da);
     let va = vel[me].xyz;
+    let ia = 1.0 / max(da.x, 1e-6);
     let h2 = L.h * L.h;
     var acc = vec3<f32>(0.0);
     var found = 0u;
@@ -262,27 +263,29 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             let db = density[k];
             let qb = pressures(db);
             let vb = vel[k].xyz;
+            let ib = 1.0 / max(db.x, 1e-6);
             // Coincident particles: the lower index goes down, the other up.
             var along = select(vec3<f32>(0.0, -1.0, 0.0), vec3<f32>(0.0, 1.0, 0.0), me < k);
-            var len = 1.0;
+            var inv_len = 1.0;
             if r > 0.0 {
                 along = d;
-                len = r;
+                inv_len = 1.0 / r;
             }
             let v = L.h - r;
             let s2 = -v * L.spiky2_slope;
             let s3 = -v * v * L.spiky3_slope;
-            // Symmetric in the pair (see sim/liquid3d/mod.rs).
-            let x = max(da.x * db.x, 1e-12);
-            let y = max(0.25 * (da.y + db.y) * (da.x + db.x), 1e-12);
-            let push = (s2 * 0.5 * (qa.x + qb.x) / x + s3 * 0.5 * (qa.y + qb.y) / y) / len;
+            // Symmetric in the pair (see sim/liquid3d/mod.rs): (Pa/da / db + Pb/db / da) / 2,
+            // and the mean near pressure over the mean near density times the mean density.
+            let t0 = 0.5 * (qa.x * ia * ib + qb.x * ib * ia);
+            let t1 = 0.5 * (qa.y + qb.y) / max(0.25 * (da.y + db.y) * (da.x + db.x), 1e-12);
+            let push = (s2 * t0 + s3 * t1) * inv_len;
             let w6 = h2 - r * r;
             let poly = w6 * w6 * w6 * L.poly6;
-            let w = poly * L.visc;
             let rel = vb - va;
-            let along_rel = (rel.x * along.x + rel.y * along.y + rel.z * along.z) / (len * len);
-            let wn = poly * L.damp;
-            acc += along * (push + along_rel * wn) + rel * w;
+            let along_rel = (rel.x * along.x + rel.y * along.y + rel.z * along.z) * (inv_len * inv_len);
+            let k1 = push + along_rel * poly * L.damp;
+            let k2 = poly * L.visc;
+            acc += along * k1 + rel * k2;
             found += 1u;
             if found == L.max_neighbours {
                 break;

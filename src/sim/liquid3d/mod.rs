@@ -252,6 +252,9 @@ pub struct Liquid {
 /// cap is not reached).
 pub const MAX_NEIGHBOURS: usize = 128;
 
+/// Floats a pair reads of each particle, packed (see the force pass).
+const PACK: usize = 12;
+
 /// Candidates whose distances are computed together in the neighbour scan.
 const SCAN: usize = 64;
 
@@ -271,6 +274,7 @@ struct Pairs {
 #[derive(Clone, Debug, Default)]
 struct Scratch {
     floaters: Vec<Floater>,
+    pack: Vec<[f32; PACK]>,
     pos: Vec<[f32; 3]>,
     vel: Vec<[f32; 3]>,
     color: Vec<[f32; 3]>,
@@ -534,6 +538,36 @@ impl Liquid {
         let pressure = |d: [f32; 2]| [k.stiffness * (d[0] - rho0), k.near_stiffness * d[1]];
         let visc = k.viscosity / rho0;
         let damp = k.bulk_viscosity / rho0;
+        // What a pair reads of each particle, together (one cache line per neighbour): its
+        // predicted place, velocity, pressure over density and inverse density, near
+        // pressure, density and near density.
+        self.scratch.pack.clear();
+        self.scratch.pack.resize(n, [0.0; PACK]);
+        self.scratch
+            .pack
+            .par_iter_mut()
+            .enumerate()
+            .for_each(|(a, out)| {
+                let (p, v, d) = (predicted[a], vel[a], density[a]);
+                let q = pressure(d);
+                let inv = 1.0 / d[0].max(1e-6);
+                *out = [
+                    p[0],
+                    p[1],
+                    p[2],
+                    v[0],
+                    v[1],
+                    v[2],
+                    q[0] * inv,
+                    inv,
+                    q[1],
+                    d[0],
+                    d[1],
+                    0.0,
+                ];
+            });
+        let pack = &self.scratch.pack;
+        let (h, h2) = (kern.h, kern.h * kern.h);
         self.scratch.vel.clear();
         self.scratch.vel.resize(self.pos.len(), [0.0; 3]);
         let pairs = &self.pairs;
@@ -544,41 +578,43 @@ impl Liquid {
             .for_each(|(a, out)| {
                 let (pa, da, va) = (predicted[a], density[a], vel[a]);
                 let qa = pressure(da);
+                let me = &pack[a];
                 let mut acc = [0.0f32; 3];
                 let chunk = &pairs[a / PAIR_CHUNK];
                 let i = a % PAIR_CHUNK;
                 let near = &chunk.list[chunk.start[i] as usize..chunk.start[i + 1] as usize];
                 for &(b, r) in near {
-                    let b = b as usize;
-                    let pb = predicted[b];
-                    let d = [pb[0] - pa[0], pb[1] - pa[1], pb[2] - pa[2]];
-                    let (db, vb) = (density[b], vel[b]);
-                    let qb = pressure(db);
+                    let pb = &pack[b as usize];
+                    let d = [pb[0] - me[0], pb[1] - me[1], pb[2] - me[2]];
+                    let rel = [pb[3] - me[3], pb[4] - me[4], pb[5] - me[5]];
                     // Coincident particles: the lower index goes down, the other up.
-                    let (along, len) = if r > 0.0 {
-                        (d, r)
-                    } else if a < b {
+                    let (along, inv_len) = if r > 0.0 {
+                        (d, 1.0 / r)
+                    } else if a < b as usize {
                         ([0.0, 1.0, 0.0], 1.0)
                     } else {
                         ([0.0, -1.0, 0.0], 1.0)
                     };
-                    let [s2, s3] = kern.slopes(r);
-                    // Symmetric: the pair's mean pressures over the product of the densities
-                    // (and of the mean near densities' and densities' means for the near
-                    // term), the same for a and b.
-                    let x = (da[0] * db[0]).max(1e-12);
-                    let y = (0.25 * (da[1] + db[1]) * (da[0] + db[0])).max(1e-12);
-                    let push =
-                        (s2 * 0.5 * (qa[0] + qb[0]) / x + s3 * 0.5 * (qa[1] + qb[1]) / y) / len;
-                    let w = kern.poly6(r * r) * visc;
+                    let v = h - r;
+                    let (s2, s3) = (-v * kern.spiky2_slope, -v * v * kern.spiky3_slope);
+                    // Symmetric: the pair's mean pressure over the product of the densities,
+                    // (Pa + Pb) / (2 da db) = (Pa/da / db + Pb/db / da) / 2, and the mean near
+                    // pressure over the mean near density times the mean density; the same for
+                    // a and b.
+                    let t0 = 0.5 * (me[6] * pb[7] + pb[6] * me[7]);
+                    let t1 = 0.5 * (me[8] + pb[8])
+                        / (0.25 * (me[10] + pb[10]) * (me[9] + pb[9])).max(1e-12);
+                    let push = (s2 * t0 + s3 * t1) * inv_len;
+                    let w6 = h2 - r * r;
+                    let poly = w6 * w6 * w6 * kern.poly6;
                     // Pairs closing in or drawing apart are damped harder along their line
                     // than in shear.
-                    let rel = [vb[0] - va[0], vb[1] - va[1], vb[2] - va[2]];
-                    let along_rel =
-                        (rel[0] * along[0] + rel[1] * along[1] + rel[2] * along[2]) / (len * len);
-                    let wn = kern.poly6(r * r) * damp;
+                    let along_rel = (rel[0] * along[0] + rel[1] * along[1] + rel[2] * along[2])
+                        * (inv_len * inv_len);
+                    let k1 = push + along_rel * poly * damp;
+                    let k2 = poly * visc;
                     for c in 0..3 {
-                        acc[c] += along[c] * (push + along_rel * wn) + rel[c] * w;
+                        acc[c] += along[c] * k1 + rel[c] * k2;
                     }
                 }
                 // The walls push (never pull: a wall that pulled is what made the source's
