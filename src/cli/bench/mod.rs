@@ -145,10 +145,7 @@ pub fn scene_splats(n: usize) -> Option<Splat> {
         amount: 0.5,
         force: [0.0, 0.15],
         shape: SplatShape::Block,
-        heat: 0.0,
-        particles: 0.0,
-        depth: 0.0,
-        drum: Default::default(),
+        ..Splat::default()
     })
 }
 
