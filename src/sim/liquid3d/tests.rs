@@ -198,246 +198,54 @@ fn a_dam_break_settles() {
         on_walls * 100 < count,
         "{on_walls} of {count} particles on the walls"
     );
+    // With DYEFLOW_DUMP=DIR, the settled pool seen from the side (the docs' picture of it).
+    if let Ok(dir) = std::env::var("DYEFLOW_DUMP") {
+        side_view(&liquid, &format!("{dir}/liquid3d_side.png"));
+    }
 }
 
-#[test]
-fn broken_inputs_stay_finite_and_inside() {
-    let mut empty = Liquid::new([f32::NAN, -1.0, f32::INFINITY]);
-    empty.step(&Knobs::default(), SUBSTEP_S);
-    assert!(empty.is_empty());
-    let mut liquid = Liquid::new([1.0, 1.0, 1.0]);
-    for _ in 0..50 {
-        liquid.add([0.5, 0.5, 0.5], [0.0; 3], [1.0; 3]);
-    }
-    liquid.add([f32::NAN, 0.1, 0.1], [f32::INFINITY, 0.0, 0.0], [1.0; 3]);
-    liquid.add([1e30, -1e30, 0.0], [1e30, 1e30, 1e30], [1.0; 3]);
-    let broken = [
-        Knobs::default(),
-        Knobs {
-            gravity: [f32::NAN, f32::INFINITY, 1e30],
-            radius: f32::INFINITY,
-            stiffness: f32::MAX,
-            ..Knobs::default()
-        },
-        Knobs {
-            target_density: f32::NEG_INFINITY,
-            near_stiffness: f32::NAN,
-            viscosity: -1.0,
-            wall_bounce: 7.0,
-            ..Knobs::default()
-        },
-    ];
-    for knobs in broken {
-        for dt in [SUBSTEP_S, f32::NAN, 1e9, -1.0] {
-            liquid.step(&knobs, dt);
-        }
-    }
+/// A side view of `liquid` as a PNG at `path`: the particles seen along z, each a dot 3
+/// pixels wide (2.5 mm pixels, brighter where more lie behind each other), the tank's walls in
+/// grey.
+fn side_view(liquid: &Liquid, path: &str) {
+    const PX: f32 = 0.0025;
     let size = liquid.size();
-    for (p, v) in liquid.pos.iter().zip(&liquid.vel) {
-        assert!(p.iter().chain(v).all(|x| x.is_finite()), "{p:?} {v:?}");
-        assert!((0..3).all(|c| p[c] >= 0.0 && p[c] <= size[c]), "{p:?}");
-    }
-}
-
-/// The walls' closed forms are the kernels' integrals over the half-space beyond a wall (a
-/// midpoint sum), half of each at the wall, and their slopes the derivatives.
-#[test]
-fn the_walls_are_the_kernels_beyond_them() {
-    let h = 0.5f32;
-    let kern = Kernels::new(h);
-    let [f2, f3, _, _] = kern.wall(0.0).unwrap();
-    assert!(
-        (f2 - 0.5).abs() < 1e-6 && (f3 - 0.5).abs() < 1e-6,
-        "{f2} {f3}"
-    );
-    assert!(kern.wall(h).is_none() && kern.wall(f32::NAN).is_none());
-    let n = 100;
-    let cell = 2.0 * h / n as f32;
-    for d in [0.1 * h, 0.45 * h, 0.8 * h] {
-        let mut sums = [0.0f64; 2];
-        for i in 0..n {
-            for j in 0..n {
-                for k in 0..n {
-                    let at = |m: usize| -h + (m as f32 + 0.5) * cell;
-                    // Beyond a wall at x = d.
-                    if at(i) > d {
-                        let w = kern.densities(at(i) * at(i) + at(j) * at(j) + at(k) * at(k));
-                        sums[0] += f64::from(w[0]);
-                        sums[1] += f64::from(w[1]);
-                    }
-                }
+    let (w, h) = ((size[0] / PX) as usize + 3, (size[1] / PX) as usize + 3);
+    let mut count = vec![0u32; w * h];
+    for p in &liquid.pos {
+        let (x, y) = ((p[0] / PX) as usize + 1, (p[1] / PX) as usize + 1);
+        for dy in 0..3 {
+            for dx in 0..3 {
+                let (x, y) = ((x + dx).min(w - 1), (y + dy).min(h - 1));
+                count[(h - 1 - y) * w + x] += 1;
             }
         }
-        let volume = f64::from(cell).powi(3);
-        let wall = kern.wall(d).unwrap();
-        for f in 0..2 {
-            let integral = sums[f] * volume;
-            assert!(
-                (integral - f64::from(wall[f])).abs() < 0.01,
-                "kernel {f} at {d}: {integral} against {}",
-                wall[f]
-            );
-        }
-        let e = 1e-3 * h;
-        let (near, far) = (kern.wall(d - e).unwrap(), kern.wall(d + e).unwrap());
-        for f in 0..2 {
-            let slope = (near[f] - far[f]) / (2.0 * e);
-            assert!(
-                (slope - wall[f + 2]).abs() < 2e-3 * wall[f + 2].abs(),
-                "slope {f} at {d}: {slope} against {}",
-                wall[f + 2]
-            );
-        }
     }
-}
-
-/// A pile of particles in one place (what a broken input is reset to) keeps a bounded number
-/// of neighbours each: the step's lists stay at most `MAX_NEIGHBOURS` a particle, and the pile
-/// spreads apart.
-#[test]
-fn a_pile_in_one_place_keeps_bounded_neighbours() {
-    let mut liquid = Liquid::new([1.0, 1.0, 1.0]);
-    for _ in 0..3000 {
-        liquid.add([0.5, 0.5, 0.5], [0.0; 3], [1.0; 3]);
-    }
-    let knobs = Knobs {
-        gravity: [0.0; 3],
-        ..Knobs::default()
-    };
-    liquid.step(&knobs, SUBSTEP_S);
-    let kept: usize = liquid.pairs.iter().map(|p| p.list.len()).sum();
-    assert_eq!(kept, 3000 * MAX_NEIGHBOURS, "pairs kept");
-    for _ in 0..200 {
-        liquid.step(&knobs, SUBSTEP_S);
-    }
-    let spread = liquid
-        .pos
+    let mut rgb: Vec<u8> = count
         .iter()
-        .map(|p| dist2(*p, [0.5, 0.5, 0.5]).sqrt())
-        .fold(0.0f32, f32::max);
-    assert!(spread > 0.1, "the pile stayed within {spread} m");
-    assert!(liquid.pos.iter().flatten().all(|x| x.is_finite()));
-}
-
-/// A calm pool 0.42 m deep (7 layers 6 cm apart over a 1.2 x 0.6 m floor).
-fn pool() -> Liquid {
-    let mut liquid = Liquid::new([1.2, 1.0, 0.6]);
-    block(&mut liquid, [0.0; 3], [20, 7, 10], 0.06, 0.0);
-    liquid
-}
-
-/// A floater dropped onto a calm pool splashes in (the liquid moves: the coupling goes both
-/// ways), then floats with its centre near the surface (half under: within a third of its
-/// radius of the surface, which its volume raises by 2 cm), inside the tank; pushed under, it
-/// comes back up. The same on one thread and on several.
-#[test]
-fn a_floater_floats_half_under_and_comes_back_up() {
-    use floaters::{DENSITY, Floater, RADIUS_H};
-    let knobs = Knobs::default();
-    let run = |threads: usize| {
-        let pool_ = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        pool_.install(|| {
-            let mut liquid = pool();
-            let surface = 7.0 * 0.06;
-            let r = RADIUS_H * knobs.radius;
-            liquid
-                .floaters
-                .push(Floater::new([0.6, surface + 2.0 * r, 0.3], r));
-            let mut stirred = 0.0f64;
-            for step in 0..(4.0 / SUBSTEP_S) as usize {
-                liquid.step(&knobs, SUBSTEP_S);
-                if step == 60 {
-                    stirred = liquid.kinetic_energy();
-                }
-            }
-            (liquid, surface, r, stirred)
+        .flat_map(|&c| {
+            let v = (c as f32 / 3.0).min(1.0);
+            [
+                (10.0 + 150.0 * v) as u8,
+                (14.0 + 200.0 * v) as u8,
+                (24.0 + 231.0 * v) as u8,
+            ]
         })
+        .collect();
+    let mut grey = |x: usize, y: usize| {
+        rgb[(y * w + x) * 3..(y * w + x) * 3 + 3].copy_from_slice(&[150; 3]);
     };
-    let (mut liquid, surface, r, stirred) = run(1);
-    let f = liquid.floaters[0];
-    eprintln!(
-        "floater at {:?} (surface {surface}, radius {r}), moving {:?}; the splash stirred {stirred} J",
-        f.pos, f.vel
-    );
-    assert!(stirred > 0.5, "the liquid felt the ball: {stirred} J");
-    assert!(
-        (f.pos[1] - surface).abs() < r / 3.0,
-        "centre {} against the surface {surface} (density {DENSITY})",
-        f.pos[1]
-    );
-    assert!(f.vel.iter().all(|v| v.abs() < 0.1), "at rest: {:?}", f.vel);
-    let (other, ..) = run(2);
-    assert_eq!(
-        other.floaters, liquid.floaters,
-        "the same on 1 and 2 threads"
-    );
-    // Pushed under: back up within a second.
-    liquid.floaters[0].pos[1] = 0.5 * surface;
-    liquid.floaters[0].vel = [0.0; 3];
-    for _ in 0..(1.0 / SUBSTEP_S) as usize {
-        liquid.step(&knobs, SUBSTEP_S);
+    for y in 0..h {
+        grey(0, y);
+        grey(w - 1, y);
     }
-    let f = liquid.floaters[0];
-    assert!(f.pos[1] > surface - 0.5 * r, "came back up to {}", f.pos[1]);
-    assert!(
-        liquid
-            .pos
-            .iter()
-            .all(|p| (0..3).all(|c| p[c] >= 0.0 && p[c] <= liquid.size()[c])),
-        "every particle in the tank"
-    );
-    // No particle inside the ball.
-    let inside = liquid
-        .pos
-        .iter()
-        .filter(|p| floaters::contact(**p, &f).0 < -0.01)
-        .count();
-    assert_eq!(inside, 0);
-}
-
-/// Without gravity, a floater thrown through resting liquid slows down and the liquid takes
-/// up its momentum: the total (particles, and the floater at its mass) stays within 1e-4 of
-/// the throw's over half a second.
-#[test]
-fn a_floater_and_the_liquid_share_momentum() {
-    use floaters::{Floater, RADIUS_H};
-    let knobs = Knobs {
-        gravity: [0.0; 3],
-        ..Knobs::default()
-    };
-    let mut liquid = Liquid::new([3.0, 3.0, 3.0]);
-    block(&mut liquid, [0.9, 0.9, 0.9], [20, 20, 20], 0.06, 0.0);
-    let r = RADIUS_H * knobs.radius;
-    let mut f = Floater::new([0.9 + 0.3, 1.5, 1.5], r);
-    f.vel = [1.0, 0.0, 0.0];
-    liquid.floaters.push(f);
-    let spacing = spacing(knobs.target_density);
-    let total = |l: &Liquid| {
-        let m = l.momentum();
-        let f = l.floaters[0];
-        let mf = f64::from(f.mass(spacing));
-        [0, 1, 2].map(|c| m[c] + mf * f64::from(f.vel[c]))
-    };
-    let before = total(&liquid);
-    for _ in 0..90 {
-        liquid.step(&knobs, SUBSTEP_S);
+    for x in 0..w {
+        grey(x, h - 1);
     }
-    let after = total(&liquid);
-    let f = liquid.floaters[0];
-    eprintln!(
-        "momentum {before:?} -> {after:?}; floater moving {:?}",
-        f.vel
-    );
-    assert!(f.vel[0] < 0.8, "the liquid slowed it: {:?}", f.vel);
-    assert!(
-        liquid.momentum()[0] > 0.2 * before[0],
-        "and took its momentum"
-    );
-    assert!(
-        (after[0] - before[0]).abs() < 1e-4 * before[0],
-        "{before:?} -> {after:?}"
-    );
+    let file = std::fs::File::create(path).expect("a file for the side view");
+    let mut e = png::Encoder::new(file, w as u32, h as u32);
+    e.set_color(png::ColorType::Rgb);
+    e.write_header()
+        .and_then(|mut w| w.write_image_data(&rgb))
+        .expect("the side view written");
 }
