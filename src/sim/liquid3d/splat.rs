@@ -59,11 +59,10 @@ pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume)
             }
         }
     }
-    for _ in 0..PASSES {
-        for axis in 0..3 {
-            smooth(&mut vol.density, dims, axis);
-            smooth(&mut vol.dye, dims, axis);
-        }
+    // The passes along one axis, then the next (the filters along different axes commute).
+    for axis in 0..3 {
+        smooth(&mut vol.density, dims, axis, PASSES);
+        smooth(&mut vol.dye, dims, axis, PASSES);
     }
     // Whole voxels inside the tank (the model fits its voxels to the tank; a partial last one
     // lies partly past the glass and is not a wall layer).
@@ -151,20 +150,23 @@ impl Mix for [f32; 3] {
     }
 }
 
-/// One `[1, 2, 1] / 4` pass along `axis` (the edges mirrored): x and y in parallel over z
-/// slices, z a slice at a time.
-fn smooth<T: Mix>(data: &mut [T], [nx, ny, nz]: [usize; 3], axis: usize) {
+/// `passes` passes of `[1, 2, 1] / 4` along `axis` (the edge values repeated): x and y a line
+/// at a time (all the passes on the line in a buffer), in parallel over z slices; z from one
+/// copy of the volume into the other, each output slice in parallel.
+fn smooth<T: Mix>(data: &mut Vec<T>, [nx, ny, nz]: [usize; 3], axis: usize, passes: usize) {
     let line = |v: &mut Vec<T>| {
         let n = v.len();
         if n < 2 {
             return;
         }
-        let mut prev = v[0];
-        for i in 0..n {
-            let here = v[i];
-            let next = v[(i + 1).min(n - 1)];
-            v[i] = T::mix(prev, here, next);
-            prev = here;
+        for _ in 0..passes {
+            let mut prev = v[0];
+            for i in 0..n {
+                let here = v[i];
+                let next = v[(i + 1).min(n - 1)];
+                v[i] = T::mix(prev, here, next);
+                prev = here;
+            }
         }
     };
     match axis {
@@ -189,20 +191,22 @@ fn smooth<T: Mix>(data: &mut [T], [nx, ny, nz]: [usize; 3], axis: usize) {
             }
         }),
         _ => {
-            // Whole slices at a time: each slice from its neighbours before they change.
             let plane = nx * ny;
-            let mut prev = data[..plane].to_vec();
-            let mut here = vec![prev[0]; plane];
-            for z in 0..nz {
-                here.copy_from_slice(&data[z * plane..(z + 1) * plane]);
-                let next = (z + 1).min(nz - 1) * plane;
-                let (lo, hi) = data.split_at_mut(next.max(z * plane + plane).min(nz * plane));
-                let out = &mut lo[z * plane..(z + 1) * plane];
-                let next = if z + 1 < nz { &hi[..plane] } else { &here[..] };
-                for i in 0..plane {
-                    out[i] = T::mix(prev[i], here[i], next[i]);
-                }
-                std::mem::swap(&mut prev, &mut here);
+            let mut other = data.clone();
+            for _ in 0..passes {
+                let from = &*data;
+                other
+                    .par_chunks_mut(plane)
+                    .enumerate()
+                    .for_each(|(z, out)| {
+                        let at = |z: usize| &from[z * plane..(z + 1) * plane];
+                        let (prev, here, next) =
+                            (at(z.saturating_sub(1)), at(z), at((z + 1).min(nz - 1)));
+                        for i in 0..plane {
+                            out[i] = T::mix(prev[i], here[i], next[i]);
+                        }
+                    });
+                std::mem::swap(data, &mut other);
             }
         }
     }
