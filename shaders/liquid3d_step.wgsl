@@ -48,7 +48,11 @@ struct Ball {
     vel: vec4<f32>,
 }
 
-const FLOAT_SCALE: f32 = 1024.0;  // the balls' pushes summed in fixed point (atomics)
+// The balls' pushes summed in fixed point (atomics), 1/256 m/s² a step: each push is clamped to
+// PUSH_MAX (30 000 m/s², far past any real push) so that the about 600 particles round a ball
+// can never overflow an i32 (600 x 2e6 < 2^31).
+const FLOAT_SCALE: f32 = 256.0;
+const PUSH_MAX: f32 = 2e6;
 const BALL_BOUNCE: f32 = 0.3;     // mirrored by liquid3d::floaters::BOUNCE
 
 @group(0) @binding(0) var<uniform> L: Liquid3d;
@@ -317,7 +321,7 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
         let a = k.n * push + (balls[i].vel.xyz - va) * grip;
         acc = vec3<f32>(acc.x + a.x, acc.y + a.y, acc.z + a.z);
         for (var c = 0u; c < 3u; c++) {
-            let back = clamp(-a[c] * FLOAT_SCALE, -1e9, 1e9);
+            let back = clamp(-a[c] * FLOAT_SCALE, -PUSH_MAX, PUSH_MAX);
             atomicAdd(&pushes[4u * i + c], i32(round(back)));
         }
     }

@@ -70,6 +70,8 @@ pub struct Volume {
     pub bricks: Vec<f32>,
     /// Bricks per axis.
     pub brick_dims: [usize; 3],
+    /// Working memory of whoever fills it (the 3D liquid's smoothing), kept between frames.
+    pub scratch: (Vec<f32>, Vec<[f32; 3]>),
 }
 
 impl Volume {

@@ -447,6 +447,7 @@ impl Liquid {
         if self.pos.is_empty() || dt == 0.0 {
             return;
         }
+        self.floaters.truncate(floaters::MAX_FLOATERS);
         // Gravity, then where each particle is about to be.
         let g = k.gravity;
         self.vel.par_iter_mut().for_each(|v| {

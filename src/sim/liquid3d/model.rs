@@ -225,6 +225,7 @@ impl Liquid3dModel {
         *l = liquid;
         let excess = l.len().saturating_sub(self.budget);
         l.remove_oldest(excess);
+        l.floaters.truncate(MAX_FLOATERS);
     }
 
     /// The worker threads.
@@ -498,7 +499,7 @@ impl Liquid3dModel {
             Drum::Kick => {
                 return Some(Action::Shock {
                     centre: [x, 0.0],
-                    reach: (2.0 * s.radius * h).clamp(2.0 * spacing, 0.6 * h),
+                    reach: (2.0 * s.radius * h).max(2.0 * spacing).min(0.6 * h),
                     force: force.map(|f| f * KICK_LIFT),
                 });
             }
@@ -570,14 +571,14 @@ impl Liquid3dModel {
             // The mouse: towards its place (away when negative), through the whole depth.
             Some(Action::Pull {
                 centre: [x, y],
-                reach: (s.radius * h).clamp(spacing, h),
+                reach: (s.radius * h).max(spacing).min(h),
                 pull: s.force[0].clamp(-50.0, 50.0) * h,
             })
         } else if force != [0.0; 2] {
             // A shock: along the force, fading to 0 at its reach, through the whole depth.
             Some(Action::Shock {
                 centre: [x, y],
-                reach: (2.0 * s.radius * h).clamp(2.0 * spacing, 0.6 * h),
+                reach: (2.0 * s.radius * h).max(2.0 * spacing).min(0.6 * h),
                 force,
             })
         } else {

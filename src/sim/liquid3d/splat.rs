@@ -1,6 +1,6 @@
 //! The liquid's particles into a volume for the picture ([`Volume`]): each particle's mass
 //! shared among the 8 voxels around it (cloud in cell), then smoothed by a binomial filter
-//! `[1, 2, 1] / 4` along each axis, twice (the edge voxels mirrored, so the liquid against
+//! `[1, 2, 1] / 4` along each axis, twice (the edge voxels repeated, so the liquid against
 //! the glass keeps its density). Together a smooth bump about two voxels wide, so the surface
 //! is smooth where the voxels are coarser than the particles. The density is normalised by the
 //! particles per m³ of the liquid at rest, so the bulk at rest reads 1; the dye is weighted by the density.
@@ -60,10 +60,12 @@ pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume)
         }
     }
     // The passes along one axis, then the next (the filters along different axes commute).
+    let (mut a, mut b) = std::mem::take(&mut vol.scratch);
     for axis in 0..3 {
-        smooth(&mut vol.density, dims, axis, PASSES);
-        smooth(&mut vol.dye, dims, axis, PASSES);
+        smooth(&mut vol.density, &mut a, dims, axis, PASSES);
+        smooth(&mut vol.dye, &mut b, dims, axis, PASSES);
     }
+    vol.scratch = (a, b);
     // Whole voxels inside the tank (the model fits its voxels to the tank; a partial last one
     // lies partly past the glass and is not a wall layer).
     let inside = [0, 1, 2].map(|a| ((size[a] / voxel + 1e-3).floor() as usize).clamp(1, dims[a]));
@@ -153,7 +155,13 @@ impl Mix for [f32; 3] {
 /// `passes` passes of `[1, 2, 1] / 4` along `axis` (the edge values repeated): x and y a line
 /// at a time (all the passes on the line in a buffer), in parallel over z slices; z from one
 /// copy of the volume into the other, each output slice in parallel.
-fn smooth<T: Mix>(data: &mut Vec<T>, [nx, ny, nz]: [usize; 3], axis: usize, passes: usize) {
+fn smooth<T: Mix>(
+    data: &mut Vec<T>,
+    other: &mut Vec<T>,
+    [nx, ny, nz]: [usize; 3],
+    axis: usize,
+    passes: usize,
+) {
     let line = |v: &mut Vec<T>| {
         let n = v.len();
         if n < 2 {
@@ -192,7 +200,11 @@ fn smooth<T: Mix>(data: &mut Vec<T>, [nx, ny, nz]: [usize; 3], axis: usize, pass
         }),
         _ => {
             let plane = nx * ny;
-            let mut other = data.clone();
+            // Every value of `other` is written by each pass: its old ones need no copy.
+            if other.len() != data.len() {
+                other.clear();
+                other.extend_from_slice(data);
+            }
             for _ in 0..passes {
                 let from = &*data;
                 other
@@ -206,7 +218,7 @@ fn smooth<T: Mix>(data: &mut Vec<T>, [nx, ny, nz]: [usize; 3], axis: usize, pass
                             out[i] = T::mix(prev[i], here[i], next[i]);
                         }
                     });
-                std::mem::swap(data, &mut other);
+                std::mem::swap(data, other);
             }
         }
     }

@@ -143,8 +143,30 @@ impl GpuLiquid {
     }
 
     /// Wait for every step in flight.
-    pub fn wait(&self) {
-        let _ = self.ctx.device.poll(wgpu::PollType::wait_indefinitely());
+    pub fn wait(&mut self) {
+        self.wait_for(None);
+    }
+
+    /// Wait for `submission` (or all the work queued) at most [`STEP_WAIT`]; a device that
+    /// does not finish by then counts as failed. `false` if it failed (now or before).
+    fn wait_for(&mut self, submission: Option<wgpu::SubmissionIndex>) -> bool {
+        if self.failure.is_some() {
+            return false;
+        }
+        match self.ctx.device.poll(wgpu::PollType::Wait {
+            submission_index: submission,
+            timeout: Some(STEP_WAIT),
+        }) {
+            Ok(_) => true,
+            Err(e) => {
+                nice_plug::nice_error!("Waiting for the GPU failed: {e}");
+                self.failure.get_or_insert(GpuError::Failed {
+                    adapter: self.ctx.adapter_name(),
+                    message: format!("the 3D liquid's work did not finish: {e}"),
+                });
+                false
+            }
+        }
     }
 
     /// Buffers for `n` particles (kept when large enough; the particles carried over).
@@ -238,48 +260,97 @@ impl GpuLiquid {
             self.fresh = true;
             return;
         };
-        let n = self.n;
-        let read = |b: &wgpu::Buffer, size: usize| {
-            crate::gpu::frames::read_buffer(&self.ctx, b, (n * size).max(4) as u64)
-        };
-        let (pos, vel, color, density) = (
-            read(&p.pos, 16),
-            read(&p.vel, 16),
-            read(&p.color, 16),
-            read(&p.density, 8),
-        );
-        let count = self.host.floaters.len().min(MAX_FLOATERS);
-        let balls = crate::gpu::frames::read_buffer(
-            &self.ctx,
-            &p.balls,
-            (count * size_of::<GpuBall>()).max(4) as u64,
-        );
-        if let Err(e) = self.ctx.check() {
-            self.failure.get_or_insert(e);
+        // A device that failed (or hung) keeps the last copy: its reads could wait forever.
+        if self.failure.is_some() {
+            self.fresh = true;
             return;
         }
-        let four = |bytes: &[u8]| -> Vec<[f32; 4]> {
-            bytemuck::cast_slice::<u8, [f32; 4]>(&bytes[..n * 16]).to_vec()
+        let n = self.n;
+        let count = self.host.floaters.len().min(MAX_FLOATERS);
+        // Every buffer copied into one staging buffer, one submission and one bounded wait.
+        let parts: [(&wgpu::Buffer, u64); 5] = [
+            (&p.pos, (n * 16) as u64),
+            (&p.vel, (n * 16) as u64),
+            (&p.color, (n * 16) as u64),
+            (&p.density, (n * 8) as u64),
+            (&p.balls, (count * size_of::<GpuBall>()) as u64),
+        ];
+        let total: u64 = parts.iter().map(|(_, b)| b).sum();
+        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("Liquid 3D: readback"),
+            size: total.max(4),
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        let mut at = 0;
+        for (buffer, bytes) in parts {
+            if bytes > 0 {
+                enc.copy_buffer_to_buffer(buffer, 0, &staging, at, bytes);
+            }
+            at += bytes;
+        }
+        let submission = self.ctx.queue.submit([enc.finish()]);
+        let slice = staging.slice(..);
+        slice.map_async(wgpu::MapMode::Read, |_| {});
+        if !self.wait_for(Some(submission)) {
+            self.fresh = true;
+            return;
+        }
+        if let Err(e) = self.ctx.check() {
+            self.failure.get_or_insert(e);
+            self.fresh = true;
+            return;
+        }
+        let Ok(view) = slice.get_mapped_range() else {
+            self.fresh = true;
+            return;
         };
-        let three =
-            |v: &[[f32; 4]]| -> Vec<[f32; 3]> { v.iter().map(|a| [a[0], a[1], a[2]]).collect() };
+        let bytes = view.to_vec();
+        drop(view);
+        staging.unmap();
+        let (pos, rest) = bytes.split_at(n * 16);
+        let (vel, rest) = rest.split_at(n * 16);
+        let (color, rest) = rest.split_at(n * 16);
+        let (density, balls) = rest.split_at(n * 8);
+        // Read byte by byte: the bytes of a Vec<u8> need not be aligned for f32.
+        let floats = |b: &[u8]| -> Vec<f32> {
+            b.chunks_exact(4)
+                .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
+                .collect()
+        };
+        let four = |b: &[u8]| -> Vec<[f32; 4]> {
+            floats(b)
+                .chunks_exact(4)
+                .map(|c| [c[0], c[1], c[2], c[3]])
+                .collect()
+        };
+        let three = |b: &[u8]| -> Vec<[f32; 3]> {
+            floats(b)
+                .chunks_exact(4)
+                .map(|c| [c[0], c[1], c[2]])
+                .collect()
+        };
         let mut l = Liquid::new(self.host.size);
-        let colors = four(&color);
-        l.pos = three(&four(&pos));
-        l.vel = three(&four(&vel));
-        l.color = three(&colors);
-        l.density = bytemuck::cast_slice::<u8, [f32; 2]>(&density[..n * 8]).to_vec();
+        let colors = four(color);
+        l.pos = three(pos);
+        l.vel = three(vel);
+        l.color = colors.iter().map(|c| [c[0], c[1], c[2]]).collect();
+        l.density = floats(density)
+            .chunks_exact(2)
+            .map(|c| [c[0], c[1]])
+            .collect();
         l.birth = colors
             .iter()
             .map(|c| serial_from_f32(c[3], self.births))
             .collect();
         l.next_birth = self.births;
         // The floaters' places and velocities; their sizes and colours are the host's.
-        let balls: &[GpuBall] = bytemuck::cast_slice(&balls[..count * size_of::<GpuBall>()]);
+        let balls = floats(balls);
         l.floaters = self.host.floaters.clone();
-        for (f, b) in l.floaters.iter_mut().zip(balls) {
-            f.pos = [b.pos[0], b.pos[1], b.pos[2]];
-            f.vel = [b.vel[0], b.vel[1], b.vel[2]];
+        for (f, b) in l.floaters.iter_mut().zip(balls.chunks_exact(8)) {
+            f.pos = [b[0], b[1], b[2]];
+            f.vel = [b[4], b[5], b[6]];
         }
         self.host = l;
         self.fresh = true;
@@ -537,6 +608,13 @@ impl LiquidBackend for GpuLiquid {
         }
         self.fresh = false;
         self.check();
+        // Past the budget (a budget lowered behind its back), the oldest go, as on the CPU
+        // (a round trip: seldom).
+        if self.n > budget {
+            let liquid = self.liquid_mut();
+            let excess = liquid.len().saturating_sub(budget);
+            liquid.remove_oldest(excess);
+        }
     }
 
     fn step(&mut self, knobs: &Knobs, dt: f32, keep: f32, steps: usize) {
@@ -565,16 +643,8 @@ impl LiquidBackend for GpuLiquid {
         self.in_flight.push_back(self.ctx.queue.submit([]));
         if self.in_flight.len() > MAX_STEPS_IN_FLIGHT
             && let Some(oldest) = self.in_flight.pop_front()
-            && let Err(e) = self.ctx.device.poll(wgpu::PollType::Wait {
-                submission_index: Some(oldest),
-                timeout: Some(STEP_WAIT),
-            })
         {
-            nice_plug::nice_error!("Waiting for the GPU failed: {e}");
-            self.failure.get_or_insert(GpuError::Failed {
-                adapter: self.ctx.adapter_name(),
-                message: format!("a step of the 3D liquid did not finish: {e}"),
-            });
+            self.wait_for(Some(oldest));
         }
         self.check();
     }
