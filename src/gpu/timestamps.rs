@@ -58,3 +58,68 @@ impl Timestamps {
             .collect()
     }
 }
+
+/// Steps timed with timestamp queries, for the particle models' benches: each step's first
+/// pass writes its start and its last pass its end into the next two slots, without waiting;
+/// the slots are read back when full (before the next step) or when asked.
+pub struct StepTimes {
+    stamps: Timestamps,
+    /// Steps written since the last readback.
+    next: u32,
+    /// Steps the slots hold.
+    steps: u32,
+    /// GPU times of the steps read back so far, ms.
+    times: Vec<f64>,
+}
+
+impl StepTimes {
+    /// Room for `steps` steps between readbacks, when the adapter has timestamps.
+    pub fn new(ctx: &GpuContext, label: &str, steps: u32) -> Option<Self> {
+        Timestamps::new(ctx, label, 2 * steps).map(|stamps| Self {
+            stamps,
+            next: 0,
+            steps,
+            times: Vec::new(),
+        })
+    }
+
+    /// The timestamp writes of the next step's first pass (`last` false: its start) or last
+    /// pass (`last` true: its end).
+    pub fn writes(&self, last: bool) -> wgpu::ComputePassTimestampWrites<'_> {
+        wgpu::ComputePassTimestampWrites {
+            query_set: self.stamps.queries(),
+            beginning_of_pass_write_index: (!last).then_some(2 * self.next),
+            end_of_pass_write_index: last.then_some(2 * self.next + 1),
+        }
+    }
+
+    /// Before encoding a step: read the slots back if they are full (waits for the GPU).
+    pub fn make_room(&mut self, ctx: &GpuContext) {
+        if self.next == self.steps {
+            self.read(ctx);
+        }
+    }
+
+    /// After submitting a step.
+    pub fn step_done(&mut self) {
+        self.next += 1;
+    }
+
+    /// Read the stamps written so far (waits for their steps).
+    fn read(&mut self, ctx: &GpuContext) {
+        if self.next == 0 {
+            return;
+        }
+        let mut enc = ctx.device.create_command_encoder(&Default::default());
+        self.stamps.resolve(&mut enc, 2 * self.next);
+        ctx.queue.submit([enc.finish()]);
+        self.times.extend(self.stamps.read_pairs_ms(ctx, self.next));
+        self.next = 0;
+    }
+
+    /// The GPU times of the steps timed since the last call, ms (waits for them).
+    pub fn take(&mut self, ctx: &GpuContext) -> Vec<f64> {
+        self.read(ctx);
+        std::mem::take(&mut self.times)
+    }
+}

@@ -21,7 +21,7 @@ use super::sources::Action;
 use super::{Kernels, Knobs, LOOK_AHEAD_S, Liquid, MAX_NEIGHBOURS, MAX_PARTICLES, spacing};
 use crate::gpu::kernel::Kernel;
 use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
-use crate::gpu::timestamps::Timestamps;
+use crate::gpu::timestamps::StepTimes;
 use crate::gpu::{GpuContext, GpuError};
 use crate::kernels::portable::Portable;
 use resources::{Cells, Particles, Pipelines};
@@ -49,14 +49,6 @@ fn groups(n: usize) -> u32 {
     (n as u32).div_ceil(SW).max(1)
 }
 
-/// Step timing with timestamp queries: each step writes its start and end into the next two
-/// slots without waiting; the slots are read back when full or when asked.
-struct Timing {
-    stamps: Timestamps,
-    next: u32,
-    times: Vec<f64>,
-}
-
 /// The 3D liquid on the GPU.
 pub struct GpuLiquid {
     ctx: GpuContext,
@@ -75,7 +67,7 @@ pub struct GpuLiquid {
     /// The host's particles were edited: they go to the GPU before its next step.
     edited: bool,
     in_flight: VecDeque<wgpu::SubmissionIndex>,
-    timing: Option<Timing>,
+    timing: Option<StepTimes>,
     failure: Option<GpuError>,
 }
 
@@ -111,34 +103,16 @@ impl GpuLiquid {
     /// back to back, and [`GpuLiquid::take_gpu_times`] reads the times.
     pub fn set_timing(&mut self, on: bool) {
         self.timing = on
-            .then(|| Timestamps::new(&self.ctx, "Liquid 3D: step times", 2 * TIMED_STEPS))
-            .flatten()
-            .map(|stamps| Timing {
-                stamps,
-                next: 0,
-                times: Vec::new(),
-            });
-    }
-
-    /// Read the timestamps written so far (waits for their steps).
-    fn read_times(&mut self) {
-        let Some(t) = &mut self.timing else { return };
-        if t.next == 0 {
-            return;
-        }
-        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
-        t.stamps.resolve(&mut enc, 2 * t.next);
-        self.ctx.queue.submit([enc.finish()]);
-        t.times.extend(t.stamps.read_pairs_ms(&self.ctx, t.next));
-        t.next = 0;
+            .then(|| StepTimes::new(&self.ctx, "Liquid 3D: step times", TIMED_STEPS))
+            .flatten();
     }
 
     /// The GPU times of the steps timed since the last call, ms (none without timestamps).
     pub fn take_gpu_times(&mut self) -> Vec<f64> {
-        self.read_times();
+        let ctx = &self.ctx;
         self.timing
             .as_mut()
-            .map(|t| std::mem::take(&mut t.times))
+            .map(|t| t.take(ctx))
             .unwrap_or_default()
     }
 
@@ -450,8 +424,8 @@ impl GpuLiquid {
         self.reserve(self.n);
         self.reserve_cells(cells);
         let u = self.uniform(k, dt, keep, &grid);
-        if self.timing.as_ref().is_some_and(|t| t.next == TIMED_STEPS) {
-            self.read_times();
+        if let Some(t) = &mut self.timing {
+            t.make_room(&self.ctx);
         }
         let (Some(p), Some(c), kn) = (&self.particles, &self.cells, &self.kernels) else {
             return;
@@ -468,20 +442,12 @@ impl GpuLiquid {
         let n = self.n;
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         enc.clear_buffer(&c.counts, 0, Some((cells * 4) as u64));
-        let stamp = |index: u32| {
-            self.timing
-                .as_ref()
-                .map(|t| wgpu::ComputePassTimestampWrites {
-                    query_set: t.stamps.queries(),
-                    beginning_of_pass_write_index: (index == 0).then_some(2 * t.next),
-                    end_of_pass_write_index: (index == 1).then_some(2 * t.next + 1),
-                })
-        };
+        let stamp = |last: bool| self.timing.as_ref().map(|t| t.writes(last));
         let g = &c.groups;
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("Liquid 3D: predict and sort"),
-                timestamp_writes: stamp(0),
+                timestamp_writes: stamp(false),
             });
             let mut go = |kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
                 pass.set_pipeline(&kernel.pipeline);
@@ -501,7 +467,7 @@ impl GpuLiquid {
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("Liquid 3D: densities, forces and move"),
-                timestamp_writes: stamp(1),
+                timestamp_writes: stamp(true),
             });
             let balls = u.floaters > 0;
             for (kernel, group, x) in [
@@ -520,7 +486,7 @@ impl GpuLiquid {
         }
         self.ctx.queue.submit([enc.finish()]);
         if let Some(t) = &mut self.timing {
-            t.next += 1;
+            t.step_done();
         }
     }
 

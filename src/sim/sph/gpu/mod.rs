@@ -15,7 +15,7 @@ pub mod solids;
 pub mod sources;
 
 use crate::gpu::kernel::{Binding, Kernel};
-use crate::gpu::timestamps::Timestamps;
+use crate::gpu::timestamps::StepTimes;
 use crate::sim::sph::gpu::resources::{Pipelines, Resources, padded};
 use crate::sim::sph::gpu::solids::{CollideKernel, GpuSolids};
 use crate::sim::sph::gpu::sources::{
@@ -143,16 +143,6 @@ pub(crate) struct StageUniform {
 /// Steps timed between two readbacks of their timestamps.
 const TIMED_STEPS: u32 = 256;
 
-/// Step timing with timestamp queries: each step writes its start and end into the next two
-/// slots, without waiting; the slots are read back when full or when asked.
-struct Timing {
-    stamps: Timestamps,
-    /// Steps written since the last readback.
-    next: u32,
-    /// GPU times of the steps read back so far, ms.
-    times: Vec<f64>,
-}
-
 /// The particle fluid on the GPU.
 pub struct GpuFluid {
     ctx: GpuContext,
@@ -162,7 +152,7 @@ pub struct GpuFluid {
     size: [f32; 2],
     n: usize,
     sort: Sort,
-    timing: Option<Timing>,
+    timing: Option<StepTimes>,
     collide: CollideKernel,
     /// The obstacles the particles collide with.
     solids: Option<GpuSolids>,
@@ -224,34 +214,16 @@ impl GpuFluid {
     /// back to back, and [`GpuFluid::take_gpu_times`] reads the times.
     pub fn set_timing(&mut self, on: bool) {
         self.timing = on
-            .then(|| Timestamps::new(&self.ctx, "SPH: step times", 2 * TIMED_STEPS))
-            .flatten()
-            .map(|stamps| Timing {
-                stamps,
-                next: 0,
-                times: Vec::new(),
-            });
-    }
-
-    /// Read the timestamps written so far (waits for their steps).
-    fn read_times(&mut self) {
-        let Some(t) = &mut self.timing else { return };
-        if t.next == 0 {
-            return;
-        }
-        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
-        t.stamps.resolve(&mut enc, 2 * t.next);
-        self.ctx.queue.submit([enc.finish()]);
-        t.times.extend(t.stamps.read_pairs_ms(&self.ctx, t.next));
-        t.next = 0;
+            .then(|| StepTimes::new(&self.ctx, "SPH: step times", TIMED_STEPS))
+            .flatten();
     }
 
     /// The GPU times of the steps timed since the last call, ms (none without timestamps).
     pub fn take_gpu_times(&mut self) -> Vec<f64> {
-        self.read_times();
+        let ctx = &self.ctx;
         self.timing
             .as_mut()
-            .map(|t| std::mem::take(&mut t.times))
+            .map(|t| t.take(ctx))
             .unwrap_or_default()
     }
 
@@ -494,8 +466,8 @@ impl GpuFluid {
         let cells = grid.cols * grid.rows;
         self.reserve(self.n, cells);
         let u = self.uniform(k, dt, &grid);
-        if self.timing.as_ref().is_some_and(|t| t.next == TIMED_STEPS) {
-            self.read_times();
+        if let Some(t) = &mut self.timing {
+            t.make_room(&self.ctx);
         }
         let (Some(r), kn) = (&self.res, &self.kernels) else {
             return Ok(());
@@ -509,19 +481,11 @@ impl GpuFluid {
         if self.sort == Sort::Counting {
             enc.clear_buffer(&r.counts, 0, Some((cells * 4) as u64));
         }
-        let stamp = |index: u32| {
-            self.timing
-                .as_ref()
-                .map(|t| wgpu::ComputePassTimestampWrites {
-                    query_set: t.stamps.queries(),
-                    beginning_of_pass_write_index: (index == 0).then_some(2 * t.next),
-                    end_of_pass_write_index: (index == 1).then_some(2 * t.next + 1),
-                })
-        };
+        let stamp = |last: bool| self.timing.as_ref().map(|t| t.writes(last));
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("SPH: predict and sort"),
-                timestamp_writes: stamp(0),
+                timestamp_writes: stamp(false),
             });
             let mut go = |kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
                 pass.set_pipeline(&kernel.pipeline);
@@ -567,7 +531,7 @@ impl GpuFluid {
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("SPH: forces and move"),
-                timestamp_writes: stamp(1),
+                timestamp_writes: stamp(true),
             });
             if full {
                 for (kernel, group) in [
@@ -592,7 +556,7 @@ impl GpuFluid {
         }
         self.ctx.queue.submit([enc.finish()]);
         if let Some(t) = &mut self.timing {
-            t.next += 1;
+            t.step_done();
         }
         self.ctx.check()
     }
