@@ -55,3 +55,41 @@ mod tests {
         assert_eq!(sorted, [0, 0, 1, 2, 2, 2, 3]);
     }
 }
+
+/// The same sort on the GPU (`shaders/cell_sort.wgsl`), for the particle models' GPU steps: a
+/// model's own pass writes each particle's key and counts its cell; these passes turn the
+/// counts into the start table and the order, exactly the CPU's ([`sort_by_cell`]).
+pub mod gpu {
+    use crate::gpu::kernel::Binding;
+
+    /// Threads per workgroup (`SW` in cell_sort.wgsl).
+    pub const SW: u32 = 256;
+    /// Cells of more particles than this keep their atomic order of arrival (`SETTLE_MAX` in
+    /// cell_sort.wgsl): the same neighbours, summed in another order.
+    pub const SETTLE_MAX: u32 = 512;
+
+    /// The `@binding`s of cell_sort.wgsl.
+    pub mod binding {
+        use super::Binding;
+        pub const C: Binding = Binding::new(0, "C");
+        pub const KEYS: Binding = Binding::new(1, "keys");
+        pub const COUNTS: Binding = Binding::new(2, "counts");
+        pub const START: Binding = Binding::new(3, "start");
+        pub const SUMS: Binding = Binding::new(4, "sums");
+        pub const FILL: Binding = Binding::new(5, "fill");
+        pub const ARRIVAL: Binding = Binding::new(6, "arrival");
+        pub const ORDER: Binding = Binding::new(7, "order");
+        #[cfg(test)]
+        pub const ALL: &[Binding] = &[C, KEYS, COUNTS, START, SUMS, FILL, ARRIVAL, ORDER];
+    }
+
+    /// The uniform `CellSort` of cell_sort.wgsl.
+    #[repr(C)]
+    #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+    pub struct CellSortUniform {
+        pub n: u32,
+        pub cells: u32,
+        pub _p0: u32,
+        pub _p1: u32,
+    }
+}

@@ -8,6 +8,7 @@ use crate::display::gpu::obstacle_overlay::OverlayUniform;
 use crate::display::gpu::streamlines::StreamUniform;
 use crate::display::gpu::uniforms::{ColourUniform, PictureUniform};
 use crate::gpu::shaders;
+use crate::sim::cells::gpu::CellSortUniform;
 use crate::sim::grid::gpu::passes::GpuSplat;
 use crate::sim::grid::gpu::passes::diffuse::DiffuseUniform;
 use crate::sim::grid::gpu::passes::divergence::{DecideUniform, SlotUniform};
@@ -16,7 +17,7 @@ use crate::sim::grid::gpu::passes::obstacles::SolidsUniform;
 use crate::sim::grid::gpu::passes::pressure::LevelUniform;
 use crate::sim::grid::gpu::passes::reduce::ReduceUniform;
 use crate::sim::grid::gpu::uniforms::GridUniforms;
-use crate::sim::liquid3d::gpu::resources::{CellSortUniform, GpuBall, Liquid3dUniform};
+use crate::sim::liquid3d::gpu::resources::{GpuBall, Liquid3dUniform};
 use crate::sim::liquid3d::gpu::sources::{
     GpuFresh as L3Fresh, GpuImpulse as L3Impulse, SourcesUniform as L3SourcesUniform,
 };
@@ -436,13 +437,10 @@ fn rust_constants_mirror_the_wgsl() {
         crate::sim::obstacles::near::NearSolids::MAX_CELLS,
         "NEAR_MAX_CELLS (advect.wgsl)"
     );
-    use crate::sim::sph::gpu::{SETTLE_MAX, SW};
-    assert_eq!(wgsl_u32("sph_sort", "SW"), SW, "SW (sph_sort.wgsl)");
-    assert_eq!(wgsl_u32("sph_sort", "SETTLE_MAX"), SETTLE_MAX);
+    use crate::sim::cells::gpu::{SETTLE_MAX, SW};
     assert_eq!(wgsl_u32("sph_light", "SW"), SW, "SW (sph_light.wgsl)");
-    use crate::sim::liquid3d::gpu as l3;
-    assert_eq!(wgsl_u32("cell_sort", "SW"), l3::SW, "SW (cell_sort.wgsl)");
-    assert_eq!(wgsl_u32("cell_sort", "SETTLE_MAX"), l3::SETTLE_MAX);
+    assert_eq!(wgsl_u32("cell_sort", "SW"), SW, "SW (cell_sort.wgsl)");
+    assert_eq!(wgsl_u32("cell_sort", "SETTLE_MAX"), SETTLE_MAX);
     assert_eq!(
         wgsl_f32("liquid3d_step", "BALL_BOUNCE"),
         crate::sim::liquid3d::floaters::BOUNCE
@@ -521,10 +519,7 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
     ("sph_solids", crate::sim::sph::gpu::solids::binding::ALL),
     ("sph_sources", crate::sim::sph::gpu::sources::binding::ALL),
     ("sph_light", crate::sim::sph::gpu::light::binding::ALL),
-    (
-        "cell_sort",
-        crate::sim::liquid3d::gpu::resources::binding::sort::ALL,
-    ),
+    ("cell_sort", crate::sim::cells::gpu::binding::ALL),
     (
         "liquid3d_step",
         crate::sim::liquid3d::gpu::resources::binding::step::ALL,

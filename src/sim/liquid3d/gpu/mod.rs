@@ -28,13 +28,11 @@ use resources::{Cells, Particles, Pipelines};
 use sources::{GpuFresh, GpuImpulse, Sources};
 use std::collections::VecDeque;
 
-use resources::{CellSortUniform, GpuBall, Liquid3dUniform};
+use crate::sim::cells::gpu::CellSortUniform;
+use resources::{GpuBall, Liquid3dUniform};
 
-/// Threads per workgroup (`SW` in cell_sort.wgsl; every pass of the 3D liquid uses it).
-pub const SW: u32 = 256;
-/// Cells of more particles than this keep their atomic order of arrival in the counting sort
-/// (`SETTLE_MAX` in cell_sort.wgsl): the same neighbours, summed in another order.
-pub const SETTLE_MAX: u32 = 512;
+/// Threads per workgroup: the cell sort's (every pass of the 3D liquid uses it).
+pub use crate::sim::cells::gpu::SW;
 /// Advances the GPU may have queued before the next waits for the oldest (as the other GPU
 /// models): a GPU slower than real time shows in the step's time, and the engine drops steps
 /// instead of queueing without end.

@@ -3,24 +3,12 @@
 //! capacity; the cells' buffers for a grid, with every bind group of the step over both.
 
 use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+use crate::sim::cells::gpu::CellSortUniform;
 use crate::sim::liquid3d::floaters::MAX_FLOATERS;
 
 /// The `@binding`s of cell_sort.wgsl and liquid3d_step.wgsl.
 pub(crate) mod binding {
     use super::Binding;
-    pub mod sort {
-        use super::Binding;
-        pub const C: Binding = Binding::new(0, "C");
-        pub const KEYS: Binding = Binding::new(1, "keys");
-        pub const COUNTS: Binding = Binding::new(2, "counts");
-        pub const START: Binding = Binding::new(3, "start");
-        pub const SUMS: Binding = Binding::new(4, "sums");
-        pub const FILL: Binding = Binding::new(5, "fill");
-        pub const ARRIVAL: Binding = Binding::new(6, "arrival");
-        pub const ORDER: Binding = Binding::new(7, "order");
-        #[cfg(test)]
-        pub const ALL: &[Binding] = &[C, KEYS, COUNTS, START, SUMS, FILL, ARRIVAL, ORDER];
-    }
     pub mod step {
         use super::Binding;
         pub const L: Binding = Binding::new(0, "L");
@@ -91,16 +79,6 @@ pub(crate) struct Liquid3dUniform {
 pub(crate) struct GpuBall {
     pub pos: [f32; 4],
     pub vel: [f32; 4],
-}
-
-/// The uniform `CellSort` of cell_sort.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct CellSortUniform {
-    pub n: u32,
-    pub cells: u32,
-    pub _p0: u32,
-    pub _p1: u32,
 }
 
 /// The pipelines, built once per device.
@@ -259,7 +237,7 @@ impl Cells {
             (cells.div_ceil(super::SW as usize) * 4) as u64,
         );
         let fill = storage(device, "Liquid 3D: cell fill", (cells * 4) as u64);
-        use binding::sort as o;
+        use crate::sim::cells::gpu::binding as o;
         use binding::step as s;
         let sorting: [(Binding, &wgpu::Buffer); 8] = [
             (o::C, &uniform),

@@ -28,11 +28,8 @@ use crate::sim::sph::{Fluid, Kernels, Knobs, LOOK_AHEAD};
 
 use crate::gpu::{GpuContext, GpuError};
 
-/// Threads per workgroup (`SW` in sph_sort.wgsl; the step's passes use the same).
-pub const SW: u32 = 256;
-/// Cells of more particles than this keep their atomic order of arrival in the counting sort
-/// (`SETTLE_MAX` in sph_sort.wgsl): the same neighbours, summed in another order.
-pub const SETTLE_MAX: u32 = 512;
+/// Threads per workgroup: the cell sort's (the step's passes use the same).
+pub use crate::sim::cells::gpu::SW;
 /// Pairs per workgroup of the bitonic sort's in-memory stages.
 pub(super) const BLOCK: usize = 512;
 
@@ -56,28 +53,11 @@ pub(crate) mod binding {
         pub const KEYS: Binding = Binding::new(2, "keys");
         pub const COUNTS: Binding = Binding::new(3, "counts");
         pub const START: Binding = Binding::new(4, "start");
-        pub const SUMS: Binding = Binding::new(5, "sums");
-        pub const FILL: Binding = Binding::new(6, "fill");
-        pub const ARRIVAL: Binding = Binding::new(7, "arrival");
         pub const ORDER: Binding = Binding::new(8, "order");
         pub const PAIRS: Binding = Binding::new(9, "pairs");
         pub const T: Binding = Binding::new(10, "T");
-        pub const PLAIN_COUNTS: Binding = Binding::new(11, "plain_counts");
         #[cfg(test)]
-        pub const ALL: &[Binding] = &[
-            S,
-            PRED,
-            KEYS,
-            COUNTS,
-            START,
-            SUMS,
-            FILL,
-            ARRIVAL,
-            ORDER,
-            PAIRS,
-            T,
-            PLAIN_COUNTS,
-        ];
+        pub const ALL: &[Binding] = &[S, PRED, KEYS, COUNTS, START, ORDER, PAIRS, T];
     }
     pub mod step {
         use super::Binding;
@@ -477,6 +457,14 @@ impl GpuFluid {
         self.ctx
             .queue
             .write_buffer(&r.uniform, 0, bytemuck::bytes_of(&u));
+        let sort = crate::sim::cells::gpu::CellSortUniform {
+            n: u.n,
+            cells: u.cells,
+            ..Default::default()
+        };
+        self.ctx
+            .queue
+            .write_buffer(&r.sort_uniform, 0, bytemuck::bytes_of(&sort));
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         if self.sort == Sort::Counting {
             enc.clear_buffer(&r.counts, 0, Some((cells * 4) as u64));

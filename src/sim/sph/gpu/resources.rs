@@ -3,6 +3,7 @@
 //! and cells with every bind group over them, built once per capacity.
 
 use crate::gpu::kernel::{Kernel, module, storage, uniform};
+use crate::sim::cells::gpu::CellSortUniform;
 use crate::sim::sph::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
 
 /// The pipelines, built once per device.
@@ -29,15 +30,16 @@ pub(super) struct Pipelines {
 impl Pipelines {
     pub(super) fn new(device: &wgpu::Device) -> Self {
         let (sort, step) = (module(device, "sph_sort"), module(device, "sph_step"));
+        let cells = module(device, "cell_sort");
         let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
         Self {
             key_count: k(&sort, "key_count"),
             key_pairs: k(&sort, "key_pairs"),
-            scan_blocks: k(&sort, "scan_blocks"),
-            scan_sums: k(&sort, "scan_sums"),
-            scan_add: k(&sort, "scan_add"),
-            scatter: k(&sort, "scatter"),
-            settle: k(&sort, "settle"),
+            scan_blocks: k(&cells, "scan_blocks"),
+            scan_sums: k(&cells, "scan_sums"),
+            scan_add: k(&cells, "scan_add"),
+            scatter: k(&cells, "scatter"),
+            settle: k(&cells, "settle"),
             bitonic_blocks: k(&sort, "bitonic_blocks"),
             bitonic_local: k(&sort, "bitonic_local"),
             bitonic_global: k(&sort, "bitonic_global"),
@@ -61,6 +63,8 @@ pub(super) struct Resources {
     pub capacity: usize,
     pub cells: usize,
     pub uniform: wgpu::Buffer,
+    /// The shared cell sort's uniform (particles, cells).
+    pub sort_uniform: wgpu::Buffer,
     pub pos: wgpu::Buffer,
     pub vel: wgpu::Buffer,
     pub pred: wgpu::Buffer,
@@ -102,11 +106,14 @@ pub(super) fn padded(n: usize) -> usize {
 
 impl Resources {
     pub(super) fn new(device: &wgpu::Device, k: &Pipelines, capacity: usize, cells: usize) -> Self {
+        use crate::sim::cells::gpu::binding as cs;
         use binding::{sort as so, step as st};
         let f2 = |label| storage(device, label, (capacity * 8) as u64);
         let f4 = |label| storage(device, label, (capacity * 16) as u64);
         let u = |label, count: usize| storage(device, label, (count * 4) as u64);
         let uniform = uniform(device, "SPH: uniform", &SphUniform::default());
+        let sort_uniform =
+            crate::gpu::kernel::uniform(device, "SPH: cell sort", &CellSortUniform::default());
         let (pos, vel, pred, color) = (
             f2("SPH: positions"),
             f2("SPH: velocities"),
@@ -184,39 +191,41 @@ impl Resources {
             scan_blocks: k.scan_blocks.bind(
                 device,
                 &[
-                    (so::S, s),
-                    (so::START, &start),
-                    (so::SUMS, &sums),
-                    (so::PLAIN_COUNTS, &counts),
+                    (cs::C, &sort_uniform),
+                    (cs::COUNTS, &counts),
+                    (cs::START, &start),
+                    (cs::SUMS, &sums),
                 ],
             ),
-            scan_sums: k.scan_sums.bind(device, &[(so::S, s), (so::SUMS, &sums)]),
+            scan_sums: k
+                .scan_sums
+                .bind(device, &[(cs::C, &sort_uniform), (cs::SUMS, &sums)]),
             scan_add: k.scan_add.bind(
                 device,
                 &[
-                    (so::S, s),
-                    (so::START, &start),
-                    (so::SUMS, &sums),
-                    (so::FILL, &fill),
+                    (cs::C, &sort_uniform),
+                    (cs::START, &start),
+                    (cs::SUMS, &sums),
+                    (cs::FILL, &fill),
                 ],
             ),
             scatter: k.scatter.bind(
                 device,
                 &[
-                    (so::S, s),
-                    (so::KEYS, &keys),
-                    (so::FILL, &fill),
-                    (so::ARRIVAL, &arrival),
+                    (cs::C, &sort_uniform),
+                    (cs::KEYS, &keys),
+                    (cs::FILL, &fill),
+                    (cs::ARRIVAL, &arrival),
                 ],
             ),
             settle: k.settle.bind(
                 device,
                 &[
-                    (so::S, s),
-                    (so::KEYS, &keys),
-                    (so::START, &start),
-                    (so::ARRIVAL, &arrival),
-                    (so::ORDER, &order),
+                    (cs::C, &sort_uniform),
+                    (cs::ARRIVAL, &arrival),
+                    (cs::KEYS, &keys),
+                    (cs::START, &start),
+                    (cs::ORDER, &order),
                 ],
             ),
             bitonic_blocks: k.bitonic_blocks.bind(device, &[(so::PAIRS, &pairs)]),
@@ -295,6 +304,7 @@ impl Resources {
             capacity,
             cells,
             uniform,
+            sort_uniform,
             pos,
             vel,
             pred,
