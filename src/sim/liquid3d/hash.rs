@@ -89,8 +89,9 @@ impl Grid {
     /// The cell of point `p`, clamped to the grid (NaN falls into cell 0 along its axis).
     #[inline]
     pub fn cell_of(&self, p: [f32; 3]) -> [usize; 3] {
-        // `as usize` saturates: negative and NaN give 0.
-        [0, 1, 2].map(|c| ((p[c] * self.inv_cell) as usize).min(self.dims[c] - 1))
+        // `as` saturates: negative and NaN give 0 (through u32: x86-64's baseline converts a
+        // float to u64 with a compare and a branch).
+        [0, 1, 2].map(|c| ((p[c] * self.inv_cell) as u32 as usize).min(self.dims[c] - 1))
     }
 
     /// The key (cell index, x fastest) of point `p`.

@@ -35,30 +35,52 @@ pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume)
     let [nx, ny, nz] = dims;
     // Particles per m³ in the liquid at rest: one per lattice cell.
     let norm = (super::spacing(target_density) / voxel).powi(3);
-    for (p, c) in liquid.pos.iter().zip(&liquid.color) {
-        let mut i0 = [0usize; 3];
-        let mut f = [0.0f32; 3];
-        for a in 0..3 {
-            let u = (p[a] / voxel - 0.5).clamp(0.0, (dims[a] - 1) as f32);
-            let i = (u as usize).min(dims[a] - 1);
-            i0[a] = i;
-            f[a] = u - i as f32;
-        }
-        for (dz, wz) in [(0, 1.0 - f[2]), (1, f[2])] {
-            let z = (i0[2] + dz).min(nz - 1);
-            for (dy, wy) in [(0, 1.0 - f[1]), (1, f[1])] {
-                let y = (i0[1] + dy).min(ny - 1);
-                for (dx, wx) in [(0, 1.0 - f[0]), (1, f[0])] {
-                    let x = (i0[0] + dx).min(nx - 1);
-                    let w = wx * wy * wz * norm;
-                    let i = (z * ny + y) * nx + x;
-                    vol.density[i] += w;
-                    let d = &mut vol.dye[i];
-                    *d = [d[0] + c[0] * w, d[1] + c[1] * w, d[2] + c[2] * w];
+    // Bands of planes in parallel, each taking from every particle what falls in its planes:
+    // every voxel sums its particles in their order, on any number of threads.
+    let plane = nx * ny;
+    let band = nz.div_ceil(2 * rayon::current_num_threads()).max(1);
+    let (pos, color) = (&liquid.pos, &liquid.color);
+    vol.density
+        .par_chunks_mut(band * plane)
+        .zip(vol.dye.par_chunks_mut(band * plane))
+        .enumerate()
+        .for_each(|(k, (density, dye))| {
+            let z0 = k * band;
+            let z1 = z0 + density.len() / plane;
+            for (p, c) in pos.iter().zip(color) {
+                let u = (p[2] / voxel - 0.5).clamp(0.0, (nz - 1) as f32);
+                let iz = (u as u32 as usize).min(nz - 1);
+                let lz = (iz + 1).min(nz - 1);
+                if lz < z0 || iz >= z1 {
+                    continue;
+                }
+                let fz = u - iz as f32;
+                let mut i0 = [0usize; 2];
+                let mut f = [0.0f32; 2];
+                for a in 0..2 {
+                    let u = (p[a] / voxel - 0.5).clamp(0.0, (dims[a] - 1) as f32);
+                    let i = (u as u32 as usize).min(dims[a] - 1);
+                    i0[a] = i;
+                    f[a] = u - i as f32;
+                }
+                for (z, wz) in [(iz, 1.0 - fz), (lz, fz)] {
+                    if z < z0 || z >= z1 {
+                        continue;
+                    }
+                    for (dy, wy) in [(0, 1.0 - f[1]), (1, f[1])] {
+                        let y = (i0[1] + dy).min(ny - 1);
+                        for (dx, wx) in [(0, 1.0 - f[0]), (1, f[0])] {
+                            let x = (i0[0] + dx).min(nx - 1);
+                            let w = wx * wy * wz * norm;
+                            let i = ((z - z0) * ny + y) * nx + x;
+                            density[i] += w;
+                            let d = &mut dye[i];
+                            *d = [d[0] + c[0] * w, d[1] + c[1] * w, d[2] + c[2] * w];
+                        }
+                    }
                 }
             }
-        }
-    }
+        });
     // The passes along one axis, then the next (the filters along different axes commute).
     let (mut a, mut b) = std::mem::take(&mut vol.scratch);
     for axis in 0..3 {
