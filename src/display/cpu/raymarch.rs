@@ -3,9 +3,10 @@
 //! picture (exposure, tone, bloom, dither) as a field of light.
 //!
 //! - **Surface.** The ray crosses the tank's box; empty bricks are skipped whole, then it steps
-//!   [`SURFACE_STEP`] voxels at a time until the density reaches [`SURFACE`], and three
-//!   bisections place the crossing, then a straight line between the last two points. The normal is the density's gradient (central differences,
-//!   one voxel). Where the liquid touches the glass, the surface is the glass' face.
+//!   [`SURFACE_STEP`] voxels at a time until the density reaches [`SURFACE`]; three bisections
+//!   and a straight line between the last two points place the crossing. The normal is the
+//!   density's gradient (central differences, one voxel). Where the liquid touches the glass,
+//!   the surface is the glass' face.
 //! - **Reflection** (Fresnel, Schlick's form from water's index 1.33): the backdrop, floor and
 //!   sun seen in the mirror direction.
 //! - **Refraction** (Snell): the ray goes on bent into the liquid and steps [`INSIDE_STEP`] voxels
