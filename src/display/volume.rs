@@ -73,7 +73,7 @@ pub struct Volume {
     /// Bricks per axis.
     pub brick_dims: [usize; 3],
     /// Working memory of whoever fills it (the 3D liquid's smoothing), kept between frames.
-    pub scratch: (Vec<f32>, Vec<[f32; 3]>),
+    pub scratch: Vec<f32>,
     /// [`Volume::finish`]'s working memory: the maxima over each row's bricks, then over
     /// each plane's.
     brick_rows: Vec<f32>,

@@ -81,13 +81,10 @@ pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume)
                 }
             }
         });
-    // The passes along one axis, then the next (the filters along different axes commute).
-    let (mut a, mut b) = std::mem::take(&mut vol.scratch);
-    for axis in 0..3 {
-        smooth(&mut vol.density, &mut a, dims, axis, PASSES);
-        smooth(&mut vol.dye, &mut b, dims, axis, PASSES);
-    }
-    vol.scratch = (a, b);
+    let mut other = std::mem::take(&mut vol.scratch);
+    smooth(&mut vol.density, &mut other, dims, 1);
+    smooth(bytemuck::cast_slice_mut(&mut vol.dye), &mut other, dims, 3);
+    vol.scratch = other;
     // Whole voxels inside the tank (the model fits its voxels to the tank; a partial last one
     // lies partly past the glass and is not a wall layer).
     let inside = [0, 1, 2].map(|a| ((size[a] / voxel + 1e-3).floor() as usize).clamp(1, dims[a]));
@@ -154,96 +151,89 @@ fn fill_walls(vol: &mut Volume, inside: [usize; 3]) {
     }
 }
 
-/// A value the filter can average.
-trait Mix: Copy + Send + Sync {
-    /// `(a + 2 b + c) / 4`.
-    fn mix(a: Self, b: Self, c: Self) -> Self;
+/// `(a + 2 b + c) / 4`.
+#[inline]
+fn mix(a: f32, b: f32, c: f32) -> f32 {
+    0.25 * (a + c) + 0.5 * b
 }
 
-impl Mix for f32 {
-    #[inline]
-    fn mix(a: f32, b: f32, c: f32) -> f32 {
-        0.25 * (a + c) + 0.5 * b
+/// One pass of `[1, 2, 1] / 4` over lines of `n` values of `s` floats each (`src` and `dst`
+/// hold whole lines; the end values repeated): each float with the same float of the values
+/// before and after it, in loops that vectorise.
+fn along_lines(src: &[f32], dst: &mut [f32], n: usize, s: usize) {
+    for (a, b) in src.chunks(n * s).zip(dst.chunks_mut(n * s)) {
+        if n == 1 {
+            b.copy_from_slice(a);
+            continue;
+        }
+        let last = (n - 1) * s;
+        for k in 0..s {
+            b[k] = mix(a[k], a[k], a[k + s]);
+            b[last + k] = mix(a[last + k - s], a[last + k], a[last + k]);
+        }
+        let inner = &mut b[s..last];
+        for (((o, &l), &m), &r) in inner
+            .iter_mut()
+            .zip(&a[..last - s])
+            .zip(&a[s..last])
+            .zip(&a[2 * s..])
+        {
+            *o = mix(l, m, r);
+        }
+    }
+}
+
+/// One pass of `[1, 2, 1] / 4` across `rows` rows of `w` floats (rows before the first and
+/// after the last repeat them), into the rows of `dst` from `first` on (`dst` holds whole
+/// rows).
+fn across_rows(src: &[f32], dst: &mut [f32], w: usize, rows: usize, first: usize) {
+    for (i, out) in dst.chunks_mut(w).enumerate() {
+        let y = first + i;
+        let row = |y: usize| &src[y * w..(y + 1) * w];
+        let (prev, here, next) = (row(y.saturating_sub(1)), row(y), row((y + 1).min(rows - 1)));
+        for (((o, &l), &m), &r) in out.iter_mut().zip(prev).zip(here).zip(next) {
+            *o = mix(l, m, r);
+        }
+    }
+}
+
+/// `passes` passes of `pass` from `a` into `b` and back, ending in `a`.
+fn ping_pong(a: &mut [f32], b: &mut [f32], passes: usize, pass: impl Fn(&[f32], &mut [f32])) {
+    for p in 0..passes {
+        if p % 2 == 0 {
+            pass(a, b);
+        } else {
+            pass(b, a);
+        }
+    }
+    if passes % 2 == 1 {
+        a.copy_from_slice(b);
     }
 }
 
-impl Mix for [f32; 3] {
-    #[inline]
-    fn mix(a: Self, b: Self, c: Self) -> Self {
-        [0, 1, 2].map(|k| f32::mix(a[k], b[k], c[k]))
+/// [`PASSES`] passes of `[1, 2, 1] / 4` along each axis of a volume of `dims` voxels of `s`
+/// floats each (the edge values repeated; the filters along different axes commute): x and
+/// y within each z slice, the slices in parallel; then z, each output slice in parallel,
+/// through `other` (every value of it is written: its old ones need no copy). Each pass reads
+/// one buffer and writes the other, in loops that vectorise (the passes along a line in place
+/// took 1.14 ms of the 640x360 picture's 2.0 ms volume at 32 768 particles, 2026-11-28).
+fn smooth(data: &mut [f32], other: &mut Vec<f32>, [nx, ny, nz]: [usize; 3], s: usize) {
+    let slice = nx * ny * s;
+    if slice == 0 {
+        return;
     }
-}
-
-/// `passes` passes of `[1, 2, 1] / 4` along `axis` (the edge values repeated): x and y a line
-/// at a time (all the passes on the line in a buffer), in parallel over z slices; z from one
-/// copy of the volume into the other, each output slice in parallel.
-fn smooth<T: Mix>(
-    data: &mut Vec<T>,
-    other: &mut Vec<T>,
-    [nx, ny, nz]: [usize; 3],
-    axis: usize,
-    passes: usize,
-) {
-    let line = |v: &mut Vec<T>| {
-        let n = v.len();
-        if n < 2 {
-            return;
-        }
-        for _ in 0..passes {
-            let mut prev = v[0];
-            for i in 0..n {
-                let here = v[i];
-                let next = v[(i + 1).min(n - 1)];
-                v[i] = T::mix(prev, here, next);
-                prev = here;
-            }
-        }
-    };
-    match axis {
-        0 | 1 => data.par_chunks_mut(nx * ny).for_each(|slice| {
-            let mut buf = Vec::new();
-            if axis == 0 {
-                for row in slice.chunks_mut(nx) {
-                    buf.clear();
-                    buf.extend_from_slice(row);
-                    line(&mut buf);
-                    row.copy_from_slice(&buf);
-                }
-            } else {
-                for x in 0..nx {
-                    buf.clear();
-                    buf.extend((0..ny).map(|y| slice[y * nx + x]));
-                    line(&mut buf);
-                    for (y, v) in buf.iter().enumerate() {
-                        slice[y * nx + x] = *v;
-                    }
-                }
-            }
-        }),
-        _ => {
-            let plane = nx * ny;
-            // Every value of `other` is written by each pass: its old ones need no copy.
-            if other.len() != data.len() {
-                other.clear();
-                other.extend_from_slice(data);
-            }
-            for _ in 0..passes {
-                let from = &*data;
-                other
-                    .par_chunks_mut(plane)
-                    .enumerate()
-                    .for_each(|(z, out)| {
-                        let at = |z: usize| &from[z * plane..(z + 1) * plane];
-                        let (prev, here, next) =
-                            (at(z.saturating_sub(1)), at(z), at((z + 1).min(nz - 1)));
-                        for i in 0..plane {
-                            out[i] = T::mix(prev[i], here[i], next[i]);
-                        }
-                    });
-                std::mem::swap(data, other);
-            }
-        }
-    }
+    data.par_chunks_mut(slice)
+        .for_each_init(Vec::new, |buf: &mut Vec<f32>, d| {
+            buf.resize(slice, 0.0);
+            ping_pong(d, buf, PASSES, |a, b| along_lines(a, b, nx, s));
+            ping_pong(d, buf, PASSES, |a, b| across_rows(a, b, nx * s, ny, 0));
+        });
+    other.resize(data.len(), 0.0);
+    ping_pong(data, other, PASSES, |from, to| {
+        to.par_chunks_mut(slice)
+            .enumerate()
+            .for_each(|(z, out)| across_rows(from, out, slice, nz, z));
+    });
 }
 
 #[cfg(test)]
@@ -306,6 +296,53 @@ mod tests {
                     assert!(vol.brick_at(q) >= vol.density[vol.index(x, y, z)]);
                 }
             }
+        }
+    }
+
+    /// The smoothing is two passes of `(a + 2 b + c) / 4` along each axis with the edge
+    /// values repeated, to the bit: against the filter written out voxel by voxel, for one
+    /// float a voxel and for three, on sides of one voxel too.
+    #[test]
+    fn the_smoothing_is_the_binomial_filter() {
+        let mut seed = 3u32;
+        for (dims, s) in [([7, 5, 4], 1), ([6, 1, 9], 3), ([1, 4, 3], 3), ([5, 5, 1], 1)] {
+            let n = dims[0] * dims[1] * dims[2] * s;
+            let data: Vec<f32> = (0..n)
+                .map(|_| {
+                    seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+                    (seed >> 8) as f32 / (1u32 << 24) as f32
+                })
+                .collect();
+            let mut want = data.clone();
+            let [nx, ny, nz] = dims;
+            let at = |x: usize, y: usize, z: usize, k: usize| ((z * ny + y) * nx + x) * s + k;
+            for axis in 0..3 {
+                for _ in 0..PASSES {
+                    let from = want.clone();
+                    for z in 0..nz {
+                        for y in 0..ny {
+                            for x in 0..nx {
+                                for k in 0..s {
+                                    let mut lo = [x, y, z];
+                                    let mut hi = [x, y, z];
+                                    lo[axis] = lo[axis].saturating_sub(1);
+                                    hi[axis] = (hi[axis] + 1).min(dims[axis] - 1);
+                                    want[at(x, y, z, k)] = 0.25
+                                        * (from[at(lo[0], lo[1], lo[2], k)]
+                                            + from[at(hi[0], hi[1], hi[2], k)])
+                                        + 0.5 * from[at(x, y, z, k)];
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            let mut got = data.clone();
+            smooth(&mut got, &mut Vec::new(), dims, s);
+            assert!(
+                got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()),
+                "{dims:?} x {s}"
+            );
         }
     }
 
