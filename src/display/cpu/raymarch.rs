@@ -134,40 +134,6 @@ pub struct RayMarch {
     shadow: Shadow,
 }
 
-/// The liquid's optical depth towards the sun over a rectangle of the floor.
-#[derive(Default)]
-struct Shadow {
-    depth: Vec<f32>,
-    dims: (usize, usize),
-    /// The rectangle's corner (x, z) and a texel's side.
-    corner: [f32; 2],
-    texel: f32,
-}
-
-impl Shadow {
-    /// The floor's light left by the liquid at world point (x, 0, z).
-    #[inline]
-    fn at(&self, x: f32, z: f32) -> f32 {
-        let (nx, nz) = self.dims;
-        if nx == 0 {
-            return 1.0;
-        }
-        let u = (x - self.corner[0]) / self.texel - 0.5;
-        let v = (z - self.corner[1]) / self.texel - 0.5;
-        if !(u > -1.0 && v > -1.0 && u < nx as f32 && v < nz as f32) {
-            return 1.0;
-        }
-        let (u, v) = (u.clamp(0.0, (nx - 1) as f32), v.clamp(0.0, (nz - 1) as f32));
-        let (i, j) = (u as u32 as usize, v as u32 as usize);
-        let (i1, j1) = ((i + 1).min(nx - 1), (j + 1).min(nz - 1));
-        let (fu, fv) = (u - i as f32, v - j as f32);
-        let d = &self.depth;
-        let a = d[j * nx + i] + (d[j * nx + i1] - d[j * nx + i]) * fu;
-        let b = d[j1 * nx + i] + (d[j1 * nx + i1] - d[j1 * nx + i]) * fu;
-        (-(a + (b - a) * fv) * SHADOW).pexp()
-    }
-}
-
 /// A ray in the tank's frame, in voxel units: `q(t) = origin + dir * t`, t in voxels.
 #[derive(Clone, Copy)]
 struct Ray {
@@ -413,7 +379,8 @@ impl View<'_> {
         // Segments of `step` from the start, each weighed by the density at its middle; the
         // last one ends at the glass or at the surface.
         let mut start = 0.0;
-        let mut inside = SURFACE;
+        // The last point sampled (the start, on the surface, at first) and its density.
+        let (mut last, mut inside) = (0.0, SURFACE);
         let (exit, dir, hit) = loop {
             if start >= far {
                 // On a ball, or out through the glass, unbent.
@@ -425,7 +392,7 @@ impl View<'_> {
             if d < SURFACE {
                 // Out through the surface, between the last middle and this one: place it,
                 // count the liquid up to it, then bend (or mirror) the ray.
-                let hi = self.crossing(&ray, ((mid - step).max(0.0), inside), (mid, d));
+                let hi = self.crossing(&ray, (last, inside), (mid, d));
                 let part = (hi - start).max(0.0);
                 mass += inside * part;
                 dye = add(dye, scale(c, part * inside / d.max(1e-6)));
@@ -436,7 +403,7 @@ impl View<'_> {
             }
             mass += d * len;
             dye = add(dye, scale(c, len));
-            inside = d;
+            (last, inside) = (mid, d);
             start += len;
         };
         Crossing {
@@ -689,85 +656,6 @@ impl RayMarch {
     }
 }
 
-impl Shadow {
-    /// The liquid's optical depth towards the sun over the floor under and around the tank.
-    fn draw(&mut self, vol: &Volume, scene: &Scene, balls: &[Ball]) {
-        let tank = &scene.tank;
-        let sun = scene.sun;
-        if sun[1] <= 0.05 {
-            self.dims = (0, 0);
-            return;
-        }
-        // The floor the tank's box shades: its corners moved down along the sun to y = 0.
-        let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
-        for k in 0..8 {
-            let c = [k & 1, (k >> 1) & 1, (k >> 2) & 1].map(|b| b as f32);
-            let p = tank.to_world([
-                c[0] * tank.size[0],
-                c[1] * tank.size[1],
-                c[2] * tank.size[2],
-            ]);
-            let t = p[1] / sun[1];
-            for (i, axis) in [0, 2].into_iter().enumerate() {
-                let v = p[axis] - sun[axis] * t;
-                lo[i] = lo[i].min(v);
-                hi[i] = hi[i].max(v);
-            }
-        }
-        let texel = SHADOW_TEXEL * vol.voxel;
-        let nx = (((hi[0] - lo[0]) / texel).ceil() as usize).clamp(1, 1024);
-        let nz = (((hi[1] - lo[1]) / texel).ceil() as usize).clamp(1, 1024);
-        self.dims = (nx, nz);
-        self.corner = lo;
-        self.texel = texel;
-        self.depth.clear();
-        self.depth.resize(nx * nz, 0.0);
-        let dims = march_box(vol, scene);
-        let dir = tank.dir_to_local(sun);
-        let inv = inverse(dir);
-        self.depth
-            .par_chunks_mut(nx)
-            .enumerate()
-            .for_each(|(j, row)| {
-                for (i, out) in row.iter_mut().enumerate() {
-                    let p = [
-                        lo[0] + (i as f32 + 0.5) * texel,
-                        0.0,
-                        lo[1] + (j as f32 + 0.5) * texel,
-                    ];
-                    let ray = Ray {
-                        origin: scale(tank.to_local(p), 1.0 / vol.voxel),
-                        dir,
-                    };
-                    let Some((t0, t1, _)) = slab(&ray, dims) else {
-                        continue;
-                    };
-                    // The balls: opaque, their chords as if dense liquid.
-                    let mut sum = 0.0;
-                    for b in balls {
-                        let oc = sub(ray.origin, b.centre);
-                        let half = dot(oc, ray.dir);
-                        let disc = half * half - (dot(oc, oc) - b.radius * b.radius);
-                        if disc > 0.0 && -half > 0.0 {
-                            sum += 2.0 * disc.sqrt() * BALL_SHADOW;
-                        }
-                    }
-                    let mut t = t0 + 0.5 * SHADOW_STEP;
-                    while t < t1 {
-                        let q = ray.at(t);
-                        if vol.brick_at(q) < SHADOW_EMPTY {
-                            t = brick_exit(inv, q, t);
-                            continue;
-                        }
-                        sum += vol.density_at(q) * SHADOW_STEP;
-                        t += SHADOW_STEP;
-                    }
-                    *out = sum * vol.voxel;
-                }
-            });
-    }
-}
-
 /// The camera's rays for a light of a given size.
 pub struct Lens {
     right: V3,
@@ -804,5 +692,8 @@ impl Lens {
     }
 }
 
+mod shadow;
 #[cfg(test)]
 mod tests;
+
+use shadow::Shadow;

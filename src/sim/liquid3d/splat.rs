@@ -228,7 +228,11 @@ fn smooth(data: &mut [f32], other: &mut Vec<f32>, [nx, ny, nz]: [usize; 3], s: u
             ping_pong(d, buf, PASSES, |a, b| along_lines(a, b, nx, s));
             ping_pong(d, buf, PASSES, |a, b| across_rows(a, b, nx * s, ny, 0));
         });
-    other.resize(data.len(), 0.0);
+    // One buffer for the density and then the dye (three times as long): grown, never shrunk.
+    if other.len() < data.len() {
+        other.resize(data.len(), 0.0);
+    }
+    let other = &mut other[..data.len()];
     ping_pong(data, other, PASSES, |from, to| {
         to.par_chunks_mut(slice)
             .enumerate()
@@ -305,7 +309,12 @@ mod tests {
     #[test]
     fn the_smoothing_is_the_binomial_filter() {
         let mut seed = 3u32;
-        for (dims, s) in [([7, 5, 4], 1), ([6, 1, 9], 3), ([1, 4, 3], 3), ([5, 5, 1], 1)] {
+        for (dims, s) in [
+            ([7, 5, 4], 1),
+            ([6, 1, 9], 3),
+            ([1, 4, 3], 3),
+            ([5, 5, 1], 1),
+        ] {
             let n = dims[0] * dims[1] * dims[2] * s;
             let data: Vec<f32> = (0..n)
                 .map(|_| {
@@ -340,7 +349,9 @@ mod tests {
             let mut got = data.clone();
             smooth(&mut got, &mut Vec::new(), dims, s);
             assert!(
-                got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()),
+                got.iter()
+                    .zip(&want)
+                    .all(|(a, b)| a.to_bits() == b.to_bits()),
                 "{dims:?} x {s}"
             );
         }

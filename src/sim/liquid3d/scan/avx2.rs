@@ -94,8 +94,8 @@ pub(super) unsafe fn hits(
 
 #[cfg(test)]
 mod tests {
-    use super::super::hash::Grid;
     use super::super::{Hits, LANES, hits as portable};
+    use crate::sim::liquid3d::hash::{Grid, reorder};
 
     /// The same hits, in the same order, as the portable scan: a random cloud (with a pile
     /// past the neighbour cap, and points outside the tank) around every one of its points.
@@ -117,7 +117,7 @@ mod tests {
         let mut grid = Grid::new([1.0, 0.6, 0.8], 0.12);
         grid.sort(&points);
         let mut sorted = Vec::new();
-        super::super::reorder(&points, &grid.order, &mut sorted);
+        reorder(&points, &grid.order, &mut sorted);
         let axes: [Vec<f32>; 3] = [0, 1, 2].map(|c| {
             let mut axis: Vec<f32> = sorted.iter().map(|p| p[c]).collect();
             axis.extend([f32::INFINITY; LANES]);
