@@ -6,8 +6,8 @@
 //! the neighbours.
 //!
 //! The model behind the `Model` seam is [`model`] (sources, knobs, the picture: the particles
-//! splatted into a volume by [`splat`] and ray-marched by `display::cpu::raymarch`); a GPU
-//! model is still to come (issue 41).
+//! splatted into a volume by [`splat`] and ray-marched by `display::cpu::raymarch`); [`gpu`]
+//! runs the same step as compute passes, [`scan`] is the density pass's neighbour scan.
 //!
 //! # Frame and units
 //! The simulation runs in the tank's own frame: the tank is the box `[0, size]` (x across, y
