@@ -57,6 +57,13 @@ pub const BRICK: usize = 4;
 /// The density of the liquid's surface (the bulk is 1).
 pub const SURFACE: f32 = 0.5;
 
+/// The largest of `v`, or 0 (densities are never negative: 0 is the maximum of nothing, as for
+/// a brick of empty voxels).
+#[inline]
+fn most(v: impl Iterator<Item = f32>) -> f32 {
+    v.fold(0.0, f32::max)
+}
+
 /// A density and dye volume over a box; see the module's header.
 #[derive(Clone, Debug, Default)]
 pub struct Volume {
@@ -118,8 +125,6 @@ impl Volume {
         }
         // Voxels a brick's maximum covers along an axis of `n`.
         let span = |b: usize, n: usize| (b * BRICK).saturating_sub(1)..((b + 1) * BRICK + 1).min(n);
-        // Densities are never negative: 0 is the empty maximum, as for a brick of nothing.
-        let most = |v: &mut dyn Iterator<Item = f32>| v.fold(0.0f32, f32::max);
         let mut rows = std::mem::take(&mut self.brick_rows);
         rows.clear();
         rows.resize(nz * ny * bx, 0.0);
@@ -130,7 +135,7 @@ impl Volume {
                 for y in 0..ny {
                     let row = &density[(z * ny + y) * nx..(z * ny + y + 1) * nx];
                     for (b, o) in out[y * bx..(y + 1) * bx].iter_mut().enumerate() {
-                        *o = most(&mut row[span(b, nx)].iter().copied());
+                        *o = most(row[span(b, nx)].iter().copied());
                     }
                 }
             });
@@ -144,7 +149,7 @@ impl Volume {
                 let rows = &rows[z * ny * bx..(z + 1) * ny * bx];
                 for (j, line) in out.chunks_mut(bx).enumerate() {
                     for (b, o) in line.iter_mut().enumerate() {
-                        *o = most(&mut span(j, ny).map(|y| rows[y * bx + b]));
+                        *o = most(span(j, ny).map(|y| rows[y * bx + b]));
                     }
                 }
             });
@@ -153,7 +158,7 @@ impl Volume {
             .enumerate()
             .for_each(|(k, out)| {
                 for (i, o) in out.iter_mut().enumerate() {
-                    *o = most(&mut span(k, nz).map(|z| planes[z * by * bx + i]));
+                    *o = most(span(k, nz).map(|z| planes[z * by * bx + i]));
                 }
             });
         self.brick_rows = rows;

@@ -543,8 +543,9 @@ pub fn transmittance(mass: f32, dye: V3) -> V3 {
 }
 
 /// `1 / d` along each axis, infinite along an axis `d` does not move on: for
-/// [`brick_exit`], which a ray calls once per brick it skips (four times a ray on average in the
-/// bench's settled pool, 2026-11-28), so its divisions are made once per ray.
+/// [`brick_exit`], which a ray calls once per brick it skips (166 000 skips for the 57 600 rays
+/// of a 640x360 frame of the bench's settled pool, 2026-11-28), so its divisions are made once
+/// per ray.
 #[inline]
 fn inverse(d: V3) -> V3 {
     d.map(|x| {

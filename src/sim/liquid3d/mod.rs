@@ -578,7 +578,6 @@ impl Liquid {
                 ];
             });
         let pack = &self.scratch.pack;
-        let (h, h2) = (kern.h, kern.h * kern.h);
         self.scratch.vel.clear();
         self.scratch.vel.resize(self.pos.len(), [0.0; 3]);
         let pairs = &self.pairs;
@@ -606,8 +605,7 @@ impl Liquid {
                     } else {
                         ([0.0, -1.0, 0.0], 1.0)
                     };
-                    let v = h - r;
-                    let (s2, s3) = (-v * kern.spiky2_slope, -v * v * kern.spiky3_slope);
+                    let [s2, s3] = kern.slopes(r);
                     // Symmetric: the pair's mean pressure over the product of the densities,
                     // (Pa + Pb) / (2 da db) = (Pa/da / db + Pb/db / da) / 2, and the mean near
                     // pressure over the mean near density times the mean density; the same for
@@ -616,8 +614,7 @@ impl Liquid {
                     let t1 = 0.5 * (me[8] + pb[8])
                         / (0.25 * (me[10] + pb[10]) * (me[9] + pb[9])).max(1e-12);
                     let push = (s2 * t0 + s3 * t1) * inv_len;
-                    let w6 = h2 - r * r;
-                    let poly = w6 * w6 * w6 * kern.poly6;
+                    let poly = kern.poly6(r * r);
                     // Pairs closing in or drawing apart are damped harder along their line
                     // than in shear.
                     let along_rel = (rel[0] * along[0] + rel[1] * along[1] + rel[2] * along[2])

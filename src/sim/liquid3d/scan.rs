@@ -67,7 +67,6 @@ pub(super) fn scan(
     #[cfg(not(target_arch = "x86_64"))]
     let found = hits(p, runs, axes, h2, stage);
     let found = found.min(HITS);
-    let h = kern.h;
     let Hits { idx, dist, w2, w3 } = stage;
     for ((r, w2), w3) in dist[..found]
         .iter_mut()
@@ -75,11 +74,7 @@ pub(super) fn scan(
         .zip(&mut w3[..found])
     {
         *r = r.sqrt();
-        // Kernels::densities_at, in the same order.
-        let v = (h - *r).max(0.0);
-        let v2 = v * v;
-        *w2 = v2 * kern.spiky2;
-        *w3 = v2 * v * kern.spiky3;
+        [*w2, *w3] = kern.densities_at(*r);
     }
     let mut acc = [0.0f32; 2];
     let first = list.len();

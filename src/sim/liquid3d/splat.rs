@@ -40,6 +40,13 @@ pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume)
     let plane = nx * ny;
     let band = nz.div_ceil(2 * rayon::current_num_threads()).max(1);
     let (pos, color) = (&liquid.pos, &liquid.color);
+    // A coordinate's first voxel along an axis of `n` and its share of the next (the voxel
+    // centres at `i + 0.5`; clamped to the volume).
+    let tap = |x: f32, n: usize| {
+        let u = (x / voxel - 0.5).clamp(0.0, (n - 1) as f32);
+        let i = (u as u32 as usize).min(n - 1);
+        (i, u - i as f32)
+    };
     vol.density
         .par_chunks_mut(band * plane)
         .zip(vol.dye.par_chunks_mut(band * plane))
@@ -48,29 +55,20 @@ pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume)
             let z0 = k * band;
             let z1 = z0 + density.len() / plane;
             for (p, c) in pos.iter().zip(color) {
-                let u = (p[2] / voxel - 0.5).clamp(0.0, (nz - 1) as f32);
-                let iz = (u as u32 as usize).min(nz - 1);
+                let (iz, fz) = tap(p[2], nz);
                 let lz = (iz + 1).min(nz - 1);
                 if lz < z0 || iz >= z1 {
                     continue;
                 }
-                let fz = u - iz as f32;
-                let mut i0 = [0usize; 2];
-                let mut f = [0.0f32; 2];
-                for a in 0..2 {
-                    let u = (p[a] / voxel - 0.5).clamp(0.0, (dims[a] - 1) as f32);
-                    let i = (u as u32 as usize).min(dims[a] - 1);
-                    i0[a] = i;
-                    f[a] = u - i as f32;
-                }
+                let ((ix, fx), (iy, fy)) = (tap(p[0], nx), tap(p[1], ny));
                 for (z, wz) in [(iz, 1.0 - fz), (lz, fz)] {
                     if z < z0 || z >= z1 {
                         continue;
                     }
-                    for (dy, wy) in [(0, 1.0 - f[1]), (1, f[1])] {
-                        let y = (i0[1] + dy).min(ny - 1);
-                        for (dx, wx) in [(0, 1.0 - f[0]), (1, f[0])] {
-                            let x = (i0[0] + dx).min(nx - 1);
+                    for (dy, wy) in [(0, 1.0 - fy), (1, fy)] {
+                        let y = (iy + dy).min(ny - 1);
+                        for (dx, wx) in [(0, 1.0 - fx), (1, fx)] {
+                            let x = (ix + dx).min(nx - 1);
                             let w = wx * wy * wz * norm;
                             let i = ((z - z0) * ny + y) * nx + x;
                             density[i] += w;

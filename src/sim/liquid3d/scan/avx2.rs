@@ -71,19 +71,17 @@ pub(super) unsafe fn hits(
                 if hi - base < LANES {
                     mask &= (1u32 << (hi - base)) - 1;
                 }
-                {
-                    let order = _mm256_loadu_si256(PACK[mask as usize].as_ptr().cast());
-                    let packed = _mm256_permutevar8x32_ps(r2, order);
-                    let which = _mm256_add_epi32(
-                        _mm256_permutevar8x32_epi32(lanes, order),
-                        _mm256_set1_epi32(base as i32),
-                    );
-                    _mm256_storeu_ps(dist.add(count), packed);
-                    _mm256_storeu_si256(idx.add(count).cast(), which);
-                    count += mask.count_ones() as usize;
-                    if count >= HITS {
-                        return count;
-                    }
+                let order = _mm256_loadu_si256(PACK[mask as usize].as_ptr().cast());
+                let packed = _mm256_permutevar8x32_ps(r2, order);
+                let which = _mm256_add_epi32(
+                    _mm256_permutevar8x32_epi32(lanes, order),
+                    _mm256_set1_epi32(base as i32),
+                );
+                _mm256_storeu_ps(dist.add(count), packed);
+                _mm256_storeu_si256(idx.add(count).cast(), which);
+                count += mask.count_ones() as usize;
+                if count >= HITS {
+                    return count;
                 }
             }
             base += LANES;
