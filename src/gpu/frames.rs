@@ -164,5 +164,32 @@ pub(crate) fn read_buffer(ctx: &GpuContext, source: &wgpu::Buffer, bytes: u64) -
 
 /// Read `n` f32 values of a buffer back, blocking.
 pub(crate) fn read_f32(ctx: &GpuContext, source: &wgpu::Buffer, n: usize) -> Vec<f32> {
-    bytemuck::cast_slice(&read_buffer(ctx, source, bytes_f32(n))).to_vec()
+    pod_vec(&read_buffer(ctx, source, bytes_f32(n)))
+}
+
+/// `bytes` as values of `T` (as many whole ones as they hold), read without assuming
+/// alignment: the bytes of a `Vec<u8>` need not be aligned for `T`, and `bytemuck::cast_slice`
+/// panics where they are not.
+pub(crate) fn pod_vec<T: bytemuck::AnyBitPattern>(bytes: &[u8]) -> Vec<T> {
+    bytes
+        .chunks_exact(size_of::<T>())
+        .map(bytemuck::pod_read_unaligned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    /// Values come back from bytes at any alignment (where `bytemuck::cast_slice` would panic),
+    /// and a partial value at the end is left out.
+    #[test]
+    fn pod_vec_reads_bytes_at_any_alignment() {
+        let values = [1.5f32, -2.25, 3.0e-7];
+        let mut bytes = vec![0u8; 1];
+        bytes.extend(values.iter().flat_map(|v| v.to_ne_bytes()));
+        bytes.push(9);
+        let got: Vec<f32> = super::pod_vec(&bytes[1..]);
+        assert_eq!(got, values);
+        let pairs: Vec<[f32; 2]> = super::pod_vec(&bytes[1..13]);
+        assert_eq!(pairs, [[1.5, -2.25]]);
+    }
 }

@@ -50,7 +50,7 @@ impl Timestamps {
     pub fn read_pairs_ms(&self, ctx: &GpuContext, pairs: u32) -> Vec<f64> {
         let pairs = pairs.min(self.count / 2);
         let bytes = read_buffer(ctx, &self.resolve, u64::from(pairs) * 16);
-        let stamps: &[u64] = bytemuck::cast_slice(&bytes);
+        let stamps: Vec<u64> = super::frames::pod_vec(&bytes);
         let ms = f64::from(self.period_ns) * 1e-6;
         stamps
             .chunks_exact(2)

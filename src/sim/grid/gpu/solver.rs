@@ -193,7 +193,7 @@ impl GpuSolver {
             Some(pp) => {
                 let bytes = std::mem::size_of::<Particle>() * GPU_CAPACITY;
                 let raw = frames::read_buffer(&self.ctx, pp.slots(), bytes as u64);
-                bytemuck::cast_slice(&raw).to_vec()
+                frames::pod_vec(&raw)
             }
             None => Vec::new(),
         }
@@ -555,7 +555,7 @@ impl GpuSolver {
     fn measured(&mut self, gp: &GridUniforms, projected: bool, checked: bool) -> StepStats {
         let (w, h) = (self.cfg.width, self.cfg.height);
         let bytes = frames::read_buffer(&self.ctx, &self.buf.results, slot::COUNT * 16);
-        let r: Vec<[f32; 4]> = bytemuck::cast_slice(&bytes).to_vec();
+        let r: Vec<[f32; 4]> = frames::pod_vec(&bytes);
         let cells = (w * h) as f32;
         let before = r[slot::DIV_BEFORE as usize];
         let after = r[slot::DIV_AFTER as usize];

@@ -19,6 +19,7 @@ use super::floaters::{self, MAX_FLOATERS};
 use super::hash::Grid;
 use super::sources::Action;
 use super::{Kernels, Knobs, LOOK_AHEAD_S, Liquid, MAX_NEIGHBOURS, MAX_PARTICLES, spacing};
+use crate::gpu::frames::pod_vec;
 use crate::gpu::kernel::Kernel;
 use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
 use crate::gpu::timestamps::StepTimes;
@@ -285,40 +286,22 @@ impl GpuLiquid {
         let (vel, rest) = rest.split_at(n * 16);
         let (color, rest) = rest.split_at(n * 16);
         let (density, balls) = rest.split_at(n * 8);
-        // Read byte by byte: the bytes of a Vec<u8> need not be aligned for f32.
-        let floats = |b: &[u8]| -> Vec<f32> {
-            b.chunks_exact(4)
-                .map(|c| f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))
-                .collect()
-        };
-        let four = |b: &[u8]| -> Vec<[f32; 4]> {
-            floats(b)
-                .chunks_exact(4)
-                .map(|c| [c[0], c[1], c[2], c[3]])
-                .collect()
-        };
-        let three = |b: &[u8]| -> Vec<[f32; 3]> {
-            floats(b)
-                .chunks_exact(4)
-                .map(|c| [c[0], c[1], c[2]])
-                .collect()
-        };
+        let four = |b: &[u8]| -> Vec<[f32; 4]> { pod_vec(b) };
+        let three =
+            |b: &[u8]| -> Vec<[f32; 3]> { four(b).iter().map(|c| [c[0], c[1], c[2]]).collect() };
         let mut l = Liquid::new(self.host.size);
         let colors = four(color);
         l.pos = three(pos);
         l.vel = three(vel);
         l.color = colors.iter().map(|c| [c[0], c[1], c[2]]).collect();
-        l.density = floats(density)
-            .chunks_exact(2)
-            .map(|c| [c[0], c[1]])
-            .collect();
+        l.density = pod_vec(density);
         l.birth = colors
             .iter()
             .map(|c| serial_from_f32(c[3], self.births))
             .collect();
         l.next_birth = self.births;
         // The floaters' places and velocities; their sizes and colours are the host's.
-        let balls = floats(balls);
+        let balls: Vec<f32> = pod_vec(balls);
         l.floaters = self.host.floaters.clone();
         for (f, b) in l.floaters.iter_mut().zip(balls.chunks_exact(8)) {
             f.pos = [b[0], b[1], b[2]];

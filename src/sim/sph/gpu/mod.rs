@@ -14,6 +14,7 @@ mod resources;
 pub mod solids;
 pub mod sources;
 
+use crate::gpu::frames::pod_vec;
 use crate::gpu::kernel::{Binding, Kernel};
 use crate::gpu::timestamps::StepTimes;
 use crate::sim::sph::gpu::resources::{Pipelines, Resources, padded};
@@ -289,14 +290,12 @@ impl GpuFluid {
         let read = |b: &wgpu::Buffer, size: usize| {
             crate::gpu::frames::read_buffer(&self.ctx, b, (n * size).max(4) as u64)
         };
-        let pairs = |bytes: Vec<u8>| -> Vec<[f32; 2]> {
-            bytemuck::cast_slice::<u8, [f32; 2]>(&bytes[..n * 8]).to_vec()
-        };
+        let pairs = |bytes: Vec<u8>| -> Vec<[f32; 2]> { pod_vec(&bytes[..n * 8]) };
         fluid.pos = pairs(read(&r.pos, 8));
         fluid.vel = pairs(read(&r.vel, 8));
         fluid.density = pairs(read(&r.density, 8));
         let colors = read(&r.color, 16);
-        let colors = bytemuck::cast_slice::<u8, [f32; 4]>(&colors[..n * 16]);
+        let colors: Vec<[f32; 4]> = pod_vec(&colors[..n * 16]);
         fluid.color = colors.iter().map(|c| [c[0], c[1], c[2]]).collect();
         fluid.birth = colors
             .iter()
@@ -589,7 +588,7 @@ impl GpuFluid {
         };
         let read = |b: &wgpu::Buffer, count: usize| -> Vec<u32> {
             let bytes = crate::gpu::frames::read_buffer(&self.ctx, b, (count * 4) as u64);
-            bytemuck::cast_slice(&bytes[..count * 4]).to_vec()
+            pod_vec(&bytes[..count * 4])
         };
         let order = if self.n > 0 {
             read(&r.order, self.n)
