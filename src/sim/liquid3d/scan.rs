@@ -93,6 +93,7 @@ pub(super) fn scan(
 
 /// Whether the positions by axis hold [`LANES`] values past every run's end (the step pads
 /// them), as the AVX2 scan reads whole groups.
+#[cfg(target_arch = "x86_64")]
 fn padded(runs: &[(u32, u32)], axes: &[Vec<f32>; 3]) -> bool {
     let len = axes.iter().map(Vec::len).min().unwrap_or(0);
     runs.iter().all(|&(_, hi)| hi as usize + LANES <= len)
