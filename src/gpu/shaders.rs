@@ -53,6 +53,11 @@ pub const PASSES: &[(&str, &str)] = &[
         "liquid3d_sources",
         include_str!("../../shaders/liquid3d_sources.wgsl"),
     ),
+    (
+        "liquid3d_splat",
+        include_str!("../../shaders/liquid3d_splat.wgsl"),
+    ),
+    ("raymarch", include_str!("../../shaders/raymarch.wgsl")),
 ];
 
 /// The full source of pass `name` (common prelude included).

@@ -5,6 +5,7 @@
 
 use crate::display::gpu::bloom::MipUniform;
 use crate::display::gpu::obstacle_overlay::OverlayUniform;
+use crate::display::gpu::raymarch::MarchUniform;
 use crate::display::gpu::streamlines::StreamUniform;
 use crate::display::gpu::uniforms::{ColourUniform, PictureUniform};
 use crate::gpu::shaders;
@@ -21,6 +22,7 @@ use crate::sim::liquid3d::gpu::resources::{GpuBall, Liquid3dUniform};
 use crate::sim::liquid3d::gpu::sources::{
     GpuFresh as L3Fresh, GpuImpulse as L3Impulse, SourcesUniform as L3SourcesUniform,
 };
+use crate::sim::liquid3d::gpu::splat::Splat3dUniform;
 use crate::sim::sph::gpu::light::LightUniform;
 use crate::sim::sph::gpu::solids::CollideUniform;
 use crate::sim::sph::gpu::sources::{GpuFresh, GpuImpulse, SourcesUniform};
@@ -306,6 +308,23 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
         ),
         layout!("liquid3d_sources", "Fresh", L3Fresh, [pos, vel, color]),
         layout!(
+            "liquid3d_splat",
+            "Splat3d",
+            Splat3dUniform,
+            [
+                n, nx, ny, nz, inside_x, inside_y, inside_z, floaters, inv_voxel, norm, colours
+            ]
+        ),
+        layout!(
+            "raymarch",
+            "March",
+            MarchUniform,
+            [
+                eye, right, up, forward, axis_x, axis_y, axis_z, corner, sun, sun_local, box_,
+                shadow, dims, bricks, sizes
+            ]
+        ),
+        layout!(
             "divergence",
             "Decide",
             DecideUniform,
@@ -366,6 +385,83 @@ fn wgsl_f32(shader: &str, name: &str) -> f32 {
         naga::Expression::Literal(naga::Literal::F32(x)) => x,
         ref e => panic!("{shader}.wgsl: const {name} is {e:?}, not an f32 literal"),
     }
+}
+
+/// The value of WGSL constant `name` (a `vec3<f32>` of literals) in `shader`.
+fn wgsl_vec3(shader: &str, name: &str) -> [f32; 3] {
+    let module = parse(shader);
+    let (_, constant) = module
+        .constants
+        .iter()
+        .find(|(_, c)| c.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("{shader}.wgsl has no const {name}"));
+    let naga::Expression::Compose { ref components, .. } = module.global_expressions[constant.init]
+    else {
+        panic!("{shader}.wgsl: const {name} is not a vector");
+    };
+    let v: Vec<f32> = components
+        .iter()
+        .map(|&c| match module.global_expressions[c] {
+            naga::Expression::Literal(naga::Literal::F32(x)) => x,
+            ref e => panic!("{shader}.wgsl: const {name} holds {e:?}"),
+        })
+        .collect();
+    v.try_into()
+        .unwrap_or_else(|_| panic!("{shader}.wgsl: const {name} is not a vec3"))
+}
+
+/// The 3D liquid's picture on the GPU uses the CPU's constants.
+#[test]
+fn the_ray_march_and_splat_constants_mirror_the_wgsl() {
+    use crate::display::cpu::raymarch as cpu;
+    use crate::display::gpu::raymarch::MARCH_SW;
+    use crate::display::volume::{BRICK, SURFACE};
+    use crate::sim::liquid3d::gpu::splat::{SPLAT_SW, UNITS};
+    let s = "raymarch";
+    assert_eq!(wgsl_u32(s, "MARCH_SW"), MARCH_SW);
+    assert_eq!(wgsl_u32(s, "BRICK") as usize, BRICK);
+    assert_eq!(wgsl_u32(s, "BISECTIONS") as usize, cpu::BISECTIONS);
+    for (name, value) in [
+        ("SURFACE", SURFACE),
+        ("SURFACE_STEP", cpu::SURFACE_STEP),
+        ("INSIDE_STEP", cpu::INSIDE_STEP),
+        ("IOR", cpu::IOR),
+        ("DYE", cpu::DYE),
+        ("SCATTER", cpu::SCATTER),
+        ("GLOW", cpu::GLOW),
+        ("AMBIENT", cpu::AMBIENT),
+        ("TILE", cpu::TILE),
+        ("ALBEDO_LIGHT", cpu::ALBEDO[0]),
+        ("ALBEDO_DARK", cpu::ALBEDO[1]),
+        ("FOG", cpu::FOG),
+        ("GLASS", cpu::GLASS),
+        ("EDGE", cpu::EDGE),
+        ("EDGE_PIXELS", cpu::EDGE_PIXELS),
+        ("SHADOW", cpu::SHADOW),
+        ("SHADOW_STEP", cpu::SHADOW_STEP),
+        ("SHADOW_EMPTY", cpu::SHADOW_EMPTY),
+        ("BALL_SHADOW", cpu::BALL_SHADOW),
+    ] {
+        assert_eq!(wgsl_f32(s, name), value, "{name} (raymarch.wgsl)");
+    }
+    for (name, value) in [
+        ("WATER", cpu::WATER),
+        ("SUN", cpu::SUN),
+        ("HORIZON", cpu::HORIZON),
+        ("ZENITH", cpu::ZENITH),
+    ] {
+        assert_eq!(wgsl_vec3(s, name), value, "{name} (raymarch.wgsl)");
+    }
+    let s = "liquid3d_splat";
+    assert_eq!(wgsl_u32(s, "SPLAT_SW"), SPLAT_SW);
+    assert_eq!(wgsl_f32(s, "UNITS"), UNITS);
+    use crate::sim::liquid3d::splat as cpu_splat;
+    assert_eq!(wgsl_u32(s, "WALL_LAYERS") as usize, cpu_splat::WALL_LAYERS);
+    assert_eq!(wgsl_u32(s, "BULK_LAYER") as usize, cpu_splat::BULK_LAYER);
+    assert_eq!(
+        crate::display::gpu::raymarch::MAX_BALLS,
+        crate::sim::liquid3d::floaters::MAX_FLOATERS
+    );
 }
 
 #[test]
@@ -528,4 +624,9 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
         "liquid3d_sources",
         crate::sim::liquid3d::gpu::sources::binding::ALL,
     ),
+    (
+        "liquid3d_splat",
+        crate::sim::liquid3d::gpu::splat::binding::ALL,
+    ),
+    ("raymarch", crate::display::gpu::raymarch::binding::ALL),
 ];

@@ -38,43 +38,43 @@ pub const SURFACE_STEP: f32 = 1.0;
 pub const INSIDE_STEP: f32 = 3.0;
 /// Halvings placing a crossing of the surface (to an eighth of a step), before the straight
 /// line between the last two points.
-const BISECTIONS: usize = 3;
+pub(crate) const BISECTIONS: usize = 3;
 /// Water's refractive index.
 pub const IOR: f32 = 1.33;
 /// Water's absorption per metre of bulk liquid (red first).
-const WATER: V3 = [0.45, 0.12, 0.06];
+pub(crate) const WATER: V3 = [0.45, 0.12, 0.06];
 /// A dye's absorption per metre of bulk liquid of the colours it is not.
-const DYE: f32 = 2.2;
+pub(crate) const DYE: f32 = 2.2;
 /// The light the liquid scatters per metre of bulk liquid.
-const SCATTER: f32 = 1.5;
+pub(crate) const SCATTER: f32 = 1.5;
 /// The light scattered, as a share of the sun's.
-const GLOW: f32 = 0.7;
+pub(crate) const GLOW: f32 = 0.7;
 /// The sun's light.
-const SUN: V3 = [1.3, 1.22, 1.1];
+pub(crate) const SUN: V3 = [1.3, 1.22, 1.1];
 /// The sky's light on the floor.
-const AMBIENT: f32 = 0.15;
+pub(crate) const AMBIENT: f32 = 0.15;
 /// The sky at the horizon and straight up.
-const HORIZON: V3 = [0.05, 0.055, 0.075];
-const ZENITH: V3 = [0.006, 0.008, 0.02];
+pub(crate) const HORIZON: V3 = [0.05, 0.055, 0.075];
+pub(crate) const ZENITH: V3 = [0.006, 0.008, 0.02];
 /// The floor's checker squares, m, and their two albedos.
-const TILE: f32 = 0.3;
-const ALBEDO: [f32; 2] = [0.2, 0.07];
+pub(crate) const TILE: f32 = 0.3;
+pub(crate) const ALBEDO: [f32; 2] = [0.2, 0.07];
 /// The floor fades into the horizon over this distance, m.
-const FOG: f32 = 14.0;
+pub(crate) const FOG: f32 = 14.0;
 /// How much light the glass lets through, and its edges' light.
-const GLASS: f32 = 0.9;
-const EDGE: f32 = 0.35;
+pub(crate) const GLASS: f32 = 0.9;
+pub(crate) const EDGE: f32 = 0.35;
 /// The edges' half width, pixels of the light.
-const EDGE_PIXELS: f32 = 1.5;
+pub(crate) const EDGE_PIXELS: f32 = 1.5;
 /// The liquid's shadow: optical depth per metre of bulk liquid.
-const SHADOW: f32 = 1.6;
+pub(crate) const SHADOW: f32 = 1.6;
 /// The shadow map's texel and its rays' step, in voxels (the shadow is soft), and the density
 /// below which a brick casts none.
-const SHADOW_TEXEL: f32 = 2.0;
-const SHADOW_STEP: f32 = 1.5;
-const SHADOW_EMPTY: f32 = 0.05;
+pub(crate) const SHADOW_TEXEL: f32 = 2.0;
+pub(crate) const SHADOW_STEP: f32 = 1.5;
+pub(crate) const SHADOW_EMPTY: f32 = 0.05;
 /// A ball's shadow: as dark as liquid this many times denser than the bulk.
-const BALL_SHADOW: f32 = 3.0;
+pub(crate) const BALL_SHADOW: f32 = 3.0;
 
 /// How the ray march trades quality for time.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -572,9 +572,10 @@ fn brick_exit(inv: V3, q: V3, t: f32) -> f32 {
     t + exit.max(0.0) + 1e-3
 }
 
-/// The box the rays march through, in voxels: the tank (the volume may reach a little past it).
-fn march_box(vol: &Volume, scene: &Scene) -> V3 {
-    [0, 1, 2].map(|c| (scene.tank.size[c] / vol.voxel).min(vol.dims[c] as f32))
+/// The box the rays march through, in voxels: the tank (a volume of `dims` voxels of `voxel` m
+/// may reach a little past it).
+pub(crate) fn march_box(dims: [usize; 3], voxel: f32, scene: &Scene) -> V3 {
+    [0, 1, 2].map(|c| (scene.tank.size[c] / voxel).min(dims[c] as f32))
 }
 
 /// The share of the light squares of a unit checker over a box `w` wide round `(x, z)`
@@ -636,7 +637,7 @@ impl RayMarch {
             scene,
             balls: &balls,
             shadow: &self.shadow,
-            dims: march_box(vol, scene),
+            dims: march_box(vol.dims, vol.voxel, scene),
             pixel: 2.0 * lens.half / h as f32,
         };
         let eye = scene.camera.eye;
@@ -659,11 +660,11 @@ impl RayMarch {
 
 /// The camera's rays for a light of a given size.
 pub struct Lens {
-    right: V3,
-    up: V3,
-    forward: V3,
+    pub(crate) right: V3,
+    pub(crate) up: V3,
+    pub(crate) forward: V3,
     /// The tangent of half the vertical field of view.
-    half: f32,
+    pub(crate) half: f32,
     size: (usize, usize),
 }
 
@@ -698,3 +699,4 @@ mod shadow;
 mod tests;
 
 use shadow::Shadow;
+pub(crate) use shadow::ShadowRect;

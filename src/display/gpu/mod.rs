@@ -12,6 +12,7 @@ pub(crate) mod bloom;
 pub(crate) mod colorize;
 pub(crate) mod obstacle_overlay;
 pub mod picture;
+pub mod raymarch;
 pub mod streamlines;
 pub(crate) mod sunrays;
 pub(crate) mod tone;

@@ -7,8 +7,25 @@
 use super::floaters::Floater;
 use super::sources::Action;
 use super::{Knobs, Liquid};
+use crate::display::cpu::raymarch::Quality;
+use crate::display::volume::Scene;
+use crate::fluid::Look;
 use crate::gpu::GpuError;
 use rayon::prelude::*;
+
+/// What a frame shows, besides the particles.
+pub struct FrameView<'a> {
+    pub look: &'a Look,
+    pub scene: &'a Scene,
+    /// The voxel asked for, m, and the particles per m³ of the liquid at rest.
+    pub voxel: f32,
+    pub target_density: f32,
+    /// The frame's size, and how the ray march trades quality for time.
+    pub size: (usize, usize),
+    pub quality: Quality,
+    /// The floaters' colours (their places are the GPU's).
+    pub colours: &'a [[f32; 3]],
+}
 
 /// The particles' home (see the module's header). Calls run inside the model's thread pool.
 pub trait LiquidBackend: Send {
@@ -61,6 +78,33 @@ pub trait LiquidBackend: Send {
     fn take_step_times(&mut self) -> Vec<f64> {
         Vec::new()
     }
+
+    /// Whether it draws the picture itself, on its device (the GPU's: see
+    /// [`LiquidBackend::encode_frame`]); otherwise the model draws it on the CPU from
+    /// [`LiquidBackend::liquid`].
+    fn draws(&self) -> bool {
+        false
+    }
+
+    /// Encode a frame of the particles seen in `view` on the backend's device and submit it;
+    /// its serial, or `None` (a frame skipped, a failed device, a backend that does not draw).
+    fn encode_frame(&mut self, _view: &FrameView) -> Option<u64> {
+        None
+    }
+
+    /// Wait for frame `serial` and copy it into `out` (RGBA8 of `size`, rows top first; zeros
+    /// when it did not come back).
+    fn finish_frame(&mut self, _serial: u64, _look: &Look, _size: (usize, usize), out: &mut [u8]) {
+        out.fill(0);
+    }
+
+    /// Copy the newest finished frame into `out` without waiting; its size.
+    fn collect_frame(&mut self, _out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        None
+    }
+
+    /// Wait for the device and drop every frame in flight (before a frame rendered at once).
+    fn settle_frames(&mut self) {}
 }
 
 impl LiquidBackend for Liquid {

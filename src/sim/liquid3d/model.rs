@@ -22,7 +22,7 @@
 //!   the light goes through the display's picture (exposure, tone, bloom, dither) as every
 //!   model's does.
 
-use super::backend::LiquidBackend;
+use super::backend::{FrameView, LiquidBackend};
 use super::floaters::{Floater, MAX_FLOATERS, NEAR, RADIUS_H, TAKE};
 use super::sources::Action;
 use super::splat::splat;
@@ -299,6 +299,31 @@ impl Liquid3dModel {
         let picture = &mut self.picture;
         self.pool
             .install(|| picture.render(&src, &look, width, height, out));
+    }
+
+    /// Encode a `width x height` frame at `quality` on a backend that draws its own picture
+    /// (the GPU's); its serial, or `None` (an empty size, a frame skipped).
+    fn encode_frame(
+        &mut self,
+        look: &Look,
+        (width, height): (usize, usize),
+        quality: Quality,
+    ) -> Option<u64> {
+        if width == 0 || height == 0 {
+            return None;
+        }
+        let scene = self.scene(&look.orbit);
+        let view = FrameView {
+            look,
+            scene: &scene,
+            voxel: self.voxel(quality.voxel),
+            target_density: self.knobs.target_density,
+            size: (width, height),
+            quality,
+            colours: &[],
+        };
+        let backend = &mut self.backend;
+        self.pool.install(|| backend.encode_frame(&view))
     }
 
     /// Set how the picture trades quality for time (offline renders; playing uses
@@ -632,10 +657,26 @@ impl Model for Liquid3dModel {
 
     fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
         let quality = self.quality;
+        if self.backend.draws() {
+            assert_eq!(out.len(), width * height * 4, "frame buffer size");
+            self.backend.settle_frames();
+            match self.encode_frame(look, (width, height), quality) {
+                Some(serial) => self
+                    .backend
+                    .finish_frame(serial, look, (width, height), out),
+                None => out.fill(0),
+            }
+            return;
+        }
         self.draw(look, (width, height), quality, out);
     }
 
     fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        if self.backend.draws() {
+            return self
+                .encode_frame(look, (width, height), Quality::LIVE)
+                .is_some();
+        }
         let mut frame = std::mem::take(&mut self.frame);
         frame.fill(width, height, |out| {
             self.draw(look, (width, height), Quality::LIVE, out)
@@ -645,6 +686,9 @@ impl Model for Liquid3dModel {
     }
 
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        if self.backend.draws() {
+            return self.backend.collect_frame(out);
+        }
         self.frame.take(out)
     }
 

@@ -21,20 +21,10 @@ const PASSES: usize = 2;
 /// (particles per m³).
 pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume) {
     let size = liquid.size();
-    let largest = size.iter().fold(0.0f32, |a, &s| a.max(s));
-    let voxel = voxel.max(largest / MAX_SIDE as f32).max(1e-4);
-    // At most MAX_VOXELS in all (64 MiB of volume): coarser voxels for a huge tank.
-    let mut voxel = voxel;
-    let mut dims = size.map(|s| ((s / voxel).ceil() as usize).clamp(2, MAX_SIDE));
-    while dims.iter().product::<usize>() > MAX_VOXELS {
-        let over = dims.iter().product::<usize>() as f32 / MAX_VOXELS as f32;
-        voxel *= libm::cbrtf(over).max(1.01);
-        dims = size.map(|s| ((s / voxel).ceil() as usize).clamp(2, MAX_SIDE));
-    }
+    let (dims, voxel) = grid(size, voxel);
     vol.clear(dims, voxel);
     let [nx, ny, nz] = dims;
-    // Particles per m³ in the liquid at rest: one per lattice cell.
-    let norm = (super::spacing(target_density) / voxel).powi(3);
+    let norm = norm(target_density, voxel);
     // Bands of planes in parallel, each taking from every particle what falls in its planes:
     // every voxel sums its particles in their order, on any number of threads.
     let plane = nx * ny;
@@ -83,17 +73,44 @@ pub fn splat(liquid: &Liquid, target_density: f32, voxel: f32, vol: &mut Volume)
     smooth(&mut vol.density, &mut other, dims, 1);
     smooth(bytemuck::cast_slice_mut(&mut vol.dye), &mut other, dims, 3);
     vol.scratch = other;
-    // Whole voxels inside the tank (the model fits its voxels to the tank; a partial last one
-    // lies partly past the glass and is not a wall layer).
-    let inside = [0, 1, 2].map(|a| ((size[a] / voxel + 1e-3).floor() as usize).clamp(1, dims[a]));
-    fill_walls(vol, inside);
+    fill_walls(vol, inside(size, voxel, dims));
     vol.finish();
+}
+
+/// The volume over a tank of `size` m at voxels of about `voxel` m: its voxels per axis and
+/// their size (at least what keeps every side within [`MAX_SIDE`] and the whole within
+/// [`MAX_VOXELS`]).
+pub fn grid(size: [f32; 3], voxel: f32) -> ([usize; 3], f32) {
+    let largest = size.iter().fold(0.0f32, |a, &s| a.max(s));
+    let voxel = voxel.max(largest / MAX_SIDE as f32).max(1e-4);
+    // At most MAX_VOXELS in all (64 MiB of volume): coarser voxels for a huge tank.
+    let mut voxel = voxel;
+    let mut dims = size.map(|s| ((s / voxel).ceil() as usize).clamp(2, MAX_SIDE));
+    while dims.iter().product::<usize>() > MAX_VOXELS {
+        let over = dims.iter().product::<usize>() as f32 / MAX_VOXELS as f32;
+        voxel *= libm::cbrtf(over).max(1.01);
+        dims = size.map(|s| ((s / voxel).ceil() as usize).clamp(2, MAX_SIDE));
+    }
+    (dims, voxel)
+}
+
+/// A particle's share of a voxel of `voxel` m, in densities of the bulk at rest: the
+/// particles per m³ there (`target_density`: one per lattice cell) fill it to 1.
+pub fn norm(target_density: f32, voxel: f32) -> f32 {
+    (super::spacing(target_density) / voxel).powi(3)
+}
+
+/// Whole voxels inside a tank of `size` m per axis, for a volume of `dims` voxels of `voxel`
+/// m (the model fits its voxels to the tank; a partial last one lies partly past the glass and
+/// is not a wall layer).
+pub fn inside(size: [f32; 3], voxel: f32, dims: [usize; 3]) -> [usize; 3] {
+    [0, 1, 2].map(|a| ((size[a] / voxel + 1e-3).floor() as usize).clamp(1, dims[a]))
 }
 
 /// Layers of voxels against the side walls that [`fill_walls`] evens out, and the layer it
 /// measures the bulk by.
-const WALL_LAYERS: usize = 2;
-const BULK_LAYER: usize = 3;
+pub(crate) const WALL_LAYERS: usize = 2;
+pub(crate) const BULK_LAYER: usize = 3;
 
 /// The side walls: the particles keep about a spacing from the glass (the walls push as
 /// liquid beyond them would), so the layers of voxels against the glass read thinner than the

@@ -38,14 +38,25 @@ impl Shadow {
     }
 }
 
-impl Shadow {
-    /// The liquid's optical depth towards the sun over the floor under and around the tank.
-    pub(super) fn draw(&mut self, vol: &Volume, scene: &Scene, balls: &[Ball]) {
+/// The rectangle of the floor the shadow map covers: what the tank's box shades.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct ShadowRect {
+    /// Its corner (x, z), m.
+    pub corner: [f32; 2],
+    /// A texel's side, m.
+    pub texel: f32,
+    /// Texels across (x) and deep (z).
+    pub dims: (usize, usize),
+}
+
+impl ShadowRect {
+    /// The rectangle for a volume of `voxel` m in `scene`; `None` when the sun is too low to
+    /// cast a shadow worth a map.
+    pub(crate) fn new(voxel: f32, scene: &Scene) -> Option<Self> {
         let tank = &scene.tank;
         let sun = scene.sun;
         if sun[1] <= 0.05 {
-            self.dims = (0, 0);
-            return;
+            return None;
         }
         // The floor the tank's box shades: its corners moved down along the sun to y = 0.
         let (mut lo, mut hi) = ([f32::INFINITY; 2], [f32::NEG_INFINITY; 2]);
@@ -63,16 +74,34 @@ impl Shadow {
                 hi[i] = hi[i].max(v);
             }
         }
-        let texel = SHADOW_TEXEL * vol.voxel;
+        let texel = SHADOW_TEXEL * voxel;
         let nx = (((hi[0] - lo[0]) / texel).ceil() as usize).clamp(1, 1024);
         let nz = (((hi[1] - lo[1]) / texel).ceil() as usize).clamp(1, 1024);
-        self.dims = (nx, nz);
+        Some(Self {
+            corner: lo,
+            texel,
+            dims: (nx, nz),
+        })
+    }
+}
+
+impl Shadow {
+    /// The liquid's optical depth towards the sun over the floor under and around the tank.
+    pub(super) fn draw(&mut self, vol: &Volume, scene: &Scene, balls: &[Ball]) {
+        let Some(rect) = ShadowRect::new(vol.voxel, scene) else {
+            self.dims = (0, 0);
+            return;
+        };
+        let tank = &scene.tank;
+        let (lo, texel, (nx, _)) = (rect.corner, rect.texel, rect.dims);
+        self.dims = rect.dims;
         self.corner = lo;
         self.texel = texel;
+        let nz = rect.dims.1;
         self.depth.clear();
         self.depth.resize(nx * nz, 0.0);
-        let dims = march_box(vol, scene);
-        let dir = tank.dir_to_local(sun);
+        let dims = march_box(vol.dims, vol.voxel, scene);
+        let dir = tank.dir_to_local(scene.sun);
         let inv = inverse(dir);
         self.depth
             .par_chunks_mut(nx)

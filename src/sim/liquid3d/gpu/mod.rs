@@ -10,21 +10,26 @@
 //! frame. A step is two compute passes in one command buffer; at most
 //! [`MAX_STEPS_IN_FLIGHT`] advances are queued before the oldest is waited for.
 
+pub(crate) mod picture;
 pub(crate) mod resources;
 pub(crate) mod sources;
+pub(crate) mod splat;
 
-use super::backend::LiquidBackend;
+use super::backend::{FrameView, LiquidBackend};
 use super::floaters::Floater;
 use super::floaters::{self, MAX_FLOATERS};
 use super::hash::Grid;
 use super::sources::Action;
 use super::{Kernels, Knobs, LOOK_AHEAD_S, Liquid, MAX_NEIGHBOURS, MAX_PARTICLES, spacing};
+use crate::display::volume::Volume;
+use crate::fluid::Look;
 use crate::gpu::frames::pod_vec;
 use crate::gpu::kernel::Kernel;
 use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
 use crate::gpu::timestamps::StepTimes;
 use crate::gpu::{GpuContext, GpuError};
 use crate::kernels::portable::Portable;
+use picture::LiquidPicture;
 use resources::{Cells, Particles, Pipelines};
 use sources::{GpuFresh, GpuImpulse, Sources};
 use std::collections::VecDeque;
@@ -68,6 +73,8 @@ pub struct GpuLiquid {
     in_flight: VecDeque<wgpu::SubmissionIndex>,
     timing: Option<StepTimes>,
     failure: Option<GpuError>,
+    /// The picture's passes (made at the first frame).
+    picture: Option<LiquidPicture>,
 }
 
 impl GpuLiquid {
@@ -90,6 +97,7 @@ impl GpuLiquid {
             in_flight: VecDeque::new(),
             timing: None,
             failure: None,
+            picture: None,
         })
     }
 
@@ -140,6 +148,33 @@ impl GpuLiquid {
                 false
             }
         }
+    }
+
+    /// The particles splatted into the picture's volume on the GPU at voxels of about `voxel`
+    /// m, for `target_density` particles per m³ at rest, and read back (waits for the GPU):
+    /// what the picture ray-marches, for tests against the CPU's splat. `None` on a failed
+    /// device.
+    pub fn volume(&mut self, voxel: f32, target_density: f32) -> Option<Volume> {
+        if self.failure.is_some() {
+            return None;
+        }
+        self.sync();
+        self.reserve(self.n.max(1));
+        let p = self.particles.as_ref()?;
+        let picture = self
+            .picture
+            .get_or_insert_with(|| LiquidPicture::new(&self.ctx.device));
+        let colours: Vec<[f32; 3]> = self.host.floaters.iter().map(|f| f.color).collect();
+        let job = splat::SplatJob {
+            particles: (&p.pos, &p.color, self.n),
+            floaters: (&p.balls, &colours),
+            size: self.host.size,
+            target_density,
+            voxel,
+        };
+        let vol = picture.splat_volume(&self.ctx, &job);
+        self.check();
+        self.failure.is_none().then_some(vol)
     }
 
     /// Buffers for `n` particles (kept when large enough; the particles carried over).
@@ -611,5 +646,55 @@ impl LiquidBackend for GpuLiquid {
 
     fn take_step_times(&mut self) -> Vec<f64> {
         self.take_gpu_times()
+    }
+
+    fn draws(&self) -> bool {
+        true
+    }
+
+    fn encode_frame(&mut self, view: &FrameView) -> Option<u64> {
+        if self.failure.is_some() {
+            return None;
+        }
+        self.sync();
+        // Buffers even for no particles: the frame shows the empty tank.
+        self.reserve(self.n.max(1));
+        let colours: Vec<[f32; 3]> = self.host.floaters.iter().map(|f| f.color).collect();
+        let view = FrameView {
+            colours: &colours,
+            ..*view
+        };
+        let picture = self
+            .picture
+            .get_or_insert_with(|| LiquidPicture::new(&self.ctx.device));
+        let serial = picture.encode(
+            &self.ctx,
+            (self.particles.as_ref(), self.n, self.host.size),
+            &view,
+        );
+        self.check();
+        serial
+    }
+
+    fn finish_frame(&mut self, serial: u64, look: &Look, size: (usize, usize), out: &mut [u8]) {
+        match &mut self.picture {
+            Some(p) if self.failure.is_none() => p.finish(&self.ctx, serial, look, size, out),
+            _ => out.fill(0),
+        }
+    }
+
+    fn collect_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
+        if self.failure.is_some() {
+            return None;
+        }
+        self.picture.as_mut()?.collect(&self.ctx, out)
+    }
+
+    fn settle_frames(&mut self) {
+        if self.failure.is_none()
+            && let Some(p) = &mut self.picture
+        {
+            p.settle(&self.ctx);
+        }
     }
 }
