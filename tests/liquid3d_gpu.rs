@@ -615,3 +615,30 @@ fn the_gpu_ray_march_draws_the_cpus_light() {
         assert!(a.abs_diff(b) <= b / 10 + 2, "{name}: {a} against {b}");
     }
 }
+
+/// The GPU's floaters' places reach the host without a read-back of the particles: after
+/// steps that move a floater, `refresh_floaters` (once the copy has landed) gives the places
+/// the GPU holds, which a full read-back then confirms.
+#[test]
+fn the_gpu_floaters_places_come_back_without_the_particles() {
+    use dyeflow::sim::liquid3d::floaters::Floater;
+    let Some(mut gpu) = gpu() else {
+        return;
+    };
+    let mut liquid = dam_break();
+    let start = [0.6, 0.8, 0.24];
+    liquid.floaters.push(Floater::new(start, 0.06));
+    *gpu.liquid_mut() = liquid;
+    gpu.step(&Knobs::default(), SUBSTEP_S, 1.0, 30);
+    LiquidBackend::wait(&mut gpu);
+    gpu.refresh_floaters();
+    let seen = gpu.floaters()[0].pos;
+    assert!(start[1] - seen[1] > 0.01, "the floater fell: {seen:?}");
+    let read = gpu.liquid().floaters[0].pos;
+    for k in 0..3 {
+        assert!(
+            (seen[k] - read[k]).abs() < 1e-6,
+            "{seen:?} against {read:?}"
+        );
+    }
+}

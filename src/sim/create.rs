@@ -85,7 +85,7 @@ fn create_particles(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), Cpu
 }
 
 /// The 3D liquid for `spec`: its particles on the GPU when `spec.backend` allows and one
-/// works, else on the CPU (the picture is drawn on the CPU either way, for now).
+/// works (the picture drawn there too), else on the CPU.
 fn create_liquid3d(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
     use super::liquid3d::gpu::GpuLiquid;
     use super::liquid3d::model::{DEFAULT_PARTICLES, Liquid3dModel};

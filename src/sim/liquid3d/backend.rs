@@ -50,9 +50,14 @@ pub trait LiquidBackend: Send {
     /// next step).
     fn liquid_mut(&mut self) -> &mut Liquid;
 
-    /// The floaters as last known (on the GPU: as last read back, a frame old at most while the
-    /// picture is drawn; their number is always the current one).
+    /// The floaters as last known (on the GPU: as last read back, which the activity probe
+    /// does every quarter second while playing, and [`LiquidBackend::refresh_floaters`] once a
+    /// frame; their number is always the current one).
     fn floaters(&self) -> &[Floater];
+
+    /// Bring the floaters' places up to date as far as is known without waiting (the GPU's:
+    /// from a copy made after its last step, read back once it has landed).
+    fn refresh_floaters(&mut self) {}
 
     /// Give floater `i` `share` of `colour` (the picture's, not the physics').
     fn tint_floater(&mut self, i: usize, colour: [f32; 3], share: f32);

@@ -462,6 +462,9 @@ impl Liquid3dModel {
 
     /// Apply the queued sources (past the budget the oldest particles go).
     fn apply_sources(&mut self) {
+        // The notes tint the floaters they land near: where they are now (and the next copy
+        // of their places is made only once this one is read: every frame).
+        self.backend.refresh_floaters();
         let pending = std::mem::take(&mut self.pending);
         let actions: Vec<Action> = pending.iter().filter_map(|s| self.plan(s)).collect();
         self.pending = pending;

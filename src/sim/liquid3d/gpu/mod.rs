@@ -33,6 +33,8 @@ use picture::LiquidPicture;
 use resources::{Cells, Particles, Pipelines};
 use sources::{GpuFresh, GpuImpulse, Sources};
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 use crate::sim::cells::gpu::CellSortUniform;
 use resources::{GpuBall, Liquid3dUniform};
@@ -47,6 +49,11 @@ pub const MAX_STEPS_IN_FLIGHT: usize = 2;
 const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 /// Steps timed between two readbacks of their timestamps.
 const TIMED_STEPS: u32 = 256;
+
+/// The states of the floaters' readback map.
+const MAPPING: u8 = 0;
+const MAPPED: u8 = 1;
+const UNMAPPABLE: u8 = 2;
 
 /// Workgroups covering `n` items.
 fn groups(n: usize) -> u32 {
@@ -75,6 +82,10 @@ pub struct GpuLiquid {
     failure: Option<GpuError>,
     /// The picture's passes (made at the first frame).
     picture: Option<LiquidPicture>,
+    /// The floaters' places and velocities copied after a step into a staging buffer being
+    /// mapped (how many, and the map's state: [`MAPPING`], [`MAPPED`] or [`UNMAPPABLE`]),
+    /// read by `refresh_floaters`.
+    floater_read: Option<(wgpu::Buffer, usize, Arc<AtomicU8>)>,
 }
 
 impl GpuLiquid {
@@ -98,6 +109,7 @@ impl GpuLiquid {
             timing: None,
             failure: None,
             picture: None,
+            floater_read: None,
         })
     }
 
@@ -175,6 +187,35 @@ impl GpuLiquid {
         let vol = picture.splat_volume(&self.ctx, &job);
         self.check();
         self.failure.is_none().then_some(vol)
+    }
+
+    /// Copy the floaters' places after the steps queued into a staging buffer and map it
+    /// (none while the last copy is unread).
+    fn copy_floaters(&mut self) {
+        let count = self.host.floaters.len().min(MAX_FLOATERS);
+        let Some(p) = &self.particles else { return };
+        if count == 0 || self.floater_read.is_some() {
+            return;
+        }
+        let bytes = (count * size_of::<GpuBall>()) as u64;
+        let staging = self.ctx.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("Liquid 3D: floaters readback"),
+            size: bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut enc = self.ctx.device.create_command_encoder(&Default::default());
+        enc.copy_buffer_to_buffer(&p.balls, 0, &staging, 0, bytes);
+        self.ctx.queue.submit([enc.finish()]);
+        let state = Arc::new(AtomicU8::new(MAPPING));
+        let flag = state.clone();
+        staging.slice(..).map_async(wgpu::MapMode::Read, move |r| {
+            flag.store(
+                if r.is_ok() { MAPPED } else { UNMAPPABLE },
+                Ordering::Release,
+            );
+        });
+        self.floater_read = Some((staging, count, state));
     }
 
     /// Buffers for `n` particles (kept when large enough; the particles carried over).
@@ -275,6 +316,8 @@ impl GpuLiquid {
         }
         let n = self.n;
         let count = self.host.floaters.len().min(MAX_FLOATERS);
+        // A copy of the floaters still unread is older than what this reads: dropped.
+        self.floater_read = None;
         // Every buffer copied into one staging buffer, one submission and one bounded wait.
         let parts: [(&wgpu::Buffer, u64); 5] = [
             (&p.pos, (n * 16) as u64),
@@ -544,6 +587,39 @@ impl LiquidBackend for GpuLiquid {
         &self.host.floaters
     }
 
+    fn refresh_floaters(&mut self) {
+        if self.failure.is_some() {
+            return;
+        }
+        let _ = self.ctx.device.poll(wgpu::PollType::Poll);
+        let Some((staging, count, state)) = &self.floater_read else {
+            return;
+        };
+        match state.load(Ordering::Acquire) {
+            MAPPING => return,
+            UNMAPPABLE => {
+                // Let the next step make another.
+                self.floater_read = None;
+                return;
+            }
+            _ => {}
+        }
+        // A host copy being edited (or as fresh as the GPU) keeps its own.
+        if !self.edited
+            && !self.fresh
+            && *count == self.host.floaters.len()
+            && let Ok(view) = staging.slice(..).get_mapped_range()
+        {
+            let balls: Vec<f32> = pod_vec(&view);
+            for (f, b) in self.host.floaters.iter_mut().zip(balls.chunks_exact(8)) {
+                f.pos = [b[0], b[1], b[2]];
+                f.vel = [b[4], b[5], b[6]];
+            }
+        }
+        staging.unmap();
+        self.floater_read = None;
+    }
+
     fn tint_floater(&mut self, i: usize, colour: [f32; 3], share: f32) {
         if let Some(f) = self.host.floaters.get_mut(i) {
             f.tint(colour, share);
@@ -622,6 +698,7 @@ impl LiquidBackend for GpuLiquid {
             self.run(&k, dt, keep);
         }
         self.fresh = false;
+        self.copy_floaters();
         self.in_flight.push_back(self.ctx.queue.submit([]));
         if self.in_flight.len() > MAX_STEPS_IN_FLIGHT
             && let Some(oldest) = self.in_flight.pop_front()

@@ -75,13 +75,20 @@ impl LiquidPicture {
                 self.volume.ball_count = 0;
             }
         }
+        // At most as many rays as one binding of the light holds on this device.
+        let limit = (device.limits().max_storage_buffer_binding_size / 16).max(1) as usize;
+        let mut quality = view.quality;
+        quality.max_rays = match quality.max_rays {
+            0 => limit,
+            rays => rays.min(limit),
+        };
         let light_size = self.march.encode(
             ctx,
             &mut encoder,
             &self.volume,
             view.scene,
             view.size,
-            view.quality,
+            quality,
         );
         let (light, _) = self.march.light();
         if self.light.as_ref() != Some(light) {
