@@ -63,7 +63,11 @@ pub use streamlines::StreamlineParams;
 ///   stretched); older states' drawings are redrawn at the project's own grid as they showed
 ///   there ([`obstacles::migrate_to_v10`]).
 /// - 11: the 3D liquid's floaters ([`liquid::FLOATERS_ID`]); older states load without them.
-pub const STATE_VERSION: u32 = 11;
+/// - 12: adaptive dye ([`ADAPTIVE_DYE_ID`]); older states load with it off.
+pub const STATE_VERSION: u32 = 12;
+
+/// Id of the adaptive dye's amount (also written by [`migrate_state`]).
+pub const ADAPTIVE_DYE_ID: &str = "adapt_dye";
 
 /// Id of the note mapping parameter (also written by [`migrate_state`]).
 pub const MAPPING_MODE_ID: &str = "mapping";
@@ -432,6 +436,10 @@ pub struct DyeflowParams {
     pub velocity_dissipation: FloatParam,
     #[id = "dye_diss"]
     pub dye_dissipation: FloatParam,
+    /// Adaptive dye (engine::adaptive): how hard a frame filling with dye fades the old dye
+    /// and turns the sources down, 0 (off) ..= 1.
+    #[id = "adapt_dye"]
+    pub adaptive_dye: FloatParam,
     #[id = "vort"]
     pub vorticity: FloatParam,
     #[id = "p_iters"]
@@ -729,6 +737,14 @@ impl Default for DyeflowParams {
                 .with_unit(" /s")
                 .with_value_to_string(v2s_adaptive())
                 .with_string_to_value(s2v_number()),
+            adaptive_dye: FloatParam::new(
+                "Adaptive dye",
+                1.0,
+                FloatRange::Linear { min: 0.0, max: 1.0 },
+            )
+            .with_unit(" %")
+            .with_value_to_string(v2s_percent(0))
+            .with_string_to_value(s2v_percent()),
             vorticity: FloatParam::new("Vorticity", 0.3, vorticity_range())
                 .with_value_to_string(formatters::v2s_f32_rounded(3))
                 .with_string_to_value(s2v_number()),
@@ -970,6 +986,15 @@ pub fn migrate_state(state: &mut PluginState) {
     // 10 -> 11: the 3D liquid's floaters, none for an old project.
     if version < 11 {
         liquid::migrate_to_v11(state);
+    }
+
+    // 11 -> 12: adaptive dye, off for an old project, which keeps its look (a value it names
+    // anyway is kept).
+    if version < 12 {
+        state
+            .params
+            .entry(ADAPTIVE_DYE_ID.to_owned())
+            .or_insert(ParamValue::F32(0.0));
     }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();

@@ -817,3 +817,78 @@ fn the_particle_fluid_renders_a_pool() {
         "the grid's dye does not pool: {gtop} {gbottom}"
     );
 }
+
+/// Luma (Rec. 709 on the 8-bit values) of every pixel.
+fn lumas(img: &Image) -> Vec<f32> {
+    img.rgba
+        .chunks_exact(4)
+        .map(|p| 0.2126 * f32::from(p[0]) + 0.7152 * f32::from(p[1]) + 0.0722 * f32::from(p[2]))
+        .collect()
+}
+
+/// A dense burst (200 notes in 2 s over five octaves) fills the frame; a note played half a
+/// second after it must still show as a distinct bright region: the pixels it brightens (by
+/// 40 levels or more between the frame before it and the frame 0.15 s after) cover at least
+/// 0.2 % of the frame and are on average 60 levels brighter than the frame's median. With
+/// adaptive dye (the default) it does (84 levels, 2026-11-28); the same render with adaptive
+/// dye off, printed for comparison, falls short (47 levels over a median of 139).
+#[test]
+fn a_note_after_a_dense_burst_still_stands_out() {
+    let dir = scratch("burst");
+    let mid = dir.join("burst.mid");
+    let mut notes: Vec<(f64, f64, u8)> = (0..200)
+        .map(|i| (0.01 * f64::from(i), 0.3, 36 + ((i * 7) % 60) as u8))
+        .collect();
+    notes.push((2.5, 0.3, 72));
+    std::fs::write(&mid, midi_file(&notes)).unwrap();
+    let fps = 20;
+    let measure = |adaptive: f32| {
+        let sub = dir.join(format!("adaptive-{adaptive}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        let preset = sub.join("preset.json");
+        std::fs::write(
+            &preset,
+            format!(
+                r#"{{"params": {{"adapt_dye": {adaptive}}}, "fields": {{"state-version": "{}"}}}}"#,
+                dyeflow::params::STATE_VERSION
+            ),
+        )
+        .unwrap();
+        let opts = RenderOptions {
+            midi: Some(mid.clone()),
+            preset: Some(preset),
+            ..small(&sub, fps, 2.8)
+        };
+        render::render(&opts, &AtomicBool::new(false)).unwrap();
+        // The frame just before the late note (2.45 s) and 0.15 s after it.
+        let before = lumas(&frame(&sub, (2.45 * f64::from(fps)) as usize - 1));
+        let after = lumas(&frame(&sub, (2.65 * f64::from(fps)) as usize - 1));
+        let mut sorted = after.clone();
+        sorted.sort_by(f32::total_cmp);
+        let median = sorted[sorted.len() / 2];
+        let lit: Vec<f32> = before
+            .iter()
+            .zip(&after)
+            .filter(|(b, a)| **a - **b >= 40.0)
+            .map(|(_, a)| *a)
+            .collect();
+        let share = lit.len() as f32 / after.len() as f32;
+        let mean = lit.iter().sum::<f32>() / lit.len().max(1) as f32;
+        let covered = after.iter().filter(|&&l| l > 25.0).count() as f32 / after.len() as f32;
+        eprintln!(
+            "adaptive {adaptive}: the note brightens {:.2} % of the frame to a mean luma of \
+             {mean:.1}, the frame's median {median:.1}, {:.1} % of it lit",
+            100.0 * share,
+            100.0 * covered
+        );
+        (share, mean - median)
+    };
+    let (share, lift) = measure(1.0);
+    let (share_off, lift_off) = measure(0.0);
+    assert!(share >= 0.002, "the note's region: {share}");
+    assert!(lift >= 60.0, "the note stands {lift} above the median");
+    assert!(
+        share * lift > share_off * lift_off,
+        "adaptive dye helps the note stand out: {share} x {lift} against {share_off} x {lift_off}"
+    );
+}

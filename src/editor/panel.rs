@@ -656,6 +656,8 @@ impl Panel {
             slider(ui, &p.brightness, setter, cols);
             slider(ui, &p.saturation, setter, cols);
             slider(ui, &p.hue_shift, setter, cols);
+            // Adaptive dye: how the picture keeps its contrast in dense music.
+            slider(ui, &p.adaptive_dye, setter, cols);
             // The filmic tone's effects.
             let e = &p.effects;
             slider(ui, &e.bloom, setter, cols);

@@ -4,6 +4,10 @@ use super::*;
 use crate::fluid::StreamlineLook;
 use crate::mapping::{MAX_PILLAR_EDITS, ObstacleEdit};
 
+/// Simulated seconds without a frame read after which the adaptive dye releases as if it had
+/// read empty frames.
+const UNSEEN_S: f64 = 0.5;
+
 /// Everything between the event queue and the model, shared by the engine and the offline
 /// renderer so both drive the fluid identically: the mapping (notes and audio to splats),
 /// the parameter smoothing, the discrete knobs and the obstacles.
@@ -24,6 +28,9 @@ pub struct Driver {
     /// The last step's parameters: a step of no time (sources only) carries them, so the
     /// liquid's budget holds between steps.
     last: StepInput,
+    /// Adaptive dye ([`super::adaptive`]), and the simulated time of the frame it last read.
+    compressor: super::adaptive::Compressor,
+    observed_at: f64,
 }
 
 impl Driver {
@@ -44,6 +51,39 @@ impl Driver {
                 0.0,
                 0.0,
             ),
+            compressor: Default::default(),
+            observed_at: 0.0,
+        }
+    }
+
+    /// Read a frame shown now (RGBA8, `width x height`): how full it is sets the adaptive
+    /// dye's action (at the amount `params` set) for the steps after it.
+    pub fn observe_frame(
+        &mut self,
+        rgba: &[u8],
+        (width, height): (usize, usize),
+        params: &DyeflowParams,
+    ) {
+        let fill = super::adaptive::Fill::of(rgba, width, height);
+        let dt = (self.sim_time - self.observed_at) as f32;
+        self.observed_at = self.sim_time;
+        self.compressor
+            .observe(fill, dt, params.adaptive_dye.value());
+    }
+
+    /// The adaptive dye's action now: the fade it adds (1/s) and the share of their dye the
+    /// sources inject.
+    pub fn adaptive(&self) -> (f32, f32) {
+        (self.compressor.fade(), self.compressor.gain())
+    }
+
+    /// The splats of this step with the adaptive dye's share of their dye.
+    fn adapt_splats(&mut self) {
+        let gain = self.compressor.gain();
+        if gain < 1.0 {
+            for s in &mut self.splats {
+                s.amount *= gain;
+            }
         }
     }
 
@@ -104,6 +144,7 @@ impl Driver {
         self.pillars(&mapping);
         self.sync_obstacles(model, params);
         if !self.splats.is_empty() {
+            self.adapt_splats();
             model.inject(&self.splats);
             self.changes += 1;
         }
@@ -112,6 +153,14 @@ impl Driver {
         self.last = step_input;
         step_input.vorticity = (step_input.vorticity + drive.vorticity_boost)
             .min(crate::params::vorticity_range().unnormalize(1.0));
+        // No frame read for a while (nobody watching): the adaptive dye lets go.
+        let unseen = self.sim_time - self.observed_at;
+        if unseen > UNSEEN_S {
+            self.compressor
+                .observe(None, unseen as f32, params.adaptive_dye.value());
+            self.observed_at = self.sim_time;
+        }
+        step_input.dye_dissipation += self.compressor.fade();
         model.advance(&step_input);
         self.sim_time += f64::from(step_input.dt);
         step_input.dt
@@ -142,6 +191,7 @@ impl Driver {
             }
             return walls;
         }
+        self.adapt_splats();
         model.inject(&self.splats);
         self.changes += 1;
         // A step of no time applies the splats and nothing else.

@@ -5,6 +5,7 @@
 //! [`Engine`] is an RAII handle: dropping it stops and joins the thread, which releases the
 //! GPU device.
 
+pub mod adaptive;
 pub mod chroma;
 mod driver;
 mod knobs;

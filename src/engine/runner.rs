@@ -382,12 +382,15 @@ impl Runner<'_> {
     /// Hand over the pending frame if it is ready.
     fn publish_frame(&mut self) {
         let model = &mut self.sim.model;
+        let (driver, params) = (&mut self.driver, &self.params);
         // Before the hand-over: the consumer may see the frame as soon as it is handed over.
         let ready = self.traced_frame.then(Instant::now);
-        if self
-            .frames
-            .publish_from(self.driver.sim_time(), |pixels| model.take_frame(pixels))
-        {
+        if self.frames.publish_from(driver.sim_time(), |pixels| {
+            let size = model.take_frame(pixels)?;
+            // How full the frame is sets the adaptive dye's action.
+            driver.observe_frame(pixels, size, params);
+            Some(size)
+        }) {
             self.period.frames += 1;
             self.frame_pending = false;
             self.shared.frames.fetch_add(1, Ordering::AcqRel);

@@ -1,5 +1,6 @@
-//! The audio bands and colour by pitch (state version 6): older states load with the
-//! full-band audio path of old, new instances paint with bands and pitch.
+//! The audio bands and colour by pitch (state version 6) and adaptive dye (12): older states
+//! load with the full-band audio path of old and without adaptive dye; new instances paint
+//! with bands and pitch, and adapt their dye.
 
 use super::*;
 
@@ -72,4 +73,28 @@ fn new_instances_paint_with_bands_and_pitch_under_stable_ids() {
     };
     assert_eq!(cfg.legacy_audio(), 1.0);
     assert_eq!(crate::mapping::MappingConfig::default().legacy_audio(), 0.0);
+}
+
+/// Adaptive dye (state version 12): an older state loads with it off and keeps its look; a
+/// value it names is kept; a current state without it gets the default, on.
+#[test]
+fn states_from_before_adaptive_dye_load_without_it() {
+    for version in [None, Some(1), Some(8), Some(11)] {
+        let mut s = state(version, &[]);
+        migrate_state(&mut s);
+        assert_eq!(
+            amount(&s, ADAPTIVE_DYE_ID),
+            Some(0.0),
+            "version {version:?}"
+        );
+    }
+    let mut s = state(Some(11), &[(ADAPTIVE_DYE_ID, ParamValue::F32(0.4))]);
+    migrate_state(&mut s);
+    assert_eq!(amount(&s, ADAPTIVE_DYE_ID), Some(0.4));
+    let mut s = state(Some(STATE_VERSION), &[]);
+    migrate_state(&mut s);
+    assert_eq!(amount(&s, ADAPTIVE_DYE_ID), None);
+    let p = DyeflowParams::default();
+    assert!(p.param_map().iter().any(|(id, ..)| id == ADAPTIVE_DYE_ID));
+    assert_eq!(p.adaptive_dye.default_plain_value(), 1.0);
 }

@@ -805,6 +805,7 @@ pub fn render_with(
                 opts.height as usize,
                 &mut rgba,
             );
+            driver.observe_frame(&rgba, (opts.width as usize, opts.height as usize), &params);
             writer.write(&rgba)?;
             if opts.stats && stats::measured(frame, frames_total) {
                 picture.add_frame(&rgba);

@@ -16,6 +16,8 @@ pub struct PictureStats {
     pub frames: u64,
     pixels: u64,
     luma_sum: f64,
+    luma_squares: f64,
+    dark: u64,
     bright: u64,
     clipped: u64,
     lit: u64,
@@ -29,6 +31,10 @@ impl PictureStats {
             let (r, g, b) = (f64::from(px[0]), f64::from(px[1]), f64::from(px[2]));
             let luma = 0.2126 * r + 0.7152 * g + 0.0722 * b;
             self.luma_sum += luma;
+            self.luma_squares += luma * luma;
+            if luma < LIT_LUMA {
+                self.dark += 1;
+            }
             if luma > BRIGHT_LUMA {
                 self.bright += 1;
             }
@@ -63,6 +69,22 @@ impl PictureStats {
         }
     }
 
+    /// The standard deviation of the luma over every pixel of every frame added, 0-255: how
+    /// much contrast the picture has.
+    pub fn luma_deviation(&self) -> f64 {
+        if self.pixels == 0 {
+            return 0.0;
+        }
+        let n = self.pixels as f64;
+        let mean = self.luma_sum / n;
+        (self.luma_squares / n - mean * mean).max(0.0).sqrt()
+    }
+
+    /// Share of dark pixels (luma below [`LIT_LUMA`]), 0-1.
+    pub fn dark(&self) -> f64 {
+        self.share(self.dark)
+    }
+
     /// Share of pixels brighter than half (luma above [`BRIGHT_LUMA`]), 0-1.
     pub fn bright(&self) -> f64 {
         self.share(self.bright)
@@ -87,12 +109,15 @@ impl PictureStats {
         }
     }
 
-    /// The figures as one line: "mean luma 9.7 · brighter than half 0.2 % · ...".
+    /// The figures as one line: "mean luma 9.7 · deviation 12.0 · ...".
     pub fn line(&self) -> String {
         format!(
-            "mean luma {:.1} of 255 · brighter than half {:.1} % · clipped white {:.1} % · \
-             coverage (luma > {LIT_LUMA}) {:.1} % · saturation of lit pixels {:.2}",
+            "mean luma {:.1} of 255 · deviation {:.1} · darker than {LIT_LUMA} {:.1} % · \
+             brighter than half {:.1} % · clipped white {:.1} % · coverage (luma > {LIT_LUMA}) \
+             {:.1} % · saturation of lit pixels {:.2}",
             self.mean_luma(),
+            self.luma_deviation(),
+            100.0 * self.dark(),
             100.0 * self.bright(),
             100.0 * self.clipped(),
             100.0 * self.coverage(),
@@ -137,6 +162,15 @@ mod tests {
         assert_eq!(s.coverage(), 0.75);
         assert!((s.lit_saturation() - 1.0 / 3.0).abs() < 1e-12);
         assert_eq!(s.frames, 1);
+        // Dark (< 25): black, 1 of 4. Deviation: sqrt(mean of squares - mean²), the squares
+        // 0, 65025, 2939.05, 16384: mean 21087.01, less 109.303² = 11947.20: sqrt(9139.81)
+        // = 95.60.
+        assert_eq!(s.dark(), 0.25);
+        assert!(
+            (s.luma_deviation() - 95.60).abs() < 0.01,
+            "{}",
+            s.luma_deviation()
+        );
     }
 
     /// Frames add up: a black frame halves the mean luma and the shares of a white one.
