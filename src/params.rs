@@ -33,12 +33,14 @@ pub use crate::output_window::Placement;
 pub mod effects;
 pub mod heat;
 pub mod liquid;
+pub mod modulation;
 pub mod obstacles;
 pub mod particles;
 pub mod streamlines;
 pub use effects::EffectsParams;
 pub use heat::HeatParams;
 pub use liquid::LiquidParams;
+pub use modulation::{MODULATION_KEY, Modulation};
 pub use obstacles::{OBSTACLES_KEY, ObstacleField, ObstacleSettings};
 pub use particles::ParticleParams;
 pub use streamlines::StreamlineParams;
@@ -419,6 +421,11 @@ pub struct DyeflowParams {
     #[persist = "output"]
     pub output: RwLock<OutputSettings>,
 
+    /// Modulation: the LFOs and the routes ([`modulation`]). Written by state loads and
+    /// presets; read by the simulation thread once a step.
+    #[persist = "modulation"]
+    pub modulation: RwLock<Modulation>,
+
     /// The obstacles: the layout last picked and the mask as drawn. Written by the editor,
     /// by state loads and by the simulation thread (the brush's strokes); see
     /// [`ObstacleField`].
@@ -714,6 +721,7 @@ impl Default for DyeflowParams {
             editor: RwLock::new(EditorSettings::default()),
             osc: RwLock::new(OscSettings::default()),
             output: RwLock::new(OutputSettings::default()),
+            modulation: RwLock::new(Modulation::default()),
             obstacles: ObstacleField::default(),
 
             bypass: BoolParam::new("Bypass", false)
@@ -998,6 +1006,11 @@ pub fn migrate_state(state: &mut PluginState) {
     }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();
+    let modulation = parse_lenient::<Modulation>(state.fields.get(MODULATION_KEY)).sanitized();
+    state.fields.insert(
+        MODULATION_KEY.to_owned(),
+        serde_json::to_string(&modulation).expect("plain struct serialises"),
+    );
     let obstacles = parse_lenient::<ObstacleSettings>(state.fields.get(OBSTACLES_KEY)).sanitized();
     state.fields.insert(
         OBSTACLES_KEY.to_owned(),

@@ -22,8 +22,8 @@ use crate::fluid::mask::{Layout, Mask};
 use crate::fluid::{ColorMode, LiquidStyle, ObstacleStyle, StreamlineMode, ToneMode};
 use crate::mapping::MappingMode;
 use crate::params::{
-    Aspect, BackendChoice, DyeflowParams, FluidChoice, OBSTACLES_KEY, ObstacleSettings,
-    SETTINGS_KEY, STATE_VERSION, Settings, migrate_state, state_version,
+    Aspect, BackendChoice, DyeflowParams, FluidChoice, MODULATION_KEY, Modulation, OBSTACLES_KEY,
+    ObstacleSettings, SETTINGS_KEY, STATE_VERSION, Settings, migrate_state, state_version,
 };
 use nice_plug::params::internals::ParamPtr;
 use nice_plug::plugin::{ParamValue, PluginState};
@@ -127,6 +127,8 @@ pub struct PresetReport {
     pub patch: Option<SettingsPatch>,
     /// Whether the preset carries obstacles, which [`apply`] then set.
     pub obstacles: bool,
+    /// Whether the preset carries modulation, which [`apply`] then set.
+    pub modulation: bool,
     /// The state version of a preset made by a newer Dyeflow (it loads as far as this one
     /// understands it).
     pub newer: Option<u32>,
@@ -165,6 +167,9 @@ pub enum PresetError {
     /// `fields.obstacles.mask` is not a mask Dyeflow reads.
     #[error("its obstacle \"mask\" does not read: {0}")]
     BadObstacleMask(String),
+    /// `fields.modulation` is not modulation Dyeflow reads.
+    #[error("its \"modulation\" does not read: {0}")]
+    BadModulation(String),
     /// A settings field has a value outside its allowed ones.
     #[error("settings field '{name}' is {value}; use one of {allowed}")]
     BadSetting {
@@ -220,6 +225,13 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
         state.fields.insert(OBSTACLES_KEY.to_owned(), canonical);
         obstacles = Some(checked);
     }
+    let modulation = match state.fields.get(MODULATION_KEY) {
+        Some(json) => Some(
+            serde_json::from_str::<Modulation>(json)
+                .map_err(|e| PresetError::BadModulation(e.to_string()))?,
+        ),
+        None => None,
+    };
     migrate_state(&mut state);
     // As migrated: an older preset's drawing is redrawn as it showed (state version 10).
     if let Some(o) = &mut obstacles
@@ -255,6 +267,10 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
     if let Some(obstacles) = obstacles {
         params.obstacles.set(obstacles);
     }
+    if let Some(m) = &modulation {
+        *params.modulation.write() = m.clone().sanitized();
+    }
+    report.modulation = modulation.is_some();
     report.patch = patch;
     Ok(report)
 }
@@ -268,6 +284,8 @@ pub struct Resolved {
     pub settings: Option<SettingsPatch>,
     /// The preset's obstacles, if it carries any.
     pub obstacles: Option<ObstacleSettings>,
+    /// The preset's modulation, if it carries any.
+    pub modulation: Option<Modulation>,
     /// What else loading it found.
     pub report: PresetReport,
 }
@@ -286,6 +304,7 @@ pub fn resolve(bytes: &[u8]) -> Result<Resolved, PresetError> {
         values,
         settings: report.patch.clone(),
         obstacles: report.obstacles.then(|| scratch.obstacles.get().0),
+        modulation: report.modulation.then(|| scratch.modulation.read().clone()),
         report,
     })
 }
@@ -311,6 +330,9 @@ pub fn load(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Preset
     }
     if let Some(obstacles) = resolved.obstacles {
         params.obstacles.set(obstacles);
+    }
+    if let Some(m) = resolved.modulation {
+        *params.modulation.write() = m;
     }
     Ok(resolved.report)
 }
@@ -342,6 +364,10 @@ pub fn to_json(params: &DyeflowParams) -> String {
     fields.insert(
         OBSTACLES_KEY.to_owned(),
         serde_json::to_string(&params.obstacles.get().0).unwrap_or_default(),
+    );
+    fields.insert(
+        MODULATION_KEY.to_owned(),
+        serde_json::to_string(&*params.modulation.read()).unwrap_or_default(),
     );
     // The layout it is written in, as a project is: read back, no migration of an older
     // layout applies to it (without it, it read as version 1, and a drawing of another shape
@@ -1041,5 +1067,54 @@ mod tests {
         assert_eq!(report.unknown, vec!["settings.glow".to_owned()]);
         assert!((params.viscosity.value() - 12.0).abs() < 1e-3);
         assert_eq!(params.settings().sim_resolution, 512);
+    }
+
+    /// A preset carries its modulation: written with the rest, read back into the
+    /// parameters, kept as it was through a load as a whole; one that does not read is
+    /// refused and changes nothing; a project's state keeps it through the migration, with bad
+    /// values brought within bounds.
+    #[test]
+    fn modulation_travels_in_presets_and_states() {
+        use crate::params::modulation::{Route, Source};
+        let p = DyeflowParams::default();
+        *p.modulation.write() = Modulation {
+            routes: vec![Route {
+                source: Source::Lfo(1),
+                target: "hue".into(),
+                depth: -0.4,
+            }],
+            ..Default::default()
+        };
+        let json = to_json(&p);
+        assert!(json.contains("lfo2"), "{json}");
+        let q = DyeflowParams::default();
+        let report = apply(json.as_bytes(), &q).expect("applies");
+        assert!(report.modulation);
+        assert_eq!(*q.modulation.read(), *p.modulation.read());
+        let r = DyeflowParams::default();
+        load(json.as_bytes(), &r).expect("loads");
+        assert_eq!(*r.modulation.read(), *p.modulation.read());
+        let bad = br#"{"params": {}, "fields": {"modulation": "{\"routes\": [{\"source\": \"tempo\", \"target\": \"hue\", \"depth\": 1}]}"}}"#;
+        let before = r.modulation.read().clone();
+        assert!(matches!(apply(bad, &r), Err(PresetError::BadModulation(_))));
+        assert_eq!(*r.modulation.read(), before, "nothing changed");
+        // A project's state: kept, sanitised.
+        let mut state = nice_plug::plugin::PluginState {
+            version: String::new(),
+            params: Default::default(),
+            fields: [(
+                MODULATION_KEY.to_owned(),
+                r#"{"routes": [{"source": "cc7", "target": "vort", "depth": 5}]}"#.to_owned(),
+            )]
+            .into_iter()
+            .collect(),
+        };
+        crate::params::migrate_state(&mut state);
+        let m: Modulation = serde_json::from_str(&state.fields[MODULATION_KEY]).unwrap();
+        assert_eq!(m.routes.len(), 1);
+        assert_eq!(
+            (m.routes[0].source, m.routes[0].depth),
+            (Source::Cc(7), 1.0)
+        );
     }
 }

@@ -892,3 +892,43 @@ fn a_note_after_a_dense_burst_still_stands_out() {
         "adaptive dye helps the note stand out: {share} x {lift} against {share_off} x {lift_off}"
     );
 }
+
+/// A preset with an LFO on the hue renders the same frames every run (the LFO follows the
+/// music's time), and other frames than the same preset without the route.
+#[test]
+fn an_lfo_in_a_preset_renders_the_same_every_run() {
+    let dir = scratch("lfo");
+    let mid = dir.join("notes.mid");
+    std::fs::write(&mid, midi_file(&[(0.1, 1.0, 60), (0.4, 1.0, 67)])).unwrap();
+    let version = dyeflow::params::STATE_VERSION;
+    let route = r#"{\"source\": \"lfo1\", \"target\": \"hue\", \"depth\": 0.5}"#;
+    let lfo = r#"{\"shape\": \"triangle\", \"sync\": false, \"hz\": 1.5}"#;
+    let render_with = |name: &str, routes: &str| {
+        let sub = dir.join(name);
+        std::fs::create_dir_all(&sub).unwrap();
+        let preset = sub.join("preset.json");
+        std::fs::write(
+            &preset,
+            format!(
+                r#"{{"params": {{}}, "fields": {{"state-version": "{version}", "modulation": "{{\"lfos\": [{lfo}], \"routes\": [{routes}]}}"}}}}"#
+            ),
+        )
+        .unwrap();
+        let opts = RenderOptions {
+            midi: Some(mid.clone()),
+            preset: Some(preset),
+            ..small(&sub, 20, 1.5)
+        };
+        render::render(&opts, &AtomicBool::new(false)).unwrap();
+        (0..30).map(|i| frame(&sub, i).rgba).collect::<Vec<_>>()
+    };
+    let a = render_with("a", route);
+    let b = render_with("b", route);
+    let plain = render_with("plain", "");
+    assert!(a == b, "the same frames every run");
+    let differ = a.iter().zip(&plain).filter(|(x, y)| x != y).count();
+    assert!(
+        differ >= 20,
+        "{differ} of 30 frames differ from the render without the LFO"
+    );
+}

@@ -94,6 +94,9 @@ pub fn load(
     if let Some(obstacles) = resolved.obstacles {
         params.obstacles.set(obstacles);
     }
+    if let Some(m) = resolved.modulation {
+        *params.modulation.write() = m;
+    }
     Ok((changed, resolved.report.version_note()))
 }
 

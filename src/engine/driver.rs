@@ -31,6 +31,8 @@ pub struct Driver {
     /// Adaptive dye ([`super::adaptive`]), and the simulated time of the frame it last read.
     compressor: super::adaptive::Compressor,
     observed_at: f64,
+    /// Modulation: the sources' state and the routes ([`super::modulation`]).
+    modulator: super::modulation::Modulator,
 }
 
 impl Driver {
@@ -53,6 +55,7 @@ impl Driver {
             ),
             compressor: Default::default(),
             observed_at: 0.0,
+            modulator: Default::default(),
         }
     }
 
@@ -69,6 +72,12 @@ impl Driver {
         self.observed_at = self.sim_time;
         self.compressor
             .observe(fill, dt, params.adaptive_dye.value());
+    }
+
+    /// What the model was told at the last step (the knobs as smoothed and modulated, the
+    /// adaptive dye's fade included).
+    pub fn last_input(&self) -> StepInput {
+        self.last
     }
 
     /// The adaptive dye's action now: the fade it adds (1/s) and the share of their dye the
@@ -113,6 +122,7 @@ impl Driver {
     /// brush strokes to the obstacles (applied with the next step, or
     /// [`Driver::sync_obstacles`]).
     pub fn event(&mut self, model: &mut dyn Model, event: &TimedEvent) {
+        self.modulator.event(&event.event);
         match event.event {
             SimEvent::Splat(s) => {
                 model.inject(&[s]);
@@ -148,9 +158,13 @@ impl Driver {
             model.inject(&self.splats);
             self.changes += 1;
         }
-        let knobs = self.smoother.advance(Knobs::from_params(params), real_dt);
+        // The modulation's LFOs follow the music's time (not the fluid's speed).
+        self.modulator.advance(real_dt);
+        let offsets = self.modulator.offsets(params);
+        let knobs = self
+            .smoother
+            .advance(Knobs::from_params_modulated(params, &offsets), real_dt);
         let mut step_input = Self::input_of(knobs, &self.discrete, real_dt, drive.swing);
-        self.last = step_input;
         step_input.vorticity = (step_input.vorticity + drive.vorticity_boost)
             .min(crate::params::vorticity_range().unnormalize(1.0));
         // No frame read for a while (nobody watching): the adaptive dye lets go.
@@ -161,6 +175,7 @@ impl Driver {
             self.observed_at = self.sim_time;
         }
         step_input.dye_dissipation += self.compressor.fade();
+        self.last = step_input;
         model.advance(&step_input);
         self.sim_time += f64::from(step_input.dt);
         step_input.dt
@@ -338,5 +353,62 @@ mod tests {
             d.idle(&mut m, &p);
         }
         assert_eq!(m.fluid().len(), 500);
+    }
+
+    /// An LFO routed to a parameter moves what the simulation is told at the LFO's period: a
+    /// free 2 Hz sine on the dye dissipation, 30 % of its range deep, stepped at 60 steps a
+    /// second for 3 s, crosses its middle going up every 0.5 s, and swings round the
+    /// parameter's own value.
+    #[test]
+    fn an_lfo_moves_the_simulation_s_input_at_its_period() {
+        use crate::params::modulation::{Lfo, Modulation, Route, Shape, Source};
+        let p = DyeflowParams::default();
+        *p.modulation.write() = Modulation {
+            lfos: [Lfo {
+                shape: Shape::Sine,
+                sync: false,
+                hz: 2.0,
+                ..Lfo::default()
+            }; 4],
+            routes: vec![Route {
+                source: Source::Lfo(0),
+                target: "dye_diss".into(),
+                depth: 0.3,
+            }],
+        };
+        let mut d = Driver::new(&p);
+        let mut m = SphModel::new((64, 36), 1, 500).expect("a model");
+        let dt = 1.0 / 60.0;
+        let seen: Vec<f32> = (0..180)
+            .map(|_| {
+                d.step(&mut m, &p, dt);
+                d.last_input().dye_dissipation
+            })
+            .collect();
+        let (lo, hi) = seen[60..]
+            .iter()
+            .fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        let base = p.dye_dissipation.value();
+        assert!(
+            lo < base && hi > base && hi - lo > 1.0,
+            "{lo}..{hi} round {base}"
+        );
+        let mid = 0.5 * (lo + hi);
+        let ups: Vec<f32> = (61..180)
+            .filter(|&i| seen[i - 1] < mid && seen[i] >= mid)
+            .map(|i| i as f32 * dt)
+            .collect();
+        assert!(ups.len() >= 3, "{ups:?}");
+        for w in ups.windows(2) {
+            assert!((w[1] - w[0] - 0.5).abs() < 1.5 * dt, "{ups:?}");
+        }
+        // Without the route the input holds still.
+        p.modulation.write().routes.clear();
+        let mut still = Vec::new();
+        for _ in 0..30 {
+            d.step(&mut m, &p, dt);
+            still.push(d.last_input().dye_dissipation);
+        }
+        assert!((still[29] - base).abs() < 1e-3, "{}", still[29]);
     }
 }

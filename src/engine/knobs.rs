@@ -16,6 +16,7 @@ use crate::kernels::portable::Portable;
 use crate::mapping::MappingConfig;
 use crate::params::{DyeflowParams, MM2_PER_S_TO_CANVAS2_PER_S};
 use crate::sim::StepInput;
+use nice_plug::prelude::{FloatParam, Param};
 
 /// Time constant of the physics smoothing. 60 ms turns a jump into a glide shorter than a
 /// sixteenth note at 120 BPM, yet long enough that a jump never shows as a jolt at 144 fps.
@@ -26,7 +27,7 @@ pub const KNOB_SMOOTHING_MS: f32 = 60.0;
 /// ([`Knobs::fields`], [`Knobs::fields_mut`]) all come from it, so a knob cannot be added
 /// without being read and smoothed (a test checks every one glides).
 macro_rules! knobs {
-    ($($(#[$doc:meta])* $name:ident: |$p:ident| $read:expr,)*) => {
+    ($($(#[$doc:meta])* $name:ident: $($field:ident).+ => |$v:ident| $conv:expr,)*) => {
         /// The continuous knobs that change the fluid's behaviour or look, in solver units.
         #[derive(Clone, Copy, Debug, PartialEq)]
         pub struct Knobs {
@@ -34,7 +35,7 @@ macro_rules! knobs {
         }
 
         /// Continuous knobs smoothed together.
-        const KNOBS: usize = [$(stringify!($name)),*].len();
+        pub(crate) const KNOBS: usize = [$(stringify!($name)),*].len();
 
         impl Knobs {
             /// The knobs' names, in the order of [`Knobs::fields`].
@@ -42,12 +43,29 @@ macro_rules! knobs {
 
             /// The knobs' current (unsmoothed) values. Lock-free: parameters are atomics.
             pub fn from_params(p: &DyeflowParams) -> Self {
+                Self::from_params_modulated(p, &[0.0; KNOBS])
+            }
+
+            /// The same with `offsets` added to the parameters' normalised values (the
+            /// modulation's, [`super::modulation`]), clamped to their ranges.
+            pub fn from_params_modulated(p: &DyeflowParams, offsets: &[f32; KNOBS]) -> Self {
+                let params = Self::params(p);
+                let mut plain = [0.0; KNOBS];
+                for ((out, param), &offset) in plain.iter_mut().zip(params).zip(offsets) {
+                    *out = modulated(param, offset);
+                }
+                let [$($name),*] = plain;
                 Self {
                     $($name: {
-                        let $p = p;
-                        $read
+                        let $v = $name;
+                        $conv
                     },)*
                 }
+            }
+
+            /// The parameter each knob reads, in the order of [`Knobs::NAMES`].
+            pub fn params(p: &DyeflowParams) -> [&FloatParam; KNOBS] {
+                [$(&p.$($field).+),*]
             }
 
             fn fields_mut(&mut self) -> [&mut f32; KNOBS] {
@@ -62,65 +80,73 @@ macro_rules! knobs {
     };
 }
 
+/// `param`'s value with `offset` added to its normalised value (clamped to its range).
+fn modulated(param: &FloatParam, offset: f32) -> f32 {
+    if offset == 0.0 || !offset.is_finite() {
+        return param.value();
+    }
+    param.preview_plain((param.modulated_normalized_value() + offset).clamp(0.0, 1.0))
+}
+
 knobs! {
     /// Kinematic viscosity in canvas²/s (canvas height = 1).
-    viscosity: |p| p.viscosity.value() * MM2_PER_S_TO_CANVAS2_PER_S,
+    viscosity: viscosity => |v| v * MM2_PER_S_TO_CANVAS2_PER_S,
     /// Dye diffusivity in canvas²/s.
-    dye_diffusion: |p| p.dye_diffusion.value() * MM2_PER_S_TO_CANVAS2_PER_S,
+    dye_diffusion: dye_diffusion => |v| v * MM2_PER_S_TO_CANVAS2_PER_S,
     /// Velocity decay rate in 1/s.
-    velocity_dissipation: |p| p.velocity_dissipation.value(),
+    velocity_dissipation: velocity_dissipation => |v| v,
     /// Dye decay rate in 1/s.
-    dye_dissipation: |p| p.dye_dissipation.value(),
+    dye_dissipation: dye_dissipation => |v| v,
     /// Vorticity confinement epsilon (dimensionless).
-    vorticity: |p| p.vorticity.value(),
+    vorticity: vorticity => |v| v,
     /// Simulated seconds per real second.
-    speed: |p| p.speed.value(),
+    speed: speed => |v| v,
     /// Frame exposure multiplier.
-    brightness: |p| p.brightness.value(),
+    brightness: brightness => |v| v,
     /// Frame saturation, 0..1.
-    saturation: |p| p.saturation.value(),
+    saturation: saturation => |v| v,
     /// Hue rotation in degrees.
-    hue_shift: |p| p.hue_shift.value(),
+    hue_shift: hue_shift => |v| v,
     /// The picture effects' continuous knobs, as the parameters read (see
     /// [`crate::params::EffectsParams`]).
-    bloom: |p| p.effects.bloom.value(),
-    bloom_threshold: |p| p.effects.bloom_threshold.value(),
-    bloom_knee: |p| p.effects.bloom_knee.value(),
-    bloom_radius: |p| p.effects.bloom_radius.value(),
-    rays: |p| p.effects.rays.value(),
-    shading: |p| p.effects.shading.value(),
-    light_angle: |p| p.effects.light_angle.value(),
-    bg_hue: |p| p.effects.bg_hue.value(),
-    bg_saturation: |p| p.effects.bg_saturation.value(),
-    bg_brightness: |p| p.effects.bg_brightness.value(),
-    vibrance: |p| p.effects.vibrance.value(),
+    bloom: effects.bloom => |v| v,
+    bloom_threshold: effects.bloom_threshold => |v| v,
+    bloom_knee: effects.bloom_knee => |v| v,
+    bloom_radius: effects.bloom_radius => |v| v,
+    rays: effects.rays => |v| v,
+    shading: effects.shading => |v| v,
+    light_angle: effects.light_angle => |v| v,
+    bg_hue: effects.bg_hue => |v| v,
+    bg_saturation: effects.bg_saturation => |v| v,
+    bg_brightness: effects.bg_brightness => |v| v,
+    vibrance: effects.vibrance => |v| v,
     /// Heat and buoyancy, in solver units (see [`crate::params::HeatParams`]).
-    buoyancy: |p| p.heat.buoyancy.value(),
-    weight: |p| p.heat.weight.value(),
-    cooling: |p| p.heat.cooling.value(),
-    ambient: |p| p.heat.ambient.value(),
+    buoyancy: heat.buoyancy => |v| v,
+    weight: heat.weight => |v| v,
+    cooling: heat.cooling => |v| v,
+    ambient: heat.ambient => |v| v,
     /// The lift's direction, degrees clockwise from up.
-    lift_angle: |p| p.heat.lift_angle.value(),
+    lift_angle: heat.lift_angle => |v| v,
     /// The particles' life (seconds) and glow (see [`crate::params::ParticleParams`]).
-    particle_life: |p| p.particles.life.value(),
-    particle_glow: |p| p.particles.glow.value(),
+    particle_life: particles.life => |v| v,
+    particle_glow: particles.glow => |v| v,
     /// The streamlines' trace time, seconds (see [`crate::params::StreamlineParams`]).
-    stream_length: |p| p.streamlines.length.value(),
+    stream_length: streamlines.length => |v| v,
     /// The liquid's gravity (canvas heights/s²), tilt and sway (degrees), stiffness and near
     /// pressure (multiples of the source's), viscosity (/s), bounce and drag (/s) (see
     /// [`crate::params::LiquidParams`]).
-    liquid_gravity: |p| p.liquid.gravity.value(),
-    liquid_tilt: |p| p.liquid.tilt.value(),
-    liquid_sway: |p| p.liquid.sway.value(),
-    liquid_stiffness: |p| p.liquid.stiffness.value(),
-    liquid_near: |p| p.liquid.near.value(),
-    liquid_viscosity: |p| p.liquid.viscosity.value(),
-    liquid_bounce: |p| p.liquid.bounce.value(),
-    liquid_drag: |p| p.liquid.drag.value(),
+    liquid_gravity: liquid.gravity => |v| v,
+    liquid_tilt: liquid.tilt => |v| v,
+    liquid_sway: liquid.sway => |v| v,
+    liquid_stiffness: liquid.stiffness => |v| v,
+    liquid_near: liquid.near => |v| v,
+    liquid_viscosity: liquid.viscosity => |v| v,
+    liquid_bounce: liquid.bounce => |v| v,
+    liquid_drag: liquid.drag => |v| v,
     /// The 3D liquid's camera: orbit and height (degrees), distance (tank widths).
-    camera_orbit: |p| p.liquid.orbit.value(),
-    camera_height: |p| p.liquid.height.value(),
-    camera_distance: |p| p.liquid.distance.value(),
+    camera_orbit: liquid.orbit => |v| v,
+    camera_height: liquid.height => |v| v,
+    camera_distance: liquid.distance => |v| v,
 }
 
 impl Default for Knobs {

@@ -10,6 +10,7 @@ pub mod chroma;
 mod driver;
 mod knobs;
 mod lazy;
+pub mod modulation;
 pub mod obstacles;
 pub mod osc;
 use crate::pin;

@@ -1,0 +1,401 @@
+//! Modulation at work (what [`crate::params::modulation`] saves): on the simulation thread,
+//! the sources' values from the events the engine takes (MIDI notes and CCs, the audio's
+//! envelope and bands, the host's transport) and the LFOs from the time, the music's beat or
+//! the clock, then each route's share added to its parameter's normalised value before the
+//! knobs are read ([`Knobs::from_params_modulated`]). The host's automation keeps moving the
+//! base value; the simulation sees the sum, clamped to the parameter's range. Several routes
+//! to one parameter add.
+//!
+//! Nothing here allocates per step: the routes are resolved to knobs when the saved
+//! modulation changes.
+
+use super::knobs::{KNOBS, Knobs};
+use crate::bridge::events::SimEvent;
+use crate::kernels::portable::Portable;
+use crate::params::DyeflowParams;
+use crate::params::modulation::{LFOS, Lfo, MAX_ROUTES, Modulation, Shape, Source};
+use nice_plug::prelude::Params;
+
+/// The tempo the LFOs follow until the host says otherwise, beats a minute.
+pub const DEFAULT_BPM: f32 = 120.0;
+/// Notes held for the note count to read 1.
+const FULL_NOTES: f32 = 8.0;
+/// The level that reads 0, dBFS (0 dBFS reads 1).
+const FLOOR_DB: f32 = -60.0;
+
+/// The sources' state and the routes resolved to knobs.
+pub struct Modulator {
+    /// The saved modulation the routes were resolved from.
+    seen: Modulation,
+    /// (source, knob, depth) per route whose target is a knob.
+    routes: Vec<(Source, usize, f32)>,
+    lfos: [Lfo; LFOS],
+    /// Simulated seconds and beats so far; the tempo.
+    seconds: f64,
+    beats: f64,
+    bpm: f32,
+    cc: [f32; 128],
+    velocity: f32,
+    held: u32,
+    level: f32,
+    bands: [f32; 3],
+}
+
+impl Default for Modulator {
+    fn default() -> Self {
+        Self {
+            seen: Modulation::default(),
+            routes: Vec::with_capacity(MAX_ROUTES),
+            lfos: [Lfo::default(); LFOS],
+            seconds: 0.0,
+            beats: 0.0,
+            bpm: DEFAULT_BPM,
+            cc: [0.0; 128],
+            velocity: 0.0,
+            held: 0,
+            level: 0.0,
+            bands: [0.0; 3],
+        }
+    }
+}
+
+/// A linear amplitude on the 0..1 scale of [`FLOOR_DB`]..0 dBFS.
+fn loudness(rms: f32) -> f32 {
+    if rms.is_nan() || rms <= 0.0 {
+        return 0.0;
+    }
+    ((20.0 * rms.plog10()) / -FLOOR_DB + 1.0).clamp(0.0, 1.0)
+}
+
+/// A hash of `(lfo, cycle)` to -1..1: the random wave's held value.
+fn held_random(lfo: usize, cycle: i64) -> f32 {
+    let mut x = (cycle as u64) ^ ((lfo as u64) << 56) ^ 0x9e37_79b9_7f4a_7c15;
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    x ^= x >> 33;
+    x = x.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    x ^= x >> 33;
+    (x >> 40) as f32 / (1u64 << 24) as f32 * 2.0 - 1.0
+}
+
+/// `shape` at `position` cycles (the whole part counts the cycles), -1..1.
+pub fn wave(shape: Shape, lfo: usize, position: f64) -> f32 {
+    let cycle = position.floor();
+    let p = (position - cycle) as f32;
+    match shape {
+        Shape::Sine => (std::f32::consts::TAU * p).psin(),
+        Shape::Triangle => 1.0 - 4.0 * (p - 0.5).abs(),
+        Shape::Saw => 2.0 * p - 1.0,
+        Shape::Square => {
+            if p < 0.5 {
+                1.0
+            } else {
+                -1.0
+            }
+        }
+        Shape::Random => held_random(lfo, cycle as i64),
+    }
+}
+
+/// The ids of the parameters a route can move (the continuous knobs' parameters), in the
+/// order of [`Knobs::NAMES`].
+pub fn targets(params: &DyeflowParams) -> Vec<String> {
+    let map = params.param_map();
+    Knobs::params(params)
+        .iter()
+        .filter_map(|&p| {
+            map.iter().find_map(|(id, ptr, _)| match ptr {
+                nice_plug::prelude::ParamPtr::FloatParam(q) if std::ptr::eq(*q, p) => {
+                    Some(id.clone())
+                }
+                _ => None,
+            })
+        })
+        .collect()
+}
+
+impl Modulator {
+    /// Take an event: notes and CCs, the audio's envelope and bands, the transport.
+    pub fn event(&mut self, event: &SimEvent) {
+        match *event {
+            SimEvent::NoteOn { velocity, .. } => {
+                self.held = self.held.saturating_add(1);
+                if velocity.is_finite() {
+                    self.velocity = velocity.clamp(0.0, 1.0);
+                }
+            }
+            SimEvent::NoteOff { .. } | SimEvent::Choke { .. } => {
+                self.held = self.held.saturating_sub(1);
+            }
+            SimEvent::Silence => self.held = 0,
+            SimEvent::ControlChange { cc, value, .. } => {
+                if let Some(v) = self.cc.get_mut(usize::from(cc))
+                    && value.is_finite()
+                {
+                    *v = value.clamp(0.0, 1.0);
+                }
+            }
+            SimEvent::Envelope { rms, .. } => self.level = loudness(0.5 * (rms[0] + rms[1])),
+            SimEvent::Bands { rms } => self.bands = rms.map(loudness),
+            SimEvent::Transport {
+                playing,
+                tempo_bpm,
+                beat,
+            } => {
+                if tempo_bpm.is_finite() && tempo_bpm > 0.0 {
+                    self.bpm = tempo_bpm.clamp(10.0, 999.0);
+                }
+                if playing && beat.is_finite() {
+                    self.beats = beat;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// Advance the clocks by `dt` simulated seconds (the beat at the tempo last heard).
+    pub fn advance(&mut self, dt: f32) {
+        if dt.is_finite() && dt > 0.0 {
+            self.seconds += f64::from(dt);
+            self.beats += f64::from(dt) * f64::from(self.bpm) / 60.0;
+        }
+    }
+
+    /// Resolve the routes of the saved modulation in `params` to knobs, when it changed.
+    fn refresh(&mut self, params: &DyeflowParams) {
+        let saved = params.modulation.read();
+        if *saved == self.seen {
+            return;
+        }
+        self.seen = saved.clone();
+        drop(saved);
+        let m = &self.seen;
+        self.lfos = m.lfos;
+        self.routes.clear();
+        let targets = Knobs::params(params);
+        let map = params.param_map();
+        for r in m.routes.iter().take(MAX_ROUTES) {
+            let Some((_, ptr, _)) = map.iter().find(|(id, ..)| *id == r.target) else {
+                continue;
+            };
+            let nice_plug::prelude::ParamPtr::FloatParam(ptr) = *ptr else {
+                continue;
+            };
+            if let Some(k) = targets.iter().position(|p| std::ptr::eq(*p, ptr)) {
+                self.routes.push((r.source, k, r.depth));
+            }
+        }
+    }
+
+    /// LFO `i`'s value now, -1..1.
+    pub fn lfo(&self, i: usize) -> f32 {
+        let Some(l) = self.lfos.get(i) else {
+            return 0.0;
+        };
+        let cycles = if l.sync {
+            self.beats / f64::from(l.beats)
+        } else {
+            self.seconds * f64::from(l.hz)
+        };
+        wave(l.shape, i, cycles + f64::from(l.phase))
+    }
+
+    /// Source `s`'s value now.
+    pub fn value(&self, s: Source) -> f32 {
+        match s {
+            Source::Lfo(i) => self.lfo(usize::from(i)),
+            Source::Level => self.level,
+            Source::Low => self.bands[0],
+            Source::Mid => self.bands[1],
+            Source::High => self.bands[2],
+            Source::Velocity => self.velocity,
+            Source::Notes => (self.held as f32 / FULL_NOTES).min(1.0),
+            Source::Cc(n) => self.cc.get(usize::from(n)).copied().unwrap_or(0.0),
+        }
+    }
+
+    /// The offsets to the knobs' normalised values now (the routes of the modulation saved
+    /// in `params` summed per knob).
+    pub fn offsets(&mut self, params: &DyeflowParams) -> [f32; KNOBS] {
+        self.refresh(params);
+        let mut out = [0.0; KNOBS];
+        for &(source, k, depth) in &self.routes {
+            out[k] += self.value(source) * depth;
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bridge::events::NoteId;
+    use crate::params::modulation::Route;
+    use nice_plug::prelude::Param;
+
+    #[test]
+    fn the_waves_have_their_shapes() {
+        let near = |a: f32, b: f32| (a - b).abs() < 1e-5;
+        for (p, sine, tri, saw, square) in [
+            (0.0, 0.0, -1.0, -1.0, 1.0),
+            (0.25, 1.0, 0.0, -0.5, 1.0),
+            (0.5, 0.0, 1.0, 0.0, -1.0),
+            (0.75, -1.0, 0.0, 0.5, -1.0),
+        ] {
+            for cycle in [0.0, 3.0] {
+                let at = cycle + p;
+                assert!(near(wave(Shape::Sine, 0, at), sine), "sine at {at}");
+                assert!(near(wave(Shape::Triangle, 0, at), tri), "triangle at {at}");
+                assert!(near(wave(Shape::Saw, 0, at), saw), "saw at {at}");
+                assert!(near(wave(Shape::Square, 0, at), square), "square at {at}");
+            }
+        }
+        // The random wave holds a value through a cycle, changes between cycles, stays within
+        // -1..1, differs between LFOs, and is the same every run.
+        let values: Vec<f32> = (0..64)
+            .map(|c| wave(Shape::Random, 0, c as f64 + 0.3))
+            .collect();
+        for (c, v) in values.iter().enumerate() {
+            assert_eq!(*v, wave(Shape::Random, 0, c as f64 + 0.9));
+            assert!((-1.0..=1.0).contains(v));
+        }
+        assert!(values.windows(2).filter(|w| w[0] != w[1]).count() > 60);
+        let mean = values.iter().sum::<f32>() / 64.0;
+        assert!(mean.abs() < 0.3, "{mean}");
+        assert_ne!(wave(Shape::Random, 0, 5.5), wave(Shape::Random, 1, 5.5));
+    }
+
+    /// The sources read what the events say: the CCs, the last velocity, the notes held, the
+    /// audio's level and bands on a -60..0 dBFS scale, the transport's tempo and beat.
+    #[test]
+    fn the_sources_follow_the_music() {
+        let mut m = Modulator::default();
+        let note = |n: u8| NoteId {
+            channel: 0,
+            key: n,
+            voice: -1,
+        };
+        m.event(&SimEvent::ControlChange {
+            channel: 3,
+            cc: 74,
+            value: 0.25,
+        });
+        m.event(&SimEvent::ControlChange {
+            channel: 0,
+            cc: 1,
+            value: f32::NAN,
+        });
+        for k in 0..3 {
+            m.event(&SimEvent::NoteOn {
+                note: note(60 + k),
+                velocity: 0.5 + 0.1 * f32::from(k),
+            });
+        }
+        m.event(&SimEvent::NoteOff { note: note(60) });
+        m.event(&SimEvent::Envelope {
+            rms: [0.1, 0.1],
+            peak: [0.2, 0.2],
+        });
+        m.event(&SimEvent::Bands {
+            rms: [1.0, 0.001, 0.0],
+        });
+        assert_eq!(m.value(Source::Cc(74)), 0.25);
+        assert_eq!(m.value(Source::Cc(1)), 0.0, "not a number: ignored");
+        assert!((m.value(Source::Velocity) - 0.7).abs() < 1e-6);
+        assert_eq!(m.value(Source::Notes), 2.0 / FULL_NOTES);
+        // -20 dBFS: 2/3 of the way up; the bands 0, -60 and silence.
+        assert!((m.value(Source::Level) - 2.0 / 3.0).abs() < 1e-5);
+        assert_eq!(m.value(Source::Low), 1.0);
+        assert!(m.value(Source::Mid).abs() < 1e-5);
+        assert_eq!(m.value(Source::High), 0.0);
+        m.event(&SimEvent::Silence);
+        assert_eq!(m.value(Source::Notes), 0.0);
+        // A bar-long LFO at the host's 90 bpm from beat 2: a quarter of the way after 0 s.
+        m.lfos[0] = Lfo {
+            shape: Shape::Saw,
+            ..Lfo::default()
+        };
+        m.event(&SimEvent::Transport {
+            playing: true,
+            tempo_bpm: 90.0,
+            beat: 1.0,
+        });
+        assert!((m.lfo(0) - (2.0 * 0.25 - 1.0)).abs() < 1e-6, "{}", m.lfo(0));
+        // Two seconds at 90 bpm: three beats on, a quarter plus three quarters of the bar.
+        m.advance(2.0);
+        assert!((m.lfo(0) - -1.0).abs() < 1e-5, "{}", m.lfo(0));
+    }
+
+    /// Every knob's parameter can be a target, and the manual lists exactly those.
+    #[test]
+    fn every_knob_is_a_target_and_the_manual_lists_them() {
+        let p = DyeflowParams::default();
+        let ids = targets(&p);
+        assert_eq!(ids.len(), KNOBS);
+        let manual = include_str!("../../docs/src/reference/presets.md");
+        let listed = manual
+            .lines()
+            .find(|l| l.starts_with("Targets:"))
+            .expect("the manual's list of targets");
+        for id in &ids {
+            assert!(
+                listed.contains(&format!("`{id}`")),
+                "{id} is not in the manual"
+            );
+        }
+        assert_eq!(listed.matches('`').count(), 2 * ids.len(), "{listed}");
+    }
+
+    /// Routes resolve to the knobs they name (unknown targets and parameters that are not
+    /// knobs are left out), several to one knob add, and the knob reads its parameter moved by
+    /// the sum, clamped to its range.
+    #[test]
+    fn routes_add_onto_their_knobs() {
+        let p = DyeflowParams::default();
+        let route = |source, target: &str, depth| Route {
+            source,
+            target: target.into(),
+            depth,
+        };
+        *p.modulation.write() = Modulation {
+            routes: vec![
+                route(Source::Cc(10), "vort", 0.2),
+                route(Source::Cc(11), "vort", 0.3),
+                route(Source::Cc(10), "no_such", 1.0),
+                route(Source::Cc(10), "mapping", 1.0),
+                route(Source::Cc(11), "bloom", -1.0),
+            ],
+            ..Default::default()
+        }
+        .sanitized();
+        let mut m = Modulator::default();
+        assert!(m.offsets(&p).iter().all(|&o| o == 0.0), "the CCs are at 0");
+        m.event(&SimEvent::ControlChange {
+            channel: 0,
+            cc: 10,
+            value: 1.0,
+        });
+        m.event(&SimEvent::ControlChange {
+            channel: 0,
+            cc: 11,
+            value: 0.5,
+        });
+        let offsets = m.offsets(&p);
+        assert_eq!(m.routes.len(), 3, "{:?}", m.routes);
+        let k = Knobs::NAMES.iter().position(|n| *n == "vorticity").unwrap();
+        assert!((offsets[k] - 0.35).abs() < 1e-6);
+        let knobs = Knobs::from_params_modulated(&p, &offsets);
+        let base = p.vorticity.modulated_normalized_value();
+        assert!((knobs.vorticity - p.vorticity.preview_plain(base + 0.35)).abs() < 1e-6);
+        assert_eq!(
+            knobs.bloom,
+            p.effects.bloom.preview_plain(0.0),
+            "clamped at the bottom"
+        );
+        // Unmodulated knobs read their parameters as before.
+        assert_eq!(knobs.viscosity, Knobs::from_params(&p).viscosity);
+        // A change to the saved routes is taken at the next step.
+        p.modulation.write().routes.clear();
+        assert!(m.offsets(&p).iter().all(|&o| o == 0.0));
+    }
+}

@@ -1,0 +1,270 @@
+//! Modulation as saved: up to [`LFOS`] LFOs and up to [`MAX_ROUTES`] routes, each from a
+//! source (an LFO, the audio's level or one of its bands, the last note's velocity, how many
+//! notes are held, a MIDI CC) to a continuous parameter, with a signed depth (a share of the
+//! parameter's whole range). Persisted as the JSON field [`MODULATION_KEY`]; a project or a
+//! preset without it has no routes, as before modulation existed. The engine evaluates it
+//! (`engine::modulation`).
+
+use serde::{Deserialize, Serialize};
+
+/// Key of the persisted modulation field.
+pub const MODULATION_KEY: &str = "modulation";
+/// LFOs.
+pub const LFOS: usize = 4;
+/// Most routes.
+pub const MAX_ROUTES: usize = 32;
+/// The slowest and fastest tempo-synced cycles, beats.
+pub const BEATS: (f32, f32) = (0.25, 64.0);
+/// The slowest and fastest free cycles, Hz.
+pub const HZ: (f32, f32) = (0.01, 20.0);
+
+/// An LFO's wave.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Shape {
+    #[default]
+    Sine,
+    Triangle,
+    /// Rising from -1 to 1 over the cycle.
+    Saw,
+    Square,
+    /// A new random value every cycle, held (sample and hold; the same values every run).
+    Random,
+}
+
+/// One LFO.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Lfo {
+    pub shape: Shape,
+    /// Follows the tempo (a cycle of `beats`) rather than the clock (`hz`).
+    pub sync: bool,
+    pub beats: f32,
+    pub hz: f32,
+    /// Where in its cycle it starts, 0..1.
+    pub phase: f32,
+}
+
+impl Default for Lfo {
+    fn default() -> Self {
+        Self {
+            shape: Shape::Sine,
+            sync: true,
+            beats: 4.0,
+            hz: 0.25,
+            phase: 0.0,
+        }
+    }
+}
+
+impl Lfo {
+    fn sanitized(self) -> Self {
+        let d = Self::default();
+        let fix = |v: f32, (lo, hi): (f32, f32), or: f32| {
+            if v.is_finite() { v.clamp(lo, hi) } else { or }
+        };
+        Self {
+            shape: self.shape,
+            sync: self.sync,
+            beats: fix(self.beats, BEATS, d.beats),
+            hz: fix(self.hz, HZ, d.hz),
+            phase: fix(self.phase, (0.0, 1.0), 0.0),
+        }
+    }
+}
+
+/// Where a route's value comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// LFO `0..LFOS`: -1..1.
+    Lfo(u8),
+    /// The audio's level, and its low, mid and high bands: 0..1 (-60 dBFS to 0).
+    Level,
+    Low,
+    Mid,
+    High,
+    /// The last note's velocity, 0..1.
+    Velocity,
+    /// How many notes are held, 0..1 (eight or more: 1).
+    Notes,
+    /// A MIDI control change's last value, 0..1 (any channel).
+    Cc(u8),
+}
+
+impl Source {
+    /// Its name as saved: `lfo1`..`lfo4`, `level`, `low`, `mid`, `high`, `velocity`, `notes`,
+    /// `cc0`..`cc127`.
+    pub fn name(&self) -> String {
+        match self {
+            Self::Lfo(i) => format!("lfo{}", i + 1),
+            Self::Level => "level".into(),
+            Self::Low => "low".into(),
+            Self::Mid => "mid".into(),
+            Self::High => "high".into(),
+            Self::Velocity => "velocity".into(),
+            Self::Notes => "notes".into(),
+            Self::Cc(n) => format!("cc{n}"),
+        }
+    }
+
+    /// The source a saved name names, if any.
+    pub fn parse(name: &str) -> Option<Self> {
+        let name = name.trim().to_ascii_lowercase();
+        let number = |prefix: &str| name.strip_prefix(prefix)?.parse::<u8>().ok();
+        Some(match name.as_str() {
+            "level" => Self::Level,
+            "low" => Self::Low,
+            "mid" => Self::Mid,
+            "high" => Self::High,
+            "velocity" => Self::Velocity,
+            "notes" => Self::Notes,
+            _ => {
+                if let Some(i) = number("lfo").filter(|i| (1..=LFOS as u8).contains(i)) {
+                    Self::Lfo(i - 1)
+                } else if let Some(n) = number("cc").filter(|n| *n < 128) {
+                    Self::Cc(n)
+                } else {
+                    return None;
+                }
+            }
+        })
+    }
+
+    /// Whether it swings both ways (-1..1: the LFOs) rather than 0..1.
+    pub fn bipolar(&self) -> bool {
+        matches!(self, Self::Lfo(_))
+    }
+}
+
+impl Serialize for Source {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.name())
+    }
+}
+
+impl<'de> Deserialize<'de> for Source {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(d)?;
+        Self::parse(&name)
+            .ok_or_else(|| serde::de::Error::custom(format!("no modulation source {name:?}")))
+    }
+}
+
+/// A source moving a parameter.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    pub source: Source,
+    /// The parameter's id.
+    pub target: String,
+    /// How far the source at its most moves the parameter, as a share of its whole range,
+    /// -1..1 (negative: the other way).
+    pub depth: f32,
+}
+
+/// The LFOs and the routes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Modulation {
+    /// The LFOs (a saved list of fewer: the rest at their defaults; more: the first).
+    #[serde(deserialize_with = "some_lfos")]
+    pub lfos: [Lfo; LFOS],
+    pub routes: Vec<Route>,
+}
+
+/// Up to [`LFOS`] LFOs from a list of any length.
+fn some_lfos<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[Lfo; LFOS], D::Error> {
+    let list = Vec::<Lfo>::deserialize(d)?;
+    let mut lfos = [Lfo::default(); LFOS];
+    for (o, l) in lfos.iter_mut().zip(list) {
+        *o = l;
+    }
+    Ok(lfos)
+}
+
+impl Modulation {
+    /// Within bounds: LFO rates and phases clamped, depths within -1..1 (not a number: 0),
+    /// routes of depth 0 dropped, at most [`MAX_ROUTES`] (the first).
+    pub fn sanitized(mut self) -> Self {
+        self.lfos = self.lfos.map(Lfo::sanitized);
+        self.routes.retain_mut(|r| {
+            r.depth = if r.depth.is_finite() {
+                r.depth.clamp(-1.0, 1.0)
+            } else {
+                0.0
+            };
+            r.depth != 0.0
+        });
+        self.routes.truncate(MAX_ROUTES);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_round_trip_their_names() {
+        let all = (0..LFOS as u8)
+            .map(Source::Lfo)
+            .chain([
+                Source::Level,
+                Source::Low,
+                Source::Mid,
+                Source::High,
+                Source::Velocity,
+                Source::Notes,
+            ])
+            .chain((0..128).map(Source::Cc));
+        for s in all {
+            assert_eq!(Source::parse(&s.name()), Some(s));
+        }
+        for bad in ["lfo0", "lfo5", "cc128", "cc-1", "", "tempo"] {
+            assert_eq!(Source::parse(bad), None, "{bad}");
+        }
+        assert_eq!(Source::parse(" LFO2 "), Some(Source::Lfo(1)));
+    }
+
+    /// A saved modulation reads back; bad values are brought within bounds; a field it does
+    /// not name takes its default; an unknown source fails to parse (the state's lenient
+    /// reader then keeps the default: no routes).
+    #[test]
+    fn it_saves_and_sanitises() {
+        let text = r#"{"lfos": [{"shape": "saw", "sync": false, "hz": 99, "phase": -1},
+            {"beats": "x"}], "routes": [
+            {"source": "lfo1", "target": "dye_diss", "depth": 3},
+            {"source": "cc74", "target": "vort", "depth": -0.25},
+            {"source": "low", "target": "bloom", "depth": 0}]}"#;
+        assert!(
+            serde_json::from_str::<Modulation>(text).is_err(),
+            "beats: x"
+        );
+        let text = text.replace(r#"{"beats": "x"}"#, r#"{"beats": 1000}"#);
+        let m: Modulation = serde_json::from_str::<Modulation>(&text)
+            .expect("it parses")
+            .sanitized();
+        assert_eq!(m.lfos[0].shape, Shape::Saw);
+        assert_eq!((m.lfos[0].hz, m.lfos[0].phase), (HZ.1, 0.0));
+        assert_eq!(m.lfos[1].beats, BEATS.1);
+        assert_eq!(m.lfos[2], Lfo::default());
+        assert_eq!(m.routes.len(), 2, "the route of depth 0 dropped");
+        assert_eq!(m.routes[0].depth, 1.0);
+        assert_eq!(m.routes[1].source, Source::Cc(74));
+        let back: Modulation = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        let bad = r#"{"routes": [{"source": "tempo", "target": "vort", "depth": 1}]}"#;
+        assert!(serde_json::from_str::<Modulation>(bad).is_err());
+        let many = Modulation {
+            routes: vec![
+                Route {
+                    source: Source::Level,
+                    target: "vort".into(),
+                    depth: 0.5,
+                };
+                100
+            ],
+            ..Default::default()
+        };
+        assert_eq!(many.sanitized().routes.len(), MAX_ROUTES);
+    }
+}
