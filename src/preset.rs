@@ -226,10 +226,15 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
         obstacles = Some(checked);
     }
     let modulation = match state.fields.get(MODULATION_KEY) {
-        Some(json) => Some(
-            serde_json::from_str::<Modulation>(json)
-                .map_err(|e| PresetError::BadModulation(e.to_string()))?,
-        ),
+        Some(json) => {
+            if let Some(why) = crate::params::modulation::unreadable_route(json) {
+                return Err(PresetError::BadModulation(why));
+            }
+            Some(
+                serde_json::from_str::<Modulation>(json)
+                    .map_err(|e| PresetError::BadModulation(e.to_string()))?,
+            )
+        }
         None => None,
     };
     migrate_state(&mut state);

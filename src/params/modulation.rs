@@ -168,7 +168,31 @@ pub struct Modulation {
     /// The LFOs (a saved list of fewer: the rest at their defaults; more: the first).
     #[serde(deserialize_with = "some_lfos")]
     pub lfos: [Lfo; LFOS],
+    /// The routes (a saved route that does not read is left out; the others stay).
+    #[serde(deserialize_with = "readable_routes")]
     pub routes: Vec<Route>,
+}
+
+/// The routes of a saved list that read, each on its own: one damaged route does not take
+/// the others with it. (A preset is checked more strictly: `preset::apply` refuses it.)
+fn readable_routes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Route>, D::Error> {
+    let list = Vec::<serde_json::Value>::deserialize(d)?;
+    Ok(list
+        .into_iter()
+        .filter_map(|v| serde_json::from_value::<Route>(v).ok())
+        .collect())
+}
+
+/// The first route of a saved modulation (JSON text) that does not read, and why: for a
+/// preset, which is refused rather than loaded without it.
+pub fn unreadable_route(json: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(json).ok()?;
+    let routes = value.get("routes")?.as_array()?;
+    routes.iter().enumerate().find_map(|(i, r)| {
+        serde_json::from_value::<Route>(r.clone())
+            .err()
+            .map(|e| format!("route {}: {e}", i + 1))
+    })
 }
 
 /// Up to [`LFOS`] LFOs from a list of any length.
@@ -252,8 +276,18 @@ mod tests {
         assert_eq!(m.routes[1].source, Source::Cc(74));
         let back: Modulation = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
         assert_eq!(back, m);
-        let bad = r#"{"routes": [{"source": "tempo", "target": "vort", "depth": 1}]}"#;
-        assert!(serde_json::from_str::<Modulation>(bad).is_err());
+        // A route that does not read is left out, the others stay; a preset hears why.
+        let bad = r#"{"routes": [{"source": "tempo", "target": "vort", "depth": 1},
+            {"source": "mid", "target": "vort", "depth": 0.5}]}"#;
+        let m: Modulation = serde_json::from_str(bad).expect("the rest reads");
+        assert_eq!(m.routes.len(), 1);
+        assert_eq!(m.routes[0].source, Source::Mid);
+        let why = unreadable_route(bad).expect("route 1 does not read");
+        assert!(
+            why.starts_with("route 1:") && why.contains("tempo"),
+            "{why}"
+        );
+        assert_eq!(unreadable_route(&serde_json::to_string(&m).unwrap()), None);
         let many = Modulation {
             routes: vec![
                 Route {
