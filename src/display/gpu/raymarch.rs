@@ -8,7 +8,7 @@ use crate::display::cpu::raymarch::{Lens, Quality, ShadowRect, march_box};
 use crate::display::volume::{BRICK, Ball, Scene, Volume};
 use crate::gpu::GpuContext;
 use crate::gpu::frames::read_f32;
-use crate::gpu::kernel::{Binding, Kernel, folded, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, folded, module, storage, uniform};
 
 /// Threads per workgroup of the bricks and shadow passes (`MARCH_SW` in raymarch.wgsl); the
 /// march runs 8 x 8 pixels a workgroup.
@@ -347,24 +347,18 @@ impl GpuRayMarch {
             self.groups = Some((bound, [bricks, shadow, march]));
         }
         let (_, [bricks, shadow, march]) = self.groups.as_ref().expect("bound above");
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        // An empty dispatch (no particles, no voxels) is a no-op.
+        let mut d = Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("Ray march"),
             timestamp_writes: None,
-        });
-        let mut go = |k: &Kernel, g: &wgpu::BindGroup, (x, y): (u32, u32)| {
-            if x > 0 && y > 0 {
-                pass.set_pipeline(&k.pipeline);
-                pass.set_bind_group(0, g, &[]);
-                pass.dispatch_workgroups(x, y, 1);
-            }
-        };
+        }));
         let list = |n: usize| folded(n.div_ceil(MARCH_SW as usize));
         if !vol.is_empty() {
-            go(&self.bricks, bricks, list(u.brick_count()));
-            go(&self.shadow, shadow, list(u.texels()));
+            d.go(&self.bricks, bricks, list(u.brick_count()));
+            d.go(&self.shadow, shadow, list(u.texels()));
         }
         let tiles = (size.0.div_ceil(8) as u32, size.1.div_ceil(8) as u32);
-        go(&self.march, march, tiles);
+        d.go(&self.march, march, tiles);
         size
     }
 }

@@ -6,7 +6,7 @@
 //! evened out as on the CPU; the floaters become the march's balls.
 
 use crate::display::gpu::raymarch::{GpuVolume, MAX_BALLS};
-use crate::gpu::kernel::{Binding, Kernel, folded, module, storage, uniform};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, folded, module, storage, uniform};
 use crate::sim::liquid3d::splat::{grid, inside, norm};
 
 /// Threads per workgroup (`SPLAT_SW` in liquid3d_splat.wgsl).
@@ -228,33 +228,27 @@ impl GpuSplat {
         }
         let (_, g) = self.groups.as_ref().expect("bound above");
         encoder.clear_buffer(acc, 0, Some((voxels * 32) as u64));
-        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        // An empty dispatch (no particles, no voxels) is a no-op.
+        let mut d = Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some("Liquid 3D: splat"),
             timestamp_writes: None,
-        });
-        let mut go = |k: &Kernel, b: &wgpu::BindGroup, (x, y): (u32, u32)| {
-            if x > 0 && y > 0 {
-                pass.set_pipeline(&k.pipeline);
-                pass.set_bind_group(0, b, &[]);
-                pass.dispatch_workgroups(x, y, 1);
-            }
-        };
+        }));
         let list = |items: usize| folded(items.div_ceil(SPLAT_SW as usize));
-        go(&self.splat, &g.splat, list(n));
-        go(&self.resolve, &g.resolve, list(voxels));
+        d.go(&self.splat, &g.splat, list(n));
+        d.go(&self.resolve, &g.resolve, list(voxels));
         // Two passes along each axis: there and back, ending in the volume.
         for axis in 0..3 {
-            go(&self.smooth[axis], &g.there[axis], list(voxels));
-            go(&self.smooth[axis], &g.back[axis], list(voxels));
+            d.go(&self.smooth[axis], &g.there[axis], list(voxels));
+            d.go(&self.smooth[axis], &g.back[axis], list(voxels));
         }
         // The walls across x, then across z (whose sums see the x walls evened out, as on the
         // CPU): a workgroup per side, then every (line, row) of the walls.
         let lines = [ins[2] * dims[1], ins[0] * dims[1]];
         for (k, lines) in lines.into_iter().enumerate() {
-            go(&self.wall_sums[k], &g.sums[k], (2, 1));
-            go(&self.wall_scale[k], &g.scale[k], list(lines));
+            d.go(&self.wall_sums[k], &g.sums[k], (2, 1));
+            d.go(&self.wall_scale[k], &g.scale[k], list(lines));
         }
-        go(
+        d.go(
             &self.balls,
             &g.balls,
             (count.div_ceil(SPLAT_SW as usize) as u32, 1),
