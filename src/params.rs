@@ -426,6 +426,9 @@ pub struct DyeflowParams {
     #[persist = "modulation"]
     pub modulation: RwLock<Modulation>,
 
+    /// Modulation at work, shared by the engine and the editor (not saved).
+    pub modulation_live: modulation::Live,
+
     /// The obstacles: the layout last picked and the mask as drawn. Written by the editor,
     /// by state loads and by the simulation thread (the brush's strokes); see
     /// [`ObstacleField`].
@@ -722,6 +725,7 @@ impl Default for DyeflowParams {
             osc: RwLock::new(OscSettings::default()),
             output: RwLock::new(OutputSettings::default()),
             modulation: RwLock::new(Modulation::default()),
+            modulation_live: Default::default(),
             obstacles: ObstacleField::default(),
 
             bypass: BoolParam::new("Bypass", false)

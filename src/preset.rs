@@ -227,7 +227,7 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
     }
     let modulation = match state.fields.get(MODULATION_KEY) {
         Some(json) => {
-            if let Some(why) = crate::params::modulation::unreadable_route(json) {
+            if let Some(why) = crate::params::modulation::unreadable_part(json) {
                 return Err(PresetError::BadModulation(why));
             }
             Some(
@@ -289,8 +289,9 @@ pub struct Resolved {
     pub settings: Option<SettingsPatch>,
     /// The preset's obstacles, if it carries any.
     pub obstacles: Option<ObstacleSettings>,
-    /// The preset's modulation, if it carries any.
-    pub modulation: Option<Modulation>,
+    /// The preset's modulation (none if it carries none: routes move parameters, and the
+    /// parameters a preset does not name go to their defaults too).
+    pub modulation: Modulation,
     /// What else loading it found.
     pub report: PresetReport,
 }
@@ -309,13 +310,14 @@ pub fn resolve(bytes: &[u8]) -> Result<Resolved, PresetError> {
         values,
         settings: report.patch.clone(),
         obstacles: report.obstacles.then(|| scratch.obstacles.get().0),
-        modulation: report.modulation.then(|| scratch.modulation.read().clone()),
+        modulation: scratch.modulation.read().clone(),
         report,
     })
 }
 
 /// Load a preset as a whole into `params`: the values it names, defaults for every other
-/// parameter, and its settings and obstacles if it carries any (else they stay). Nothing
+/// parameter, its modulation (none if it carries none), and its settings and obstacles if it
+/// carries any (else they stay). Nothing
 /// changes if it cannot be used. (The editor does the same through the host's gestures.)
 pub fn load(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, PresetError> {
     let resolved = resolve(bytes)?;
@@ -336,9 +338,7 @@ pub fn load(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Preset
     if let Some(obstacles) = resolved.obstacles {
         params.obstacles.set(obstacles);
     }
-    if let Some(m) = resolved.modulation {
-        *params.modulation.write() = m;
-    }
+    *params.modulation.write() = resolved.modulation;
     Ok(resolved.report)
 }
 
@@ -1075,7 +1075,8 @@ mod tests {
     }
 
     /// A preset carries its modulation: written with the rest, read back into the
-    /// parameters, kept as it was through a load as a whole; one that does not read is
+    /// parameters, kept as it was through a load as a whole (and cleared by a whole preset
+    /// without any); one that does not read is
     /// refused and changes nothing; a project's state keeps it through the migration, with bad
     /// values brought within bounds.
     #[test]
@@ -1099,6 +1100,14 @@ mod tests {
         let r = DyeflowParams::default();
         load(json.as_bytes(), &r).expect("loads");
         assert_eq!(*r.modulation.read(), *p.modulation.read());
+        // A preset without modulation: applied as a patch it leaves the routes; loaded as a
+        // whole (every other parameter at its default) it leaves none.
+        let plain = br#"{"params": {"vort": 0.5}}"#;
+        apply(plain, &r).expect("applies");
+        assert_eq!(*r.modulation.read(), *p.modulation.read());
+        load(plain, &r).expect("loads");
+        assert_eq!(*r.modulation.read(), Modulation::default());
+        load(json.as_bytes(), &r).expect("loads");
         let bad = br#"{"params": {}, "fields": {"modulation": "{\"routes\": [{\"source\": \"tempo\", \"target\": \"hue\", \"depth\": 1}]}"}}"#;
         let before = r.modulation.read().clone();
         assert!(matches!(apply(bad, &r), Err(PresetError::BadModulation(_))));

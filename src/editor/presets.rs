@@ -94,9 +94,7 @@ pub fn load(
     if let Some(obstacles) = resolved.obstacles {
         params.obstacles.set(obstacles);
     }
-    if let Some(m) = resolved.modulation {
-        *params.modulation.write() = m;
-    }
+    *params.modulation.write() = resolved.modulation;
     Ok((changed, resolved.report.version_note()))
 }
 

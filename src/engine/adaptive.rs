@@ -7,18 +7,22 @@
 //!
 //! It is a feedback compressor: the frames it reads already carry its own action, so it
 //! settles where the extra fade balances what the music pours in, a little above the
-//! threshold (the harder the amount, the closer). The detector is the frame itself, so it
-//! works alike for every model; without frames (nobody watching, or before the first frame)
-//! it releases towards no action.
+//! threshold (the harder the amount, the closer). The detector is the frame itself, measured
+//! above its backdrop (the colour of a pixel without dye: the look's background, which a
+//! user may set bright), so it works alike for every model that draws its dye over one;
+//! without frames (nobody watching, or before the first frame) it releases towards no
+//! action. The 3D liquid draws a lit scene (sky, floor, glass) rather than dye over a
+//! backdrop: its frames are not read, and the compressor stays at rest there.
 
 use crate::kernels::portable::Portable;
 
 /// A frame's measure: how much of it is lit, and how brightly.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Fill {
-    /// The share of pixels lit (luma above [`LIT`]), 0..=1.
+    /// The share of pixels lit (luma [`LIT`] above the backdrop's, and at least [`LIT`]),
+    /// 0..=1.
     pub coverage: f32,
-    /// The mean luma, 0..=1 (of 255).
+    /// The mean luma above the backdrop's, as a share of the range above it, 0..=1.
     pub luma: f32,
 }
 
@@ -32,34 +36,49 @@ impl Fill {
     }
 }
 
-/// The luma (Rec. 709 on the 8-bit values, 0-255) above which a pixel counts as lit.
+/// The luma (Rec. 709 on the 8-bit values, 0-255) above which a pixel counts as lit (as
+/// `dyeflow render --stats` counts it); over a lit backdrop, the luma above the backdrop's.
 pub const LIT: f32 = 25.0;
+/// How far above the backdrop's luma a pixel must be to count as lit: the default
+/// background (luma about 10) keeps the threshold at [`LIT`].
+const LIT_ABOVE: f32 = 15.0;
+
+/// Rec. 709 luma of an 8-bit RGB(A) pixel, 0-255.
+#[inline(always)]
+pub fn luma8(px: &[u8]) -> f32 {
+    0.2126 * f32::from(px[0]) + 0.7152 * f32::from(px[1]) + 0.0722 * f32::from(px[2])
+}
 /// Pixels skipped between two measured ones, along a row and between rows.
 const STRIDE: usize = 3;
 
 impl Fill {
     /// The measure of an RGBA8 frame `width x height` (every [`STRIDE`]th pixel of every
-    /// [`STRIDE`]th row); `None` for an empty or short frame.
-    pub fn of(rgba: &[u8], width: usize, height: usize) -> Option<Self> {
+    /// [`STRIDE`]th row) drawn over a backdrop of luma `backdrop` (0-255); `None` for an
+    /// empty or short frame.
+    pub fn of(rgba: &[u8], width: usize, height: usize, backdrop: f32) -> Option<Self> {
         if width == 0 || height == 0 || rgba.len() < width * height * 4 {
             return None;
         }
+        let backdrop = if backdrop.is_finite() {
+            backdrop.clamp(0.0, 230.0)
+        } else {
+            0.0
+        };
+        let lit_at = LIT.max(backdrop + LIT_ABOVE);
         let (mut lit, mut seen, mut sum) = (0u32, 0u32, 0.0f32);
         for y in (0..height).step_by(STRIDE) {
             let row = &rgba[y * width * 4..(y + 1) * width * 4];
             for px in row.chunks_exact(4).step_by(STRIDE) {
-                let luma = 0.2126 * f32::from(px[0])
-                    + 0.7152 * f32::from(px[1])
-                    + 0.0722 * f32::from(px[2]);
-                lit += u32::from(luma > LIT);
-                sum += luma;
+                let luma = luma8(px);
+                lit += u32::from(luma > lit_at);
+                sum += (luma - backdrop).max(0.0);
                 seen += 1;
             }
         }
         let seen = seen.max(1) as f32;
         Some(Self {
             coverage: lit as f32 / seen,
-            luma: sum / seen / 255.0,
+            luma: sum / seen / (255.0 - backdrop),
         })
     }
 }
@@ -109,7 +128,8 @@ impl Compressor {
         } else {
             0.0
         };
-        let dt = if dt.is_finite() { dt.max(0.0) } else { 0.0 };
+        // Not a number: no time; an endless gap: all the way.
+        let dt = if dt.is_nan() { 0.0 } else { dt.max(0.0) };
         let excess = fill.map_or(0.0, |f| f.excess()) * amount;
         let fade = (FADE_PER_EXCESS * excess).min(MAX_FADE);
         let gain = (1.0 / (1.0 + GAIN_PER_EXCESS * excess)).max(MIN_GAIN);
@@ -153,20 +173,29 @@ mod tests {
 
     #[test]
     fn a_frame_s_fill_is_its_share_of_lit_pixels() {
-        let f = Fill::of(&frame(90, 30, 45), 90, 30).expect("a frame");
+        let f = Fill::of(&frame(90, 30, 45), 90, 30, 0.0).expect("a frame");
         assert!((f.coverage - 0.5).abs() < 0.02, "{f:?}");
         // Luma 128 on half of it, 20 on the other: (128 + 20) / 2 / 255.
         assert!((f.luma - 74.0 / 255.0).abs() < 0.01, "{f:?}");
         assert_eq!(
-            Fill::of(&frame(90, 30, 90), 90, 30).map(|f| f.coverage),
+            Fill::of(&frame(90, 30, 90), 90, 30, 0.0).map(|f| f.coverage),
             Some(1.0)
         );
         assert_eq!(
-            Fill::of(&frame(90, 30, 0), 90, 30).map(|f| f.coverage),
+            Fill::of(&frame(90, 30, 0), 90, 30, 0.0).map(|f| f.coverage),
             Some(0.0)
         );
-        assert_eq!(Fill::of(&[], 0, 0), None);
-        assert_eq!(Fill::of(&[0; 8], 90, 30), None, "a short frame");
+        assert_eq!(Fill::of(&[], 0, 0, 0.0), None);
+        assert_eq!(Fill::of(&[0; 8], 90, 30, 0.0), None, "a short frame");
+        // Over a backdrop of luma 20 (the unlit half), the lit half stands 108 above it.
+        let f = Fill::of(&frame(90, 30, 45), 90, 30, 20.0).expect("a frame");
+        assert!((f.coverage - 0.5).abs() < 0.02, "{f:?}");
+        assert!((f.luma - 54.0 / 235.0).abs() < 0.01, "{f:?}");
+        // A bright backdrop alone is empty, whatever its luma; a bad backdrop reads as black.
+        let f = Fill::of(&frame(90, 30, 90), 90, 30, 128.0).expect("a frame");
+        assert_eq!((f.coverage, f.luma), (0.0, 0.0));
+        let f = Fill::of(&frame(90, 30, 90), 90, 30, f32::NAN).expect("a frame");
+        assert_eq!(f.coverage, 1.0);
     }
 
     /// Frames under the threshold leave the dye alone; a full frame fades the old dye harder
@@ -225,7 +254,10 @@ mod tests {
         assert_eq!(c, Compressor::default(), "off");
         c.observe(full, f32::NAN, f32::NAN);
         assert_eq!(c, Compressor::default());
+        // An endless gap goes all the way at once; nothing breaks.
         c.observe(full, f32::INFINITY, 1.0);
-        assert!(c.fade().is_finite() && c.gain().is_finite());
+        assert!((c.fade() - MAX_FADE).abs() < 1e-4 && (c.gain() - MIN_GAIN).abs() < 1e-4);
+        c.observe(None, f32::INFINITY, 1.0);
+        assert_eq!(c, Compressor::default());
     }
 }

@@ -1,12 +1,13 @@
 //! Events in, steps out: the part of the engine the offline renderer shares.
 
 use super::*;
-use crate::fluid::StreamlineLook;
+use crate::fluid::{StreamlineLook, ToneMode};
 use crate::mapping::{MAX_PILLAR_EDITS, ObstacleEdit};
 
-/// Simulated seconds without a frame read after which the adaptive dye releases as if it had
-/// read empty frames.
-const UNSEEN_S: f64 = 0.5;
+/// Seconds of music (or wall) time without a frame read after which the adaptive dye
+/// releases as if it had read empty frames: longer than the gap between two frames of any
+/// render (1 fps and up) or of a live editor, so only an unwatched engine lets go.
+const UNSEEN_S: f64 = 2.0;
 
 /// Everything between the event queue and the model, shared by the engine and the offline
 /// renderer so both drive the fluid identically: the mapping (notes and audio to splats),
@@ -22,13 +23,15 @@ pub struct Driver {
     discrete: Discrete,
     /// Seconds of simulation so far.
     sim_time: f64,
+    /// Seconds of music (or wall) time so far: the steps' `real_dt`, whatever the speed.
+    real_time: f64,
     /// Counts every change put into the fluid from outside (splats injected, resets), so the
     /// engine can tell whether anything happened since it last measured the fluid.
     changes: u64,
     /// The last step's parameters: a step of no time (sources only) carries them, so the
     /// liquid's budget holds between steps.
     last: StepInput,
-    /// Adaptive dye ([`super::adaptive`]), and the simulated time of the frame it last read.
+    /// Adaptive dye ([`super::adaptive`]), and the music time of the frame it last read.
     compressor: super::adaptive::Compressor,
     observed_at: f64,
     /// Modulation: the sources' state and the routes ([`super::modulation`]).
@@ -46,6 +49,7 @@ impl Driver {
             smoother: KnobsSmoother::new(Knobs::from_params(params)),
             discrete: Discrete::from_params(params),
             sim_time: 0.0,
+            real_time: 0.0,
             changes: 0,
             last: Self::input_of(
                 Knobs::from_params(params),
@@ -59,19 +63,49 @@ impl Driver {
         }
     }
 
-    /// Read a frame shown now (RGBA8, `width x height`): how full it is sets the adaptive
-    /// dye's action (at the amount `params` set) for the steps after it.
+    /// Read a frame `model` shows now (RGBA8, `width x height`): how full it is sets the
+    /// adaptive dye's action (at the amount `params` set) for the steps after it. Measured
+    /// above the look's background as the frame shows it; a model that draws no plain
+    /// backdrop is not read (the compressor lets go).
     pub fn observe_frame(
         &mut self,
         rgba: &[u8],
         (width, height): (usize, usize),
         params: &DyeflowParams,
+        model: &dyn Model,
     ) {
-        let fill = super::adaptive::Fill::of(rgba, width, height);
-        let dt = (self.sim_time - self.observed_at) as f32;
-        self.observed_at = self.sim_time;
+        let fill = if model.dye_over_backdrop() {
+            super::adaptive::Fill::of(rgba, width, height, self.backdrop())
+        } else {
+            None
+        };
+        let dt = (self.real_time - self.observed_at) as f32;
+        self.observed_at = self.real_time;
         self.compressor
             .observe(fill, dt, params.adaptive_dye.value());
+    }
+
+    /// The luma (0-255) of a pixel without dye in the look now: its background as the
+    /// filmic tone shows it (the other tone modes draw none).
+    fn backdrop(&self) -> f32 {
+        let look = self.look();
+        if look.tone != ToneMode::Filmic {
+            return 0.0;
+        }
+        let bg = look.effects.background;
+        let mut px = [0u32];
+        crate::display::cpu::tone::tone_row([&bg[0..1], &bg[1..2], &bg[2..3]], 0, &mut px);
+        super::adaptive::luma8(&px[0].to_le_bytes())
+    }
+
+    /// Start the music's clock at `music_s` (a render from `--start`'s pre-roll): the free
+    /// LFOs stand where a render from the start would have them.
+    pub fn start_at(&mut self, music_s: f64) {
+        if music_s.is_finite() {
+            self.real_time = music_s;
+            self.observed_at = music_s;
+            self.modulator.start_at(music_s);
+        }
     }
 
     /// What the model was told at the last step (the knobs as smoothed and modulated, the
@@ -168,11 +202,14 @@ impl Driver {
         step_input.vorticity = (step_input.vorticity + drive.vorticity_boost)
             .min(crate::params::vorticity_range().unnormalize(1.0));
         // No frame read for a while (nobody watching): the adaptive dye lets go.
-        let unseen = self.sim_time - self.observed_at;
+        if real_dt.is_finite() && real_dt > 0.0 {
+            self.real_time += f64::from(real_dt);
+        }
+        let unseen = self.real_time - self.observed_at;
         if unseen > UNSEEN_S {
             self.compressor
                 .observe(None, unseen as f32, params.adaptive_dye.value());
-            self.observed_at = self.sim_time;
+            self.observed_at = self.real_time;
         }
         step_input.dye_dissipation += self.compressor.fade();
         self.last = step_input;
@@ -268,10 +305,16 @@ impl Driver {
         self.mapper.quiet(&mapping_config(params, 1.0))
     }
 
-    /// Whether every knob has glided to its parameter's value and the discrete knobs are
-    /// applied: nothing about the fluid's behaviour or look is still changing.
-    pub fn settled(&self, params: &DyeflowParams) -> bool {
-        self.smoother.settled(Knobs::from_params(params))
+    /// Whether every knob has glided to its parameter's value as modulated now and the
+    /// discrete knobs are applied, and no LFO moves a knob: nothing about the fluid's
+    /// behaviour or look is still changing. (A steady route settles; a CC or the audio that
+    /// moves a routed source unsettles it.)
+    pub fn settled(&mut self, params: &DyeflowParams) -> bool {
+        let offsets = self.modulator.offsets(params);
+        !self.modulator.moving()
+            && self
+                .smoother
+                .settled(Knobs::from_params_modulated(params, &offsets))
             && Discrete::from_params(params) == self.discrete
     }
 
@@ -375,6 +418,7 @@ mod tests {
                 target: "dye_diss".into(),
                 depth: 0.3,
             }],
+            ..Default::default()
         };
         let mut d = Driver::new(&p);
         let mut m = SphModel::new((64, 36), 1, 500).expect("a model");
@@ -410,5 +454,202 @@ mod tests {
             still.push(d.last_input().dye_dissipation);
         }
         assert!((still[29] - base).abs() < 1e-3, "{}", still[29]);
+    }
+
+    /// Set parameters as a preset of today's state version does.
+    fn set(p: &DyeflowParams, params: &str) {
+        let json = format!(
+            r#"{{"params": {{{params}}}, "fields": {{"state-version": "{}"}}}}"#,
+            crate::params::STATE_VERSION
+        );
+        crate::preset::apply(json.as_bytes(), p).expect("applies");
+    }
+
+    /// The grid fluid on the CPU, small.
+    fn grid() -> crate::sim::grid::model::GridModel {
+        let cpu = crate::sim::grid::cpu::CpuSolver::new(&crate::sim::SimConfig::new(64, 36), 1)
+            .expect("solver threads");
+        crate::sim::grid::model::GridModel::new(Box::new(cpu))
+    }
+
+    fn cc(cc: u8, value: f32) -> TimedEvent {
+        TimedEvent {
+            time_s: 0.0,
+            event: SimEvent::ControlChange {
+                channel: 0,
+                cc,
+                value,
+            },
+        }
+    }
+
+    /// A steady route lets the knobs settle (the engine may rest), a CC that moves its source
+    /// unsettles them until they glide there, and an LFO's route never settles.
+    #[test]
+    fn modulation_settles_when_steady_and_wakes_when_moved() {
+        use crate::params::modulation::{Modulation, Route, Source};
+        let p = DyeflowParams::default();
+        *p.modulation.write() = Modulation {
+            routes: vec![Route {
+                source: Source::Cc(20),
+                target: "vort".into(),
+                depth: 0.5,
+            }],
+            ..Default::default()
+        };
+        let mut d = Driver::new(&p);
+        let mut m = grid();
+        let settle = |d: &mut Driver, m: &mut dyn Model| {
+            for i in 0..600 {
+                if d.settled(&p) {
+                    return i;
+                }
+                d.step(m, &p, 1.0 / 60.0);
+            }
+            panic!("never settled");
+        };
+        settle(&mut d, &mut m);
+        d.event(&mut m, &cc(20, 1.0));
+        assert!(!d.settled(&p), "the CC moved the route's source");
+        assert!(settle(&mut d, &mut m) > 1, "it glides there");
+        let k = Knobs::NAMES.iter().position(|n| *n == "vorticity").unwrap();
+        assert!(d.modulator.offsets(&p)[k] > 0.49);
+        assert!(d.settled(&p), "a steady route stays settled");
+        p.modulation.write().routes.push(Route {
+            source: Source::Lfo(0),
+            target: "hue".into(),
+            depth: 0.1,
+        });
+        for _ in 0..120 {
+            d.step(&mut m, &p, 1.0 / 60.0);
+            assert!(!d.settled(&p), "an LFO keeps moving its knob");
+        }
+    }
+
+    /// The adaptive dye reads the dye above the background: a new instance with a bright
+    /// background and a few notes takes no action (every pixel is lit, none by dye), nor does
+    /// the 3D liquid, whose sky and floor fill its frames; a frame full of dye still acts.
+    #[test]
+    fn adaptive_dye_reads_the_dye_not_the_background() {
+        let p = DyeflowParams::default();
+        set(&p, r#""bg_bright": 0.5"#);
+        let mut d = Driver::new(&p);
+        let mut m = grid();
+        let (w, h) = (96, 54);
+        let mut rgba = vec![0u8; w * h * 4];
+        for i in 0..90 {
+            if i % 30 == 0 {
+                d.event(
+                    &mut m,
+                    &TimedEvent {
+                        time_s: 0.0,
+                        event: SimEvent::Splat(Splat {
+                            pos: [0.9, 0.3],
+                            radius: 0.03,
+                            color: [1.0, 0.3, 0.1],
+                            amount: 1.0,
+                            ..Splat::default()
+                        }),
+                    },
+                );
+            }
+            d.step(&mut m, &p, 1.0 / 30.0);
+            m.render(&d.look(), w, h, &mut rgba);
+            d.observe_frame(&rgba, (w, h), &p, &m);
+        }
+        let lit = rgba
+            .chunks_exact(4)
+            .filter(|px| super::super::adaptive::luma8(px) > super::super::adaptive::LIT)
+            .count();
+        assert!(lit * 10 > rgba.len() / 4 * 9, "the background is lit");
+        assert_eq!(d.adaptive(), (0.0, 1.0), "no action on a bright background");
+        // A frame of white on it is full.
+        let white = vec![255u8; w * h * 4];
+        for _ in 0..30 {
+            d.step(&mut m, &p, 1.0 / 30.0);
+            d.observe_frame(&white, (w, h), &p, &m);
+        }
+        assert!(d.adaptive().0 > 1.0, "{:?}", d.adaptive());
+        // The 3D liquid: its frames are not read.
+        let mut liquid =
+            crate::sim::liquid3d::model::Liquid3dModel::new((32, 18), 1, 800).expect("a model");
+        let mut d = Driver::new(&DyeflowParams::default());
+        for _ in 0..30 {
+            d.step(&mut liquid, &p, 1.0 / 30.0);
+            d.observe_frame(&white, (w, h), &p, &liquid);
+        }
+        assert_eq!(d.adaptive(), (0.0, 1.0));
+    }
+
+    /// The adaptive dye's clock is the music's, not the fluid's: at speed 4 with a frame a
+    /// second (a render at 1 fps) it holds its action between the frames it reads.
+    #[test]
+    fn adaptive_dye_holds_between_slow_frames_at_any_speed() {
+        let p = DyeflowParams::default();
+        set(&p, r#""speed": 4"#);
+        let mut d = Driver::new(&p);
+        let mut m = grid();
+        let white = vec![255u8; 32 * 18 * 4];
+        for _ in 0..5 {
+            for _ in 0..30 {
+                d.step(&mut m, &p, 1.0 / 30.0);
+            }
+            assert!(d.sim_time() > 3.0 || d.adaptive().0 == 0.0);
+            d.observe_frame(&white, (32, 18), &p, &m);
+        }
+        for _ in 0..30 {
+            d.step(&mut m, &p, 1.0 / 30.0);
+        }
+        let (fade, gain) = d.adaptive();
+        assert!(
+            fade > 5.0 && gain < 0.65,
+            "released between frames: {fade} {gain}"
+        );
+    }
+
+    /// MIDI learn: with a parameter waiting, the next CC heard is learned for it (a CC from
+    /// before does not count), sets the value the simulation sees from then on (shown to the
+    /// editor), travels in presets, and is forgotten on request.
+    #[test]
+    fn learns_a_cc() {
+        use nice_plug::prelude::Param;
+        let p = DyeflowParams::default();
+        let mut d = Driver::new(&p);
+        let mut m = grid();
+        let k = Knobs::NAMES.iter().position(|n| *n == "vorticity").unwrap();
+        let base = p.vorticity.value();
+        let settle = |d: &mut Driver, m: &mut dyn Model| {
+            for _ in 0..600 {
+                d.step(m, &p, 1.0 / 60.0);
+                if d.settled(&p) {
+                    return d.knobs().vorticity;
+                }
+            }
+            panic!("never settled");
+        };
+        d.event(&mut m, &cc(21, 0.9));
+        assert_eq!(settle(&mut d, &mut m), base, "nothing learned yet");
+        p.modulation_live.arm(Some("vort"));
+        d.step(&mut m, &p, 1.0 / 60.0);
+        assert_eq!(p.modulation.read().learned_cc("vort"), None);
+        d.event(&mut m, &cc(21, 0.8));
+        d.step(&mut m, &p, 1.0 / 60.0);
+        assert_eq!(p.modulation.read().learned_cc("vort"), Some(21));
+        assert_eq!(p.modulation_live.learning(), None, "no longer waiting");
+        let at = |v: f32| p.vorticity.preview_plain(v);
+        assert!((settle(&mut d, &mut m) - at(0.8)).abs() < 1e-3 * at(1.0));
+        assert!((p.modulation_live.now(k).unwrap() - 0.8).abs() < 1e-6);
+        // Another CC does not move it; its own does.
+        d.event(&mut m, &cc(22, 0.1));
+        d.event(&mut m, &cc(21, 0.25));
+        assert!((settle(&mut d, &mut m) - at(0.25)).abs() < 1e-3 * at(1.0));
+        // Saved with the project's modulation, so presets carry it.
+        let q = DyeflowParams::default();
+        crate::preset::apply(crate::preset::to_json(&p).as_bytes(), &q).expect("applies");
+        assert_eq!(q.modulation.read().learned_cc("vort"), Some(21));
+        // Forgotten: the parameter's own value again, and nothing shown as modulated.
+        p.modulation.write().forget("vort");
+        assert!((settle(&mut d, &mut m) - base).abs() < 1e-3 * at(1.0));
+        assert_eq!(p.modulation_live.now(k), None);
     }
 }

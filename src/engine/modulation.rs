@@ -13,8 +13,10 @@ use super::knobs::{KNOBS, Knobs};
 use crate::bridge::events::SimEvent;
 use crate::kernels::portable::Portable;
 use crate::params::DyeflowParams;
-use crate::params::modulation::{LFOS, Lfo, MAX_ROUTES, Modulation, Shape, Source};
-use nice_plug::prelude::Params;
+use crate::params::modulation::{
+    LFOS, Lfo, MAX_LEARN_CC, MAX_LEARNED, MAX_ROUTES, Modulation, Shape, Source,
+};
+use nice_plug::prelude::{Param, Params};
 
 /// The tempo the LFOs follow until the host says otherwise, beats a minute.
 pub const DEFAULT_BPM: f32 = 120.0;
@@ -29,6 +31,14 @@ pub struct Modulator {
     seen: Modulation,
     /// (source, knob, depth) per route whose target is a knob.
     routes: Vec<(Source, usize, f32)>,
+    /// (CC, knob) per learned CC whose target is a knob.
+    learned: Vec<(u8, usize)>,
+    /// The CCs heard so far, a bit each: a learned CC moves its knob from then on.
+    heard: u128,
+    /// The last CC heard since the editor armed learning (and whether it was armed at the
+    /// last look, so a CC from before arming is not taken).
+    pending: Option<u8>,
+    armed: bool,
     lfos: [Lfo; LFOS],
     /// Simulated seconds and beats so far; the tempo.
     seconds: f64,
@@ -36,7 +46,9 @@ pub struct Modulator {
     bpm: f32,
     cc: [f32; 128],
     velocity: f32,
-    held: u32,
+    /// The keys held, a bit per (channel, key): a repeated note-on or a second note-off of
+    /// one key counts once.
+    held: [u128; 16],
     level: f32,
     bands: [f32; 3],
 }
@@ -46,13 +58,17 @@ impl Default for Modulator {
         Self {
             seen: Modulation::default(),
             routes: Vec::with_capacity(MAX_ROUTES),
+            learned: Vec::with_capacity(MAX_LEARNED),
+            heard: 0,
+            pending: None,
+            armed: false,
             lfos: [Lfo::default(); LFOS],
             seconds: 0.0,
             beats: 0.0,
             bpm: DEFAULT_BPM,
             cc: [0.0; 128],
             velocity: 0.0,
-            held: 0,
+            held: [0; 16],
             level: 0.0,
             bands: [0.0; 3],
         }
@@ -118,21 +134,36 @@ impl Modulator {
     /// Take an event: notes and CCs, the audio's envelope and bands, the transport.
     pub fn event(&mut self, event: &SimEvent) {
         match *event {
-            SimEvent::NoteOn { velocity, .. } => {
-                self.held = self.held.saturating_add(1);
+            SimEvent::NoteOn { note, velocity } => {
+                if let Some(keys) = self.keys(note.channel, note.key) {
+                    *keys.0 |= keys.1;
+                }
                 if velocity.is_finite() {
                     self.velocity = velocity.clamp(0.0, 1.0);
                 }
             }
-            SimEvent::NoteOff { .. } | SimEvent::Choke { .. } => {
-                self.held = self.held.saturating_sub(1);
+            SimEvent::NoteOff { note } | SimEvent::Choke { note } => {
+                if let Some(keys) = self.keys(note.channel, note.key) {
+                    *keys.0 &= !keys.1;
+                }
             }
-            SimEvent::Silence => self.held = 0,
-            SimEvent::ControlChange { cc, value, .. } => {
+            SimEvent::Silence => self.held = [0; 16],
+            SimEvent::ControlChange { channel, cc, value } => {
+                // All sound off and all notes off let go of the channel's keys, as the
+                // mapping's voices do.
+                if matches!(cc, 120 | 123)
+                    && let Some(keys) = self.held.get_mut(usize::from(channel))
+                {
+                    *keys = 0;
+                }
                 if let Some(v) = self.cc.get_mut(usize::from(cc))
                     && value.is_finite()
                 {
                     *v = value.clamp(0.0, 1.0);
+                    self.heard |= 1 << cc;
+                    if cc <= MAX_LEARN_CC {
+                        self.pending = Some(cc);
+                    }
                 }
             }
             SimEvent::Envelope { rms, .. } => self.level = loudness(0.5 * (rms[0] + rms[1])),
@@ -150,6 +181,35 @@ impl Modulator {
                 }
             }
             _ => {}
+        }
+    }
+
+    /// The word of held keys for `(channel, key)` and the key's bit in it (none for a channel
+    /// or key out of MIDI's range).
+    fn keys(&mut self, channel: u8, key: u8) -> Option<(&mut u128, u128)> {
+        let bit = 1u128.checked_shl(u32::from(key))?;
+        self.held.get_mut(usize::from(channel)).map(|w| (w, bit))
+    }
+
+    /// The number of keys held.
+    fn keys_held(&self) -> u32 {
+        self.held.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// Whether a route moves its parameter with time alone (an LFO's, at a depth): then the
+    /// knobs never settle.
+    pub fn moving(&self) -> bool {
+        self.routes
+            .iter()
+            .any(|&(source, _, depth)| matches!(source, Source::Lfo(_)) && depth != 0.0)
+    }
+
+    /// Set the clocks to `seconds` of music (the beat at the tempo last heard, until the
+    /// transport says otherwise).
+    pub fn start_at(&mut self, seconds: f64) {
+        if seconds.is_finite() {
+            self.seconds = seconds;
+            self.beats = seconds * f64::from(self.bpm) / 60.0;
         }
     }
 
@@ -172,19 +232,49 @@ impl Modulator {
         let m = &self.seen;
         self.lfos = m.lfos;
         self.routes.clear();
+        self.learned.clear();
         let targets = Knobs::params(params);
         let map = params.param_map();
-        for r in m.routes.iter().take(MAX_ROUTES) {
-            let Some((_, ptr, _)) = map.iter().find(|(id, ..)| *id == r.target) else {
-                continue;
-            };
+        let knob = |target: &str| {
+            let (_, ptr, _) = map.iter().find(|(id, ..)| id == target)?;
             let nice_plug::prelude::ParamPtr::FloatParam(ptr) = *ptr else {
-                continue;
+                return None;
             };
-            if let Some(k) = targets.iter().position(|p| std::ptr::eq(*p, ptr)) {
+            targets.iter().position(|p| std::ptr::eq(*p, ptr))
+        };
+        for r in m.routes.iter().take(MAX_ROUTES) {
+            if let Some(k) = knob(&r.target) {
                 self.routes.push((r.source, k, r.depth));
             }
         }
+        for l in m.learned.iter().take(MAX_LEARNED) {
+            if let Some(k) = knob(&l.target) {
+                self.learned.push((l.cc, k));
+            }
+        }
+    }
+
+    /// MIDI learn: while the editor has a parameter waiting, the first CC heard after it
+    /// started waiting is learned for it (saved with the modulation, which the next refresh
+    /// takes).
+    fn learn(&mut self, params: &DyeflowParams) {
+        let live = &params.modulation_live;
+        let Some(target) = live.learning() else {
+            self.armed = false;
+            return;
+        };
+        if !std::mem::replace(&mut self.armed, true) {
+            // Just armed: a CC from before does not count.
+            self.pending = None;
+            return;
+        }
+        let Some(cc) = self.pending.take() else {
+            return;
+        };
+        if live.take_learning().as_deref() == Some(target.as_str()) {
+            params.modulation.write().learn(cc, &target);
+        }
+        self.armed = false;
     }
 
     /// LFO `i`'s value now, -1..1.
@@ -209,18 +299,39 @@ impl Modulator {
             Source::Mid => self.bands[1],
             Source::High => self.bands[2],
             Source::Velocity => self.velocity,
-            Source::Notes => (self.held as f32 / FULL_NOTES).min(1.0),
+            Source::Notes => (self.keys_held() as f32 / FULL_NOTES).min(1.0),
             Source::Cc(n) => self.cc.get(usize::from(n)).copied().unwrap_or(0.0),
         }
     }
 
     /// The offsets to the knobs' normalised values now (the routes of the modulation saved
     /// in `params` summed per knob).
+    ///
+    /// A learned CC, once heard, sets its knob's normalised value (the routes then add onto
+    /// that). Each knob's value as modulated is published for the editor
+    /// ([`crate::params::modulation::Live`]).
     pub fn offsets(&mut self, params: &DyeflowParams) -> [f32; KNOBS] {
+        self.learn(params);
         self.refresh(params);
+        let knobs = Knobs::params(params);
         let mut out = [0.0; KNOBS];
+        let mut moved = [false; KNOBS];
+        for &(cc, k) in &self.learned {
+            if self.heard & (1 << cc) != 0 {
+                out[k] = self.cc[usize::from(cc)] - knobs[k].modulated_normalized_value();
+            }
+            moved[k] = true;
+        }
         for &(source, k, depth) in &self.routes {
             out[k] += self.value(source) * depth;
+            moved[k] = true;
+        }
+        let live = &params.modulation_live;
+        for (k, knob) in knobs.iter().enumerate() {
+            live.set_now(
+                k,
+                moved[k].then(|| (knob.modulated_normalized_value() + out[k]).clamp(0.0, 1.0)),
+            );
         }
         out
     }
@@ -231,7 +342,6 @@ mod tests {
     use super::*;
     use crate::bridge::events::NoteId;
     use crate::params::modulation::Route;
-    use nice_plug::prelude::Param;
 
     #[test]
     fn the_waves_have_their_shapes() {
@@ -308,6 +418,28 @@ mod tests {
         assert_eq!(m.value(Source::Low), 1.0);
         assert!(m.value(Source::Mid).abs() < 1e-5);
         assert_eq!(m.value(Source::High), 0.0);
+        // Keys, not events: a repeated note-on counts once, a choke and a note-off of one key
+        // free it once, and all notes off frees its channel's keys only.
+        m.event(&SimEvent::NoteOn {
+            note: note(61),
+            velocity: 0.5,
+        });
+        m.event(&SimEvent::Choke { note: note(62) });
+        m.event(&SimEvent::NoteOff { note: note(62) });
+        assert_eq!(m.value(Source::Notes), 1.0 / FULL_NOTES);
+        m.event(&SimEvent::NoteOn {
+            note: NoteId {
+                channel: 5,
+                ..note(61)
+            },
+            velocity: 0.5,
+        });
+        m.event(&SimEvent::ControlChange {
+            channel: 0,
+            cc: 123,
+            value: 0.0,
+        });
+        assert_eq!(m.value(Source::Notes), 1.0 / FULL_NOTES, "channel 5's key");
         m.event(&SimEvent::Silence);
         assert_eq!(m.value(Source::Notes), 0.0);
         // A bar-long LFO at the host's 90 bpm from beat 2: a quarter of the way after 0 s.

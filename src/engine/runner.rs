@@ -388,7 +388,7 @@ impl Runner<'_> {
         if self.frames.publish_from(driver.sim_time(), |pixels| {
             let size = model.take_frame(pixels)?;
             // How full the frame is sets the adaptive dye's action.
-            driver.observe_frame(pixels, size, params);
+            driver.observe_frame(pixels, size, params, model.as_ref());
             Some(size)
         }) {
             self.period.frames += 1;

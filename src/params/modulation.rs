@@ -1,11 +1,14 @@
 //! Modulation as saved: up to [`LFOS`] LFOs and up to [`MAX_ROUTES`] routes, each from a
 //! source (an LFO, the audio's level or one of its bands, the last note's velocity, how many
 //! notes are held, a MIDI CC) to a continuous parameter, with a signed depth (a share of the
-//! parameter's whole range). Persisted as the JSON field [`MODULATION_KEY`]; a project or a
-//! preset without it has no routes, as before modulation existed. The engine evaluates it
-//! (`engine::modulation`).
+//! parameter's whole range); and the MIDI CCs learned for parameters (MIDI learn: the CC
+//! sets its parameter's value). Persisted as the JSON field [`MODULATION_KEY`]; a project or
+//! a preset without it has no routes and no learned CCs, as before modulation existed. The
+//! engine evaluates it (`engine::modulation`); [`Live`] is what the engine and the editor
+//! share about it while they run (not saved).
 
 use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
 /// Key of the persisted modulation field.
 pub const MODULATION_KEY: &str = "modulation";
@@ -13,6 +16,11 @@ pub const MODULATION_KEY: &str = "modulation";
 pub const LFOS: usize = 4;
 /// Most routes.
 pub const MAX_ROUTES: usize = 32;
+/// Most learned CCs.
+pub const MAX_LEARNED: usize = 64;
+/// The highest CC that can be learned: 120 to 127 are MIDI's channel mode messages (all
+/// sound off, reset, all notes off...).
+pub const MAX_LEARN_CC: u8 = 119;
 /// The slowest and fastest tempo-synced cycles, beats.
 pub const BEATS: (f32, f32) = (0.25, 64.0);
 /// The slowest and fastest free cycles, Hz.
@@ -161,7 +169,16 @@ pub struct Route {
     pub depth: f32,
 }
 
-/// The LFOs and the routes.
+/// A MIDI CC learned for a parameter: the CC's value (0..1, any channel) sets the
+/// parameter's normalised value from the first time it is heard on.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Learned {
+    pub cc: u8,
+    /// The parameter's id.
+    pub target: String,
+}
+
+/// The LFOs, the routes and the learned CCs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct Modulation {
@@ -171,6 +188,18 @@ pub struct Modulation {
     /// The routes (a saved route that does not read is left out; the others stay).
     #[serde(deserialize_with = "readable_routes")]
     pub routes: Vec<Route>,
+    /// The learned CCs, at most one per parameter (one that does not read is left out).
+    #[serde(deserialize_with = "readable_learned")]
+    pub learned: Vec<Learned>,
+}
+
+/// The learned CCs of a saved list that read, each on its own.
+fn readable_learned<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Learned>, D::Error> {
+    let list = Vec::<serde_json::Value>::deserialize(d)?;
+    Ok(list
+        .into_iter()
+        .filter_map(|v| serde_json::from_value::<Learned>(v).ok())
+        .collect())
 }
 
 /// The routes of a saved list that read, each on its own: one damaged route does not take
@@ -183,24 +212,46 @@ fn readable_routes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Route>,
         .collect())
 }
 
-/// The first route of a saved modulation (JSON text) that does not read, and why: for a
-/// preset, which is refused rather than loaded without it.
-pub fn unreadable_route(json: &str) -> Option<String> {
+/// The first LFO or route of a saved modulation (JSON text) that does not read, and why: for
+/// a preset, which is refused rather than loaded without it.
+pub fn unreadable_part(json: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(json).ok()?;
-    let routes = value.get("routes")?.as_array()?;
-    routes.iter().enumerate().find_map(|(i, r)| {
-        serde_json::from_value::<Route>(r.clone())
+    let first = |key: &str, what: &str, read: &dyn Fn(&serde_json::Value) -> Option<String>| {
+        value
+            .get(key)?
+            .as_array()?
+            .iter()
+            .enumerate()
+            .find_map(|(i, v)| read(v).map(|e| format!("{what} {}: {e}", i + 1)))
+    };
+    first("lfos", "LFO", &|v| {
+        serde_json::from_value::<Lfo>(v.clone())
             .err()
-            .map(|e| format!("route {}: {e}", i + 1))
+            .map(|e| e.to_string())
+    })
+    .or_else(|| {
+        first("routes", "route", &|v| {
+            serde_json::from_value::<Route>(v.clone())
+                .err()
+                .map(|e| e.to_string())
+        })
+    })
+    .or_else(|| {
+        first("learned", "learned CC", &|v| {
+            serde_json::from_value::<Learned>(v.clone())
+                .err()
+                .map(|e| e.to_string())
+        })
     })
 }
 
-/// Up to [`LFOS`] LFOs from a list of any length.
+/// Up to [`LFOS`] LFOs from a list of any length, each on its own: one that does not read
+/// takes its default, the others stay.
 fn some_lfos<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[Lfo; LFOS], D::Error> {
-    let list = Vec::<Lfo>::deserialize(d)?;
+    let list = Vec::<serde_json::Value>::deserialize(d)?;
     let mut lfos = [Lfo::default(); LFOS];
     for (o, l) in lfos.iter_mut().zip(list) {
-        *o = l;
+        *o = serde_json::from_value(l).unwrap_or_default();
     }
     Ok(lfos)
 }
@@ -219,7 +270,118 @@ impl Modulation {
             r.depth != 0.0
         });
         self.routes.truncate(MAX_ROUTES);
+        // One CC per parameter (the last learned wins), none of the channel mode messages.
+        let mut seen = std::collections::HashSet::new();
+        let mut learned: Vec<Learned> = std::mem::take(&mut self.learned)
+            .into_iter()
+            .rev()
+            .filter(|l| l.cc <= MAX_LEARN_CC && seen.insert(l.target.clone()))
+            .collect();
+        learned.reverse();
+        learned.truncate(MAX_LEARNED);
+        self.learned = learned;
         self
+    }
+
+    /// The CC learned for parameter `target`, if any.
+    pub fn learned_cc(&self, target: &str) -> Option<u8> {
+        self.learned
+            .iter()
+            .find(|l| l.target == target)
+            .map(|l| l.cc)
+    }
+
+    /// Learn `cc` for parameter `target` (replacing what it had learned). Whether it could
+    /// (a channel mode message cannot be learned, nor more than [`MAX_LEARNED`] CCs).
+    pub fn learn(&mut self, cc: u8, target: &str) -> bool {
+        if cc > MAX_LEARN_CC {
+            return false;
+        }
+        self.forget(target);
+        if self.learned.len() >= MAX_LEARNED {
+            return false;
+        }
+        self.learned.push(Learned {
+            cc,
+            target: target.to_owned(),
+        });
+        true
+    }
+
+    /// Forget the CC learned for parameter `target`.
+    pub fn forget(&mut self, target: &str) {
+        self.learned.retain(|l| l.target != target);
+    }
+
+    /// The routes to parameter `target`.
+    pub fn routes_to<'a>(&'a self, target: &'a str) -> impl Iterator<Item = &'a Route> + 'a {
+        self.routes.iter().filter(move |r| r.target == target)
+    }
+}
+
+/// Slots in [`Live`] for the knobs' values.
+pub const LIVE_SLOTS: usize = 64;
+
+/// What the engine and the editor share about modulation while they run (not saved): each
+/// knob's value as modulated now, for the editor's rings, and the parameter waiting to learn
+/// a CC. The editor arms learning; the simulation thread, which takes the CCs, binds the next
+/// one it hears and disarms.
+pub struct Live {
+    /// Per knob (in the order of the engine's knobs): the normalised value the simulation
+    /// sees now as f32 bits, NaN when no route or learned CC moves it.
+    now: [AtomicU32; LIVE_SLOTS],
+    /// Whether a parameter waits to learn a CC (read without the lock once a step).
+    armed: AtomicBool,
+    learning: parking_lot::Mutex<Option<String>>,
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Self {
+            now: std::array::from_fn(|_| AtomicU32::new(f32::NAN.to_bits())),
+            armed: AtomicBool::new(false),
+            learning: parking_lot::Mutex::new(None),
+        }
+    }
+}
+
+impl Live {
+    /// Knob `k`'s value as modulated now (`None`: not modulated).
+    pub fn now(&self, k: usize) -> Option<f32> {
+        let v = f32::from_bits(self.now.get(k)?.load(Ordering::Relaxed));
+        v.is_finite().then_some(v)
+    }
+
+    /// Say knob `k`'s value as modulated now (`None`: not modulated).
+    pub fn set_now(&self, k: usize, v: Option<f32>) {
+        if let Some(slot) = self.now.get(k) {
+            slot.store(v.unwrap_or(f32::NAN).to_bits(), Ordering::Relaxed);
+        }
+    }
+
+    /// Wait for a CC to learn for parameter `target` (`None`: stop waiting).
+    pub fn arm(&self, target: Option<&str>) {
+        let mut learning = self.learning.lock();
+        *learning = target.map(str::to_owned);
+        self.armed.store(learning.is_some(), Ordering::Release);
+    }
+
+    /// The parameter waiting to learn a CC.
+    pub fn learning(&self) -> Option<String> {
+        if !self.armed.load(Ordering::Acquire) {
+            return None;
+        }
+        self.learning.lock().clone()
+    }
+
+    /// Take the parameter waiting to learn (it waits no more).
+    pub fn take_learning(&self) -> Option<String> {
+        if !self.armed.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut learning = self.learning.lock();
+        self.armed.store(false, Ordering::Release);
+        learning.take()
     }
 }
 
@@ -255,14 +417,18 @@ mod tests {
     #[test]
     fn it_saves_and_sanitises() {
         let text = r#"{"lfos": [{"shape": "saw", "sync": false, "hz": 99, "phase": -1},
-            {"beats": "x"}], "routes": [
+            {"beats": "x"}, {"shape": "square", "hz": 2}], "routes": [
             {"source": "lfo1", "target": "dye_diss", "depth": 3},
             {"source": "cc74", "target": "vort", "depth": -0.25},
             {"source": "low", "target": "bloom", "depth": 0}]}"#;
-        assert!(
-            serde_json::from_str::<Modulation>(text).is_err(),
-            "beats: x"
-        );
+        // An LFO that does not read takes its default alone; a preset hears which.
+        let m: Modulation = serde_json::from_str(text).expect("the rest reads");
+        assert_eq!(m.lfos[0].shape, Shape::Saw);
+        assert_eq!(m.lfos[1], Lfo::default());
+        assert_eq!(m.lfos[2].shape, Shape::Square);
+        assert_eq!(m.routes.len(), 3);
+        let why = unreadable_part(text).expect("LFO 2 does not read");
+        assert!(why.starts_with("LFO 2:"), "{why}");
         let text = text.replace(r#"{"beats": "x"}"#, r#"{"beats": 1000}"#);
         let m: Modulation = serde_json::from_str::<Modulation>(&text)
             .expect("it parses")
@@ -270,7 +436,7 @@ mod tests {
         assert_eq!(m.lfos[0].shape, Shape::Saw);
         assert_eq!((m.lfos[0].hz, m.lfos[0].phase), (HZ.1, 0.0));
         assert_eq!(m.lfos[1].beats, BEATS.1);
-        assert_eq!(m.lfos[2], Lfo::default());
+        assert_eq!(m.lfos[3], Lfo::default());
         assert_eq!(m.routes.len(), 2, "the route of depth 0 dropped");
         assert_eq!(m.routes[0].depth, 1.0);
         assert_eq!(m.routes[1].source, Source::Cc(74));
@@ -282,12 +448,12 @@ mod tests {
         let m: Modulation = serde_json::from_str(bad).expect("the rest reads");
         assert_eq!(m.routes.len(), 1);
         assert_eq!(m.routes[0].source, Source::Mid);
-        let why = unreadable_route(bad).expect("route 1 does not read");
+        let why = unreadable_part(bad).expect("route 1 does not read");
         assert!(
             why.starts_with("route 1:") && why.contains("tempo"),
             "{why}"
         );
-        assert_eq!(unreadable_route(&serde_json::to_string(&m).unwrap()), None);
+        assert_eq!(unreadable_part(&serde_json::to_string(&m).unwrap()), None);
         let many = Modulation {
             routes: vec![
                 Route {
@@ -300,5 +466,32 @@ mod tests {
             ..Default::default()
         };
         assert_eq!(many.sanitized().routes.len(), MAX_ROUTES);
+    }
+
+    /// Learned CCs: one per parameter (the last learned wins), none of the channel mode
+    /// messages; one that does not read is left out (a preset hears which); learn and forget.
+    #[test]
+    fn learned_ccs_save_and_sanitise() {
+        let text = r#"{"learned": [{"cc": 21, "target": "vort"}, {"cc": 123, "target": "hue"},
+            {"cc": 22, "target": "vort"}, {"cc": "x", "target": "bloom"},
+            {"cc": 7, "target": "bloom"}]}"#;
+        let m: Modulation = serde_json::from_str(text).expect("the rest reads");
+        assert_eq!(m.learned.len(), 4);
+        let why = unreadable_part(text).expect("learned CC 4 does not read");
+        assert!(why.starts_with("learned CC 4:"), "{why}");
+        let mut m = m.sanitized();
+        assert_eq!(m.learned_cc("vort"), Some(22));
+        assert_eq!(m.learned_cc("hue"), None, "all notes off cannot be learned");
+        assert_eq!(m.learned_cc("bloom"), Some(7));
+        assert_eq!(m.learned.len(), 2);
+        assert!(m.learn(30, "bloom") && !m.learn(120, "hue"));
+        assert_eq!(m.learned_cc("bloom"), Some(30));
+        m.forget("vort");
+        assert_eq!(m.learned_cc("vort"), None);
+        let back: Modulation = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
+        assert_eq!(back, m);
+        // A project saved before learning existed has none.
+        let old: Modulation = serde_json::from_str(r#"{"routes": []}"#).unwrap();
+        assert!(old.learned.is_empty());
     }
 }

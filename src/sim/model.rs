@@ -51,6 +51,14 @@ pub trait Model: Send {
     /// Clear the fluid to rest.
     fn reset(&mut self);
 
+    /// Whether the frames draw the dye over a plain backdrop (the look's background), which
+    /// the adaptive dye reads them against ([`crate::engine::adaptive`]). A model that draws
+    /// a lit scene instead (the 3D liquid's sky, floor and glass) says no, and the adaptive
+    /// dye leaves it alone.
+    fn dye_over_backdrop(&self) -> bool {
+        true
+    }
+
     /// Render the fluid into `out` as RGBA8 rows, top row first, at any size, waiting for
     /// the result. `out.len()` must be `width * height * 4`.
     fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]);

@@ -213,7 +213,7 @@ fn read_input_until(
 use crate::engine::Driver;
 use crate::params::{BackendChoice, DYE_SCALES, DyeflowParams, SIM_RESOLUTIONS_CELLS};
 use crate::preset;
-use crate::sim::{ModelSpec, create_model};
+use crate::sim::{Model, ModelSpec, create_model};
 use feed::{AudioSource, Feed, Player};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -228,6 +228,46 @@ pub const MAX_SECONDS: f64 = 4.0 * 3600.0;
 /// Seconds of music simulated (without frames) before `--start`, so the fluid there looks as
 /// it would have: long enough for dye and motion to build up and settle.
 pub const PREROLL_S: f64 = 8.0;
+/// Seconds of music between two small frames the pre-roll draws for the adaptive dye.
+const PREROLL_LOOK_S: f64 = 0.1;
+/// The pre-roll's small frames, as a share of the render's width and height.
+const PREROLL_LOOK_SCALE: u32 = 4;
+
+/// Simulate the pre-roll's `steps` of `step_dt` before `--start`: unrendered, but with a
+/// small frame every [`PREROLL_LOOK_S`] read by the adaptive dye, so the first frame is
+/// drawn with the action it would have had in a render from the start. Whether it ran to
+/// the end (not stopped).
+fn preroll(
+    player: &mut Feed,
+    model: &mut dyn Model,
+    driver: &mut Driver,
+    params: &DyeflowParams,
+    (steps, step_dt): (u64, f64),
+    (width, height): (u32, u32),
+    stop: &AtomicBool,
+) -> Result<bool, RenderError> {
+    let per_look = ((PREROLL_LOOK_S / step_dt).round() as u64).max(1);
+    let (w, h) = (
+        (width / PREROLL_LOOK_SCALE).max(16) as usize,
+        (height / PREROLL_LOOK_SCALE).max(16) as usize,
+    );
+    let mut small = Vec::new();
+    let mut done = 0;
+    while done < steps {
+        let n = per_look.min(steps - done);
+        if !player.advance(model, driver, params, n, stop)? {
+            return Ok(false);
+        }
+        done += n;
+        if params.adaptive_dye.value() > 0.0 && model.dye_over_backdrop() {
+            small.resize(w * h * 4, 0);
+            model.render(&driver.look(), w, h, &mut small);
+            driver.observe_frame(&small, (w, h), params, model);
+        }
+    }
+    Ok(true)
+}
+
 /// Seconds rendered after the last MIDI event when only MIDI gives the length.
 pub const TAIL_S: f64 = 2.0;
 /// Most CPU solver threads per core `--threads` accepts: more only adds overhead (and a
@@ -781,7 +821,18 @@ pub fn render_with(
         ));
     }
     let mut picture = stats::PictureStats::default();
-    let mut stopped = !player.advance(model.as_mut(), &mut driver, &params, preroll_steps, stop)?;
+    // The modulation's free LFOs and the adaptive dye's clock read the music's time, as in a
+    // render from the start.
+    driver.start_at(preroll_start);
+    let mut stopped = !preroll(
+        &mut player,
+        model.as_mut(),
+        &mut driver,
+        &params,
+        (preroll_steps, step_dt),
+        (opts.width, opts.height),
+        stop,
+    )?;
     let setup_s = started.elapsed().as_secs_f64();
     if !stopped {
         for frame in 0..frames_total {
@@ -805,7 +856,12 @@ pub fn render_with(
                 opts.height as usize,
                 &mut rgba,
             );
-            driver.observe_frame(&rgba, (opts.width as usize, opts.height as usize), &params);
+            driver.observe_frame(
+                &rgba,
+                (opts.width as usize, opts.height as usize),
+                &params,
+                model.as_ref(),
+            );
             writer.write(&rgba)?;
             if opts.stats && stats::measured(frame, frames_total) {
                 picture.add_frame(&rgba);

@@ -620,6 +620,10 @@ impl Model for Liquid3dModel {
         self.backend.name()
     }
 
+    fn dye_over_backdrop(&self) -> bool {
+        false
+    }
+
     fn resolution(&self) -> Resolution {
         Resolution {
             cells: self.cells,
