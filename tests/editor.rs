@@ -972,3 +972,146 @@ fn the_3d_liquid_shows_its_tank_and_the_mouse_turns_the_camera() {
         "the harness did not exit cleanly"
     );
 }
+
+/// Where the Vorticity slider (the Fluid section's fifth) is in the 960x540 window with the
+/// panel open, in window pixels, and its bar's left end and width; where its menu's entries
+/// are (the menu opens at the click, kept inside the window): MIDI learn, then the second
+/// entry (Forget, once a CC is learned).
+const VORTICITY_SLIDER: (u32, u32) = (800, 263);
+const VORTICITY_BAR: (f32, f32) = (739.0, 119.0);
+const MENU_FIRST: (u32, u32) = (810, 298);
+const MENU_SECOND: (u32, u32) = (815, 321);
+
+/// Whether the modulation ring's warm colour is on the bar near `x` (window pixels).
+fn ring_near(shot: &Image, x: f32, y: u32) -> bool {
+    let x = x.round() as u32;
+    (x.saturating_sub(8)..=x + 8).any(|x| {
+        (y - 6..=y + 6).any(|y| {
+            let [r, g, b, _] = shot.at(x, y);
+            r > 200 && g > 140 && g < 230 && b < 130
+        })
+    })
+}
+
+/// MIDI learn from the panel: a right-click on a slider opens its menu and does not set the
+/// parameter; MIDI learn waits for a controller, the next CC is learned (saved with the
+/// project's modulation), moves what the fluid sees and not the host's value, and the ring
+/// shows where the CC put the control; Forget, from the same menu, drops it.
+#[test]
+fn right_click_learns_a_cc_and_forgets_it() {
+    if !xvfb::tools_available() {
+        return;
+    }
+    let _serial = serial();
+    let (display, mut h, win, area) = open_window(1280, 800, "harness_window_with_panel");
+    std::thread::sleep(Duration::from_secs(2));
+    let shoot = |name: &str| {
+        let shot = display
+            .screenshot()
+            .crop(area.0 as u32, area.1 as u32, area.2, area.3);
+        save(&shot, name);
+        shot
+    };
+    let at = |(x, y): (u32, u32)| {
+        display.xdotool(&[
+            "mousemove",
+            "--window",
+            &win,
+            &x.to_string(),
+            &y.to_string(),
+        ]);
+        std::thread::sleep(Duration::from_millis(150));
+    };
+    let click = |button: &str| {
+        display.xdotool(&["click", button]);
+        std::thread::sleep(Duration::from_millis(400));
+    };
+    let learned = |h: &mut HarnessChild, want: &str| {
+        h.send("learned");
+        let ok = h.wait_for(
+            |l| l.contains(&format!("LEARNED {want}")),
+            Duration::from_secs(5),
+        );
+        let seen: Vec<String> = h
+            .reports()
+            .into_iter()
+            .filter(|l| l.contains("LEARNED"))
+            .collect();
+        assert!(ok, "wanted LEARNED {want}: {seen:?}");
+    };
+    at(VORTICITY_SLIDER);
+    click("3");
+    shoot("learn-1-menu.png");
+    at(MENU_FIRST);
+    click("1");
+    learned(&mut h, "[] routes=0 waiting=vort");
+    h.send("cc 21 0.8");
+    std::thread::sleep(Duration::from_millis(500));
+    learned(&mut h, "[21=vort] routes=0 waiting=");
+    // The ring at 80 % of the bar; the label names the CC.
+    let (x0, w) = VORTICITY_BAR;
+    std::thread::sleep(Duration::from_millis(500));
+    let shot = shoot("learn-2-ring.png");
+    assert!(
+        ring_near(&shot, x0 + 0.8 * w, VORTICITY_SLIDER.1),
+        "no ring at 80 %"
+    );
+    h.send("cc 21 0.2");
+    std::thread::sleep(Duration::from_millis(800));
+    let shot = shoot("learn-3-ring.png");
+    assert!(
+        ring_near(&shot, x0 + 0.2 * w, VORTICITY_SLIDER.1),
+        "no ring at 20 %"
+    );
+    assert!(
+        !ring_near(&shot, x0 + 0.8 * w, VORTICITY_SLIDER.1),
+        "a ring left at 80 %"
+    );
+    // Forget it from the same menu.
+    at(VORTICITY_SLIDER);
+    click("3");
+    shoot("learn-4-menu.png");
+    at(MENU_SECOND);
+    click("1");
+    learned(&mut h, "[] routes=0 waiting=");
+    std::thread::sleep(Duration::from_millis(500));
+    let shot = shoot("learn-5-forgotten.png");
+    assert!(
+        !ring_near(&shot, x0 + 0.2 * w, VORTICITY_SLIDER.1),
+        "a ring left"
+    );
+    // A route from LFO 1, from the same menu: the ring moves on its own.
+    at(VORTICITY_SLIDER);
+    click("3");
+    at(MENU_SECOND);
+    click("1");
+    learned(&mut h, "[] routes=1 waiting=");
+    let ring_x = |shot: &Image| {
+        (0..=w as u32).find(|&dx| ring_near(shot, x0 + dx as f32, VORTICITY_SLIDER.1))
+    };
+    let first = ring_x(&shoot("learn-6-lfo.png"));
+    std::thread::sleep(Duration::from_millis(1500));
+    let later = ring_x(&shoot("learn-7-lfo.png"));
+    assert!(
+        first.is_some() && later.is_some() && first != later,
+        "{first:?} {later:?}"
+    );
+    // The Modulation section, scrolled to and opened, with the route (saved for a look).
+    at((800, 400));
+    for _ in 0..12 {
+        display.xdotool(&["click", "5"]);
+    }
+    std::thread::sleep(Duration::from_millis(600));
+    shoot("learn-8-section.png");
+    at((627, 266));
+    click("1");
+    std::thread::sleep(Duration::from_millis(600));
+    shoot("learn-9-section.png");
+    // No right-click set the host's value (the CC moves what the fluid sees only).
+    let g = gestures(&h);
+    assert!(!g.iter().any(|l| l.ends_with(" vort")), "{g:?}");
+    assert!(
+        h.quit(Duration::from_secs(20)),
+        "the harness did not exit cleanly"
+    );
+}

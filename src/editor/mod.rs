@@ -17,6 +17,7 @@
 
 mod hint;
 mod input;
+mod modulation;
 mod output_window;
 mod panel;
 mod presets;

@@ -8,10 +8,12 @@
 
 use super::EditorShared;
 use super::input::{BrushMode, Painter};
+use super::modulation::{self, ParamIndex};
 use super::output_window::OutputControls;
 use super::presets::PresetMenu;
 use super::view::FluidView;
 use crate::fluid::mask::Layout;
+use crate::params::modulation::Modulation;
 use crate::params::{
     Aspect, BRUSH_RADIUS_RANGE, BackendChoice, DYE_SCALES, FluidChoice, ObstacleSettings,
     SIM_RATES_HZ, SIM_RESOLUTIONS_CELLS,
@@ -63,6 +65,8 @@ pub struct Panel {
     presets: PresetMenu,
     /// The output window section.
     output: OutputControls,
+    /// Every parameter's id, name and knob (made at the first frame).
+    index: Option<ParamIndex>,
 }
 
 /// The panel's width in a window `window_width` points wide.
@@ -144,11 +148,36 @@ fn channel(ui: &mut egui::Ui, param: &IntParam, setter: &ParamSetter, cols: Cols
     ui.end_row();
 }
 
-/// A labelled slider row in a grid.
-fn slider<P: Param>(ui: &mut egui::Ui, param: &P, setter: &ParamSetter, cols: Cols) {
-    label(ui, param.name(), cols);
-    let bar = (cols.widget - VALUE_BOX).max(40.0);
-    ui.add(ParamSlider::for_param(param, setter).with_width(bar));
+/// What every slider row of a frame shares.
+struct Cx<'a> {
+    setter: &'a ParamSetter<'a>,
+    cols: Cols,
+    index: &'a ParamIndex,
+    /// The saved modulation (as of this frame), and the parameter waiting to learn a CC.
+    modulation: Modulation,
+    learning: Option<String>,
+    live: &'a crate::params::modulation::Live,
+}
+
+/// A labelled slider row in a grid. The label says what CC the control learned (or that it
+/// waits for one); a right-click opens its menu (MIDI learn, forget, routes) rather than
+/// setting it; a ring on the bar shows where a modulated control is now.
+fn slider<P: Param>(ui: &mut egui::Ui, param: &P, cx: &Cx) {
+    let entry = cx.index.of(param);
+    let text = modulation::label_text(param.name(), entry, &cx.modulation, cx.learning.as_deref());
+    label(ui, &text, cx.cols);
+    let bar = (cx.cols.widget - VALUE_BOX).max(40.0);
+    let key = egui::Id::unique(("dyeflow-slider", param as *const P as usize));
+    let response = ui.add(ParamSlider::for_param(param, cx.setter).with_width(bar));
+    if let (Some(pos), Some(e)) = (modulation::right_click(ui, key, response.rect), entry) {
+        modulation::open_menu(ui.ctx(), &e.id, pos);
+    }
+    if let Some(v) = entry.and_then(|e| e.knob).and_then(|k| cx.live.now(k)) {
+        // The bar's part of the slider (its value box is to the right).
+        let bar_rect =
+            egui::Rect::from_min_size(response.rect.min, egui::vec2(bar, response.rect.height()));
+        modulation::ring(ui, bar_rect, v);
+    }
     ui.end_row();
 }
 
@@ -476,6 +505,7 @@ impl Panel {
         painter: &mut Painter,
     ) {
         let ctx = ui.ctx().clone();
+        modulation::begin_frame(&ctx);
         if shared.engine.paused() {
             // Visible with the panel hidden too: a frozen picture should say why.
             egui::Area::new(egui::Id::unique("dyeflow-paused"))
@@ -545,6 +575,9 @@ impl Panel {
                             });
                     });
             });
+        if let Some(index) = &self.index {
+            modulation::show_menu(&ctx, &shared.params, index);
+        }
     }
 
     /// The status lines and what the preset menu last did, wrapped to the panel.
@@ -566,35 +599,44 @@ impl Panel {
         cols: Cols,
     ) {
         let p = &shared.params;
+        let index = self.index.get_or_insert_with(|| ParamIndex::new(p));
+        let cx = Cx {
+            setter,
+            cols,
+            index,
+            modulation: p.modulation.read().clone(),
+            learning: p.modulation_live.learning(),
+            live: &p.modulation_live,
+        };
         toggle(ui, &p.bypass, setter);
         section(ui, "Fluid", true, |ui| {
-            slider(ui, &p.viscosity, setter, cols);
-            slider(ui, &p.dye_diffusion, setter, cols);
-            slider(ui, &p.velocity_dissipation, setter, cols);
-            slider(ui, &p.dye_dissipation, setter, cols);
-            slider(ui, &p.vorticity, setter, cols);
-            slider(ui, &p.pressure_iterations, setter, cols);
-            slider(ui, &p.speed, setter, cols);
+            slider(ui, &p.viscosity, &cx);
+            slider(ui, &p.dye_diffusion, &cx);
+            slider(ui, &p.velocity_dissipation, &cx);
+            slider(ui, &p.dye_dissipation, &cx);
+            slider(ui, &p.vorticity, &cx);
+            slider(ui, &p.pressure_iterations, &cx);
+            slider(ui, &p.speed, &cx);
         });
         let liquid = p.settings().fluid.is_liquid();
         if liquid {
             // The particle fluid's own knobs, only while it is the fluid.
             section(ui, "Liquid", true, |ui| {
                 let l = &p.liquid;
-                slider(ui, &l.gravity, setter, cols);
-                slider(ui, &l.tilt, setter, cols);
-                slider(ui, &l.sway, setter, cols);
-                slider(ui, &l.stiffness, setter, cols);
-                slider(ui, &l.near, setter, cols);
-                slider(ui, &l.viscosity, setter, cols);
-                slider(ui, &l.bounce, setter, cols);
-                slider(ui, &l.budget, setter, cols);
+                slider(ui, &l.gravity, &cx);
+                slider(ui, &l.tilt, &cx);
+                slider(ui, &l.sway, &cx);
+                slider(ui, &l.stiffness, &cx);
+                slider(ui, &l.near, &cx);
+                slider(ui, &l.viscosity, &cx);
+                slider(ui, &l.bounce, &cx);
+                slider(ui, &l.budget, &cx);
                 if p.settings().fluid == FluidChoice::Liquid3d {
                     // The 3D liquid's camera (also: drag to turn it, the wheel to zoom).
-                    slider(ui, &l.orbit, setter, cols);
-                    slider(ui, &l.height, setter, cols);
-                    slider(ui, &l.distance, setter, cols);
-                    slider(ui, &l.floaters, setter, cols);
+                    slider(ui, &l.orbit, &cx);
+                    slider(ui, &l.height, &cx);
+                    slider(ui, &l.distance, &cx);
+                    slider(ui, &l.floaters, &cx);
                 } else {
                     choice(ui, &l.style, setter, cols);
                 }
@@ -610,68 +652,76 @@ impl Panel {
                 "General MIDI drums: this channel's notes play as a kit (kick, snare, hats, \
                  toms), not as pitches",
             );
-            slider(ui, &p.splat_radius, setter, cols);
-            slider(ui, &p.splat_force, setter, cols);
-            slider(ui, &p.dye_amount, setter, cols);
+            slider(ui, &p.splat_radius, &cx);
+            slider(ui, &p.splat_force, &cx);
+            slider(ui, &p.dye_amount, &cx);
             label(ui, "", cols);
             toggle(ui, &p.beat_pulse, setter);
             ui.end_row();
         });
         section(ui, "Audio", false, |ui| {
-            slider(ui, &p.audio_reactivity, setter, cols);
-            slider(ui, &p.envelope_attack, setter, cols);
-            slider(ui, &p.envelope_release, setter, cols);
-            slider(ui, &p.low_amount, setter, cols);
-            slider(ui, &p.mid_amount, setter, cols);
-            slider(ui, &p.high_amount, setter, cols);
-            slider(ui, &p.chroma_amount, setter, cols);
+            slider(ui, &p.audio_reactivity, &cx);
+            slider(ui, &p.envelope_attack, &cx);
+            slider(ui, &p.envelope_release, &cx);
+            slider(ui, &p.low_amount, &cx);
+            slider(ui, &p.mid_amount, &cx);
+            slider(ui, &p.high_amount, &cx);
+            slider(ui, &p.chroma_amount, &cx);
         });
         // NOTE: before Look, so the panel's end (scrolled to) stays as it was.
         obstacles_section(ui, shared, setter, painter, cols);
         // Heat and buoyancy (collapsed: off until Buoyancy or Weight is raised).
         section(ui, "Heat", false, |ui| {
-            slider(ui, &p.heat.buoyancy, setter, cols);
-            slider(ui, &p.heat.weight, setter, cols);
-            slider(ui, &p.heat.cooling, setter, cols);
-            slider(ui, &p.heat.ambient, setter, cols);
-            slider(ui, &p.heat.lift_angle, setter, cols);
+            slider(ui, &p.heat.buoyancy, &cx);
+            slider(ui, &p.heat.weight, &cx);
+            slider(ui, &p.heat.cooling, &cx);
+            slider(ui, &p.heat.ambient, &cx);
+            slider(ui, &p.heat.lift_angle, &cx);
         });
         // Particles (collapsed: off until Particles is raised).
         section(ui, "Particles", false, |ui| {
-            slider(ui, &p.particles.amount, setter, cols);
-            slider(ui, &p.particles.life, setter, cols);
-            slider(ui, &p.particles.glow, setter, cols);
+            slider(ui, &p.particles.amount, &cx);
+            slider(ui, &p.particles.life, &cx);
+            slider(ui, &p.particles.glow, &cx);
         });
         // Streamlines (collapsed: off until shown).
         section(ui, "Streamlines", false, |ui| {
             let s = &p.streamlines;
             choice(ui, &s.mode, setter, cols);
-            slider(ui, &s.density, setter, cols);
-            slider(ui, &s.length, setter, cols);
-            slider(ui, &s.steps, setter, cols);
+            slider(ui, &s.density, &cx);
+            slider(ui, &s.length, &cx);
+            slider(ui, &s.steps, &cx);
         });
+        // Modulation (collapsed): above Look, so neither the rows above nor the panel's end
+        // (scrolled to) move.
+        egui::CollapsingHeader::new(RichText::new("Modulation").strong())
+            .default_open(false)
+            .show(ui, |ui| {
+                ui.spacing_mut().indent = 0.0;
+                modulation::section(ui, p, cx.index, cols.label + GAP + cols.widget);
+            });
         section(ui, "Look", true, |ui| {
             choice(ui, &p.color_mode, setter, cols);
             choice(ui, &p.tone_mode, setter, cols);
-            slider(ui, &p.brightness, setter, cols);
-            slider(ui, &p.saturation, setter, cols);
-            slider(ui, &p.hue_shift, setter, cols);
+            slider(ui, &p.brightness, &cx);
+            slider(ui, &p.saturation, &cx);
+            slider(ui, &p.hue_shift, &cx);
             // Adaptive dye: how the picture keeps its contrast in dense music.
-            slider(ui, &p.adaptive_dye, setter, cols);
+            slider(ui, &p.adaptive_dye, &cx);
             // The filmic tone's effects.
             let e = &p.effects;
-            slider(ui, &e.bloom, setter, cols);
-            slider(ui, &e.bloom_threshold, setter, cols);
-            slider(ui, &e.bloom_knee, setter, cols);
-            slider(ui, &e.bloom_radius, setter, cols);
-            slider(ui, &e.rays, setter, cols);
-            slider(ui, &e.shading, setter, cols);
-            slider(ui, &e.light_angle, setter, cols);
-            slider(ui, &e.palette, setter, cols);
-            slider(ui, &e.vibrance, setter, cols);
-            slider(ui, &e.bg_hue, setter, cols);
-            slider(ui, &e.bg_saturation, setter, cols);
-            slider(ui, &e.bg_brightness, setter, cols);
+            slider(ui, &e.bloom, &cx);
+            slider(ui, &e.bloom_threshold, &cx);
+            slider(ui, &e.bloom_knee, &cx);
+            slider(ui, &e.bloom_radius, &cx);
+            slider(ui, &e.rays, &cx);
+            slider(ui, &e.shading, &cx);
+            slider(ui, &e.light_angle, &cx);
+            slider(ui, &e.palette, &cx);
+            slider(ui, &e.vibrance, &cx);
+            slider(ui, &e.bg_hue, &cx);
+            slider(ui, &e.bg_saturation, &cx);
+            slider(ui, &e.bg_brightness, &cx);
         });
         settings_section(ui, shared, &mut self.output, cols);
         egui::CollapsingHeader::new(RichText::new("Mouse and keys").strong())

@@ -1,5 +1,6 @@
 //! Events in, steps out: the part of the engine the offline renderer shares.
 
+use super::modulation::{knob_offsets, mapping_offsets};
 use super::*;
 use crate::fluid::{StreamlineLook, ToneMode};
 use crate::mapping::{MAX_PILLAR_EDITS, ObstacleEdit};
@@ -34,8 +35,10 @@ pub struct Driver {
     /// Adaptive dye ([`super::adaptive`]), and the music time of the frame it last read.
     compressor: super::adaptive::Compressor,
     observed_at: f64,
-    /// Modulation: the sources' state and the routes ([`super::modulation`]).
+    /// Modulation: the sources' state and the routes ([`super::modulation`]), and what the
+    /// last step's routes did to the mapping's parameters.
     modulator: super::modulation::Modulator,
+    mapping_offsets: [f32; MAPPED],
 }
 
 impl Driver {
@@ -60,6 +63,7 @@ impl Driver {
             compressor: Default::default(),
             observed_at: 0.0,
             modulator: Default::default(),
+            mapping_offsets: [0.0; MAPPED],
         }
     }
 
@@ -118,6 +122,11 @@ impl Driver {
     /// sources inject.
     pub fn adaptive(&self) -> (f32, f32) {
         (self.compressor.fade(), self.compressor.gain())
+    }
+
+    /// The mapping's settings at `aspect`, as modulated at the last step.
+    fn mapping(&self, params: &DyeflowParams, aspect: f32) -> crate::mapping::MappingConfig {
+        mapping_config_modulated(params, aspect, &self.mapping_offsets)
     }
 
     /// The splats of this step with the adaptive dye's share of their dye.
@@ -183,7 +192,11 @@ impl Driver {
             model.set_effort(d.pressure_iterations);
         }
         self.discrete = d;
-        let mapping = mapping_config(params, model.resolution().aspect());
+        // The modulation's LFOs follow the music's time (not the fluid's speed).
+        self.modulator.advance(real_dt);
+        let offsets = self.modulator.offsets(params);
+        self.mapping_offsets = mapping_offsets(&offsets);
+        let mapping = self.mapping(params, model.resolution().aspect());
         let drive = self.mapper.emit(real_dt, &mapping, &mut self.splats);
         self.pillars(&mapping);
         self.sync_obstacles(model, params);
@@ -192,12 +205,10 @@ impl Driver {
             model.inject(&self.splats);
             self.changes += 1;
         }
-        // The modulation's LFOs follow the music's time (not the fluid's speed).
-        self.modulator.advance(real_dt);
-        let offsets = self.modulator.offsets(params);
-        let knobs = self
-            .smoother
-            .advance(Knobs::from_params_modulated(params, &offsets), real_dt);
+        let knobs = self.smoother.advance(
+            Knobs::from_params_modulated(params, &knob_offsets(&offsets)),
+            real_dt,
+        );
         let mut step_input = Self::input_of(knobs, &self.discrete, real_dt, drive.swing);
         step_input.vorticity = (step_input.vorticity + drive.vorticity_boost)
             .min(crate::params::vorticity_range().unnormalize(1.0));
@@ -232,7 +243,7 @@ impl Driver {
     /// bursts, beat pulses) without advancing time, so they can be shown before the next step.
     /// Returns whether anything was injected.
     pub fn flush(&mut self, model: &mut dyn Model, params: &DyeflowParams) -> bool {
-        let mapping = mapping_config(params, model.resolution().aspect());
+        let mapping = self.mapping(params, model.resolution().aspect());
         self.mapper.emit(0.0, &mapping, &mut self.splats);
         self.pillars(&mapping);
         let walls = self.sync_obstacles(model, params);
@@ -302,7 +313,7 @@ impl Driver {
     /// Whether the mapping would put nothing into the fluid (see [`Mapper::quiet`]).
     pub fn quiet(&self, params: &DyeflowParams) -> bool {
         // The aspect does not matter for quietness.
-        self.mapper.quiet(&mapping_config(params, 1.0))
+        self.mapper.quiet(&self.mapping(params, 1.0))
     }
 
     /// Whether every knob has glided to its parameter's value as modulated now and the
@@ -311,10 +322,13 @@ impl Driver {
     /// moves a routed source unsettles it.)
     pub fn settled(&mut self, params: &DyeflowParams) -> bool {
         let offsets = self.modulator.offsets(params);
+        // A mapping's parameter moved by a CC or the music applies at the next step.
         !self.modulator.moving()
-            && self
-                .smoother
-                .settled(Knobs::from_params_modulated(params, &offsets))
+            && mapping_offsets(&offsets) == self.mapping_offsets
+            && self.smoother.settled(Knobs::from_params_modulated(
+                params,
+                &knob_offsets(&offsets),
+            ))
             && Discrete::from_params(params) == self.discrete
     }
 

@@ -306,6 +306,47 @@ pub fn mapping_config(p: &DyeflowParams, aspect: f32) -> MappingConfig {
     }
 }
 
+/// The mapping's continuous parameters (beside the knobs) a modulation route can move, in the
+/// order of [`mapped_params`].
+pub const MAPPED: usize = 9;
+
+/// The mapping's continuous parameters: splat radius, force and dye amount, the audio's
+/// reactivity, its three bands' amounts, the chroma's, and the particles per note.
+pub fn mapped_params(p: &DyeflowParams) -> [&FloatParam; MAPPED] {
+    [
+        &p.splat_radius,
+        &p.splat_force,
+        &p.dye_amount,
+        &p.audio_reactivity,
+        &p.low_amount,
+        &p.mid_amount,
+        &p.high_amount,
+        &p.chroma_amount,
+        &p.particles.amount,
+    ]
+}
+
+/// [`mapping_config`] with the mapping's continuous parameters moved by `offsets` (on their
+/// normalised values, clamped to their ranges), in the order of [`mapped_params`].
+pub fn mapping_config_modulated(
+    p: &DyeflowParams,
+    aspect: f32,
+    offsets: &[f32; MAPPED],
+) -> MappingConfig {
+    let params = mapped_params(p);
+    let v = |i: usize| modulated(params[i], offsets[i]);
+    MappingConfig {
+        splat_radius: v(0),
+        splat_force: v(1),
+        dye_amount: v(2),
+        reactivity: v(3),
+        bands: [v(4), v(5), v(6)],
+        chroma: v(7),
+        particles: v(8),
+        ..mapping_config(p, aspect)
+    }
+}
+
 /// One-pole smoothing of [`Knobs`] in simulation time.
 #[derive(Clone, Debug)]
 pub struct KnobsSmoother {

@@ -19,7 +19,10 @@ mod sim;
 
 pub use chroma::ChromaThread;
 pub use driver::Driver;
-pub use knobs::{Discrete, KNOB_SMOOTHING_MS, Knobs, KnobsSmoother, mapping_config};
+pub use knobs::{
+    Discrete, KNOB_SMOOTHING_MS, Knobs, KnobsSmoother, MAPPED, mapped_params, mapping_config,
+    mapping_config_modulated,
+};
 pub use lazy::LazyEngine;
 
 use crate::bridge::events::{SimEvent, TimedEvent};

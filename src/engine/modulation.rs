@@ -9,14 +9,14 @@
 //! Nothing here allocates per step: the routes are resolved to knobs when the saved
 //! modulation changes.
 
-use super::knobs::{KNOBS, Knobs};
+use super::knobs::{KNOBS, Knobs, MAPPED, mapped_params};
 use crate::bridge::events::SimEvent;
 use crate::kernels::portable::Portable;
 use crate::params::DyeflowParams;
 use crate::params::modulation::{
     LFOS, Lfo, MAX_LEARN_CC, MAX_LEARNED, MAX_ROUTES, Modulation, Shape, Source,
 };
-use nice_plug::prelude::{Param, Params};
+use nice_plug::prelude::{FloatParam, Param, Params};
 
 /// The tempo the LFOs follow until the host says otherwise, beats a minute.
 pub const DEFAULT_BPM: f32 = 120.0;
@@ -113,11 +113,39 @@ pub fn wave(shape: Shape, lfo: usize, position: f64) -> f32 {
     }
 }
 
-/// The ids of the parameters a route can move (the continuous knobs' parameters), in the
-/// order of [`Knobs::NAMES`].
+/// The parameters a route can move: the knobs (in the order of [`Knobs::NAMES`]), then the
+/// mapping's continuous parameters (in the order of [`mapped_params`]).
+pub const TARGETS: usize = KNOBS + MAPPED;
+// Every target has a slot for the editor's rings.
+const _: () = assert!(TARGETS <= crate::params::modulation::LIVE_SLOTS);
+
+/// The parameters a route can move, in the order of their offsets.
+pub fn target_params(params: &DyeflowParams) -> [&FloatParam; TARGETS] {
+    let knobs = Knobs::params(params);
+    let mapped = mapped_params(params);
+    std::array::from_fn(|i| {
+        if i < KNOBS {
+            knobs[i]
+        } else {
+            mapped[i - KNOBS]
+        }
+    })
+}
+
+/// The knobs' part of a target's offsets.
+pub fn knob_offsets(offsets: &[f32; TARGETS]) -> [f32; KNOBS] {
+    std::array::from_fn(|i| offsets[i])
+}
+
+/// The mapping's part of a target's offsets.
+pub fn mapping_offsets(offsets: &[f32; TARGETS]) -> [f32; MAPPED] {
+    std::array::from_fn(|i| offsets[KNOBS + i])
+}
+
+/// The ids of the parameters a route can move, in the order of [`target_params`].
 pub fn targets(params: &DyeflowParams) -> Vec<String> {
     let map = params.param_map();
-    Knobs::params(params)
+    target_params(params)
         .iter()
         .filter_map(|&p| {
             map.iter().find_map(|(id, ptr, _)| match ptr {
@@ -233,7 +261,7 @@ impl Modulator {
         self.lfos = m.lfos;
         self.routes.clear();
         self.learned.clear();
-        let targets = Knobs::params(params);
+        let targets = target_params(params);
         let map = params.param_map();
         let knob = |target: &str| {
             let (_, ptr, _) = map.iter().find(|(id, ..)| id == target)?;
@@ -310,15 +338,15 @@ impl Modulator {
     /// A learned CC, once heard, sets its knob's normalised value (the routes then add onto
     /// that). Each knob's value as modulated is published for the editor
     /// ([`crate::params::modulation::Live`]).
-    pub fn offsets(&mut self, params: &DyeflowParams) -> [f32; KNOBS] {
+    pub fn offsets(&mut self, params: &DyeflowParams) -> [f32; TARGETS] {
         self.learn(params);
         self.refresh(params);
-        let knobs = Knobs::params(params);
-        let mut out = [0.0; KNOBS];
-        let mut moved = [false; KNOBS];
+        let targets = target_params(params);
+        let mut out = [0.0; TARGETS];
+        let mut moved = [false; TARGETS];
         for &(cc, k) in &self.learned {
             if self.heard & (1 << cc) != 0 {
-                out[k] = self.cc[usize::from(cc)] - knobs[k].modulated_normalized_value();
+                out[k] = self.cc[usize::from(cc)] - targets[k].modulated_normalized_value();
             }
             moved[k] = true;
         }
@@ -327,10 +355,10 @@ impl Modulator {
             moved[k] = true;
         }
         let live = &params.modulation_live;
-        for (k, knob) in knobs.iter().enumerate() {
+        for (k, target) in targets.iter().enumerate() {
             live.set_now(
                 k,
-                moved[k].then(|| (knob.modulated_normalized_value() + out[k]).clamp(0.0, 1.0)),
+                moved[k].then(|| (target.modulated_normalized_value() + out[k]).clamp(0.0, 1.0)),
             );
         }
         out
@@ -458,12 +486,13 @@ mod tests {
         assert!((m.lfo(0) - -1.0).abs() < 1e-5, "{}", m.lfo(0));
     }
 
-    /// Every knob's parameter can be a target, and the manual lists exactly those.
+    /// Every knob's parameter and the mapping's continuous ones can be targets, and the
+    /// manual lists exactly those.
     #[test]
     fn every_knob_is_a_target_and_the_manual_lists_them() {
         let p = DyeflowParams::default();
         let ids = targets(&p);
-        assert_eq!(ids.len(), KNOBS);
+        assert_eq!(ids.len(), TARGETS);
         let manual = include_str!("../../docs/src/reference/presets.md");
         let listed = manual
             .lines()
@@ -496,6 +525,7 @@ mod tests {
                 route(Source::Cc(10), "no_such", 1.0),
                 route(Source::Cc(10), "mapping", 1.0),
                 route(Source::Cc(11), "bloom", -1.0),
+                route(Source::Cc(11), "radius", 0.2),
             ],
             ..Default::default()
         }
@@ -513,10 +543,10 @@ mod tests {
             value: 0.5,
         });
         let offsets = m.offsets(&p);
-        assert_eq!(m.routes.len(), 3, "{:?}", m.routes);
+        assert_eq!(m.routes.len(), 4, "{:?}", m.routes);
         let k = Knobs::NAMES.iter().position(|n| *n == "vorticity").unwrap();
         assert!((offsets[k] - 0.35).abs() < 1e-6);
-        let knobs = Knobs::from_params_modulated(&p, &offsets);
+        let knobs = Knobs::from_params_modulated(&p, &knob_offsets(&offsets));
         let base = p.vorticity.modulated_normalized_value();
         assert!((knobs.vorticity - p.vorticity.preview_plain(base + 0.35)).abs() < 1e-6);
         assert_eq!(
@@ -526,6 +556,18 @@ mod tests {
         );
         // Unmodulated knobs read their parameters as before.
         assert_eq!(knobs.viscosity, Knobs::from_params(&p).viscosity);
+        // The mapping's parameters too: the splat radius moved by 0.1 of its range.
+        let mapping = crate::engine::mapping_config_modulated(&p, 1.0, &mapping_offsets(&offsets));
+        let base = p.splat_radius.modulated_normalized_value();
+        assert!((mapping.splat_radius - p.splat_radius.preview_plain(base + 0.1)).abs() < 1e-6);
+        assert_eq!(mapping.splat_force, p.splat_force.value());
+        // What each target is now, for the editor's rings: the moved ones only.
+        let live = &p.modulation_live;
+        assert!(
+            (live.now(k).unwrap() - (p.vorticity.modulated_normalized_value() + 0.35)).abs() < 1e-6
+        );
+        assert_eq!(live.now(KNOBS), Some(base + 0.1));
+        assert_eq!(live.now(KNOBS + 1), None);
         // A change to the saved routes is taken at the next step.
         p.modulation.write().routes.clear();
         assert!(m.offsets(&p).iter().all(|&o| o == 0.0));

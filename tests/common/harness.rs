@@ -96,6 +96,8 @@ enum Command {
     Off,
     /// Drop the plugin (as a host removes the instance) and report `DROPPED`.
     Drop,
+    /// A MIDI CC on channel 1: number and value (0..1).
+    Cc(u8, f32),
 }
 
 /// A plugin with its editor and a running audio thread.
@@ -212,6 +214,27 @@ impl Session {
                     }
                     Some("off") => {
                         let _ = tx.send(Command::Off);
+                    }
+                    Some("cc") => {
+                        let cc = parts.next().and_then(|v| v.parse().ok());
+                        let value = parts.next().and_then(|v| v.parse().ok());
+                        if let (Some(cc), Some(value)) = (cc, value) {
+                            let _ = tx.send(Command::Cc(cc, value));
+                        }
+                    }
+                    Some("learned") => {
+                        let m = params.modulation.read();
+                        let list: Vec<String> = m
+                            .learned
+                            .iter()
+                            .map(|l| format!("{}={}", l.cc, l.target))
+                            .collect();
+                        say(&format!(
+                            "LEARNED [{}] routes={} waiting={}",
+                            list.join(","),
+                            m.routes.len(),
+                            params.modulation_live.learning().unwrap_or_default()
+                        ));
                     }
                     Some("obstacles") => {
                         let o = params.obstacles.get().0;
@@ -410,6 +433,12 @@ fn audio_thread(mut plugin: Dyeflow, rx: mpsc::Receiver<Command>, quit: Arc<Atom
                     channel: 0,
                     cc: 123,
                     value: 0.0,
+                }),
+                Command::Cc(cc, value) => ctx.events.push_back(NoteEvent::MidiCC {
+                    timing: 0,
+                    channel: 0,
+                    cc,
+                    value,
                 }),
             }
         }
