@@ -86,6 +86,9 @@ impl AudioSource {
 /// The music's events and audio, fed step by step from a start time on.
 pub struct Player {
     notes: Vec<TimedNote>,
+    /// The MIDI file's tempo: the host's transport while it plays (none: no transport, as in
+    /// a host that reports none).
+    tempo: Option<super::midi::TempoMap>,
     next_note: usize,
     audio: AudioSource,
     bridge: Bridge,
@@ -103,6 +106,7 @@ impl Player {
     /// A player from `start_s` into the music, `step_s` seconds a step.
     pub fn new(
         notes: Vec<TimedNote>,
+        tempo: Option<super::midi::TempoMap>,
         audio: AudioSource,
         params: &DyeflowParams,
         start_s: f64,
@@ -124,6 +128,7 @@ impl Player {
         let next_note = notes.partition_point(|n| n.time_s < start_s);
         Self {
             notes,
+            tempo,
             next_note,
             audio,
             bridge,
@@ -177,7 +182,16 @@ impl Player {
             }
             let channels: Vec<&[f32]> = self.block.iter().map(Vec::as_slice).collect();
             let mut events = self.block_events.drain(..);
-            self.bridge.process(&channels, None, || events.next());
+            // Playing, at the file's tempo and beat at the block's start.
+            let transport = self.tempo.as_ref().map(|m| {
+                let (tempo_bpm, beat) = m.at(t0);
+                crate::bridge::TransportInfo {
+                    playing: true,
+                    tempo_bpm,
+                    beat,
+                }
+            });
+            self.bridge.process(&channels, transport, || events.next());
             drop(events);
             self.events.drain(|e| driver.event(model, &e));
             driver.step(model, params, self.step_s as f32);
@@ -224,5 +238,77 @@ fn at_offset(event: &NoteEvent<()>, offset: u32) -> Option<NoteEvent<()>> {
     match event.as_midi()? {
         nice_plug::midi::MidiResult::Basic(bytes) => NoteEvent::from_midi(offset, &bytes).ok(),
         nice_plug::midi::MidiResult::SysEx(..) => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::params::modulation::{Lfo, Modulation, Route, Shape, Source};
+    use crate::sim::sph::cpu::model::SphModel;
+
+    /// The seconds between a tempo-synced one-beat saw's restarts in what the simulation is
+    /// told, played from a file with `tempo` (none: no transport).
+    fn saw_period(tempo: Option<super::super::midi::TempoMap>) -> Vec<f64> {
+        let p = DyeflowParams::default();
+        *p.modulation.write() = Modulation {
+            lfos: [Lfo {
+                shape: Shape::Saw,
+                sync: true,
+                beats: 1.0,
+                ..Lfo::default()
+            }; 4],
+            routes: vec![Route {
+                source: Source::Lfo(0),
+                target: "dye_diss".into(),
+                depth: 0.5,
+            }],
+            ..Default::default()
+        };
+        let step = 1.0 / 120.0;
+        let mut player = Player::new(Vec::new(), tempo, AudioSource::Silent, &p, 0.0, step);
+        let mut driver = Driver::new(&p);
+        let mut model = SphModel::new((32, 18), 1, 200).expect("a model");
+        let stop = AtomicBool::new(false);
+        let mut last = f32::NAN;
+        let mut was_dropping = false;
+        let mut drops = Vec::new();
+        for i in 0..480 {
+            assert!(
+                player
+                    .advance(&mut model, &mut driver, &p, 1, &stop)
+                    .unwrap()
+            );
+            // The knob glides (30 ms), so its drop at a restart is large but not instant.
+            let now = driver.last_input().dye_dissipation;
+            let dropping = now < last - 0.5;
+            if dropping && !was_dropping {
+                drops.push(i as f64 * step);
+            }
+            was_dropping = dropping;
+            last = now;
+        }
+        drops.windows(2).map(|w| w[1] - w[0]).collect()
+    }
+
+    /// Synced LFOs follow the MIDI file's tempo in a render, as they follow the host's in the
+    /// plugin: a one-beat saw restarts every 2/3 s at 90 bpm, every 0.5 s without a tempo
+    /// (120 bpm, as in a host that reports none).
+    #[test]
+    fn synced_lfos_follow_the_file_s_tempo() {
+        // 90 bpm from the start: 666 667 microseconds a beat.
+        let at_90 = super::super::midi::TempoMap::new(&[(0, 666_667)], 480);
+        let periods = saw_period(Some(at_90));
+        assert!(periods.len() >= 4, "{periods:?}");
+        assert!(
+            periods.iter().all(|d| (d - 2.0 / 3.0).abs() < 0.02),
+            "{periods:?}"
+        );
+        let periods = saw_period(None);
+        assert!(periods.len() >= 6, "{periods:?}");
+        assert!(
+            periods.iter().all(|d| (d - 0.5).abs() < 0.02),
+            "{periods:?}"
+        );
     }
 }

@@ -213,12 +213,72 @@ pub fn parse(bytes: &[u8]) -> Result<Vec<TimedNote>, MidiError> {
     parse_until(bytes, &|| false).map(|notes| notes.unwrap_or_default())
 }
 
+/// [`parse`] with the file's tempo map (none for SMPTE timing, which has no beats).
+pub fn parse_with_tempo(bytes: &[u8]) -> Result<Parsed, MidiError> {
+    parse_until_with_tempo(bytes, &|| false).map(|m| m.unwrap_or_default())
+}
+
 /// [`parse`], giving up (`Ok(None)`) as soon as `stop` returns true; it is asked between
 /// tracks and every few thousand events.
 pub fn parse_until(
     bytes: &[u8],
     stop: &dyn Fn() -> bool,
 ) -> Result<Option<Vec<TimedNote>>, MidiError> {
+    parse_until_with_tempo(bytes, stop).map(|m| m.map(|(notes, _)| notes))
+}
+
+/// A MIDI file read: its notes and its tempo map (see [`parse_with_tempo`]).
+pub type Parsed = (Vec<TimedNote>, Option<TempoMap>);
+
+/// A metrical MIDI file's tempo map: where each tempo starts, in seconds and in beats
+/// (quarter notes), 120 bpm until the first Tempo event.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TempoMap {
+    /// (seconds, beat, beats a minute) at each change, sorted; the first at 0.
+    segments: Vec<(f64, f64, f64)>,
+}
+
+impl TempoMap {
+    pub(super) fn new(tempos: &[(u64, u32)], ticks_per_beat: u16) -> Self {
+        let per_beat = f64::from(ticks_per_beat.max(1));
+        let mut segments = vec![(0.0, 0.0, 60e6 / DEFAULT_MICROS_PER_BEAT)];
+        let mut last_tick = 0u64;
+        for &(tick, micros) in tempos {
+            let &(at_s, beat, bpm) = segments.last().expect("one at least");
+            let beats = (tick - last_tick) as f64 / per_beat;
+            let next = (
+                at_s + beats * 60.0 / bpm,
+                beat + beats,
+                60e6 / f64::from(micros),
+            );
+            if tick == last_tick {
+                // Of several changes on one tick, the last wins.
+                *segments.last_mut().expect("one at least") = (at_s, beat, next.2);
+            } else {
+                segments.push(next);
+            }
+            last_tick = tick;
+        }
+        Self { segments }
+    }
+
+    /// The tempo (beats a minute) and the beat position at `seconds` into the file (before
+    /// 0: the first tempo, running back).
+    pub fn at(&self, seconds: f64) -> (f64, f64) {
+        let i = self
+            .segments
+            .partition_point(|s| s.0 <= seconds)
+            .saturating_sub(1);
+        let (at_s, beat, bpm) = self.segments[i];
+        (bpm, beat + (seconds - at_s) * bpm / 60.0)
+    }
+}
+
+/// [`parse_until`] with the file's tempo map (see [`parse_with_tempo`]).
+pub fn parse_until_with_tempo(
+    bytes: &[u8],
+    stop: &dyn Fn() -> bool,
+) -> Result<Option<Parsed>, MidiError> {
     let smf = unwrap_rmid(bytes)?;
     let (format, declared_tracks, division, mut rest) = parse_header(smf)?;
     match format {
@@ -283,17 +343,24 @@ pub fn parse_until(
     }
 
     events.sort_by_key(|e| e.tick);
-    Ok(Some(timed(events, &mut tempos, division)))
+    let notes = timed(events, &mut tempos, division);
+    // Sorted by `timed`, ticks in order and of one tick in file order.
+    let tempo = match division {
+        Division::Metrical { ticks_per_beat } => Some(TempoMap::new(&tempos, ticks_per_beat)),
+        Division::Timecode { .. } => None,
+    };
+    Ok(Some((notes, tempo)))
 }
 
-/// Read and parse a MIDI file; `None` if `stop` was set meanwhile. Every failure (missing,
+/// Read and parse a MIDI file (its notes and tempo map); `None` if `stop` was set meanwhile.
+/// Every failure (missing,
 /// unreadable, empty, too large or not a valid MIDI file) becomes [`RenderError::Input`]
 /// naming the path.
-pub fn load(path: &Path, stop: &AtomicBool) -> Result<Option<Vec<TimedNote>>, RenderError> {
+pub fn load(path: &Path, stop: &AtomicBool) -> Result<Option<Parsed>, RenderError> {
     let Some(bytes) = super::read_input_until(path, MAX_FILE_BYTES, stop)? else {
         return Ok(None);
     };
-    parse_until(&bytes, &|| stop.load(Ordering::Relaxed))
+    parse_until_with_tempo(&bytes, &|| stop.load(Ordering::Relaxed))
         .map_err(|problem| RenderError::input(path, problem))
 }
 

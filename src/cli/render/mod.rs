@@ -393,6 +393,8 @@ impl RenderSummary {
 /// The music: timed MIDI events and the audio.
 struct Music {
     notes: Vec<midi::TimedNote>,
+    /// The MIDI file's tempo map: the transport a host would report while playing it.
+    tempo: Option<midi::TempoMap>,
     audio: AudioSource,
     /// Natural length, seconds.
     length_s: f64,
@@ -403,7 +405,8 @@ struct Music {
 /// Load the inputs (or make the demo). `None` when `stop` was set meanwhile.
 fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, RenderError> {
     if opts.midi.is_none() && opts.audio.is_none() {
-        let notes = midi::parse(&demo::midi_bytes()).map_err(RenderError::DemoMidi)?;
+        let (notes, tempo) =
+            midi::parse_with_tempo(&demo::midi_bytes()).map_err(RenderError::DemoMidi)?;
         let audio = wav::Audio {
             sample_rate: demo::DEMO_SAMPLE_RATE,
             channels: demo::audio(demo::DEMO_SAMPLE_RATE),
@@ -411,6 +414,7 @@ fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, 
         let bytes = wav_bytes(&audio)?;
         return Ok(Some(Music {
             notes,
+            tempo,
             audio: AudioSource::Memory(audio),
             length_s: demo::DEMO_SECONDS,
             audio_out: Some(files::AudioOut::Generated {
@@ -419,12 +423,12 @@ fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, 
             }),
         }));
     }
-    let notes = match &opts.midi {
+    let (notes, tempo) = match &opts.midi {
         Some(p) => match midi::load(p, stop)? {
-            Some(notes) => notes,
+            Some(loaded) => loaded,
             None => return Ok(None),
         },
-        None => Vec::new(),
+        None => (Vec::new(), None),
     };
     let audio = match &opts.audio {
         Some(p) => AudioSource::File {
@@ -451,6 +455,7 @@ fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, 
     let audio_len = audio.duration_s();
     Ok(Some(Music {
         notes,
+        tempo,
         audio,
         length_s: midi_len.max(audio_len),
         audio_out: opts.audio.clone().map(files::AudioOut::File),
@@ -692,6 +697,8 @@ pub fn render_with(
     let music = match &replay {
         Some(player) => Music {
             notes: Vec::new(),
+            // A capture carries the host's own transport.
+            tempo: None,
             audio: AudioSource::Silent,
             length_s: player.duration_s(),
             audio_out: opts.audio.clone().map(files::AudioOut::File),
@@ -804,6 +811,7 @@ pub fn render_with(
         Some(player) => Feed::Capture(Box::new(player)),
         None => Feed::Music(Box::new(Player::new(
             music.notes,
+            music.tempo,
             music.audio,
             &params,
             preroll_start,

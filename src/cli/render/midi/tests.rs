@@ -146,6 +146,35 @@ fn type1_tempo_change_applies_to_all_tracks() {
     assert_eq!(duration_s(&notes), 1.5);
 }
 
+/// The tempo map gives the tempo and the beat at any time: 120 bpm for the first beat (0.5
+/// s), then 60; before 0 the first tempo runs back; SMPTE timing has none; no tempo event at
+/// all is 120 bpm throughout.
+#[test]
+fn the_tempo_map_gives_the_beat_at_any_time() {
+    let (_, map) = parse_with_tempo(&type1_with_tempo_change()).expect("parse");
+    let map = map.expect("a metrical file has a tempo map");
+    let near = |(bpm, beat): (f64, f64), want: (f64, f64)| {
+        (bpm - want.0).abs() < 1e-9 && (beat - want.1).abs() < 1e-9
+    };
+    assert!(near(map.at(0.25), (120.0, 0.5)), "{:?}", map.at(0.25));
+    assert!(near(map.at(0.5), (60.0, 1.0)), "{:?}", map.at(0.5));
+    assert!(near(map.at(1.5), (60.0, 2.0)), "{:?}", map.at(1.5));
+    assert!(near(map.at(-0.5), (120.0, -1.0)), "{:?}", map.at(-0.5));
+    let bytes = write(
+        Format::SingleTrack,
+        Timing::Timecode(Fps::Fps25, 40),
+        vec![vec![on(0, 0, 60, 100), eot(0)]],
+    );
+    assert_eq!(parse_with_tempo(&bytes).expect("parse").1, None);
+    let bytes = write(
+        Format::SingleTrack,
+        metrical(96),
+        vec![vec![on(0, 0, 60, 100), eot(0)]],
+    );
+    let map = parse_with_tempo(&bytes).expect("parse").1.expect("a map");
+    assert!(near(map.at(3.0), (120.0, 6.0)));
+}
+
 #[test]
 fn tempo_in_a_later_track_applies_to_earlier_tracks() {
     let bytes = write(
@@ -542,7 +571,7 @@ fn load_reports_missing_and_empty_files() {
     assert_eq!(
         load(&good, &AtomicBool::new(false))
             .expect("load")
-            .map(|n| n.len()),
+            .map(|(n, _)| n.len()),
         Some(3)
     );
     // A stop heard while a large file is read (between its chunks): nothing more is read.
