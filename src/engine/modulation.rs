@@ -275,7 +275,13 @@ impl Modulator {
                 self.routes.push((r.source, k, r.depth));
             }
         }
-        for l in m.learned.iter().take(MAX_LEARNED) {
+        // Within MIDI's CCs whatever wrote them (the bits and the values are indexed by them).
+        for l in m
+            .learned
+            .iter()
+            .filter(|l| l.cc <= MAX_LEARN_CC)
+            .take(MAX_LEARNED)
+        {
             if let Some(k) = knob(&l.target) {
                 self.learned.push((l.cc, k));
             }
