@@ -421,8 +421,9 @@ pub struct DyeflowParams {
     #[persist = "output"]
     pub output: RwLock<OutputSettings>,
 
-    /// Modulation: the LFOs and the routes ([`modulation`]). Written by state loads and
-    /// presets; read by the simulation thread once a step.
+    /// Modulation: the LFOs, the routes and the learned CCs ([`modulation`]). Written by
+    /// state loads, presets, the editor and (a CC learned) the simulation thread, which reads
+    /// it once a step.
     #[persist = "modulation"]
     pub modulation: RwLock<Modulation>,
 

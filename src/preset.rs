@@ -273,7 +273,8 @@ pub fn apply(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Prese
         params.obstacles.set(obstacles);
     }
     if let Some(m) = &modulation {
-        *params.modulation.write() = m.clone().sanitized();
+        let mut now = params.modulation.write();
+        *now = m.clone().sanitized().loaded_over(&now);
     }
     report.modulation = modulation.is_some();
     report.patch = patch;
@@ -316,7 +317,8 @@ pub fn resolve(bytes: &[u8]) -> Result<Resolved, PresetError> {
 }
 
 /// Load a preset as a whole into `params`: the values it names, defaults for every other
-/// parameter, its modulation (none if it carries none), and its settings and obstacles if it
+/// parameter, its modulation (no routes if it carries none; the learned CCs stay unless it
+/// learned some), and its settings and obstacles if it
 /// carries any (else they stay). Nothing
 /// changes if it cannot be used. (The editor does the same through the host's gestures.)
 pub fn load(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, PresetError> {
@@ -338,7 +340,9 @@ pub fn load(bytes: &[u8], params: &DyeflowParams) -> Result<PresetReport, Preset
     if let Some(obstacles) = resolved.obstacles {
         params.obstacles.set(obstacles);
     }
-    *params.modulation.write() = resolved.modulation;
+    let mut now = params.modulation.write();
+    *now = resolved.modulation.loaded_over(&now);
+    drop(now);
     Ok(resolved.report)
 }
 
@@ -1105,8 +1109,15 @@ mod tests {
         let plain = br#"{"params": {"vort": 0.5}}"#;
         apply(plain, &r).expect("applies");
         assert_eq!(*r.modulation.read(), *p.modulation.read());
+        r.modulation.write().learn(21, "vort");
         load(plain, &r).expect("loads");
-        assert_eq!(*r.modulation.read(), Modulation::default());
+        assert!(r.modulation.read().routes.is_empty());
+        assert_eq!(
+            r.modulation.read().learned_cc("vort"),
+            Some(21),
+            "a preset does not erase the controller's mapping"
+        );
+        r.modulation.write().forget("vort");
         load(json.as_bytes(), &r).expect("loads");
         let bad = br#"{"params": {}, "fields": {"modulation": "{\"routes\": [{\"source\": \"tempo\", \"target\": \"hue\", \"depth\": 1}]}"}}"#;
         let before = r.modulation.read().clone();

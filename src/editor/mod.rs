@@ -195,6 +195,7 @@ impl Editor for DyeflowEditor {
             handle: DyeflowHandle {
                 inner: spawned.handle,
                 frames: self.shared.frames.clone(),
+                params: self.shared.params.clone(),
             },
             window: DyeflowWindow::new(spawned.window, current.thread.take()),
         })
@@ -224,11 +225,15 @@ impl Editor for DyeflowEditor {
 pub struct DyeflowHandle {
     inner: EguiEditorHandle,
     frames: Arc<Mutex<FrameOutput>>,
+    params: Arc<DyeflowParams>,
 }
 
 impl Drop for DyeflowHandle {
     fn drop(&mut self) {
         self.frames.lock().request(0, 0);
+        // MIDI learn waits no more: with no editor nothing would show what the song's next
+        // CC was learned for.
+        self.params.modulation_live.arm(None);
     }
 }
 

@@ -100,10 +100,16 @@ fn click_key() -> egui::Id {
     egui::Id::unique("dyeflow-slider-right-click")
 }
 
-/// Takes the right button's presses and releases over a slider out of egui's input (a
-/// slider sets its value on any button's press) and leaves where it was released, for that
-/// slider to open its menu. Elsewhere (a right-drag in the fluid) the right button passes.
-struct RightClicks;
+/// Takes the right button's presses over a slider out of egui's input (a slider sets its
+/// value on any button's press), and the release that ends such a press (wherever it is),
+/// leaving where it was released for that slider to open its menu if it is still over it.
+/// Elsewhere the right button passes: a right-drag in the fluid keeps its press and release,
+/// even when it ends over a slider.
+#[derive(Default)]
+struct RightClicks {
+    /// The slider a removed press was on, until its release.
+    held_on: Option<egui::Id>,
+}
 
 impl egui::Plugin for RightClicks {
     fn debug_name(&self) -> &'static str {
@@ -111,19 +117,34 @@ impl egui::Plugin for RightClicks {
     }
 
     fn input_hook(&mut self, ctx: &egui::Context, input: &mut egui::RawInput) {
-        let Some(SliderRects(rects)) = ctx.data(|d| d.get_temp::<SliderRects>(rects_key())) else {
-            return;
-        };
+        let rects = ctx
+            .data(|d| d.get_temp::<SliderRects>(rects_key()))
+            .map(|r| r.0)
+            .unwrap_or_default();
+        let over = |pos: egui::Pos2| rects.iter().find(|(r, _)| r.contains(pos)).map(|&(_, k)| k);
         let mut released = None;
+        let held_on = &mut self.held_on;
         input.events.retain(|e| match *e {
             egui::Event::PointerButton {
                 pos,
                 button: egui::PointerButton::Secondary,
-                pressed,
+                pressed: true,
                 ..
-            } => match rects.iter().find(|(r, _)| r.contains(pos)) {
-                Some(&(_, key)) => {
-                    if !pressed {
+            } => match over(pos) {
+                Some(key) => {
+                    *held_on = Some(key);
+                    false
+                }
+                None => true,
+            },
+            egui::Event::PointerButton {
+                pos,
+                button: egui::PointerButton::Secondary,
+                pressed: false,
+                ..
+            } => match held_on.take() {
+                Some(key) => {
+                    if over(pos) == Some(key) {
                         released = Some((key, pos));
                     }
                     false
@@ -142,7 +163,7 @@ impl egui::Plugin for RightClicks {
 pub fn begin_frame(ctx: &egui::Context) {
     let marker = egui::Id::unique("dyeflow-right-clicks-installed");
     if ctx.data(|d| d.get_temp::<bool>(marker)).is_none() {
-        ctx.add_plugin(RightClicks);
+        ctx.add_plugin(RightClicks::default());
         ctx.data_mut(|d| d.insert_temp(marker, true));
     }
     ctx.data_mut(|d| d.insert_temp(rects_key(), SliderRects::default()));
@@ -177,6 +198,17 @@ struct MenuAt {
 
 fn menu_key() -> egui::Id {
     egui::Id::unique("dyeflow-param-menu")
+}
+
+/// Close the menu and stop waiting for a CC (the panel is hidden: nothing would show it).
+pub fn close(ctx: &egui::Context, params: &DyeflowParams) {
+    ctx.data_mut(|d| {
+        d.remove::<MenuAt>(menu_key());
+        d.remove::<(egui::Id, egui::Pos2)>(click_key());
+    });
+    if params.modulation_live.learning().is_some() {
+        params.modulation_live.arm(None);
+    }
 }
 
 /// Open a control's menu for parameter `id` at `pos`.
@@ -238,7 +270,7 @@ pub fn show_menu(ctx: &egui::Context, params: &DyeflowParams, index: &ParamIndex
                 ui.set_min_width(180.0);
                 ui.label(RichText::new(&entry.name).strong());
                 if entry.knob.is_none() {
-                    ui.label("Not continuous: MIDI learn and modulation move continuous controls");
+                    ui.label("MIDI learn and modulation do not move this control");
                     close |= ui.button("Close").clicked();
                     return;
                 }
@@ -475,10 +507,24 @@ pub fn section(ui: &mut egui::Ui, params: &DyeflowParams, index: &ParamIndex, wi
             }
         });
     }
-    if let Some(target) = forget {
-        m.forget(&target);
+    let forgotten = forget;
+    if let Some(target) = &forgotten {
+        m.forget(target);
     }
     if m != saved {
-        *params.modulation.write() = m;
+        // What the simulation thread (a CC just learned) or a state load wrote meanwhile
+        // stays: only what this frame changed is laid over it.
+        let mut now = params.modulation.write();
+        if *now == saved {
+            *now = m;
+        } else {
+            now.lfos = m.lfos;
+            if m.routes != saved.routes {
+                now.routes = m.routes;
+            }
+            if let Some(target) = &forgotten {
+                now.forget(target);
+            }
+        }
     }
 }

@@ -522,6 +522,7 @@ impl Panel {
         }
         let mut editor = shared.params.editor_settings();
         if !editor.panel_open {
+            modulation::close(&ctx, &shared.params);
             egui::Area::new(egui::Id::unique("dyeflow-panel-button"))
                 .anchor(Align2::RIGHT_TOP, [-MARGIN, MARGIN])
                 .order(egui::Order::Foreground)

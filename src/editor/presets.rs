@@ -94,7 +94,9 @@ pub fn load(
     if let Some(obstacles) = resolved.obstacles {
         params.obstacles.set(obstacles);
     }
-    *params.modulation.write() = resolved.modulation;
+    let mut now = params.modulation.write();
+    *now = resolved.modulation.loaded_over(&now);
+    drop(now);
     Ok((changed, resolved.report.version_note()))
 }
 

@@ -283,6 +283,16 @@ impl Modulation {
         self
     }
 
+    /// This modulation, from a preset, loaded over the `current` one: the learned CCs are
+    /// the controller's setup rather than the sound, so a preset that learned none keeps
+    /// the current ones (a factory preset does not erase a mapping).
+    pub fn loaded_over(mut self, current: &Modulation) -> Self {
+        if self.learned.is_empty() {
+            self.learned = current.learned.clone();
+        }
+        self
+    }
+
     /// The CC learned for parameter `target`, if any.
     pub fn learned_cc(&self, target: &str) -> Option<u8> {
         self.learned
