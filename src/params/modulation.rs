@@ -186,63 +186,54 @@ pub struct Modulation {
     #[serde(deserialize_with = "some_lfos")]
     pub lfos: [Lfo; LFOS],
     /// The routes (a saved route that does not read is left out; the others stay).
-    #[serde(deserialize_with = "readable_routes")]
+    #[serde(deserialize_with = "readable")]
     pub routes: Vec<Route>,
     /// The learned CCs, at most one per parameter (one that does not read is left out).
-    #[serde(deserialize_with = "readable_learned")]
+    #[serde(deserialize_with = "readable")]
     pub learned: Vec<Learned>,
 }
 
-/// The learned CCs of a saved list that read, each on its own.
-fn readable_learned<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Learned>, D::Error> {
+/// The items of a saved list that read, each on its own: one damaged route or learned CC
+/// does not take the others with it. (A preset is checked more strictly: `preset::apply`
+/// refuses it, see [`unreadable_part`].)
+fn readable<'de, D, T>(d: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
     let list = Vec::<serde_json::Value>::deserialize(d)?;
     Ok(list
         .into_iter()
-        .filter_map(|v| serde_json::from_value::<Learned>(v).ok())
+        .filter_map(|v| serde_json::from_value::<T>(v).ok())
         .collect())
 }
 
-/// The routes of a saved list that read, each on its own: one damaged route does not take
-/// the others with it. (A preset is checked more strictly: `preset::apply` refuses it.)
-fn readable_routes<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<Route>, D::Error> {
-    let list = Vec::<serde_json::Value>::deserialize(d)?;
-    Ok(list
-        .into_iter()
-        .filter_map(|v| serde_json::from_value::<Route>(v).ok())
-        .collect())
+/// Why the first item of `value`'s list `key` that does not read as a `T` fails, named as
+/// `what` and its place in the list.
+fn first_unreadable<T: serde::de::DeserializeOwned>(
+    value: &serde_json::Value,
+    key: &str,
+    what: &str,
+) -> Option<String> {
+    value
+        .get(key)?
+        .as_array()?
+        .iter()
+        .enumerate()
+        .find_map(|(i, v)| {
+            serde_json::from_value::<T>(v.clone())
+                .err()
+                .map(|e| format!("{what} {}: {e}", i + 1))
+        })
 }
 
-/// The first LFO or route of a saved modulation (JSON text) that does not read, and why: for
-/// a preset, which is refused rather than loaded without it.
+/// The first LFO, route or learned CC of a saved modulation (JSON text) that does not read,
+/// and why: for a preset, which is refused rather than loaded without it.
 pub fn unreadable_part(json: &str) -> Option<String> {
     let value: serde_json::Value = serde_json::from_str(json).ok()?;
-    let first = |key: &str, what: &str, read: &dyn Fn(&serde_json::Value) -> Option<String>| {
-        value
-            .get(key)?
-            .as_array()?
-            .iter()
-            .enumerate()
-            .find_map(|(i, v)| read(v).map(|e| format!("{what} {}: {e}", i + 1)))
-    };
-    first("lfos", "LFO", &|v| {
-        serde_json::from_value::<Lfo>(v.clone())
-            .err()
-            .map(|e| e.to_string())
-    })
-    .or_else(|| {
-        first("routes", "route", &|v| {
-            serde_json::from_value::<Route>(v.clone())
-                .err()
-                .map(|e| e.to_string())
-        })
-    })
-    .or_else(|| {
-        first("learned", "learned CC", &|v| {
-            serde_json::from_value::<Learned>(v.clone())
-                .err()
-                .map(|e| e.to_string())
-        })
-    })
+    first_unreadable::<Lfo>(&value, "lfos", "LFO")
+        .or_else(|| first_unreadable::<Route>(&value, "routes", "route"))
+        .or_else(|| first_unreadable::<Learned>(&value, "learned", "learned CC"))
 }
 
 /// Up to [`LFOS`] LFOs from a list of any length, each on its own: one that does not read
