@@ -711,11 +711,22 @@ fn progress_without_a_terminal_prints_lines() {
     let lines: Vec<&str> = err.lines().filter(|l| l.contains(" frames (")).collect();
     eprintln!("{err}");
     assert!(!lines.is_empty(), "no progress lines: {err}");
+    // "dyeflow render: 12/170 frames (7 %), 11.8 fps (1.18x real time), 13 s left": the
+    // speed against real time is the frame rate over the video's (10 fps).
+    let line = lines[0];
+    let number_before = |end: &str| -> f64 {
+        let head = &line[..line
+            .find(end)
+            .unwrap_or_else(|| panic!("no '{end}': {line}"))];
+        head.rsplit([' ', '(']).next().unwrap().parse().unwrap()
+    };
+    let fps = number_before(" fps (");
+    let real = number_before("x real time");
     assert!(
-        lines[0].contains("fps") && lines[0].contains("ETA"),
-        "{}",
-        lines[0]
+        (real - fps / 10.0).abs() <= 0.01 + 0.01 * real,
+        "{fps} fps at 10 fps is not {real}x real time: {line}"
     );
+    assert!(line.ends_with(" left"), "{line}");
 }
 
 // ---------------------------------------------------------------------------------------

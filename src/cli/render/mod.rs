@@ -315,6 +315,8 @@ pub struct RenderOptions {
     /// A bounce capture to replay (see [`crate::capture`]); `audio` then only goes into the
     /// video.
     pub capture: Option<PathBuf>,
+    /// How a video is encoded (PNG frames and GIFs are the same at every quality).
+    pub quality: files::Quality,
 }
 
 impl Default for RenderOptions {
@@ -339,6 +341,7 @@ impl Default for RenderOptions {
             stats: false,
             fluid: None,
             capture: None,
+            quality: files::Quality::Good,
         }
     }
 }
@@ -750,6 +753,20 @@ pub fn render_with(
     } else {
         opts.backend
     };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cpu_threads = if opts.cpu_threads > 0 {
+        opts.cpu_threads
+    } else {
+        cores
+    };
+    // The threads the simulation keeps busy: the CPU solver's, or the one that drives the GPU
+    // (a GPU that is not there falls back to the CPU solver, whose threads then share the
+    // cores with the encoders).
+    let busy = if backend == BackendChoice::Cpu {
+        cpu_threads
+    } else {
+        1
+    };
 
     let out_opts = files::OutputOptions {
         path: opts.out.clone(),
@@ -759,6 +776,8 @@ pub fn render_with(
         audio: music.audio_out.clone(),
         audio_start_s: opts.start_s,
         max_frames: Some(frames_total),
+        quality: opts.quality,
+        threads: files::encoder_threads(cores, busy),
     };
     let mut writer = files::open(&kind, &out_opts)?;
     ready();
@@ -787,11 +806,7 @@ pub fn render_with(
         effort_sweeps: driver.discrete().pressure_iterations,
         backend: backend.into(),
         gpu: Default::default(),
-        cpu_threads: if opts.cpu_threads > 0 {
-            opts.cpu_threads
-        } else {
-            std::thread::available_parallelism().map_or(1, |n| n.get())
-        },
+        cpu_threads,
     };
     let (mut model, info) = create_model(&spec).map_err(RenderError::Solver)?;
     if backend == BackendChoice::Gpu && info.backend != "gpu" {
@@ -820,7 +835,7 @@ pub fn render_with(
     };
     let mut rgba = vec![0u8; opts.width as usize * opts.height as usize * 4];
 
-    let mut progress = progress::Progress::new(opts.progress, frames_total);
+    let mut progress = progress::Progress::new(opts.progress, frames_total, opts.fps);
     if preroll_steps > 0 {
         progress.note(&format!(
             "simulating the {:.1} s before --start {} (not rendered)",
@@ -870,10 +885,11 @@ pub fn render_with(
                 &params,
                 model.as_ref(),
             );
-            writer.write(&rgba)?;
             if opts.stats && stats::measured(frame, frames_total) {
                 picture.add_frame(&rgba);
             }
+            // The frame goes to the writer; `rgba` comes back as a buffer for the next one.
+            writer.write_swap(&mut rgba)?;
             progress.frame();
             if stop.load(Ordering::Relaxed) && frame + 1 < frames_total {
                 stopped = true;

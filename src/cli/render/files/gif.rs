@@ -28,8 +28,6 @@ use quantette::{ImageRef, PaletteSize, dedup};
 
 use super::*;
 
-/// Quantising threads for GIF frames (they are written in order by one more thread).
-pub(super) const GIF_THREADS: usize = 2;
 /// The fastest frame rate a GIF plays at reliably.
 pub(super) const GIF_MAX_FPS: u32 = 50;
 
@@ -230,18 +228,19 @@ impl GifWriter {
                     source: Box::new(e),
                 })?;
 
-            let encoders = match Encoders::new("dyeflow-gif", GIF_THREADS) {
-                Ok(encoders) => encoders,
-                Err(e) => {
-                    // Without a sender the file thread ends at once.
-                    drop(results);
-                    let _ = file_thread.join();
-                    return Err(RenderError::EncoderThreads {
-                        path: path.clone(),
-                        source: Box::new(e),
-                    });
-                }
-            };
+            let encoders =
+                match Encoders::new("dyeflow-gif", opts.threads.max(DEFAULT_ENCODER_THREADS)) {
+                    Ok(encoders) => encoders,
+                    Err(e) => {
+                        // Without a sender the file thread ends at once.
+                        drop(results);
+                        let _ = file_thread.join();
+                        return Err(RenderError::EncoderThreads {
+                            path: path.clone(),
+                            source: Box::new(e),
+                        });
+                    }
+                };
             Ok((part, encoders, results, file_thread, failure))
         })?;
         Ok(Self {

@@ -34,6 +34,7 @@ mod png;
 #[cfg(test)]
 mod tests;
 mod video;
+mod yuv;
 
 use gif::GifWriter;
 use png::PngWriter;
@@ -103,7 +104,34 @@ pub struct OutputOptions {
     /// The most frames the render will write, when known: PNG frames then check only the
     /// names of those against the files already in the directory (else every frame's name).
     pub max_frames: Option<u64>,
+    /// How a video trades encoding time and file size for quality (see [`Quality`]).
+    pub quality: Quality,
+    /// Encoder threads for PNG frames (GIFs take at least [`DEFAULT_ENCODER_THREADS`]): 0 for
+    /// [`DEFAULT_ENCODER_THREADS`]. See [`encoder_threads`] for what a render gives them.
+    pub threads: usize,
 }
+
+/// How a video is encoded: what it costs in time and size for its picture. Lossless PNG frames
+/// and GIFs (whose palettes decide their look) are the same at every quality.
+///
+/// Chosen by measurement on the demo at 1280x720 and 60 fps (2026-11-28, see
+/// `docs/src/internals/perf-render.md`): the SSIM of the decoded video against the frames, the
+/// file size, and the encoder's CPU time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Quality {
+    /// Quick previews: the fastest encoder settings, a visibly softer picture.
+    Draft,
+    /// The default: the picture of `medium` x264 at CRF 18 (the same SSIM) for about a
+    /// quarter of its encoding time, in larger files.
+    #[default]
+    Good,
+    /// A finer picture than `Good`, in larger files, for several times the encoding time.
+    Best,
+}
+
+/// Encoder threads of a writer when its options ask for the default, and the fewest a GIF's
+/// palettes get.
+pub const DEFAULT_ENCODER_THREADS: usize = 2;
 
 /// Audio that goes with the frames.
 #[derive(Clone, Debug, PartialEq)]
@@ -121,6 +149,14 @@ pub trait FrameWriter: Send {
     /// once the frame is queued (PNG, GIF) or handed to ffmpeg (video); an error from an earlier
     /// frame's background encoding is returned here.
     fn write(&mut self, rgba: &[u8]) -> Result<(), RenderError>;
+
+    /// [`FrameWriter::write`] that may take the frame's buffer instead of copying it: `rgba`
+    /// then holds another buffer of the same length, whose contents are unspecified (the
+    /// renderer draws the next frame into it). Writers that keep frames for their background
+    /// threads (PNG) save a copy of every frame on the renderer's thread this way.
+    fn write_swap(&mut self, rgba: &mut Vec<u8>) -> Result<(), RenderError> {
+        self.write(rgba)
+    }
 
     /// Completes the output (waits for queued frames, writes the GIF trailer, lets ffmpeg
     /// finish), puts it in place of any earlier output, and returns a one-line summary such as
@@ -279,23 +315,46 @@ impl Failure {
     }
 }
 
-/// Encoder threads: a rayon pool of their own (apart from the simulation's), each thread with
-/// its own scratch state `S`, and the frame buffers the jobs work on. At most
-/// [`FRAMES_IN_FLIGHT`] buffers are out at a time, and a job gives its buffer back as the very
-/// last thing it does, also when it panics, so [`Encoders::wait`] returning means every job has
-/// ended. Dropping it waits too.
+/// Encoder threads of their own (apart from the simulation's pool), each with its own scratch
+/// state `S`, taking jobs in order from one queue, and the frame buffers the jobs work on. At
+/// most [`FRAMES_IN_FLIGHT`] buffers are out at a time, and a job gives its buffer back as the
+/// very last thing it does, also when it panics, so [`Encoders::wait`] returning means every
+/// job has ended. Dropping it waits too, then ends the threads.
+///
+/// Plain threads that block on the queue, not a rayon pool: an idle rayon worker spins and
+/// yields for a while before it sleeps, and on a machine with as many solver threads as cores
+/// those spins took the cores the solver's own threads were waiting for (see
+/// `docs/src/internals/perf-render.md`).
 struct Encoders<S> {
-    pool: rayon::ThreadPool,
-    /// Scratch state per pool thread, by rayon's thread index.
-    scratch: Arc<[Mutex<S>]>,
+    /// The queue of jobs; `None` once the threads are told to end.
+    jobs: Option<Sender<Job<S>>>,
+    threads: Vec<JoinHandle<()>>,
     /// Buffers given back by finished jobs, and the sender the jobs give them back with.
     free: Receiver<Vec<u8>>,
     recycle: Sender<Vec<u8>>,
     /// Buffers handed to jobs and not taken back from `free` yet.
     lent: usize,
+    /// Most buffers out at a time ([`frames_in_flight`]).
+    most: usize,
     /// Set when a job panicked past its own handling.
     panicked: Arc<AtomicBool>,
 }
+
+/// Lower the calling thread's priority to the least (nice 19, Linux): an encoder thread then
+/// runs on the time the simulation's threads leave (their waits at barriers and between
+/// frames) instead of taking turns with them, which kept the solver's threads waiting for each
+/// other (2026-11-28, see `docs/src/internals/perf-render.md`). Elsewhere a no-op.
+pub(super) fn yield_to_the_simulation() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: setpriority on the calling thread (who 0 is the calling thread under Linux's
+    // threads); a refusal leaves the priority as it was.
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+    }
+}
+
+/// A job for an encoder thread: runs with that thread's scratch state.
+type Job<S> = Box<dyn FnOnce(&mut S) + Send>;
 
 /// A frame buffer lent to a job: given back when dropped, whatever way the job ends.
 struct Lent {
@@ -309,32 +368,82 @@ impl Drop for Lent {
     }
 }
 
+/// The PNG encoder threads for a render on `cores` cores whose simulation keeps `busy` threads
+/// busy (the CPU solver's threads, or 1 for the thread that drives a GPU): the cores it leaves,
+/// at least one. They block while idle. On two cores with a CPU solver of two threads one
+/// encoder keeps up (a 720p frame takes it about 7 ms); a second one encoding beside it only
+/// took turns on the cores with the solver's threads, which then waited for each other at
+/// their barriers (2026-11-28: 4 % slower).
+pub fn encoder_threads(cores: usize, busy: usize) -> usize {
+    cores.saturating_sub(busy).max(1)
+}
+
+/// Frames out with the encoders before the renderer waits, for `threads` encoder threads: one
+/// being encoded by each, and [`FRAMES_IN_FLIGHT`] at least.
+fn frames_in_flight(threads: usize) -> usize {
+    (threads + 2).max(FRAMES_IN_FLIGHT)
+}
+
 impl<S: Default + Send + 'static> Encoders<S> {
-    /// Starts `threads` encoder threads named `name-0`, `name-1`, …
-    fn new(name: &'static str, threads: usize) -> Result<Self, rayon::ThreadPoolBuildError> {
+    /// Starts `threads` encoder threads (0: [`DEFAULT_ENCODER_THREADS`]) named `name-0`,
+    /// `name-1`, …
+    fn new(name: &'static str, threads: usize) -> io::Result<Self> {
+        let threads = if threads == 0 {
+            DEFAULT_ENCODER_THREADS
+        } else {
+            threads
+        };
+        let (jobs, queue) = mpsc::channel::<Job<S>>();
+        let queue = Arc::new(Mutex::new(queue));
         let panicked = Arc::new(AtomicBool::new(false));
-        let handler_panicked = Arc::clone(&panicked);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(move |index| format!("{name}-{index}"))
-            // A panic that escapes a job (rayon would abort the process) is only noted.
-            .panic_handler(move |_| handler_panicked.store(true, Ordering::Relaxed))
-            .build()?;
+        let mut started = Vec::new();
+        for index in 0..threads {
+            let queue = Arc::clone(&queue);
+            let panicked = Arc::clone(&panicked);
+            let thread = thread::Builder::new()
+                .name(format!("{name}-{index}"))
+                .spawn(move || {
+                    yield_to_the_simulation();
+                    let mut state = S::default();
+                    loop {
+                        // The lock is held only while waiting for the next job, so jobs start
+                        // in order and run side by side.
+                        let job = queue.lock().recv();
+                        let Ok(job) = job else { break };
+                        if panic::catch_unwind(AssertUnwindSafe(|| job(&mut state))).is_err() {
+                            state = S::default();
+                            panicked.store(true, Ordering::Relaxed);
+                        }
+                    }
+                });
+            match thread {
+                Ok(thread) => started.push(thread),
+                Err(e) => {
+                    // End the threads started so far before reporting.
+                    drop(jobs);
+                    for thread in started {
+                        let _ = thread.join();
+                    }
+                    return Err(e);
+                }
+            }
+        }
         let (recycle, free) = mpsc::channel();
         Ok(Self {
-            pool,
-            scratch: (0..threads).map(|_| Mutex::new(S::default())).collect(),
+            jobs: Some(jobs),
+            threads: started,
             free,
             recycle,
             lent: 0,
+            most: frames_in_flight(threads),
             panicked,
         })
     }
 
     /// A buffer for the next frame: a used one when there is one, and waits for one while
-    /// [`FRAMES_IN_FLIGHT`] are out.
+    /// [`frames_in_flight`] are out.
     fn buffer(&mut self) -> Vec<u8> {
-        let returned = if self.lent >= FRAMES_IN_FLIGHT {
+        let returned = if self.lent >= self.most {
             self.free.recv().ok()
         } else {
             self.free.try_recv().ok()
@@ -356,19 +465,17 @@ impl<S: Default + Send + 'static> Encoders<S> {
             rgba,
             recycle: self.recycle.clone(),
         };
-        let scratch = Arc::clone(&self.scratch);
-        let panicked = Arc::clone(&self.panicked);
         self.lent += 1;
-        self.pool.spawn_fifo(move || {
+        let job: Job<S> = Box::new(move |state| {
             let lent = lent;
-            let index = rayon::current_thread_index().unwrap_or(0) % scratch.len();
-            let mut state = scratch[index].lock();
-            let ran = panic::catch_unwind(AssertUnwindSafe(|| job(&mut state, &lent.rgba)));
-            if ran.is_err() {
-                *state = S::default();
-                panicked.store(true, Ordering::Relaxed);
-            }
+            job(state, &lent.rgba);
         });
+        let sent = self.jobs.as_ref().map(|jobs| jobs.send(job));
+        if !matches!(sent, Some(Ok(()))) {
+            // No thread to run it (they all ended): the job, and its buffer, came back
+            // dropped; count it as failed.
+            self.panicked.store(true, Ordering::Relaxed);
+        }
     }
 }
 
@@ -389,6 +496,10 @@ impl<S> Encoders<S> {
 impl<S> Drop for Encoders<S> {
     fn drop(&mut self) {
         self.wait();
+        self.jobs = None;
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
+        }
     }
 }
 

@@ -2,10 +2,12 @@
 
 use super::*;
 
-/// Encoder threads for PNG frames. Two keep up with a 60 fps 720p render on most machines
-/// (see the `encode_speed` benchmark) without taking many cores from the simulation.
-pub(super) const PNG_THREADS: usize = 2;
-/// The PNG row filter. Paeth: on the demo's dithered 1280x720 frames (fdeflate,
+/// The PNG row filter, with fdeflate's fast compression (`Compression::Fast`), which the
+/// measurements below (and on 2026-11-28, whole renders) chose over every other level: on the
+/// demo's 1280x720 frames zlib's level 1 (through flate2) took 1.7x the render's CPU time for
+/// files 9 % larger, level 6 5x the encoding time for files 10 % smaller, and no compression
+/// saved 12 % of the CPU time for files 2.8 times the size (whose writing cost the kernel
+/// 25 % more time). The row filter: Paeth: on the demo's dithered 1280x720 frames (fdeflate,
 /// `Compression::Fast`, 2026-11-23) it encodes in 8.7-9.2 ms, 1.2-1.5 ms faster than choosing
 /// the filter per row (`Adaptive`), for files 0.1-2 % larger (about 1 MB); `Up` is 0.3-0.4 ms
 /// faster still but up to 11 % larger. (Before the dither, on smooth frames, `Adaptive` was
@@ -105,6 +107,31 @@ fn earlier_render(dir: &Path, max_frames: Option<u64>) -> Result<Option<Marker>,
     Ok(Some(marker))
 }
 
+/// `rgba`'s pixels without their alpha, into `rgb`: four pixels (16 bytes) at a time as three
+/// little-endian words, which runs several times faster than copying 3 bytes a pixel.
+pub(super) fn rgba_to_rgb(rgba: &[u8], rgb: &mut Vec<u8>) {
+    let pixels = rgba.len() / 4;
+    rgb.clear();
+    rgb.resize(pixels * 3, 0);
+    let (whole, rest) = rgba[..pixels * 4].split_at(pixels / 4 * 16);
+    let word = |b: &[u8]| u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    for (src, dst) in whole.chunks_exact(16).zip(rgb.chunks_exact_mut(12)) {
+        let (p0, p1, p2, p3) = (
+            word(&src[0..]),
+            word(&src[4..]),
+            word(&src[8..]),
+            word(&src[12..]),
+        );
+        dst[0..4].copy_from_slice(&(p0 & 0x00ff_ffff | p1 << 24).to_le_bytes());
+        dst[4..8].copy_from_slice(&((p1 >> 8) & 0xffff | p2 << 16).to_le_bytes());
+        dst[8..12].copy_from_slice(&((p2 >> 16) & 0xff | p3 << 8).to_le_bytes());
+    }
+    let done = whole.len() / 4 * 3;
+    for (src, dst) in rest.chunks_exact(4).zip(rgb[done..].chunks_exact_mut(3)) {
+        dst.copy_from_slice(&src[..3]);
+    }
+}
+
 /// Encodes one RGBA frame as an RGB PNG into `out`.
 pub(super) fn encode_png(
     rgba: &[u8],
@@ -114,11 +141,7 @@ pub(super) fn encode_png(
     rgb: &mut Vec<u8>,
     out: &mut Vec<u8>,
 ) -> Result<(), ::png::EncodingError> {
-    rgb.clear();
-    rgb.reserve(rgba.len() / 4 * 3);
-    for pixel in rgba.chunks_exact(4) {
-        rgb.extend_from_slice(&pixel[..3]);
-    }
+    rgba_to_rgb(rgba, rgb);
     out.clear();
     let mut encoder = ::png::Encoder::new(&mut *out, width, height);
     encoder.set_color(::png::ColorType::Rgb);
@@ -213,7 +236,7 @@ impl PngWriter {
                 fs::write(&path, bytes)
                     .map_err(|e| RenderError::output(&path, format!("could not write it: {e}")))?;
             }
-            let encoders = Encoders::new("dyeflow-png", PNG_THREADS).map_err(|e| {
+            let encoders = Encoders::new("dyeflow-png", opts.threads).map_err(|e| {
                 RenderError::EncoderThreads {
                     path: dir.clone(),
                     source: Box::new(e),
@@ -375,25 +398,49 @@ pub(super) fn png_job(
     }
 }
 
-impl FrameWriter for PngWriter {
-    fn write(&mut self, rgba: &[u8]) -> Result<(), RenderError> {
-        check_frame(&self.dir, rgba, self.width, self.height)?;
-        if let Some(error) = self.shared.failure.error() {
-            return Err(error);
-        }
-        // Waits while the encoders are behind.
-        let mut buffer = self.encoders.buffer();
-        buffer.clear();
-        buffer.extend_from_slice(rgba);
+impl PngWriter {
+    /// Hand `frame` (checked) to the encoders as the next frame.
+    fn queue(&mut self, frame: Vec<u8>) {
         let index = self.frames + 1;
         let size = (self.width, self.height);
         let shared = Arc::clone(&self.shared);
         // The staging directory lives until the encoders have ended (see `Drop`).
         let dir = Arc::clone(&self.staged);
-        self.encoders.spawn(buffer, move |scratch, rgba| {
+        self.encoders.spawn(frame, move |scratch, rgba| {
             png_job(&dir, size, &shared, scratch, index, rgba);
         });
         self.frames += 1;
+    }
+
+    /// The checks before a frame is taken: its size, and an earlier frame's error.
+    fn check(&self, rgba: &[u8]) -> Result<(), RenderError> {
+        check_frame(&self.dir, rgba, self.width, self.height)?;
+        match self.shared.failure.error() {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
+    }
+}
+
+impl FrameWriter for PngWriter {
+    fn write(&mut self, rgba: &[u8]) -> Result<(), RenderError> {
+        self.check(rgba)?;
+        // Waits while the encoders are behind.
+        let mut buffer = self.encoders.buffer();
+        buffer.clear();
+        buffer.extend_from_slice(rgba);
+        self.queue(buffer);
+        Ok(())
+    }
+
+    fn write_swap(&mut self, rgba: &mut Vec<u8>) -> Result<(), RenderError> {
+        self.check(rgba)?;
+        // Waits while the encoders are behind. A used buffer has the frame's size; a new
+        // one is sized (zeroed) once.
+        let mut next = self.encoders.buffer();
+        next.resize(rgba.len(), 0);
+        let frame = std::mem::replace(rgba, next);
+        self.queue(frame);
         Ok(())
     }
 

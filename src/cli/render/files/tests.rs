@@ -35,6 +35,8 @@ fn options(path: PathBuf, width: u32, height: u32, fps: u32) -> OutputOptions {
         audio: None,
         audio_start_s: 0.0,
         max_frames: None,
+        quality: Quality::Good,
+        threads: 0,
     }
 }
 
@@ -779,6 +781,80 @@ fn video_or_a_helpful_tool_error() {
     }
 }
 
+/// Every quality of both containers writes a video whose decoded colours are the frames'
+/// (flat blocks of saturated colours and a grey, within the codecs' loss), tagged with the
+/// matrix they were converted with; frames handed over by `write_swap` too.
+#[test]
+fn video_keeps_the_colours_at_every_quality() {
+    if !ffmpeg_available() {
+        eprintln!("ffmpeg is not installed: video_or_a_helpful_tool_error covers that");
+        return;
+    }
+    let scratch = Scratch::new("video-quality");
+    let (w, h) = (64u32, 48u32);
+    let colours: [[u8; 3]; 4] = [[220, 40, 30], [30, 200, 60], [40, 60, 230], [128, 128, 128]];
+    let mut frame = Vec::new();
+    for y in 0..h {
+        for x in 0..w {
+            let c = colours[usize::from(y >= h / 2) * 2 + usize::from(x >= w / 2)];
+            frame.extend_from_slice(&[c[0], c[1], c[2], 255]);
+        }
+    }
+    for container in ["mp4", "webm"] {
+        for quality in [Quality::Draft, Quality::Good, Quality::Best] {
+            let path = scratch.0.join(format!("{quality:?}.{container}"));
+            let mut opts = options(path.clone(), w, h, 30);
+            opts.quality = quality;
+            let mut writer = open(&OutputKind::Video { container }, &opts).unwrap();
+            let mut buffer = Vec::new();
+            for _ in 0..8 {
+                buffer.clone_from(&frame);
+                writer.write_swap(&mut buffer).unwrap();
+                buffer.fill(0);
+            }
+            writer.finish().unwrap().expect("frames were written");
+            let probe = Command::new("ffprobe")
+                .args([
+                    "-v",
+                    "error",
+                    "-show_entries",
+                    "stream=color_space",
+                    "-of",
+                    "csv=p=0",
+                ])
+                .arg(&path)
+                .output()
+                .unwrap();
+            let tag = String::from_utf8_lossy(&probe.stdout);
+            assert_eq!(tag.trim(), "smpte170m", "{}", path.display());
+            let decoded = Command::new("ffmpeg")
+                .args(["-v", "error", "-i"])
+                .arg(&path)
+                .args(["-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+                .output()
+                .unwrap();
+            let rgb = decoded.stdout;
+            assert_eq!(rgb.len(), (w * h * 3) as usize, "{}", path.display());
+            for (i, c) in colours.iter().enumerate() {
+                // The middle of the block, away from its edges' chroma blending.
+                let (x, y) = (
+                    (i % 2) as u32 * w / 2 + w / 4,
+                    (i / 2) as u32 * h / 2 + h / 4,
+                );
+                let at = ((y * w + x) * 3) as usize;
+                for k in 0..3 {
+                    let (got, want) = (i32::from(rgb[at + k]), i32::from(c[k]));
+                    assert!(
+                        (got - want).abs() <= 6,
+                        "{}: block {i} channel {k}: {got} for {want}",
+                        path.display()
+                    );
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn ffmpeg_failures_are_tool_errors() {
     if !ffmpeg_available() {
@@ -862,6 +938,50 @@ fn quantise_error(rgba: &[u8], indices: &[u8], palette: &[u8]) -> f64 {
     total as f64 / (indices.len() * 3) as f64
 }
 
+/// Frames handed over by `write_swap` (more than the buffers in flight, so buffers come back
+/// used) are written as they were, whatever the renderer then draws into the buffer it got
+/// back.
+#[test]
+fn png_write_swap_keeps_each_frame() {
+    let scratch = Scratch::new("png-swap");
+    let dir = scratch.0.join("frames");
+    let (w, h) = (9, 4);
+    let frames: Vec<Vec<u8>> = (0..FRAMES_IN_FLIGHT as u32 * 3)
+        .map(|t| pattern(w, h, t))
+        .collect();
+    let mut writer = open(&OutputKind::PngSequence, &options(dir.clone(), w, h, 30)).unwrap();
+    let mut buffer = Vec::new();
+    for frame in &frames {
+        buffer.clone_from(frame);
+        writer.write_swap(&mut buffer).unwrap();
+        assert_eq!(buffer.len(), frame.len());
+        // The next frame is drawn into it while this one is encoded.
+        buffer.fill(0xa5);
+    }
+    writer.finish().unwrap().expect("frames were written");
+    for (i, frame) in frames.iter().enumerate() {
+        let (_, _, _, rgb) = decode_png(&dir.join(frame_name(i as u64 + 1)));
+        let expected: Vec<u8> = frame
+            .chunks_exact(4)
+            .flat_map(|p| [p[0], p[1], p[2]])
+            .collect();
+        assert_eq!(rgb, expected, "frame {}", i + 1);
+    }
+}
+
+/// The word-wise alpha drop equals dropping every fourth byte, for every pixel count around
+/// its four-pixel blocks.
+#[test]
+fn rgba_to_rgb_drops_only_the_alpha() {
+    let mut rgb = vec![7; 5];
+    for pixels in 0..40usize {
+        let rgba: Vec<u8> = (0..pixels * 4).map(|i| (i * 37 + 11) as u8).collect();
+        rgba_to_rgb(&rgba, &mut rgb);
+        let want: Vec<u8> = rgba.chunks_exact(4).flat_map(|p| p[..3].to_vec()).collect();
+        assert_eq!(rgb, want, "{pixels} pixels");
+    }
+}
+
 /// `cargo test --release --lib cli::render::files::tests::encode_speed -- --ignored --nocapture`
 #[test]
 #[ignore = "benchmark"]
@@ -893,7 +1013,9 @@ fn encode_speed() {
         &frames,
         RUNS,
     );
-    println!("PNG 1280x720 through the writer ({PNG_THREADS} threads, to disk): {ms:.2} ms/frame");
+    println!(
+        "PNG 1280x720 through the writer ({DEFAULT_ENCODER_THREADS} threads, to disk): {ms:.2} ms/frame"
+    );
 
     let (w, h) = (640, 360);
     let frames: Vec<Vec<u8>> = (0..4).map(|t| fluid_like(w, h, t as f32 * 0.3)).collect();
@@ -948,5 +1070,7 @@ fn encode_speed() {
         &frames,
         RUNS,
     );
-    println!("GIF 640x360 through the writer ({GIF_THREADS} threads, to disk): {ms:.2} ms/frame");
+    println!(
+        "GIF 640x360 through the writer ({DEFAULT_ENCODER_THREADS} threads, to disk): {ms:.2} ms/frame"
+    );
 }
