@@ -504,3 +504,74 @@ fn a_gpu_step_is_its_stages_in_order() {
     assert!(!px.is_empty(), "the scene has particles");
     assert_eq!(px, py, "particles");
 }
+
+/// Timing each pass on its own (the bench's `passes` table) changes nothing the step computes,
+/// and covers the step's stages: every pass of every timed step has a time.
+#[test]
+fn timing_each_pass_changes_nothing() {
+    let cfg = config(PressureMethod::Multigrid);
+    let (Some(a), Some(b)) = (common::gpu_context(), common::gpu_context()) else {
+        return;
+    };
+    let stamps = a.timestamps;
+    let mut plain = GpuSolver::new(a, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    let mut timed = GpuSolver::new(b, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    timed.set_time_passes(true);
+    let p = StepInput {
+        buoyancy: 3.0,
+        cooling: 0.2,
+        ..lively()
+    };
+    const STEPS: usize = 12;
+    for n in 0..STEPS {
+        if n % 3 == 0 {
+            let mut s = splats(n);
+            s[0].heat = 2.0;
+            plain.inject(&s);
+            timed.inject(&s);
+        }
+        plain.step(&p);
+        timed.step(&p);
+    }
+    let (x, y) = (plain.read_fields(), timed.read_fields());
+    let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&x.u), bits(&y.u), "u");
+    assert_eq!(bits(&x.v), bits(&y.v), "v");
+    assert_eq!(bits(&x.dye[0]), bits(&y.dye[0]), "dye");
+    let passes = timed.pass_samples();
+    if !stamps {
+        assert!(passes.is_empty(), "no timestamps, yet times: {passes:?}");
+        eprintln!("SKIPPED the times: the adapter has no timestamps");
+        return;
+    }
+    eprintln!("{passes:?}");
+    for stage in [
+        "Pass: splat",
+        "Pass: divergence",
+        "Pass: pressure solve",
+        "Pass: advect dye",
+    ] {
+        assert!(
+            passes.iter().any(|(label, _)| label == stage),
+            "{stage} missing from {passes:?}"
+        );
+    }
+    for (label, times) in passes {
+        let every = label != "Pass: splat";
+        assert!(
+            !every || times.len() == STEPS,
+            "{label}: {} times for {STEPS} steps",
+            times.len()
+        );
+        assert!(
+            times.iter().all(|t| t.is_finite() && *t >= 0.0),
+            "{label}: {times:?}"
+        );
+    }
+    let solve: f64 = passes
+        .iter()
+        .find(|(l, _)| l == "Pass: pressure solve")
+        .map(|(_, t)| t.iter().sum())
+        .unwrap();
+    assert!(solve > 0.0, "the pressure solve took no time");
+}

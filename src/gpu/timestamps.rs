@@ -123,3 +123,80 @@ impl StepTimes {
         std::mem::take(&mut self.times)
     }
 }
+
+/// Compute passes timed one by one, for the benches' `passes` tables: every pass begun with
+/// [`PassTimes::writes`] gets its start and end stamps and keeps its label; after the submit,
+/// [`PassTimes::collect`] reads them back (waits for the GPU) and adds each label's time (the
+/// sum of its passes in that submit) to its samples.
+pub struct PassTimes {
+    stamps: Timestamps,
+    /// The labels of the passes written since the last collect, in order.
+    labels: std::cell::RefCell<Vec<String>>,
+    /// Each label's times, in the order the labels first came.
+    times: Vec<(String, Vec<f64>)>,
+}
+
+impl PassTimes {
+    /// Passes one submit can time; later ones run untimed.
+    pub const MAX_PASSES: u32 = 64;
+
+    /// Per-pass timing, when the adapter has timestamps.
+    pub fn new(ctx: &GpuContext, label: &str) -> Option<Self> {
+        Timestamps::new(ctx, label, 2 * Self::MAX_PASSES).map(|stamps| Self {
+            stamps,
+            labels: Default::default(),
+            times: Vec::new(),
+        })
+    }
+
+    /// The timestamp writes for the next pass, labelled `label`; `None` when the submit's
+    /// slots are used up.
+    pub fn writes(&self, label: &str) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+        let mut labels = self.labels.borrow_mut();
+        let k = labels.len() as u32;
+        if k >= Self::MAX_PASSES {
+            return None;
+        }
+        labels.push(label.to_owned());
+        Some(wgpu::ComputePassTimestampWrites {
+            query_set: self.stamps.queries(),
+            beginning_of_pass_write_index: Some(2 * k),
+            end_of_pass_write_index: Some(2 * k + 1),
+        })
+    }
+
+    /// Resolve the stamps written (in the submit's encoder, after its passes).
+    pub fn resolve(&self, encoder: &mut wgpu::CommandEncoder) {
+        let n = self.labels.borrow().len() as u32;
+        if n > 0 {
+            self.stamps.resolve(encoder, 2 * n);
+        }
+    }
+
+    /// After the submit: read the stamps back (waits for the GPU) and add each label's time.
+    pub fn collect(&mut self, ctx: &GpuContext) {
+        let labels = std::mem::take(&mut *self.labels.borrow_mut());
+        if labels.is_empty() {
+            return;
+        }
+        let ms = self.stamps.read_pairs_ms(ctx, labels.len() as u32);
+        let mut this: Vec<(String, f64)> = Vec::new();
+        for (label, t) in labels.into_iter().zip(ms) {
+            match this.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, sum)) => *sum += t,
+                None => this.push((label, t)),
+            }
+        }
+        for (label, t) in this {
+            match self.times.iter_mut().find(|(l, _)| *l == label) {
+                Some((_, samples)) => samples.push(t),
+                None => self.times.push((label, vec![t])),
+            }
+        }
+    }
+
+    /// Each label's times so far (one per submit it ran in), in the order the labels came.
+    pub fn samples(&self) -> &[(String, Vec<f64>)] {
+        &self.times
+    }
+}

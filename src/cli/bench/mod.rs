@@ -2,8 +2,13 @@
 //! first 20 steps, then free flow; it reports the median step time and how well the pressure
 //! solve projected (the divergence left after the final projection, relative to before).
 
+mod latency;
 pub mod liquid3d;
+mod passes;
 pub mod sph;
+
+pub use latency::*;
+pub use passes::PassTime;
 
 use crate::fluid::{ColorMode, Look, Splat, SplatShape, ToneMode};
 use crate::gpu::{GpuContext, GpuError, GpuOptions};
@@ -134,6 +139,9 @@ pub struct BenchResult {
     pub display_gpu_ms: Option<f64>,
     /// How `ms_per_step` was timed: "wall" (CPU clock) or "timestamp" (GPU timestamp queries).
     pub timer: &'static str,
+    /// GPU runs with timestamps: each compute pass of a step on its own (see [`passes`]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passes: Option<Vec<PassTime>>,
 }
 
 /// The scene's injection for step `n`: a block of white dye with an upward push.
@@ -456,6 +464,7 @@ impl SceneRun {
             colorize_gpu_ms: self.gpu_frame_ms.map(|g| g[0]),
             display_gpu_ms: self.gpu_frame_ms.map(|g| g[1]),
             timer,
+            passes: None,
         }
     }
 }
@@ -556,243 +565,8 @@ pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, Gpu
     } else {
         "wall"
     };
-    Ok(run.result(opts, "gpu", 0, Some(adapter), timer))
-}
-
-/// What `dyeflow bench --latency` runs.
-#[derive(Clone, Debug)]
-pub struct LatencyOptions {
-    /// Simulation grid height (16:9 canvas).
-    pub size: usize,
-    /// Solver backend wanted (falls back to the CPU like the plugin does).
-    pub backend: crate::params::BackendChoice,
-    /// Notes timed.
-    pub trials: usize,
-    /// GPU selection.
-    pub gpu: GpuOptions,
-    /// Play each note into a resting engine (one that stopped stepping because the fluid was
-    /// still), to time the wake-up as well.
-    pub from_rest: bool,
-}
-
-/// What the latency run measured: from a note-on entering the audio thread's bridge (as in
-/// `process()`) to the first published frame that shows its dye, as the consumer sees it.
-#[derive(Clone, Debug, Serialize)]
-pub struct LatencyResult {
-    pub backend: String,
-    pub device: String,
-    pub size: usize,
-    pub frame: String,
-    pub sim_rate_hz: u32,
-    pub trials: usize,
-    /// Whether each note woke a resting engine.
-    pub from_rest: bool,
-    /// Notes whose dye never showed within a second (counted, not timed).
-    pub missed: usize,
-    pub latency_p50_ms: f64,
-    pub latency_p99_ms: f64,
-    pub latency_min_ms: f64,
-    pub latency_max_ms: f64,
-    /// Where the time goes, stage by stage (each note's stages add up to its latency):
-    /// `inject` from the note entering the bridge to the simulation thread taking it from its
-    /// queue, `step` to the end of the step (or the step of no time) that put it into the
-    /// fluid, `picture` to the hand-over of the first frame started after that, `publish` to
-    /// the consumer seeing that frame.
-    pub stages: StageTimes,
-}
-
-/// A stage's time over the notes, ms.
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct StageTime {
-    pub p50_ms: f64,
-    pub p99_ms: f64,
-    pub max_ms: f64,
-}
-
-/// The stages of [`LatencyResult::stages`].
-#[derive(Clone, Debug, Default, Serialize)]
-pub struct StageTimes {
-    pub inject: StageTime,
-    pub step: StageTime,
-    pub picture: StageTime,
-    pub publish: StageTime,
-    /// Notes whose stages the trace could not follow (a frame shown before the trace saw a
-    /// stage): left out of the stages, still in the latency.
-    pub untraced: usize,
-}
-
-impl StageTime {
-    fn of(mut v: Vec<f64>) -> Self {
-        Self {
-            p50_ms: percentile(&mut v, 0.5),
-            p99_ms: percentile(&mut v, 0.99),
-            max_ms: v.last().copied().unwrap_or(0.0),
-        }
-    }
-}
-
-/// Frame size the latency run asks for.
-pub const LATENCY_FRAME: (usize, usize) = (640, 360);
-
-/// Time notes from the audio thread to the screen through the real engine: the note goes into
-/// a [`crate::bridge::Bridge`] at the start of a block, the engine drains, maps, steps and
-/// renders on its own clock, and this thread polls the frames (every 100 µs) for dye at the
-/// note's place. Between notes the fluid is reset and the spot checked dark again, and each
-/// note waits a pseudo-random 0-20 ms so notes land at every phase of the step clock.
-pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
-    use crate::bridge::events::{SimEvent, TimedEvent};
-    use crate::bridge::{Bridge, queue};
-    use crate::engine::{Engine, EngineOptions};
-    use crate::mapping::KEYBOARD_Y;
-    use crate::params::{Aspect, DyeflowParams, Settings};
-    use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
-    use std::sync::Arc;
-    use std::time::Duration;
-
-    let params = DyeflowParams::default();
-    // Keyboard mode: a lone note stays at one spot (rows mode sways it).
-    let keyboard = format!(
-        r#"{{"params": {{"mapping": "keyboard"}}, "fields": {{"state-version": "{}"}}}}"#,
-        crate::params::STATE_VERSION
-    );
-    crate::preset::apply(keyboard.as_bytes(), &params).expect("a valid preset");
-    params.set_settings(Settings {
-        sim_resolution: opts.size as u32,
-        dye_scale: 1,
-        aspect: Aspect::Wide,
-        backend: opts.backend,
-        sim_rate_hz: 60,
-        fluid: crate::params::FluidChoice::Grid,
-    });
-    let settings = params.settings();
-    let params = Arc::new(params);
-    let (audio_tx, audio_rx) = queue::channel(1024);
-    let (mut control_tx, control_rx) = queue::channel(16);
-    let (input, mut frames) = crate::frame::frame_channel();
-    let trace = Arc::new(crate::engine::StageTrace::default());
-    let options = EngineOptions {
-        gpu: opts.gpu.clone(),
-        cpu_threads: 0,
-        trace: Some(trace.clone()),
-        ..Default::default()
-    };
-    let engine = Engine::start(params, vec![audio_rx, control_rx], input, options)
-        .expect("spawn the simulation thread");
-    let (fw, fh) = LATENCY_FRAME;
-    frames.request(fw, fh);
-    let mut bridge = Bridge::new(audio_tx, 48_000.0, 5.0, 200.0);
-    let silence = vec![0.0f32; 64];
-    // The note's spot: a lone note sits mid-canvas at the keyboard's emitter height.
-    let (px, py) = (fw / 2, ((1.0 - KEYBOARD_Y) * fh as f32) as usize);
-    let value_at = |f: &crate::frame::Frame| -> Option<u8> {
-        (f.width == fw && f.height == fh).then(|| {
-            let i = (py * fw + px) * 4;
-            f.pixels[i..i + 3].iter().copied().max().unwrap_or(0)
-        })
-    };
-    let wait_for = |frames: &mut crate::frame::FrameOutput,
-                    ok: &dyn Fn(u8) -> bool,
-                    limit: Duration|
-     -> Option<Instant> {
-        let start = Instant::now();
-        while start.elapsed() < limit {
-            if frames.has_new() {
-                let seen = Instant::now();
-                if value_at(frames.latest()).is_some_and(ok) {
-                    return Some(seen);
-                }
-            }
-            std::thread::sleep(Duration::from_micros(100));
-        }
-        None
-    };
-    // The first frame may take a while (solver and GPU start-up).
-    let _ = wait_for(&mut frames, &|_| true, Duration::from_secs(30));
-
-    let mut seed = 0x2545_f491_4f6c_dd1du64;
-    let mut latencies = Vec::with_capacity(opts.trials);
-    let mut stages: [Vec<f64>; 4] = Default::default();
-    let mut untraced = 0;
-    let mut missed = 0;
-    for _ in 0..opts.trials {
-        control_tx.send(TimedEvent {
-            time_s: 0.0,
-            event: SimEvent::Reset,
-        });
-        let _ = wait_for(&mut frames, &|v| v < 8, Duration::from_secs(2));
-        if opts.from_rest {
-            let start = Instant::now();
-            while !engine.resting() && start.elapsed() < Duration::from_secs(5) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        std::thread::sleep(Duration::from_micros(seed % 20_000));
-        let mut note = Some(NoteEvent::<()>::NoteOn {
-            timing: 0,
-            voice_id: VoiceID::Wildcard,
-            channel: Channel::Number(0),
-            key: Key::Number(60),
-            velocity: 100.0 / 127.0,
-        });
-        trace.arm();
-        let t0 = Instant::now();
-        bridge.process(&[&silence], None, || note.take());
-        match wait_for(&mut frames, &|v| v > 60, Duration::from_secs(1)) {
-            Some(seen) => {
-                latencies.push((seen - t0).as_secs_f64() * 1e3);
-                use crate::engine::NoteStage;
-                let marks = [NoteStage::Drained, NoteStage::Applied, NoteStage::Published]
-                    .map(|s| trace.at(s));
-                match marks {
-                    [Some(d), Some(a), Some(p)] if t0 <= d && p <= seen => {
-                        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
-                        stages[0].push(ms(t0, d));
-                        stages[1].push(ms(d, a));
-                        stages[2].push(ms(a, p));
-                        stages[3].push(ms(p, seen));
-                    }
-                    _ => untraced += 1,
-                }
-            }
-            None => missed += 1,
-        }
-        let mut off = Some(NoteEvent::<()>::NoteOff {
-            timing: 0,
-            voice_id: VoiceID::Wildcard,
-            channel: Channel::Number(0),
-            key: Key::Number(60),
-            velocity: 0.0,
-        });
-        bridge.process(&[&silence], None, || off.take());
-    }
-    let status = engine.status();
-    drop(engine);
-    let mut sorted = latencies.clone();
-    LatencyResult {
-        backend: status.backend,
-        device: status.device,
-        size: opts.size,
-        frame: format!("{fw}x{fh}"),
-        sim_rate_hz: settings.sim_rate_hz,
-        trials: opts.trials,
-        from_rest: opts.from_rest,
-        missed,
-        latency_p50_ms: percentile(&mut sorted, 0.5),
-        latency_p99_ms: percentile(&mut sorted, 0.99),
-        latency_min_ms: sorted.first().copied().unwrap_or(0.0),
-        latency_max_ms: sorted.last().copied().unwrap_or(0.0),
-        stages: {
-            let [inject, step, picture, publish] = stages.map(StageTime::of);
-            StageTimes {
-                inject,
-                step,
-                picture,
-                publish,
-                untraced,
-            }
-        },
-    }
+    let passes = passes::time(&mut solver, opts);
+    let mut result = run.result(opts, "gpu", 0, Some(adapter), timer);
+    result.passes = passes;
+    Ok(result)
 }

@@ -21,7 +21,7 @@ use crate::display::streamlines::Lines;
 use crate::gpu::context::{GpuContext, GpuError};
 use crate::gpu::frames::{self, read_f32};
 use crate::gpu::kernel::{Dispatcher, module};
-use crate::gpu::timestamps::Timestamps;
+use crate::gpu::timestamps::{PassTimes, Timestamps};
 use crate::sim::grid::Fields;
 use crate::sim::grid::particles::{GPU_CAPACITY, Particle, Spawner};
 use crate::sim::grid::physics::{
@@ -89,6 +89,9 @@ pub struct GpuSolver {
     /// The step's start and end stamps (when the adapter has timestamps).
     timing: Option<Timestamps>,
     last_gpu_ms: Option<f64>,
+    /// Every pass of each step timed on its own, for the bench's `passes` table (on request,
+    /// when the adapter has timestamps; the step's own timing is off meanwhile).
+    pass_times: Option<PassTimes>,
     /// Splats uploaded for the step being encoded (0: the splat passes are skipped).
     splat_count: u32,
     /// Steps submitted and perhaps not yet finished, oldest first.
@@ -169,6 +172,7 @@ impl GpuSolver {
             measure: true,
             timing,
             last_gpu_ms: None,
+            pass_times: None,
             splat_count: 0,
             in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
             particles: None,
@@ -266,6 +270,21 @@ impl GpuSolver {
         self.timing.is_some() && self.measure
     }
 
+    /// Time every compute pass of each step on its own (timestamp queries, when the adapter
+    /// has them): [`GpuSolver::pass_samples`]. Reading them back waits for each step; the
+    /// step's own time ([`GpuSolver::last_gpu_ms`]) is not taken meanwhile.
+    pub fn set_time_passes(&mut self, on: bool) {
+        self.pass_times = on
+            .then(|| PassTimes::new(&self.ctx, "Queries: pass times"))
+            .flatten();
+    }
+
+    /// The GPU times of the passes of the steps timed since [`GpuSolver::set_time_passes`]:
+    /// each pass's label and its time in each step it ran in, ms, in the step's order.
+    pub fn pass_samples(&self) -> &[(String, Vec<f64>)] {
+        self.pass_times.as_ref().map_or(&[], |p| p.samples())
+    }
+
     /// GPU time of the last measured step in ms, when the adapter supports timestamps.
     pub fn last_gpu_ms(&self) -> Option<f64> {
         self.last_gpu_ms
@@ -306,12 +325,13 @@ impl GpuSolver {
         label: &str,
         stamp: Option<u32>,
     ) -> wgpu::ComputePass<'e> {
-        let timestamp_writes = match (&self.timing, stamp) {
-            (Some(t), Some(index)) => Some(wgpu::ComputePassTimestampWrites {
+        let timestamp_writes = match (&self.timing, stamp, &self.pass_times) {
+            (Some(t), Some(index), _) => Some(wgpu::ComputePassTimestampWrites {
                 query_set: t.queries(),
                 beginning_of_pass_write_index: (index == 0).then_some(0),
                 end_of_pass_write_index: (index == 1).then_some(1),
             }),
+            (_, None, Some(passes)) => passes.writes(label),
             _ => None,
         };
         encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -475,10 +495,13 @@ impl GpuSolver {
     /// compressibility check chose (zero-sized dispatches otherwise: no readback, no stall),
     /// the gradient's subtraction; the divergence after it when measuring.
     fn encode_projection(&mut self, encoder: &mut wgpu::CommandEncoder) {
-        let mut d = self.pass(encoder, "Pass: project");
-        self.encode_projection_start(&mut d);
-        self.encode_solve(&mut d, self.cfg.pressure_iterations);
-        drop(d);
+        // Two passes (the same dispatches in the same order as one), so the bench's `passes`
+        // table tells the divergence from the solve.
+        self.encode_projection_start(&mut self.pass(encoder, "Pass: divergence"));
+        self.encode_solve(
+            &mut self.pass(encoder, "Pass: pressure solve"),
+            self.cfg.pressure_iterations,
+        );
         let pass = self.begin(encoder, "Pass: extra iterations", None);
         let args = self.compressibility.args();
         let extra = extra_iterations(self.cfg.pressure, self.cfg.pressure_iterations);
@@ -785,7 +808,7 @@ impl Solver for GpuSolver {
             .create_command_encoder(&wgpu::CommandEncoderDescriptor {
                 label: Some("Step"),
             });
-        let timing = self.timing.is_some() && self.measure;
+        let timing = self.timing.is_some() && self.measure && self.pass_times.is_none();
         if timing {
             drop(self.begin(&mut encoder, "Pass: timing start", Some(0)));
         }
@@ -796,7 +819,13 @@ impl Solver for GpuSolver {
                 t.resolve(&mut encoder, 2);
             }
         }
+        if let Some(passes) = &self.pass_times {
+            passes.resolve(&mut encoder);
+        }
         let index = self.ctx.queue.submit([encoder.finish()]);
+        if let Some(passes) = &mut self.pass_times {
+            passes.collect(&self.ctx);
+        }
         self.in_flight.push_back(index);
         if self.in_flight.len() > MAX_STEPS_IN_FLIGHT
             && let Some(oldest) = self.in_flight.pop_front()

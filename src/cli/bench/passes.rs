@@ -1,0 +1,58 @@
+//! The `passes` table of `dyeflow bench --backend gpu --json`: each compute pass of a grid
+//! step timed on its own with timestamp queries, so that every claim about where a step's time
+//! goes (and what fusing passes saves) can be read off a run.
+
+use super::{BenchOptions, median, scene_heat_params, scene_params};
+use crate::sim::Solver;
+use crate::sim::grid::gpu::GpuSolver;
+use serde::Serialize;
+
+/// Steps timed pass by pass (after the scene's steps, in its free flow).
+pub const PASS_STEPS: usize = 20;
+
+/// One row of the table: a compute pass (its label, the stage it belongs to) and its GPU time.
+#[derive(Clone, Debug, Serialize)]
+pub struct PassTime {
+    /// The pass's label, as a GPU debugger shows it ("Pass: pressure solve", ...).
+    pub pass: String,
+    /// Median GPU time of the pass over the steps it ran in, ms (when a step runs a label in
+    /// more than one pass, their sum).
+    pub ms: f64,
+    /// Steps of the [`PASS_STEPS`] it ran in.
+    pub steps: usize,
+    /// Its share of the sum of the medians, in per cent.
+    pub share: f64,
+}
+
+/// Time [`PASS_STEPS`] more steps of the scene pass by pass; `None` when the adapter has no
+/// timestamps.
+pub fn time(solver: &mut GpuSolver, opts: &BenchOptions) -> Option<Vec<PassTime>> {
+    let params = if opts.heat {
+        scene_heat_params()
+    } else {
+        scene_params()
+    };
+    solver.set_time_passes(true);
+    for _ in 0..PASS_STEPS {
+        solver.step(&params);
+    }
+    let mut rows: Vec<PassTime> = solver
+        .pass_samples()
+        .iter()
+        .map(|(pass, samples)| {
+            let mut v = samples.clone();
+            PassTime {
+                pass: pass.clone(),
+                ms: median(&mut v),
+                steps: samples.len(),
+                share: 0.0,
+            }
+        })
+        .collect();
+    solver.set_time_passes(false);
+    let total: f64 = rows.iter().map(|r| r.ms).sum();
+    for r in &mut rows {
+        r.share = 100.0 * r.ms / total.max(1e-12);
+    }
+    (!rows.is_empty()).then_some(rows)
+}
