@@ -28,14 +28,6 @@ enum Backend {
     Gpu,
 }
 
-/// How a video is encoded (`render::files::Quality`).
-#[derive(Clone, Copy, ValueEnum)]
-enum QualityArg {
-    Draft,
-    Good,
-    Best,
-}
-
 /// How streamlines show (`fluid::StreamlineMode`).
 #[derive(Clone, Copy, ValueEnum)]
 enum StreamlinesArg {
@@ -227,11 +219,9 @@ struct RenderArgs {
     /// The fluid, over the preset's: the grid (dye in air) or sph (a liquid of particles).
     #[arg(long, value_enum)]
     model: Option<ModelArg>,
-    /// How a video is encoded: draft (quick previews, softer), good (the picture of x264's
-    /// medium preset at CRF 18, about 4 times faster, larger files) or best (finer, several
-    /// times slower). PNG frames and GIFs are the same at every quality.
+    /// How a video is encoded. PNG frames and GIFs are the same at every quality.
     #[arg(long, value_enum, default_value = "good")]
-    quality: QualityArg,
+    quality: render::files::Quality,
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -334,11 +324,7 @@ fn render_command(args: RenderArgs) -> ExitCode {
             ModelArg::Liquid3d => crate::params::FluidChoice::Liquid3d,
         }),
         capture: args.capture,
-        quality: match args.quality {
-            QualityArg::Draft => render::files::Quality::Draft,
-            QualityArg::Good => render::files::Quality::Good,
-            QualityArg::Best => render::files::Quality::Best,
-        },
+        quality: args.quality,
     };
     let stop = Arc::new(AtomicBool::new(false));
     install_stop_signals(&stop);

@@ -117,15 +117,15 @@ pub struct OutputOptions {
 /// Chosen by measurement on the demo at 1280x720 and 60 fps (2026-11-28, see
 /// `docs/src/internals/perf-render.md`): the SSIM of the decoded video against the frames, the
 /// file size, and the encoder's CPU time.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum Quality {
     /// Quick previews: the fastest encoder settings, a visibly softer picture.
     Draft,
-    /// The default: the picture of `medium` x264 at CRF 18 (the same SSIM) for about a
-    /// quarter of its encoding time, in larger files.
+    /// The default: the picture of x264's `medium` preset at CRF 18 (the same SSIM) for about
+    /// a quarter of its encoding time, in files 1.6 times the size.
     #[default]
     Good,
-    /// A finer picture than `Good`, in larger files, for several times the encoding time.
+    /// A finer picture than `good`, in files no larger, for several times its encoding time.
     Best,
 }
 
