@@ -319,7 +319,8 @@ pub(super) fn stderr_tail(stderr: impl io::Read) -> VecDeque<String> {
 /// Frames waiting for ffmpeg's input beside the one being written into it, at most: the
 /// renderer draws the next frames while ffmpeg takes the last (it reads between its own work).
 const PIPE_QUEUE: usize = 8;
-/// Bytes of RGBA frames the queue holds at most (fewer frames of large sizes: three of 4K).
+/// Bytes of RGBA frames the queue holds at most (fewer frames of large sizes: three of 4K, one
+/// of 8K), and at least one frame.
 const PIPE_QUEUE_BYTES: usize = 100 << 20;
 /// The pipe's buffer asked for (Linux's default limit for a process without privileges): a
 /// 720p frame goes through in two writes instead of twenty-two of the default 64 KiB.
@@ -349,7 +350,7 @@ impl Feeder {
             // refusal (a lower limit) only leaves the default size.
             unsafe { libc::fcntl(stdin.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES) };
         }
-        let depth = (PIPE_QUEUE_BYTES / (width * height * 4).max(1)).clamp(2, PIPE_QUEUE);
+        let depth = (PIPE_QUEUE_BYTES / (width * height * 4).max(1)).clamp(1, PIPE_QUEUE);
         let (frames, queue) = mpsc::sync_channel::<Vec<u8>>(depth);
         let (back, free) = mpsc::channel();
         let thread = thread::Builder::new()
