@@ -329,13 +329,10 @@ struct Encoders<S> {
     /// The queue of jobs; `None` once the threads are told to end.
     jobs: Option<Sender<Job<S>>>,
     threads: Vec<JoinHandle<()>>,
-    /// Buffers given back by finished jobs, and the sender the jobs give them back with.
-    free: Receiver<Vec<u8>>,
+    /// The frame buffers: at most [`frames_in_flight`] out with the jobs.
+    buffers: BufferPool,
+    /// The sender the jobs give their buffers back with.
     recycle: Sender<Vec<u8>>,
-    /// Buffers handed to jobs and not taken back from `free` yet.
-    lent: usize,
-    /// Most buffers out at a time ([`frames_in_flight`]).
-    most: usize,
     /// Set when a job panicked past its own handling.
     panicked: Arc<AtomicBool>,
 }
@@ -355,6 +352,53 @@ pub(super) fn yield_to_the_simulation() {
 
 /// A job for an encoder thread: runs with that thread's scratch state.
 type Job<S> = Box<dyn FnOnce(&mut S) + Send>;
+
+/// Frame buffers lent to a background thread, which gives them back through a channel: at
+/// most `most` out at a time. The PNG and GIF encoders' and the video feeder's.
+pub(super) struct BufferPool {
+    free: Receiver<Vec<u8>>,
+    /// Buffers lent and not taken back from `free` yet.
+    lent: usize,
+    most: usize,
+}
+
+impl BufferPool {
+    /// A pool of at most `most` lent buffers, which come back through `free`.
+    pub(super) fn new(free: Receiver<Vec<u8>>, most: usize) -> Self {
+        Self {
+            free,
+            lent: 0,
+            most,
+        }
+    }
+
+    /// A buffer for the next frame: one given back when there is one, a new (empty) one while
+    /// fewer than `most` are out, else the next one given back (waiting for it). `None` when
+    /// it would wait for one that can no longer come back (every sender gone).
+    pub(super) fn take(&mut self) -> Option<Vec<u8>> {
+        let back = if self.lent >= self.most {
+            Some(self.free.recv().ok()?)
+        } else {
+            self.free.try_recv().ok()
+        };
+        if back.is_some() {
+            self.lent -= 1;
+        }
+        Some(back.unwrap_or_default())
+    }
+
+    /// One more buffer is lent.
+    pub(super) fn lend(&mut self) {
+        self.lent += 1;
+    }
+
+    /// Wait until every lent buffer is back (or can no longer come back).
+    fn wait(&mut self) {
+        while self.lent > 0 && self.free.recv().is_ok() {
+            self.lent -= 1;
+        }
+    }
+}
 
 /// A frame buffer lent to a job: given back when dropped, whatever way the job ends.
 struct Lent {
@@ -432,10 +476,8 @@ impl<S: Default + Send + 'static> Encoders<S> {
         Ok(Self {
             jobs: Some(jobs),
             threads: started,
-            free,
+            buffers: BufferPool::new(free, frames_in_flight(threads)),
             recycle,
-            lent: 0,
-            most: frames_in_flight(threads),
             panicked,
         })
     }
@@ -443,18 +485,8 @@ impl<S: Default + Send + 'static> Encoders<S> {
     /// A buffer for the next frame: a used one when there is one, and waits for one while
     /// [`frames_in_flight`] are out.
     fn buffer(&mut self) -> Vec<u8> {
-        let returned = if self.lent >= self.most {
-            self.free.recv().ok()
-        } else {
-            self.free.try_recv().ok()
-        };
-        match returned {
-            Some(buffer) => {
-                self.lent -= 1;
-                buffer
-            }
-            None => Vec::new(),
-        }
+        // Never `None`: `self.recycle` keeps the channel open.
+        self.buffers.take().unwrap_or_default()
     }
 
     /// Runs `job` on an encoder thread with that thread's scratch state and the frame in `rgba`
@@ -465,7 +497,7 @@ impl<S: Default + Send + 'static> Encoders<S> {
             rgba,
             recycle: self.recycle.clone(),
         };
-        self.lent += 1;
+        self.buffers.lend();
         let job: Job<S> = Box::new(move |state| {
             let lent = lent;
             job(state, &lent.rgba);
@@ -482,13 +514,7 @@ impl<S: Default + Send + 'static> Encoders<S> {
 impl<S> Encoders<S> {
     /// Waits until every job has ended. Returns false if one of them panicked.
     fn wait(&mut self) -> bool {
-        while self.lent > 0 {
-            // Never fails: `self.recycle` keeps the channel open.
-            if self.free.recv().is_err() {
-                break;
-            }
-            self.lent -= 1;
-        }
+        self.buffers.wait();
         !self.panicked.load(Ordering::Relaxed)
     }
 }

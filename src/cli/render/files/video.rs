@@ -331,10 +331,8 @@ const PIPE_BYTES: i32 = 1 << 20;
 /// buffers it gives back.
 struct Feeder {
     frames: SyncSender<Vec<u8>>,
-    free: Receiver<Vec<u8>>,
-    /// Buffers sent and not taken back yet, and the most the queue holds.
-    lent: usize,
-    depth: usize,
+    /// The frame buffers out with the feeder: the queue's and the one being written.
+    buffers: BufferPool,
     /// Ends when `frames` is closed (or a write fails), closing ffmpeg's input: the frames it
     /// wrote, and the error that stopped it.
     thread: JoinHandle<(u64, Option<io::Error>)>,
@@ -371,9 +369,7 @@ impl Feeder {
             })?;
         Ok(Self {
             frames,
-            free,
-            lent: 0,
-            depth,
+            buffers: BufferPool::new(free, depth + 1),
             thread,
         })
     }
@@ -415,26 +411,14 @@ impl VideoWriter {
     /// fewer than the queue holds are out, else the next the feeder gives back (waiting for
     /// ffmpeg). `None` when the feeder stopped.
     fn spare(&mut self) -> Option<Vec<u8>> {
-        let feeder = self.feeder.as_mut()?;
-        let back = if feeder.lent > feeder.depth {
-            Some(feeder.free.recv().ok()?)
-        } else {
-            feeder.free.try_recv().ok()
-        };
-        match back {
-            Some(buffer) => {
-                feeder.lent -= 1;
-                Some(buffer)
-            }
-            None => Some(Vec::new()),
-        }
+        self.feeder.as_mut()?.buffers.take()
     }
 
     /// Queue `frame` for ffmpeg.
     fn send(&mut self, frame: Vec<u8>) -> Result<(), RenderError> {
         let sent = match &mut self.feeder {
             Some(feeder) => {
-                feeder.lent += 1;
+                feeder.buffers.lend();
                 feeder.frames.send(frame).is_ok()
             }
             None => false,
