@@ -141,6 +141,73 @@ fn stage_by_stage() {
     }
 }
 
+/// The projection on grids whose multigrid takes every path of the GPU's V-cycle: several
+/// smoothing tiles and levels above the one-workgroup tail (130x77: the tail starts at 33x20;
+/// a flat 200x48), a tail that starts at the first coarse level (12x10), and no coarse levels
+/// at all (7x4: the coarsest solve on the grid itself); red-black sweeps an odd number of
+/// times (the last of two-sweep dispatches is one sweep, and the result is copied back). The
+/// bound is `stage_by_stage`'s.
+#[test]
+fn the_projection_matches_on_every_level_layout() {
+    for (w, h) in [(130, 77), (200, 48), (12, 10), (7, 4)] {
+        for (method, iterations) in [(PressureMethod::Multigrid, 2), (PressureMethod::RbGs, 7)] {
+            let Some(ctx) = common::gpu_context() else {
+                return;
+            };
+            let cfg = SimConfig {
+                pressure: method,
+                pressure_iterations: iterations,
+                dye_scale: 1,
+                ..SimConfig::new(w, h)
+            };
+            let mut cpu = CpuSolver::new(&cfg, 2).expect("solver threads");
+            let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+            // A lively start with a source: divergence for the solve to remove.
+            let mut base = start(&cfg);
+            for j in 0..h {
+                let y = (j as f32 + 0.5) / h as f32;
+                for i in 1..w {
+                    let x = i as f32 / w as f32;
+                    base.u[j * (w + 1) + i] += 0.6 * (x - 0.5) * (3.0 * y).sin();
+                }
+            }
+            // A smooth pressure to start from (the warm start).
+            for (c, q) in base.pressure.iter_mut().enumerate() {
+                *q = 0.01 * ((c % w) as f32 * 0.1).cos() * ((c / w) as f32 * 0.07).sin();
+            }
+            cpu.write_fields(&base);
+            gpu.write_fields(&base);
+            let what = format!("{method:?} {iterations} at {w}x{h}");
+            let (a, b) = run_stage_on_both(&mut cpu, &mut gpu, Stage::Project, &lively(), &what);
+            eprintln!(
+                "{what}: divergence left {:.3e} (CPU) {:.3e} (GPU)",
+                a.residual_rms(),
+                b.residual_rms()
+            );
+            let bound = if method == PressureMethod::Multigrid {
+                0.01
+            } else {
+                0.9
+            };
+            assert!(
+                a.residual_rms() < bound,
+                "{what}: the projection left {} of the divergence",
+                a.residual_rms()
+            );
+            let r = (a.residual_rms() - b.residual_rms()).abs();
+            assert!(
+                r <= 1e-3 * a.residual_rms() + 1e-6,
+                "{what}: residual {} vs {}",
+                a.residual_rms(),
+                b.residual_rms()
+            );
+            let (fc, fg) = (cpu.read_fields(), gpu.read_fields());
+            assert!(fc.pressure.iter().any(|&q| q != 0.0), "{what}: no pressure");
+            compare(&what, &fc, &fg, 2e-5);
+        }
+    }
+}
+
 /// Heat and buoyancy: 100 steps of hot and cold splats rising and sinking, on both backends;
 /// the fields and the temperature agree within the bound of `hundred_steps_with_the_same_events`
 /// (2e-3 of each field's peak: rounding grows in a swirling flow). Splat, advection, cooling
@@ -564,14 +631,27 @@ fn timing_each_pass_changes_nothing() {
             times.len()
         );
         assert!(
-            times.iter().all(|t| t.is_finite() && *t >= 0.0),
+            times.iter().all(|t| t.ms.is_finite() && t.ms >= 0.0),
             "{label}: {times:?}"
         );
+        assert!(
+            times.iter().all(|t| t.dispatches > 0),
+            "{label}: a pass without dispatches: {times:?}"
+        );
     }
-    let solve: f64 = passes
+    let solve = passes
         .iter()
         .find(|(l, _)| l == "Pass: pressure solve")
-        .map(|(_, t)| t.iter().sum())
+        .map(|(_, t)| t)
         .unwrap();
-    assert!(solve > 0.0, "the pressure solve took no time");
+    assert!(
+        solve.iter().map(|t| t.ms).sum::<f64>() > 0.0,
+        "the pressure solve took no time"
+    );
+    // 48x32, 2 V-cycles: each is the finest level's 4 dispatches (smoothing, the residual
+    // restricted, the correction added, smoothing) and the tail's 1.
+    assert!(
+        solve.iter().all(|t| t.dispatches == 10),
+        "the pressure solve's dispatches: {solve:?}"
+    );
 }

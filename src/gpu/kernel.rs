@@ -3,6 +3,8 @@
 //! to run).
 
 use bytemuck::Pod;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 use wgpu::util::DeviceExt;
 
 /// Workgroup edge of every 2D pass; mirrors `WG` in `shaders/common.wgsl`.
@@ -147,6 +149,8 @@ pub enum Mode<'a> {
 pub struct Dispatcher<'a, 'e> {
     mode: Mode<'a>,
     pass: Option<wgpu::ComputePass<'e>>,
+    /// Counts the dispatches issued (the bench's `passes` table).
+    issued: Option<Arc<AtomicU32>>,
 }
 
 impl<'a, 'e> Dispatcher<'a, 'e> {
@@ -155,6 +159,7 @@ impl<'a, 'e> Dispatcher<'a, 'e> {
         Self {
             mode: Mode::Direct,
             pass: Some(pass),
+            issued: None,
         }
     }
 
@@ -163,6 +168,7 @@ impl<'a, 'e> Dispatcher<'a, 'e> {
         Self {
             mode: Mode::Indirect { args, next: 0 },
             pass: Some(pass),
+            issued: None,
         }
     }
 
@@ -171,7 +177,15 @@ impl<'a, 'e> Dispatcher<'a, 'e> {
         Self {
             mode: Mode::Record(table),
             pass: None,
+            issued: None,
         }
+    }
+
+    /// Count the dispatches issued (direct or indirect, even those of size zero: each still
+    /// costs the GPU a barrier) in `counter`, when given.
+    pub fn counted(mut self, counter: Option<Arc<AtomicU32>>) -> Self {
+        self.issued = counter;
+        self
     }
 
     /// Dispatch `kernel` with `bind` over `(x, y)` workgroups.
@@ -184,6 +198,7 @@ impl<'a, 'e> Dispatcher<'a, 'e> {
                     pass.set_bind_group(0, bind, &[]);
                     pass.dispatch_workgroups(x, y, 1);
                 }
+                self.count();
             }
             Mode::Indirect { args, next } => {
                 if let Some(pass) = &mut self.pass {
@@ -192,7 +207,14 @@ impl<'a, 'e> Dispatcher<'a, 'e> {
                     pass.dispatch_workgroups_indirect(args, *next);
                 }
                 *next += 12;
+                self.count();
             }
+        }
+    }
+
+    fn count(&self) {
+        if let Some(c) = &self.issued {
+            c.fetch_add(1, Ordering::Relaxed);
         }
     }
 }

@@ -4,6 +4,8 @@
 
 use super::context::GpuContext;
 use super::frames::read_buffer;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 /// `count` timestamp queries and their resolve buffer.
 pub struct Timestamps {
@@ -126,14 +128,22 @@ impl StepTimes {
 
 /// Compute passes timed one by one, for the benches' `passes` tables: every pass begun with
 /// [`PassTimes::writes`] gets its start and end stamps and keeps its label; after the submit,
-/// [`PassTimes::collect`] reads them back (waits for the GPU) and adds each label's time (the
-/// sum of its passes in that submit) to its samples.
+/// [`PassTimes::collect`] reads them back (waits for the GPU) and adds each label's time and
+/// dispatches (the sums of its passes in that submit) to its samples.
 pub struct PassTimes {
     stamps: Timestamps,
-    /// The labels of the passes written since the last collect, in order.
-    labels: std::cell::RefCell<Vec<String>>,
-    /// Each label's times, in the order the labels first came.
-    times: Vec<(String, Vec<f64>)>,
+    /// The labels of the passes written since the last collect, in order, each with the
+    /// count of its dispatches.
+    labels: std::cell::RefCell<Vec<(String, Arc<AtomicU32>)>>,
+    /// Each label's samples, in the order the labels first came.
+    times: Vec<(String, Vec<PassSample>)>,
+}
+
+/// One label's passes in one submit: their GPU time and their dispatches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PassSample {
+    pub ms: f64,
+    pub dispatches: u32,
 }
 
 impl PassTimes {
@@ -149,20 +159,28 @@ impl PassTimes {
         })
     }
 
-    /// The timestamp writes for the next pass, labelled `label`; `None` when the submit's
+    /// The timestamp writes for the next pass, labelled `label`, and the counter its
+    /// dispatcher counts its dispatches in ([`Dispatcher::counted`]); `None` when the submit's
     /// slots are used up.
-    pub fn writes(&self, label: &str) -> Option<wgpu::ComputePassTimestampWrites<'_>> {
+    ///
+    /// [`Dispatcher::counted`]: super::kernel::Dispatcher::counted
+    pub fn writes(
+        &self,
+        label: &str,
+    ) -> Option<(wgpu::ComputePassTimestampWrites<'_>, Arc<AtomicU32>)> {
         let mut labels = self.labels.borrow_mut();
         let k = labels.len() as u32;
         if k >= Self::MAX_PASSES {
             return None;
         }
-        labels.push(label.to_owned());
-        Some(wgpu::ComputePassTimestampWrites {
+        let counter = Arc::new(AtomicU32::new(0));
+        labels.push((label.to_owned(), counter.clone()));
+        let writes = wgpu::ComputePassTimestampWrites {
             query_set: self.stamps.queries(),
             beginning_of_pass_write_index: Some(2 * k),
             end_of_pass_write_index: Some(2 * k + 1),
-        })
+        };
+        Some((writes, counter))
     }
 
     /// Resolve the stamps written (in the submit's encoder, after its passes).
@@ -180,23 +198,27 @@ impl PassTimes {
             return;
         }
         let ms = self.stamps.read_pairs_ms(ctx, labels.len() as u32);
-        let mut this: Vec<(String, f64)> = Vec::new();
-        for (label, t) in labels.into_iter().zip(ms) {
+        let mut this: Vec<(String, PassSample)> = Vec::new();
+        for ((label, counter), t) in labels.into_iter().zip(ms) {
+            let dispatches = counter.load(Ordering::Relaxed);
             match this.iter_mut().find(|(l, _)| *l == label) {
-                Some((_, sum)) => *sum += t,
-                None => this.push((label, t)),
+                Some((_, sum)) => {
+                    sum.ms += t;
+                    sum.dispatches += dispatches;
+                }
+                None => this.push((label, PassSample { ms: t, dispatches })),
             }
         }
-        for (label, t) in this {
+        for (label, sample) in this {
             match self.times.iter_mut().find(|(l, _)| *l == label) {
-                Some((_, samples)) => samples.push(t),
-                None => self.times.push((label, vec![t])),
+                Some((_, samples)) => samples.push(sample),
+                None => self.times.push((label, vec![sample])),
             }
         }
     }
 
-    /// Each label's times so far (one per submit it ran in), in the order the labels came.
-    pub fn samples(&self) -> &[(String, Vec<f64>)] {
+    /// Each label's samples so far (one per submit it ran in), in the order the labels came.
+    pub fn samples(&self) -> &[(String, Vec<PassSample>)] {
         &self.times
     }
 }

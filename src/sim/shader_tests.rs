@@ -13,6 +13,7 @@ use crate::sim::cells::gpu::CellSortUniform;
 use crate::sim::grid::gpu::passes::GpuSplat;
 use crate::sim::grid::gpu::passes::diffuse::DiffuseUniform;
 use crate::sim::grid::gpu::passes::divergence::{DecideUniform, SlotUniform};
+use crate::sim::grid::gpu::passes::multigrid::TailLevel;
 use crate::sim::grid::gpu::passes::nodes::NodesUniform;
 use crate::sim::grid::gpu::passes::obstacles::SolidsUniform;
 use crate::sim::grid::gpu::passes::pressure::LevelUniform;
@@ -153,7 +154,13 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             "pressure",
             "Level",
             LevelUniform,
-            [w, h, colour, cw, cx, cy, omega, sweeps]
+            [w, h, colour, cw, cx, cy, omega, sweeps, ch]
+        ),
+        layout!(
+            "pressure",
+            "TailLevel",
+            TailLevel,
+            [w, h, off, rt, pt, cx, cy, pre, post, omega]
         ),
         layout!(
             "tone",
@@ -518,6 +525,20 @@ fn rust_constants_mirror_the_wgsl() {
         crate::sim::grid::gpu::solver::COARSE_MAX_CELLS,
         "COARSE_MAX (pressure.wgsl)"
     );
+    use crate::sim::grid::gpu::passes::multigrid::{
+        SMOOTH_MAX_SWEEPS, SMOOTH_TILE, TAIL_MAX_CELLS,
+    };
+    for (name, rust) in [
+        ("TAIL_MAX", TAIL_MAX_CELLS),
+        ("ST", SMOOTH_TILE),
+        ("SMOOTH_MAX", SMOOTH_MAX_SWEEPS as usize),
+    ] {
+        assert_eq!(
+            wgsl_u32("pressure", name) as usize,
+            rust,
+            "{name} (pressure.wgsl)"
+        );
+    }
     use crate::sim::grid::gpu::passes::obstacles::LIST_THREADS;
     use crate::sim::grid::gpu::passes::reduce::slot;
     assert_eq!(

@@ -20,6 +20,9 @@ pub struct PassTime {
     pub ms: f64,
     /// Steps of the [`PASS_STEPS`] it ran in.
     pub steps: usize,
+    /// Median dispatches of the pass in a step (indirect ones of size zero too: each still
+    /// costs a barrier).
+    pub dispatches: u32,
     /// Its share of the sum of the medians, in per cent.
     pub share: f64,
 }
@@ -40,11 +43,14 @@ pub fn time(solver: &mut GpuSolver, opts: &BenchOptions) -> Option<Vec<PassTime>
         .pass_samples()
         .iter()
         .map(|(pass, samples)| {
-            let mut v = samples.clone();
+            let mut ms: Vec<f64> = samples.iter().map(|s| s.ms).collect();
+            let mut dispatches: Vec<f64> =
+                samples.iter().map(|s| f64::from(s.dispatches)).collect();
             PassTime {
                 pass: pass.clone(),
-                ms: median(&mut v),
+                ms: median(&mut ms),
                 steps: samples.len(),
+                dispatches: median(&mut dispatches).round() as u32,
                 share: 0.0,
             }
         })

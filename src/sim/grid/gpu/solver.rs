@@ -21,6 +21,7 @@ use crate::display::streamlines::Lines;
 use crate::gpu::context::{GpuContext, GpuError};
 use crate::gpu::frames::{self, read_f32};
 use crate::gpu::kernel::{Dispatcher, module};
+pub use crate::gpu::timestamps::PassSample;
 use crate::gpu::timestamps::{PassTimes, Timestamps};
 use crate::sim::grid::Fields;
 use crate::sim::grid::particles::{GPU_CAPACITY, Particle, Spawner};
@@ -33,6 +34,8 @@ use crate::sim::{
     Activity, Look, PressureMethod, SimConfig, Solver, Splat as SplatEvent, Stage, StepInput,
     StepStats,
 };
+use std::sync::Arc;
+use std::sync::atomic::AtomicU32;
 
 pub use crate::gpu::frames::FRAME_STAGING_BUFFERS;
 
@@ -280,8 +283,9 @@ impl GpuSolver {
     }
 
     /// The GPU times of the passes of the steps timed since [`GpuSolver::set_time_passes`]:
-    /// each pass's label and its time in each step it ran in, ms, in the step's order.
-    pub fn pass_samples(&self) -> &[(String, Vec<f64>)] {
+    /// each pass's label and its time (ms) and dispatches in each step it ran in, in the
+    /// step's order.
+    pub fn pass_samples(&self) -> &[(String, Vec<PassSample>)] {
         self.pass_times.as_ref().map_or(&[], |p| p.samples())
     }
 
@@ -324,25 +328,30 @@ impl GpuSolver {
         encoder: &'e mut wgpu::CommandEncoder,
         label: &str,
         stamp: Option<u32>,
-    ) -> wgpu::ComputePass<'e> {
-        let timestamp_writes = match (&self.timing, stamp, &self.pass_times) {
-            (Some(t), Some(index), _) => Some(wgpu::ComputePassTimestampWrites {
-                query_set: t.queries(),
-                beginning_of_pass_write_index: (index == 0).then_some(0),
-                end_of_pass_write_index: (index == 1).then_some(1),
-            }),
-            (_, None, Some(passes)) => passes.writes(label),
-            _ => None,
+    ) -> (wgpu::ComputePass<'e>, Option<Arc<AtomicU32>>) {
+        let (timestamp_writes, counter) = match (&self.timing, stamp, &self.pass_times) {
+            (Some(t), Some(index), _) => {
+                let writes = wgpu::ComputePassTimestampWrites {
+                    query_set: t.queries(),
+                    beginning_of_pass_write_index: (index == 0).then_some(0),
+                    end_of_pass_write_index: (index == 1).then_some(1),
+                };
+                (Some(writes), None)
+            }
+            (_, None, Some(passes)) => passes.writes(label).unzip(),
+            _ => (None, None),
         };
-        encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        let pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(label),
             timestamp_writes,
-        })
+        });
+        (pass, counter)
     }
 
     /// A labelled compute pass with direct dispatches.
     fn pass<'e>(&self, encoder: &'e mut wgpu::CommandEncoder, label: &str) -> Dispatcher<'e, 'e> {
-        Dispatcher::direct(self.begin(encoder, label, None))
+        let (pass, counter) = self.begin(encoder, label, None);
+        Dispatcher::direct(pass).counted(counter)
     }
 
     /// The projection's start: close the solid faces (the forces may have opened them), the
@@ -502,10 +511,13 @@ impl GpuSolver {
             &mut self.pass(encoder, "Pass: pressure solve"),
             self.cfg.pressure_iterations,
         );
-        let pass = self.begin(encoder, "Pass: extra iterations", None);
+        let (pass, counter) = self.begin(encoder, "Pass: extra iterations", None);
         let args = self.compressibility.args();
         let extra = extra_iterations(self.cfg.pressure, self.cfg.pressure_iterations);
-        self.encode_solve(&mut Dispatcher::indirect(pass, args), extra);
+        self.encode_solve(
+            &mut Dispatcher::indirect(pass, args).counted(counter),
+            extra,
+        );
         // They serve one projection.
         encoder.clear_buffer(self.compressibility.args(), 0, None);
         self.encode_projection_end(&mut self.pass(encoder, "Pass: project end"));

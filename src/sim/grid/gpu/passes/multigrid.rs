@@ -1,55 +1,179 @@
 //! Multigrid (pressure.wgsl): red-black Gauss-Seidel sweeps and V(2,2)-cycles over the levels
 //! of `sim::multigrid::plan`, each level's bind groups built once. Level 0 is the finest: its
-//! unknowns and right-hand side are the projection's (one set of bind groups per projection
-//! target). Mirrors cpu/pressure.rs (`rb_sor`, `v_cycle`, `residual`, `restrict`,
-//! `prolongate`). Around obstacles the finest level relaxes and takes residuals through its
-//! couplings, and the coarse levels are the node graphs of [`Nodes`] (cpu pressure/faces.rs,
-//! pressure/nodes.rs and `v_cycle_nodes`); those bind groups are built once per mask
-//! ([`Multigrid::set_faces`]).
+//! unknowns and right-hand side are the projection's. Mirrors cpu/pressure.rs (`rb_sor`,
+//! `v_cycle`, `residual`, `restrict`, `prolongate`).
+//!
+//! In open flow a V-cycle is few dispatches: on each level two sweeps in one (`rb_smooth`, tiles
+//! relaxed in workgroup memory, out of place between the level's unknowns and a scratch), the
+//! residual and both restrictions in one (`residual_restrict`), both prolongations in one
+//! (`prolongate_add`), and the small levels' whole V-cycle in one workgroup (`v_cycle_tail`):
+//! at 512² 17 dispatches where one pass per colour, per axis and per level took 99. Around
+//! obstacles the finest level relaxes and takes residuals through its couplings, and the coarse
+//! levels are the node graphs of [`Nodes`] (cpu pressure/faces.rs, pressure/nodes.rs and
+//! `v_cycle_nodes`); those bind groups are built once per mask ([`Multigrid::set_faces`]).
 
 use super::nodes::Nodes;
 use super::obstacles::LevelFaces;
 use super::pressure::{LevelUniform, binding::*};
-use crate::gpu::kernel::{
-    Binding, Dispatcher, Kernel, groups, groups2, storage, storage_init, uniform,
-};
+use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, storage, storage_init, uniform};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};
 use crate::sim::multigrid::{self, COARSEST_OMEGA, LevelPlan};
 use crate::sim::obstacles::nodes::Hierarchy;
+use bytemuck::{Pod, Zeroable};
 
-/// One coarse level's transfers from and to the next finer level.
-struct Transfers {
-    restrict_x: wgpu::BindGroup,
-    restrict_y: wgpu::BindGroup,
-    prolongate_x: wgpu::BindGroup,
-    /// Adds this level's correction into the finer level's unknowns.
-    prolongate_y_add: wgpu::BindGroup,
-    /// The correction = 0 before this level's solve.
-    clear: wgpu::BindGroup,
+/// The output tile of a `rb_smooth` workgroup (`ST` in pressure.wgsl).
+pub(in crate::sim) const SMOOTH_TILE: usize = 32;
+/// Most red-black sweeps one `rb_smooth` dispatch does (`SMOOTH_MAX`).
+pub(in crate::sim) const SMOOTH_MAX_SWEEPS: u32 = 2;
+/// Most cells the levels of `v_cycle_tail` hold in all (`TAIL_MAX`): with their unknowns and
+/// right-hand sides in workgroup memory that is 14 KiB, under the 16 KiB every adapter has.
+pub(in crate::sim) const TAIL_MAX_CELLS: usize = 1792;
+
+/// `TailLevel` in pressure.wgsl: one level of the tail's V-cycle.
+#[repr(C)]
+#[derive(Clone, Copy, Pod, Zeroable, Default, Debug, PartialEq)]
+pub(in crate::sim) struct TailLevel {
+    pub w: u32,
+    pub h: u32,
+    /// This level's first cell in the tail's workgroup memory.
+    pub off: u32,
+    /// Its restriction taps (from the finer level) and prolongation taps (to it) in the tail's
+    /// tap buffers.
+    pub rt: u32,
+    pub pt: u32,
+    pub cx: f32,
+    pub cy: f32,
+    /// Sweeps before and after the coarse correction; on the coarsest level its solve's sweeps
+    /// and over-relaxation.
+    pub pre: u32,
+    pub post: u32,
+    pub omega: f32,
+    pub _pad: [u32; 2],
 }
 
-/// One level's bind groups.
+/// The first level of the tail: the first coarse level from which all levels hold at most
+/// [`TAIL_MAX_CELLS`] cells (levels are 0, the finest, then one per plan). None without
+/// coarse levels.
+pub(in crate::sim) fn tail_start(plans: &[LevelPlan]) -> Option<usize> {
+    let mut cells = 0;
+    let mut start = None;
+    for (n, plan) in plans.iter().enumerate().rev() {
+        cells += plan.w * plan.h;
+        if cells > TAIL_MAX_CELLS {
+            break;
+        }
+        start = Some(n + 1);
+    }
+    start
+}
+
+/// Transfer taps as the kernels read them: restriction (each coarse cell's first finer cell
+/// and the fractions of it and the next two), x then y; prolongation (each finer cell's two
+/// coarse cells and the second's weight), x then y.
+#[derive(Default)]
+struct Taps {
+    first: Vec<u32>,
+    frac: Vec<[f32; 4]>,
+    prolong: Vec<[u32; 4]>,
+}
+
+impl Taps {
+    /// A plan's taps, to and from its finer level.
+    fn of(plan: &LevelPlan) -> Self {
+        let mut taps = Self::default();
+        taps.push(plan);
+        taps
+    }
+
+    fn push(&mut self, plan: &LevelPlan) {
+        let (x, y) = (&plan.restrict_x, &plan.restrict_y);
+        self.first.extend(x.first.iter().chain(&y.first));
+        let frac = x.frac.iter().chain(&y.frac);
+        self.frac.extend(frac.map(|f| [f[0], f[1], f[2], 0.0]));
+        let prolong = plan.prolong_x.0.iter().chain(&plan.prolong_y.0);
+        self.prolong
+            .extend(prolong.map(|&(a, b, w)| [a, b, w.to_bits(), 0]));
+    }
+
+    /// Their buffers: restriction's first cells and fractions, prolongation's.
+    fn buffers(&self, device: &wgpu::Device) -> [wgpu::Buffer; 3] {
+        [
+            storage_init(device, "Buffer: restrict taps", &self.first),
+            storage_init(device, "Buffer: restrict taps", &self.frac),
+            storage_init(device, "Buffer: prolong taps", &self.prolong),
+        ]
+    }
+}
+
+/// The tail's level table and taps: `plans` are the tail's levels (its first is the plan of
+/// its first level).
+fn tail_table(plans: &[LevelPlan]) -> (Vec<TailLevel>, Taps) {
+    let mut taps = Taps::default();
+    let mut off = 0;
+    let last = plans.len() - 1;
+    let table = plans
+        .iter()
+        .enumerate()
+        .map(|(n, plan)| {
+            let coarsest = n == last;
+            let level = TailLevel {
+                w: plan.w as u32,
+                h: plan.h as u32,
+                off: off as u32,
+                rt: taps.first.len() as u32,
+                pt: taps.prolong.len() as u32,
+                cx: plan.op.cx,
+                cy: plan.op.cy,
+                pre: if coarsest {
+                    multigrid::coarsest_sweeps(plan.w, plan.h)
+                } else {
+                    multigrid::MG_PRE_SWEEPS
+                },
+                post: multigrid::MG_POST_SWEEPS,
+                omega: if coarsest { COARSEST_OMEGA } else { 1.0 },
+                _pad: [0; 2],
+            };
+            off += plan.w * plan.h;
+            // The first level's transfers are the finer plain level's passes.
+            if n > 0 {
+                taps.push(plan);
+            }
+            level
+        })
+        .collect();
+    (table, taps)
+}
+
+/// Which of a plain level's two buffers holds its unknowns.
+const E: usize = 0;
+const S: usize = 1;
+
+/// A level above the tail (or the only one): its unknowns move between `e` and a scratch
+/// (`s`), two sweeps a dispatch.
 struct Level {
     w: usize,
     h: usize,
-    /// Smoothing colour passes `[colour]`.
-    rb_sor: [wgpu::BindGroup; 2],
-    /// `r = b - A e`.
-    residual: wgpu::BindGroup,
-    /// Coarse levels only.
-    transfers: Option<Transfers>,
-    /// The direct solve, on the last level.
-    coarsest: Option<wgpu::BindGroup>,
+    /// `smooth[from][sweeps - 1]`: 1 or 2 sweeps of the unknowns in buffer `from` into the
+    /// other.
+    smooth: [[wgpu::BindGroup; 2]; 2],
+    /// `[from]`: the residual restricted into the next level, its correction cleared.
+    restrict: Option<[wgpu::BindGroup; 2]>,
+    /// `[into]`: the next level's correction added.
+    prolong: Option<[wgpu::BindGroup; 2]>,
+    /// The scratch back into the unknowns.
+    copy: wgpu::BindGroup,
     _buffers: Vec<wgpu::Buffer>,
 }
 
-/// The finest level's buffers that its bind groups (plain and around obstacles) bind besides
-/// the projection's: the residual and the colour, residual and coarsest uniforms.
+/// The finest level's buffers that its bind groups around obstacles bind besides the
+/// projection's (the residual and the colour, residual and coarsest uniforms), and its
+/// smoothing scratch.
 struct Finest {
     r: wgpu::Buffer,
     relax_u: [wgpu::Buffer; 2],
     res_u: wgpu::Buffer,
     co_u: wgpu::Buffer,
+    scratch: wgpu::Buffer,
 }
 
 impl Finest {
@@ -57,7 +181,7 @@ impl Finest {
         let (w, h) = (s.w, s.h);
         Self {
             r: storage(device, "Buffer: residual", bytes_f32(w * h)),
-            relax_u: colour_uniforms(device, w, h, 1.0, 1.0),
+            relax_u: colour_uniforms(device, w, h),
             res_u: uniform(
                 device,
                 "Uniform: residual",
@@ -66,33 +190,45 @@ impl Finest {
                     ..LevelUniform::finest(s)
                 },
             ),
-            co_u: coarsest_uniform(device, w, h, 1.0, 1.0, true),
+            co_u: coarsest_uniform(device, w, h),
+            scratch: storage(device, "Buffer: smoothing scratch", bytes_f32(w * h)),
         }
     }
 }
 
-/// The finest level's bind groups around obstacles (as [`Level`]'s, with the kernels with
-/// couplings; the coarse levels are then [`Nodes`]).
+/// The finest level's bind groups around obstacles (the kernels with couplings, in place;
+/// the coarse levels are then [`Nodes`]).
 struct FacesLevel {
     rb_sor: [wgpu::BindGroup; 2],
     residual: wgpu::BindGroup,
     coarsest: Option<wgpu::BindGroup>,
 }
 
+/// The small levels' V-cycle in one dispatch.
+struct Tail {
+    /// Its first level and that level's size.
+    level: usize,
+    size: (usize, usize),
+    bind: wgpu::BindGroup,
+    _buffers: Vec<wgpu::Buffer>,
+}
+
 /// The levels and their kernels.
 pub(in crate::sim::grid::gpu) struct Multigrid {
-    rb_sor: Kernel,
-    residual: Kernel,
-    restrict_x: Kernel,
-    restrict_y: Kernel,
-    prolongate_x: Kernel,
-    prolongate_y_add: Kernel,
-    clear: Kernel,
+    smooth: Kernel,
+    residual_restrict: Kernel,
+    prolongate_add: Kernel,
+    copy: Kernel,
+    v_cycle_tail: Kernel,
     rb_sor_coarsest: Kernel,
     rb_sor_faces: Kernel,
     residual_faces: Kernel,
     rb_sor_coarsest_faces: Kernel,
+    /// The levels above the tail (all of them when there is no tail).
     levels: Vec<Level>,
+    tail: Option<Tail>,
+    /// Without coarse levels: the finest level's solve (from its warm start).
+    coarsest: Option<wgpu::BindGroup>,
     finest: Finest,
     /// Around obstacles: the finest level's bind groups.
     faces: Option<FacesLevel>,
@@ -110,155 +246,173 @@ impl Multigrid {
     ) -> Self {
         let k = |entry| Kernel::new(device, m, entry);
         let mut mg = Self {
-            rb_sor: k("rb_sor"),
-            residual: k("residual"),
-            restrict_x: k("restrict_x"),
-            restrict_y: k("restrict_y"),
-            prolongate_x: k("prolongate_x"),
-            prolongate_y_add: k("prolongate_y_add"),
-            clear: k("clear"),
+            smooth: k("rb_smooth"),
+            residual_restrict: k("residual_restrict"),
+            prolongate_add: k("prolongate_add"),
+            copy: k("jacobi_copy"),
+            v_cycle_tail: k("v_cycle_tail"),
             rb_sor_coarsest: k("rb_sor_coarsest"),
             rb_sor_faces: k("rb_sor_faces"),
             residual_faces: k("residual_faces"),
             rb_sor_coarsest_faces: k("rb_sor_coarsest_faces"),
             levels: Vec::new(),
+            tail: None,
+            coarsest: None,
             finest: Finest::new(device, s),
             faces: None,
             nodes: Nodes::new(),
         };
-        mg.levels = mg.build_levels(device, b, s, plans);
+        mg.build_levels(device, b, s, plans);
         mg
     }
 
-    fn build_levels(
-        &self,
-        device: &wgpu::Device,
-        b: &Buffers,
-        s: &Sizes,
-        plans: &[LevelPlan],
-    ) -> Vec<Level> {
-        let (w, h) = (s.w, s.h);
-        let mut levels = Vec::new();
-        // Level 0: the projection's own unknowns and right-hand side.
-        let Finest {
-            r: r0,
-            relax_u: relax_u0,
-            res_u: res_u0,
-            co_u: co_u0,
-        } = &self.finest;
-        let (q, b0) = (&b.q, &b.b);
-        levels.push(Level {
-            w,
-            h,
-            rb_sor: [0, 1].map(|c| {
-                self.rb_sor
-                    .bind(device, &[(L, &relax_u0[c]), (Q, q), (B, b0)])
-            }),
-            residual: self
-                .residual
-                .bind(device, &[(L, res_u0), (Q_IN, q), (B, b0), (R, r0)]),
-            transfers: None,
-            coarsest: plans.is_empty().then(|| {
-                self.rb_sor_coarsest
-                    .bind(device, &[(L, co_u0), (Q, q), (B, b0)])
-            }),
-            _buffers: Vec::new(),
-        });
-        // Buffers of the previous level: (unknowns, residual).
-        let mut fine_e = q.clone();
-        let mut fine_r = r0.clone();
-        for (n, plan) in plans.iter().enumerate() {
-            let (lw, lh) = (plan.w, plan.h);
-            let (fw, fh) = (plan.fine_w, plan.fine_h);
-            let cells = bytes_f32(lw * lh);
-            let e = storage(device, "Buffer: mg correction", cells);
-            let bl = storage(device, "Buffer: mg rhs", cells);
-            let r = storage(device, "Buffer: mg residual", cells);
-            let transfer = storage(
-                device,
-                "Buffer: mg transfer",
-                bytes_f32((fh * lw).max(lh * fw)),
-            );
-            let rx_first = storage_init(device, "Buffer: restrict x", &plan.restrict_x.first);
-            let rx_frac = storage_init(device, "Buffer: restrict x", &frac4(&plan.restrict_x.frac));
-            let ry_first = storage_init(device, "Buffer: restrict y", &plan.restrict_y.first);
-            let ry_frac = storage_init(device, "Buffer: restrict y", &frac4(&plan.restrict_y.frac));
-            let px = storage_init(device, "Buffer: prolong x", &ptaps(&plan.prolong_x.0));
-            let py = storage_init(device, "Buffer: prolong y", &ptaps(&plan.prolong_y.0));
-            let lu = |w: usize, h: usize, cw: usize| {
-                uniform(
-                    device,
-                    "Uniform: mg transfer",
-                    &LevelUniform {
-                        w: w as u32,
-                        h: h as u32,
-                        cw: cw as u32,
-                        cx: plan.op.cx,
-                        cy: plan.op.cy,
-                        ..Default::default()
-                    },
-                )
-            };
-            let relax_u = colour_uniforms(device, lw, lh, plan.op.cx, plan.op.cy);
-            let res_u = lu(lw, lh, 0);
-            let rx_u = lu(fw, fh, lw);
-            let ry_u = lu(lw, lh, fh);
-            let px_u = lu(fw, lh, lw);
-            let py_u = lu(fw, fh, 0);
-            let last = n + 1 == plans.len();
-            let co_u = coarsest_uniform(device, lw, lh, plan.op.cx, plan.op.cy, false);
-            let transfers = Transfers {
-                restrict_x: self.restrict_x.bind(
-                    device,
-                    &[
-                        (L, &rx_u),
-                        (Q_IN, &fine_r),
-                        (Q, &transfer),
-                        (RTAP_FIRST, &rx_first),
-                        (RTAP_FRAC, &rx_frac),
-                    ],
-                ),
-                restrict_y: self.restrict_y.bind(
-                    device,
-                    &[
-                        (L, &ry_u),
-                        (Q_IN, &transfer),
-                        (Q, &bl),
-                        (RTAP_FIRST, &ry_first),
-                        (RTAP_FRAC, &ry_frac),
-                    ],
-                ),
-                prolongate_x: self.prolongate_x.bind(
-                    device,
-                    &[(L, &px_u), (Q_IN, &e), (Q, &transfer), (PTAP, &px)],
-                ),
-                prolongate_y_add: self.prolongate_y_add.bind(
-                    device,
-                    &[(L, &py_u), (Q_IN, &transfer), (Q, &fine_e), (PTAP, &py)],
-                ),
-                clear: self.clear.bind(device, &[(L, &res_u), (Q, &e)]),
-            };
-            levels.push(Level {
-                w: lw,
-                h: lh,
-                rb_sor: [0, 1].map(|c| {
-                    self.rb_sor
-                        .bind(device, &[(L, &relax_u[c]), (Q, &e), (B, &bl)])
-                }),
-                residual: self
-                    .residual
-                    .bind(device, &[(L, &res_u), (Q_IN, &e), (B, &bl), (R, &r)]),
-                transfers: Some(transfers),
-                coarsest: last.then(|| {
-                    self.rb_sor_coarsest
-                        .bind(device, &[(L, &co_u), (Q, &e), (B, &bl)])
-                }),
-                _buffers: vec![transfer, rx_first, rx_frac, ry_first, ry_frac, px, py],
-            });
-            fine_e = e;
-            fine_r = r;
+    /// The levels above the tail (each with its transfers to the next) and the tail.
+    fn build_levels(&mut self, device: &wgpu::Device, b: &Buffers, s: &Sizes, plans: &[LevelPlan]) {
+        let tail = tail_start(plans);
+        // Level n's size and operator, unknowns, scratch and right-hand side.
+        struct Spec {
+            w: usize,
+            h: usize,
+            cx: f32,
+            cy: f32,
+            e: wgpu::Buffer,
+            s: wgpu::Buffer,
+            b: wgpu::Buffer,
         }
-        levels
+        let coarse = |plan: &LevelPlan, scratch: bool| {
+            let cells = bytes_f32(plan.w * plan.h);
+            Spec {
+                w: plan.w,
+                h: plan.h,
+                cx: plan.op.cx,
+                cy: plan.op.cy,
+                e: storage(device, "Buffer: mg correction", cells),
+                // The tail's first level needs none: it is relaxed in workgroup memory.
+                s: storage(
+                    device,
+                    "Buffer: mg scratch",
+                    if scratch { cells } else { 4 },
+                ),
+                b: storage(device, "Buffer: mg rhs", cells),
+            }
+        };
+        let plain_levels = tail.unwrap_or(1);
+        let mut specs = vec![Spec {
+            w: s.w,
+            h: s.h,
+            cx: 1.0,
+            cy: 1.0,
+            e: b.q.clone(),
+            s: self.finest.scratch.clone(),
+            b: b.b.clone(),
+        }];
+        specs.extend(
+            plans
+                .iter()
+                .take(plain_levels)
+                .enumerate()
+                .map(|(n, plan)| coarse(plan, n + 1 < plain_levels)),
+        );
+        for n in 0..plain_levels {
+            let (lv, next) = (&specs[n], specs.get(n + 1));
+            let level_u = |sweeps: u32, cw: usize, ch: usize| {
+                let u = LevelUniform {
+                    w: lv.w as u32,
+                    h: lv.h as u32,
+                    cw: cw as u32,
+                    ch: ch as u32,
+                    cx: lv.cx,
+                    cy: lv.cy,
+                    omega: 1.0,
+                    sweeps,
+                    ..Default::default()
+                };
+                uniform(device, "Uniform: mg level", &u)
+            };
+            let sides = [&lv.e, &lv.s];
+            let smooth_u = [1, 2].map(|sweeps| level_u(sweeps, 0, 0));
+            let smooth = [E, S].map(|from| {
+                [0, 1].map(|k| {
+                    let entries = [
+                        (L, &smooth_u[k]),
+                        (Q_IN, sides[from]),
+                        (Q, sides[1 - from]),
+                        (B, &lv.b),
+                    ];
+                    self.smooth.bind(device, &entries)
+                })
+            });
+            let copy_u = level_u(0, 0, 0);
+            let copy = self
+                .copy
+                .bind(device, &[(L, &copy_u), (Q_IN, &lv.s), (Q, &lv.e)]);
+            let mut buffers = vec![copy_u];
+            buffers.extend(smooth_u);
+            let (mut restrict, mut prolong) = (None, None);
+            if let Some(next) = next {
+                let [first, frac, ptap] = Taps::of(&plans[n]).buffers(device);
+                let restrict_u = level_u(0, next.w, next.h);
+                restrict = Some([E, S].map(|from| {
+                    let entries = [
+                        (L, &restrict_u),
+                        (Q_IN, sides[from]),
+                        (B, &lv.b),
+                        (R, &next.b),
+                        (Q, &next.e),
+                        (RTAP_FIRST, &first),
+                        (RTAP_FRAC, &frac),
+                    ];
+                    self.residual_restrict.bind(device, &entries)
+                }));
+                let prolong_u = level_u(0, next.w, 0);
+                prolong = Some([E, S].map(|into| {
+                    let entries = [
+                        (L, &prolong_u),
+                        (Q_IN, &next.e),
+                        (Q, sides[into]),
+                        (PTAP, &ptap),
+                    ];
+                    self.prolongate_add.bind(device, &entries)
+                }));
+                buffers.extend([first, frac, ptap, restrict_u, prolong_u]);
+            }
+            buffers.extend([lv.e.clone(), lv.s.clone(), lv.b.clone()]);
+            self.levels.push(Level {
+                w: lv.w,
+                h: lv.h,
+                smooth,
+                restrict,
+                prolong,
+                copy,
+                _buffers: buffers,
+            });
+        }
+        self.tail = tail.map(|start| {
+            let top = &specs[start];
+            let (table, taps) = tail_table(&plans[start - 1..]);
+            let table = storage_init(device, "Buffer: mg tail levels", &table);
+            let [first, frac, ptap] = taps.buffers(device);
+            let entries = [
+                (TAIL, &table),
+                (B, &top.b),
+                (Q, &top.e),
+                (RTAP_FIRST, &first),
+                (RTAP_FRAC, &frac),
+                (PTAP, &ptap),
+            ];
+            let bind = self.v_cycle_tail.bind(device, &entries);
+            Tail {
+                level: start,
+                size: (top.w, top.h),
+                bind,
+                _buffers: vec![table, first, frac, ptap, top.e.clone(), top.b.clone()],
+            }
+        });
+        if plans.is_empty() {
+            let f = &self.finest;
+            let entries = [(L, &f.co_u), (Q, &b.q), (B, &b.b)];
+            self.coarsest = Some(self.rb_sor_coarsest.bind(device, &entries));
+        }
     }
 
     /// Solve around obstacles: the finest level's couplings `finest` and the coarse levels
@@ -298,7 +452,7 @@ impl Multigrid {
         let entries = [(L, &lv.res_u), (Q_IN, q), (B, b), (R, &lv.r)];
         let residual = bind_with(&self.residual_faces, &all[..2], &entries);
         let coarsest = match &f.region {
-            Some(region) if self.levels.len() == 1 => {
+            Some(region) if self.coarsest.is_some() => {
                 let entries = [(L, &lv.co_u), (Q, q), (B, b), (REGION, region)];
                 Some(bind(&self.rb_sor_coarsest_faces, &entries))
             }
@@ -314,81 +468,116 @@ impl Multigrid {
     /// `sweeps` red-black Gauss-Seidel sweeps on the projection's pressure (cpu `rb_sor`, or
     /// `rb_sor_faces` around obstacles).
     pub fn encode_rb_sor(&self, d: &mut Dispatcher, sweeps: u32) {
-        self.encode_smooth(d, 0, sweeps);
+        if let Some(f) = &self.faces {
+            self.encode_smooth_faces(d, f, sweeps);
+            return;
+        }
+        let lv = &self.levels[0];
+        if self.encode_smooth(d, lv, E, sweeps) == S {
+            d.go(&self.copy, &lv.copy, groups2(lv.w, lv.h));
+        }
     }
 
     /// `cycles` V(2,2)-cycles on the projection's pressure.
     pub fn encode_v_cycles(&self, d: &mut Dispatcher, cycles: u32) {
         for _ in 0..cycles {
-            self.encode_v_cycle(d, 0);
-        }
-    }
-
-    /// `sweeps` red-black sweeps on level `l`.
-    fn encode_smooth(&self, d: &mut Dispatcher, l: usize, sweeps: u32) {
-        let lv = &self.levels[l];
-        let faces = if l == 0 { self.faces.as_ref() } else { None };
-        let (kernel, colours) = match faces {
-            Some(f) => (&self.rb_sor_faces, &f.rb_sor),
-            None => (&self.rb_sor, &lv.rb_sor),
-        };
-        for _ in 0..sweeps {
-            for colour in colours {
-                d.go(kernel, colour, (groups(lv.w.div_ceil(2)), groups(lv.h)));
+            match &self.faces {
+                Some(f) => self.encode_v_cycle_faces(d, f),
+                None => self.encode_v_cycle(d, 0),
             }
         }
     }
 
-    /// One V(2,2)-cycle from level `l` (cpu pressure::v_cycle).
-    fn encode_v_cycle(&self, d: &mut Dispatcher, l: usize) {
-        let lv = &self.levels[l];
-        let faces = if l == 0 { self.faces.as_ref() } else { None };
-        if l + 1 == self.levels.len() {
-            let (kernel, coarsest) = match faces {
-                Some(f) => (&self.rb_sor_coarsest_faces, &f.coarsest),
-                None => (&self.rb_sor_coarsest, &lv.coarsest),
-            };
-            if let Some(c) = coarsest {
-                d.go(kernel, c, (1, 1));
-            }
-            return;
-        }
-        self.encode_smooth(d, l, multigrid::MG_PRE_SWEEPS);
-        if let Some(f) = faces {
-            // Around obstacles (level 0 only): the coarse levels are node graphs.
-            d.go(&self.residual_faces, &f.residual, groups2(lv.w, lv.h));
-            self.nodes.encode(d, multigrid::MG_NODE_SWEEPS);
-            self.encode_smooth(d, l, multigrid::MG_POST_SWEEPS);
-            return;
-        }
-        d.go(&self.residual, &lv.residual, groups2(lv.w, lv.h));
-        let next = &self.levels[l + 1];
-        let tr = next
-            .transfers
-            .as_ref()
-            .expect("coarse levels have transfers");
-        d.go(&self.restrict_x, &tr.restrict_x, groups2(next.w, lv.h));
-        d.go(&self.restrict_y, &tr.restrict_y, groups2(next.w, next.h));
-        d.go(&self.clear, &tr.clear, groups2(next.w, next.h));
-        self.encode_v_cycle(d, l + 1);
-        d.go(&self.prolongate_x, &tr.prolongate_x, groups2(lv.w, next.h));
-        d.go(
-            &self.prolongate_y_add,
-            &tr.prolongate_y_add,
-            groups2(lv.w, lv.h),
+    /// `sweeps` red-black sweeps of level `lv`'s unknowns in buffer `from` ([`E`] or [`S`]),
+    /// at most [`SMOOTH_MAX_SWEEPS`] a dispatch, from one buffer into the other; returns the
+    /// buffer that holds them after.
+    fn encode_smooth(&self, d: &mut Dispatcher, lv: &Level, mut from: usize, sweeps: u32) -> usize {
+        let tiles = (
+            lv.w.div_ceil(SMOOTH_TILE) as u32,
+            lv.h.div_ceil(SMOOTH_TILE) as u32,
         );
-        self.encode_smooth(d, l, multigrid::MG_POST_SWEEPS);
+        let mut left = sweeps;
+        while left > 0 {
+            let n = left.min(SMOOTH_MAX_SWEEPS);
+            d.go(&self.smooth, &lv.smooth[from][n as usize - 1], tiles);
+            from = 1 - from;
+            left -= n;
+        }
+        from
+    }
+
+    /// `sweeps` red-black sweeps of the projection's pressure around obstacles, in place, one
+    /// dispatch a colour.
+    fn encode_smooth_faces(&self, d: &mut Dispatcher, f: &FacesLevel, sweeps: u32) {
+        let (w, h) = (self.finest_size().0, self.finest_size().1);
+        for _ in 0..sweeps {
+            for colour in &f.rb_sor {
+                d.go(&self.rb_sor_faces, colour, groups2(w.div_ceil(2), h));
+            }
+        }
+    }
+
+    fn finest_size(&self) -> (usize, usize) {
+        (self.levels[0].w, self.levels[0].h)
+    }
+
+    /// One V(2,2)-cycle from plain level `l` (cpu pressure::v_cycle): its unknowns start and
+    /// end in its buffer `e`.
+    fn encode_v_cycle(&self, d: &mut Dispatcher, l: usize) {
+        if let Some(c) = &self.coarsest {
+            d.go(&self.rb_sor_coarsest, c, (1, 1));
+            return;
+        }
+        if let Some(tail) = self.tail.as_ref().filter(|t| t.level == l) {
+            d.go(&self.v_cycle_tail, &tail.bind, (1, 1));
+            return;
+        }
+        let lv = &self.levels[l];
+        let next = self
+            .levels
+            .get(l + 1)
+            .map_or_else(|| self.tail_size(), |n| (n.w, n.h));
+        let (restrict, prolong) = match (&lv.restrict, &lv.prolong) {
+            (Some(r), Some(p)) => (r, p),
+            _ => unreachable!("levels above the coarsest have transfers"),
+        };
+        let side = self.encode_smooth(d, lv, E, multigrid::MG_PRE_SWEEPS);
+        d.go(
+            &self.residual_restrict,
+            &restrict[side],
+            groups2(next.0, next.1),
+        );
+        self.encode_v_cycle(d, l + 1);
+        d.go(&self.prolongate_add, &prolong[side], groups2(lv.w, lv.h));
+        if self.encode_smooth(d, lv, side, multigrid::MG_POST_SWEEPS) == S {
+            d.go(&self.copy, &lv.copy, groups2(lv.w, lv.h));
+        }
+    }
+
+    /// The tail's first level's size.
+    fn tail_size(&self) -> (usize, usize) {
+        self.tail.as_ref().map_or((0, 0), |t| t.size)
+    }
+
+    /// One V-cycle around obstacles (cpu pressure::v_cycle_nodes): the finest level with its
+    /// couplings, in place, and the coarse levels' node graphs.
+    fn encode_v_cycle_faces(&self, d: &mut Dispatcher, f: &FacesLevel) {
+        if self.coarsest.is_some() {
+            if let Some(c) = &f.coarsest {
+                d.go(&self.rb_sor_coarsest_faces, c, (1, 1));
+            }
+            return;
+        }
+        let (w, h) = self.finest_size();
+        self.encode_smooth_faces(d, f, multigrid::MG_PRE_SWEEPS);
+        d.go(&self.residual_faces, &f.residual, groups2(w, h));
+        self.nodes.encode(d, multigrid::MG_NODE_SWEEPS);
+        self.encode_smooth_faces(d, f, multigrid::MG_POST_SWEEPS);
     }
 }
 
-/// A level's uniforms for the two colours of a red-black sweep.
-fn colour_uniforms(
-    device: &wgpu::Device,
-    w: usize,
-    h: usize,
-    cx: f32,
-    cy: f32,
-) -> [wgpu::Buffer; 2] {
+/// The finest level's uniforms for the two colours of a red-black sweep (around obstacles).
+fn colour_uniforms(device: &wgpu::Device, w: usize, h: usize) -> [wgpu::Buffer; 2] {
     [0, 1].map(|colour| {
         uniform(
             device,
@@ -397,8 +586,8 @@ fn colour_uniforms(
                 w: w as u32,
                 h: h as u32,
                 colour,
-                cx,
-                cy,
+                cx: 1.0,
+                cy: 1.0,
                 omega: 1.0,
                 ..Default::default()
             },
@@ -406,38 +595,86 @@ fn colour_uniforms(
     })
 }
 
-/// A level's uniform for its coarsest solve (`warm`: from the unknowns' current values).
-fn coarsest_uniform(
-    device: &wgpu::Device,
-    w: usize,
-    h: usize,
-    cx: f32,
-    cy: f32,
-    warm: bool,
-) -> wgpu::Buffer {
+/// The finest level's uniform for its solve without coarse levels (from its warm start).
+fn coarsest_uniform(device: &wgpu::Device, w: usize, h: usize) -> wgpu::Buffer {
     uniform(
         device,
         "Uniform: coarsest",
         &LevelUniform {
             w: w as u32,
             h: h as u32,
-            colour: 0,
-            cw: u32::from(warm),
-            cx,
-            cy,
+            cw: 1,
+            cx: 1.0,
+            cy: 1.0,
             omega: COARSEST_OMEGA,
             sweeps: multigrid::coarsest_sweeps(w, h),
+            ..Default::default()
         },
     )
 }
 
-fn frac4(frac: &[[f32; 3]]) -> Vec<[f32; 4]> {
-    frac.iter().map(|f| [f[0], f[1], f[2], 0.0]).collect()
-}
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sim::multigrid::plan;
 
-/// The prolongation taps of the finer cells: the two coarse cells and the second's weight.
-fn ptaps(taps: &[(u32, u32, f32)]) -> Vec<[u32; 4]> {
-    taps.iter()
-        .map(|&(a, b, w)| [a, b, w.to_bits(), 0])
-        .collect()
+    /// The tail starts at the first level from which the levels fit in workgroup memory, and
+    /// at no finer one.
+    #[test]
+    fn the_tail_starts_where_the_levels_fit() {
+        for (w, h, want) in [
+            (512, 512, Some(4)),
+            (48, 32, Some(1)),
+            (130, 77, Some(2)),
+            (1920, 1080, Some(6)),
+            (7, 4, None),
+        ] {
+            let plans = plan(w, h);
+            let start = tail_start(&plans);
+            assert_eq!(start, want, "{w}x{h}");
+            let Some(start) = start else {
+                assert!(plans.is_empty(), "{w}x{h}: coarse levels but no tail");
+                continue;
+            };
+            let cells =
+                |from: usize| -> usize { plans[from - 1..].iter().map(|p| p.w * p.h).sum() };
+            assert!(cells(start) <= TAIL_MAX_CELLS, "{w}x{h}");
+            if start > 1 {
+                assert!(cells(start - 1) > TAIL_MAX_CELLS, "{w}x{h}");
+            }
+        }
+    }
+
+    /// The tail's table: each level's cells follow the last's, and its taps the last's (the
+    /// first level's transfers are the plain passes', so it has none in the table).
+    #[test]
+    fn the_tail_table_lays_the_levels_end_to_end() {
+        let plans = plan(130, 77);
+        let start = tail_start(&plans).expect("a tail");
+        let (table, taps) = tail_table(&plans[start - 1..]);
+        assert_eq!(table.len(), plans.len() - start + 1);
+        let (mut off, mut rt, mut pt) = (0, 0, 0);
+        for (n, (level, p)) in table.iter().zip(&plans[start - 1..]).enumerate() {
+            assert_eq!((level.w, level.h), (p.w as u32, p.h as u32));
+            assert_eq!(level.off, off);
+            assert_eq!((level.rt, level.pt), (rt, pt));
+            off += level.w * level.h;
+            if n > 0 {
+                rt += (p.w + p.h) as u32;
+                pt += (p.fine_w + p.fine_h) as u32;
+            }
+        }
+        assert_eq!(
+            (taps.first.len(), taps.frac.len()),
+            (rt as usize, rt as usize)
+        );
+        assert_eq!(taps.prolong.len(), pt as usize);
+        let last = table.last().unwrap();
+        assert_eq!(last.omega, COARSEST_OMEGA);
+        assert_eq!(
+            last.pre,
+            multigrid::coarsest_sweeps(last.w as usize, last.h as usize)
+        );
+        assert!(table[..table.len() - 1].iter().all(|l| l.omega == 1.0));
+    }
 }

@@ -26,9 +26,11 @@ pub(in crate::sim) mod binding {
     pub const FACE_Y: Binding = Binding::new(10, "face_y");
     pub const INV_DIAG: Binding = Binding::new(11, "inv_diag");
     pub const REGION: Binding = Binding::new(12, "region");
+    pub const TAIL: Binding = Binding::new(13, "tail");
     #[cfg(test)]
     pub const ALL: &[Binding] = &[
         L, Q_IN, Q, B, R, RTAP_FIRST, RTAP_FRAC, PTAP, RESULTS, FACE_X, FACE_Y, INV_DIAG, REGION,
+        TAIL,
     ];
 }
 
@@ -45,7 +47,11 @@ pub(in crate::sim) struct LevelUniform {
     pub cx: f32,
     pub cy: f32,
     pub omega: f32,
+    /// Sweeps of a coarsest solve; red-black sweeps per dispatch of `rb_smooth`.
     pub sweeps: u32,
+    /// The coarse level's rows in `residual_restrict`.
+    pub ch: u32,
+    pub _pad: [u32; 3],
 }
 
 impl LevelUniform {
