@@ -655,3 +655,61 @@ fn timing_each_pass_changes_nothing() {
         "the pressure solve's dispatches: {solve:?}"
     );
 }
+
+/// An offline render's frames in flight ([`Solver::submit_frame`], [`Solver::wait_frame`])
+/// are the frames rendered at once, in order: two solvers take the same steps, one renders
+/// each frame with `render`, the other keeps `frames_in_flight` of them in flight and waits
+/// for each in turn while the next steps run.
+#[test]
+fn frames_in_flight_are_the_frames_rendered_at_once() {
+    let cfg = config(PressureMethod::Multigrid);
+    let (Some(a), Some(b)) = (common::gpu_context(), common::gpu_context()) else {
+        return;
+    };
+    let mut at_once = GpuSolver::new(a, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    let mut piped = GpuSolver::new(b, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    let depth = piped.frames_in_flight();
+    assert!(depth >= 2, "the GPU keeps {depth} frames in flight");
+    let look = Look::default();
+    let (w, h) = (64, 40);
+    let p = lively();
+    let (mut want, mut got) = (Vec::new(), Vec::new());
+    let mut queued = 0;
+    let mut frame = vec![0u8; w * h * 4];
+    for n in 0..12 {
+        if n % 4 == 0 {
+            at_once.inject(&splats(n));
+            piped.inject(&splats(n));
+        }
+        at_once.step(&p);
+        piped.step(&p);
+        at_once.render(&look, w, h, &mut frame);
+        want.push(frame.clone());
+        assert!(piped.submit_frame(&look, w, h), "frame {n} not started");
+        queued += 1;
+        if queued == depth {
+            assert!(
+                !piped.submit_frame(&look, w, h),
+                "more than {depth} frames in flight"
+            );
+            assert!(piped.wait_frame(&mut frame), "frame {} not back", got.len());
+            got.push(frame.clone());
+            queued -= 1;
+        }
+    }
+    while queued > 0 {
+        assert!(piped.wait_frame(&mut frame), "frame {} not back", got.len());
+        got.push(frame.clone());
+        queued -= 1;
+    }
+    assert!(!piped.wait_frame(&mut frame), "a frame more than submitted");
+    assert_eq!(got.len(), want.len());
+    for (n, (x, y)) in want.iter().zip(&got).enumerate() {
+        assert!(x.iter().any(|&c| c > 0), "frame {n} is black");
+        assert!(x == y, "frame {n} differs");
+    }
+    assert!(
+        want[0] != want[11],
+        "the frames change over time (order matters)"
+    );
+}

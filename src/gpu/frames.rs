@@ -23,6 +23,8 @@ struct Staging {
     state: Arc<AtomicU8>,
     /// Submission order, to hand out the newest ready frame.
     serial: u64,
+    /// The submit that fills it, to wait for that alone ([`Frames::take`]).
+    submission: Option<wgpu::SubmissionIndex>,
 }
 
 /// The staging pool.
@@ -61,6 +63,7 @@ impl Frames {
                     size,
                     state: Arc::new(AtomicU8::new(FREE)),
                     serial: 0,
+                    submission: None,
                 });
                 Some(self.staging.len() - 1)
             }
@@ -83,7 +86,7 @@ impl Frames {
         let staging = &mut self.staging[index];
         let bytes = bytes_f32(staging.size.0 * staging.size.1);
         encoder.copy_buffer_to_buffer(frame, 0, &staging.buffer, 0, bytes);
-        ctx.queue.submit([encoder.finish()]);
+        staging.submission = Some(ctx.queue.submit([encoder.finish()]));
         self.serial += 1;
         staging.serial = self.serial;
         staging.state.store(MAPPING, Ordering::Release);
@@ -130,6 +133,58 @@ impl Frames {
             }
         }
         Some((size, serial))
+    }
+}
+
+impl Frames {
+    /// Wait for frame `serial` alone (not for what was submitted after it: the next frame's
+    /// steps keep the GPU busy meanwhile), copy it into `out` and free its buffer. `false`
+    /// when there is no such frame, its mapping failed, `out` is not its size, or it did not
+    /// come within `timeout`.
+    pub fn take(
+        &mut self,
+        ctx: &GpuContext,
+        serial: u64,
+        out: &mut [u8],
+        timeout: std::time::Duration,
+    ) -> bool {
+        let Some(s) = self
+            .staging
+            .iter_mut()
+            .find(|s| s.serial == serial && s.state.load(Ordering::Acquire) != FREE)
+        else {
+            return false;
+        };
+        if s.state.load(Ordering::Acquire) == MAPPING {
+            // The mapping's callback runs in this poll once the submit is done.
+            let _ = ctx.device.poll(wgpu::PollType::Wait {
+                submission_index: s.submission.clone(),
+                timeout: Some(timeout),
+            });
+        }
+        let ok = match s.state.load(Ordering::Acquire) {
+            READY => {
+                let fits = out.len() == s.size.0 * s.size.1 * 4;
+                let copied = fits
+                    && match s.buffer.slice(..).get_mapped_range() {
+                        Ok(data) => {
+                            out.copy_from_slice(&data[..out.len()]);
+                            true
+                        }
+                        Err(e) => {
+                            nice_plug::nice_error!("GPU frame readback failed: {e}");
+                            false
+                        }
+                    };
+                s.buffer.unmap();
+                copied
+            }
+            // Still mapping (it never came): left to a later collect.
+            MAPPING => return false,
+            _ => false,
+        };
+        s.state.store(FREE, Ordering::Release);
+        ok
     }
 }
 

@@ -565,6 +565,26 @@ pub trait Solver: Send {
     /// The newest finished frame, if any, into `out` (RGBA8, top row first); returns its size.
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)>;
 
+    /// Frames an offline render may keep in flight with [`Solver::submit_frame`] and
+    /// [`Solver::wait_frame`] while the next frames' steps run; 0 (the default): it renders
+    /// each with [`Solver::render`].
+    fn frames_in_flight(&self) -> usize {
+        0
+    }
+
+    /// Start rendering the next frame of an offline render without waiting for it (at most
+    /// [`Solver::frames_in_flight`] of them); `false` when it cannot (render it with
+    /// [`Solver::render`] instead, after waiting for those in flight).
+    fn submit_frame(&mut self, _look: &Look, _width: usize, _height: usize) -> bool {
+        false
+    }
+
+    /// Wait for the oldest frame [`Solver::submit_frame`] started and copy it into `out` (its
+    /// size, RGBA8, top row first); `false` when there is none or it did not come back.
+    fn wait_frame(&mut self, _out: &mut [u8]) -> bool {
+        false
+    }
+
     /// Start measuring the fluid's [`Activity`] without waiting for it, and return the newest
     /// finished measurement with the `tag` its call passed: on the CPU the one just made (with
     /// this call's tag); on the GPU one started by an earlier call (`None` until the first has

@@ -70,6 +70,26 @@ pub trait Model: Send {
     /// The newest finished frame, if any, into `out` (RGBA8, top row first); returns its size.
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)>;
 
+    /// Frames an offline render may keep in flight with [`Model::submit_frame`] and
+    /// [`Model::wait_frame`] while the next frames' steps run; 0 (the default): it renders
+    /// each with [`Model::render`].
+    fn frames_in_flight(&self) -> usize {
+        0
+    }
+
+    /// Start rendering the next frame of an offline render without waiting for it (at most
+    /// [`Model::frames_in_flight`] of them); `false` when it cannot (render it with
+    /// [`Model::render`] instead, after waiting for those in flight).
+    fn submit_frame(&mut self, _look: &Look, _width: usize, _height: usize) -> bool {
+        false
+    }
+
+    /// Wait for the oldest frame [`Model::submit_frame`] started and copy it into `out` (its
+    /// size, RGBA8, top row first); `false` when there is none or it did not come back.
+    fn wait_frame(&mut self, _out: &mut [u8]) -> bool {
+        false
+    }
+
     /// Start measuring the fluid's [`Activity`] without waiting, and return the newest
     /// finished measurement with the `tag` its call passed (`None` until one is ready).
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)>;

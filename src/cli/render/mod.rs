@@ -215,6 +215,7 @@ use crate::params::{BackendChoice, DYE_SCALES, DyeflowParams, SIM_RESOLUTIONS_CE
 use crate::preset;
 use crate::sim::{Model, ModelSpec, create_model};
 use feed::{AudioSource, Feed, Player};
+use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
@@ -857,6 +858,27 @@ pub fn render_with(
         stop,
     )?;
     let setup_s = started.elapsed().as_secs_f64();
+    // A frame goes to the writer (its buffer comes back for the next one), after the
+    // adaptive dye and the statistics read it.
+    let size = (opts.width as usize, opts.height as usize);
+    let mut emit = {
+        let (writer, picture, progress) = (&mut writer, &mut picture, &mut progress);
+        let (params, stats_on) = (&params, opts.stats);
+        move |frame: u64, rgba: &mut Vec<u8>, driver: &mut Driver, model: &dyn Model| {
+            driver.observe_frame(rgba, size, params, model);
+            if stats_on && stats::measured(frame, frames_total) {
+                picture.add_frame(rgba);
+            }
+            writer.write_swap(rgba)?;
+            progress.frame();
+            Ok::<(), RenderError>(())
+        }
+    };
+    // On the GPU up to `in_flight` frames are drawn and read back while the next frames'
+    // steps run, each waited for in order; the adaptive dye then reads a frame one frame
+    // later than a synchronous render does (the CPU renders each frame at once).
+    let in_flight = model.frames_in_flight();
+    let mut queued: VecDeque<u64> = VecDeque::with_capacity(in_flight);
     if !stopped {
         for frame in 0..frames_total {
             // Frame 1 comes before any step: a stop that came while loading (or making the
@@ -873,28 +895,32 @@ pub fn render_with(
             if let Some(reason) = model.failure() {
                 return Err(RenderError::Gpu(reason));
             }
-            model.render(
-                &driver.look(),
-                opts.width as usize,
-                opts.height as usize,
-                &mut rgba,
-            );
-            driver.observe_frame(
-                &rgba,
-                (opts.width as usize, opts.height as usize),
-                &params,
-                model.as_ref(),
-            );
-            if opts.stats && stats::measured(frame, frames_total) {
-                picture.add_frame(&rgba);
+            let look = driver.look();
+            if in_flight > 0 && model.submit_frame(&look, size.0, size.1) {
+                queued.push_back(frame);
+            } else {
+                // Those in flight first, in order, then this one at once.
+                while let Some(earlier) = queued.pop_front() {
+                    wait_frame(model.as_mut(), &mut rgba)?;
+                    emit(earlier, &mut rgba, &mut driver, model.as_ref())?;
+                }
+                model.render(&look, size.0, size.1, &mut rgba);
+                emit(frame, &mut rgba, &mut driver, model.as_ref())?;
             }
-            // The frame goes to the writer; `rgba` comes back as a buffer for the next one.
-            writer.write_swap(&mut rgba)?;
-            progress.frame();
+            while queued.len() >= in_flight.max(1) {
+                let oldest = queued.pop_front().expect("a frame in flight");
+                wait_frame(model.as_mut(), &mut rgba)?;
+                emit(oldest, &mut rgba, &mut driver, model.as_ref())?;
+            }
             if stop.load(Ordering::Relaxed) && frame + 1 < frames_total {
                 stopped = true;
                 break;
             }
+        }
+        // The last frames in flight (after a stop too: they are drawn already).
+        while let Some(frame) = queued.pop_front() {
+            wait_frame(model.as_mut(), &mut rgba)?;
+            emit(frame, &mut rgba, &mut driver, model.as_ref())?;
         }
     }
     progress.finish();
@@ -932,6 +958,18 @@ pub fn render_with(
         notes: notes_out,
         picture: opts.stats.then_some(picture),
     })
+}
+
+/// The oldest frame in flight into `rgba`: a model that failed meanwhile ends the render; a
+/// frame that did not come back is black, as one rendered at once would be.
+fn wait_frame(model: &mut dyn Model, rgba: &mut [u8]) -> Result<(), RenderError> {
+    if !model.wait_frame(rgba) {
+        if let Some(reason) = model.failure() {
+            return Err(RenderError::Gpu(reason));
+        }
+        rgba.fill(0);
+    }
+    Ok(())
 }
 
 /// `audio` as a 32-bit float WAV file's bytes.

@@ -33,6 +33,9 @@ use crate::gpu::frames::Frames;
 use crate::gpu::kernel::{Dispatcher, uniform};
 use crate::gpu::timestamps::Timestamps;
 
+/// Longest wait for a frame before it counts as lost (zeros).
+const FRAME_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A frame being encoded (from [`GpuPicture::begin`] to [`GpuPicture::submit`], which takes
 /// it: a staging buffer is submitted once).
 #[derive(Debug)]
@@ -323,16 +326,9 @@ impl GpuPicture {
         while self.frames.collect(&mut scratch).is_some() {}
     }
 
-    /// Wait for the frame `serial` (from [`GpuPicture::submit`]) and copy it into `out`
-    /// (`size`; zeros if another frame came back), reading its timing when timed.
-    pub fn finish(
-        &mut self,
-        ctx: &GpuContext,
-        serial: u64,
-        look: &Look,
-        size: (usize, usize),
-        out: &mut [u8],
-    ) {
+    /// Wait for the frame `serial` (from [`GpuPicture::submit`]) and copy it into `out` (its
+    /// size; zeros if it did not come back), reading its timing when timed.
+    pub fn finish(&mut self, ctx: &GpuContext, serial: u64, look: &Look, out: &mut [u8]) {
         let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
         if let Some(t) = &self.timing {
             let ms = t.read_pairs_ms(ctx, 2);
@@ -344,11 +340,16 @@ impl GpuPicture {
             };
             self.last_ms = Some([ms[0], display]);
         }
-        let mut scratch = Vec::new();
-        match self.frames.collect(&mut scratch) {
-            Some((got, s)) if got == size && s == serial => out.copy_from_slice(&scratch),
-            _ => out.fill(0),
+        if !self.frames.take(ctx, serial, out, FRAME_WAIT) {
+            out.fill(0);
         }
+    }
+
+    /// Wait for the frame `serial` (from [`GpuPicture::submit`]) alone, without waiting for
+    /// what was submitted after it, and copy it into `out` (its size); `false` (and `out`
+    /// untouched) when it did not come back.
+    pub fn wait(&mut self, ctx: &GpuContext, serial: u64, out: &mut [u8]) -> bool {
+        self.frames.take(ctx, serial, out, FRAME_WAIT)
     }
 
     /// Copy the newest finished frame into `out` without waiting; its size.

@@ -87,6 +87,18 @@ impl Model for GridModel {
         self.solver.take_frame(out)
     }
 
+    fn frames_in_flight(&self) -> usize {
+        self.solver.frames_in_flight()
+    }
+
+    fn submit_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        self.solver.submit_frame(look, width, height)
+    }
+
+    fn wait_frame(&mut self, out: &mut [u8]) -> bool {
+        self.solver.wait_frame(out)
+    }
+
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
         self.solver.probe_activity(tag)
     }

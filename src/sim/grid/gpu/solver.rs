@@ -49,6 +49,10 @@ pub(in crate::sim) const COARSE_MAX_CELLS: usize = 1024;
 /// and the engine drops steps instead.
 pub const MAX_STEPS_IN_FLIGHT: usize = 2;
 
+/// Frames an offline render keeps in flight ([`Solver::submit_frame`]): one being drawn and
+/// read back while the next frame's steps run. (The staging pool has a buffer more.)
+pub const RENDER_FRAMES_IN_FLIGHT: usize = FRAME_STAGING_BUFFERS - 1;
+
 /// Longest wait for a step in flight before the device counts as hung.
 const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
@@ -99,6 +103,9 @@ pub struct GpuSolver {
     splat_count: u32,
     /// Steps submitted and perhaps not yet finished, oldest first.
     in_flight: std::collections::VecDeque<wgpu::SubmissionIndex>,
+    /// The serials of an offline render's frames in flight, oldest first
+    /// ([`Solver::submit_frame`]).
+    ordered: std::collections::VecDeque<u64>,
     /// Measures the fluid's motion and dye for the engine, read back without waiting.
     activity: ActivityProbe,
     /// The particles' slots and passes (made at the first emission).
@@ -178,6 +185,7 @@ impl GpuSolver {
             pass_times: None,
             splat_count: 0,
             in_flight: std::collections::VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
+            ordered: std::collections::VecDeque::new(),
             particles: None,
             streamlines: None,
             spawner: Spawner::new(GPU_CAPACITY),
@@ -879,12 +887,12 @@ impl Solver for GpuSolver {
         if width == 0 || height == 0 {
             return;
         }
-        // Wait for frames in flight, then render synchronously.
+        // Wait for frames in flight (an offline render's too: dropped), then render
+        // synchronously.
         self.picture.settle(&self.ctx);
+        self.ordered.clear();
         match self.encode_frame(look, width, height) {
-            Some(serial) => self
-                .picture
-                .finish(&self.ctx, serial, look, (width, height), out),
+            Some(serial) => self.picture.finish(&self.ctx, serial, look, out),
             None => out.fill(0),
         }
     }
@@ -896,6 +904,30 @@ impl Solver for GpuSolver {
 
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
         self.picture.collect(&self.ctx, out)
+    }
+
+    fn frames_in_flight(&self) -> usize {
+        RENDER_FRAMES_IN_FLIGHT
+    }
+
+    fn submit_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        if width == 0 || height == 0 || self.ordered.len() >= RENDER_FRAMES_IN_FLIGHT {
+            return false;
+        }
+        match self.encode_frame(look, width, height) {
+            Some(serial) => {
+                self.ordered.push_back(serial);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn wait_frame(&mut self, out: &mut [u8]) -> bool {
+        match self.ordered.pop_front() {
+            Some(serial) => self.picture.wait(&self.ctx, serial, out),
+            None => false,
+        }
     }
 
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {

@@ -753,9 +753,9 @@ impl LiquidBackend for GpuLiquid {
         serial
     }
 
-    fn finish_frame(&mut self, serial: u64, look: &Look, size: (usize, usize), out: &mut [u8]) {
+    fn finish_frame(&mut self, serial: u64, look: &Look, _size: (usize, usize), out: &mut [u8]) {
         match &mut self.picture {
-            Some(p) if self.failure.is_none() => p.finish(&self.ctx, serial, look, size, out),
+            Some(p) if self.failure.is_none() => p.finish(&self.ctx, serial, look, out),
             _ => out.fill(0),
         }
     }

@@ -125,18 +125,10 @@ impl LiquidPicture {
         self.picture.settle(ctx);
     }
 
-    /// Wait for frame `serial` and copy it into `out` (`size`; zeros if another frame came
+    /// Wait for frame `serial` and copy it into `out` (its size; zeros if it did not come
     /// back).
-    pub(super) fn finish(
-        &mut self,
-        ctx: &GpuContext,
-        serial: u64,
-        look: &Look,
-        size: (usize, usize),
-        out: &mut [u8],
-    ) {
-        self.picture
-            .finish(ctx, serial, &light_look(look), size, out);
+    pub(super) fn finish(&mut self, ctx: &GpuContext, serial: u64, look: &Look, out: &mut [u8]) {
+        self.picture.finish(ctx, serial, &light_look(look), out);
     }
 
     /// Copy the newest finished frame into `out` without waiting; its size.

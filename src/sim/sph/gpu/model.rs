@@ -348,8 +348,7 @@ impl Model for GpuSphModel {
             Some(serial) => {
                 let ctx = self.fluid.context();
                 let look = light_look(look);
-                self.picture
-                    .finish(ctx, serial, &look, (width, height), out);
+                self.picture.finish(ctx, serial, &look, out);
             }
             None => out.fill(0),
         }
