@@ -108,21 +108,68 @@ fn residual_at(i: u32, j: u32) -> f32 {
     return residual_op(i, j, w, L.h, L.cx, L.cy, q_in[c], left, right, dn, up, b[c]);
 }
 
-// One Jacobi iteration: q = J(q_in).
+// Jacobi blocks: each workgroup loads a (ST + 2 JH)² block of q_in and b, runs L.sweeps (at
+// most JH) Jacobi iterations on it in workgroup memory, the block shrinking by a cell a side
+// each, and writes its central ST² cells to q: the values L.sweeps jacobi passes give.
+const JH: u32 = 2u;
+const JR: u32 = ST + 2u * JH;
+var<workgroup> jq: array<f32, JR * JR>;
+var<workgroup> jn: array<f32, JR * JR>;
+var<workgroup> jb: array<f32, JR * JR>;
+
 @compute @workgroup_size(WG, WG)
-fn jacobi(@builtin(global_invocation_id) id: vec3<u32>) {
-    let i = id.x;
-    let j = id.y;
+fn jacobi_block(@builtin(workgroup_id) wg: vec3<u32>,
+    @builtin(local_invocation_index) lid: u32) {
     let w = L.w;
-    if (i >= w || j >= L.h) {
-        return;
+    let h = L.h;
+    let x0 = i32(wg.x * ST) - i32(JH);
+    let y0 = i32(wg.y * ST) - i32(JH);
+    for (var k = lid; k < JR * JR; k += WG * WG) {
+        let x = x0 + i32(k % JR);
+        let y = y0 + i32(k / JR);
+        var qv = 0.0;
+        var bv = 0.0;
+        if (x >= 0 && y >= 0 && u32(x) < w && u32(y) < h) {
+            let c = u32(y) * w + u32(x);
+            qv = q_in[c];
+            bv = b[c];
+        }
+        jq[k] = qv;
+        jn[k] = qv;
+        jb[k] = bv;
     }
-    let c = j * w + i;
-    let left = q_in[select(c, c - 1u, i > 0u)];
-    let right = q_in[select(c, c + 1u, i + 1u < w)];
-    let dn = q_in[select(c, c - w, j > 0u)];
-    let up = q_in[select(c, c + w, j + 1u < L.h)];
-    q[c] = relaxed(i, j, left, right, dn, up, q_in[c]);
+    workgroupBarrier();
+    let iterations = min(L.sweeps, JH);
+    for (var it = 0u; it < iterations; it++) {
+        // The cells this iteration needs: those at least it + 1 from the block's edge.
+        let lo = it + 1u;
+        let span = JR - 2u * lo;
+        for (var n = lid; n < span * span; n += WG * WG) {
+            let lx = lo + n % span;
+            let ly = lo + n / span;
+            let x = x0 + i32(lx);
+            let y = y0 + i32(ly);
+            if (x < 0 || y < 0 || u32(x) >= w || u32(y) >= h) {
+                continue;
+            }
+            let k = ly * JR + lx;
+            jn[k] = relax_op(u32(x), u32(y), w, h, L.cx, L.cy, jq[k - 1u], jq[k + 1u], jq[k - JR],
+                jq[k + JR], jq[k], jb[k]);
+        }
+        workgroupBarrier();
+        for (var n = lid; n < span * span; n += WG * WG) {
+            let k = (lo + n / span) * JR + lo + n % span;
+            jq[k] = jn[k];
+        }
+        workgroupBarrier();
+    }
+    for (var k = lid; k < ST * ST; k += WG * WG) {
+        let i = wg.x * ST + k % ST;
+        let j = wg.y * ST + k / ST;
+        if (i < w && j < h) {
+            q[j * w + i] = jq[(k / ST + JH) * JR + k % ST + JH];
+        }
+    }
 }
 
 // r = b - A q (natural layout; cpu residual_row).

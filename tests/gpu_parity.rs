@@ -144,13 +144,17 @@ fn stage_by_stage() {
 /// The projection on grids whose multigrid takes every path of the GPU's V-cycle: several
 /// smoothing tiles and levels above the one-workgroup tail (130x77: the tail starts at 33x20;
 /// a flat 200x48), a tail that starts at the first coarse level (12x10), and no coarse levels
-/// at all (7x4: the coarsest solve on the grid itself); red-black sweeps an odd number of
-/// times (the last of two-sweep dispatches is one sweep, and the result is copied back). The
-/// bound is `stage_by_stage`'s.
+/// at all (7x4: the coarsest solve on the grid itself); red-black sweeps and Jacobi iterations
+/// an odd number of times (the last of the two-a-dispatch blocks does one, and the result is
+/// copied back). The bound is `stage_by_stage`'s.
 #[test]
 fn the_projection_matches_on_every_level_layout() {
     for (w, h) in [(130, 77), (200, 48), (12, 10), (7, 4)] {
-        for (method, iterations) in [(PressureMethod::Multigrid, 2), (PressureMethod::RbGs, 7)] {
+        for (method, iterations) in [
+            (PressureMethod::Multigrid, 2),
+            (PressureMethod::RbGs, 7),
+            (PressureMethod::Jacobi, 5),
+        ] {
             let Some(ctx) = common::gpu_context() else {
                 return;
             };

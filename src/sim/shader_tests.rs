@@ -532,6 +532,10 @@ fn rust_constants_mirror_the_wgsl() {
         ("TAIL_MAX", TAIL_MAX_CELLS),
         ("ST", SMOOTH_TILE),
         ("SMOOTH_MAX", SMOOTH_MAX_SWEEPS as usize),
+        (
+            "JH",
+            crate::sim::grid::gpu::passes::pressure::JACOBI_BLOCK_ITERATIONS as usize,
+        ),
     ] {
         assert_eq!(
             wgsl_u32("pressure", name) as usize,

@@ -4,6 +4,7 @@
 //! (`scale_warm_start`, `jacobi`, and with obstacles `jacobi_faces` and the warm start's
 //! residual with couplings).
 
+use super::multigrid::SMOOTH_TILE;
 use super::obstacles::LevelFaces;
 use super::reduce::{Reduce, Reduction, slot};
 use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, storage, uniform};
@@ -70,8 +71,9 @@ impl LevelUniform {
 
 /// The bind groups on the projection's pressure.
 struct Target {
-    /// Jacobi q -> scratch and scratch -> q, and the final copy scratch -> q.
-    jacobi: [wgpu::BindGroup; 2],
+    /// `jacobi[from][iterations - 1]`: 1 or 2 Jacobi iterations from q (0) into the scratch
+    /// or back (1); and the final copy scratch -> q.
+    jacobi: [[wgpu::BindGroup; 2]; 2],
     copy: wgpu::BindGroup,
     /// `aq = -A q` (a residual with b = 0), the dots and the scale of the warm start.
     neg_a: wgpu::BindGroup,
@@ -88,7 +90,7 @@ struct FacesTarget {
 
 /// Warm start and Jacobi on the finest grid.
 pub(in crate::sim::grid::gpu) struct Pressure {
-    jacobi: Kernel,
+    jacobi_block: Kernel,
     jacobi_copy: Kernel,
     residual: Kernel,
     scale_warm_start: Kernel,
@@ -106,7 +108,12 @@ pub(in crate::sim::grid::gpu) struct Pressure {
     q: wgpu::Buffer,
     b: wgpu::Buffer,
     cells: (u32, u32),
+    /// The Jacobi blocks' workgroups.
+    tiles: (u32, u32),
 }
+
+/// Most Jacobi iterations one `jacobi_block` dispatch runs (`JH` in pressure.wgsl).
+pub(in crate::sim) const JACOBI_BLOCK_ITERATIONS: u32 = 2;
 
 impl Pressure {
     pub fn new(
@@ -117,7 +124,7 @@ impl Pressure {
         reduce: &Reduce,
     ) -> Self {
         use binding::*;
-        let jacobi = Kernel::new(device, m, "jacobi");
+        let jacobi_block = Kernel::new(device, m, "jacobi_block");
         let jacobi_copy = Kernel::new(device, m, "jacobi_copy");
         let residual = Kernel::new(device, m, "residual");
         let scale_warm_start = Kernel::new(device, m, "scale_warm_start");
@@ -127,6 +134,11 @@ impl Pressure {
         let neg_aq = storage(device, "Buffer: residual", bytes_f32(nc));
         let level0 = LevelUniform::finest(s);
         let u0 = uniform(device, "Uniform: level 0", &level0);
+        // Jacobi iterations per dispatch: 1 and 2.
+        let iterations_u = [1, 2].map(|sweeps| {
+            let u = LevelUniform { sweeps, ..level0 };
+            uniform(device, "Uniform: Jacobi", &u)
+        });
         let target = |q: &wgpu::Buffer, dots_slot: u32| {
             let u_scale = uniform(
                 device,
@@ -136,11 +148,19 @@ impl Pressure {
                     ..level0
                 },
             );
+            let sides = [q, &tmp];
             Target {
-                jacobi: [
-                    jacobi.bind(device, &[(L, &u0), (Q_IN, q), (Q, &tmp), (B, &b.b)]),
-                    jacobi.bind(device, &[(L, &u0), (Q_IN, &tmp), (Q, q), (B, &b.b)]),
-                ],
+                jacobi: [0, 1].map(|from| {
+                    [0, 1].map(|k| {
+                        let entries = [
+                            (L, &iterations_u[k]),
+                            (Q_IN, sides[from]),
+                            (Q, sides[1 - from]),
+                            (B, &b.b),
+                        ];
+                        jacobi_block.bind(device, &entries)
+                    })
+                }),
                 copy: jacobi_copy.bind(device, &[(L, &u0), (Q_IN, &tmp), (Q, q)]),
                 neg_a: residual.bind(device, &[(L, &u0), (Q_IN, q), (B, &zeros), (R, &neg_aq)]),
                 dots: reduce.reduction(device, &b.b, Some(&neg_aq), nc, dots_slot),
@@ -150,7 +170,7 @@ impl Pressure {
         };
         let target = target(&b.q, slot::DOTS);
         Self {
-            jacobi,
+            jacobi_block,
             jacobi_copy,
             residual,
             scale_warm_start,
@@ -165,6 +185,10 @@ impl Pressure {
             q: b.q.clone(),
             b: b.b.clone(),
             cells: groups2(s.w, s.h),
+            tiles: (
+                s.w.div_ceil(SMOOTH_TILE) as u32,
+                s.h.div_ceil(SMOOTH_TILE) as u32,
+            ),
         }
     }
 
@@ -218,14 +242,31 @@ impl Pressure {
     /// `iterations` Jacobi iterations, the result back in the pressure.
     pub fn encode_jacobi(&self, d: &mut Dispatcher, iterations: u32) {
         let tg = &self.target;
-        for it in 0..iterations {
-            let parity = it as usize % 2;
-            match &self.faces {
-                Some(f) => d.go(&self.jacobi_faces, &f.jacobi[parity], self.cells),
-                None => d.go(&self.jacobi, &tg.jacobi[parity], self.cells),
+        // Where the pressure is after them: 0 in q, 1 in the scratch.
+        let mut side = 0;
+        match &self.faces {
+            Some(f) => {
+                for _ in 0..iterations {
+                    d.go(&self.jacobi_faces, &f.jacobi[side], self.cells);
+                    side = 1 - side;
+                }
+            }
+            None => {
+                // Two iterations a dispatch, tiled in workgroup memory.
+                let mut left = iterations;
+                while left > 0 {
+                    let n = left.min(JACOBI_BLOCK_ITERATIONS);
+                    d.go(
+                        &self.jacobi_block,
+                        &tg.jacobi[side][n as usize - 1],
+                        self.tiles,
+                    );
+                    side = 1 - side;
+                    left -= n;
+                }
             }
         }
-        if iterations % 2 == 1 {
+        if side == 1 {
             d.go(&self.jacobi_copy, &tg.copy, self.cells);
         }
     }
