@@ -108,9 +108,10 @@ fn residual_at(i: u32, j: u32) -> f32 {
     return residual_op(i, j, w, L.h, L.cx, L.cy, q_in[c], left, right, dn, up, b[c]);
 }
 
-// Jacobi blocks: each workgroup loads a (ST + 2 JH)² block of q_in and b, runs L.sweeps (at
-// most JH) Jacobi iterations on it in workgroup memory, the block shrinking by a cell a side
-// each, and writes its central ST² cells to q: the values L.sweeps jacobi passes give.
+// Jacobi blocks: each workgroup loads a (ST + 2 JH)² block of q_in and b, runs L.sweeps (1 or
+// JH = 2) Jacobi iterations on it in workgroup memory, from jq into jn and back, each on the
+// cells at least one more cell from the block's edge, and writes its central ST² cells to q:
+// the values L.sweeps one-iteration passes give.
 const JH: u32 = 2u;
 const JR: u32 = ST + 2u * JH;
 var<workgroup> jq: array<f32, JR * JR>;
@@ -139,9 +140,9 @@ fn jacobi_block(@builtin(workgroup_id) wg: vec3<u32>,
         jb[k] = bv;
     }
     workgroupBarrier();
-    let iterations = min(L.sweeps, JH);
+    let iterations = min(max(L.sweeps, 1u), JH);
     for (var it = 0u; it < iterations; it++) {
-        // The cells this iteration needs: those at least it + 1 from the block's edge.
+        // The cells at least it + 1 from the block's edge: jq into jn, then jn into jq.
         let lo = it + 1u;
         let span = JR - 2u * lo;
         for (var n = lid; n < span * span; n += WG * WG) {
@@ -153,21 +154,23 @@ fn jacobi_block(@builtin(workgroup_id) wg: vec3<u32>,
                 continue;
             }
             let k = ly * JR + lx;
-            jn[k] = relax_op(u32(x), u32(y), w, h, L.cx, L.cy, jq[k - 1u], jq[k + 1u], jq[k - JR],
-                jq[k + JR], jq[k], jb[k]);
-        }
-        workgroupBarrier();
-        for (var n = lid; n < span * span; n += WG * WG) {
-            let k = (lo + n / span) * JR + lo + n % span;
-            jq[k] = jn[k];
+            if (it == 0u) {
+                jn[k] = relax_op(u32(x), u32(y), w, h, L.cx, L.cy, jq[k - 1u], jq[k + 1u],
+                    jq[k - JR], jq[k + JR], jq[k], jb[k]);
+            } else {
+                jq[k] = relax_op(u32(x), u32(y), w, h, L.cx, L.cy, jn[k - 1u], jn[k + 1u],
+                    jn[k - JR], jn[k + JR], jn[k], jb[k]);
+            }
         }
         workgroupBarrier();
     }
+    let two = iterations == 2u;
     for (var k = lid; k < ST * ST; k += WG * WG) {
         let i = wg.x * ST + k % ST;
         let j = wg.y * ST + k / ST;
         if (i < w && j < h) {
-            q[j * w + i] = jq[(k / ST + JH) * JR + k % ST + JH];
+            let t = (k / ST + JH) * JR + k % ST + JH;
+            q[j * w + i] = select(jn[t], jq[t], two);
         }
     }
 }

@@ -74,12 +74,26 @@ impl Driver {
     pub fn observe_frame(
         &mut self,
         rgba: &[u8],
-        (width, height): (usize, usize),
+        size: (usize, usize),
         params: &DyeflowParams,
         model: &dyn Model,
     ) {
+        let look = self.look();
+        self.observe_drawn(rgba, size, params, model, &look);
+    }
+
+    /// [`Driver::observe_frame`] for a frame drawn with `look` (an offline render's frame in
+    /// flight, read after the look moved on to the next frame's).
+    pub fn observe_drawn(
+        &mut self,
+        rgba: &[u8],
+        (width, height): (usize, usize),
+        params: &DyeflowParams,
+        model: &dyn Model,
+        look: &Look,
+    ) {
         let fill = if model.dye_over_backdrop() {
-            super::adaptive::Fill::of(rgba, width, height, self.backdrop())
+            super::adaptive::Fill::of(rgba, width, height, Self::backdrop(look))
         } else {
             None
         };
@@ -89,10 +103,9 @@ impl Driver {
             .observe(fill, dt, params.adaptive_dye.value());
     }
 
-    /// The luma (0-255) of a pixel without dye in the look now: its background as the
-    /// filmic tone shows it (the other tone modes draw none).
-    fn backdrop(&self) -> f32 {
-        let look = self.look();
+    /// The luma (0-255) of a pixel without dye in `look`: its background as the filmic tone
+    /// shows it (the other tone modes draw none).
+    fn backdrop(look: &Look) -> f32 {
         if look.tone != ToneMode::Filmic {
             return 0.0;
         }

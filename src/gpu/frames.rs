@@ -179,8 +179,11 @@ impl Frames {
                 s.buffer.unmap();
                 copied
             }
-            // Still mapping (it never came): left to a later collect.
-            MAPPING => return false,
+            // Still mapping (it never came): left to a later collect or settle.
+            MAPPING => {
+                nice_plug::nice_error!("GPU frame {serial} did not come back in {timeout:?}");
+                return false;
+            }
             _ => false,
         };
         s.state.store(FREE, Ordering::Release);

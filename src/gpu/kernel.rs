@@ -42,12 +42,35 @@ pub struct Kernel {
 
 impl Kernel {
     pub fn new(device: &wgpu::Device, module: &wgpu::ShaderModule, entry: &'static str) -> Self {
+        Self::build(device, module, entry, true)
+    }
+
+    /// A kernel whose workgroup memory is not zeroed first: for entries that write every
+    /// workgroup cell before they read it (zeroing a tile of workgroup memory costs each
+    /// workgroup a pass over it and a barrier).
+    pub fn without_zeroed_workgroup_memory(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        entry: &'static str,
+    ) -> Self {
+        Self::build(device, module, entry, false)
+    }
+
+    fn build(
+        device: &wgpu::Device,
+        module: &wgpu::ShaderModule,
+        entry: &'static str,
+        zero_workgroup_memory: bool,
+    ) -> Self {
         let pipeline = device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
             label: Some(entry),
             layout: None,
             module,
             entry_point: Some(entry),
-            compilation_options: Default::default(),
+            compilation_options: wgpu::PipelineCompilationOptions {
+                zero_initialize_workgroup_memory: zero_workgroup_memory,
+                ..Default::default()
+            },
             cache: None,
         });
         let layout = pipeline.get_bind_group_layout(0);

@@ -211,6 +211,7 @@ fn read_input_until(
 }
 
 use crate::engine::Driver;
+use crate::fluid::Look;
 use crate::params::{BackendChoice, DYE_SCALES, DyeflowParams, SIM_RESOLUTIONS_CELLS};
 use crate::preset;
 use crate::sim::{Model, ModelSpec, create_model};
@@ -864,8 +865,11 @@ pub fn render_with(
     let mut emit = {
         let (writer, picture, progress) = (&mut writer, &mut picture, &mut progress);
         let (params, stats_on) = (&params, opts.stats);
-        move |frame: u64, rgba: &mut Vec<u8>, driver: &mut Driver, model: &dyn Model| {
-            driver.observe_frame(rgba, size, params, model);
+        move |(frame, look): (u64, Look),
+              rgba: &mut Vec<u8>,
+              driver: &mut Driver,
+              model: &dyn Model| {
+            driver.observe_drawn(rgba, size, params, model, &look);
             if stats_on && stats::measured(frame, frames_total) {
                 picture.add_frame(rgba);
             }
@@ -875,10 +879,12 @@ pub fn render_with(
         }
     };
     // On the GPU up to `in_flight` frames are drawn and read back while the next frames'
-    // steps run, each waited for in order; the adaptive dye then reads a frame one frame
-    // later than a synchronous render does (the CPU renders each frame at once).
+    // steps run, each waited for in order; the adaptive dye then reads a frame (against the
+    // look it was drawn with) one frame later than a synchronous render does (the CPU renders
+    // each frame at once).
     let in_flight = model.frames_in_flight();
-    let mut queued: VecDeque<u64> = VecDeque::with_capacity(in_flight);
+    let mut queued: VecDeque<(u64, Look)> = VecDeque::with_capacity(in_flight);
+    let adapter = info.device.clone();
     if !stopped {
         for frame in 0..frames_total {
             // Frame 1 comes before any step: a stop that came while loading (or making the
@@ -897,19 +903,19 @@ pub fn render_with(
             }
             let look = driver.look();
             if in_flight > 0 && model.submit_frame(&look, size.0, size.1) {
-                queued.push_back(frame);
+                queued.push_back((frame, look));
             } else {
                 // Those in flight first, in order, then this one at once.
                 while let Some(earlier) = queued.pop_front() {
-                    wait_frame(model.as_mut(), &mut rgba)?;
+                    wait_frame(model.as_mut(), &mut rgba, earlier.0, &adapter)?;
                     emit(earlier, &mut rgba, &mut driver, model.as_ref())?;
                 }
                 model.render(&look, size.0, size.1, &mut rgba);
-                emit(frame, &mut rgba, &mut driver, model.as_ref())?;
+                emit((frame, look), &mut rgba, &mut driver, model.as_ref())?;
             }
             while queued.len() >= in_flight.max(1) {
                 let oldest = queued.pop_front().expect("a frame in flight");
-                wait_frame(model.as_mut(), &mut rgba)?;
+                wait_frame(model.as_mut(), &mut rgba, oldest.0, &adapter)?;
                 emit(oldest, &mut rgba, &mut driver, model.as_ref())?;
             }
             if stop.load(Ordering::Relaxed) && frame + 1 < frames_total {
@@ -919,7 +925,7 @@ pub fn render_with(
         }
         // The last frames in flight (after a stop too: they are drawn already).
         while let Some(frame) = queued.pop_front() {
-            wait_frame(model.as_mut(), &mut rgba)?;
+            wait_frame(model.as_mut(), &mut rgba, frame.0, &adapter)?;
             emit(frame, &mut rgba, &mut driver, model.as_ref())?;
         }
     }
@@ -960,16 +966,24 @@ pub fn render_with(
     })
 }
 
-/// The oldest frame in flight into `rgba`: a model that failed meanwhile ends the render; a
-/// frame that did not come back is black, as one rendered at once would be.
-fn wait_frame(model: &mut dyn Model, rgba: &mut [u8]) -> Result<(), RenderError> {
-    if !model.wait_frame(rgba) {
-        if let Some(reason) = model.failure() {
-            return Err(RenderError::Gpu(reason));
-        }
-        rgba.fill(0);
+/// The oldest frame in flight (`frame`, counted from 0) into `rgba`. One that does not come
+/// back (the device failed, or hung past the wait) ends the render with the reason, rather
+/// than leaving a black frame in the output.
+fn wait_frame(
+    model: &mut dyn Model,
+    rgba: &mut [u8],
+    frame: u64,
+    adapter: &str,
+) -> Result<(), RenderError> {
+    if model.wait_frame(rgba) {
+        return Ok(());
     }
-    Ok(())
+    Err(RenderError::Gpu(model.failure().unwrap_or_else(|| {
+        crate::sim::GpuError::Failed {
+            adapter: adapter.to_owned(),
+            message: format!("frame {} did not come back", frame + 1),
+        }
+    })))
 }
 
 /// `audio` as a 32-bit float WAV file's bytes.

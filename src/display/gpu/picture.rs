@@ -33,8 +33,9 @@ use crate::gpu::frames::Frames;
 use crate::gpu::kernel::{Dispatcher, uniform};
 use crate::gpu::timestamps::Timestamps;
 
-/// Longest wait for a frame before it counts as lost (zeros).
-const FRAME_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+/// Longest wait for a frame before it counts as lost (an offline render then stops with an
+/// error; a frame rendered at once is zeros).
+const FRAME_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A frame being encoded (from [`GpuPicture::begin`] to [`GpuPicture::submit`], which takes
 /// it: a staging buffer is submitted once).

@@ -51,6 +51,10 @@ pub(in crate::sim) struct TailLevel {
     pub _pad: [u32; 2],
 }
 
+// The tail counts its levels by the table's length (`arrayLength`), which storage buffers'
+// rounding up to 16 bytes leaves exact only for entries of a multiple of 16 bytes.
+const _: () = assert!(size_of::<TailLevel>().is_multiple_of(16));
+
 /// The first level of the tail: the first coarse level from which all levels hold at most
 /// [`TAIL_MAX_CELLS`] cells (levels are 0, the finest, then one per plan). None without
 /// coarse levels.
@@ -245,12 +249,14 @@ impl Multigrid {
         plans: &[LevelPlan],
     ) -> Self {
         let k = |entry| Kernel::new(device, m, entry);
+        // These write each cell of their workgroup memory before reading it.
+        let unzeroed = |entry| Kernel::without_zeroed_workgroup_memory(device, m, entry);
         let mut mg = Self {
-            smooth: k("rb_smooth"),
+            smooth: unzeroed("rb_smooth"),
             residual_restrict: k("residual_restrict"),
             prolongate_add: k("prolongate_add"),
             copy: k("jacobi_copy"),
-            v_cycle_tail: k("v_cycle_tail"),
+            v_cycle_tail: unzeroed("v_cycle_tail"),
             rb_sor_coarsest: k("rb_sor_coarsest"),
             rb_sor_faces: k("rb_sor_faces"),
             residual_faces: k("residual_faces"),

@@ -124,7 +124,8 @@ impl Pressure {
         reduce: &Reduce,
     ) -> Self {
         use binding::*;
-        let jacobi_block = Kernel::new(device, m, "jacobi_block");
+        // It writes each cell of its workgroup memory before reading it.
+        let jacobi_block = Kernel::without_zeroed_workgroup_memory(device, m, "jacobi_block");
         let jacobi_copy = Kernel::new(device, m, "jacobi_copy");
         let residual = Kernel::new(device, m, "residual");
         let scale_warm_start = Kernel::new(device, m, "scale_warm_start");
