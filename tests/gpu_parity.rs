@@ -717,3 +717,69 @@ fn frames_in_flight_are_the_frames_rendered_at_once() {
         "the frames change over time (order matters)"
     );
 }
+
+/// Timing each pass of a frame on its own (the bench's `frame_passes`: the display
+/// pipeline's stages then run in a pass each) draws the same pixels, and lists colorize, the
+/// bloom, the sunrays, the glow and the tone with their dispatches.
+#[test]
+fn timing_each_frame_pass_changes_no_pixel() {
+    use dyeflow::fluid::Effects;
+    let cfg = config(PressureMethod::Multigrid);
+    let (Some(a), Some(b)) = (common::gpu_context(), common::gpu_context()) else {
+        return;
+    };
+    let stamps = a.timestamps;
+    let mut plain = GpuSolver::new(a, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    let mut timed = GpuSolver::new(b, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    timed.set_time_frame_passes(true);
+    let look = Look {
+        tone: ToneMode::Filmic,
+        effects: Effects {
+            bloom: 1.0,
+            bloom_threshold: 0.3,
+            bloom_knee: 0.5,
+            bloom_radius: 0.75,
+            rays: 0.6,
+            ..Effects::OFF
+        },
+        ..Look::default()
+    };
+    let (w, h) = (96, 54);
+    let (mut x, mut y) = (vec![0u8; w * h * 4], vec![0u8; w * h * 4]);
+    for n in 0..3 {
+        plain.inject(&splats(n));
+        timed.inject(&splats(n));
+        plain.step(&lively());
+        timed.step(&lively());
+        plain.render(&look, w, h, &mut x);
+        timed.render(&look, w, h, &mut y);
+        assert!(
+            x.chunks(4).any(|p| p[..3] != [0, 0, 0]),
+            "frame {n} is black"
+        );
+        assert!(x == y, "frame {n} differs");
+    }
+    let passes = timed.frame_pass_samples();
+    if !stamps {
+        assert!(passes.is_empty(), "no timestamps, yet times: {passes:?}");
+        return;
+    }
+    let labels: Vec<&str> = passes.iter().map(|(l, _)| l.as_str()).collect();
+    let want = [
+        "Pass: colorize",
+        "Pass: bloom",
+        "Pass: sunrays",
+        "Pass: glow",
+        "Pass: tone",
+    ];
+    assert_eq!(labels, want, "the frame's passes");
+    for (label, samples) in passes {
+        assert_eq!(samples.len(), 3, "{label}: {samples:?}");
+        assert!(
+            samples
+                .iter()
+                .all(|s| s.dispatches > 0 && s.ms.is_finite() && s.ms >= 0.0),
+            "{label}: {samples:?}"
+        );
+    }
+}

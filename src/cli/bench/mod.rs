@@ -142,6 +142,10 @@ pub struct BenchResult {
     /// GPU runs with timestamps: each compute pass of a step on its own (see [`passes`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub passes: Option<Vec<PassTime>>,
+    /// GPU runs with timestamps: each compute pass of a frame at `frame` in the show look on
+    /// its own (the display pipeline's stages in a pass each).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frame_passes: Option<Vec<PassTime>>,
 }
 
 /// The scene's injection for step `n`: a block of white dye with an upward push.
@@ -465,6 +469,7 @@ impl SceneRun {
             display_gpu_ms: self.gpu_frame_ms.map(|g| g[1]),
             timer,
             passes: None,
+            frame_passes: None,
         }
     }
 }
@@ -566,7 +571,9 @@ pub fn run_gpu(opts: &BenchOptions, gpu: &GpuOptions) -> Result<BenchResult, Gpu
         "wall"
     };
     let passes = passes::time(&mut solver, opts);
+    let frame_passes = passes::time_frames(&mut solver, &show, opts.frame_size);
     let mut result = run.result(opts, "gpu", 0, Some(adapter), timer);
     result.passes = passes;
+    result.frame_passes = frame_passes;
     Ok(result)
 }

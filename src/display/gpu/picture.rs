@@ -31,7 +31,7 @@ use crate::fluid::{Look, ObstacleStyle, ToneMode};
 use crate::gpu::context::GpuContext;
 use crate::gpu::frames::Frames;
 use crate::gpu::kernel::{Dispatcher, uniform};
-use crate::gpu::timestamps::Timestamps;
+use crate::gpu::timestamps::{PassSample, PassTimes, Timestamps};
 
 /// Longest wait for a frame before it counts as lost (an offline render then stops with an
 /// error; a frame rendered at once is zeros).
@@ -72,6 +72,9 @@ pub struct GpuPicture {
     timing: Option<Timestamps>,
     /// GPU time of the last frame rendered with timing: `[colorize, display pipeline]` ms.
     last_ms: Option<[f64; 2]>,
+    /// Each pass timed on its own, when asked for ([`GpuPicture::set_time_passes`]): the
+    /// display pipeline's stages then run in a pass each.
+    pass_times: Option<PassTimes>,
     frames: Frames,
 }
 
@@ -89,6 +92,7 @@ impl GpuPicture {
             picture: uniform(device, "Uniform: picture", &PictureUniform::default()),
             timing: None,
             last_ms: None,
+            pass_times: None,
             frames: Frames::default(),
         }
     }
@@ -111,6 +115,21 @@ impl GpuPicture {
             .then(|| Timestamps::new(ctx, "Queries: frame time", 4))
             .flatten();
         self.last_ms = None;
+    }
+
+    /// Time every pass of each frame on its own, and count its dispatches (timestamp queries,
+    /// when the adapter has them): [`GpuPicture::pass_samples`]. Reading them back waits for
+    /// the frame.
+    pub fn set_time_passes(&mut self, ctx: &GpuContext, on: bool) {
+        self.pass_times = on
+            .then(|| PassTimes::new(ctx, "Queries: frame pass times"))
+            .flatten();
+    }
+
+    /// The passes of the frames timed since [`GpuPicture::set_time_passes`]: each label and
+    /// its time and dispatches in each frame it ran in.
+    pub fn pass_samples(&self) -> &[(String, Vec<PassSample>)] {
+        self.pass_times.as_ref().map_or(&[], |p| p.samples())
     }
 
     /// Whether frames are timed.
@@ -186,26 +205,31 @@ impl GpuPicture {
         self.colorize.frame()
     }
 
-    /// A labelled compute pass with direct dispatches, timed by the frame queries `first`
-    /// (start) and `first + 1` (end) when timing is on.
+    /// A labelled compute pass with direct dispatches: timed on its own when each pass is,
+    /// else by the frame queries `first` (start) and `first + 1` (end) when timing is on.
     fn timed_pass<'e>(
         &self,
         encoder: &'e mut wgpu::CommandEncoder,
         label: &str,
         first: u32,
     ) -> Dispatcher<'e, 'e> {
-        let timestamp_writes = self
-            .timing
-            .as_ref()
-            .map(|t| wgpu::ComputePassTimestampWrites {
-                query_set: t.queries(),
-                beginning_of_pass_write_index: Some(first),
-                end_of_pass_write_index: Some(first + 1),
-            });
-        Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
+        let (timestamp_writes, counter) = match (&self.pass_times, &self.timing) {
+            (Some(p), _) => p.writes(label).unzip(),
+            (None, Some(t)) => {
+                let writes = wgpu::ComputePassTimestampWrites {
+                    query_set: t.queries(),
+                    beginning_of_pass_write_index: Some(first),
+                    end_of_pass_write_index: Some(first + 1),
+                };
+                (Some(writes), None)
+            }
+            (None, None) => (None, None),
+        };
+        let pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
             label: Some(label),
             timestamp_writes,
-        }))
+        });
+        Dispatcher::direct(pass).counted(counter)
     }
 
     /// Colorize `src`. With the job's particles, their light buffer is cleared first and
@@ -240,8 +264,26 @@ impl GpuPicture {
         if !job.filmic {
             return;
         }
-        let mut d = self.timed_pass(encoder, "Pass: tone", 2);
         let fx = look.effects.sanitized();
+        if self.pass_times.is_some() {
+            // A pass per stage for the per-pass table: the same dispatches in the same order.
+            let bloom = job.effects
+                && self
+                    .bloom
+                    .encode_down_up(&mut self.timed_pass(encoder, "Pass: bloom", 2), &fx);
+            if bloom {
+                if fx.rays > 0.0 {
+                    self.sunrays
+                        .encode(&mut self.timed_pass(encoder, "Pass: sunrays", 2));
+                }
+                self.bloom
+                    .encode_glow(&mut self.timed_pass(encoder, "Pass: glow", 2));
+            }
+            self.tone
+                .encode(&mut self.timed_pass(encoder, "Pass: tone", 2));
+            return;
+        }
+        let mut d = self.timed_pass(encoder, "Pass: tone", 2);
         if job.effects && self.bloom.encode_down_up(&mut d, &fx) {
             if fx.rays > 0.0 {
                 self.sunrays.encode(&mut d);
@@ -296,8 +338,11 @@ impl GpuPicture {
         mut encoder: wgpu::CommandEncoder,
         job: FrameJob,
     ) -> u64 {
-        if let Some(t) = &self.timing {
-            t.resolve(&mut encoder, if job.filmic { 4 } else { 2 });
+        // Each pass timed on its own replaces the frame's two spans.
+        match (&self.pass_times, &self.timing) {
+            (Some(p), _) => p.resolve(&mut encoder),
+            (None, Some(t)) => t.resolve(&mut encoder, if job.filmic { 4 } else { 2 }),
+            (None, None) => {}
         }
         let frame = self.colorize.frame();
         self.frames.submit(ctx, encoder, frame, job.index)
@@ -331,7 +376,9 @@ impl GpuPicture {
     /// size; zeros if it did not come back), reading its timing when timed.
     pub fn finish(&mut self, ctx: &GpuContext, serial: u64, look: &Look, out: &mut [u8]) {
         let _ = ctx.device.poll(wgpu::PollType::wait_indefinitely());
-        if let Some(t) = &self.timing {
+        if let Some(p) = &mut self.pass_times {
+            p.collect(ctx);
+        } else if let Some(t) = &self.timing {
             let ms = t.read_pairs_ms(ctx, 2);
             // The legacy tone has no display pipeline (its stamps were not written).
             let display = if look.tone == ToneMode::Legacy {
@@ -350,7 +397,11 @@ impl GpuPicture {
     /// what was submitted after it, and copy it into `out` (its size); `false` (and `out`
     /// untouched) when it did not come back.
     pub fn wait(&mut self, ctx: &GpuContext, serial: u64, out: &mut [u8]) -> bool {
-        self.frames.take(ctx, serial, out, FRAME_WAIT)
+        let ok = self.frames.take(ctx, serial, out, FRAME_WAIT);
+        if let Some(p) = &mut self.pass_times {
+            p.collect(ctx);
+        }
+        ok
     }
 
     /// Copy the newest finished frame into `out` without waiting; its size.

@@ -309,6 +309,19 @@ impl GpuSolver {
         self.picture.set_timing(&self.ctx, on);
     }
 
+    /// Time every compute pass of each frame [`Solver::render`] draws on its own, and count
+    /// its dispatches (timestamp queries, when the adapter has them; the display pipeline's
+    /// stages then run in a pass each): [`GpuSolver::frame_pass_samples`]. For the bench.
+    pub fn set_time_frame_passes(&mut self, on: bool) {
+        self.picture.set_time_passes(&self.ctx, on);
+    }
+
+    /// The passes of the frames timed since [`GpuSolver::set_time_frame_passes`], as
+    /// [`GpuSolver::pass_samples`].
+    pub fn frame_pass_samples(&self) -> &[(String, Vec<PassSample>)] {
+        self.picture.pass_samples()
+    }
+
     /// GPU time of the last frame [`Solver::render`] drew with timing on: colorize, and the
     /// display pipeline after it (bloom, sunrays, tone), in ms.
     pub fn last_frame_gpu_ms(&self) -> Option<[f64; 2]> {
