@@ -108,6 +108,18 @@ fn residual_at(i: u32, j: u32) -> f32 {
     return residual_op(i, j, w, L.h, L.cx, L.cy, q_in[c], left, right, dn, up, b[c]);
 }
 
+// q_in and b at cell k of a block `side` cells wide whose first cell is (x0, y0); zeros
+// outside the grid.
+fn block_cell(k: u32, side: u32, x0: i32, y0: i32) -> vec2<f32> {
+    let x = x0 + i32(k % side);
+    let y = y0 + i32(k / side);
+    if (x < 0 || y < 0 || u32(x) >= L.w || u32(y) >= L.h) {
+        return vec2(0.0);
+    }
+    let c = u32(y) * L.w + u32(x);
+    return vec2(q_in[c], b[c]);
+}
+
 // Jacobi blocks: each workgroup loads a (ST + 2 JH)² block of q_in and b, runs L.sweeps (1 or
 // JH = 2) Jacobi iterations on it in workgroup memory, from jq into jn and back, each on the
 // cells at least one more cell from the block's edge, and writes its central ST² cells to q:
@@ -126,18 +138,10 @@ fn jacobi_block(@builtin(workgroup_id) wg: vec3<u32>,
     let x0 = i32(wg.x * ST) - i32(JH);
     let y0 = i32(wg.y * ST) - i32(JH);
     for (var k = lid; k < JR * JR; k += WG * WG) {
-        let x = x0 + i32(k % JR);
-        let y = y0 + i32(k / JR);
-        var qv = 0.0;
-        var bv = 0.0;
-        if (x >= 0 && y >= 0 && u32(x) < w && u32(y) < h) {
-            let c = u32(y) * w + u32(x);
-            qv = q_in[c];
-            bv = b[c];
-        }
-        jq[k] = qv;
-        jn[k] = qv;
-        jb[k] = bv;
+        let qb = block_cell(k, JR, x0, y0);
+        jq[k] = qb.x;
+        jn[k] = qb.x;
+        jb[k] = qb.y;
     }
     workgroupBarrier();
     let iterations = min(max(L.sweeps, 1u), JH);
@@ -213,17 +217,9 @@ fn rb_smooth(@builtin(workgroup_id) wg: vec3<u32>, @builtin(local_invocation_ind
     let x0 = i32(wg.x * ST) - i32(SH);
     let y0 = i32(wg.y * ST) - i32(SH);
     for (var k = lid; k < SR * SR; k += WG * WG) {
-        let x = x0 + i32(k % SR);
-        let y = y0 + i32(k / SR);
-        var qv = 0.0;
-        var bv = 0.0;
-        if (x >= 0 && y >= 0 && u32(x) < w && u32(y) < h) {
-            let c = u32(y) * w + u32(x);
-            qv = q_in[c];
-            bv = b[c];
-        }
-        sq[k] = qv;
-        sb[k] = bv;
+        let qb = block_cell(k, SR, x0, y0);
+        sq[k] = qb.x;
+        sb[k] = qb.y;
     }
     workgroupBarrier();
     let half = SR / 2u;
@@ -309,27 +305,18 @@ fn prolongate_add(@builtin(global_invocation_id) id: vec3<u32>) {
     q[c] = q[c] + lerp(a, bb, bitcast<f32>(ty.z));
 }
 
-// The coarsest level: one workgroup loads the level (at most 1024 cells) into workgroup
-// memory, makes the right-hand side mean-free, and runs L.sweeps over-relaxed red-black
-// sweeps from zero (or, when L.cw is 1, from q: a grid too small to have coarse levels keeps
-// its warm start).
+// The coarsest level: one workgroup loads the level (at most COARSE_MAX cells) into
+// workgroup memory (te and tb, below), makes the right-hand side mean-free, and runs L.sweeps
+// over-relaxed red-black sweeps from zero (or, when L.cw is 1, from q: a grid too small to
+// have coarse levels keeps its warm start). The `_faces` solve uses cq and cb.
 const COARSE_MAX: u32 = 1024u;
 var<workgroup> cq: array<f32, COARSE_MAX>;
 var<workgroup> cb: array<f32, COARSE_MAX>;
 var<workgroup> partial: array<f32, 256>;
 
-@compute @workgroup_size(256)
-fn rb_sor_coarsest(@builtin(local_invocation_id) lid3: vec3<u32>) {
-    let lid = lid3.x;
-    let w = L.w;
-    let h = L.h;
-    let n = w * h;
-    var s = 0.0;
-    for (var c = lid; c < n; c += 256u) {
-        cb[c] = b[c];
-        cq[c] = select(0.0, q[c], L.cw == 1u);
-        s += b[c];
-    }
+// The sum over the workgroup (256 invocations) of each one's s: a tree in `partial`, the
+// same for every invocation.
+fn workgroup_sum(s: f32, lid: u32) -> f32 {
     partial[lid] = s;
     for (var k = 128u; k > 0u; k = k / 2u) {
         workgroupBarrier();
@@ -338,12 +325,25 @@ fn rb_sor_coarsest(@builtin(local_invocation_id) lid3: vec3<u32>) {
         }
     }
     workgroupBarrier();
-    let mean = partial[0] / f32(n);
+    return partial[0];
+}
+
+// The coarsest solve of a w x h level (operator cx, cy) in te and tb from `off`: its
+// right-hand side made mean-free, then `sweeps` red-black sweeps over-relaxed by omega from
+// te's values (cpu: remove_mean, then rb_sor_op).
+fn coarsest_solve(off: u32, w: u32, h: u32, cx: f32, cy: f32, sweeps: u32, omega: f32,
+    lid: u32) {
+    let n = w * h;
+    var s = 0.0;
     for (var c = lid; c < n; c += 256u) {
-        cb[c] = cb[c] - mean;
+        s += tb[off + c];
+    }
+    let mean = workgroup_sum(s, lid) / f32(n);
+    for (var c = lid; c < n; c += 256u) {
+        tb[off + c] = tb[off + c] - mean;
     }
     workgroupBarrier();
-    for (var sweep = 0u; sweep < L.sweeps; sweep++) {
+    for (var sweep = 0u; sweep < sweeps; sweep++) {
         for (var colour = 0u; colour < 2u; colour++) {
             for (var c = lid; c < n; c += 256u) {
                 let i = c % w;
@@ -351,24 +351,37 @@ fn rb_sor_coarsest(@builtin(local_invocation_id) lid3: vec3<u32>) {
                 if (((i + j) & 1u) != colour) {
                     continue;
                 }
+                let k = off + c;
                 var sum = 0.0;
                 var nn = 0.0;
-                if (i >= 1u) { sum = fma(L.cx, cq[c - 1u], sum); nn += L.cx; }
-                if (i + 1u < w) { sum = fma(L.cx, cq[c + 1u], sum); nn += L.cx; }
-                if (j > 0u) { sum = fma(L.cy, cq[c - w], sum); nn += L.cy; }
-                if (j + 1u < h) { sum = fma(L.cy, cq[c + w], sum); nn += L.cy; }
-                let old = cq[c];
+                if (i >= 1u) { sum = fma(cx, te[k - 1u], sum); nn += cx; }
+                if (i + 1u < w) { sum = fma(cx, te[k + 1u], sum); nn += cx; }
+                if (j > 0u) { sum = fma(cy, te[k - w], sum); nn += cy; }
+                if (j + 1u < h) { sum = fma(cy, te[k + w], sum); nn += cy; }
+                let old = te[k];
                 var gs = old;
                 if (nn > 0.0) {
-                    gs = (sum + cb[c]) / nn;
+                    gs = (sum + tb[k]) / nn;
                 }
-                cq[c] = fma(L.omega, gs - old, old);
+                te[k] = fma(omega, gs - old, old);
             }
             workgroupBarrier();
         }
     }
+}
+
+@compute @workgroup_size(256)
+fn rb_sor_coarsest(@builtin(local_invocation_id) lid3: vec3<u32>) {
+    let lid = lid3.x;
+    let n = L.w * L.h;
     for (var c = lid; c < n; c += 256u) {
-        q[c] = cq[c];
+        tb[c] = b[c];
+        te[c] = select(0.0, q[c], L.cw == 1u);
+    }
+    workgroupBarrier();
+    coarsest_solve(0u, L.w, L.h, L.cx, L.cy, L.sweeps, L.omega, lid);
+    for (var c = lid; c < n; c += 256u) {
+        q[c] = te[c];
     }
 }
 
@@ -474,52 +487,9 @@ fn v_cycle_tail(@builtin(local_invocation_id) lid3: vec3<u32>) {
         }
         workgroupBarrier();
     }
-    // The coarsest level (rb_sor_coarsest from zero): the right-hand side mean-free, then the
-    // over-relaxed sweeps.
+    // The coarsest level (rb_sor_coarsest from zero).
     let co = tail[levels - 1u];
-    let n = co.w * co.h;
-    var s = 0.0;
-    for (var c = lid; c < n; c += 256u) {
-        s += tb[co.off + c];
-    }
-    partial[lid] = s;
-    for (var k = 128u; k > 0u; k = k / 2u) {
-        workgroupBarrier();
-        if (lid < k) {
-            partial[lid] = partial[lid] + partial[lid + k];
-        }
-    }
-    workgroupBarrier();
-    let mean = partial[0] / f32(n);
-    for (var c = lid; c < n; c += 256u) {
-        tb[co.off + c] = tb[co.off + c] - mean;
-    }
-    workgroupBarrier();
-    for (var sweep = 0u; sweep < co.pre; sweep++) {
-        for (var colour = 0u; colour < 2u; colour++) {
-            for (var c = lid; c < n; c += 256u) {
-                let i = c % co.w;
-                let j = c / co.w;
-                if (((i + j) & 1u) != colour) {
-                    continue;
-                }
-                let k = co.off + c;
-                var sum = 0.0;
-                var nn = 0.0;
-                if (i >= 1u) { sum = fma(co.cx, te[k - 1u], sum); nn += co.cx; }
-                if (i + 1u < co.w) { sum = fma(co.cx, te[k + 1u], sum); nn += co.cx; }
-                if (j > 0u) { sum = fma(co.cy, te[k - co.w], sum); nn += co.cy; }
-                if (j + 1u < co.h) { sum = fma(co.cy, te[k + co.w], sum); nn += co.cy; }
-                let old = te[k];
-                var gs = old;
-                if (nn > 0.0) {
-                    gs = (sum + tb[k]) / nn;
-                }
-                te[k] = fma(co.omega, gs - old, old);
-            }
-            workgroupBarrier();
-        }
-    }
+    coarsest_solve(co.off, co.w, co.h, co.cx, co.cy, co.pre, co.omega, lid);
     // Up: each level's correction from the next (prolongate_add), then smooth.
     for (var l = levels - 1u; l > 0u; l--) {
         let lv = tail[l - 1u];

@@ -529,17 +529,24 @@ fn picture_effects_match() {
     }
 }
 
+/// Two GPU solvers of the multigrid `config`, each on its own device, and whether the devices
+/// have timestamps; `None` without a GPU.
+fn two_gpu_solvers() -> Option<(GpuSolver, GpuSolver, bool)> {
+    let cfg = config(PressureMethod::Multigrid);
+    let (a, b) = (common::gpu_context()?, common::gpu_context()?);
+    let stamps = a.timestamps;
+    let solver = |ctx| GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
+    Some((solver(a), solver(b), stamps))
+}
+
 /// The GPU step is its stages in [`Stage::ALL`]'s order: the same busy scene (heat, weight,
 /// vorticity, viscosity, dye diffusion, particles) encoded as one step and stage by stage ends
 /// with the same bits, so `encode_step`'s one-line-per-pass list cannot drift from the stages.
 #[test]
 fn a_gpu_step_is_its_stages_in_order() {
-    let cfg = config(PressureMethod::Multigrid);
-    let (Some(a), Some(b)) = (common::gpu_context(), common::gpu_context()) else {
+    let Some((mut whole, mut staged, _)) = two_gpu_solvers() else {
         return;
     };
-    let mut whole = GpuSolver::new(a, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
-    let mut staged = GpuSolver::new(b, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
     let p = StepInput {
         buoyancy: 3.0,
         weight: 0.5,
@@ -580,13 +587,9 @@ fn a_gpu_step_is_its_stages_in_order() {
 /// and covers the step's stages: every pass of every timed step has a time.
 #[test]
 fn timing_each_pass_changes_nothing() {
-    let cfg = config(PressureMethod::Multigrid);
-    let (Some(a), Some(b)) = (common::gpu_context(), common::gpu_context()) else {
+    let Some((mut plain, mut timed, stamps)) = two_gpu_solvers() else {
         return;
     };
-    let stamps = a.timestamps;
-    let mut plain = GpuSolver::new(a, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
-    let mut timed = GpuSolver::new(b, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
     timed.set_time_passes(true);
     let p = StepInput {
         buoyancy: 3.0,
@@ -666,12 +669,9 @@ fn timing_each_pass_changes_nothing() {
 /// for each in turn while the next steps run.
 #[test]
 fn frames_in_flight_are_the_frames_rendered_at_once() {
-    let cfg = config(PressureMethod::Multigrid);
-    let (Some(a), Some(b)) = (common::gpu_context(), common::gpu_context()) else {
+    let Some((mut at_once, mut piped, _)) = two_gpu_solvers() else {
         return;
     };
-    let mut at_once = GpuSolver::new(a, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
-    let mut piped = GpuSolver::new(b, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
     let depth = piped.frames_in_flight();
     assert!(depth >= 2, "the GPU keeps {depth} frames in flight");
     let look = Look::default();
@@ -724,13 +724,9 @@ fn frames_in_flight_are_the_frames_rendered_at_once() {
 #[test]
 fn timing_each_frame_pass_changes_no_pixel() {
     use dyeflow::fluid::Effects;
-    let cfg = config(PressureMethod::Multigrid);
-    let (Some(a), Some(b)) = (common::gpu_context(), common::gpu_context()) else {
+    let Some((mut plain, mut timed, stamps)) = two_gpu_solvers() else {
         return;
     };
-    let stamps = a.timestamps;
-    let mut plain = GpuSolver::new(a, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
-    let mut timed = GpuSolver::new(b, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
     timed.set_time_frame_passes(true);
     let look = Look {
         tone: ToneMode::Filmic,
