@@ -67,6 +67,9 @@ pub(super) struct Buffers {
     pub b: wgpu::Buffer,
     /// The projection's pressure, warm-started step to step.
     pub q: wgpu::Buffer,
+    /// The other half of the pressure's out-of-place solves (Jacobi, red-black, the finest
+    /// multigrid level's smoothing): it holds nothing between them.
+    pub q_scratch: wgpu::Buffer,
     /// The last projection's pressure minus its mean, as the gradient subtracts it.
     pub q_centred: wgpu::Buffer,
     /// Reduction results, vec4 per [`slot`].
@@ -89,6 +92,7 @@ impl Buffers {
             d: f("Buffer: divergence", s.nc()),
             b: f("Buffer: pressure rhs", s.nc()),
             q: f("Buffer: pressure", s.nc()),
+            q_scratch: f("Buffer: pressure scratch", s.nc()),
             q_centred: f("Buffer: pressure centred", s.nc()),
             results: storage(device, "Buffer: reduction results", slot::COUNT * 16),
         }

@@ -14,7 +14,7 @@
 
 use super::nodes::Nodes;
 use super::obstacles::LevelFaces;
-use super::pressure::{LevelUniform, binding::*};
+use super::pressure::{LevelUniform, PingPong, binding::*};
 use crate::gpu::kernel::{Binding, Dispatcher, Kernel, groups2, storage, storage_init, uniform};
 use crate::sim::grid::gpu::buffers::{Buffers, Sizes, bytes_f32};
 use crate::sim::multigrid::{self, COARSEST_OMEGA, LevelPlan};
@@ -157,27 +157,22 @@ const S: usize = 1;
 struct Level {
     w: usize,
     h: usize,
-    /// `smooth[from][sweeps - 1]`: 1 or 2 sweeps of the unknowns in buffer `from` into the
-    /// other.
-    smooth: [[wgpu::BindGroup; 2]; 2],
+    /// Two sweeps a dispatch between `e` and `s`.
+    smooth: PingPong,
     /// `[from]`: the residual restricted into the next level, its correction cleared.
     restrict: Option<[wgpu::BindGroup; 2]>,
     /// `[into]`: the next level's correction added.
     prolong: Option<[wgpu::BindGroup; 2]>,
-    /// The scratch back into the unknowns.
-    copy: wgpu::BindGroup,
     _buffers: Vec<wgpu::Buffer>,
 }
 
 /// The finest level's buffers that its bind groups around obstacles bind besides the
-/// projection's (the residual and the colour, residual and coarsest uniforms), and its
-/// smoothing scratch.
+/// projection's (the residual and the colour, residual and coarsest uniforms).
 struct Finest {
     r: wgpu::Buffer,
     relax_u: [wgpu::Buffer; 2],
     res_u: wgpu::Buffer,
     co_u: wgpu::Buffer,
-    scratch: wgpu::Buffer,
 }
 
 impl Finest {
@@ -195,7 +190,6 @@ impl Finest {
                 },
             ),
             co_u: coarsest_uniform(device, w, h),
-            scratch: storage(device, "Buffer: smoothing scratch", bytes_f32(w * h)),
         }
     }
 }
@@ -309,7 +303,7 @@ impl Multigrid {
             cx: 1.0,
             cy: 1.0,
             e: b.q.clone(),
-            s: self.finest.scratch.clone(),
+            s: b.q_scratch.clone(),
             b: b.b.clone(),
         }];
         specs.extend(
@@ -321,7 +315,7 @@ impl Multigrid {
         );
         for n in 0..plain_levels {
             let (lv, next) = (&specs[n], specs.get(n + 1));
-            let level_u = |sweeps: u32, cw: usize, ch: usize| {
+            let level_u = |cw: usize, ch: usize| {
                 let u = LevelUniform {
                     w: lv.w as u32,
                     h: lv.h as u32,
@@ -330,34 +324,26 @@ impl Multigrid {
                     cx: lv.cx,
                     cy: lv.cy,
                     omega: 1.0,
-                    sweeps,
                     ..Default::default()
                 };
                 uniform(device, "Uniform: mg level", &u)
             };
             let sides = [&lv.e, &lv.s];
-            let smooth_u = [1, 2].map(|sweeps| level_u(sweeps, 0, 0));
-            let smooth = [E, S].map(|from| {
-                [0, 1].map(|k| {
-                    let entries = [
-                        (L, &smooth_u[k]),
-                        (Q_IN, sides[from]),
-                        (Q, sides[1 - from]),
-                        (B, &lv.b),
-                    ];
-                    self.smooth.bind(device, &entries)
-                })
-            });
-            let copy_u = level_u(0, 0, 0);
-            let copy = self
-                .copy
-                .bind(device, &[(L, &copy_u), (Q_IN, &lv.s), (Q, &lv.e)]);
-            let mut buffers = vec![copy_u];
-            buffers.extend(smooth_u);
+            let level = LevelUniform {
+                w: lv.w as u32,
+                h: lv.h as u32,
+                cx: lv.cx,
+                cy: lv.cy,
+                omega: 1.0,
+                ..Default::default()
+            };
+            let kernels = (&self.smooth, &self.copy);
+            let smooth = PingPong::new(device, kernels, level, sides, &lv.b, SMOOTH_MAX_SWEEPS);
+            let mut buffers = Vec::new();
             let (mut restrict, mut prolong) = (None, None);
             if let Some(next) = next {
                 let [first, frac, ptap] = Taps::of(&plans[n]).buffers(device);
-                let restrict_u = level_u(0, next.w, next.h);
+                let restrict_u = level_u(next.w, next.h);
                 restrict = Some([E, S].map(|from| {
                     let entries = [
                         (L, &restrict_u),
@@ -370,7 +356,7 @@ impl Multigrid {
                     ];
                     self.residual_restrict.bind(device, &entries)
                 }));
-                let prolong_u = level_u(0, next.w, 0);
+                let prolong_u = level_u(next.w, 0);
                 prolong = Some([E, S].map(|into| {
                     let entries = [
                         (L, &prolong_u),
@@ -389,7 +375,6 @@ impl Multigrid {
                 smooth,
                 restrict,
                 prolong,
-                copy,
                 _buffers: buffers,
             });
         }
@@ -474,13 +459,11 @@ impl Multigrid {
     /// `sweeps` red-black Gauss-Seidel sweeps on the projection's pressure (cpu `rb_sor`, or
     /// `rb_sor_faces` around obstacles).
     pub fn encode_rb_sor(&self, d: &mut Dispatcher, sweeps: u32) {
-        if let Some(f) = &self.faces {
-            self.encode_smooth_faces(d, f, sweeps);
-            return;
-        }
-        let lv = &self.levels[0];
-        if self.encode_smooth(d, lv, E, sweeps) == S {
-            d.go(&self.copy, &lv.copy, groups2(lv.w, lv.h));
+        match &self.faces {
+            Some(f) => self.encode_smooth_faces(d, f, sweeps),
+            None => self.levels[0]
+                .smooth
+                .encode_home(d, (&self.smooth, &self.copy), E, sweeps),
         }
     }
 
@@ -492,24 +475,6 @@ impl Multigrid {
                 None => self.encode_v_cycle(d, 0),
             }
         }
-    }
-
-    /// `sweeps` red-black sweeps of level `lv`'s unknowns in buffer `from` ([`E`] or [`S`]),
-    /// at most [`SMOOTH_MAX_SWEEPS`] a dispatch, from one buffer into the other; returns the
-    /// buffer that holds them after.
-    fn encode_smooth(&self, d: &mut Dispatcher, lv: &Level, mut from: usize, sweeps: u32) -> usize {
-        let tiles = (
-            lv.w.div_ceil(SMOOTH_TILE) as u32,
-            lv.h.div_ceil(SMOOTH_TILE) as u32,
-        );
-        let mut left = sweeps;
-        while left > 0 {
-            let n = left.min(SMOOTH_MAX_SWEEPS);
-            d.go(&self.smooth, &lv.smooth[from][n as usize - 1], tiles);
-            from = 1 - from;
-            left -= n;
-        }
-        from
     }
 
     /// `sweeps` red-black sweeps of the projection's pressure around obstacles, in place, one
@@ -547,7 +512,9 @@ impl Multigrid {
             (Some(r), Some(p)) => (r, p),
             _ => unreachable!("levels above the coarsest have transfers"),
         };
-        let side = self.encode_smooth(d, lv, E, multigrid::MG_PRE_SWEEPS);
+        let side = lv
+            .smooth
+            .encode(d, &self.smooth, E, multigrid::MG_PRE_SWEEPS);
         d.go(
             &self.residual_restrict,
             &restrict[side],
@@ -555,9 +522,9 @@ impl Multigrid {
         );
         self.encode_v_cycle(d, l + 1);
         d.go(&self.prolongate_add, &prolong[side], groups2(lv.w, lv.h));
-        if self.encode_smooth(d, lv, side, multigrid::MG_POST_SWEEPS) == S {
-            d.go(&self.copy, &lv.copy, groups2(lv.w, lv.h));
-        }
+        let kernels = (&self.smooth, &self.copy);
+        lv.smooth
+            .encode_home(d, kernels, side, multigrid::MG_POST_SWEEPS);
     }
 
     /// The tail's first level's size.

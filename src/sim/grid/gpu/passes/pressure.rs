@@ -71,10 +71,8 @@ impl LevelUniform {
 
 /// The bind groups on the projection's pressure.
 struct Target {
-    /// `jacobi[from][iterations - 1]`: 1 or 2 Jacobi iterations from q (0) into the scratch
-    /// or back (1); and the final copy scratch -> q.
-    jacobi: [[wgpu::BindGroup; 2]; 2],
-    copy: wgpu::BindGroup,
+    /// Jacobi iterations two a dispatch between q and the scratch.
+    jacobi: PingPong,
     /// `aq = -A q` (a residual with b = 0), the dots and the scale of the warm start.
     neg_a: wgpu::BindGroup,
     dots: Reduction,
@@ -108,12 +106,101 @@ pub(in crate::sim::grid::gpu) struct Pressure {
     q: wgpu::Buffer,
     b: wgpu::Buffer,
     cells: (u32, u32),
-    /// The Jacobi blocks' workgroups.
-    tiles: (u32, u32),
 }
 
 /// Most Jacobi iterations one `jacobi_block` dispatch runs (`JH` in pressure.wgsl).
 pub(in crate::sim) const JACOBI_BLOCK_ITERATIONS: u32 = 2;
+
+/// A level's unknowns relaxed out of place in tiles (`rb_smooth`, `jacobi_block`): up to
+/// `per_dispatch` sweeps or iterations a dispatch, from one of two buffers into the other (0:
+/// the unknowns, 1: a scratch), and a copy (`jacobi_copy`) back into the unknowns.
+pub(in crate::sim::grid::gpu) struct PingPong {
+    /// `[from][sweeps - 1]`.
+    blocks: [[wgpu::BindGroup; 2]; 2],
+    /// The scratch into the unknowns.
+    copy: wgpu::BindGroup,
+    per_dispatch: u32,
+    tiles: (u32, u32),
+    cells: (u32, u32),
+}
+
+impl PingPong {
+    /// `kernel`'s bind groups on the level of uniform `level` (its `sweeps` set here) between
+    /// `sides` (the unknowns, the scratch) with right-hand side `b`; `copy`: `jacobi_copy`.
+    pub fn new(
+        device: &wgpu::Device,
+        (kernel, copy): (&Kernel, &Kernel),
+        level: LevelUniform,
+        sides: [&wgpu::Buffer; 2],
+        b: &wgpu::Buffer,
+        per_dispatch: u32,
+    ) -> Self {
+        use binding::*;
+        let u = [1, 2]
+            .map(|sweeps| uniform(device, "Uniform: blocks", &LevelUniform { sweeps, ..level }));
+        let blocks = [0, 1].map(|from| {
+            [0, 1].map(|k| {
+                let entries = [
+                    (L, &u[k]),
+                    (Q_IN, sides[from]),
+                    (Q, sides[1 - from]),
+                    (B, b),
+                ];
+                kernel.bind(device, &entries)
+            })
+        });
+        let copy = copy.bind(device, &[(L, &u[0]), (Q_IN, sides[1]), (Q, sides[0])]);
+        let (w, h) = (level.w as usize, level.h as usize);
+        Self {
+            blocks,
+            copy,
+            per_dispatch,
+            tiles: (
+                w.div_ceil(SMOOTH_TILE) as u32,
+                h.div_ceil(SMOOTH_TILE) as u32,
+            ),
+            cells: groups2(w, h),
+        }
+    }
+
+    /// `sweeps` of `kernel` on the unknowns in buffer `from`; the buffer that holds them
+    /// after.
+    pub fn encode(
+        &self,
+        d: &mut Dispatcher,
+        kernel: &Kernel,
+        mut from: usize,
+        sweeps: u32,
+    ) -> usize {
+        let mut left = sweeps;
+        while left > 0 {
+            let n = left.min(self.per_dispatch);
+            d.go(kernel, &self.blocks[from][n as usize - 1], self.tiles);
+            from = 1 - from;
+            left -= n;
+        }
+        from
+    }
+
+    /// [`PingPong::encode`], then the unknowns back into buffer 0 (`copy`: `jacobi_copy`).
+    pub fn encode_home(
+        &self,
+        d: &mut Dispatcher,
+        (kernel, copy): (&Kernel, &Kernel),
+        from: usize,
+        sweeps: u32,
+    ) {
+        let side = self.encode(d, kernel, from, sweeps);
+        self.copy_home(d, copy, side);
+    }
+
+    /// The unknowns back into buffer 0 when they are in the scratch (`side` 1).
+    pub fn copy_home(&self, d: &mut Dispatcher, copy: &Kernel, side: usize) {
+        if side == 1 {
+            d.go(copy, &self.copy, self.cells);
+        }
+    }
+}
 
 impl Pressure {
     pub fn new(
@@ -130,16 +217,10 @@ impl Pressure {
         let residual = Kernel::new(device, m, "residual");
         let scale_warm_start = Kernel::new(device, m, "scale_warm_start");
         let nc = s.nc();
-        let tmp = storage(device, "Buffer: pressure scratch", bytes_f32(nc));
         let zeros = storage(device, "Buffer: zeros", bytes_f32(nc));
         let neg_aq = storage(device, "Buffer: residual", bytes_f32(nc));
         let level0 = LevelUniform::finest(s);
         let u0 = uniform(device, "Uniform: level 0", &level0);
-        // Jacobi iterations per dispatch: 1 and 2.
-        let iterations_u = [1, 2].map(|sweeps| {
-            let u = LevelUniform { sweeps, ..level0 };
-            uniform(device, "Uniform: Jacobi", &u)
-        });
         let target = |q: &wgpu::Buffer, dots_slot: u32| {
             let u_scale = uniform(
                 device,
@@ -149,20 +230,17 @@ impl Pressure {
                     ..level0
                 },
             );
-            let sides = [q, &tmp];
+            let kernels = (&jacobi_block, &jacobi_copy);
+            let sides = [q, &b.q_scratch];
             Target {
-                jacobi: [0, 1].map(|from| {
-                    [0, 1].map(|k| {
-                        let entries = [
-                            (L, &iterations_u[k]),
-                            (Q_IN, sides[from]),
-                            (Q, sides[1 - from]),
-                            (B, &b.b),
-                        ];
-                        jacobi_block.bind(device, &entries)
-                    })
-                }),
-                copy: jacobi_copy.bind(device, &[(L, &u0), (Q_IN, &tmp), (Q, q)]),
+                jacobi: PingPong::new(
+                    device,
+                    kernels,
+                    level0,
+                    sides,
+                    &b.b,
+                    JACOBI_BLOCK_ITERATIONS,
+                ),
                 neg_a: residual.bind(device, &[(L, &u0), (Q_IN, q), (B, &zeros), (R, &neg_aq)]),
                 dots: reduce.reduction(device, &b.b, Some(&neg_aq), nc, dots_slot),
                 scale: scale_warm_start
@@ -180,16 +258,12 @@ impl Pressure {
             target,
             faces: None,
             level0: u0,
-            tmp,
+            tmp: b.q_scratch.clone(),
             zeros,
             neg_aq,
             q: b.q.clone(),
             b: b.b.clone(),
             cells: groups2(s.w, s.h),
-            tiles: (
-                s.w.div_ceil(SMOOTH_TILE) as u32,
-                s.h.div_ceil(SMOOTH_TILE) as u32,
-            ),
         }
     }
 
@@ -242,33 +316,19 @@ impl Pressure {
 
     /// `iterations` Jacobi iterations, the result back in the pressure.
     pub fn encode_jacobi(&self, d: &mut Dispatcher, iterations: u32) {
-        let tg = &self.target;
+        let jacobi = &self.target.jacobi;
+        let Some(f) = &self.faces else {
+            // Two iterations a dispatch, tiled in workgroup memory.
+            let kernels = (&self.jacobi_block, &self.jacobi_copy);
+            jacobi.encode_home(d, kernels, 0, iterations);
+            return;
+        };
         // Where the pressure is after them: 0 in q, 1 in the scratch.
         let mut side = 0;
-        match &self.faces {
-            Some(f) => {
-                for _ in 0..iterations {
-                    d.go(&self.jacobi_faces, &f.jacobi[side], self.cells);
-                    side = 1 - side;
-                }
-            }
-            None => {
-                // Two iterations a dispatch, tiled in workgroup memory.
-                let mut left = iterations;
-                while left > 0 {
-                    let n = left.min(JACOBI_BLOCK_ITERATIONS);
-                    d.go(
-                        &self.jacobi_block,
-                        &tg.jacobi[side][n as usize - 1],
-                        self.tiles,
-                    );
-                    side = 1 - side;
-                    left -= n;
-                }
-            }
+        for _ in 0..iterations {
+            d.go(&self.jacobi_faces, &f.jacobi[side], self.cells);
+            side = 1 - side;
         }
-        if side == 1 {
-            d.go(&self.jacobi_copy, &tg.copy, self.cells);
-        }
+        jacobi.copy_home(d, &self.jacobi_copy, side);
     }
 }
