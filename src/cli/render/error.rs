@@ -203,6 +203,27 @@ pub enum UsageError {
     /// An empty `--out`.
     #[error("the output path is empty")]
     EmptyOutputPath,
+    /// `--out -`: a render writes files (a video is finished by seeking back into it).
+    #[error(
+        "--out - would be standard output, but Dyeflow writes files (an MP4 or WebM is \
+         finished by going back into it); name a file, such as --out video.mp4, or a directory"
+    )]
+    StandardOutput,
+    /// The output would write over one of the run's inputs.
+    #[error(
+        "{}: the render would write over the {option} file {} (the same file, by any name or \
+         link); Dyeflow never writes over an input, so give another --out",
+        output.display(),
+        input.display()
+    )]
+    OutputIsInput {
+        /// The output the user gave.
+        output: PathBuf,
+        /// The option that named the input (`--audio`, `--midi`, ...).
+        option: &'static str,
+        /// The input, as the user named it.
+        input: PathBuf,
+    },
     /// An output extension Dyeflow does not write.
     #[error(
         "{}: unknown output type '.{extension}'; use a directory (PNG frames), .gif, .mp4 or \
@@ -354,6 +375,48 @@ pub enum FfmpegFailure {
         status: Option<ExitStatus>,
         /// The last lines ffmpeg printed, joined with "; ".
         stderr: String,
+    },
+    /// ffmpeg exited as if it had succeeded, but what it wrote is not a whole video (ffmpeg
+    /// 5.1 exits 0 after "Error writing trailer: No space left on device").
+    #[error(
+        "ffmpeg did not finish {} ({why}), so it was not written and a file there before is \
+         unchanged; ffmpeg said: {stderr}",
+        path.display()
+    )]
+    Incomplete {
+        /// The video being written.
+        path: PathBuf,
+        /// What is wrong with the file ffmpeg wrote.
+        why: String,
+        /// The last lines ffmpeg printed, joined with "; ".
+        stderr: String,
+    },
+    /// ffmpeg made no progress for the writer's patience and was stopped.
+    #[error(
+        "ffmpeg stalled while writing {} (after {frames} frames it took no frame, wrote \
+         nothing and used no CPU time for {patience_s:.0} s) and was stopped, so the video was \
+         not written and a file there before is unchanged; ffmpeg said: {stderr}",
+        path.display()
+    )]
+    Stalled {
+        /// The video being written.
+        path: PathBuf,
+        /// Frames ffmpeg took.
+        frames: u64,
+        /// How long it made no progress, seconds.
+        patience_s: f64,
+        /// The last lines ffmpeg printed, joined with "; ".
+        stderr: String,
+    },
+    /// A stop was requested (a second Ctrl-C) while ffmpeg was finishing the video.
+    #[error(
+        "stopped while ffmpeg was finishing {}, so it was not written and a file there before \
+         is unchanged",
+        path.display()
+    )]
+    Interrupted {
+        /// The video being written.
+        path: PathBuf,
     },
 }
 
