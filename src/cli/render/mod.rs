@@ -319,6 +319,10 @@ pub struct RenderOptions {
     pub capture: Option<PathBuf>,
     /// How a video is encoded (PNG frames and GIFs are the same at every quality).
     pub quality: files::Quality,
+    /// The stops the user requested, counted (the command line's signal handlers add to it):
+    /// a second one while a video is being finished abandons it (see
+    /// [`files::StopRequests`]). The render itself ends on the `stop` flag it is given.
+    pub stops: files::StopRequests,
 }
 
 impl Default for RenderOptions {
@@ -344,6 +348,7 @@ impl Default for RenderOptions {
             fluid: None,
             capture: None,
             quality: files::Quality::Good,
+            stops: files::StopRequests::default(),
         }
     }
 }
@@ -471,7 +476,7 @@ fn load_music(opts: &RenderOptions, stop: &AtomicBool) -> Result<Option<Music>, 
 pub const DEMO_AUDIO_NAME: &str = "audio.wav";
 
 /// "3.2 s", "12.5 min", "5.1 hours".
-fn duration_text(seconds: f64) -> String {
+pub fn duration_text(seconds: f64) -> String {
     if seconds < 120.0 {
         format!("{seconds:.1} s")
     } else if seconds < 7200.0 {
@@ -563,6 +568,27 @@ pub fn validate(opts: &RenderOptions) -> Result<(), RenderError> {
     Ok(())
 }
 
+/// Refuses an output that would write over one of the inputs (see [`files::refuse_inputs`]),
+/// before anything is read or written.
+fn refuse_inputs_as_output(
+    opts: &RenderOptions,
+    kind: &files::OutputKind,
+) -> Result<(), RenderError> {
+    let inputs: Vec<(&'static str, &Path)> = [
+        ("--midi", &opts.midi),
+        ("--audio", &opts.audio),
+        ("--preset", &opts.preset),
+        ("--obstacles", &opts.obstacles),
+        ("--capture", &opts.capture),
+    ]
+    .into_iter()
+    .filter_map(|(option, path)| Some((option, path.as_deref()?)))
+    .collect();
+    let demo = opts.midi.is_none() && opts.audio.is_none() && opts.capture.is_none();
+    let sidecar = demo.then_some(DEMO_AUDIO_NAME);
+    files::refuse_inputs(kind, &opts.out, sidecar, &inputs)
+}
+
 /// The solver grid for an output of `width x height` at about `sim` cells tall. The canvas
 /// takes the output's aspect with square cells, so nothing is stretched or cropped: a very
 /// wide output gets fewer rows (and a very tall one more) so that each side stays within
@@ -600,6 +626,7 @@ pub fn render_with(
     let started = Instant::now();
     validate(opts)?;
     let kind = files::kind_for(&opts.out)?;
+    refuse_inputs_as_output(opts, &kind)?;
     let params = Arc::new(DyeflowParams::default());
     let mut notes_out = Vec::new();
     if let Some(p) = &opts.preset {
@@ -780,6 +807,9 @@ pub fn render_with(
         max_frames: Some(frames_total),
         quality: opts.quality,
         threads: files::encoder_threads(cores, busy),
+        stops: opts.stops.clone(),
+        encoder_patience: files::ENCODER_PATIENCE,
+        ffmpeg: PathBuf::from("ffmpeg"),
     };
     let mut writer = files::open(&kind, &out_opts)?;
     ready();

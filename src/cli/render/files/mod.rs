@@ -20,7 +20,7 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::thread::{self, JoinHandle};
 use std::time::{Duration, Instant};
@@ -30,15 +30,20 @@ use parking_lot::Mutex;
 use super::{FfmpegFailure, InputProblem, RenderError, UsageError};
 
 mod gif;
+mod paths;
 mod png;
 #[cfg(test)]
 mod tests;
+mod verify;
 mod video;
 mod yuv;
 
 use gif::GifWriter;
+use paths::{MadeDirs, create_dir, create_parent, keep_mode, persist_beside, temp_beside};
+pub use paths::{refuse_inputs, through_links};
 use png::PngWriter;
 pub use png::RENDER_MARKER;
+pub use video::ENCODER_PATIENCE;
 use video::VideoWriter;
 
 /// Where frames go, chosen from the output path by [`kind_for`].
@@ -60,11 +65,14 @@ pub enum OutputKind {
 /// PNG frames. Extensions are matched without regard to case.
 ///
 /// # Errors
-/// [`RenderError::Usage`] for an empty path or any other extension.
+/// [`RenderError::Usage`] for an empty path, `-` (standard output) or any other extension.
 pub fn kind_for(path: &Path) -> Result<OutputKind, RenderError> {
     let text = path.as_os_str().to_string_lossy();
     if text.is_empty() {
         return Err(UsageError::EmptyOutputPath.into());
+    }
+    if text == "-" {
+        return Err(UsageError::StandardOutput.into());
     }
     if text.ends_with('/') || text.ends_with(std::path::MAIN_SEPARATOR) || path.is_dir() {
         return Ok(OutputKind::PngSequence);
@@ -109,6 +117,39 @@ pub struct OutputOptions {
     /// Encoder threads for PNG frames (GIFs take at least [`DEFAULT_ENCODER_THREADS`]): 0 for
     /// [`DEFAULT_ENCODER_THREADS`]. See [`encoder_threads`] for what a render gives them.
     pub threads: usize,
+    /// The stops the user requested (Ctrl-C, SIGTERM, SIGHUP): a wait for ffmpeg ends on one,
+    /// and a PNG render stops removing an earlier render's frames.
+    pub stops: StopRequests,
+    /// How long ffmpeg may make no progress before it is stopped ([`ENCODER_PATIENCE`]).
+    pub encoder_patience: Duration,
+    /// The ffmpeg to run for a video: `"ffmpeg"`, found on PATH.
+    pub ffmpeg: PathBuf,
+}
+
+/// The stops a user requested so far (Ctrl-C, SIGTERM, SIGHUP), counted: a signal handler
+/// calls [`StopRequests::request`] (an atomic add, safe in a handler), and a wait compares the
+/// count with the one it started at, so that the first Ctrl-C ends the render (its output is
+/// finished) and a second one abandons what is still being finished. Clones share the count.
+#[derive(Clone, Debug, Default)]
+pub struct StopRequests(Arc<AtomicUsize>);
+
+/// The same count (a clone's), not an equal number.
+impl PartialEq for StopRequests {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl StopRequests {
+    /// One more stop requested.
+    pub fn request(&self) {
+        self.0.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// Stops requested so far.
+    pub fn count(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// How a video is encoded: what it costs in time and size for its picture. Lossless PNG frames
@@ -220,22 +261,44 @@ pub fn open(kind: &OutputKind, opts: &OutputOptions) -> Result<Box<dyn FrameWrit
         .checked_mul(opts.height as usize)
         .and_then(|pixels| pixels.checked_mul(4))
         .ok_or_else(too_large)?;
+    // A file output that is a symbolic link is written where the link points (the link
+    // stays): see [`through_links`].
+    let through = OutputOptions {
+        path: through_links(&opts.path)?,
+        ..opts.clone()
+    };
     match kind {
         OutputKind::PngSequence => Ok(Box::new(PngWriter::open(opts)?)),
-        OutputKind::Gif => Ok(Box::new(GifWriter::open(opts)?)),
-        OutputKind::Video { container } => Ok(Box::new(VideoWriter::open(opts, container)?)),
+        OutputKind::Gif => Ok(Box::new(GifWriter::open(&through)?)),
+        OutputKind::Video { container } => Ok(Box::new(VideoWriter::open(&through, container)?)),
     }
 }
 
-/// Whether ffmpeg is on PATH (runs `ffmpeg -version`).
+/// Whether ffmpeg is on PATH (runs `ffmpeg -version`, killed if it has not answered within
+/// [`ENCODER_PATIENCE`]).
 pub fn ffmpeg_available() -> bool {
-    Command::new("ffmpeg")
+    let mut command = Command::new("ffmpeg");
+    command
         .arg("-version")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|status| status.success())
+        .stderr(Stdio::null());
+    video::in_a_group_of_its_own(&mut command);
+    let Ok(mut child) = command.spawn() else {
+        return false;
+    };
+    let deadline = Instant::now() + ENCODER_PATIENCE;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return status.success(),
+            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(10)),
+            _ => {
+                video::kill_tree(&mut child);
+                let _ = child.wait();
+                return false;
+            }
+        }
+    }
 }
 
 /// The ffmpeg command line that turns the PNG sequence in `dir` (rendered at `fps`) into an mp4
@@ -376,15 +439,30 @@ impl BufferPool {
     /// fewer than `most` are out, else the next one given back (waiting for it). `None` when
     /// it would wait for one that can no longer come back (every sender gone).
     pub(super) fn take(&mut self) -> Option<Vec<u8>> {
+        loop {
+            match self.take_within(Duration::from_secs(3600)) {
+                Taken::Buffer(buffer) => return Some(buffer),
+                Taken::Gone => return None,
+                Taken::Later => {}
+            }
+        }
+    }
+
+    /// [`BufferPool::take`], waiting at most `wait` for a buffer to come back.
+    pub(super) fn take_within(&mut self, wait: Duration) -> Taken {
         let back = if self.lent >= self.most {
-            Some(self.free.recv().ok()?)
+            match self.free.recv_timeout(wait) {
+                Ok(buffer) => Some(buffer),
+                Err(mpsc::RecvTimeoutError::Timeout) => return Taken::Later,
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Taken::Gone,
+            }
         } else {
             self.free.try_recv().ok()
         };
         if back.is_some() {
             self.lent -= 1;
         }
-        Some(back.unwrap_or_default())
+        Taken::Buffer(back.unwrap_or_default())
     }
 
     /// One more buffer is lent.
@@ -398,6 +476,16 @@ impl BufferPool {
             self.lent -= 1;
         }
     }
+}
+
+/// What [`BufferPool::take_within`] got.
+pub(super) enum Taken {
+    /// A buffer for the next frame.
+    Buffer(Vec<u8>),
+    /// None came back in time.
+    Later,
+    /// None can come back (every sender gone).
+    Gone,
 }
 
 /// A frame buffer lent to a job: given back when dropped, whatever way the job ends.
@@ -498,9 +586,14 @@ impl<S: Default + Send + 'static> Encoders<S> {
             recycle: self.recycle.clone(),
         };
         self.buffers.lend();
+        let panicked = Arc::clone(&self.panicked);
         let job: Job<S> = Box::new(move |state| {
             let lent = lent;
-            job(state, &lent.rgba);
+            // Say so before the buffer goes back: `wait` returns once every buffer is back.
+            if let Err(panic) = panic::catch_unwind(AssertUnwindSafe(|| job(state, &lent.rgba))) {
+                panicked.store(true, Ordering::Relaxed);
+                panic::resume_unwind(panic);
+            }
         });
         let sent = self.jobs.as_ref().map(|jobs| jobs.send(job));
         if !matches!(sent, Some(Ok(()))) {
@@ -529,85 +622,6 @@ impl<S> Drop for Encoders<S> {
     }
 }
 
-/// A new, empty temporary file beside `path` (same directory, so renaming it into place is
-/// atomic), hidden and named after it: `.name.XXXXXX.part`. It is removed if dropped before
-/// it is persisted.
-fn temp_beside(path: &Path) -> Result<tempfile::NamedTempFile, RenderError> {
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
-    let prefix = format!(".{name}.");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".part");
-    // tempfile makes its files 0600; an output is the user's file like any other, made as
-    // `File::create` makes one: 0666 less the umask (which the system applies to this mode).
-    #[cfg(unix)]
-    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o666));
-    builder
-        .tempfile_in(dir)
-        .map_err(|e| RenderError::output(path, format!("could not create the file: {e}")))
-}
-
-/// Give `new`, about to replace `old`, the permissions `old` has (when it is a file), so a
-/// re-render keeps the mode the user gave the output.
-fn keep_mode(new: &Path, old: &Path) -> io::Result<()> {
-    match fs::metadata(old) {
-        Ok(meta) if meta.is_file() => fs::set_permissions(new, meta.permissions()),
-        _ => Ok(()),
-    }
-}
-
-/// Move a finished temporary file from [`temp_beside`] into place at `path` (an atomic rename,
-/// replacing an earlier output only now, whose mode it keeps).
-fn persist_beside(part: tempfile::NamedTempFile, path: &Path) -> Result<(), RenderError> {
-    keep_mode(part.path(), path).map_err(|e| {
-        RenderError::output(path, format!("could not give the new file its mode: {e}"))
-    })?;
-    part.persist(path).map(drop).map_err(|e| {
-        RenderError::output(
-            path,
-            format!(
-                "could not rename {} to it: {}",
-                e.file.path().display(),
-                e.error
-            ),
-        )
-    })
-}
-
-/// Directories an output made, deepest first, so they can be removed again when nothing was
-/// written into them.
-#[derive(Debug, Default)]
-struct MadeDirs(Vec<PathBuf>);
-
-impl MadeDirs {
-    /// Remove the directories that are still empty.
-    fn remove_empty(&mut self) {
-        for dir in self.0.drain(..) {
-            if fs::remove_dir(&dir).is_err() {
-                break;
-            }
-        }
-    }
-
-    /// Runs `start`, the rest of an output's setup; if it fails, removes these directories
-    /// again (those still empty once what `start` made in them is dropped).
-    fn undo_on_error<T>(
-        &mut self,
-        start: impl FnOnce() -> Result<T, RenderError>,
-    ) -> Result<T, RenderError> {
-        let started = start();
-        if started.is_err() {
-            self.remove_empty();
-        }
-        started
-    }
-}
-
 /// Checks a frame's length.
 fn check_frame(path: &Path, rgba: &[u8], width: u32, height: u32) -> Result<(), RenderError> {
     let expected = width as usize * height as usize * 4;
@@ -621,38 +635,6 @@ fn check_frame(path: &Path, rgba: &[u8], width: u32, height: u32) -> Result<(), 
                 rgba.len()
             ),
         ))
-    }
-}
-
-/// Creates a directory and its parents; errors name `path`, the output. Returns the
-/// directories it made.
-fn create_dir(dir: &Path, path: &Path) -> Result<MadeDirs, RenderError> {
-    let made: Vec<PathBuf> = dir
-        .ancestors()
-        .take_while(|a| !a.as_os_str().is_empty() && !a.exists())
-        .map(Path::to_path_buf)
-        .collect();
-    let problem = match dir.ancestors().find(|a| a.exists()) {
-        Some(existing) if !existing.is_dir() => {
-            if existing == path {
-                "exists and is not a directory".to_string()
-            } else {
-                format!("{} exists and is not a directory", existing.display())
-            }
-        }
-        _ => match fs::create_dir_all(dir) {
-            Ok(()) => return Ok(MadeDirs(made)),
-            Err(e) => format!("could not create the directory {}: {e}", dir.display()),
-        },
-    };
-    Err(RenderError::output(path, problem))
-}
-
-/// Creates the parent directory of an output file; the directories it made.
-fn create_parent(path: &Path) -> Result<MadeDirs, RenderError> {
-    match path.parent() {
-        Some(parent) if !parent.as_os_str().is_empty() => create_dir(parent, path),
-        _ => Ok(MadeDirs::default()),
     }
 }
 

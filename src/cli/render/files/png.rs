@@ -2,6 +2,9 @@
 
 use super::*;
 
+#[cfg(test)]
+mod tests;
+
 /// The PNG row filter, with fdeflate's fast compression (`Compression::Fast`), which the
 /// measurements below (and on 2026-11-28, whole renders) chose over every other level: on the
 /// demo's 1280x720 frames zlib's level 1 (through flate2) took 1.7x the render's CPU time for
@@ -53,12 +56,49 @@ fn is_staging(name: &str) -> bool {
     name.starts_with(".dyeflow-render-") && name.ends_with(".part")
 }
 
+/// The largest render marker read (one a render writes is under a hundred bytes).
+const MAX_MARKER_BYTES: u64 = 64 << 10;
+
+/// An earlier render in the output directory, as its marker and the directory say.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) struct Earlier {
+    /// Its marker (untrusted: whatever the file says, within its format).
+    pub marker: Marker,
+    /// The highest frame of it found in the directory (0 for none): what a new render may
+    /// have to replace or remove, whatever count the marker claims.
+    pub last_on_disk: u64,
+}
+
+/// Read a render marker: a small regular file in the marker's format, whose audio file (if
+/// any) is a plain name in the directory. `None` if it is anything else.
+fn read_marker(path: &Path) -> Option<Marker> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    crate::preset::open_regular(path)
+        .ok()?
+        .take(MAX_MARKER_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    if bytes.len() as u64 > MAX_MARKER_BYTES {
+        return None;
+    }
+    let marker = serde_json::from_slice::<Marker>(&bytes).ok()?;
+    let plain = |name: &str| {
+        let mut parts = Path::new(name).components();
+        matches!(
+            (parts.next(), parts.next()),
+            (Some(std::path::Component::Normal(_)), None)
+        ) && name.len() <= 255
+    };
+    (marker.format == 1 && marker.audio.as_deref().is_none_or(plain)).then_some(marker)
+}
+
 /// What is in the output directory `dir` already: nothing (or no directory yet), or an earlier
 /// render's frames (its marker). A directory holding anything else is refused, and so is a
 /// render's directory holding a file named as one of the frames a new render may write that
 /// the earlier render did not write: a render never removes or replaces a file it did not
-/// write.
-fn earlier_render(dir: &Path, max_frames: Option<u64>) -> Result<Option<Marker>, RenderError> {
+/// write. What the directory holds is listed, never taken from the marker's count.
+fn earlier_render(dir: &Path, max_frames: Option<u64>) -> Result<Option<Earlier>, RenderError> {
     let Ok(entries) = fs::read_dir(dir) else {
         // No directory yet, or not one: `create_dir` makes it or says why not.
         return Ok(None);
@@ -88,11 +128,7 @@ fn earlier_render(dir: &Path, max_frames: Option<u64>) -> Result<Option<Marker>,
         };
     }
     let path = dir.join(RENDER_MARKER);
-    let marker = fs::read(&path)
-        .ok()
-        .and_then(|bytes| serde_json::from_slice::<Marker>(&bytes).ok())
-        .filter(|m| m.format == 1)
-        .ok_or_else(|| UsageError::BadRenderMarker { path: path.clone() })?;
+    let marker = read_marker(&path).ok_or(UsageError::BadRenderMarker { path })?;
     let mine = |k: u64| k <= marker.frames || max_frames.is_some_and(|most| k > most);
     if let Some(name) = others
         .iter()
@@ -104,7 +140,52 @@ fn earlier_render(dir: &Path, max_frames: Option<u64>) -> Result<Option<Marker>,
         }
         .into());
     }
-    Ok(Some(marker))
+    let last_on_disk = others
+        .iter()
+        .filter_map(|n| frame_index(n))
+        .filter(|&k| k <= marker.frames)
+        .max()
+        .unwrap_or(0);
+    Ok(Some(Earlier {
+        marker,
+        last_on_disk,
+    }))
+}
+
+/// The frames of an earlier render (those its marker claims, `1..=claimed`) in `dir` past
+/// `frames`, as the directory lists them now.
+fn frames_past(dir: &Path, frames: u64, claimed: u64) -> io::Result<Vec<PathBuf>> {
+    let mut past = Vec::new();
+    for entry in fs::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if let Some(k) = name.to_str().and_then(frame_index)
+            && k > frames
+            && k <= claimed
+            && entry.file_type().is_ok_and(|t| t.is_file())
+        {
+            past.push(entry.path());
+        }
+    }
+    past.sort();
+    Ok(past)
+}
+
+/// Remove `paths` (an earlier render's frames), asking `stopped` before each: whether all
+/// were removed (false when a stop came first).
+fn remove_all(paths: &[PathBuf], stopped: impl Fn() -> bool) -> Result<bool, RenderError> {
+    for path in paths {
+        if stopped() {
+            return Ok(false);
+        }
+        fs::remove_file(path).map_err(|e| {
+            RenderError::output(
+                path,
+                format!("could not remove this frame of an earlier render: {e}"),
+            )
+        })?;
+    }
+    Ok(true)
 }
 
 /// `rgba`'s pixels without their alpha, into `rgb`: four pixels (16 bytes) at a time as three
@@ -188,8 +269,11 @@ pub(super) struct PngWriter {
     sidecar_staged: bool,
     /// Directories `open` made, removed again if nothing is written.
     made: MadeDirs,
-    /// The marker of the earlier render in `dir`, if there is one.
-    earlier: Option<Marker>,
+    /// The earlier render in `dir`, if there is one.
+    earlier: Option<Earlier>,
+    /// The stops requested: one during `finish` ends the removal of an earlier render's
+    /// frames past this one's (the marker still lists them, so a later render removes them).
+    stops: StopRequests,
 }
 
 impl PngWriter {
@@ -205,7 +289,7 @@ impl PngWriter {
                 sidecar_name = Some(*name);
                 let ours = earlier
                     .as_ref()
-                    .is_some_and(|m| m.audio.as_deref() == Some(*name));
+                    .is_some_and(|e| e.marker.audio.as_deref() == Some(*name));
                 match fs::read(&target) {
                     Ok(existing) if existing == *bytes => None,
                     Err(e) if e.kind() == io::ErrorKind::NotFound => Some((*name, bytes)),
@@ -257,6 +341,7 @@ impl PngWriter {
             sidecar_staged: sidecar.is_some(),
             made,
             earlier,
+            stops: opts.stops.clone(),
         })
     }
 
@@ -266,11 +351,14 @@ impl PngWriter {
         let Some(staging) = self.staging.take() else {
             return Ok(());
         };
-        let old_frames = self.earlier.as_ref().map_or(0, |m| m.frames);
+        let stops_at_start = self.stops.count();
+        // The earlier render's frames as found on disk, not as many as its marker claims.
+        let old_frames = self.earlier.as_ref().map_or(0, |e| e.last_on_disk);
+        let claimed = self.earlier.as_ref().map_or(0, |e| e.marker.frames);
         let audio = self
             .sidecar
             .map(str::to_owned)
-            .or_else(|| self.earlier.as_ref().and_then(|m| m.audio.clone()));
+            .or_else(|| self.earlier.as_ref().and_then(|e| e.marker.audio.clone()));
         let (staged, dir) = (staging.path().to_owned(), self.dir.clone());
         // Written in the staging directory, then renamed into place.
         let mark = |frames: u64| {
@@ -288,7 +376,7 @@ impl PngWriter {
         };
         // A frame's name the earlier render did not write, taken by a file since `open`
         // looked: the user's, never replaced.
-        for k in old_frames + 1..=self.frames {
+        for k in old_frames.saturating_add(1)..=self.frames {
             let to = self.dir.join(frame_name(k));
             if fs::symlink_metadata(&to).is_ok() {
                 let kept = staging.keep();
@@ -324,19 +412,15 @@ impl PngWriter {
                 ));
             }
         }
-        // The earlier render's frames past this one's (its own, as its marker says).
-        for k in self.frames + 1..=old_frames {
-            let path = self.dir.join(frame_name(k));
-            if fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-                fs::remove_file(&path).map_err(|e| {
-                    RenderError::output(
-                        &path,
-                        format!("could not remove this frame of an earlier render: {e}"),
-                    )
-                })?;
-            }
+        // The earlier render's frames past this one's (its own, as its marker says), as the
+        // directory lists them. A stop requested meanwhile leaves the rest (the marker still
+        // names them, so the next render into this directory removes them).
+        let past = frames_past(&self.dir, self.frames, claimed).map_err(|e| {
+            RenderError::output(&self.dir, format!("could not list the directory: {e}"))
+        })?;
+        if remove_all(&past, || self.stops.count() > stops_at_start)? {
+            mark(self.frames)?;
         }
-        mark(self.frames)?;
         drop(staging);
         Ok(())
     }
@@ -351,7 +435,10 @@ pub(super) fn png_job(
     index: u64,
     rgba: &[u8],
 ) {
-    let path = dir.join(frame_name(index));
+    let name = frame_name(index);
+    let path = dir.join(&name);
+    // Errors name the output directory (the user's), not the staging directory inside it.
+    let shown = dir.parent().unwrap_or(dir);
     if shared.failure.is_set() {
         return;
     }
@@ -370,14 +457,15 @@ pub(super) fn png_job(
         Ok(Err(e)) => {
             shared
                 .failure
-                .set(&path, format!("could not encode the frame: {e}"));
+                .set(shown, format!("could not encode {name}: {e}"));
             return;
         }
         Err(_) => {
             *scratch = PngScratch::default();
-            shared
-                .failure
-                .set(&path, "the PNG encoder failed (out of memory?)");
+            shared.failure.set(
+                shown,
+                format!("the PNG encoder failed on {name} (out of memory?)"),
+            );
             return;
         }
     }
@@ -393,7 +481,7 @@ pub(super) fn png_job(
             let _ = fs::remove_file(&path);
             shared
                 .failure
-                .set(&path, format!("could not write the frame: {e}"));
+                .set(shown, format!("could not write {name}: {e}"));
         }
     }
 }

@@ -37,6 +37,9 @@ fn options(path: PathBuf, width: u32, height: u32, fps: u32) -> OutputOptions {
         max_frames: None,
         quality: Quality::Good,
         threads: 0,
+        stops: StopRequests::default(),
+        encoder_patience: ENCODER_PATIENCE,
+        ffmpeg: PathBuf::from("ffmpeg"),
     }
 }
 
@@ -327,7 +330,7 @@ fn png_errors_from_encoder_threads_surface() {
     };
     println!("{error}");
     assert!(
-        matches!(&error, RenderError::Output { problem, .. } if problem.contains("could not write the frame")),
+        matches!(&error, RenderError::Output { problem, .. } if problem.contains("could not write frame_0")),
         "{error}"
     );
 }
