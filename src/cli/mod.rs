@@ -149,7 +149,8 @@ struct RenderArgs {
     /// Standard MIDI File (type 0 or 1) to play into the fluid.
     #[arg(long, value_name = "FILE.mid")]
     midi: Option<PathBuf>,
-    /// WAV file (8/16/24/32-bit integer or 32-bit float, mono or stereo, any length) whose
+    /// WAV file (8/16/24/32-bit integer or 32-bit float, mono or stereo, 1000 to 768000 Hz,
+    /// any length) whose
     /// level and onsets stir the fluid; muxed into .mp4/.webm output. With --capture, the
     /// bounced audio: only muxed, starting at the capture's first sample.
     #[arg(long, value_name = "FILE.wav")]
@@ -193,9 +194,7 @@ struct RenderArgs {
     /// Dye grid refinement over the simulation grid: 1, 2 or 4 (default: the preset's, else 2).
     #[arg(long, value_name = "N")]
     dye: Option<u32>,
-    /// Parameter set: a preset file in the plugin's state format (JSON), or the name of a
-    /// factory preset: Ink, Neon, Smoke, Fire, Honey, Currents.
-    #[arg(long, value_name = "FILE|NAME")]
+    #[arg(long, value_name = "FILE|NAME", help = preset_help())]
     preset: Option<PathBuf>,
     /// Obstacles: a built-in layout (none, disc, pillars, maze, ring) or a PNG image scaled
     /// to the simulation grid (white, or opaque where it has transparency, is solid). Over
@@ -216,12 +215,22 @@ struct RenderArgs {
     /// over the last three quarters of the frames.
     #[arg(long)]
     stats: bool,
-    /// The fluid, over the preset's: the grid (dye in air) or sph (a liquid of particles).
+    /// The fluid, over the preset's: the grid (dye in air), sph (a liquid of particles) or
+    /// liquid3d (a 3D liquid in a tank).
     #[arg(long, value_enum)]
     model: Option<ModelArg>,
     /// How a video is encoded. PNG frames and GIFs are the same at every quality.
     #[arg(long, value_enum, default_value = "good")]
     quality: render::files::Quality,
+}
+
+/// `--preset`'s help, naming every factory preset.
+fn preset_help() -> String {
+    format!(
+        "Parameter set: a preset file in the plugin's state format (JSON), or the name of a \
+         factory preset: {}",
+        crate::preset::factory::names()
+    )
 }
 
 fn parse_size(s: &str) -> Result<(u32, u32), String> {
@@ -273,26 +282,31 @@ fn warn(text: &str) {
 /// The signal that stopped a render (0: none), for its exit code.
 static SIGNAL: AtomicUsize = AtomicUsize::new(0);
 
-/// Ctrl-C (SIGINT), SIGTERM and SIGHUP end a render cleanly: the handler only raises `stop`
-/// (and records which signal came); the render notices within a step, finishes what it has
-/// into a valid output, removes its temporary files, and exits with 128 + the signal.
-fn install_stop_signals(stop: &Arc<AtomicBool>) {
+/// Ctrl-C (SIGINT), SIGTERM and SIGHUP end a render cleanly: the handler only raises `stop`,
+/// counts the request in `stops` and records which signal came; the render notices within a
+/// step, finishes what it has into a valid output, removes its temporary files, and exits with
+/// 128 + the signal. A second one while a video is being finished abandons it.
+fn install_stop_signals(stop: &Arc<AtomicBool>, stops: &render::files::StopRequests) {
     #[cfg(unix)]
-    for signal in [
+    let signals = [
         signal_hook::consts::SIGINT,
         signal_hook::consts::SIGTERM,
         signal_hook::consts::SIGHUP,
-    ] {
+    ];
+    #[cfg(not(unix))]
+    let signals = [signal_hook::consts::SIGINT];
+    for signal in signals {
         let _ = signal_hook::flag::register(signal, stop.clone());
-        // SAFETY: the action only stores to an atomic, which is async-signal-safe.
+        let stops = stops.clone();
+        // SAFETY: the action only adds to and stores into atomics, which is
+        // async-signal-safe, and allocates nothing.
         let _ = unsafe {
             signal_hook::low_level::register(signal, move || {
+                stops.request();
                 SIGNAL.store(signal as usize, Ordering::Relaxed);
             })
         };
     }
-    #[cfg(not(unix))]
-    let _ = signal_hook::flag::register(signal_hook::consts::SIGINT, stop.clone());
 }
 
 fn render_command(args: RenderArgs) -> ExitCode {
@@ -325,9 +339,10 @@ fn render_command(args: RenderArgs) -> ExitCode {
         }),
         capture: args.capture,
         quality: args.quality,
+        stops: render::files::StopRequests::default(),
     };
     let stop = Arc::new(AtomicBool::new(false));
-    install_stop_signals(&stop);
+    install_stop_signals(&stop, &opts.stops);
     let demo = opts.midi.is_none() && opts.audio.is_none() && opts.capture.is_none();
     // Only once the arguments and inputs are checked: bad input gets one sentence, alone.
     let mut banner = || {
@@ -341,14 +356,15 @@ fn render_command(args: RenderArgs) -> ExitCode {
             match &s.output {
                 Some(output) => {
                     say(&format!(
-                        "{} {} frames ({video_s:.2} s at {} fps, {}x{}) in {:.2} s on {}: {:.2} s \
-                         loading and pre-roll, then {:.1} fps, {:.2}x real time.",
+                        "{} {} frame{} ({video_s:.2} s at {} fps, {}x{}) in {:.2} s on {}: {:.2} \
+                         s loading and pre-roll, then {:.1} fps, {:.2}x real time.",
                         if s.interrupted {
                             "Interrupted after"
                         } else {
                             "Rendered"
                         },
                         s.frames,
+                        if s.frames == 1 { "" } else { "s" },
                         s.fps,
                         s.width,
                         s.height,
@@ -387,17 +403,30 @@ fn render_command(args: RenderArgs) -> ExitCode {
                 ));
             }
             if s.interrupted {
-                let signal = SIGNAL.load(Ordering::Relaxed);
-                ExitCode::from(128 + if signal > 0 { signal as u8 } else { 2 })
+                interrupted_code()
             } else {
                 ExitCode::SUCCESS
             }
         }
         Err(e) => {
             warn(&format!("dyeflow render: {e}"));
+            // Abandoned on a second stop: the signal's code, as for any interrupted render.
+            if matches!(
+                e,
+                render::RenderError::Ffmpeg(render::FfmpegFailure::Interrupted { .. })
+            ) {
+                return interrupted_code();
+            }
             ExitCode::from(e.exit_code())
         }
     }
+}
+
+/// The exit code of a render a signal stopped: 128 + the signal (SIGINT when none was
+/// recorded).
+fn interrupted_code() -> ExitCode {
+    let signal = SIGNAL.load(Ordering::Relaxed);
+    ExitCode::from(128 + if signal > 0 { signal as u8 } else { 2 })
 }
 
 #[derive(Args)]
@@ -408,8 +437,9 @@ struct BenchArgs {
     /// The fluid to time: the grid, the particle fluid (sph: a dam break of --particles
     /// particles, 16384 unless given; the JSON reports ms_per_step, particles,
     /// neighbours_mean and density_error), or the 3D liquid (liquid3d: a dam break of
-    /// --particles, 32768 unless given, settled for 5 s; also kinetic_share and picture_ms,
-    /// the picture at --frame-size).
+    /// --particles, 32768 unless given; after the timed steps it settles for 5 to 30
+    /// simulated seconds, 300 to 1800 more steps whatever --steps, before it measures; also
+    /// kinetic_share and picture_ms, the picture at --frame-size).
     #[arg(long, value_enum, default_value = "grid")]
     model: ModelArg,
     /// The particle fluid's sort on the GPU (--model sph).
@@ -770,27 +800,66 @@ fn bench_sph(args: &BenchArgs) -> ExitCode {
 
 /// Mesa's Vulkan and EGL drivers print "XDG_RUNTIME_DIR is invalid or not set" while the
 /// solver probes for a GPU in an environment without one (ssh, cron, CI): give this process a
-/// private one (0700, removed when the process ends).
+/// private one (0700), made only once the arguments are read (help, the version and usage
+/// errors exit without one) and removed on every way out: when the command returns, and on a
+/// signal that ends the process (a bench stopped by Ctrl-C; a render ends itself and returns).
 fn private_runtime_dir() -> Option<tempfile::TempDir> {
     let valid = std::env::var_os("XDG_RUNTIME_DIR").is_some_and(|d| Path::new(&d).is_dir());
     if valid || !cfg!(unix) {
         return None;
     }
-    let dir = tempfile::Builder::new()
-        .prefix("dyeflow-runtime-")
-        .tempdir()
-        .ok()?;
-    // SAFETY: called first thing in `main`, before any thread exists that could read the
-    // environment at the same time.
+    let mut builder = tempfile::Builder::new();
+    builder.prefix("dyeflow-runtime-");
+    #[cfg(unix)]
+    builder.permissions(std::os::unix::fs::PermissionsExt::from_mode(0o700));
+    let dir = builder.tempdir().ok()?;
+    // SAFETY: called before any thread of ours exists that could read the environment at the
+    // same time (the arguments are parsed on this thread alone).
     unsafe { std::env::set_var("XDG_RUNTIME_DIR", dir.path()) };
     Some(dir)
 }
 
+/// For a command without signal handling of its own (bench): a signal that would end the
+/// process removes the runtime directory first, then ends it as the signal would have (exit
+/// 128 + the signal).
+#[cfg(unix)]
+fn remove_on_signal(dir: &Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(path) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return;
+    };
+    let path = Arc::new(path);
+    for signal in [
+        signal_hook::consts::SIGINT,
+        signal_hook::consts::SIGTERM,
+        signal_hook::consts::SIGHUP,
+    ] {
+        let path = Arc::clone(&path);
+        // SAFETY: rmdir and _exit are async-signal-safe system calls; the path was made
+        // before, and nothing is allocated or locked here.
+        let _ = unsafe {
+            signal_hook::low_level::register(signal, move || {
+                libc::rmdir(path.as_ptr());
+                libc::_exit(128 + signal);
+            })
+        };
+    }
+}
+
 /// Run the command line: parse the arguments, run the command, return its exit code.
 pub fn main() -> ExitCode {
-    let _runtime_dir = private_runtime_dir();
-    match Cli::parse().command {
-        Command::Bench(args) => bench(args),
+    let command = Cli::parse().command;
+    let runtime_dir = private_runtime_dir();
+    let code = match command {
+        Command::Bench(args) => {
+            #[cfg(unix)]
+            if let Some(dir) = &runtime_dir {
+                remove_on_signal(dir.path());
+            }
+            bench(args)
+        }
         Command::Render(args) => render_command(args),
-    }
+    };
+    drop(runtime_dir);
+    code
 }

@@ -28,6 +28,8 @@ const SETTLE_S: f32 = 5.0;
 const SETTLED: f64 = 0.01;
 /// ...for at most this long.
 const SETTLE_MAX_S: f32 = 30.0;
+/// Settling expected to take longer than this (seconds of wall time) is announced.
+const SETTLE_NOTICE_S: f64 = 10.0;
 /// Frames drawn for the picture's timing.
 const FRAMES: usize = 20;
 
@@ -207,6 +209,19 @@ pub fn run(
     let released = |l: &Liquid| start - l.potential_energy(knobs.gravity);
     if opts.settle {
         let [least, most] = [SETTLE_S, SETTLE_MAX_S].map(|s| (s / SUBSTEP_S).ceil() as usize);
+        // Settling takes as many steps whatever --steps: say so when it will be long.
+        let ms = percentile(&mut times.clone(), 0.5);
+        let expected_s = least.saturating_sub(done) as f64 * ms / 1e3;
+        if expected_s > SETTLE_NOTICE_S {
+            crate::cli::warn(&format!(
+                "dyeflow bench: the liquid now settles for {SETTLE_S:.0} to {SETTLE_MAX_S:.0} \
+                 simulated seconds ({} to {} more steps, whatever --steps) before it is \
+                 measured: at {ms:.0} ms a step that is {} or more",
+                least.saturating_sub(done),
+                most.saturating_sub(done),
+                crate::cli::render::duration_text(expected_s)
+            ));
+        }
         pool.install(|| {
             while done < most {
                 if done >= least && done.is_multiple_of(30) {
