@@ -897,7 +897,8 @@ impl DyeflowParams {
 ///   here as `if version < N { ... }` blocks);
 /// - parses the settings and editor fields leniently, keeps every readable field, snaps values to
 ///   the allowed ones, and writes them back, so a hand-edited or damaged state never puts the
-///   plugin into an impossible configuration;
+///   plugin into an impossible configuration (the modulation through the check a preset's
+///   goes through, [`Modulation::read`], logging its notes);
 /// - stamps the state with the current version.
 ///
 /// A state from a *newer* Dyeflow is loaded as far as it is understood, with a warning.
@@ -1011,7 +1012,14 @@ pub fn migrate_state(state: &mut PluginState) {
     }
 
     let settings = parse_lenient::<Settings>(state.fields.get(SETTINGS_KEY)).sanitized();
-    let modulation = parse_lenient::<Modulation>(state.fields.get(MODULATION_KEY)).sanitized();
+    // Checked as a preset's is; a project without modulation has none, with no note.
+    let (modulation, notes) = state
+        .fields
+        .get(MODULATION_KEY)
+        .map_or_else(Default::default, |json| Modulation::read(json));
+    for note in notes {
+        nice_warn!("The saved modulation: {note}");
+    }
     state.fields.insert(
         MODULATION_KEY.to_owned(),
         serde_json::to_string(&modulation).expect("plain struct serialises"),

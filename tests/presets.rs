@@ -1,6 +1,7 @@
 //! Factory presets from the command line: `dyeflow render --preset NAME` picks a factory
 //! preset by name (any case), a file of that name comes first, and a name that is neither is
-//! one sentence listing the names, exit code 2, and no output.
+//! one sentence listing the names, exit code 2, and no output. A preset's modulation out of
+//! range renders clamped, with a note per value.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -103,5 +104,69 @@ fn a_wrong_preset_name_lists_the_names_and_exits_2() {
     assert!(
         err.contains("Ink, Neon, Smoke, Fire, Honey, Currents"),
         "the names: {err}"
+    );
+}
+
+/// A preset file whose `modulation` field holds `modulation` (JSON), at `dir/name`; its path.
+fn modulation_preset(dir: &Path, name: &str, modulation: &str) -> String {
+    let path = dir.join(name);
+    let escaped = serde_json::to_string(modulation).unwrap();
+    std::fs::write(
+        &path,
+        format!(r#"{{"params": {{}}, "fields": {{"modulation": {escaped}}}}}"#),
+    )
+    .unwrap();
+    path.to_string_lossy().into_owned()
+}
+
+/// Hostile modulation in a preset (a rate of -5 Hz, 1e9 beats, a depth of 1e39, an unknown
+/// target, CC 255 learned) renders (exit 0) as the clamped values do, with a note naming each
+/// value: the depth saturates at 1 rather than dropping its route.
+#[test]
+fn a_presets_hostile_modulation_renders_clamped_with_notes() {
+    let dir = scratch("hostile-modulation");
+    // LFO 1, a square wave at its slowest, is +1 for the whole render: the background at its
+    // brightest.
+    let hostile = modulation_preset(
+        &dir,
+        "hostile.json",
+        r#"{"lfos": [{"shape": "square", "sync": false, "hz": -5}, {"beats": 1e9}],
+            "routes": [{"source": "lfo1", "target": "bg_bright", "depth": 1e39},
+                {"source": "lfo1", "target": "no_such", "depth": 0.5}],
+            "learned": [{"cc": 255, "target": "vort"}]}"#,
+    );
+    let clamped = modulation_preset(
+        &dir,
+        "clamped.json",
+        r#"{"lfos": [{"shape": "square", "sync": false, "hz": 0.01}, {"beats": 64}],
+            "routes": [{"source": "lfo1", "target": "bg_bright", "depth": 1}]}"#,
+    );
+    let (code, out, err) = render(&dir, "hostile", &["--preset", &hostile]);
+    assert_eq!(code, 0, "{err}");
+    let said = format!("{out}{err}");
+    for note in [
+        "LFO 1: hz -5 clamped to 0.01",
+        "LFO 2: beats 1e9 clamped to 64",
+        "route 1: depth 1e39 clamped to 1",
+        "route 2: \"no_such\" is not a parameter a route can move; dropped",
+        "learned CC 1: cc 255 cannot be learned",
+    ] {
+        assert!(
+            said.contains(&format!("Note: {hostile}: modulation: {note}")),
+            "{note}: {said}"
+        );
+    }
+    let (code, out, err) = render(&dir, "clamped", &["--preset", &clamped]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!format!("{out}{err}").contains("modulation:"), "{out}{err}");
+    let (code, _, err) = render(&dir, "plain", &[]);
+    assert_eq!(code, 0, "{err}");
+    let frames_of = |name: &str| frames(&dir.join(name));
+    assert_eq!(frames_of("hostile").len(), 3);
+    assert_eq!(frames_of("hostile"), frames_of("clamped"));
+    assert_ne!(
+        frames_of("hostile"),
+        frames_of("plain"),
+        "the route of depth 1e39 moves the background"
     );
 }

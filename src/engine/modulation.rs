@@ -14,7 +14,7 @@ use crate::bridge::events::SimEvent;
 use crate::kernels::portable::Portable;
 use crate::params::DyeflowParams;
 use crate::params::modulation::{
-    LFOS, Lfo, MAX_LEARN_CC, MAX_LEARNED, MAX_ROUTES, Modulation, Shape, Source,
+    Armed, LFOS, Lfo, MAX_LEARN_CC, MAX_LEARNED, MAX_ROUTES, Modulation, Shape, Source,
 };
 use nice_plug::prelude::{FloatParam, Param, Params};
 
@@ -35,10 +35,10 @@ pub struct Modulator {
     learned: Vec<(u8, usize)>,
     /// The CCs heard so far, a bit each: a learned CC moves its knob from then on.
     heard: u128,
-    /// The last CC heard since the editor armed learning (and whether it was armed at the
-    /// last look, so a CC from before arming is not taken).
+    /// The last CC heard since the editor armed learning, and the arming seen at the last
+    /// look (so a CC from before an arming is not taken for it).
     pending: Option<u8>,
-    armed: bool,
+    armed: Option<Armed>,
     lfos: [Lfo; LFOS],
     /// Simulated seconds and beats so far; the tempo.
     seconds: f64,
@@ -61,7 +61,7 @@ impl Default for Modulator {
             learned: Vec::with_capacity(MAX_LEARNED),
             heard: 0,
             pending: None,
-            armed: false,
+            armed: None,
             lfos: [Lfo::default(); LFOS],
             seconds: 0.0,
             beats: 0.0,
@@ -290,25 +290,27 @@ impl Modulator {
 
     /// MIDI learn: while the editor has a parameter waiting, the first CC heard after it
     /// started waiting is learned for it (saved with the modulation, which the next refresh
-    /// takes).
+    /// takes). Taken only if the arming is still the one seen: an arming since (another
+    /// parameter, or the same again) waits for a CC of its own.
     fn learn(&mut self, params: &DyeflowParams) {
         let live = &params.modulation_live;
-        let Some(target) = live.learning() else {
-            self.armed = false;
+        let Some(now) = live.armed() else {
+            self.armed = None;
             return;
         };
-        if !std::mem::replace(&mut self.armed, true) {
+        if self.armed.as_ref() != Some(&now) {
             // Just armed: a CC from before does not count.
             self.pending = None;
+            self.armed = Some(now);
             return;
         }
         let Some(cc) = self.pending.take() else {
             return;
         };
-        if live.take_learning().as_deref() == Some(target.as_str()) {
-            params.modulation.write().learn(cc, &target);
+        if live.take_learning_if(&now) {
+            params.modulation.write().learn(cc, &now.target);
         }
-        self.armed = false;
+        self.armed = None;
     }
 
     /// LFO `i`'s value now, -1..1.
@@ -511,6 +513,43 @@ mod tests {
             );
         }
         assert_eq!(listed.matches('`').count(), 2 * ids.len(), "{listed}");
+    }
+
+    /// The saved modulation's list of targets is the engine's, in its order.
+    #[test]
+    fn the_target_ids_are_the_targets() {
+        let p = DyeflowParams::default();
+        assert_eq!(targets(&p), crate::params::modulation::TARGET_IDS);
+    }
+
+    /// MIDI learn: a CC heard while one parameter waits is not learned for another armed
+    /// before the simulation thread took it; that one waits for a CC of its own.
+    #[test]
+    fn a_rearm_waits_for_its_own_cc() {
+        let p = DyeflowParams::default();
+        let mut m = Modulator::default();
+        let cc = |m: &mut Modulator, cc| {
+            m.event(&SimEvent::ControlChange {
+                channel: 0,
+                cc,
+                value: 0.5,
+            })
+        };
+        let live = &p.modulation_live;
+        live.arm(Some("vort"));
+        m.offsets(&p);
+        cc(&mut m, 21);
+        live.arm(Some("hue"));
+        m.offsets(&p);
+        assert_eq!(p.modulation.read().learned, []);
+        assert_eq!(live.learning().as_deref(), Some("hue"));
+        m.offsets(&p);
+        assert_eq!(live.learning().as_deref(), Some("hue"), "no CC since");
+        cc(&mut m, 22);
+        m.offsets(&p);
+        assert_eq!(p.modulation.read().learned_cc("hue"), Some(22));
+        assert_eq!(p.modulation.read().learned_cc("vort"), None);
+        assert_eq!(live.learning(), None);
     }
 
     /// Routes resolve to the knobs they name (unknown targets and parameters that are not

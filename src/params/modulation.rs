@@ -6,9 +6,15 @@
 //! a preset without it has no routes and no learned CCs, as before modulation existed. The
 //! engine evaluates it (`engine::modulation`); [`Live`] is what the engine and the editor
 //! share about it while they run (not saved).
+//!
+//! A saved modulation is read through one check, for a project's state and a preset alike
+//! ([`Modulation::read`], in `check.rs`): values out of range are brought within it, items past
+//! the limits or aimed at no [`TARGET_IDS`] parameter are dropped, and a note says each.
 
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+mod check;
 
 /// Key of the persisted modulation field.
 pub const MODULATION_KEY: &str = "modulation";
@@ -25,6 +31,65 @@ pub const MAX_LEARN_CC: u8 = 119;
 pub const BEATS: (f32, f32) = (0.25, 64.0);
 /// The slowest and fastest free cycles, Hz.
 pub const HZ: (f32, f32) = (0.01, 20.0);
+
+/// The ids of the parameters routes and learned CCs can move: the continuous ones (all but
+/// `adapt_dye`, `attack` and `release`), in the order of the engine's targets
+/// (`engine::modulation::target_params`, which a test holds to this list).
+pub const TARGET_IDS: [&str; 48] = [
+    "visc",
+    "dye_diff",
+    "vel_diss",
+    "dye_diss",
+    "vort",
+    "speed",
+    "bright",
+    "sat",
+    "hue",
+    "bloom",
+    "bloom_thr",
+    "bloom_knee",
+    "bloom_rad",
+    "rays",
+    "shade",
+    "light_dir",
+    "bg_hue",
+    "bg_sat",
+    "bg_bright",
+    "vibrance",
+    "buoyancy",
+    "weight",
+    "cooling",
+    "ambient",
+    "lift_dir",
+    "ptcl_life",
+    "ptcl_glow",
+    "stream_len",
+    "liq_grav",
+    "liq_tilt",
+    "liq_sway",
+    "liq_stiff",
+    "liq_near",
+    "liq_visc",
+    "liq_bounce",
+    "liq_drag",
+    "cam_orbit",
+    "cam_height",
+    "cam_dist",
+    "radius",
+    "force",
+    "amount",
+    "react",
+    "low_amt",
+    "mid_amt",
+    "high_amt",
+    "chroma_amt",
+    "particles",
+];
+
+/// Whether `id` is a parameter routes and learned CCs can move ([`TARGET_IDS`]).
+pub fn is_target(id: &str) -> bool {
+    TARGET_IDS.contains(&id)
+}
 
 /// An LFO's wave.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -61,22 +126,6 @@ impl Default for Lfo {
             beats: 4.0,
             hz: 0.25,
             phase: 0.0,
-        }
-    }
-}
-
-impl Lfo {
-    fn sanitized(self) -> Self {
-        let d = Self::default();
-        let fix = |v: f32, (lo, hi): (f32, f32), or: f32| {
-            if v.is_finite() { v.clamp(lo, hi) } else { or }
-        };
-        Self {
-            shape: self.shape,
-            sync: self.sync,
-            beats: fix(self.beats, BEATS, d.beats),
-            hz: fix(self.hz, HZ, d.hz),
-            phase: fix(self.phase, (0.0, 1.0), 0.0),
         }
     }
 }
@@ -248,32 +297,6 @@ fn some_lfos<'de, D: serde::Deserializer<'de>>(d: D) -> Result<[Lfo; LFOS], D::E
 }
 
 impl Modulation {
-    /// Within bounds: LFO rates and phases clamped, depths within -1..1 (not a number: 0),
-    /// routes of depth 0 dropped, at most [`MAX_ROUTES`] (the first).
-    pub fn sanitized(mut self) -> Self {
-        self.lfos = self.lfos.map(Lfo::sanitized);
-        self.routes.retain_mut(|r| {
-            r.depth = if r.depth.is_finite() {
-                r.depth.clamp(-1.0, 1.0)
-            } else {
-                0.0
-            };
-            r.depth != 0.0
-        });
-        self.routes.truncate(MAX_ROUTES);
-        // One CC per parameter (the last learned wins), none of the channel mode messages.
-        let mut seen = std::collections::HashSet::new();
-        let mut learned: Vec<Learned> = std::mem::take(&mut self.learned)
-            .into_iter()
-            .rev()
-            .filter(|l| l.cc <= MAX_LEARN_CC && seen.insert(l.target.clone()))
-            .collect();
-        learned.reverse();
-        learned.truncate(MAX_LEARNED);
-        self.learned = learned;
-        self
-    }
-
     /// This modulation, from a preset, loaded over the `current` one: the learned CCs are
     /// the controller's setup rather than the sound, so a preset that learned none keeps
     /// the current ones (a factory preset does not erase a mapping).
@@ -293,9 +316,10 @@ impl Modulation {
     }
 
     /// Learn `cc` for parameter `target` (replacing what it had learned). Whether it could
-    /// (a channel mode message cannot be learned, nor more than [`MAX_LEARNED`] CCs).
+    /// (a channel mode message cannot be learned, nor more than [`MAX_LEARNED`] CCs, nor for a
+    /// parameter that is not one of the [`TARGET_IDS`]).
     pub fn learn(&mut self, cc: u8, target: &str) -> bool {
-        if cc > MAX_LEARN_CC {
+        if cc > MAX_LEARN_CC || !is_target(target) {
             return false;
         }
         self.forget(target);
@@ -323,17 +347,36 @@ impl Modulation {
 /// Slots in [`Live`] for the knobs' values.
 pub const LIVE_SLOTS: usize = 64;
 
+/// A parameter waiting to learn a CC, as one look saw it: which parameter, and which arming
+/// (each [`Live::arm`] is a new one, also for the same parameter).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Armed {
+    /// The parameter's id.
+    pub target: String,
+    arming: u64,
+}
+
+/// The parameter waiting to learn a CC, if any, and how many times learning was armed.
+#[derive(Default)]
+struct Learning {
+    target: Option<String>,
+    armings: u64,
+}
+
 /// What the engine and the editor share about modulation while they run (not saved): each
 /// knob's value as modulated now, for the editor's rings, and the parameter waiting to learn
 /// a CC. The editor arms learning; the simulation thread, which takes the CCs, binds the next
-/// one it hears and disarms.
+/// one it hears and disarms, only if the arming it saw is still the one waiting
+/// ([`Live::take_learning_if`]).
 pub struct Live {
     /// Per knob (in the order of the engine's knobs): the normalised value the simulation
     /// sees now as f32 bits, NaN when no route or learned CC moves it.
     now: [AtomicU32; LIVE_SLOTS],
     /// Whether a parameter waits to learn a CC (read without the lock once a step).
     armed: AtomicBool,
-    learning: parking_lot::Mutex<Option<String>>,
+    /// Written by the editor (arm, disarm) and the simulation thread (take); a mutex, on
+    /// neither side's realtime path.
+    learning: parking_lot::Mutex<Learning>,
 }
 
 impl Default for Live {
@@ -341,7 +384,7 @@ impl Default for Live {
         Self {
             now: std::array::from_fn(|_| AtomicU32::new(f32::NAN.to_bits())),
             armed: AtomicBool::new(false),
-            learning: parking_lot::Mutex::new(None),
+            learning: parking_lot::Mutex::new(Learning::default()),
         }
     }
 }
@@ -363,136 +406,42 @@ impl Live {
     /// Wait for a CC to learn for parameter `target` (`None`: stop waiting).
     pub fn arm(&self, target: Option<&str>) {
         let mut learning = self.learning.lock();
-        *learning = target.map(str::to_owned);
-        self.armed.store(learning.is_some(), Ordering::Release);
+        learning.target = target.map(str::to_owned);
+        learning.armings = learning.armings.wrapping_add(1);
+        self.armed
+            .store(learning.target.is_some(), Ordering::Release);
     }
 
     /// The parameter waiting to learn a CC.
     pub fn learning(&self) -> Option<String> {
-        if !self.armed.load(Ordering::Acquire) {
-            return None;
-        }
-        self.learning.lock().clone()
+        self.armed().map(|a| a.target)
     }
 
-    /// Take the parameter waiting to learn (it waits no more).
-    pub fn take_learning(&self) -> Option<String> {
+    /// The parameter waiting to learn a CC and its arming, for [`Live::take_learning_if`].
+    pub fn armed(&self) -> Option<Armed> {
         if !self.armed.load(Ordering::Acquire) {
             return None;
         }
+        let learning = self.learning.lock();
+        Some(Armed {
+            target: learning.target.clone()?,
+            arming: learning.armings,
+        })
+    }
+
+    /// Take the parameter waiting to learn (it waits no more) if it is still the arming
+    /// `seen`; whether it was. A re-arm since `seen` (another parameter, or the same one
+    /// again) is left waiting: compared and taken under one lock, so none is lost.
+    pub fn take_learning_if(&self, seen: &Armed) -> bool {
         let mut learning = self.learning.lock();
+        if learning.armings != seen.arming || learning.target.as_deref() != Some(&seen.target) {
+            return false;
+        }
+        learning.target = None;
         self.armed.store(false, Ordering::Release);
-        learning.take()
+        true
     }
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn sources_round_trip_their_names() {
-        let all = (0..LFOS as u8)
-            .map(Source::Lfo)
-            .chain([
-                Source::Level,
-                Source::Low,
-                Source::Mid,
-                Source::High,
-                Source::Velocity,
-                Source::Notes,
-            ])
-            .chain((0..128).map(Source::Cc));
-        for s in all {
-            assert_eq!(Source::parse(&s.name()), Some(s));
-        }
-        for bad in ["lfo0", "lfo5", "cc128", "cc-1", "", "tempo"] {
-            assert_eq!(Source::parse(bad), None, "{bad}");
-        }
-        assert_eq!(Source::parse(" LFO2 "), Some(Source::Lfo(1)));
-    }
-
-    /// A saved modulation reads back; bad values are brought within bounds; a field it does
-    /// not name takes its default; an unknown source fails to parse (the state's lenient
-    /// reader then keeps the default: no routes).
-    #[test]
-    fn it_saves_and_sanitises() {
-        let text = r#"{"lfos": [{"shape": "saw", "sync": false, "hz": 99, "phase": -1},
-            {"beats": "x"}, {"shape": "square", "hz": 2}], "routes": [
-            {"source": "lfo1", "target": "dye_diss", "depth": 3},
-            {"source": "cc74", "target": "vort", "depth": -0.25},
-            {"source": "low", "target": "bloom", "depth": 0}]}"#;
-        // An LFO that does not read takes its default alone; a preset hears which.
-        let m: Modulation = serde_json::from_str(text).expect("the rest reads");
-        assert_eq!(m.lfos[0].shape, Shape::Saw);
-        assert_eq!(m.lfos[1], Lfo::default());
-        assert_eq!(m.lfos[2].shape, Shape::Square);
-        assert_eq!(m.routes.len(), 3);
-        let why = unreadable_part(text).expect("LFO 2 does not read");
-        assert!(why.starts_with("LFO 2:"), "{why}");
-        let text = text.replace(r#"{"beats": "x"}"#, r#"{"beats": 1000}"#);
-        let m: Modulation = serde_json::from_str::<Modulation>(&text)
-            .expect("it parses")
-            .sanitized();
-        assert_eq!(m.lfos[0].shape, Shape::Saw);
-        assert_eq!((m.lfos[0].hz, m.lfos[0].phase), (HZ.1, 0.0));
-        assert_eq!(m.lfos[1].beats, BEATS.1);
-        assert_eq!(m.lfos[3], Lfo::default());
-        assert_eq!(m.routes.len(), 2, "the route of depth 0 dropped");
-        assert_eq!(m.routes[0].depth, 1.0);
-        assert_eq!(m.routes[1].source, Source::Cc(74));
-        let back: Modulation = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
-        assert_eq!(back, m);
-        // A route that does not read is left out, the others stay; a preset hears why.
-        let bad = r#"{"routes": [{"source": "tempo", "target": "vort", "depth": 1},
-            {"source": "mid", "target": "vort", "depth": 0.5}]}"#;
-        let m: Modulation = serde_json::from_str(bad).expect("the rest reads");
-        assert_eq!(m.routes.len(), 1);
-        assert_eq!(m.routes[0].source, Source::Mid);
-        let why = unreadable_part(bad).expect("route 1 does not read");
-        assert!(
-            why.starts_with("route 1:") && why.contains("tempo"),
-            "{why}"
-        );
-        assert_eq!(unreadable_part(&serde_json::to_string(&m).unwrap()), None);
-        let many = Modulation {
-            routes: vec![
-                Route {
-                    source: Source::Level,
-                    target: "vort".into(),
-                    depth: 0.5,
-                };
-                100
-            ],
-            ..Default::default()
-        };
-        assert_eq!(many.sanitized().routes.len(), MAX_ROUTES);
-    }
-
-    /// Learned CCs: one per parameter (the last learned wins), none of the channel mode
-    /// messages; one that does not read is left out (a preset hears which); learn and forget.
-    #[test]
-    fn learned_ccs_save_and_sanitise() {
-        let text = r#"{"learned": [{"cc": 21, "target": "vort"}, {"cc": 123, "target": "hue"},
-            {"cc": 22, "target": "vort"}, {"cc": "x", "target": "bloom"},
-            {"cc": 7, "target": "bloom"}]}"#;
-        let m: Modulation = serde_json::from_str(text).expect("the rest reads");
-        assert_eq!(m.learned.len(), 4);
-        let why = unreadable_part(text).expect("learned CC 4 does not read");
-        assert!(why.starts_with("learned CC 4:"), "{why}");
-        let mut m = m.sanitized();
-        assert_eq!(m.learned_cc("vort"), Some(22));
-        assert_eq!(m.learned_cc("hue"), None, "all notes off cannot be learned");
-        assert_eq!(m.learned_cc("bloom"), Some(7));
-        assert_eq!(m.learned.len(), 2);
-        assert!(m.learn(30, "bloom") && !m.learn(120, "hue"));
-        assert_eq!(m.learned_cc("bloom"), Some(30));
-        m.forget("vort");
-        assert_eq!(m.learned_cc("vort"), None);
-        let back: Modulation = serde_json::from_str(&serde_json::to_string(&m).unwrap()).unwrap();
-        assert_eq!(back, m);
-        // A project saved before learning existed has none.
-        let old: Modulation = serde_json::from_str(r#"{"routes": []}"#).unwrap();
-        assert!(old.learned.is_empty());
-    }
-}
+mod tests;

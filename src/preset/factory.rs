@@ -198,6 +198,12 @@ mod tests {
                 preset.name,
                 report.unknown
             );
+            assert_eq!(
+                report.modulation_notes,
+                Vec::<String>::new(),
+                "{}",
+                preset.name
+            );
             assert_eq!(report.settings, preset.fluid.is_some(), "{}", preset.name);
             if let Some(patch) = &report.patch {
                 assert_eq!(patch.names(), ["fluid"], "{}", preset.name);

@@ -642,6 +642,9 @@ pub fn render_with(
                 report.unknown.join(", ")
             ));
         }
+        for note in &report.modulation_notes {
+            notes_out.push(format!("{}: modulation: {note}", p.display()));
+        }
     }
     if let Some(mode) = opts.streamlines {
         // Through the preset reader, as a one-parameter preset: one path sets parameters.

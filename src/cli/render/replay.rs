@@ -63,6 +63,12 @@ impl CapturePlayer {
                 if let Some(note) = report.version_note() {
                     notes.push(format!("{}: its saved state was {note}", path.display()));
                 }
+                for note in &report.modulation_notes {
+                    notes.push(format!(
+                        "{}: its saved state's modulation: {note}",
+                        path.display()
+                    ));
+                }
                 report.unknown
             }
             Err(e) => {
