@@ -1,9 +1,9 @@
 //! `dyeflow render`: music in, video out, offline. MIDI and audio files (or the built-in demo)
 //! drive the same bridge, mapping and simulation as the plugin, in simulation time.
 //!
-//! Why this file is long: it is the render's whole driver (options, the input feeds, the step
-//! and frame loop, the outputs and the summary), one sequence read top to bottom; the parts
-//! with their own job are beside it (`feed`, `files`, `midi`, `wav`, `replay`, `demo`).
+//! This file holds the render's options, their checks, the inputs' reading and the summary;
+//! the render itself, stage by stage, is `renderer.rs`, and the parts with their own job are
+//! beside it (`feed`, `files`, `midi`, `wav`, `replay`, `demo`).
 
 pub mod demo;
 pub mod error;
@@ -12,6 +12,7 @@ pub mod files;
 pub mod midi;
 pub mod obstacles;
 pub mod progress;
+mod renderer;
 pub mod replay;
 pub mod stats;
 pub mod wav;
@@ -19,6 +20,7 @@ pub mod wav;
 use std::path::{Path, PathBuf};
 
 pub use error::{FfmpegFailure, InputProblem, UsageError};
+pub use renderer::render_with;
 
 /// Why a render could not run. Every message is one sentence naming the file (if any) and
 /// the problem.
@@ -210,16 +212,10 @@ fn read_input_until(
     Ok(Some(bytes))
 }
 
-use crate::engine::Driver;
-use crate::fluid::Look;
-use crate::params::{BackendChoice, DYE_SCALES, DyeflowParams, SIM_RESOLUTIONS_CELLS};
+use crate::params::{BackendChoice, DYE_SCALES, SIM_RESOLUTIONS_CELLS};
 use crate::preset;
-use crate::sim::{Model, ModelSpec, create_model};
-use feed::{AudioSource, Feed, Player};
-use std::collections::VecDeque;
-use std::sync::Arc;
+use feed::AudioSource;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// Allowed output sizes, pixels per side.
 pub const SIZE_RANGE: (u32, u32) = (16, 7680);
@@ -234,41 +230,6 @@ pub const PREROLL_S: f64 = 8.0;
 const PREROLL_LOOK_S: f64 = 0.1;
 /// The pre-roll's small frames, as a share of the render's width and height.
 const PREROLL_LOOK_SCALE: u32 = 4;
-
-/// Simulate the pre-roll's `steps` of `step_dt` before `--start`: unrendered, but with a
-/// small frame every [`PREROLL_LOOK_S`] read by the adaptive dye, so the first frame is
-/// drawn with the action it would have had in a render from the start. Whether it ran to
-/// the end (not stopped).
-fn preroll(
-    player: &mut Feed,
-    model: &mut dyn Model,
-    driver: &mut Driver,
-    params: &DyeflowParams,
-    (steps, step_dt): (u64, f64),
-    (width, height): (u32, u32),
-    stop: &AtomicBool,
-) -> Result<bool, RenderError> {
-    let per_look = ((PREROLL_LOOK_S / step_dt).round() as u64).max(1);
-    let (w, h) = (
-        (width / PREROLL_LOOK_SCALE).max(16) as usize,
-        (height / PREROLL_LOOK_SCALE).max(16) as usize,
-    );
-    let mut small = Vec::new();
-    let mut done = 0;
-    while done < steps {
-        let n = per_look.min(steps - done);
-        if !player.advance(model, driver, params, n, stop)? {
-            return Ok(false);
-        }
-        done += n;
-        if params.adaptive_dye.value() > 0.0 && model.dye_over_backdrop() {
-            small.resize(w * h * 4, 0);
-            model.render(&driver.look(), w, h, &mut small);
-            driver.observe_frame(&small, (w, h), params, model);
-        }
-    }
-    Ok(true)
-}
 
 /// Seconds rendered after the last MIDI event when only MIDI gives the length.
 pub const TAIL_S: f64 = 2.0;
@@ -613,410 +574,6 @@ pub fn grid_for(width: u32, height: u32, sim: u32) -> (usize, usize) {
 /// are finished into a valid output, or, before the first frame, nothing is written.
 pub fn render(opts: &RenderOptions, stop: &AtomicBool) -> Result<RenderSummary, RenderError> {
     render_with(opts, stop, &mut || {})
-}
-
-/// [`render`], calling `ready` once the arguments and every input file are checked and the
-/// output is open, before the simulation starts: what a command line prints about the render
-/// (the demo's banner) waits for it, so bad input gets its one sentence and nothing else.
-pub fn render_with(
-    opts: &RenderOptions,
-    stop: &AtomicBool,
-    ready: &mut dyn FnMut(),
-) -> Result<RenderSummary, RenderError> {
-    let started = Instant::now();
-    validate(opts)?;
-    let kind = files::kind_for(&opts.out)?;
-    refuse_inputs_as_output(opts, &kind)?;
-    let params = Arc::new(DyeflowParams::default());
-    let mut notes_out = Vec::new();
-    if let Some(p) = &opts.preset {
-        let bytes = preset_bytes(p)?;
-        let report = preset::apply(&bytes, &params).map_err(|e| RenderError::input(p, e))?;
-        if let Some(note) = report.version_note() {
-            notes_out.push(format!("{}: {note}", p.display()));
-        }
-        if !report.unknown.is_empty() {
-            notes_out.push(format!(
-                "{}: skipped parameters this Dyeflow does not know: {}",
-                p.display(),
-                report.unknown.join(", ")
-            ));
-        }
-        for note in &report.modulation_notes {
-            notes_out.push(format!("{}: modulation: {note}", p.display()));
-        }
-    }
-    if let Some(mode) = opts.streamlines {
-        // Through the preset reader, as a one-parameter preset: one path sets parameters.
-        let id = match mode {
-            crate::fluid::StreamlineMode::Off => "off",
-            crate::fluid::StreamlineMode::Overlay => "overlay",
-            crate::fluid::StreamlineMode::Alone => "alone",
-        };
-        // Stamped with this version: no migration of older states applies to it.
-        use crate::params::{STATE_VERSION, STATE_VERSION_KEY};
-        let json = format!(
-            r#"{{"params":{{"stream":"{id}"}},"fields":{{"{STATE_VERSION_KEY}":"{STATE_VERSION}"}}}}"#
-        );
-        preset::apply(json.as_bytes(), &params)
-            .map_err(|e| RenderError::input(Path::new("--streamlines"), e))?;
-    }
-    // A capture brings its own state (parameters, settings, obstacles) and events: over the
-    // preset's, under the command line's.
-    let interrupted = |notes: Vec<String>, grid: (usize, usize)| RenderSummary {
-        frames: 0,
-        width: opts.width,
-        height: opts.height,
-        fps: opts.fps,
-        grid,
-        wall_s: started.elapsed().as_secs_f64(),
-        setup_s: started.elapsed().as_secs_f64(),
-        backend: String::new(),
-        output: None,
-        interrupted: true,
-        dropped_events: 0,
-        notes,
-        picture: None,
-    };
-    let mut replay = None;
-    if let Some(path) = &opts.capture {
-        let Some((player, notes)) = replay::CapturePlayer::load(path, &params, stop)? else {
-            return Ok(interrupted(notes_out, (0, 0)));
-        };
-        notes_out.extend(notes);
-        let (dropped, limited) = player.losses();
-        if dropped > 0 {
-            notes_out.push(format!(
-                "{}: the plugin could not keep {dropped} records while capturing (a full \
-                 queue, or values a capture cannot hold), so this render may differ from what \
-                 it showed",
-                path.display()
-            ));
-        }
-        if limited {
-            notes_out.push(format!(
-                "{}: the capture reached its size limit and ends early",
-                path.display()
-            ));
-        }
-        replay = Some(player);
-    }
-    // Settings: the preset's (or the defaults), then the command line.
-    let mut settings = params.settings().sanitized();
-    if let Some(n) = opts.sim {
-        settings.sim_resolution = n;
-    }
-    if let Some(n) = opts.dye {
-        settings.dye_scale = n;
-    }
-    let (gw, gh) = grid_for(opts.width, opts.height, settings.sim_resolution);
-    if let Some(path) = &opts.obstacles {
-        let Some(obstacles) = obstacles::obstacles_from(path, (gw, gh), stop)? else {
-            return Ok(interrupted(notes_out, (gw, gh)));
-        };
-        if obstacles == Default::default() {
-            notes_out.push(format!(
-                "{}: nothing in it is solid (white, or opaque), so there are no obstacles",
-                path.display()
-            ));
-        }
-        params.obstacles.set(obstacles);
-    }
-    // A capture's audio is only muxed, but checked as any input (a WAV, a regular file)
-    // before anything is written.
-    if replay.is_some()
-        && let Some(path) = &opts.audio
-    {
-        wav::open(path)?;
-    }
-    let music = match &replay {
-        Some(player) => Music {
-            notes: Vec::new(),
-            // A capture carries the host's own transport.
-            tempo: None,
-            audio: AudioSource::Silent,
-            length_s: player.duration_s(),
-            audio_out: opts.audio.clone().map(files::AudioOut::File),
-        },
-        None => match load_music(opts, stop)? {
-            Some(music) => music,
-            None => return Ok(interrupted(notes_out, (gw, gh))),
-        },
-    };
-    // Without --seconds the render runs to the end of the capture: refuse a length no render
-    // may have, as for MIDI, rather than quietly cutting it.
-    if let Some(path) = &opts.capture
-        && opts.seconds.is_none()
-        && music.length_s > MAX_SECONDS
-    {
-        return Err(RenderError::input(
-            path,
-            InputProblem::MusicTooLong {
-                last_s: music.length_s,
-            },
-        ));
-    }
-    if opts.start_s >= music.length_s && opts.seconds.is_none() {
-        // Only a capture can be 0 s long (MIDI has its tail, WAV some audio): that is the
-        // file's matter, not --start's (which the user may not have given).
-        if let Some(path) = &opts.capture
-            && music.length_s <= 0.0
-        {
-            return Err(RenderError::input(path, InputProblem::NothingToRender));
-        }
-        return Err(UsageError::StartPastEnd {
-            start_s: opts.start_s,
-            length_s: music.length_s,
-            what: if opts.capture.is_some() {
-                "capture"
-            } else {
-                "music"
-            },
-        }
-        .into());
-    }
-    let seconds = opts
-        .seconds
-        .unwrap_or(music.length_s - opts.start_s)
-        .min(MAX_SECONDS);
-    let frames_total = ((seconds * f64::from(opts.fps)).round() as u64).max(1);
-    let backend = if opts.backend == BackendChoice::Auto {
-        settings.backend
-    } else {
-        opts.backend
-    };
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let cpu_threads = if opts.cpu_threads > 0 {
-        opts.cpu_threads
-    } else {
-        cores
-    };
-    // The threads the simulation keeps busy: the CPU solver's, or the one that drives the GPU
-    // (a GPU that is not there falls back to the CPU solver, whose threads then share the
-    // cores with the encoders).
-    let busy = if backend == BackendChoice::Cpu {
-        cpu_threads
-    } else {
-        1
-    };
-
-    let out_opts = files::OutputOptions {
-        path: opts.out.clone(),
-        width: opts.width,
-        height: opts.height,
-        fps: opts.fps,
-        audio: music.audio_out.clone(),
-        audio_start_s: opts.start_s,
-        max_frames: Some(frames_total),
-        quality: opts.quality,
-        threads: files::encoder_threads(cores, busy),
-        stops: opts.stops.clone(),
-        encoder_patience: files::ENCODER_PATIENCE,
-        ffmpeg: PathBuf::from("ffmpeg"),
-    };
-    let mut writer = files::open(&kind, &out_opts)?;
-    ready();
-    // Simulation pacing: whole steps per frame at about the configured rate.
-    let steps_per_frame =
-        ((f64::from(settings.sim_rate_hz) / f64::from(opts.fps)).round() as u64).max(1);
-    let step_dt = 1.0 / (f64::from(opts.fps) * steps_per_frame as f64);
-    // A capture's pre-roll can reach back before its bounce's start (the host's own pre-roll),
-    // to its first sample.
-    let earliest = replay.as_ref().map_or(0.0, |p| -p.origin_s());
-    let preroll_start = (opts.start_s - PREROLL_S).max(earliest);
-    // The capture's parameters before its first step, so the driver starts from them.
-    if let Some(player) = &mut replay
-        && !player.set_steps(preroll_start, step_dt, stop)?
-    {
-        return Ok(interrupted(notes_out, (gw, gh)));
-    }
-    let mut driver = Driver::new(&params);
-    if let Some(fluid) = opts.fluid {
-        settings.fluid = fluid;
-    }
-    let spec = ModelSpec {
-        kind: settings.fluid.into(),
-        cells: (gw, gh),
-        detail: settings.dye_scale as usize,
-        effort_sweeps: driver.discrete().pressure_iterations,
-        backend: backend.into(),
-        gpu: Default::default(),
-        cpu_threads,
-    };
-    let (mut model, info) = create_model(&spec).map_err(RenderError::Solver)?;
-    if backend == BackendChoice::Gpu && info.backend != "gpu" {
-        notes_out.push(format!(
-            "no usable GPU ({}); rendered on the CPU",
-            info.fallback.as_deref().unwrap_or("unknown reason")
-        ));
-    }
-    // The obstacles are in the model from the first picture on: the driver would otherwise
-    // hand them over with its first step, after frame 1 (which a render from the start draws
-    // before any step) showed none. The first step then finds them in place, so every later
-    // frame is as before.
-    driver.sync_obstacles(model.as_mut(), &params);
-
-    let preroll_steps = ((opts.start_s - preroll_start) / step_dt).round() as u64;
-    let mut player = match replay {
-        Some(player) => Feed::Capture(Box::new(player)),
-        None => Feed::Music(Box::new(Player::new(
-            music.notes,
-            music.tempo,
-            music.audio,
-            &params,
-            preroll_start,
-            step_dt,
-        ))),
-    };
-    let mut rgba = vec![0u8; opts.width as usize * opts.height as usize * 4];
-
-    let mut progress = progress::Progress::new(opts.progress, frames_total, opts.fps);
-    if preroll_steps > 0 {
-        progress.note(&format!(
-            "simulating the {:.1} s before --start {} (not rendered)",
-            opts.start_s - preroll_start,
-            number_text(opts.start_s)
-        ));
-    }
-    let mut picture = stats::PictureStats::default();
-    // The modulation's free LFOs and the adaptive dye's clock read the music's time, as in a
-    // render from the start.
-    driver.start_at(preroll_start);
-    let mut stopped = !preroll(
-        &mut player,
-        model.as_mut(),
-        &mut driver,
-        &params,
-        (preroll_steps, step_dt),
-        (opts.width, opts.height),
-        stop,
-    )?;
-    let setup_s = started.elapsed().as_secs_f64();
-    // A frame goes to the writer (its buffer comes back for the next one), after the
-    // adaptive dye and the statistics read it.
-    let size = (opts.width as usize, opts.height as usize);
-    let mut emit = {
-        let (writer, picture, progress) = (&mut writer, &mut picture, &mut progress);
-        let (params, stats_on) = (&params, opts.stats);
-        move |(frame, look): (u64, Look),
-              rgba: &mut Vec<u8>,
-              driver: &mut Driver,
-              model: &dyn Model| {
-            driver.observe_drawn(rgba, size, params, model, &look);
-            if stats_on && stats::measured(frame, frames_total) {
-                picture.add_frame(rgba);
-            }
-            writer.write_swap(rgba)?;
-            progress.frame();
-            Ok::<(), RenderError>(())
-        }
-    };
-    // On the GPU up to `in_flight` frames are drawn and read back while the next frames'
-    // steps run, each waited for in order; the adaptive dye then reads a frame (against the
-    // look it was drawn with) one frame later than a synchronous render does (the CPU renders
-    // each frame at once).
-    let in_flight = model.frames_in_flight();
-    let mut queued: VecDeque<(u64, Look)> = VecDeque::with_capacity(in_flight);
-    let adapter = info.device.clone();
-    if !stopped {
-        for frame in 0..frames_total {
-            // Frame 1 comes before any step: a stop that came while loading (or making the
-            // model) is heard here, before anything is drawn.
-            let stepped = if frame == 0 {
-                !stop.load(Ordering::Relaxed)
-            } else {
-                player.advance(model.as_mut(), &mut driver, &params, steps_per_frame, stop)?
-            };
-            if !stepped {
-                stopped = true;
-                break;
-            }
-            if let Some(reason) = model.failure() {
-                return Err(RenderError::Gpu(reason));
-            }
-            let look = driver.look();
-            if in_flight > 0 && model.submit_frame(&look, size.0, size.1) {
-                queued.push_back((frame, look));
-            } else {
-                // Those in flight first, in order, then this one at once.
-                while let Some(earlier) = queued.pop_front() {
-                    wait_frame(model.as_mut(), &mut rgba, earlier.0, &adapter)?;
-                    emit(earlier, &mut rgba, &mut driver, model.as_ref())?;
-                }
-                model.render(&look, size.0, size.1, &mut rgba);
-                emit((frame, look), &mut rgba, &mut driver, model.as_ref())?;
-            }
-            while queued.len() >= in_flight.max(1) {
-                let oldest = queued.pop_front().expect("a frame in flight");
-                wait_frame(model.as_mut(), &mut rgba, oldest.0, &adapter)?;
-                emit(oldest, &mut rgba, &mut driver, model.as_ref())?;
-            }
-            if stop.load(Ordering::Relaxed) && frame + 1 < frames_total {
-                stopped = true;
-                break;
-            }
-        }
-        // The last frames in flight (after a stop too: they are drawn already).
-        while let Some(frame) = queued.pop_front() {
-            wait_frame(model.as_mut(), &mut rgba, frame.0, &adapter)?;
-            emit(frame, &mut rgba, &mut driver, model.as_ref())?;
-        }
-    }
-    progress.finish();
-    let frames = writer.frames_written();
-    let output = writer.finish()?;
-    if kind == files::OutputKind::PngSequence && output.is_some() {
-        notes_out.push(format!(
-            "to make a video: {}",
-            files::ffmpeg_command_hint(
-                &opts.out,
-                opts.fps,
-                music
-                    .audio_out
-                    .as_ref()
-                    .map(|a| match a {
-                        files::AudioOut::File(p) => p.clone(),
-                        files::AudioOut::Generated { name, .. } => opts.out.join(name),
-                    })
-                    .as_deref()
-            )
-        ));
-    }
-    Ok(RenderSummary {
-        frames,
-        width: opts.width,
-        height: opts.height,
-        fps: opts.fps,
-        grid: model.resolution().cells,
-        wall_s: started.elapsed().as_secs_f64(),
-        setup_s,
-        backend: format!("{} ({})", info.backend, info.device),
-        output,
-        interrupted: stopped,
-        dropped_events: player.dropped_events(),
-        notes: notes_out,
-        picture: opts.stats.then_some(picture),
-    })
-}
-
-/// The oldest frame in flight (`frame`, counted from 0) into `rgba`. One that does not come
-/// back (the device failed, or hung past the wait) ends the render with the reason, rather
-/// than leaving a black frame in the output.
-fn wait_frame(
-    model: &mut dyn Model,
-    rgba: &mut [u8],
-    frame: u64,
-    adapter: &str,
-) -> Result<(), RenderError> {
-    if model.wait_frame(rgba) {
-        return Ok(());
-    }
-    Err(RenderError::Gpu(model.failure().unwrap_or_else(|| {
-        crate::sim::GpuError::Failed {
-            adapter: adapter.to_owned(),
-            message: format!("frame {} did not come back", frame + 1),
-        }
-    })))
 }
 
 /// `audio` as a 32-bit float WAV file's bytes.

@@ -3,8 +3,11 @@
 
 use super::*;
 
+mod feeder;
 #[cfg(all(test, target_os = "linux"))]
 mod tests;
+
+use feeder::{Feeder, FeederEnd};
 
 /// How many of ffmpeg's last stderr lines an error quotes.
 pub(super) const STDERR_LINES: usize = 6;
@@ -223,113 +226,128 @@ pub(super) fn says_output_failed(line: &str) -> bool {
     .any(|p| line.contains(p))
 }
 
+/// The codec's arguments for `container` and its name, once the size and the audio are ones a
+/// video can take.
+fn checked(
+    opts: &OutputOptions,
+    container: &str,
+) -> Result<(CodecArgs, &'static str), RenderError> {
+    let path = opts.path.clone();
+    let Some(codec) = codec_args(container, opts.quality) else {
+        return Err(UsageError::UnknownContainer {
+            path,
+            container: container.to_owned(),
+        }
+        .into());
+    };
+    let container = if container == "mp4" { "mp4" } else { "webm" };
+    if !opts.width.is_multiple_of(2) || !opts.height.is_multiple_of(2) {
+        return Err(UsageError::OddVideoSize {
+            path,
+            width: opts.width,
+            height: opts.height,
+        }
+        .into());
+    }
+    if let Some(AudioOut::File(audio)) = &opts.audio
+        && !audio.is_file()
+    {
+        return Err(RenderError::input(audio, InputProblem::AudioNotFound));
+    }
+    Ok((codec, container))
+}
+
+/// Generated audio (the demo's) in a temporary WAV file for ffmpeg to mux in.
+fn generated_audio(opts: &OutputOptions) -> Result<Option<tempfile::NamedTempFile>, RenderError> {
+    let Some(AudioOut::Generated { bytes, .. }) = &opts.audio else {
+        return Ok(None);
+    };
+    tempfile::Builder::new()
+        .prefix("dyeflow-audio-")
+        .suffix(".wav")
+        .tempfile()
+        .and_then(|mut f| f.write_all(bytes).and(f.flush()).map(|()| f))
+        .map(Some)
+        .map_err(RenderError::TempAudio)
+}
+
+/// The ffmpeg command that encodes yuv420p frames from its standard input (and `audio`) into
+/// `part`, in a process group of its own, at the lowest priority.
+fn ffmpeg(opts: &OutputOptions, codec: &CodecArgs, audio: Option<&Path>, part: &Path) -> Command {
+    let mut command = Command::new(&opts.ffmpeg);
+    command.args(["-hide_banner", "-loglevel", "error", "-y"]);
+    // Frames come as yuv420p, converted by the feeder (see `yuv.rs`).
+    command.args(["-f", "rawvideo", "-pix_fmt", "yuv420p"]);
+    command
+        .arg("-s")
+        .arg(format!("{}x{}", opts.width, opts.height));
+    command.arg("-r").arg(opts.fps.to_string());
+    command.args(["-i", "pipe:0"]);
+    if let Some(audio) = audio {
+        let start = opts.audio_start_s;
+        if start > 0.0 {
+            command.arg("-ss").arg(format!("{start:.3}"));
+        } else if start < 0.0 {
+            command.arg("-itsoffset").arg(format!("{:.3}", -start));
+        }
+        command.arg("-i").arg(audio);
+        // The video decides the length: audio that ends sooner (or is started past its end)
+        // is padded with silence, longer audio is cut.
+        command.args(["-map", "0:v", "-map", "1:a", "-af", "apad", "-shortest"]);
+    }
+    command.args(&codec.video);
+    if audio.is_some() {
+        command.args(codec.audio);
+    }
+    // The matrix the frames were converted with (BT.601, limited range), so players do not
+    // guess (they take untagged high-definition video for BT.709).
+    command.args(["-colorspace", "smpte170m", "-color_range", "tv"]);
+    command.args(&codec.format);
+    command.arg(part);
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    in_a_group_of_its_own(&mut command);
+    // ffmpeg encodes on the time the simulation leaves, as the PNG encoders do (see
+    // `yield_to_the_simulation`).
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: runs in the child between fork and exec, where only async-signal-safe calls
+        // are allowed: setpriority is a plain system call, and it allocates nothing.
+        unsafe {
+            command.pre_exec(|| {
+                libc::setpriority(libc::PRIO_PROCESS, 0, 19);
+                Ok(())
+            });
+        }
+    }
+    command
+}
+
 impl VideoWriter {
     pub(super) fn open(opts: &OutputOptions, container: &str) -> Result<Self, RenderError> {
         let path = opts.path.clone();
-        let Some(codec) = codec_args(container, opts.quality) else {
-            return Err(UsageError::UnknownContainer {
-                path,
-                container: container.to_owned(),
-            }
-            .into());
-        };
-        let container = if container == "mp4" { "mp4" } else { "webm" };
-        if !opts.width.is_multiple_of(2) || !opts.height.is_multiple_of(2) {
-            return Err(UsageError::OddVideoSize {
-                path,
-                width: opts.width,
-                height: opts.height,
-            }
-            .into());
-        }
-        if let Some(AudioOut::File(audio)) = &opts.audio
-            && !audio.is_file()
-        {
-            return Err(RenderError::input(audio, InputProblem::AudioNotFound));
-        }
+        let (codec, container) = checked(opts, container)?;
         let mut made = create_parent(&path)?;
         // Fail here, with a plain message, if the file cannot be created; ffmpeg overwrites it.
-        let part = match temp_beside(&path) {
-            Ok(part) => part,
+        let (part, audio_file) = match temp_beside(&path).and_then(|part| {
+            let audio = generated_audio(opts)?;
+            Ok((part, audio))
+        }) {
+            Ok(files) => files,
             Err(e) => {
                 made.remove_empty();
                 return Err(e);
             }
-        };
-        let audio_file = match &opts.audio {
-            Some(AudioOut::Generated { bytes, .. }) => {
-                let written = tempfile::Builder::new()
-                    .prefix("dyeflow-audio-")
-                    .suffix(".wav")
-                    .tempfile()
-                    .and_then(|mut f| f.write_all(bytes).and(f.flush()).map(|()| f));
-                match written {
-                    Ok(f) => Some(f),
-                    Err(e) => {
-                        made.remove_empty();
-                        return Err(RenderError::TempAudio(e));
-                    }
-                }
-            }
-            _ => None,
         };
         let audio: Option<PathBuf> = match (&opts.audio, &audio_file) {
             (Some(AudioOut::File(p)), _) => Some(p.clone()),
             (_, Some(f)) => Some(f.path().to_path_buf()),
             _ => None,
         };
-
-        let mut command = Command::new(&opts.ffmpeg);
-        command.args(["-hide_banner", "-loglevel", "error", "-y"]);
-        // Frames come as yuv420p, converted by the feeder (see `yuv.rs`).
-        command.args(["-f", "rawvideo", "-pix_fmt", "yuv420p"]);
-        command
-            .arg("-s")
-            .arg(format!("{}x{}", opts.width, opts.height));
-        command.arg("-r").arg(opts.fps.to_string());
-        command.args(["-i", "pipe:0"]);
-        if let Some(audio) = &audio {
-            let start = opts.audio_start_s;
-            if start > 0.0 {
-                command.arg("-ss").arg(format!("{start:.3}"));
-            } else if start < 0.0 {
-                command.arg("-itsoffset").arg(format!("{:.3}", -start));
-            }
-            command.arg("-i").arg(audio);
-            // The video decides the length: audio that ends sooner (or is started past its
-            // end) is padded with silence, longer audio is cut.
-            command.args(["-map", "0:v", "-map", "1:a", "-af", "apad", "-shortest"]);
-        }
-        command.args(&codec.video);
-        if audio.is_some() {
-            command.args(codec.audio);
-        }
-        // The matrix the frames were converted with (BT.601, limited range), so players do
-        // not guess (they take untagged high-definition video for BT.709).
-        command.args(["-colorspace", "smpte170m", "-color_range", "tv"]);
-        command.args(&codec.format);
-        command.arg(part.path());
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::piped());
-        in_a_group_of_its_own(&mut command);
-        // ffmpeg encodes on the time the simulation leaves, as the PNG encoders do (see
-        // `yield_to_the_simulation`).
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::unix::process::CommandExt;
-            // SAFETY: runs in the child between fork and exec, where only async-signal-safe
-            // calls are allowed: setpriority is a plain system call, and it allocates nothing.
-            unsafe {
-                command.pre_exec(|| {
-                    libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-                    Ok(())
-                });
-            }
-        }
-
-        let mut child = match command.spawn() {
+        let mut child = match ffmpeg(opts, &codec, audio.as_deref(), part.path()).spawn() {
             Ok(child) => child,
             Err(e) => {
                 made.remove_empty();
@@ -529,72 +547,6 @@ pub(super) fn stderr_tail(stderr: impl io::Read) -> StderrTail {
         }
     }
     tail
-}
-
-/// Frames waiting for ffmpeg's input beside the one being written into it, at most: the
-/// renderer draws the next frames while ffmpeg takes the last (it reads between its own work).
-const PIPE_QUEUE: usize = 8;
-/// Bytes of RGBA frames the queue holds at most (fewer frames of large sizes: three of 4K, one
-/// of 8K), and at least one frame.
-const PIPE_QUEUE_BYTES: usize = 100 << 20;
-/// The pipe's buffer asked for (Linux's default limit for a process without privileges): a
-/// 720p frame goes through in two writes instead of twenty-two of the default 64 KiB.
-#[cfg(target_os = "linux")]
-const PIPE_BYTES: i32 = 1 << 20;
-
-/// What the feeder said when it ended: the frames it wrote, and the error that stopped it.
-type FeederEnd = (u64, Option<io::Error>);
-
-/// A thread that converts frames to yuv420p and writes them into ffmpeg's input, and the
-/// buffers it gives back.
-struct Feeder {
-    frames: SyncSender<Vec<u8>>,
-    /// The frame buffers out with the feeder: the queue's and the one being written.
-    buffers: BufferPool,
-    /// Ends when `frames` is closed (or a write fails), closing ffmpeg's input.
-    thread: JoinHandle<FeederEnd>,
-}
-
-impl Feeder {
-    /// Feed `width x height` frames to `stdin` as yuv420p, counting them in `fed`.
-    fn start(
-        mut stdin: ChildStdin,
-        (width, height): (usize, usize),
-        fed: Arc<AtomicU64>,
-    ) -> io::Result<Self> {
-        #[cfg(target_os = "linux")]
-        {
-            use std::os::fd::AsRawFd;
-            // SAFETY: F_SETPIPE_SZ on the pipe's own descriptor, which `stdin` keeps open; a
-            // refusal (a lower limit) only leaves the default size.
-            unsafe { libc::fcntl(stdin.as_raw_fd(), libc::F_SETPIPE_SZ, PIPE_BYTES) };
-        }
-        let depth = (PIPE_QUEUE_BYTES / (width * height * 4).max(1)).clamp(1, PIPE_QUEUE);
-        let (frames, queue) = mpsc::sync_channel::<Vec<u8>>(depth);
-        let (back, free) = mpsc::channel();
-        let thread = thread::Builder::new()
-            .name("dyeflow-ffmpeg-in".into())
-            .spawn(move || {
-                yield_to_the_simulation();
-                let mut written = 0;
-                let mut yuv = Vec::new();
-                for frame in queue {
-                    super::yuv::rgba_to_yuv420(&frame, width, height, &mut yuv);
-                    if let Err(e) = stdin.write_all(&yuv) {
-                        return (written, Some(e));
-                    }
-                    written += 1;
-                    fed.store(written, Ordering::Relaxed);
-                    let _ = back.send(frame);
-                }
-                (written, None)
-            })?;
-        Ok(Self {
-            frames,
-            buffers: BufferPool::new(free, depth + 1),
-            thread,
-        })
-    }
 }
 
 impl VideoWriter {
