@@ -428,3 +428,6 @@ impl Drop for GifWriter {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
