@@ -55,7 +55,8 @@ pub struct Dyeflow {
     editor: EditorShared,
     /// The audio thread's side of the event queue: MIDI translation, envelope follower and
     /// onset detector (made in the first `activate`, which may run several times).
-    bridge: Option<Bridge>,
+    /// The audio thread's bridge, telling the capture's recorder (once made) what it sends.
+    bridge: Option<Bridge<Option<capture::recorder::Recorder>>>,
     /// Raises the engine's "needed" flag (audio processed); made in `activate`.
     waker: Option<Waker>,
     /// The pitch-class analysis of the input, fed by the bridge through a lock-free queue and
@@ -248,7 +249,7 @@ impl Dyeflow {
 fn follow_offline(
     offline: bool,
     state: (&mut bool, &AtomicBool),
-    bridge: Option<&mut Bridge>,
+    bridge: Option<&mut Bridge<Option<capture::recorder::Recorder>>>,
     parked: &mut Option<ChromaSink>,
 ) {
     if offline == *state.0 {
@@ -324,18 +325,14 @@ impl Plugin for Dyeflow {
             None => {
                 let (tx, rx) = queue::channel(AUDIO_QUEUE_EVENTS);
                 self.engine.add_queue(rx);
-                let mut bridge = Bridge::new(
-                    tx,
-                    sample_rate,
-                    self.params.envelope_attack.value(),
-                    self.params.envelope_release.value(),
-                );
                 // Captures (a bounce, or the Record switch) need their queues and writer
                 // before the first block: made now, idle until then.
                 let (recorder, capture_tap) = self.start_capture().unzip();
-                if let Some(recorder) = recorder {
-                    bridge.set_recorder(recorder);
-                }
+                let times = (
+                    self.params.envelope_attack.value(),
+                    self.params.envelope_release.value(),
+                );
+                let mut bridge = Bridge::heard_by(tx, sample_rate, times, recorder);
                 let (tap, taps) = queue::tap_channel(CHROMA_TAP_SAMPLES);
                 let (chroma_tx, chroma_rx) = queue::channel(CHROMA_QUEUE_EVENTS);
                 match ChromaThread::spawn(taps, chroma_tx, capture_tap) {
@@ -378,7 +375,7 @@ impl Plugin for Dyeflow {
         // A capture ends with the processing (a reactivation offline starts the next).
         if let Some(bridge) = &mut self.bridge {
             let now = bridge.time_s(0);
-            if let Some(r) = bridge.recorder() {
+            if let Some(r) = bridge.listener().as_mut() {
                 r.stop(now);
             }
         }
@@ -435,7 +432,7 @@ impl Plugin for Dyeflow {
             let (now, rate) = (bridge.time_s(0), bridge.sample_rate());
             self.editor.input_tap.set_clock(now);
             let mut bouncing = false;
-            if let Some(r) = bridge.recorder() {
+            if let Some(r) = bridge.listener().as_mut() {
                 r.follow(want, now, rate);
                 bouncing = r.bouncing();
                 let samples = t.pos_samples().unwrap_or(0);

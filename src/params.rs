@@ -13,9 +13,9 @@
 //! 1 cSt; water is about 1, olive oil about 80, honey about 10 000), and speeds in canvas heights
 //! per second.
 //!
-//! `DyeflowParams` lists every host parameter with its stable `#[id]` in one struct (nice-plug's
-//! derive), with its ranges and formatters; the state's migration is `state.rs`, the groups
-//! that could stand alone are in `params/`.
+//! Why this file is long: `DyeflowParams` must list every host parameter with its stable
+//! `#[id]` in one struct (nice-plug's derive), with its ranges and formatters; the state's
+//! migration is `state.rs`, the groups that could stand alone are in `params/`.
 
 use crate::kernels::portable::Portable;
 use nice_plug::plugin::ParamValue;

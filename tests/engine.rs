@@ -1,5 +1,6 @@
 //! The simulation thread: events in give frames out, frame sizes follow the consumer, the
 //! thread stops and joins cleanly (100 times), and the CPU fallback works when there is no GPU.
+//! (A binary of its own: one test counts the process's threads, while the others wait.)
 
 mod common;
 
@@ -12,6 +13,14 @@ use dyeflow::gpu::GpuOptions;
 use dyeflow::params::{Aspect, BackendChoice, DyeflowParams, Settings};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+/// Every test here shares the process with the others, except the one that counts its threads:
+/// that one takes the lock alone.
+static THREADS: std::sync::RwLock<()> = std::sync::RwLock::new(());
+
+fn beside_others() -> std::sync::RwLockReadGuard<'static, ()> {
+    THREADS.read().unwrap_or_else(|e| e.into_inner())
+}
 
 fn params(backend: BackendChoice) -> Arc<DyeflowParams> {
     let p = DyeflowParams::default();
@@ -95,12 +104,14 @@ fn events_in_frames_out(backend: BackendChoice, options: EngineOptions) -> Strin
 
 #[test]
 fn cpu_engine_turns_events_into_frames() {
+    let _shared = beside_others();
     let status = events_in_frames_out(BackendChoice::Cpu, EngineOptions::default());
     assert!(status.starts_with("cpu"), "{status}");
 }
 
 #[test]
 fn gpu_engine_turns_events_into_frames() {
+    let _shared = beside_others();
     if common::gpu_context().is_none() {
         return;
     }
@@ -110,6 +121,7 @@ fn gpu_engine_turns_events_into_frames() {
 
 #[test]
 fn no_adapter_falls_back_to_the_cpu_and_says_why() {
+    let _shared = beside_others();
     let options = EngineOptions {
         gpu: GpuOptions {
             force_no_adapter: true,
@@ -132,6 +144,7 @@ fn thread_count() -> usize {
 /// 100 create/drop cycles leave no thread behind (GPU devices go with their thread).
 #[test]
 fn hundred_start_stop_cycles_leave_nothing_behind() {
+    let _alone = THREADS.write().unwrap_or_else(|e| e.into_inner());
     let backend = if common::gpu_context().is_some() {
         BackendChoice::Auto
     } else {
@@ -168,6 +181,7 @@ fn hundred_start_stop_cycles_leave_nothing_behind() {
 /// the CPU solver, says so in its status, and goes on turning events into frames.
 #[test]
 fn a_crashed_simulation_restarts_on_the_cpu_and_says_so() {
+    let _shared = beside_others();
     let options = EngineOptions {
         faults: dyeflow::engine::Faults {
             panic_at_step: Some(5),
@@ -209,6 +223,7 @@ fn a_crashed_simulation_restarts_on_the_cpu_and_says_so() {
 /// thread, left to itself, ends once the step returns.
 #[test]
 fn dropping_an_engine_never_waits_on_a_hung_step() {
+    let _shared = beside_others();
     let hang = Duration::from_secs(6);
     let options = EngineOptions {
         faults: dyeflow::engine::Faults {
@@ -275,6 +290,7 @@ fn poured(backend: BackendChoice) -> (Arc<DyeflowParams>, queue::EventSender, Fr
 /// model (the grid cannot take particles, so it starts empty) and dye then rises instead.
 #[test]
 fn the_engine_runs_the_particle_fluid_and_switches_back() {
+    let _shared = beside_others();
     use dyeflow::params::FluidChoice;
     let (p, mut tx, mut output, engine) = poured(BackendChoice::Cpu);
     let status = engine.status();
@@ -301,6 +317,7 @@ fn the_engine_runs_the_particle_fluid_and_switches_back() {
 /// still there, on the CPU now, without a new note).
 #[test]
 fn the_engine_runs_the_particle_fluid_on_the_gpu_and_carries_it_to_the_cpu() {
+    let _shared = beside_others();
     if common::gpu_context().is_none() {
         return;
     }

@@ -5,7 +5,8 @@
 //! three bands (low, mid, high: [`bands`]), and pushes all of it,
 //! timestamped in audio time, into a lock-free queue for the simulation thread. It never
 //! allocates, locks or waits; a full queue drops the event and counts it. It does not depend on
-//! nice-plug's process context, so tests drive it directly.
+//! nice-plug's process context, so tests drive it directly. What it sends is also handed to
+//! its listener ([`SentEvents`]): the plugin's capture recorder, wired above the bridge.
 
 pub mod bands;
 pub mod chroma;
@@ -49,8 +50,26 @@ pub enum ChromaSink {
     Inline(Box<ChromaAnalyzer>),
 }
 
-/// The audio thread's bridge.
-pub struct Bridge {
+/// Whoever also hears every event the bridge sends, as it sends it (on the audio thread: no
+/// allocation, lock or wait). The plugin's capture recorder; `()` for no one.
+pub trait SentEvents {
+    fn sent(&mut self, event: &TimedEvent);
+}
+
+impl SentEvents for () {
+    fn sent(&mut self, _: &TimedEvent) {}
+}
+
+impl<L: SentEvents> SentEvents for Option<L> {
+    fn sent(&mut self, event: &TimedEvent) {
+        if let Some(l) = self {
+            l.sent(event);
+        }
+    }
+}
+
+/// The audio thread's bridge, telling `L` what it sends.
+pub struct Bridge<L: SentEvents = ()> {
     sender: EventSender,
     sample_rate: f32,
     envelopes: [EnvelopeFollower; 2],
@@ -79,8 +98,8 @@ pub struct Bridge {
     transport: Option<TransportInfo>,
     /// Bypass engaged: nothing is sent.
     bypassed: bool,
-    /// Records a bounce capture of what is sent (made at the first offline activation).
-    recorder: Option<crate::capture::recorder::Recorder>,
+    /// Hears what is sent.
+    listener: L,
 }
 
 fn note_id(key: Key, channel: Channel, voice: VoiceID) -> NoteId {
@@ -238,6 +257,18 @@ pub fn translate<S>(event: &NoteEvent<S>) -> Option<SimEvent> {
 impl Bridge {
     /// A bridge pushing into `sender`. Allocation-free from here on.
     pub fn new(sender: EventSender, sample_rate: f32, attack_ms: f32, release_ms: f32) -> Self {
+        Self::heard_by(sender, sample_rate, (attack_ms, release_ms), ())
+    }
+}
+
+impl<L: SentEvents> Bridge<L> {
+    /// [`Bridge::new`], telling `listener` what it sends.
+    pub fn heard_by(
+        sender: EventSender,
+        sample_rate: f32,
+        (attack_ms, release_ms): (f32, f32),
+        listener: L,
+    ) -> Self {
         let mut bridge = Self {
             sender,
             sample_rate: 48_000.0,
@@ -256,7 +287,7 @@ impl Bridge {
             samples: 0,
             transport: None,
             bypassed: false,
-            recorder: None,
+            listener,
             skip_silence: true,
         };
         bridge.set_sample_rate(sample_rate);
@@ -352,19 +383,12 @@ impl Bridge {
             event,
         };
         self.sender.send(event);
-        if let Some(r) = &mut self.recorder {
-            r.event(&event);
-        }
+        self.listener.sent(&event);
     }
 
-    /// Record what is sent from now on with `recorder` (see [`crate::capture`]).
-    pub fn set_recorder(&mut self, recorder: crate::capture::recorder::Recorder) {
-        self.recorder = Some(recorder);
-    }
-
-    /// The capture's recorder, once there is one.
-    pub fn recorder(&mut self) -> Option<&mut crate::capture::recorder::Recorder> {
-        self.recorder.as_mut()
+    /// The listener.
+    pub fn listener(&mut self) -> &mut L {
+        &mut self.listener
     }
 
     /// Swap the chroma sink for `sink`; the one it had.

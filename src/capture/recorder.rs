@@ -8,6 +8,7 @@
 
 use super::pace::{Pace, PaceEvent};
 use super::{Cause, Record};
+use crate::bridge::SentEvents;
 use crate::bridge::events::TimedEvent;
 use crate::bridge::queue::Sender;
 use nice_plug::prelude::{ParamPtr, Params};
@@ -47,6 +48,16 @@ pub struct Recorder {
     clock: std::time::Instant,
     /// Raised while a capture is on or watched, for the chroma thread's and the input's taps.
     recording: Arc<AtomicBool>,
+}
+
+/// The bridge tells the recorder every event it sends.
+impl SentEvents for Recorder {
+    #[inline]
+    fn sent(&mut self, event: &TimedEvent) {
+        if self.mode != Mode::Off {
+            data(&mut self.sender, Record::Event(*event));
+        }
+    }
 }
 
 impl Recorder {
@@ -180,14 +191,6 @@ impl Recorder {
                 playing,
             },
         );
-    }
-
-    /// Record an event the bridge sent.
-    #[inline]
-    pub fn event(&mut self, event: &TimedEvent) {
-        if self.mode != Mode::Off {
-            data(&mut self.sender, Record::Event(*event));
-        }
     }
 
     /// Records dropped on a full queue so far.

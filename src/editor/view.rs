@@ -58,7 +58,7 @@ pub fn wanted_frame(physical: Vec2, settings: &Settings) -> (usize, usize) {
 
 /// The view's state.
 /// New fluid frames shown by every editor of the process so far (a figure for measurements:
-/// `tests/editor_speed.rs`).
+/// `tests/it/editor_speed.rs`).
 pub static FRAMES_SHOWN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 pub struct FluidView {

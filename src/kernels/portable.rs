@@ -6,7 +6,7 @@
 //! 30), so a render or a bounce capture would not replay the same on another system.
 //!
 //! Call them as methods with a `p` in front (`x.pexp()` for `x.exp()`), on `f32` and `f64`.
-//! `tests/layout.rs` fails on a platform call (`.exp(`, `.sin(`, ...) outside the editor's and
+//! `tests/it/layout.rs` fails on a platform call (`.exp(`, `.sin(`, ...) outside the editor's and
 //! the output window's code. `sqrt`, `mul_add`, `abs`, `floor` and the like are exact and stay.
 
 /// `x.floor()`, to the bit (the sign of zero included), without a call: x86-64's baseline

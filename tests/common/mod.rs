@@ -99,3 +99,63 @@ pub fn gpu_context() -> Option<dyeflow::gpu::GpuContext> {
         }
     }
 }
+
+/// The full name of this test binary's test `name`, as `--exact` wants it (`module::name` in a
+/// binary of several modules), for running that test alone in a child process. Panics unless
+/// exactly one test (ignored ones included) is called so.
+pub fn test_named(name: &str) -> String {
+    let exe = std::env::current_exe().expect("this test binary's path");
+    let out = std::process::Command::new(exe)
+        .args(["--list", "--include-ignored", "--format", "terse"])
+        .output()
+        .expect("list this binary's tests");
+    let list = String::from_utf8_lossy(&out.stdout);
+    let found: Vec<&str> = list
+        .lines()
+        .filter_map(|l| l.strip_suffix(": test"))
+        .filter(|t| *t == name || t.rsplit("::").next() == Some(name))
+        .collect();
+    assert_eq!(found.len(), 1, "tests named {name}: {found:?}");
+    found[0].to_owned()
+}
+
+/// Runs `command` to its end (standard output dropped): its exit code (-1 when a signal ended
+/// it), its standard error, and its peak resident memory in bytes. The peak is the child's own
+/// (`VmHWM` of `/proc/PID/status`, read every millisecond while it runs), not `wait4`'s
+/// `ru_maxrss`, which also counts the pages of this test process that the child held between
+/// `fork` and `exec`: a test binary of many tests can be larger than the child it measures.
+#[cfg(target_os = "linux")]
+pub fn run_measuring_rss(command: &mut std::process::Command) -> (i32, String, u64) {
+    use std::io::Read;
+    let mut child = command
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut stderr = child.stderr.take().unwrap();
+    let reader = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let high_water = || {
+        let status = std::fs::read_to_string(&status_file).ok()?;
+        let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()
+    };
+    let mut peak_kb = 0;
+    let status = loop {
+        // Read before asking whether it ended: a zombie has no memory left to tell.
+        peak_kb = peak_kb.max(high_water().unwrap_or(0));
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    };
+    (
+        status.code().unwrap_or(-1),
+        reader.join().unwrap(),
+        peak_kb * 1024,
+    )
+}

@@ -327,7 +327,7 @@ impl HarnessChild {
             .args([
                 "--ignored",
                 "--exact",
-                test_name,
+                &super::test_named(test_name),
                 "--nocapture",
                 "--test-threads=1",
             ])

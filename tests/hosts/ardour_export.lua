@@ -1,7 +1,7 @@
 -- Dyeflow's VST3 in Ardour 7, headless (ardour7-lua): a session with one stereo audio track
 -- holding the plugin plays for 2 s in real time (no capture may come of it), then exports a
 -- range as a WAV file (the engine freewheels: Ardour 7 flags those blocks offline, and only
--- there). tests/hosts.rs runs it and checks the bounce capture the export leaves.
+-- there). tests/it/hosts.rs runs it and checks the bounce capture the export leaves.
 --
 -- Usage: ardour7-lua ardour_export.lua SESSION_DIR EXPORT_DIR SECONDS
 -- (VST3_PATH must name the folder holding Dyeflow.vst3, scanned beforehand with

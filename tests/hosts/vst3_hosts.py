@@ -5,7 +5,7 @@ Usage:
     python vst3_hosts.py path/to/Dyeflow.vst3 [--hosts pedalboard,dawdreamer]
                          [--render-seconds 60] [--idle-seconds 5]
 
-`cargo test --test hosts` runs it on this build's plugin (see tests/hosts.rs).
+`cargo test --test it hosts::` runs it on this build's plugin (see tests/it/hosts.rs).
 
 For each host that is installed, in a child process of its own (so that a crash in one
 host is reported as such and does not hide the other):
@@ -53,7 +53,7 @@ SAMPLE_RATE = 48_000
 BLOCK = 512
 SEED = 0x0D7EF10
 
-# Dyeflow's parameters, in the plugin's order. tests/hosts.rs passes the list from the plugin's
+# Dyeflow's parameters, in the plugin's order. tests/it/hosts.rs passes the list from the plugin's
 # own parameter map (DYEFLOW_EXPECTED_PARAMETERS, one name per line); run by hand, the script
 # falls back on this copy.
 _FROM_THE_TEST = os.environ.get("DYEFLOW_EXPECTED_PARAMETERS")

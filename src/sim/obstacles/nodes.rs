@@ -231,7 +231,7 @@ pub enum Coarsest {
     /// Too many nodes: make `b` mean-free per region ((label, node count of that label) per
     /// node) and relax (`sim::multigrid::coarsest_sweeps` of the level's cells; on long
     /// winding channels that leaves the level far from solved, see the stripes test in
-    /// tests/obstacles_gpu.rs).
+    /// tests/it/obstacles_gpu.rs).
     Sweeps(Vec<[u32; 2]>),
 }
 

@@ -3,7 +3,7 @@
 //! rounding), pushes stay equal and opposite, and broken inputs stay finite. Runs on any
 //! adapter; CI uses lavapipe, so the counts stay small.
 
-mod common;
+use crate::common;
 
 use dyeflow::sim::sph::gpu::{GpuFluid, Sort};
 use dyeflow::sim::sph::neighbours::Grid;

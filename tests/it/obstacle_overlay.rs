@@ -3,7 +3,7 @@
 //! multiply-add the CPU rounds twice), over the final picture in both tone modes. Runs on any
 //! Vulkan/Metal/DX12 adapter; CI uses Mesa's lavapipe.
 
-mod common;
+use crate::common;
 
 use dyeflow::fluid::{
     ColorMode, Effects, Look, OBSTACLE_FILL_RGB8, OBSTACLE_OUTLINE_RGB8, ObstacleStyle, ToneMode,

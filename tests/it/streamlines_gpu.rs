@@ -2,7 +2,7 @@
 //! CPU's fields written into both), the same lines, pixel for pixel, alone and over the
 //! picture, among pillars. Runs on any adapter; CI uses lavapipe, so the grids stay small.
 
-mod common;
+use crate::common;
 
 use dyeflow::display::streamlines::StreamlineLook;
 use dyeflow::fluid::{Look, StreamlineMode};

@@ -4,7 +4,7 @@
 //! without a mask it runs exactly its plain path. Runs on any adapter; CI uses lavapipe, where
 //! grids stay small (lavapipe runs 3-4x slower than one CPU thread).
 
-mod common;
+use crate::common;
 
 use common::fields::{prepare_stage, rel_max, run_stage_on_both, stage_params, start};
 
@@ -152,7 +152,7 @@ fn stage_by_stage_with_obstacles() {
             cpu.set_obstacles(Some(&mask));
             gpu.set_obstacles(Some(&mask));
             assert_eq!(gpu.obstacles(), cpu.obstacles(), "{layout:?}: the masks");
-            // (The particles' stage moves no field: tests/particles_gpu.rs compares it.)
+            // (The particles' stage moves no field: tests/it/particles_gpu.rs compares it.)
             for stage in Stage::ALL
                 .into_iter()
                 .filter(|&s| s != Stage::MoveParticles)
@@ -380,7 +380,7 @@ fn rough_config(method: PressureMethod, iterations: u32) -> SimConfig {
 
 /// The test on the GPU: after projection no flow crosses a solid face (below 1e-6 of
 /// the flow's scale) for Jacobi, red-black and multigrid, with every layout, and each leaves
-/// at most 2x the divergence it leaves without obstacles (the CPU's bounds, tests/obstacles.rs,
+/// at most 2x the divergence it leaves without obstacles (the CPU's bounds, tests/it/obstacles.rs,
 /// on the same 96x54 scene).
 #[test]
 fn gpu_projection_closes_solid_faces() {
@@ -416,7 +416,7 @@ fn gpu_projection_closes_solid_faces() {
 /// side is made mean-free on its own): on the GPU its projection keeps the flow inside,
 /// matches the CPU's (2e-5 of the peak, as stage by stage), leaves at most 2x the divergence
 /// of open flow with 60 red-black sweeps, and multigrid keeps converging (the CPU's bounds,
-/// tests/obstacles.rs).
+/// tests/it/obstacles.rs).
 #[test]
 fn gpu_enclosed_pocket_projects_on_its_own() {
     let mut mask = Mask::empty(96, 54);

@@ -1,7 +1,7 @@
 //! Invariants of the CPU solver: projection, advection, walls, dye conservation, symmetry,
 //! thread independence, frame-rate independence and hostile input.
 
-mod common;
+use crate::common;
 
 use dyeflow::fluid::{Splat, SplatShape};
 use dyeflow::sim::grid::Fields;

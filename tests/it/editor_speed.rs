@@ -3,10 +3,10 @@
 //! no GPU). A measurement, not a check: run it by hand.
 //!
 //! ```sh
-//! cargo test --release --test editor_speed -- --ignored --nocapture measure
+//! cargo test --release --test it -- --ignored --nocapture editor_speed::measure
 //! ```
 
-mod common;
+use crate::common;
 
 use common::harness;
 use common::xvfb::{self, Display, HarnessChild};

@@ -6,7 +6,7 @@
 //! Tests that need ffmpeg skip without it, unless `DYEFLOW_REQUIRE_FFMPEG=1` (as `.ci/run`
 //! sets after installing it).
 
-mod common;
+use crate::common;
 
 use common::xvfb::Image;
 use dyeflow::cli::render::{self, RenderOptions};
@@ -37,7 +37,7 @@ fn dyeflow() -> Command {
 }
 
 /// Run to the end; (exit code, stdout, stderr).
-fn run(args: &[&str]) -> (i32, String, String) {
+pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
     let out = dyeflow().args(args).output().expect("run dyeflow");
     summary(&out)
 }
@@ -575,40 +575,9 @@ fn sigterm_and_sighup_clean_up_like_ctrl_c() {
     no_temporaries(&dir);
 }
 
-/// Peak memory of a finished child, from `wait4`.
-#[cfg(unix)]
-#[allow(clippy::zombie_processes)] // reaped by `wait4` below, which also gives its rusage
-fn run_measuring_rss(command: &mut Command) -> (i32, String, u64) {
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut stderr = child.stderr.unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let mut status = 0;
-    // SAFETY: waiting for our own child; `usage` is written by the call.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        assert_eq!(libc::wait4(pid, &mut status, 0, &mut usage), pid);
-        usage
-    };
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (code, reader.join().unwrap(), usage.ru_maxrss as u64 * 1024)
-}
-
 /// WAV memory follows the render, not the file: a 4-hour stereo WAV (a sparse file, so it
 /// costs no disk) rendered for a second from its middle stays far under 100 MB.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn a_long_wav_is_streamed() {
     let dir = scratch("longwav");
@@ -644,7 +613,7 @@ fn a_long_wav_is_streamed() {
         .set_len(header_len + data)
         .unwrap();
     let out = dir.join("frames");
-    let (code, err, rss) = run_measuring_rss(
+    let (code, err, rss) = common::run_measuring_rss(
         dyeflow()
             .args([
                 "render",
@@ -912,93 +881,6 @@ fn extreme_aspect_ratios_are_not_stretched() {
     assert_eq!(s.grid, render::grid_for(7680, 16, 2048));
     let frame = Image::decode_png(&std::fs::read(dir.join("frames/frame_000002.png")).unwrap());
     assert_eq!((frame.width, frame.height), (7680, 16));
-}
-
-/// A bench run small enough for a test: 32² on the CPU, 3 steps, a 64x36 frame.
-const SMALL_BENCH: [&str; 11] = [
-    "bench",
-    "--backend",
-    "cpu",
-    "--size",
-    "32",
-    "--steps",
-    "3",
-    "--iters",
-    "2",
-    "--frame-size",
-    "64x36",
-];
-
-/// `bench --particles N` seeds them, reports their count (at most the backend's slots) and
-/// their stage's time in the JSON (and in the table), and refuses more than the GPU holds.
-#[test]
-fn bench_reports_particles() {
-    let base = SMALL_BENCH;
-    fn with<'a>(base: &[&'a str], extra: &[&'a str]) -> Vec<&'a str> {
-        base.iter().chain(extra).copied().collect()
-    }
-    let (code, out, err) = run(&with(&base, &["--particles", "5000", "--json"]));
-    assert_eq!(code, 0, "{err}");
-    let r: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
-    assert_eq!(r["particles"], 5000, "{out}");
-    assert!(
-        r["particles_ms"].as_f64().is_some_and(|ms| ms > 0.0),
-        "{out}"
-    );
-    let (code, out, err) = run(&with(&base, &["--json"]));
-    assert_eq!(code, 0, "{err}");
-    assert!(
-        out.contains("\"particles\":0") && !out.contains("particles_ms"),
-        "{out}"
-    );
-    let (code, out, _) = run(&with(&base, &["--particles", "5000"]));
-    assert_eq!(code, 0);
-    assert!(out.contains("5000 particles: their step stage"), "{out}");
-    // More than the CPU's slots: the figure is what it holds, not what was asked for.
-    let (code, out, err) = run(&with(&base, &["--particles", "200000", "--json"]));
-    assert_eq!(code, 0, "{err}");
-    let r: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
-    assert_eq!(
-        r["particles"],
-        dyeflow::sim::grid::particles::CPU_CAPACITY,
-        "{out}"
-    );
-    let (code, _, err) = run(&with(&base, &["--particles", "2000000"]));
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("--particles"), "{err}");
-}
-
-/// `--streamlines` times a frame of the lines alone: the JSON has their number (32 rows of 32
-/// on a square grid) and time, the table a line; without it, neither.
-#[test]
-fn bench_reports_streamlines() {
-    let base = SMALL_BENCH;
-    let args: Vec<&str> = base
-        .iter()
-        .chain(&["--streamlines", "--json"])
-        .copied()
-        .collect();
-    let (code, out, err) = run(&args);
-    assert_eq!(code, 0, "{err}");
-    let r: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON line");
-    assert_eq!(r["streamlines"], 32 * 32, "{out}");
-    assert!(
-        r["streamlines_ms"].as_f64().is_some_and(|ms| ms > 0.0),
-        "{out}"
-    );
-    let (code, out, _) = run(&base.iter().chain(&["--json"]).copied().collect::<Vec<_>>());
-    assert_eq!(code, 0);
-    assert!(
-        out.contains("\"streamlines\":0") && !out.contains("streamlines_ms"),
-        "{out}"
-    );
-    let (code, out, _) = run(&base
-        .iter()
-        .chain(&["--streamlines"])
-        .copied()
-        .collect::<Vec<_>>());
-    assert_eq!(code, 0);
-    assert!(out.contains("1024 streamlines alone at 64x36"), "{out}");
 }
 
 /// A capture that cannot be replayed (truncated, damaged, not a capture, missing) and

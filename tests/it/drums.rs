@@ -3,7 +3,7 @@
 //! different footprints; and a project or preset from before the drum channel plays them as
 //! notes, as it did.
 
-mod common;
+use crate::common;
 
 use common::clap_host::{Event, Instance};
 use dyeflow::bridge::events::{NoteId, SimEvent, TimedEvent};

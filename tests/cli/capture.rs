@@ -3,7 +3,7 @@
 //! --capture` of it gives, frame for frame, the hashes of the engine (the same `Driver` and CPU
 //! model) fed the same audio, notes and automation directly.
 
-mod common;
+use crate::common;
 
 use common::clap_host::{Event, Instance};
 use dyeflow::bridge::chroma::{ChromaAnalyzer, TARGET_RATE_HZ};

@@ -3,7 +3,7 @@
 //! interrupted render keeps its frames, and every kind of bad input gets one clear sentence
 //! and exit code 2.
 
-mod common;
+use crate::common;
 
 use common::xvfb::{Image, hue_distance, hue_value};
 use dyeflow::cli::render::{self, RenderOptions};

@@ -3,6 +3,7 @@
 //! modes and versions. Each gets one sentence and exit code 2 (or works), in bounded time and
 //! memory, and no file of the user's is touched.
 
+use crate::common;
 use dyeflow::capture::Record;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -184,41 +185,9 @@ fn a_fifo_as_any_input_is_refused_at_once() {
     assert!(err.contains("not a regular file"), "{err}");
 }
 
-/// Peak memory of a finished child, from `wait4`; (exit code, stderr, bytes).
-#[cfg(unix)]
-#[allow(clippy::zombie_processes)] // reaped by `wait4` below, which also gives its rusage
-fn run_measuring_rss(command: &mut Command) -> (i32, String, u64) {
-    use std::io::Read;
-    let child = command
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let mut stderr = child.stderr.unwrap();
-    let reader = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = stderr.read_to_string(&mut s);
-        s
-    });
-    let mut status = 0;
-    // SAFETY: waiting for our own child; `usage` is written by the call.
-    let usage = unsafe {
-        let mut usage: libc::rusage = std::mem::zeroed();
-        assert_eq!(libc::wait4(pid, &mut status, 0, &mut usage), pid);
-        usage
-    };
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
-    };
-    (code, reader.join().unwrap(), usage.ru_maxrss as u64 * 1024)
-}
-
 /// A 20000x20000 obstacle image (a few hundred kB of PNG) is refused from its header with one
 /// sentence and exit code 2, in little memory (it used to take 1.9 GB grey, 3.1 GB RGBA).
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn a_huge_obstacle_image_is_refused_in_little_memory() {
     use std::io::Write;
@@ -242,7 +211,7 @@ fn a_huge_obstacle_image_is_refused_in_little_memory() {
     let size = std::fs::metadata(&path).unwrap().len();
     assert!(size < 4 << 20, "a small file: {size} bytes");
     let out = text(&dir.join("out"));
-    let (code, err, rss) = run_measuring_rss(dyeflow().args(small_demo(
+    let (code, err, rss) = common::run_measuring_rss(dyeflow().args(small_demo(
         &out,
         &["--obstacles", &text(&path), "--seconds", "0.2"],
     )));
@@ -405,7 +374,7 @@ fn long_capture(path: &Path, records: usize, dropped: u64) {
 /// A large capture whose checksum is wrong is refused without holding its records (it took
 /// 1.1 GB for 541 MB before: every record in memory, then the check); and Ctrl-C while one is
 /// read stops at once, writing no frame.
-#[cfg(unix)]
+#[cfg(target_os = "linux")]
 #[test]
 fn captures_are_checked_and_stopped_as_they_stream() {
     let dir = scratch("big-capture");
@@ -436,7 +405,7 @@ fn captures_are_checked_and_stopped_as_they_stream() {
             .unwrap();
     }
     let out = text(&dir.join("frames"));
-    let (code, err, rss) = run_measuring_rss(dyeflow().args(small_demo(
+    let (code, err, rss) = common::run_measuring_rss(dyeflow().args(small_demo(
         &out,
         &["--capture", &text(&damaged), "--seconds", "0.2"],
     )));

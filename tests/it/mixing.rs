@@ -1,6 +1,6 @@
 //! The colour-mixing model, side by side: red and green dye meeting render yellow in the
 //! filmic tone (dye as light, added, then a hue-preserving tone curve) and a dull olive in the
-//! legacy tone (`1 - e^-x` per channel). `cargo test --test mixing -- --ignored` writes the
+//! legacy tone (`1 - e^-x` per channel). `cargo test --test it mixing:: -- --ignored` writes the
 //! comparison to `tests/screenshots/mixing.png` (legacy left, filmic middle, filmic with a
 //! new instance's effects right).
 

@@ -1,7 +1,7 @@
 //! CPU/GPU parity on the same inputs: stage by stage, over 100 steps, and the colorize output.
 //! Runs on any Vulkan/Metal/DX12 adapter; CI uses Mesa's lavapipe.
 
-mod common;
+use crate::common;
 
 use common::fields::{prepare_stage, rel_max, run_stage_on_both, stage_params, start};
 
@@ -103,7 +103,7 @@ fn stage_by_stage() {
         let mut gpu = GpuSolver::new(ctx, &cfg).unwrap_or_else(|e| panic!("GPU solver: {e}"));
         let base = start(&cfg);
         let p = lively();
-        // (The particles' stage moves no field: tests/particles_gpu.rs compares it.)
+        // (The particles' stage moves no field: tests/it/particles_gpu.rs compares it.)
         for stage in Stage::ALL
             .into_iter()
             .filter(|&s| s != Stage::MoveParticles)

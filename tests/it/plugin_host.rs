@@ -4,7 +4,7 @@
 //! Debug builds run `process()` under nice-plug's `assert_process_allocs`, so any allocation on
 //! the audio thread during these tests aborts the test binary.
 
-mod common;
+use crate::common;
 
 use common::clap_host::{Event, Instance};
 use common::{expected_passthrough, hostile_audio, rng};

@@ -6,6 +6,7 @@
 //! `assert_no_alloc` aborts the process. `the_allocation_guard_is_armed` proves that in a
 //! child process, so the no-allocation test cannot pass vacuously.
 
+use crate::common;
 use dyeflow::bridge::bands::Band;
 use dyeflow::bridge::chroma::{ChromaAnalyzer, TARGET_RATE_HZ};
 use dyeflow::bridge::events::{SimEvent, TimedEvent};
@@ -35,7 +36,7 @@ fn the_allocation_guard_is_armed() {
         .args([
             "--ignored",
             "--exact",
-            "allocation_probe",
+            &common::test_named("allocation_probe"),
             "--nocapture",
             "--test-threads=1",
         ])

@@ -3,7 +3,7 @@
 //! inside a solid or off the canvas), the same culling by new obstacles, and the same light in
 //! the picture. Runs on any adapter; CI uses lavapipe, so the grids stay small.
 
-mod common;
+use crate::common;
 
 use dyeflow::fluid::{Effects, Look, Splat, ToneMode};
 use dyeflow::sim::grid::cpu::CpuSolver;

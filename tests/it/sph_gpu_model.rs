@@ -4,7 +4,7 @@
 //! probe reads back without waiting, and snapshots carry the liquid between the two. Runs on
 //! any adapter; CI uses lavapipe, so the counts stay small.
 
-mod common;
+use crate::common;
 
 use dyeflow::fluid::{
     ColorMode, Liquid, LiquidStyle, Look, Splat, SplatShape, StreamlineLook, StreamlineMode,
@@ -78,7 +78,7 @@ fn compare(a: &[u8], b: &[u8]) -> (u8, usize) {
 /// The same particles make the same frames in both looks and both colourings, at two sizes
 /// (the discs follow the frame's height). The light's sums are fixed point on the GPU (1/16 384
 /// a particle's share) and the display pipelines agree to 1 level in 1 % of pixels
-/// (tests/gpu_parity.rs): at most 2 levels apart, in at most 2 % of the pixels.
+/// (tests/it/gpu_parity.rs): at most 2 levels apart, in at most 2 % of the pixels.
 #[test]
 fn gpu_frames_match_the_cpu_frames() {
     let Some(mut gpu) = gpu_model(5000) else {

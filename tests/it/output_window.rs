@@ -3,11 +3,11 @@
 //! fullscreen, shows live frames, leaves fullscreen on Esc, survives 50 editor open/close
 //! cycles, comes back with a project saved with it open, and closes with the instance.
 //!
-//! As in `tests/editor.rs`, the plugin runs in a child process (the harness, driven through
+//! As in `tests/it/editor.rs`, the plugin runs in a child process (the harness, driven through
 //! its standard input) on a display of its own; screenshots are kept in
 //! `target/tmp/output-window-tests/`.
 
-mod common;
+use crate::common;
 
 use common::harness::{self, in_harness};
 use common::xvfb::{self, Display, HarnessChild, Image, serial};
@@ -426,7 +426,7 @@ fn without_a_display_it_says_why() {
         .args([
             "--ignored",
             "--exact",
-            "harness_output",
+            &common::test_named("harness_output"),
             "--nocapture",
             "--test-threads=1",
         ])

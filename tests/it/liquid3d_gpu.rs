@@ -5,7 +5,7 @@
 //! liquid to a CPU model (the fallback after a GPU failure). Runs on any adapter; CI uses
 //! lavapipe, so the counts stay small.
 
-mod common;
+use crate::common;
 
 use dyeflow::fluid::{Look, Splat};
 use dyeflow::sim::liquid3d::backend::LiquidBackend;

@@ -3,7 +3,7 @@
 //! (state version 6, no field) opens with none and the pillar channel off, and a damaged
 //! drawing opens with its layout.
 
-mod common;
+use crate::common;
 
 use common::clap_host::Instance;
 use dyeflow::params::{OBSTACLES_KEY, ObstacleSettings, STATE_VERSION, STATE_VERSION_KEY};

@@ -2,7 +2,7 @@
 //! mapped place in the next frame, all-notes-off releases a hanging note, and a note played
 //! into the plugin's `process()` reaches the frames the editor would show.
 
-mod common;
+use crate::common;
 
 use common::mock::{Process, activate_48k, process_silence};
 use common::xvfb::hue_value;

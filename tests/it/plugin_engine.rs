@@ -1,7 +1,7 @@
 //! The plugin starts its simulation lazily: a host scanning it (create, activate, destroy)
 //! gets no solver and no GPU device; audio flowing starts it.
 
-mod common;
+use crate::common;
 
 use common::mock::{Process, activate_48k, process_silence};
 use dyeflow::Dyeflow;

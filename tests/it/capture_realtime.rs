@@ -33,8 +33,7 @@ fn a_realtime_capture_holds_the_bridge_and_the_chroma_thread() {
     let thread =
         CaptureThread::spawn(receivers, (ids, state), dir.clone(), status.clone()).unwrap();
     let (tx, mut rx) = queue::channel(1 << 16);
-    let mut bridge = Bridge::new(tx, 48_000.0, 5.0, 200.0);
-    bridge.set_recorder(recorder);
+    let mut bridge = Bridge::heard_by(tx, 48_000.0, (5.0, 200.0), recorder);
     let (taps_tx, taps) = queue::tap_channel(1 << 15);
     let (chroma_tx, mut chroma_rx) = queue::channel(256);
     let chroma = ChromaThread::spawn(taps, chroma_tx, Some(tap)).unwrap();
@@ -57,7 +56,7 @@ fn a_realtime_capture_holds_the_bridge_and_the_chroma_thread() {
             input_tap.record(&SimEvent::Splat(splat));
             painted.push((now, splat));
         }
-        let r = bridge.recorder().unwrap();
+        let r = bridge.listener();
         let want = (100..200)
             .contains(&b)
             .then_some(dyeflow::capture::Cause::Record);

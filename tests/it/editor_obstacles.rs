@@ -1,9 +1,9 @@
-//! The editor's obstacle controls under Xvfb (as tests/editor.rs drives the editor): the
+//! The editor's obstacle controls under Xvfb (as tests/it/editor.rs drives the editor): the
 //! layout selector shows its walls in the picture and saves them with the project, the
 //! brush's Draw and Erase paint and remove walls along a drag instead of dye, Clear takes
 //! everything away, and the obstacle look switches to outlines.
 
-mod common;
+use crate::common;
 
 use common::harness::{self, in_harness};
 use common::xvfb::{self, Display, HarnessChild, Image};
