@@ -4,7 +4,8 @@
 use super::percentile;
 use crate::gpu::GpuOptions;
 use serde::Serialize;
-use std::time::Instant;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// What `dyeflow bench --latency` runs.
 #[derive(Clone, Debug)]
@@ -90,32 +91,11 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
     use crate::bridge::events::{SimEvent, TimedEvent};
     use crate::bridge::{Bridge, queue};
     use crate::engine::{Engine, EngineOptions};
-    use crate::mapping::KEYBOARD_Y;
-    use crate::params::{Aspect, DyeflowParams, Settings};
-    use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
-    use std::sync::Arc;
-    use std::time::Duration;
 
-    let params = DyeflowParams::default();
-    // Keyboard mode: a lone note stays at one spot (rows mode sways it).
-    let keyboard = format!(
-        r#"{{"params": {{"mapping": "keyboard"}}, "fields": {{"state-version": "{}"}}}}"#,
-        crate::params::STATE_VERSION
-    );
-    crate::preset::apply(keyboard.as_bytes(), &params).expect("a valid preset");
-    params.set_settings(Settings {
-        sim_resolution: opts.size as u32,
-        dye_scale: 1,
-        aspect: Aspect::Wide,
-        backend: opts.backend,
-        sim_rate_hz: 60,
-        fluid: crate::params::FluidChoice::Grid,
-    });
-    let settings = params.settings();
-    let params = Arc::new(params);
+    let (params, sim_rate_hz) = latency_params(opts);
     let (audio_tx, audio_rx) = queue::channel(1024);
     let (mut control_tx, control_rx) = queue::channel(16);
-    let (input, mut frames) = crate::frame::frame_channel();
+    let (input, frames) = crate::frame::frame_channel();
     let trace = Arc::new(crate::engine::StageTrace::default());
     let options = EngineOptions {
         gpu: opts.gpu.clone(),
@@ -125,105 +105,46 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
     };
     let engine = Engine::start(params, vec![audio_rx, control_rx], input, options)
         .expect("spawn the simulation thread");
-    let (fw, fh) = LATENCY_FRAME;
-    frames.request(fw, fh);
+    let mut spot = Spot::new(frames);
     let mut bridge = Bridge::new(audio_tx, 48_000.0, 5.0, 200.0);
-    let silence = vec![0.0f32; 64];
-    // The note's spot: a lone note sits mid-canvas at the keyboard's emitter height.
-    let (px, py) = (fw / 2, ((1.0 - KEYBOARD_Y) * fh as f32) as usize);
-    let value_at = |f: &crate::frame::Frame| -> Option<u8> {
-        (f.width == fw && f.height == fh).then(|| {
-            let i = (py * fw + px) * 4;
-            f.pixels[i..i + 3].iter().copied().max().unwrap_or(0)
-        })
-    };
-    let wait_for = |frames: &mut crate::frame::FrameOutput,
-                    ok: &dyn Fn(u8) -> bool,
-                    limit: Duration|
-     -> Option<Instant> {
-        let start = Instant::now();
-        while start.elapsed() < limit {
-            if frames.has_new() {
-                let seen = Instant::now();
-                if value_at(frames.latest()).is_some_and(ok) {
-                    return Some(seen);
-                }
-            }
-            std::thread::sleep(Duration::from_micros(100));
-        }
-        None
-    };
     // The first frame may take a while (solver and GPU start-up).
-    let _ = wait_for(&mut frames, &|_| true, Duration::from_secs(30));
-
+    let _ = spot.wait_for(&|_| true, Duration::from_secs(30));
     let mut seed = 0x2545_f491_4f6c_dd1du64;
     let mut latencies = Vec::with_capacity(opts.trials);
     let mut stages: [Vec<f64>; 4] = Default::default();
-    let mut untraced = 0;
-    let mut missed = 0;
+    let (mut untraced, mut missed) = (0, 0);
     for _ in 0..opts.trials {
         control_tx.send(TimedEvent {
             time_s: 0.0,
             event: SimEvent::Reset,
         });
-        let _ = wait_for(&mut frames, &|v| v < 8, Duration::from_secs(2));
-        if opts.from_rest {
-            let start = Instant::now();
-            while !engine.resting() && start.elapsed() < Duration::from_secs(5) {
-                std::thread::sleep(Duration::from_millis(1));
-            }
-        }
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        std::thread::sleep(Duration::from_micros(seed % 20_000));
-        let mut note = Some(NoteEvent::<()>::NoteOn {
-            timing: 0,
-            voice_id: VoiceID::Wildcard,
-            channel: Channel::Number(0),
-            key: Key::Number(60),
-            velocity: 100.0 / 127.0,
-        });
+        let _ = spot.wait_for(&|v| v < 8, Duration::from_secs(2));
+        wait_before_a_note(&engine, opts.from_rest, &mut seed);
         trace.arm();
         let t0 = Instant::now();
-        bridge.process(&[&silence], None, || note.take());
-        match wait_for(&mut frames, &|v| v > 60, Duration::from_secs(1)) {
+        play(&mut bridge, true);
+        match spot.wait_for(&|v| v > 60, Duration::from_secs(1)) {
             Some(seen) => {
                 latencies.push((seen - t0).as_secs_f64() * 1e3);
-                use crate::engine::NoteStage;
-                let marks = [NoteStage::Drained, NoteStage::Applied, NoteStage::Published]
-                    .map(|s| trace.at(s));
-                match marks {
-                    [Some(d), Some(a), Some(p)] if t0 <= d && p <= seen => {
-                        let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
-                        stages[0].push(ms(t0, d));
-                        stages[1].push(ms(d, a));
-                        stages[2].push(ms(a, p));
-                        stages[3].push(ms(p, seen));
-                    }
-                    _ => untraced += 1,
+                match stage_times(&trace, t0, seen) {
+                    Some(times) => stages.iter_mut().zip(times).for_each(|(s, t)| s.push(t)),
+                    None => untraced += 1,
                 }
             }
             None => missed += 1,
         }
-        let mut off = Some(NoteEvent::<()>::NoteOff {
-            timing: 0,
-            voice_id: VoiceID::Wildcard,
-            channel: Channel::Number(0),
-            key: Key::Number(60),
-            velocity: 0.0,
-        });
-        bridge.process(&[&silence], None, || off.take());
+        play(&mut bridge, false);
     }
     let status = engine.status();
     drop(engine);
     let mut sorted = latencies.clone();
+    let (fw, fh) = LATENCY_FRAME;
     LatencyResult {
         backend: status.backend,
         device: status.device,
         size: opts.size,
         frame: format!("{fw}x{fh}"),
-        sim_rate_hz: settings.sim_rate_hz,
+        sim_rate_hz,
         trials: opts.trials,
         from_rest: opts.from_rest,
         missed,
@@ -241,5 +162,124 @@ pub fn run_latency(opts: &LatencyOptions) -> LatencyResult {
                 untraced,
             }
         },
+    }
+}
+
+/// The latency run's parameters: the grid at `opts.size` on `opts.backend`, 60 steps a
+/// second, the keyboard mapping (a lone note stays at one spot: rows mode sways it); and the
+/// step rate.
+fn latency_params(opts: &LatencyOptions) -> (Arc<crate::params::DyeflowParams>, u32) {
+    use crate::params::{Aspect, DyeflowParams, Settings};
+    let params = DyeflowParams::default();
+    let keyboard = format!(
+        r#"{{"params": {{"mapping": "keyboard"}}, "fields": {{"state-version": "{}"}}}}"#,
+        crate::params::STATE_VERSION
+    );
+    crate::preset::apply(keyboard.as_bytes(), &params).expect("a valid preset");
+    params.set_settings(Settings {
+        sim_resolution: opts.size as u32,
+        dye_scale: 1,
+        aspect: Aspect::Wide,
+        backend: opts.backend,
+        sim_rate_hz: 60,
+        fluid: crate::params::FluidChoice::Grid,
+    });
+    let rate = params.settings().sim_rate_hz;
+    (Arc::new(params), rate)
+}
+
+/// Before a note: the engine at rest (with `from_rest`, at most 5 s), then a pseudo-random
+/// 0-20 ms (`seed`, a xorshift), so notes land at every phase of the step clock.
+fn wait_before_a_note(engine: &crate::engine::Engine, from_rest: bool, seed: &mut u64) {
+    if from_rest {
+        let start = Instant::now();
+        while !engine.resting() && start.elapsed() < Duration::from_secs(5) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    *seed ^= *seed << 13;
+    *seed ^= *seed >> 7;
+    *seed ^= *seed << 17;
+    std::thread::sleep(Duration::from_micros(*seed % 20_000));
+}
+
+/// Middle C on, or off, in one block of silence through the bridge.
+fn play(bridge: &mut crate::bridge::Bridge, on: bool) {
+    use nice_plug::midi::{Channel, Key, NoteEvent, VoiceID};
+    let silence = [0.0f32; 64];
+    let (voice_id, channel, key) = (VoiceID::Wildcard, Channel::Number(0), Key::Number(60));
+    let mut note = Some(if on {
+        NoteEvent::<()>::NoteOn {
+            timing: 0,
+            voice_id,
+            channel,
+            key,
+            velocity: 100.0 / 127.0,
+        }
+    } else {
+        NoteEvent::<()>::NoteOff {
+            timing: 0,
+            voice_id,
+            channel,
+            key,
+            velocity: 0.0,
+        }
+    });
+    bridge.process(&[&silence], None, || note.take());
+}
+
+/// A note's way in ms, from `t0` (sent) to `seen`: into the engine, applied and stepped,
+/// drawn and published, shown. `None` unless the trace marked each stage in between.
+fn stage_times(trace: &crate::engine::StageTrace, t0: Instant, seen: Instant) -> Option<[f64; 4]> {
+    use crate::engine::NoteStage;
+    let marks = [NoteStage::Drained, NoteStage::Applied, NoteStage::Published].map(|s| trace.at(s));
+    let ms = |from: Instant, to: Instant| (to - from).as_secs_f64() * 1e3;
+    match marks {
+        [Some(d), Some(a), Some(p)] if t0 <= d && p <= seen => {
+            Some([ms(t0, d), ms(d, a), ms(a, p), ms(p, seen)])
+        }
+        _ => None,
+    }
+}
+
+/// The note's spot in the engine's frames: mid-canvas at the keyboard's emitter height.
+struct Spot {
+    frames: crate::frame::FrameOutput,
+    at: (usize, usize),
+}
+
+impl Spot {
+    fn new(frames: crate::frame::FrameOutput) -> Self {
+        let (fw, fh) = LATENCY_FRAME;
+        frames.request(fw, fh);
+        let y = ((1.0 - crate::mapping::KEYBOARD_Y) * fh as f32) as usize;
+        Self {
+            frames,
+            at: (fw / 2, y),
+        }
+    }
+
+    /// The brightest channel at `(x, y)` of a frame of the asked size.
+    fn value((x, y): (usize, usize), f: &crate::frame::Frame) -> Option<u8> {
+        let (fw, fh) = LATENCY_FRAME;
+        (f.width == fw && f.height == fh).then(|| {
+            let i = (y * fw + x) * 4;
+            f.pixels[i..i + 3].iter().copied().max().unwrap_or(0)
+        })
+    }
+
+    /// When a new frame with a value at the spot that is `ok` came, within `limit`.
+    fn wait_for(&mut self, ok: &dyn Fn(u8) -> bool, limit: Duration) -> Option<Instant> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if self.frames.has_new() {
+                let seen = Instant::now();
+                if Self::value(self.at, self.frames.latest()).is_some_and(ok) {
+                    return Some(seen);
+                }
+            }
+            std::thread::sleep(Duration::from_micros(100));
+        }
+        None
     }
 }

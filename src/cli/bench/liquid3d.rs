@@ -167,74 +167,14 @@ pub fn run(
     let knobs = Knobs::default();
     let scene = scene(opts.particles, &knobs);
     let start = scene.potential_energy(knobs.gravity);
-    let (mut backend, name): (Box<dyn LiquidBackend>, String) = match gpu {
-        Some(options) => {
-            let gpu = GpuContext::new(options)
-                .and_then(GpuLiquid::new)
-                .map_err(|e| format!("cannot run on the GPU: {e}"))?;
-            let name = format!("gpu ({})", gpu.adapter_name());
-            (Box::new(gpu), name)
-        }
-        None => (Box::new(Liquid::new(scene.size())), "cpu".into()),
-    };
+    let (mut backend, name) = backend_for(gpu, scene.size())?;
     *backend.liquid_mut() = scene;
-    let b = &mut backend;
-    let (mut times, timer) = pool.install(|| {
-        b.step(&knobs, SUBSTEP_S, 1.0, WARM_STEPS);
-        b.wait();
-        b.time_steps(true);
-        let all = Instant::now();
-        let mut times: Vec<f64> = (0..opts.steps)
-            .map(|_| {
-                let t = Instant::now();
-                b.step(&knobs, SUBSTEP_S, 1.0, 1);
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        b.wait();
-        let device = b.take_step_times();
-        b.time_steps(false);
-        if !device.is_empty() {
-            (device, "timestamp")
-        } else if gpu.is_some() {
-            // Queued back to back: the throughput.
-            let wall = all.elapsed().as_secs_f64() * 1e3 / opts.steps.max(1) as f64;
-            times.fill(wall);
-            (times, "wall")
-        } else {
-            (times, "wall")
-        }
-    });
-    let mut done = WARM_STEPS + opts.steps;
+    let (mut times, timer) = pool.install(|| time_steps(&mut backend, &knobs, opts, gpu.is_some()));
     let released = |l: &Liquid| start - l.potential_energy(knobs.gravity);
+    let mut done = WARM_STEPS + opts.steps;
     if opts.settle {
-        let [least, most] = [SETTLE_S, SETTLE_MAX_S].map(|s| (s / SUBSTEP_S).ceil() as usize);
-        // Settling takes as many steps whatever --steps: say so when it will be long.
         let ms = percentile(&mut times.clone(), 0.5);
-        let expected_s = least.saturating_sub(done) as f64 * ms / 1e3;
-        if expected_s > SETTLE_NOTICE_S {
-            crate::cli::warn(&format!(
-                "dyeflow bench: the liquid now settles for {SETTLE_S:.0} to {SETTLE_MAX_S:.0} \
-                 simulated seconds ({} to {} more steps, whatever --steps) before it is \
-                 measured: at {ms:.0} ms a step that is {} or more",
-                least.saturating_sub(done),
-                most.saturating_sub(done),
-                crate::cli::render::duration_text(expected_s)
-            ));
-        }
-        pool.install(|| {
-            while done < most {
-                if done >= least && done.is_multiple_of(30) {
-                    let l = b.liquid();
-                    let r = released(l);
-                    if r > 0.0 && l.kinetic_energy() < SETTLED * r {
-                        break;
-                    }
-                }
-                b.step(&knobs, SUBSTEP_S, 1.0, 1);
-                done += 1;
-            }
-        });
+        pool.install(|| settle(&mut backend, &knobs, &mut done, ms, released));
     }
     if let Some(e) = backend.failure() {
         return Err(e.to_string());
@@ -273,53 +213,159 @@ pub fn run(
     };
     let (fw, fh) = opts.frame_size;
     if fw > 0 && fh > 0 {
-        let cells = ((256 * fw / fh).max(8), 256);
-        let mut model = Liquid3dModel::with_backend(backend, cells, opts.threads, liquid.len())
-            .map_err(|e| e.to_string())?;
-        let mut vol = crate::display::volume::Volume::default();
-        let voxel = model.voxel(crate::display::cpu::raymarch::Quality::RENDER.voxel);
-        if gpu.is_none() {
-            let mut splats: Vec<f64> = pool.install(|| {
-                (0..FRAMES)
-                    .map(|_| {
-                        let t = Instant::now();
-                        splat(&liquid, knobs.target_density, voxel, &mut vol);
-                        t.elapsed().as_secs_f64() * 1e3
-                    })
-                    .collect()
-            });
-            r.volume_ms = Some(percentile(&mut splats, 0.5));
-        }
-        r.volume = Some(crate::sim::liquid3d::splat::grid(liquid.size(), voxel).0);
-        model.set_liquid(liquid);
-        let mut out = vec![0u8; fw * fh * 4];
-        let look = Look::default();
-        model.render(&look, fw, fh, &mut out);
-        let mut frames: Vec<f64> = (0..FRAMES)
-            .map(|_| {
-                let t = Instant::now();
-                model.render(&look, fw, fh, &mut out);
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        r.picture_ms = Some(percentile(&mut frames, 0.5));
-        let mut held = Vec::new();
-        let mut live: Vec<f64> = (0..FRAMES)
-            .map(|_| {
-                let t = Instant::now();
-                if model.request_frame(&look, fw, fh) {
-                    // The GPU's frame comes back later: wait for it (at most a few seconds).
-                    while model.take_frame(&mut held).is_none() && t.elapsed().as_secs() < 5 {
-                        std::thread::yield_now();
-                    }
-                }
-                t.elapsed().as_secs_f64() * 1e3
-            })
-            .collect();
-        r.live_ms = Some(percentile(&mut live, 0.5));
-        r.frame_size = Some((fw, fh));
+        let mut model = Liquid3dModel::with_backend(
+            backend,
+            ((256 * fw / fh).max(8), 256),
+            opts.threads,
+            liquid.len(),
+        )
+        .map_err(|e| e.to_string())?;
+        time_picture(&mut r, &mut model, liquid, (fw, fh), &pool, gpu.is_none());
     }
     Ok(r)
+}
+
+/// The liquid's backend on the GPU (`gpu`) or the CPU, and its name for the table.
+fn backend_for(
+    gpu: Option<&GpuOptions>,
+    size: [f32; 3],
+) -> Result<(Box<dyn LiquidBackend>, String), String> {
+    Ok(match gpu {
+        Some(options) => {
+            let gpu = GpuContext::new(options)
+                .and_then(GpuLiquid::new)
+                .map_err(|e| format!("cannot run on the GPU: {e}"))?;
+            let name = format!("gpu ({})", gpu.adapter_name());
+            (Box::new(gpu), name)
+        }
+        None => (Box::new(Liquid::new(size)), "cpu".into()),
+    })
+}
+
+/// The step's times after [`WARM_STEPS`], ms each, and how they were taken: the device's
+/// timestamps where it has them, else the wall clock (on the GPU, steps queued back to back:
+/// the throughput).
+fn time_steps(
+    b: &mut Box<dyn LiquidBackend>,
+    knobs: &Knobs,
+    opts: &Liquid3dBenchOptions,
+    on_gpu: bool,
+) -> (Vec<f64>, &'static str) {
+    b.step(knobs, SUBSTEP_S, 1.0, WARM_STEPS);
+    b.wait();
+    b.time_steps(true);
+    let all = Instant::now();
+    let mut times: Vec<f64> = (0..opts.steps)
+        .map(|_| {
+            let t = Instant::now();
+            b.step(knobs, SUBSTEP_S, 1.0, 1);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    b.wait();
+    let device = b.take_step_times();
+    b.time_steps(false);
+    if !device.is_empty() {
+        (device, "timestamp")
+    } else if on_gpu {
+        let wall = all.elapsed().as_secs_f64() * 1e3 / opts.steps.max(1) as f64;
+        times.fill(wall);
+        (times, "wall")
+    } else {
+        (times, "wall")
+    }
+}
+
+/// Steps on (`done` counts them) until the liquid has settled: at least [`SETTLE_S`] simulated
+/// seconds, then until its kinetic energy is under [`SETTLED`] of the energy `released` so
+/// far, at most [`SETTLE_MAX_S`]. Said on standard error first when, at `ms` a step, that
+/// will take long.
+fn settle(
+    b: &mut Box<dyn LiquidBackend>,
+    knobs: &Knobs,
+    done: &mut usize,
+    ms: f64,
+    released: impl Fn(&Liquid) -> f64,
+) {
+    let [least, most] = [SETTLE_S, SETTLE_MAX_S].map(|s| (s / SUBSTEP_S).ceil() as usize);
+    // Settling takes as many steps whatever --steps: say so when it will be long.
+    let expected_s = least.saturating_sub(*done) as f64 * ms / 1e3;
+    if expected_s > SETTLE_NOTICE_S {
+        crate::cli::warn(&format!(
+            "dyeflow bench: the liquid now settles for {SETTLE_S:.0} to {SETTLE_MAX_S:.0} \
+             simulated seconds ({} to {} more steps, whatever --steps) before it is \
+             measured: at {ms:.0} ms a step that is {} or more",
+            least.saturating_sub(*done),
+            most.saturating_sub(*done),
+            crate::cli::render::duration_text(expected_s)
+        ));
+    }
+    while *done < most {
+        if *done >= least && done.is_multiple_of(30) {
+            let l = b.liquid();
+            let r = released(l);
+            if r > 0.0 && l.kinetic_energy() < SETTLED * r {
+                break;
+            }
+        }
+        b.step(knobs, SUBSTEP_S, 1.0, 1);
+        *done += 1;
+    }
+}
+
+/// The picture's figures into `r`: the volume's splat (CPU only), a frame drawn at once and
+/// one requested live, [`FRAMES`] of each, at `(fw, fh)`.
+fn time_picture(
+    r: &mut Liquid3dBenchResult,
+    model: &mut Liquid3dModel,
+    liquid: Liquid,
+    (fw, fh): (usize, usize),
+    pool: &rayon::ThreadPool,
+    on_cpu: bool,
+) {
+    let knobs = Knobs::default();
+    let mut vol = crate::display::volume::Volume::default();
+    let voxel = model.voxel(crate::display::cpu::raymarch::Quality::RENDER.voxel);
+    if on_cpu {
+        let mut splats: Vec<f64> = pool.install(|| {
+            (0..FRAMES)
+                .map(|_| {
+                    let t = Instant::now();
+                    splat(&liquid, knobs.target_density, voxel, &mut vol);
+                    t.elapsed().as_secs_f64() * 1e3
+                })
+                .collect()
+        });
+        r.volume_ms = Some(percentile(&mut splats, 0.5));
+    }
+    r.volume = Some(crate::sim::liquid3d::splat::grid(liquid.size(), voxel).0);
+    model.set_liquid(liquid);
+    let mut out = vec![0u8; fw * fh * 4];
+    let look = Look::default();
+    model.render(&look, fw, fh, &mut out);
+    let mut frames: Vec<f64> = (0..FRAMES)
+        .map(|_| {
+            let t = Instant::now();
+            model.render(&look, fw, fh, &mut out);
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    r.picture_ms = Some(percentile(&mut frames, 0.5));
+    let mut held = Vec::new();
+    let mut live: Vec<f64> = (0..FRAMES)
+        .map(|_| {
+            let t = Instant::now();
+            if model.request_frame(&look, fw, fh) {
+                // The GPU's frame comes back later: wait for it (at most a few seconds).
+                while model.take_frame(&mut held).is_none() && t.elapsed().as_secs() < 5 {
+                    std::thread::yield_now();
+                }
+            }
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    r.live_ms = Some(percentile(&mut live, 0.5));
+    r.frame_size = Some((fw, fh));
 }
 
 /// `dyeflow bench --model liquid3d`.

@@ -319,16 +319,16 @@ fn run_scene<S: Solver>(
     opts: &BenchOptions,
     step_ms: impl Fn(&S, f64) -> f64,
 ) -> Result<SceneRun, GpuError> {
-    let (steps, frame) = (opts.steps, opts.frame_size);
+    let frame = opts.frame_size;
     let params = if opts.heat {
         scene_heat_params()
     } else {
         scene_params()
     };
     let mut run = SceneRun {
-        times: Vec::with_capacity(steps),
-        res_max: Vec::with_capacity(steps),
-        res_rms: Vec::with_capacity(steps),
+        times: Vec::with_capacity(opts.steps),
+        res_max: Vec::with_capacity(opts.steps),
+        res_rms: Vec::with_capacity(opts.steps),
         iterations: 0,
         frame_ms: 0.0,
         colour_ms: [0.0; 2],
@@ -341,44 +341,14 @@ fn run_scene<S: Solver>(
         particles_ms: None,
         streamlines: None,
     };
-    for n in 0..steps {
-        if let Some(mut s) = scene_splats(n) {
-            if opts.heat {
-                s.heat = SCENE_HEAT;
-            }
-            solver.inject(&[s]);
-        }
-        let t = Instant::now();
-        let stats = solver.step(&params);
-        let wall = t.elapsed().as_secs_f64() * 1e3;
-        run.times.push(step_ms(solver, wall));
-        run.iterations += stats.pressure_iterations as usize;
-        if stats.div_rms_before > 0.0 {
-            run.res_max.push(f64::from(stats.residual_max()));
-            run.res_rms.push(f64::from(stats.residual_rms()));
-        }
-        if let Some(e) = solver.failure() {
-            return Err(e);
-        }
-    }
+    step_scene(solver, opts, &params, &step_ms, &mut run)?;
     run.solid_flux_max = solid_flux_after_projection(solver);
     if opts.particles > 0 {
         // What the solver took (its slots, less any seeded inside a solid) and kept.
         run.particles = solver.read_extras().particles.len();
     }
     if opts.particles > 0 {
-        // The GPU's stage only queues its work: a one-pixel frame without particles waits for
-        // it (on the CPU it costs next to nothing).
-        let dark = Look {
-            particle_glow: 0.0,
-            ..Look::default()
-        };
-        let mut px = [0u8; 4];
-        solver.render(&dark, 1, 1, &mut px);
-        run.particles_ms = Some(median_ms(FRAME_SAMPLES, || {
-            solver.run_stage(crate::sim::Stage::MoveParticles, &params);
-            solver.render(&dark, 1, 1, &mut px);
-        }));
+        run.particles_ms = Some(particles_ms(solver, &params));
     }
     run.frame_ms = frame_time(solver, &params);
     let [legacy, show, plain] = bench_looks();
@@ -406,6 +376,53 @@ fn run_scene<S: Solver>(
         }));
     }
     Ok(run)
+}
+
+/// The scene's `opts.steps` steps on `solver`, each one's time, pressure iterations and
+/// residuals into `run`. Stops with the solver's failure, if it fails.
+fn step_scene<S: Solver>(
+    solver: &mut S,
+    opts: &BenchOptions,
+    params: &StepInput,
+    step_ms: &impl Fn(&S, f64) -> f64,
+    run: &mut SceneRun,
+) -> Result<(), GpuError> {
+    for n in 0..opts.steps {
+        if let Some(mut s) = scene_splats(n) {
+            if opts.heat {
+                s.heat = SCENE_HEAT;
+            }
+            solver.inject(&[s]);
+        }
+        let t = Instant::now();
+        let stats = solver.step(params);
+        let wall = t.elapsed().as_secs_f64() * 1e3;
+        run.times.push(step_ms(solver, wall));
+        run.iterations += stats.pressure_iterations as usize;
+        if stats.div_rms_before > 0.0 {
+            run.res_max.push(f64::from(stats.residual_max()));
+            run.res_rms.push(f64::from(stats.residual_rms()));
+        }
+        if let Some(e) = solver.failure() {
+            return Err(e);
+        }
+    }
+    Ok(())
+}
+
+/// The particles' stage alone, median ms. The GPU's stage only queues its work: a one-pixel
+/// frame without particles waits for it (on the CPU it costs next to nothing).
+fn particles_ms(solver: &mut dyn Solver, params: &StepInput) -> f64 {
+    let dark = Look {
+        particle_glow: 0.0,
+        ..Look::default()
+    };
+    let mut px = [0u8; 4];
+    solver.render(&dark, 1, 1, &mut px);
+    median_ms(FRAME_SAMPLES, || {
+        solver.run_stage(crate::sim::Stage::MoveParticles, params);
+        solver.render(&dark, 1, 1, &mut px);
+    })
 }
 
 /// Median wall time of `samples` calls of `f`, ms.

@@ -57,59 +57,7 @@ impl CapturePlayer {
             return Ok(None);
         };
         let mut notes = Vec::new();
-        let state = capture.header.state.to_string();
-        let mut unknown = match crate::preset::apply(state.as_bytes(), params) {
-            Ok(report) => {
-                if let Some(note) = report.version_note() {
-                    notes.push(format!("{}: its saved state was {note}", path.display()));
-                }
-                for note in &report.modulation_notes {
-                    notes.push(format!(
-                        "{}: its saved state's modulation: {note}",
-                        path.display()
-                    ));
-                }
-                report.unknown
-            }
-            Err(e) => {
-                // The parameters recorded at the start still set every value.
-                notes.push(format!(
-                    "{}: its saved state cannot be read ({e}): the settings and obstacles are \
-                     this render's, the parameters the recorded ones",
-                    path.display()
-                ));
-                Vec::new()
-            }
-        };
-        let map: std::collections::HashMap<String, ParamPtr> = params
-            .param_map()
-            .into_iter()
-            .map(|(id, ptr, _)| (id, ptr))
-            .collect();
-        let ptrs: Vec<Option<ParamPtr>> = capture
-            .header
-            .params
-            .iter()
-            .map(|id| map.get(id).copied())
-            .collect();
-        unknown.extend(
-            capture
-                .header
-                .params
-                .iter()
-                .zip(&ptrs)
-                .filter(|(_, p)| p.is_none())
-                .map(|(id, _)| id.clone()),
-        );
-        unknown.sort();
-        unknown.dedup();
-        if !unknown.is_empty() {
-            notes.push(format!(
-                "{}: skipped parameters this Dyeflow does not know: {}",
-                path.display(),
-                unknown.join(", ")
-            ));
-        }
+        let ptrs = set_state(path, &capture, params, &mut notes);
         let (origin, rate) = (
             capture.header.start_s,
             f64::from(capture.header.sample_rate),
@@ -296,4 +244,68 @@ fn capture_error(path: &Path, e: CaptureError) -> RenderError {
         CaptureError::Io(e) => RenderError::input_io(path, e),
         e => RenderError::input(path, e),
     }
+}
+
+/// The capture's saved state set in `params` (its notes in `notes`), and the pointer of each
+/// parameter its records name (`None`: one this Dyeflow does not know, noted).
+fn set_state(
+    path: &Path,
+    capture: &crate::capture::file::CaptureReader,
+    params: &DyeflowParams,
+    notes: &mut Vec<String>,
+) -> Vec<Option<ParamPtr>> {
+    let state = capture.header.state.to_string();
+    let mut unknown = match crate::preset::apply(state.as_bytes(), params) {
+        Ok(report) => {
+            if let Some(note) = report.version_note() {
+                notes.push(format!("{}: its saved state was {note}", path.display()));
+            }
+            for note in &report.modulation_notes {
+                notes.push(format!(
+                    "{}: its saved state's modulation: {note}",
+                    path.display()
+                ));
+            }
+            report.unknown
+        }
+        Err(e) => {
+            // The parameters recorded at the start still set every value.
+            notes.push(format!(
+                "{}: its saved state cannot be read ({e}): the settings and obstacles are \
+                 this render's, the parameters the recorded ones",
+                path.display()
+            ));
+            Vec::new()
+        }
+    };
+    let map: std::collections::HashMap<String, ParamPtr> = params
+        .param_map()
+        .into_iter()
+        .map(|(id, ptr, _)| (id, ptr))
+        .collect();
+    let ptrs: Vec<Option<ParamPtr>> = capture
+        .header
+        .params
+        .iter()
+        .map(|id| map.get(id).copied())
+        .collect();
+    unknown.extend(
+        capture
+            .header
+            .params
+            .iter()
+            .zip(&ptrs)
+            .filter(|(_, p)| p.is_none())
+            .map(|(id, _)| id.clone()),
+    );
+    unknown.sort();
+    unknown.dedup();
+    if !unknown.is_empty() {
+        notes.push(format!(
+            "{}: skipped parameters this Dyeflow does not know: {}",
+            path.display(),
+            unknown.join(", ")
+        ));
+    }
+    ptrs
 }

@@ -216,12 +216,10 @@ fn render_frames(dir: &Path, frames: u8, grey: u8) -> Result<Option<String>, Ren
 }
 
 /// A directory of the user's files is never a render's, however they are named: it is
-/// refused, and nothing in it changes. A render's own directory is re-rendered: its frames
-/// replaced, those past the new render's removed, and nothing else touched, the user's files
-/// named like frames included (a canonical frame name it did not write is refused).
+/// refused, and nothing in it changes.
 #[test]
-fn png_frames_replace_only_files_a_render_wrote() {
-    let scratch = Scratch::new("stale");
+fn png_frames_never_go_into_a_folder_of_the_users_files() {
+    let scratch = Scratch::new("theirs");
     let user = scratch.0.join("user");
     fs::create_dir(&user).unwrap();
     let theirs = [
@@ -247,7 +245,14 @@ fn png_frames_replace_only_files_a_render_wrote() {
     for name in theirs {
         assert_eq!(fs::read(user.join(name)).unwrap(), b"theirs", "{name}");
     }
+}
 
+/// A render's own directory is re-rendered: its frames replaced, those past the new render's
+/// removed, and nothing else touched, the user's files named like frames included (a
+/// canonical frame name it did not write is refused).
+#[test]
+fn png_frames_replace_only_files_a_render_wrote() {
+    let scratch = Scratch::new("stale");
     // A render's directory, with the user's files added since.
     let dir = scratch.0.join("render");
     render_frames(&dir, 3, 1).unwrap();
@@ -769,9 +774,10 @@ fn rgba_to_rgb_drops_only_the_alpha() {
 }
 
 /// `cargo test --release --lib cli::render::files::tests::encode_speed -- --ignored --nocapture`
+/// (this and [`encode_speed_gif`]).
 #[test]
 #[ignore = "benchmark"]
-fn encode_speed() {
+fn encode_speed_png() {
     const RUNS: usize = 15;
     let scratch = Scratch::new("bench");
 
@@ -802,7 +808,14 @@ fn encode_speed() {
     println!(
         "PNG 1280x720 through the writer ({DEFAULT_ENCODER_THREADS} threads, to disk): {ms:.2} ms/frame"
     );
+}
 
+/// The GIF's quantisers (quantette's, the gif crate's NeuQuant for comparison) and writer.
+#[test]
+#[ignore = "benchmark"]
+fn encode_speed_gif() {
+    const RUNS: usize = 15;
+    let scratch = Scratch::new("bench-gif");
     let (w, h) = (640, 360);
     let frames: Vec<Vec<u8>> = (0..4).map(|t| fluid_like(w, h, t as f32 * 0.3)).collect();
     let mut quantiser = Quantiser::default();

@@ -337,51 +337,15 @@ fn webm(r: &mut Reader, len: u64) -> Result<Contents, Broken> {
     }
     let mut tracks: Vec<(u64, u64)> = Vec::new();
     let mut blocks: Vec<(u64, u64)> = Vec::new();
-    let mut count = |track: u64| match blocks.iter_mut().find(|(t, _)| *t == track) {
-        Some((_, n)) => *n += 1,
-        None => blocks.push((track, 1)),
-    };
     for element in ebml_children(r, segment.start, segment_end)? {
         let end = element.end.expect("children have sizes");
         match element.id {
-            TRACKS => {
-                for entry in ebml_children(r, element.start, end)? {
-                    if entry.id != TRACK_ENTRY {
-                        continue;
-                    }
-                    let (mut number, mut kind) = (None, None);
-                    for field in ebml_children(r, entry.start, entry.end.expect("sized"))? {
-                        match field.id {
-                            TRACK_NUMBER => number = Some(ebml_uint(r, &field)?),
-                            TRACK_TYPE => kind = Some(ebml_uint(r, &field)?),
-                            _ => {}
-                        }
-                    }
-                    if let (Some(number), Some(kind)) = (number, kind) {
-                        tracks.push((number, kind));
-                    }
-                }
-            }
+            TRACKS => tracks.extend(webm_tracks(r, element.start, end)?),
             CLUSTER => {
-                for child in ebml_children(r, element.start, end)? {
-                    let block = match child.id {
-                        SIMPLE_BLOCK => child,
-                        BLOCK_GROUP => {
-                            let group_end = child.end.expect("sized");
-                            match ebml_children(r, child.start, group_end)?
-                                .into_iter()
-                                .find(|e| e.id == BLOCK)
-                            {
-                                Some(block) => block,
-                                None => continue,
-                            }
-                        }
-                        _ => continue,
-                    };
-                    r.seek(block.start)?;
-                    match ebml_vint(r)? {
-                        Some(track) => count(track),
-                        None => return broken("a block names no track"),
+                for track in webm_block_tracks(r, element.start, end)? {
+                    match blocks.iter_mut().find(|(t, _)| *t == track) {
+                        Some((_, n)) => *n += 1,
+                        None => blocks.push((track, 1)),
                     }
                 }
             }
@@ -404,6 +368,55 @@ fn webm(r: &mut Reader, len: u64) -> Result<Contents, Broken> {
         video_frames: of_kind(VIDEO),
         audio_packets: of_kind(AUDIO),
     })
+}
+
+/// The (number, type) of each track entry of a Tracks element's `start..end`.
+fn webm_tracks(r: &mut Reader, start: u64, end: u64) -> Result<Vec<(u64, u64)>, Broken> {
+    let mut tracks = Vec::new();
+    for entry in ebml_children(r, start, end)? {
+        if entry.id != TRACK_ENTRY {
+            continue;
+        }
+        let (mut number, mut kind) = (None, None);
+        for field in ebml_children(r, entry.start, entry.end.expect("sized"))? {
+            match field.id {
+                TRACK_NUMBER => number = Some(ebml_uint(r, &field)?),
+                TRACK_TYPE => kind = Some(ebml_uint(r, &field)?),
+                _ => {}
+            }
+        }
+        if let (Some(number), Some(kind)) = (number, kind) {
+            tracks.push((number, kind));
+        }
+    }
+    Ok(tracks)
+}
+
+/// The track of each block (simple, or in a group) of a Cluster's `start..end`.
+fn webm_block_tracks(r: &mut Reader, start: u64, end: u64) -> Result<Vec<u64>, Broken> {
+    let mut out = Vec::new();
+    for child in ebml_children(r, start, end)? {
+        let block = match child.id {
+            SIMPLE_BLOCK => child,
+            BLOCK_GROUP => {
+                let group_end = child.end.expect("sized");
+                match ebml_children(r, child.start, group_end)?
+                    .into_iter()
+                    .find(|e| e.id == BLOCK)
+                {
+                    Some(block) => block,
+                    None => continue,
+                }
+            }
+            _ => continue,
+        };
+        r.seek(block.start)?;
+        match ebml_vint(r)? {
+            Some(track) => out.push(track),
+            None => return broken("a block names no track"),
+        }
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

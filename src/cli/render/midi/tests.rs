@@ -214,9 +214,10 @@ fn velocity_zero_note_on_is_note_off() {
     }
 }
 
-#[test]
-fn multi_channel_events_keep_channels_and_kinds() {
-    let bytes = write(
+/// Two tracks of events on several channels: notes, a CC, a program change, a pitch bend,
+/// channel and key pressure.
+fn multi_channel_file() -> Vec<u8> {
+    write(
         Format::Parallel,
         metrical(480),
         vec![
@@ -268,7 +269,12 @@ fn multi_channel_events_keep_channels_and_kinds() {
                 eot(0),
             ],
         ],
-    );
+    )
+}
+
+#[test]
+fn multi_channel_events_keep_channels_and_kinds() {
+    let bytes = multi_channel_file();
     let notes = parse(&bytes).expect("parse");
     // The program change is dropped; everything else keeps file order (track 1, track 2).
     assert_eq!(notes.len(), 7);

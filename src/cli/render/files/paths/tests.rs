@@ -71,9 +71,16 @@ fn an_output_that_is_an_input_by_any_name_is_refused() {
         inputs(&[("--audio", &song)]),
     )
     .unwrap();
+}
 
-    // PNG frames: an input named as a frame, the marker or the demo's audio in the output
-    // directory (reached through a link too) is refused; another file there is not.
+/// PNG frames: an input named as a frame, the marker or the demo's audio in the output
+/// directory (reached through a link too) is refused; another file there is not.
+#[test]
+fn png_frames_are_refused_where_they_would_replace_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let song = d.join("song.wav");
+    fs::write(&song, b"RIFF").unwrap();
     let frames = d.join("frames");
     fs::create_dir(&frames).unwrap();
     for name in ["frame_000001.png", RENDER_MARKER, "audio.wav", "notes.mid"] {
