@@ -52,6 +52,9 @@ pub fn render_with(
     render.finish(stopped, started, setup_s)
 }
 
+/// A render stopped before its model ran: its notes so far and its grid.
+type Stopped = (Vec<String>, (usize, usize));
+
 /// What a stage gives: its result, or the grid (and whatever else) when a stop came first.
 enum Open<T, S = (usize, usize)> {
     Ready(T),
@@ -413,7 +416,7 @@ impl<'a> Renderer<'a> {
         plan: Plan,
         writer: Box<dyn FrameWriter>,
         mut notes: Vec<String>,
-    ) -> Result<Open<Self, (Vec<String>, (usize, usize))>, RenderError> {
+    ) -> Result<Open<Self, Stopped>, RenderError> {
         let Inputs {
             kind,
             params,
