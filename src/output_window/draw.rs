@@ -332,8 +332,10 @@ impl Handler {
             return;
         }
         p.fullscreen = on;
-        self.place(p.clone());
+        // The project first: whoever sees the window change (the user, a test reading the
+        // project once the window has moved) finds the project already saying so.
         (self.on_change)(&p, true);
+        self.place(p);
     }
 
     /// The frame size to ask for: the window's picture area, no finer than the dye grid.
