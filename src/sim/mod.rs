@@ -18,13 +18,13 @@
 
 use crate::kernels::portable::Portable;
 
-pub mod cells;
 pub mod create;
 pub mod grid;
 pub mod liquid3d;
 pub mod model;
 pub mod multigrid;
 pub mod obstacles;
+pub mod particles;
 #[cfg(test)]
 mod shader_tests;
 pub mod sph;

@@ -9,7 +9,6 @@ use crate::display::gpu::raymarch::MarchUniform;
 use crate::display::gpu::streamlines::StreamUniform;
 use crate::display::gpu::uniforms::{ColourUniform, PictureUniform};
 use crate::gpu::shaders;
-use crate::sim::cells::gpu::CellSortUniform;
 use crate::sim::grid::gpu::passes::GpuSplat;
 use crate::sim::grid::gpu::passes::diffuse::DiffuseUniform;
 use crate::sim::grid::gpu::passes::divergence::{DecideUniform, SlotUniform};
@@ -24,6 +23,7 @@ use crate::sim::liquid3d::gpu::sources::{
     GpuFresh as L3Fresh, GpuImpulse as L3Impulse, SourcesUniform as L3SourcesUniform,
 };
 use crate::sim::liquid3d::gpu::splat::Splat3dUniform;
+use crate::sim::particles::hash::gpu::CellSortUniform;
 use crate::sim::sph::gpu::light::LightUniform;
 use crate::sim::sph::gpu::solids::CollideUniform;
 use crate::sim::sph::gpu::sources::{GpuFresh, GpuImpulse, SourcesUniform};
@@ -558,7 +558,7 @@ fn rust_constants_mirror_the_wgsl() {
         crate::sim::obstacles::near::NearSolids::MAX_CELLS,
         "NEAR_MAX_CELLS (advect.wgsl)"
     );
-    use crate::sim::cells::gpu::{SETTLE_MAX, SW};
+    use crate::sim::particles::hash::gpu::{SETTLE_MAX, SW};
     assert_eq!(wgsl_u32("sph_light", "SW"), SW, "SW (sph_light.wgsl)");
     assert_eq!(wgsl_u32("cell_sort", "SW"), SW, "SW (cell_sort.wgsl)");
     assert_eq!(wgsl_u32("cell_sort", "SETTLE_MAX"), SETTLE_MAX);
@@ -640,7 +640,7 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
     ("sph_solids", crate::sim::sph::gpu::solids::binding::ALL),
     ("sph_sources", crate::sim::sph::gpu::sources::binding::ALL),
     ("sph_light", crate::sim::sph::gpu::light::binding::ALL),
-    ("cell_sort", crate::sim::cells::gpu::binding::ALL),
+    ("cell_sort", crate::sim::particles::hash::gpu::binding::ALL),
     (
         "liquid3d_step",
         crate::sim::liquid3d::gpu::resources::binding::step::ALL,

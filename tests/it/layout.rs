@@ -219,6 +219,12 @@ struct Rule {
 
 const RULES: &[Rule] = &[
     Rule {
+        what: "the particle core names no fluid: the particle fluids configure it",
+        applies: |rel, _| rel.starts_with("sim/particles/"),
+        forbidden: &["sim::sph", "sim::liquid3d", "sim::grid"],
+        sample: "sim/particles/hash.rs",
+    },
+    Rule {
         what: "the editor, the parameters and presets know no model",
         applies: |_, room| matches!(room, "editor" | "params" | "preset"),
         forbidden: &["sim"],

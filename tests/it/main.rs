@@ -42,3 +42,4 @@ mod sizes;
 mod sph_gpu;
 mod sph_gpu_model;
 mod streamlines_gpu;
+mod twins;

@@ -5,8 +5,8 @@
 
 use crate::common;
 
+use dyeflow::sim::particles::hash::Grid;
 use dyeflow::sim::sph::gpu::{GpuFluid, Sort};
-use dyeflow::sim::sph::neighbours::Grid;
 use dyeflow::sim::sph::{Fluid, Knobs};
 
 fn random(n: usize, (w, h): (f32, f32), seed: u32) -> Vec<[f32; 2]> {
@@ -35,7 +35,7 @@ fn same<T: PartialEq + std::fmt::Debug>(got: &[T], want: &[T], what: &str) {
 
 /// The CPU's order and start table of `points`.
 fn cpu_sort(points: &[[f32; 2]], size: [f32; 2], radius: f32) -> (Vec<u32>, Vec<u32>) {
-    let mut grid = Grid::new(size[0], size[1], radius);
+    let mut grid = Grid::new(size, radius);
     grid.sort(points);
     (grid.order, grid.start)
 }

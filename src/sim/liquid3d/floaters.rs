@@ -99,7 +99,7 @@ pub fn contact(p: [f32; 3], f: &Floater) -> (f32, [f32; 3]) {
 /// The density and near density the floaters add at `p`: the liquid as if it went on into
 /// each ball at the target density `rho0`.
 #[inline]
-pub fn density(p: [f32; 3], floaters: &[Floater], kern: &Kernels, rho0: f32) -> [f32; 2] {
+pub fn density(p: [f32; 3], floaters: &[Floater], kern: &Kernels<3>, rho0: f32) -> [f32; 2] {
     let mut acc = [0.0f32; 2];
     for f in floaters {
         let (gap, _) = contact(p, f);
@@ -137,7 +137,13 @@ impl Push {
     /// The acceleration floater `f` gives a particle at `p` moving at `v` (the ball gets its
     /// opposite, times the particle's mass of 1); `None` out of reach.
     #[inline]
-    pub fn from(&self, p: [f32; 3], v: [f32; 3], f: &Floater, kern: &Kernels) -> Option<[f32; 3]> {
+    pub fn from(
+        &self,
+        p: [f32; 3],
+        v: [f32; 3],
+        f: &Floater,
+        kern: &Kernels<3>,
+    ) -> Option<[f32; 3]> {
         let (gap, n) = contact(p, f);
         let [w2, _, g2, g3] = kern.wall(gap)?;
         let push = self.pressure * g2 + self.near * g3;

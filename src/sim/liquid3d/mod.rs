@@ -2,8 +2,8 @@
 //! tank. Particles carry mass 1; density and near density come from the 3D spiky kernels over
 //! the neighbours at predicted positions; pressure and near pressure push pairs apart,
 //! viscosity pulls their velocities together; gravity pulls; the tank's walls bounce with
-//! damping. This module is the CPU reference (rayon, parallel over particles); [`hash`] finds
-//! the neighbours.
+//! damping. This module is the CPU reference (rayon, parallel over particles);
+//! [`crate::sim::particles::hash`] finds the neighbours.
 //!
 //! The model behind the `Model` seam is [`model`] (sources, knobs, the picture: the particles
 //! splatted into a volume by [`splat`] and ray-marched by `display::cpu::raymarch`); [`gpu`]
@@ -15,11 +15,9 @@
 //! so a tilted tank is a turned gravity (the tank's motion comes as forces in a later step).
 //!
 //! # Kernels (3D)
-//! With `r < h` and `v = h - r`: density `15 / (2 pi h^5) v^2`, near density
-//! `15 / (pi h^6) v^3`, each integrating to 1 over the ball of radius `h` (a test checks it);
-//! their slopes `-15 / (pi h^5) v` and `-45 / (pi h^6) v^2`; viscosity's weight
-//! `315 / (64 pi h^9) (h^2 - r^2)^3`. A particle's density is then about the number of
-//! particles per cubic metre around it.
+//! Lague's spiky kernels for density and near density and the poly6 kernel for viscosity, in
+//! their 3D normalisation ([`crate::sim::particles::kernels`]): a particle's density is then
+//! about the number of particles per cubic metre around it.
 //!
 //! # Pressure
 //! `P = stiffness (rho - rho0)`, with `stiffness` in m^2/s^2: the square of the liquid's speed
@@ -35,14 +33,15 @@ use crate::kernels::portable::Portable;
 pub mod backend;
 pub mod floaters;
 pub mod gpu;
-pub mod hash;
 pub mod model;
 mod scan;
 pub mod sources;
 pub mod splat;
 
+use crate::sim::particles::Particles;
+use crate::sim::particles::kernels::Kernels;
+use crate::sim::particles::state::clamp_dt;
 use floaters::{Floater, Push};
-use hash::{Grid, reorder};
 use rayon::prelude::*;
 use scan::{Hits, LANES, scan};
 
@@ -52,7 +51,7 @@ pub const LOOK_AHEAD_S: f32 = 1.0 / 120.0;
 /// A step's length: 60 frames a second, three sub-steps a frame, as in the source.
 pub const SUBSTEP_S: f32 = 1.0 / 180.0;
 /// Most particles.
-pub const MAX_PARTICLES: usize = 1 << 21;
+pub const MAX_PARTICLES: usize = Particles::<3>::MAX_PARTICLES;
 /// The density (kernel sum, self included) inside a cubic lattice of particles 6 cm apart with
 /// the default 12 cm radius: 1.098 times the plain 1/0.06³, measured by the test
 /// `a_lattice_at_rest_is_at_the_target_density`. The default target.
@@ -136,114 +135,32 @@ impl Knobs {
     }
 }
 
-/// The 3D kernels for radius `h` (see the module's header).
-#[derive(Clone, Copy, Debug)]
-pub struct Kernels {
-    h: f32,
-    spiky2: f32,
-    spiky3: f32,
-    spiky2_slope: f32,
-    spiky3_slope: f32,
-    poly6: f32,
-}
-
-impl Kernels {
-    pub fn new(h: f32) -> Self {
-        let pi = std::f32::consts::PI;
-        Self {
-            h,
-            spiky2: 15.0 / (2.0 * pi * h.powi(5)),
-            spiky3: 15.0 / (pi * h.powi(6)),
-            spiky2_slope: 15.0 / (pi * h.powi(5)),
-            spiky3_slope: 45.0 / (pi * h.powi(6)),
-            poly6: 315.0 / (64.0 * pi * h.powi(9)),
-        }
-    }
-
-    /// Density and near density weights at squared distance `r2` (zero beyond `h`).
-    #[inline]
-    pub fn densities(&self, r2: f32) -> [f32; 2] {
-        self.densities_at(r2.sqrt())
-    }
-
-    /// Density and near density weights at distance `r` (zero beyond `h`).
-    #[inline]
-    pub fn densities_at(&self, r: f32) -> [f32; 2] {
-        let v = (self.h - r).max(0.0);
-        let v2 = v * v;
-        [v2 * self.spiky2, v2 * v * self.spiky3]
-    }
-
-    /// The slopes of the two density kernels at distance `r < h` (negative: they fall).
-    #[inline]
-    pub fn slopes(&self, r: f32) -> [f32; 2] {
-        let v = self.h - r;
-        [-v * self.spiky2_slope, -v * v * self.spiky3_slope]
-    }
-
-    /// A wall at distance `d < h`: the shares of the density and near density kernels that
-    /// lie beyond it, and how fast each grows as the particle nears it (their slopes against
-    /// `-d`); `None` beyond reach. Closed forms of the kernels' integrals over the half-space
-    /// (with `x = h - d`): `x^4 (3d + 2h) / 4h^5` and `x^5 (2d + h) / 2h^6`, both 1/2 at the
-    /// wall; slopes `5 x^3 (3d + h) / 4h^5` and `3 x^4 (4d + h) / 2h^6`.
-    #[inline]
-    pub fn wall(&self, d: f32) -> Option<[f32; 4]> {
-        let h = self.h;
-        // NaN is not within reach either.
-        if d.is_nan() || d >= h {
-            return None;
-        }
-        let d = d.max(0.0);
-        let x = h - d;
-        let (x2, h5) = (x * x, self.h5());
-        Some([
-            x2 * x2 * (3.0 * d + 2.0 * h) / (4.0 * h5),
-            x2 * x2 * x * (2.0 * d + h) / (2.0 * h5 * h),
-            5.0 * x2 * x * (3.0 * d + h) / (4.0 * h5),
-            3.0 * x2 * x2 * (4.0 * d + h) / (2.0 * h5 * h),
-        ])
-    }
-
-    #[inline]
-    fn h5(&self) -> f32 {
-        let h2 = self.h * self.h;
-        h2 * h2 * self.h
-    }
-
-    /// Viscosity's weight at squared distance `r2 < h²`.
-    #[inline]
-    pub fn poly6(&self, r2: f32) -> f32 {
-        let v = self.h * self.h - r2;
-        v * v * v * self.poly6
-    }
-}
-
-/// The liquid's particles, in the tank's frame, and the step's working memory.
+/// The liquid's particles, in the tank's frame, the balls floating in it, and the step's
+/// working memory. The particles' own bookkeeping is [`Particles`] (reached through `Deref`
+/// until the tank becomes the core's container, docs/src/internals/particle-core.md).
 #[derive(Clone, Debug, Default)]
 pub struct Liquid {
-    size: [f32; 3],
-    /// Positions, m.
-    pub pos: Vec<[f32; 3]>,
-    /// Velocities, m/s.
-    pub vel: Vec<[f32; 3]>,
-    /// Each particle's dye (linear RGB).
-    pub color: Vec<[f32; 3]>,
-    /// Density and near density at the last step's predicted positions.
-    pub density: Vec<[f32; 2]>,
-    /// Each particle's serial number, in the order they came (the oldest go first when the
-    /// tank is full).
-    pub birth: Vec<u64>,
-    /// The next particle's serial number.
-    next_birth: u64,
+    pub particles: Particles<3>,
     /// Balls floating in the liquid ([`floaters`]), at most [`floaters::MAX_FLOATERS`].
     pub floaters: Vec<Floater>,
-    predicted: Vec<[f32; 3]>,
-    grid: Option<Grid>,
     /// Each particle's neighbours in reach, by chunks of [`PAIR_CHUNK`] particles.
     pairs: Vec<Pairs>,
     /// The predicted positions by axis (x, y, z), for the neighbour scan.
     axes: [Vec<f32>; 3],
     scratch: Scratch,
+}
+
+impl std::ops::Deref for Liquid {
+    type Target = Particles<3>;
+    fn deref(&self) -> &Particles<3> {
+        &self.particles
+    }
+}
+
+impl std::ops::DerefMut for Liquid {
+    fn deref_mut(&mut self) -> &mut Particles<3> {
+        &mut self.particles
+    }
 }
 
 /// Most neighbours a particle keeps (about 37 in the liquid at rest). Particles piled into one
@@ -269,219 +186,56 @@ struct Pairs {
     list: Vec<(u32, f32)>,
 }
 
-/// Buffers the step reorders into, kept between steps.
+/// The 3D step's own buffers, kept between steps.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
     floaters: Vec<Floater>,
     pack: Vec<[f32; PACK]>,
-    pos: Vec<[f32; 3]>,
-    vel: Vec<[f32; 3]>,
-    color: Vec<[f32; 3]>,
-    birth: Vec<u64>,
 }
 
 impl Liquid {
     /// An empty tank of `size` (m; each side sanitised to 0.05..1000, NaN to 1).
     pub fn new(size: [f32; 3]) -> Self {
-        let side = |x: f32| if x.is_nan() { 1.0 } else { x.clamp(0.05, 1e3) };
         Self {
-            size: size.map(side),
+            particles: Particles::empty(Self::sanitized(size)),
             ..Self::default()
         }
     }
 
-    /// The tank's size, m.
-    pub fn size(&self) -> [f32; 3] {
-        self.size
-    }
-
-    pub fn len(&self) -> usize {
-        self.pos.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pos.is_empty()
-    }
-
-    /// Add a particle at `p` with velocity `v` (non-finite values are replaced: the tank's
-    /// centre, at rest), inside the tank; `false` when the tank is full.
-    pub fn add(&mut self, p: [f32; 3], v: [f32; 3], color: [f32; 3]) -> bool {
-        if self.pos.len() >= MAX_PARTICLES {
-            return false;
-        }
-        let finite = |a: &[f32; 3]| a.iter().all(|x| x.is_finite());
-        let p = if finite(&p) {
-            [0, 1, 2].map(|c| p[c].clamp(0.0, self.size[c]))
-        } else {
-            self.size.map(|s| 0.5 * s)
-        };
-        self.pos.push(p);
-        self.vel.push(if finite(&v) { v } else { [0.0; 3] });
-        self.color.push(color);
-        self.density.push([0.0; 2]);
-        self.birth.push(self.next_birth);
-        self.next_birth += 1;
-        true
-    }
-
-    /// Remove the `count` oldest particles.
-    pub fn remove_oldest(&mut self, count: usize) {
-        if count == 0 {
-            return;
-        }
-        if count >= self.len() {
-            self.clear();
-            return;
-        }
-        let mut births = self.birth.clone();
-        let (_, &mut cut, _) = births.select_nth_unstable(count - 1);
-        let keep: Vec<bool> = self.birth.iter().map(|&b| b > cut).collect();
-        let mut k = keep.iter();
-        self.pos.retain(|_| *k.next().unwrap_or(&false));
-        let mut k = keep.iter();
-        self.vel.retain(|_| *k.next().unwrap_or(&false));
-        let mut k = keep.iter();
-        self.color.retain(|_| *k.next().unwrap_or(&false));
-        let mut k = keep.iter();
-        self.density.retain(|_| *k.next().unwrap_or(&false));
-        self.birth.retain(|&b| b > cut);
-    }
-
-    /// Remove every particle.
-    pub fn clear(&mut self) {
-        self.pos.clear();
-        self.vel.clear();
-        self.color.clear();
-        self.density.clear();
-        self.birth.clear();
+    fn sanitized(size: [f32; 3]) -> [f32; 3] {
+        size.map(|x| if x.is_nan() { 1.0 } else { x.clamp(0.05, 1e3) })
     }
 
     /// The same liquid in a tank of `size`: positions and velocities scaled with the tank's
-    /// sides (each sanitised as in [`Liquid::new`]).
+    /// sides (each sanitised as in [`Liquid::new`]), the floaters' too.
     pub fn resize_tank(&mut self, size: [f32; 3]) {
-        let size = Self::new(size).size;
-        let f = [0, 1, 2].map(|c| size[c] / self.size[c]);
-        for (p, v) in self
-            .pos
-            .iter_mut()
-            .zip(&mut self.vel)
-            .chain(self.floaters.iter_mut().map(|f| (&mut f.pos, &mut f.vel)))
-        {
+        let size = Self::sanitized(size);
+        let f = self.particles.rescale(size);
+        for b in &mut self.floaters {
             for c in 0..3 {
-                p[c] = (p[c] * f[c]).clamp(0.0, size[c]);
-                v[c] *= f[c];
+                b.pos[c] = (b.pos[c] * f[c]).clamp(0.0, size[c]);
+                b.vel[c] *= f[c];
             }
         }
-        self.size = size;
-        self.grid = None;
-    }
-
-    /// Total momentum (mass 1 each).
-    pub fn momentum(&self) -> [f64; 3] {
-        self.vel
-            .iter()
-            .fold([0.0; 3], |m, v| [0, 1, 2].map(|c| m[c] + f64::from(v[c])))
-    }
-
-    /// Total kinetic energy, J (mass 1 each).
-    pub fn kinetic_energy(&self) -> f64 {
-        self.vel
-            .iter()
-            .map(|v| 0.5 * v.iter().map(|&x| f64::from(x * x)).sum::<f64>())
-            .sum()
-    }
-
-    /// Total potential energy in `gravity` (zero at the tank's origin), J.
-    pub fn potential_energy(&self, gravity: [f32; 3]) -> f64 {
-        self.pos
-            .iter()
-            .map(|p| -(0..3).map(|c| f64::from(p[c] * gravity[c])).sum::<f64>())
-            .sum()
-    }
-
-    /// The median particle's density against `target`, as a fraction (0.02: 2 % denser).
-    pub fn density_error(&self, target: f32) -> f64 {
-        let mut d: Vec<f32> = self.density.iter().map(|d| d[0]).collect();
-        if d.is_empty() || target <= 0.0 {
-            return 0.0;
-        }
-        let mid = d.len() / 2;
-        let (_, median, _) = d.select_nth_unstable_by(mid, f32::total_cmp);
-        f64::from((*median - target) / target)
-    }
-
-    /// The mean number of neighbours in reach (the last step's neighbour search).
-    pub fn neighbours_mean(&self, radius: f32) -> f64 {
-        if self.pos.is_empty() {
-            return 0.0;
-        }
-        let mut grid = Grid::new(self.size, radius);
-        grid.sort(&self.pos);
-        let mut sorted = Vec::new();
-        reorder(&self.pos, &grid.order, &mut sorted);
-        let r2 = radius * radius;
-        let total: usize = (0..sorted.len())
-            .into_par_iter()
-            .map(|a| {
-                let p = sorted[a];
-                let (rows, count) = grid.rows_around(p);
-                rows[..count]
-                    .iter()
-                    .flat_map(|&(lo, hi)| lo as usize..hi as usize)
-                    .filter(|&b| b != a && dist2(sorted[b], p) < r2)
-                    .count()
-            })
-            .sum();
-        total as f64 / self.pos.len() as f64
     }
 
     /// Advance by `dt` seconds (clamped to 0..1/30 s; use [`SUBSTEP_S`]).
     pub fn step(&mut self, knobs: &Knobs, dt: f32) {
         let k = knobs.sanitized();
-        let dt = if dt.is_finite() {
-            dt.clamp(0.0, 1.0 / 30.0)
-        } else {
-            0.0
-        };
+        let dt = clamp_dt(dt);
         if self.pos.is_empty() || dt == 0.0 {
             return;
         }
         self.floaters.truncate(floaters::MAX_FLOATERS);
-        // Gravity, then where each particle is about to be.
-        let g = k.gravity;
-        self.vel.par_iter_mut().for_each(|v| {
-            for c in 0..3 {
-                v[c] += g[c] * dt;
-            }
-        });
-        self.predicted.clear();
-        self.predicted.extend(
-            self.pos
-                .iter()
-                .zip(&self.vel)
-                .map(|(p, v)| [0, 1, 2].map(|c| p[c] + v[c] * LOOK_AHEAD_S)),
-        );
-        // Sort everything by cell of the predicted positions.
-        let grid = match &mut self.grid {
-            Some(grid) if grid.radius == k.radius => grid,
-            slot => slot.insert(Grid::new(self.size, k.radius)),
+        self.particles
+            .predict_and_sort(k.gravity, LOOK_AHEAD_S, k.radius, dt);
+        let ps = &mut self.particles;
+        let Some(grid) = &ps.grid else {
+            return;
         };
-        grid.sort(&self.predicted);
-        let s = &mut self.scratch;
-        reorder(&self.pos, &grid.order, &mut s.pos);
-        reorder(&self.vel, &grid.order, &mut s.vel);
-        reorder(&self.color, &grid.order, &mut s.color);
-        reorder(&self.birth, &grid.order, &mut s.birth);
-        std::mem::swap(&mut self.birth, &mut s.birth);
-        std::mem::swap(&mut self.pos, &mut s.pos);
-        std::mem::swap(&mut self.vel, &mut s.vel);
-        std::mem::swap(&mut self.color, &mut s.color);
-        reorder(&self.predicted, &grid.order, &mut s.pos);
-        std::mem::swap(&mut self.predicted, &mut s.pos);
-        let grid = &*grid;
-        let kern = Kernels::new(grid.reach);
-        let predicted = &self.predicted;
-        let (size, rho0) = (self.size, k.target_density);
+        let kern = Kernels::<3>::new(grid.reach);
+        let predicted = &ps.predicted;
+        let (size, rho0) = (ps.size, k.target_density);
 
         self.scratch.floaters.clear();
         self.scratch
@@ -493,8 +247,8 @@ impl Liquid {
 
         // Densities, and each particle's neighbours in reach (the force pass reads them
         // instead of the 27 cells again: about 37 pairs instead of about 220 candidates).
-        let n = self.pos.len();
-        self.density.resize(n, [0.0; 2]);
+        let n = ps.pos.len();
+        ps.density.resize(n, [0.0; 2]);
         for (c, axis) in self.axes.iter_mut().enumerate() {
             axis.clear();
             axis.extend(predicted.iter().map(|p| p[c]));
@@ -508,7 +262,7 @@ impl Liquid {
             .resize_with(n.div_ceil(PAIR_CHUNK), Pairs::default);
         self.pairs
             .par_iter_mut()
-            .zip(self.density.par_chunks_mut(PAIR_CHUNK))
+            .zip(ps.density.par_chunks_mut(PAIR_CHUNK))
             .enumerate()
             .for_each(|(chunk, (pairs, densities))| {
                 pairs.start.clear();
@@ -544,8 +298,8 @@ impl Liquid {
             });
 
         // Pressure, near pressure and viscosity, each pair's terms symmetric in the pair.
-        let density = &self.density;
-        let vel = &self.vel;
+        let density = &ps.density;
+        let vel = &ps.vel;
         let pressure = |d: [f32; 2]| [k.stiffness * (d[0] - rho0), k.near_stiffness * d[1]];
         let visc = k.viscosity / rho0;
         let damp = k.bulk_viscosity / rho0;
@@ -578,10 +332,10 @@ impl Liquid {
                 ];
             });
         let pack = &self.scratch.pack;
-        self.scratch.vel.clear();
-        self.scratch.vel.resize(self.pos.len(), [0.0; 3]);
+        ps.scratch.vel.clear();
+        ps.scratch.vel.resize(ps.pos.len(), [0.0; 3]);
         let pairs = &self.pairs;
-        self.scratch
+        ps.scratch
             .vel
             .par_iter_mut()
             .enumerate()
@@ -677,20 +431,20 @@ impl Liquid {
             floaters::advance(
                 &mut self.floaters,
                 &force,
-                g,
+                k.gravity,
                 spacing(rho0),
                 (dt, 1.0),
                 size,
             );
         }
-        std::mem::swap(&mut self.vel, &mut self.scratch.vel);
+        std::mem::swap(&mut ps.vel, &mut ps.scratch.vel);
 
         // Move, and bounce off the tank's walls (and out of the floaters).
         let (bounce, slip) = (k.wall_bounce, k.wall_slip.ppowf(dt));
         let floaters = &self.floaters;
-        self.pos
+        ps.pos
             .par_iter_mut()
-            .zip(self.vel.par_iter_mut())
+            .zip(ps.vel.par_iter_mut())
             .for_each(|(p, v)| {
                 for c in 0..3 {
                     p[c] += v[c] * dt;
@@ -723,12 +477,6 @@ impl Liquid {
                 }
             });
     }
-}
-
-#[inline]
-fn dist2(a: [f32; 3], b: [f32; 3]) -> f32 {
-    let d = [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
-    d[0] * d[0] + d[1] * d[1] + d[2] * d[2]
 }
 
 #[cfg(test)]

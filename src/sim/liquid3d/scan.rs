@@ -51,7 +51,7 @@ pub(super) fn scan(
     a: usize,
     runs: &[(u32, u32)],
     axes: &[Vec<f32>; 3],
-    kern: &Kernels,
+    kern: &Kernels<3>,
     list: &mut Vec<(u32, f32)>,
     stage: &mut Hits,
 ) -> [f32; 2] {

@@ -91,7 +91,8 @@ impl Liquid {
         reach: f32,
         kick: impl Fn([f32; 2], f32) -> [f32; 2] + Sync,
     ) {
-        self.pos.par_iter().zip(&mut self.vel).for_each(|(p, v)| {
+        let ps = &mut self.particles;
+        ps.pos.par_iter().zip(&mut ps.vel).for_each(|(p, v)| {
             let d = [centre[0] - p[0], centre[1] - p[1]];
             let r = d[0].phypot(d[1]);
             if r < reach {

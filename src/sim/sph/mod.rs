@@ -2,7 +2,8 @@
 //! Lague's Fluid-Sim: particles in a box, density from a smoothing kernel over the neighbours
 //! at predicted positions, pressure and near-pressure pushing pairs apart, viscosity smoothing
 //! their velocities, gravity, and walls that bounce with damping. This module is the CPU
-//! reference (rayon, parallel over particles); [`neighbours`] finds the neighbours.
+//! reference (rayon, parallel over particles); [`crate::sim::particles::hash`] finds the
+//! neighbours.
 //!
 //! # Units
 //! Lengths are in box units: the box is [`BOX_HEIGHT`] tall (the source's scale, so its tuned
@@ -28,12 +29,13 @@ use crate::kernels::portable::Portable;
 
 pub mod cpu;
 pub mod gpu;
-pub mod neighbours;
 pub(in crate::sim) mod shared;
 pub mod solids;
 pub mod sources;
 
-use neighbours::{Grid, reorder};
+use crate::sim::particles::Particles;
+use crate::sim::particles::kernels::Kernels;
+use crate::sim::particles::state::clamp_dt;
 use rayon::prelude::*;
 
 /// The box's height in box units.
@@ -44,7 +46,7 @@ pub const LOOK_AHEAD: f32 = 1.0 / 120.0;
 /// A step's length at 60 frames a second with three sub-steps a frame, as in the source.
 pub const SUBSTEP_S: f32 = 1.0 / 180.0;
 /// Most particles.
-pub const MAX_PARTICLES: usize = 1 << 20;
+pub const MAX_PARTICLES: usize = Fluid::MAX_PARTICLES;
 
 /// The fluid's knobs (box units and seconds), sanitised by [`Knobs::sanitized`].
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -124,86 +126,8 @@ impl Knobs {
     }
 }
 
-/// The source's 2D smoothing kernels for radius `h`, as their constant factors.
-#[derive(Clone, Copy, Debug)]
-struct Kernels {
-    h: f32,
-    /// `(h - r)^2`: density.
-    spiky2: f32,
-    /// `(h - r)^3`: near density.
-    spiky3: f32,
-    /// `-(h - r)`: the density's slope.
-    spiky2_slope: f32,
-    /// `-(h - r)^2`: the near density's slope.
-    spiky3_slope: f32,
-    /// `(h^2 - r^2)^3`: viscosity.
-    poly6: f32,
-}
-
-impl Kernels {
-    fn new(h: f32) -> Self {
-        let pi = std::f32::consts::PI;
-        Self {
-            h,
-            spiky2: 6.0 / (pi * h.powi(4)),
-            spiky3: 10.0 / (pi * h.powi(5)),
-            spiky2_slope: 12.0 / (pi * h.powi(4)),
-            spiky3_slope: 30.0 / (pi * h.powi(5)),
-            poly6: 4.0 / (pi * h.powi(8)),
-        }
-    }
-
-    /// Density and near density of a neighbour at squared distance `r2` (0 at `h` and beyond).
-    #[inline]
-    fn densities_clamped(&self, r2: f32) -> [f32; 2] {
-        let v = (self.h - r2.sqrt()).max(0.0);
-        let v2 = v * v;
-        [v2 * self.spiky2, v2 * v * self.spiky3]
-    }
-
-    /// The slopes (negative) of density and near density at distance `r < h`.
-    #[inline]
-    fn slopes(&self, r: f32) -> [f32; 2] {
-        let v = self.h - r;
-        [-v * self.spiky2_slope, -v * v * self.spiky3_slope]
-    }
-
-    /// The viscosity kernel at squared distance `r2 < h^2`.
-    #[inline]
-    fn poly6(&self, r2: f32) -> f32 {
-        let v = self.h * self.h - r2;
-        v * v * v * self.poly6
-    }
-}
-
-/// The particles, in sorted order after each step (see [`neighbours`]).
-#[derive(Clone, Debug, Default)]
-pub struct Fluid {
-    /// Box width and height.
-    size: [f32; 2],
-    pub pos: Vec<[f32; 2]>,
-    pub vel: Vec<[f32; 2]>,
-    /// Per particle: its colour (light, linear RGB).
-    pub color: Vec<[f32; 3]>,
-    /// Per particle: density and near density at its predicted position (last step).
-    pub density: Vec<[f32; 2]>,
-    /// Per particle: its serial number, counting every particle ever added (the oldest go
-    /// first when a budget is full; an integer never stops counting, as an f32 clock would).
-    pub birth: Vec<u64>,
-    /// The serial number of the next particle added.
-    pub births: u64,
-    predicted: Vec<[f32; 2]>,
-    grid: Option<Grid>,
-    scratch: Scratch,
-}
-
-#[derive(Clone, Debug, Default)]
-struct Scratch {
-    pos: Vec<[f32; 2]>,
-    vel: Vec<[f32; 2]>,
-    color: Vec<[f32; 3]>,
-    birth: Vec<u64>,
-}
+/// The particles in the box, in sorted order after each step.
+pub type Fluid = Particles<2>;
 
 impl Fluid {
     /// An empty box `aspect` times as wide as it is tall (sanitised to 0.1..10).
@@ -213,10 +137,7 @@ impl Fluid {
         } else {
             1.0
         };
-        Self {
-            size: [aspect * BOX_HEIGHT, BOX_HEIGHT],
-            ..Self::default()
-        }
+        Self::empty([aspect * BOX_HEIGHT, BOX_HEIGHT])
     }
 
     /// An empty box `width x height` box units (each sanitised to 0.1..10 000; NaN: the
@@ -229,186 +150,25 @@ impl Fluid {
                 x.clamp(0.1, 1e4)
             }
         };
-        Self {
-            size: [side(width), side(height)],
-            ..Self::default()
-        }
-    }
-
-    /// Box width and height.
-    pub fn size(&self) -> [f32; 2] {
-        self.size
-    }
-
-    pub fn len(&self) -> usize {
-        self.pos.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pos.is_empty()
-    }
-
-    /// Add a particle at `p` with velocity `v` and colour `c` (non-finite values become the
-    /// box's centre and rest); whether it was added: past [`MAX_PARTICLES`] it is not (a
-    /// budget that recycles the oldest belongs to whatever emits them).
-    pub fn add(&mut self, p: [f32; 2], v: [f32; 2], c: [f32; 3]) -> bool {
-        if self.pos.len() >= MAX_PARTICLES {
-            return false;
-        }
-        let finite = |a: &[f32]| a.iter().all(|x| x.is_finite());
-        let p = if finite(&p) {
-            [p[0].clamp(0.0, self.size[0]), p[1].clamp(0.0, self.size[1])]
-        } else {
-            [0.5 * self.size[0], 0.5 * self.size[1]]
-        };
-        let v = if finite(&v) { v } else { [0.0; 2] };
-        self.pos.push(p);
-        self.vel.push(v);
-        self.color.push(c);
-        self.density.push([0.0; 2]);
-        self.birth.push(self.births);
-        self.births += 1;
-        true
-    }
-
-    /// Remove the `k` oldest particles (by [`Fluid::birth`]; the rest keep their order).
-    pub fn remove_oldest(&mut self, k: usize) {
-        let n = self.pos.len();
-        if k == 0 || n == 0 {
-            return;
-        }
-        if k >= n {
-            self.clear();
-            return;
-        }
-        // Serial numbers are unique, but public fields can be set by hand: every particle gets
-        // one, and of equal ones the first go.
-        self.birth.resize(n, self.births);
-        let mut births = self.birth.clone();
-        let (_, cut, _) = births.select_nth_unstable(k - 1);
-        let cut = *cut;
-        let below = self.birth.iter().filter(|&&b| b < cut).count();
-        let mut at_cut = k - below;
-        let keep: Vec<bool> = self
-            .birth
-            .iter()
-            .map(|&b| {
-                if b < cut {
-                    false
-                } else if b == cut && at_cut > 0 {
-                    at_cut -= 1;
-                    false
-                } else {
-                    true
-                }
-            })
-            .collect();
-        retain_by(&mut self.pos, &keep);
-        retain_by(&mut self.vel, &keep);
-        retain_by(&mut self.color, &keep);
-        retain_by(&mut self.density, &keep);
-        retain_by(&mut self.birth, &keep);
-    }
-
-    /// Remove every particle (the box and the birth count stay).
-    pub fn clear(&mut self) {
-        self.pos.clear();
-        self.vel.clear();
-        self.color.clear();
-        self.density.clear();
-        self.birth.clear();
-    }
-
-    /// Total momentum (unit mass per particle).
-    pub fn momentum(&self) -> [f64; 2] {
-        self.vel.iter().fold([0.0; 2], |m, v| {
-            [m[0] + f64::from(v[0]), m[1] + f64::from(v[1])]
-        })
-    }
-
-    /// The mean number of other particles closer than `radius` to each particle.
-    pub fn neighbours_mean(&self, radius: f32) -> f64 {
-        if self.pos.is_empty() {
-            return 0.0;
-        }
-        let mut grid = Grid::new(self.size[0], self.size[1], radius);
-        grid.sort(&self.pos);
-        let mut sorted = Vec::new();
-        reorder(&self.pos, &grid.order, &mut sorted);
-        let total: usize = (0..sorted.len())
-            .into_par_iter()
-            .map(|a| grid.neighbours(&sorted, a).count())
-            .sum();
-        total as f64 / self.pos.len() as f64
-    }
-
-    /// The median particle's density (at its predicted position, last step) against
-    /// `target`: `(median - target) / target` (0 with no particles or no target).
-    pub fn density_error(&self, target: f32) -> f64 {
-        let mut d: Vec<f32> = self.density.iter().map(|d| d[0]).collect();
-        if d.is_empty() || target <= 0.0 {
-            return 0.0;
-        }
-        let mid = d.len() / 2;
-        let (_, median, _) = d.select_nth_unstable_by(mid, f32::total_cmp);
-        f64::from((*median - target) / target)
-    }
-
-    /// Kinetic energy (unit mass per particle).
-    pub fn kinetic_energy(&self) -> f64 {
-        self.vel
-            .iter()
-            .map(|v| 0.5 * f64::from(v[0] * v[0] + v[1] * v[1]))
-            .sum()
+        Self::empty([side(width), side(height)])
     }
 
     /// One step of `dt` seconds (clamped to 0..1/30) with `knobs`: gravity and prediction,
     /// the neighbour sort, densities, pressure, viscosity, then drag, the move and the walls.
     pub fn step(&mut self, knobs: &Knobs, dt: f32) {
         let k = knobs.sanitized();
-        let dt = if dt.is_finite() {
-            dt.clamp(0.0, 1.0 / 30.0)
-        } else {
-            0.0
-        };
+        let dt = clamp_dt(dt);
         if self.pos.is_empty() || dt == 0.0 {
             return;
         }
         let g = [k.gravity * k.gravity_dir[0], k.gravity * k.gravity_dir[1]];
-        // Gravity, then where each particle will be.
-        self.vel.par_iter_mut().for_each(|v| {
-            v[0] += g[0] * dt;
-            v[1] += g[1] * dt;
-        });
-        self.predicted.clear();
-        self.predicted.extend(
-            self.pos
-                .iter()
-                .zip(&self.vel)
-                .map(|(p, v)| [p[0] + v[0] * LOOK_AHEAD, p[1] + v[1] * LOOK_AHEAD]),
-        );
-        // Sort by cell and keep every array in that order.
-        let grid = match &mut self.grid {
-            Some(g) if g.radius == k.radius => g,
-            slot => slot.insert(Grid::new(self.size[0], self.size[1], k.radius)),
+        self.predict_and_sort(g, LOOK_AHEAD, k.radius, dt);
+        let Some(grid) = &self.grid else {
+            return;
         };
-        grid.sort(&self.predicted);
-        let s = &mut self.scratch;
-        reorder(&self.pos, &grid.order, &mut s.pos);
-        reorder(&self.vel, &grid.order, &mut s.vel);
-        reorder(&self.color, &grid.order, &mut s.color);
-        self.birth.resize(self.pos.len(), self.births);
-        reorder(&self.birth, &grid.order, &mut s.birth);
-        std::mem::swap(&mut self.pos, &mut s.pos);
-        std::mem::swap(&mut self.vel, &mut s.vel);
-        std::mem::swap(&mut self.color, &mut s.color);
-        std::mem::swap(&mut self.birth, &mut s.birth);
-        reorder(&self.predicted, &grid.order, &mut s.pos);
-        std::mem::swap(&mut self.predicted, &mut s.pos);
-        let grid = &*grid;
         // The kernels use the radius the neighbour search filters at: the grid's cell, the
         // radius itself unless the box is so large that the cells had to widen.
-        let kern = Kernels::new(grid.cell);
+        let kern = Kernels::<2>::new(grid.cell);
         let predicted = &self.predicted;
         // Densities at the predicted positions (each particle counts itself, at distance 0).
         // Branchless: beyond the radius the kernels' `h - r` clamps to 0 and adds nothing, so
@@ -422,7 +182,7 @@ impl Fluid {
             for &(lo, hi) in &rows[..count] {
                 for q in &predicted[lo as usize..hi as usize] {
                     let (dx, dy) = (q[0] - p[0], q[1] - p[1]);
-                    let w = kern.densities_clamped(dx * dx + dy * dy);
+                    let w = kern.densities(dx * dx + dy * dy);
                     acc = [acc[0] + w[0], acc[1] + w[1]];
                 }
             }
@@ -511,12 +271,6 @@ impl Fluid {
                 }
             });
     }
-}
-
-/// Keep the items of `v` whose flag in `keep` is set (items past its end stay).
-fn retain_by<T>(v: &mut Vec<T>, keep: &[bool]) {
-    let mut flags = keep.iter();
-    v.retain(|_| *flags.next().unwrap_or(&true));
 }
 
 #[cfg(test)]

@@ -18,7 +18,6 @@ pub(crate) mod splat;
 use super::backend::{FrameView, LiquidBackend};
 use super::floaters::Floater;
 use super::floaters::{self, MAX_FLOATERS};
-use super::hash::Grid;
 use super::sources::Action;
 use super::{Kernels, Knobs, LOOK_AHEAD_S, Liquid, MAX_NEIGHBOURS, MAX_PARTICLES, spacing};
 use crate::display::volume::Volume;
@@ -29,6 +28,7 @@ use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
 use crate::gpu::timestamps::StepTimes;
 use crate::gpu::{GpuContext, GpuError};
 use crate::kernels::portable::Portable;
+use crate::sim::particles::hash::Grid;
 use picture::LiquidPicture;
 use resources::{Cells, Particles, Pipelines};
 use sources::{GpuFresh, GpuImpulse, Sources};
@@ -36,11 +36,11 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use crate::sim::cells::gpu::CellSortUniform;
+use crate::sim::particles::hash::gpu::CellSortUniform;
 use resources::{GpuBall, Liquid3dUniform};
 
 /// Threads per workgroup: the cell sort's (every pass of the 3D liquid uses it).
-pub use crate::sim::cells::gpu::SW;
+pub use crate::sim::particles::hash::gpu::SW;
 /// Advances the GPU may have queued before the next waits for the oldest (as the other GPU
 /// models): a GPU slower than real time shows in the step's time, and the engine drops steps
 /// instead of queueing without end.
@@ -255,12 +255,12 @@ impl GpuLiquid {
         let mut by_birth: Vec<usize> = (0..n).collect();
         by_birth.sort_by_key(|&i| (l.birth[i], i));
         let latest = l.birth.iter().copied().max().map_or(0, |b| b + 1);
-        self.births = l.next_birth.max(latest).max(n as u64);
+        self.births = l.births.max(latest).max(n as u64);
         let oldest = self.births - n as u64;
         for (rank, &i) in by_birth.iter().enumerate() {
             l.birth[i] = oldest + rank as u64;
         }
-        l.next_birth = self.births;
+        l.births = self.births;
         self.n = 0;
         self.reserve(n);
         self.n = n;
@@ -377,7 +377,7 @@ impl GpuLiquid {
             .iter()
             .map(|c| serial_from_f32(c[3], self.births))
             .collect();
-        l.next_birth = self.births;
+        l.births = self.births;
         // The floaters' places and velocities; their sizes and colours are the host's.
         let balls: Vec<f32> = pod_vec(balls);
         l.floaters = self.host.floaters.clone();
@@ -437,8 +437,8 @@ impl GpuLiquid {
     }
 
     /// The step's uniform (`knobs` sanitised) over `grid`.
-    fn uniform(&self, k: &Knobs, dt: f32, keep: f32, grid: &Grid) -> Liquid3dUniform {
-        let kern = Kernels::new(grid.reach);
+    fn uniform(&self, k: &Knobs, dt: f32, keep: f32, grid: &Grid<3>) -> Liquid3dUniform {
+        let kern = Kernels::<3>::new(grid.reach);
         let rho0 = k.target_density;
         Liquid3dUniform {
             n: self.n as u32,
@@ -466,7 +466,7 @@ impl GpuLiquid {
             spiky2_slope: kern.spiky2_slope,
             spiky3_slope: kern.spiky3_slope,
             max_neighbours: MAX_NEIGHBOURS as u32,
-            cells: grid.dims.iter().product::<usize>() as u32,
+            cells: grid.cells() as u32,
             floaters: self.host.floaters.len().min(MAX_FLOATERS) as u32,
             grip: k.viscosity * floaters::GRIP,
             ball_mass: floaters::DENSITY * 4.0 / 3.0 * std::f32::consts::PI / spacing(rho0).powi(3),
@@ -479,7 +479,7 @@ impl GpuLiquid {
     /// Encode and submit one step of `dt` (0 < dt <= 1/30) with sanitised `k`.
     fn run(&mut self, k: &Knobs, dt: f32, keep: f32) {
         let grid = Grid::new(self.host.size, k.radius);
-        let cells = grid.dims.iter().product::<usize>();
+        let cells = grid.cells();
         self.reserve(self.n);
         self.reserve_cells(cells);
         let u = self.uniform(k, dt, keep, &grid);

@@ -3,8 +3,8 @@
 //! capacity; the cells' buffers for a grid, with every bind group of the step over both.
 
 use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
-use crate::sim::cells::gpu::CellSortUniform;
 use crate::sim::liquid3d::floaters::MAX_FLOATERS;
+use crate::sim::particles::hash::gpu::CellSortUniform;
 
 /// The `@binding`s of cell_sort.wgsl and liquid3d_step.wgsl.
 pub(crate) mod binding {
@@ -237,7 +237,7 @@ impl Cells {
             (cells.div_ceil(super::SW as usize) * 4) as u64,
         );
         let fill = storage(device, "Liquid 3D: cell fill", (cells * 4) as u64);
-        use crate::sim::cells::gpu::binding as o;
+        use crate::sim::particles::hash::gpu::binding as o;
         use binding::step as s;
         let sorting: [(Binding, &wgpu::Buffer); 8] = [
             (o::C, &uniform),

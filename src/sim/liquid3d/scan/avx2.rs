@@ -93,7 +93,7 @@ pub(super) unsafe fn hits(
 #[cfg(test)]
 mod tests {
     use super::super::{Hits, LANES, hits as portable};
-    use crate::sim::liquid3d::hash::{Grid, reorder};
+    use crate::sim::particles::hash::{Grid, reorder};
 
     /// The same hits, in the same order, as the portable scan: a random cloud (with a pile
     /// past the neighbour cap, and points outside the tank) around every one of its points.

@@ -17,20 +17,21 @@ pub mod sources;
 use crate::gpu::frames::pod_vec;
 use crate::gpu::kernel::{Binding, Kernel};
 use crate::gpu::timestamps::StepTimes;
+use crate::sim::particles::hash::Grid;
+use crate::sim::particles::kernels::Kernels;
 use crate::sim::sph::gpu::resources::{Pipelines, Resources, padded};
 use crate::sim::sph::gpu::solids::{CollideKernel, GpuSolids};
 use crate::sim::sph::gpu::sources::{
     GpuFresh, GpuSources, SERIAL_MASK, SourceKernels, serial_from_f32, serial_to_f32,
 };
-use crate::sim::sph::neighbours::Grid;
 use crate::sim::sph::solids::Solids;
 use crate::sim::sph::sources::Impulse;
-use crate::sim::sph::{Fluid, Kernels, Knobs, LOOK_AHEAD};
+use crate::sim::sph::{Fluid, Knobs, LOOK_AHEAD};
 
 use crate::gpu::{GpuContext, GpuError};
 
 /// Threads per workgroup: the cell sort's (the step's passes use the same).
-pub use crate::sim::cells::gpu::SW;
+pub use crate::sim::particles::hash::gpu::SW;
 /// Pairs per workgroup of the bitonic sort's in-memory stages.
 pub(super) const BLOCK: usize = 512;
 
@@ -395,13 +396,13 @@ impl GpuFluid {
     }
 
     /// The uniform for a step of `dt` with `knobs` (sanitised) over `grid`.
-    fn uniform(&self, k: &Knobs, dt: f32, grid: &Grid) -> SphUniform {
-        let kern = Kernels::new(grid.cell);
+    fn uniform(&self, k: &Knobs, dt: f32, grid: &Grid<2>) -> SphUniform {
+        let kern = Kernels::<2>::new(grid.cell);
         SphUniform {
             n: self.n as u32,
-            cols: grid.cols as u32,
-            rows: grid.rows as u32,
-            cells: (grid.cols * grid.rows) as u32,
+            cols: grid.dims[0] as u32,
+            rows: grid.dims[1] as u32,
+            cells: grid.cells() as u32,
             cell: grid.cell,
             width: self.size[0],
             height: self.size[1],
@@ -441,8 +442,8 @@ impl GpuFluid {
 
     /// Encode and submit a step (`full`) or only its sort (timed when timing is on).
     fn run(&mut self, k: &Knobs, dt: f32, full: bool) -> Result<(), GpuError> {
-        let grid = Grid::new(self.size[0], self.size[1], k.radius);
-        let cells = grid.cols * grid.rows;
+        let grid = Grid::new(self.size, k.radius);
+        let cells = grid.cells();
         self.reserve(self.n, cells);
         let u = self.uniform(k, dt, &grid);
         if let Some(t) = &mut self.timing {
@@ -456,7 +457,7 @@ impl GpuFluid {
         self.ctx
             .queue
             .write_buffer(&r.uniform, 0, bytemuck::bytes_of(&u));
-        let sort = crate::sim::cells::gpu::CellSortUniform {
+        let sort = crate::sim::particles::hash::gpu::CellSortUniform {
             n: u.n,
             cells: u.cells,
             ..Default::default()
@@ -582,9 +583,9 @@ impl GpuFluid {
         let result = self.run(&knobs.sanitized(), 1.0 / 60.0, false);
         self.sort = previous;
         result?;
-        let grid = Grid::new(size[0], size[1], knobs.sanitized().radius);
+        let grid = Grid::new(size, knobs.sanitized().radius);
         let Some(r) = &self.res else {
-            return Ok((Vec::new(), vec![0; grid.cols * grid.rows + 1]));
+            return Ok((Vec::new(), vec![0; grid.cells() + 1]));
         };
         let read = |b: &wgpu::Buffer, count: usize| -> Vec<u32> {
             let bytes = crate::gpu::frames::read_buffer(&self.ctx, b, (count * 4) as u64);
@@ -595,6 +596,6 @@ impl GpuFluid {
         } else {
             Vec::new()
         };
-        Ok((order, read(&r.start, grid.cols * grid.rows + 1)))
+        Ok((order, read(&r.start, grid.cells() + 1)))
     }
 }

@@ -3,7 +3,7 @@
 //! and cells with every bind group over them, built once per capacity.
 
 use crate::gpu::kernel::{Kernel, module, storage, uniform};
-use crate::sim::cells::gpu::CellSortUniform;
+use crate::sim::particles::hash::gpu::CellSortUniform;
 use crate::sim::sph::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
 
 /// The pipelines, built once per device.
@@ -106,7 +106,7 @@ pub(super) fn padded(n: usize) -> usize {
 
 impl Resources {
     pub(super) fn new(device: &wgpu::Device, k: &Pipelines, capacity: usize, cells: usize) -> Self {
-        use crate::sim::cells::gpu::binding as cs;
+        use crate::sim::particles::hash::gpu::binding as cs;
         use binding::{sort as so, step as st};
         let f2 = |label| storage(device, label, (capacity * 8) as u64);
         let f4 = |label| storage(device, label, (capacity * 16) as u64);

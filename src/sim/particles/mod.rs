@@ -1,0 +1,11 @@
+//! The particle core: what the 2D particle fluid (`sim/sph`, the box) and the 3D liquid
+//! (`sim/liquid3d`, the tank) share, each stage written once for both dimensions
+//! (`const D: usize`, 2 or 3) and named as the stage it is. The core names neither of them
+//! (the layout test holds it). The plan it is carried out by, and what is left of it:
+//! docs/src/internals/particle-core.md.
+
+pub mod hash;
+pub mod kernels;
+pub mod state;
+
+pub use state::Particles;
