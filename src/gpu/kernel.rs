@@ -32,6 +32,16 @@ pub fn module(device: &wgpu::Device, name: &str) -> wgpu::ShaderModule {
     })
 }
 
+/// The module of particle stage `stage` (`shaders/particle_<stage>.wgsl`) in `dim` (2 or 3)
+/// dimensions.
+pub fn particle_module(device: &wgpu::Device, stage: &str, dim: usize) -> wgpu::ShaderModule {
+    let label = format!("{stage}_{dim}d");
+    device.create_shader_module(wgpu::ShaderModuleDescriptor {
+        label: Some(&label),
+        source: wgpu::ShaderSource::Wgsl(super::shaders::particle_source(stage, dim).into()),
+    })
+}
+
 /// A compute pipeline and the layout of its bind group 0 (derived from the entry point, so it
 /// lists only the bindings that entry uses).
 pub struct Kernel {

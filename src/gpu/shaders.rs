@@ -1,5 +1,7 @@
 //! The WGSL sources, compiled into the binary. Each pass's source is `common.wgsl` followed by
-//! the pass's file (WGSL has no includes).
+//! the pass's file (WGSL has no includes); a particle stage's is `common.wgsl`, the
+//! dimension's prelude (`particle_dim2.wgsl`, `particle_dim3.wgsl`) and the stage's file,
+//! written once over the dimension's vector.
 
 /// Types and helpers shared by every pass.
 pub const COMMON: &str = include_str!("../../shaders/common.wgsl");
@@ -39,10 +41,6 @@ pub const PASSES: &[(&str, &str)] = &[
     ("sph_sort", include_str!("../../shaders/sph_sort.wgsl")),
     ("sph_step", include_str!("../../shaders/sph_step.wgsl")),
     ("sph_solids", include_str!("../../shaders/sph_solids.wgsl")),
-    (
-        "sph_sources",
-        include_str!("../../shaders/sph_sources.wgsl"),
-    ),
     ("sph_light", include_str!("../../shaders/sph_light.wgsl")),
     ("cell_sort", include_str!("../../shaders/cell_sort.wgsl")),
     (
@@ -50,15 +48,66 @@ pub const PASSES: &[(&str, &str)] = &[
         include_str!("../../shaders/liquid3d_step.wgsl"),
     ),
     (
-        "liquid3d_sources",
-        include_str!("../../shaders/liquid3d_sources.wgsl"),
-    ),
-    (
         "liquid3d_splat",
         include_str!("../../shaders/liquid3d_splat.wgsl"),
     ),
     ("raymarch", include_str!("../../shaders/raymarch.wgsl")),
 ];
+
+/// The particle core's stages (`particle_<stage>.wgsl`), each written once for both
+/// dimensions: built per dimension by [`particle_source`].
+pub const PARTICLE_STAGES: &[(&str, &str)] = &[(
+    "particle_sources",
+    include_str!("../../shaders/particle_sources.wgsl"),
+)];
+
+/// The preludes that make a particle stage two- or three-dimensional, by dimension.
+pub const DIMENSIONS: [(usize, &str, &str); 2] = [
+    (
+        2,
+        "particle_dim2",
+        include_str!("../../shaders/particle_dim2.wgsl"),
+    ),
+    (
+        3,
+        "particle_dim3",
+        include_str!("../../shaders/particle_dim3.wgsl"),
+    ),
+];
+
+/// The full source of particle stage `stage` in `dim` (2 or 3) dimensions: the common
+/// prelude, the dimension's prelude, the stage.
+pub fn particle_source(stage: &str, dim: usize) -> String {
+    let (_, body) = PARTICLE_STAGES
+        .iter()
+        .find(|(n, _)| *n == stage)
+        .unwrap_or_else(|| panic!("no particle stage named {stage}"));
+    let (_, _, prelude) = DIMENSIONS
+        .iter()
+        .find(|(d, _, _)| *d == dim)
+        .unwrap_or_else(|| panic!("particles live in two or three dimensions, not {dim}"));
+    format!("{COMMON}\n{prelude}\n{body}")
+}
+
+/// Every module the GPU builds, by name and full source: each pass, and each particle stage
+/// in each dimension (`particle_sources_2d`, `particle_sources_3d`).
+pub fn modules() -> Vec<(String, String)> {
+    let passes = PASSES.iter().map(|(n, _)| (n.to_string(), source(n)));
+    let stages = PARTICLE_STAGES.iter().flat_map(|(n, _)| {
+        DIMENSIONS
+            .iter()
+            .map(move |(d, _, _)| (format!("{n}_{d}d"), particle_source(n, *d)))
+    });
+    passes.chain(stages).collect()
+}
+
+/// Every file in `shaders/` but `common.wgsl`, by name (without `.wgsl`).
+pub fn files() -> Vec<&'static str> {
+    let passes = PASSES.iter().map(|(n, _)| *n);
+    let stages = PARTICLE_STAGES.iter().map(|(n, _)| *n);
+    let preludes = DIMENSIONS.iter().map(|(_, n, _)| *n);
+    passes.chain(stages).chain(preludes).collect()
+}
 
 /// The full source of pass `name` (common prelude included).
 pub fn source(name: &str) -> String {

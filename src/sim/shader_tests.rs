@@ -19,19 +19,19 @@ use crate::sim::grid::gpu::passes::pressure::LevelUniform;
 use crate::sim::grid::gpu::passes::reduce::ReduceUniform;
 use crate::sim::grid::gpu::uniforms::GridUniforms;
 use crate::sim::liquid3d::gpu::resources::{GpuBall, Liquid3dUniform};
-use crate::sim::liquid3d::gpu::sources::{
-    GpuFresh as L3Fresh, GpuImpulse as L3Impulse, SourcesUniform as L3SourcesUniform,
-};
 use crate::sim::liquid3d::gpu::splat::Splat3dUniform;
+use crate::sim::particles::gpu::sources::{GpuFresh2, GpuFresh3, GpuImpulse, SourcesUniform};
 use crate::sim::particles::hash::gpu::CellSortUniform;
 use crate::sim::sph::gpu::light::LightUniform;
 use crate::sim::sph::gpu::solids::CollideUniform;
-use crate::sim::sph::gpu::sources::{GpuFresh, GpuImpulse, SourcesUniform};
 use crate::sim::sph::gpu::{SphUniform, StageUniform};
 use std::collections::BTreeMap;
 
 fn parse(shader: &str) -> naga::Module {
-    let source = shaders::source(shader);
+    let (_, source) = shaders::modules()
+        .into_iter()
+        .find(|(n, _)| n == shader)
+        .unwrap_or_else(|| panic!("no shader module named {shader}"));
     naga::front::wgsl::parse_str(&source)
         .unwrap_or_else(|e| panic!("{shader}.wgsl: {}", e.emit_to_string(&source)))
 }
@@ -39,7 +39,8 @@ fn parse(shader: &str) -> naga::Module {
 #[test]
 fn every_pass_names_its_bindings_as_the_wgsl_does() {
     let mut listed: Vec<&str> = BINDINGS.iter().map(|(s, _)| *s).collect();
-    let mut shaders: Vec<&str> = shaders::PASSES.iter().map(|(s, _)| *s).collect();
+    let modules = shaders::modules();
+    let mut shaders: Vec<&str> = modules.iter().map(|(s, _)| s.as_str()).collect();
     listed.sort();
     shaders.sort();
     assert_eq!(listed, shaders, "every shader has its binding list");
@@ -245,18 +246,25 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
         layout!("sph_sort", "Stage", StageUniform, [k, j]),
         layout!("sph_solids", "Collide", CollideUniform, [w, h, sx, sy]),
         layout!(
-            "sph_sources",
+            "particle_sources_2d",
             "Sources",
             SourcesUniform,
             [n, count, recycle, oldest]
         ),
         layout!(
-            "sph_sources",
+            "particle_sources_2d",
             "Impulse",
             GpuImpulse,
             [centre, reach, pull, force, calm]
         ),
-        layout!("sph_sources", "Fresh", GpuFresh, [pos, vel, color]),
+        layout!("particle_sources_2d", "Fresh", GpuFresh2, [pos, vel, color]),
+        layout!(
+            "particle_sources_3d",
+            "Impulse",
+            GpuImpulse,
+            [centre, reach, pull, force, calm]
+        ),
+        layout!("particle_sources_3d", "Fresh", GpuFresh3, [pos, vel, color]),
         layout!(
             "sph_light",
             "LightField",
@@ -301,19 +309,6 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
         ),
         layout!("liquid3d_step", "Ball", GpuBall, [pos, vel]),
         layout!("cell_sort", "CellSort", CellSortUniform, [n, cells]),
-        layout!(
-            "liquid3d_sources",
-            "Sources",
-            L3SourcesUniform,
-            [n, count, recycle, oldest]
-        ),
-        layout!(
-            "liquid3d_sources",
-            "Impulse",
-            L3Impulse,
-            [centre, reach, pull, force]
-        ),
-        layout!("liquid3d_sources", "Fresh", L3Fresh, [pos, vel, color]),
         layout!(
             "liquid3d_splat",
             "Splat3d",
@@ -638,16 +633,19 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
     ("sph_sort", crate::sim::sph::gpu::binding::sort::ALL),
     ("sph_step", crate::sim::sph::gpu::binding::step::ALL),
     ("sph_solids", crate::sim::sph::gpu::solids::binding::ALL),
-    ("sph_sources", crate::sim::sph::gpu::sources::binding::ALL),
+    (
+        "particle_sources_2d",
+        crate::sim::particles::gpu::sources::binding::ALL,
+    ),
+    (
+        "particle_sources_3d",
+        crate::sim::particles::gpu::sources::binding::ALL,
+    ),
     ("sph_light", crate::sim::sph::gpu::light::binding::ALL),
     ("cell_sort", crate::sim::particles::hash::gpu::binding::ALL),
     (
         "liquid3d_step",
         crate::sim::liquid3d::gpu::resources::binding::step::ALL,
-    ),
-    (
-        "liquid3d_sources",
-        crate::sim::liquid3d::gpu::sources::binding::ALL,
     ),
     (
         "liquid3d_splat",

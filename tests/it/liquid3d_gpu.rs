@@ -11,7 +11,7 @@ use dyeflow::fluid::{Look, Splat};
 use dyeflow::sim::liquid3d::backend::LiquidBackend;
 use dyeflow::sim::liquid3d::gpu::GpuLiquid;
 use dyeflow::sim::liquid3d::model::Liquid3dModel;
-use dyeflow::sim::liquid3d::sources::Action;
+use dyeflow::sim::liquid3d::sources::{Action, Impulse};
 use dyeflow::sim::liquid3d::{Knobs, Liquid, SUBSTEP_S};
 use dyeflow::sim::model::Model;
 use dyeflow::sim::{StepInput, liquid3d};
@@ -264,30 +264,31 @@ fn gpu_sources_match_the_cpu() {
         )
     };
     let actions = [
-        Action::Shock {
+        Action::Impulse(Impulse::Shock {
             centre: [0.2, 0.1],
             reach: 0.3,
             force: [2.0, 3.0],
-        },
+        }),
         burst(200, [1.0, 0.0, 0.0]),
-        Action::Pull {
+        Action::Impulse(Impulse::Pull {
             centre: [0.3, 0.4],
             reach: 0.25,
-            pull: -4.0,
-        },
+            pull: -0.4,
+            calm: 0.0,
+        }),
         burst(150, [0.0, 1.0, 0.0]),
-        Action::Slosh { push: [0.7, -0.2] },
+        Action::Impulse(Impulse::Slosh { push: [0.7, -0.2] }),
         // Broken places land inside the tank (its centre).
         Action::Burst(vec![(
             [f32::NAN, 0.5, 0.5],
             [f32::INFINITY; 3],
             [0.0, 0.0, 1.0],
         )]),
-        Action::Shock {
+        Action::Impulse(Impulse::Shock {
             centre: [0.45, 0.7],
             reach: 0.2,
             force: [-1.0, 0.5],
-        },
+        }),
     ];
     // Room for 300 more than the 896 of the block: 51 of the oldest go.
     let budget = 896 + 300;

@@ -5,8 +5,7 @@ use dyeflow::gpu::shaders;
 #[test]
 fn every_shader_parses_and_validates() {
     assert!(shaders::PASSES.len() >= 10);
-    for (name, _) in shaders::PASSES {
-        let source = shaders::source(name);
+    for (name, source) in shaders::modules() {
         let module = naga::front::wgsl::parse_str(&source).unwrap_or_else(|e| {
             panic!("{name}.wgsl does not parse:\n{}", e.emit_to_string(&source))
         });
@@ -39,13 +38,13 @@ fn every_shader_file_starts_with_a_header_and_is_listed() {
         .filter(|n| n.ends_with(".wgsl"))
         .collect();
     files.sort();
-    let mut listed: Vec<String> = shaders::PASSES
+    let mut listed: Vec<String> = shaders::files()
         .iter()
-        .map(|(n, _)| format!("{n}.wgsl"))
+        .map(|n| format!("{n}.wgsl"))
         .collect();
     listed.push("common.wgsl".into());
     listed.sort();
-    assert_eq!(files, listed, "shaders/ and shaders::PASSES disagree");
+    assert_eq!(files, listed, "shaders/ and shaders::files() disagree");
     for f in files {
         let text = std::fs::read_to_string(dir.join(&f)).unwrap();
         assert!(

@@ -144,7 +144,7 @@ impl LiquidBackend for Liquid {
     }
 
     fn act(&mut self, actions: &[Action], budget: usize) {
-        Liquid::act(self, actions, budget);
+        self.particles.act(actions, budget);
     }
 
     fn step(&mut self, knobs: &Knobs, dt: f32, keep: f32, steps: usize) {

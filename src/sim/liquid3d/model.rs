@@ -24,7 +24,7 @@
 
 use super::backend::{FrameView, LiquidBackend};
 use super::floaters::{Floater, MAX_FLOATERS, NEAR, RADIUS_H, TAKE};
-use super::sources::Action;
+use super::sources::{Action, Impulse};
 use super::splat::splat;
 use super::{Knobs, Liquid, SUBSTEP_S, spacing};
 use crate::display::cpu::colorize::Source;
@@ -525,11 +525,11 @@ impl Liquid3dModel {
         match s.drum {
             // The kick lifts the floor: a shock up from the bottom under its place.
             Drum::Kick => {
-                return Some(Action::Shock {
+                return Some(Action::Impulse(Impulse::Shock {
                     centre: [x, 0.0],
                     reach: (2.0 * s.radius * h).max(2.0 * spacing).min(0.6 * h),
                     force: force.map(|f| f * KICK_LIFT),
-                });
+                }));
             }
             // The snare jerks the tank sideways, one way then the other (its splats come in
             // pairs pushing apart: the one pushing right stands for the hit).
@@ -539,7 +539,7 @@ impl Liquid3dModel {
                 }
                 let push = force[0].abs() * SNARE_SLOSH * self.slosh;
                 self.slosh = -self.slosh;
-                return Some(Action::Slosh { push: [push, 0.0] });
+                return Some(Action::Impulse(Impulse::Slosh { push: [push, 0.0] }));
             }
             // Hi-hats and cymbals throw spray: droplets up from the surface under their place.
             Drum::Cymbal => return Some(self.spray(x, s)),
@@ -597,18 +597,20 @@ impl Liquid3dModel {
             Some(Action::Burst(fresh))
         } else if s.shape == SplatShape::Radial {
             // The mouse: towards its place (away when negative), through the whole depth.
-            Some(Action::Pull {
+            // A tenth of its force per metre of reach, without calming.
+            Some(Action::Impulse(Impulse::Pull {
                 centre: [x, y],
                 reach: (s.radius * h).max(spacing).min(h),
-                pull: s.force[0].clamp(-50.0, 50.0) * h,
-            })
+                pull: s.force[0].clamp(-50.0, 50.0) * h * 0.1,
+                calm: 0.0,
+            }))
         } else if force != [0.0; 2] {
             // A shock: along the force, fading to 0 at its reach, through the whole depth.
-            Some(Action::Shock {
+            Some(Action::Impulse(Impulse::Shock {
                 centre: [x, y],
                 reach: (2.0 * s.radius * h).max(2.0 * spacing).min(0.6 * h),
                 force,
-            })
+            }))
         } else {
             None
         }

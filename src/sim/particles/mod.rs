@@ -4,8 +4,10 @@
 //! (the layout test holds it). The plan it is carried out by, and what is left of it:
 //! docs/src/internals/particle-core.md.
 
+pub mod gpu;
 pub mod hash;
 pub mod kernels;
+pub mod sources;
 pub mod state;
 
 pub use state::Particles;

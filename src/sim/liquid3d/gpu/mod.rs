@@ -1,7 +1,8 @@
 //! The 3D liquid on the GPU: the same step as [`Liquid::step`] as wgpu compute passes
 //! (`shaders/liquid3d_step.wgsl`), the particles sorted by cell with the GPU's counting sort
 //! (`shaders/cell_sort.wgsl`: the CPU's order exactly, by cell and by index within a cell), the
-//! sources' actions with `shaders/liquid3d_sources.wgsl`; a [`LiquidBackend`] for the model.
+//! sources' actions with the particle core's (`shaders/particle_sources.wgsl`); a
+//! [`LiquidBackend`] for the model.
 //!
 //! The particles live on the GPU (positions, velocities, predicted positions as `vec4`s; the
 //! colour's fourth component carries the serial number, [`crate::gpu::serial`]). A copy on the
@@ -12,7 +13,6 @@
 
 pub(crate) mod picture;
 pub(crate) mod resources;
-pub(crate) mod sources;
 pub(crate) mod splat;
 
 use super::backend::{FrameView, LiquidBackend};
@@ -28,10 +28,10 @@ use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
 use crate::gpu::timestamps::StepTimes;
 use crate::gpu::{GpuContext, GpuError};
 use crate::kernels::portable::Portable;
+use crate::sim::particles::gpu::sources::{GpuFresh3 as GpuFresh, GpuImpulse, Sources};
 use crate::sim::particles::hash::Grid;
 use picture::LiquidPicture;
 use resources::{Cells, Particles, Pipelines};
-use sources::{GpuFresh, GpuImpulse, Sources};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -55,10 +55,7 @@ const MAPPING: u8 = 0;
 const MAPPED: u8 = 1;
 const UNMAPPABLE: u8 = 2;
 
-/// Workgroups covering `n` items.
-fn groups(n: usize) -> u32 {
-    (n as u32).div_ceil(SW).max(1)
-}
+use crate::sim::particles::gpu::groups;
 
 /// The 3D liquid on the GPU.
 pub struct GpuLiquid {
@@ -66,7 +63,7 @@ pub struct GpuLiquid {
     kernels: Pipelines,
     particles: Option<Particles>,
     cells: Option<Cells>,
-    sources: Sources,
+    sources: Sources<GpuFresh>,
     /// Particles on the GPU.
     n: usize,
     /// The next serial number to give; the particles hold the `n` before it.
@@ -92,7 +89,7 @@ impl GpuLiquid {
     /// An empty tank on `ctx`'s device (its pipelines built: a few ms).
     pub fn new(ctx: GpuContext) -> Result<Self, GpuError> {
         let kernels = Pipelines::new(&ctx.device);
-        let sources = Sources::new(&ctx.device);
+        let sources = Sources::new(&ctx.device, "Liquid 3D");
         ctx.check()?;
         Ok(Self {
             ctx,
@@ -427,13 +424,22 @@ impl GpuLiquid {
         let oldest = (self.births - self.n as u64) as u32 & SERIAL_MASK;
         self.sources.add(
             &self.ctx,
-            &self.kernels,
-            p,
+            &self.kernels.sources,
+            (&p.pos, &p.vel, &p.color),
             (self.n, recycle, oldest),
             &fresh,
         );
         self.n = total;
         self.births += new.len() as u64;
+    }
+
+    /// Put `impulses` on the particles, in order.
+    fn apply(&mut self, impulses: &[GpuImpulse]) {
+        if let Some(p) = &self.particles {
+            let buffers = (&p.pos, &p.vel, &p.color);
+            let k = &self.kernels.sources;
+            self.sources.apply(&self.ctx, k, buffers, self.n, impulses);
+        }
     }
 
     /// The step's uniform (`knobs` sanitised) over `grid`.
@@ -649,21 +655,16 @@ impl LiquidBackend for GpuLiquid {
         let budget = budget.clamp(1, MAX_PARTICLES);
         let mut impulses: Vec<GpuImpulse> = Vec::new();
         for action in actions {
-            if let Action::Burst(fresh) = action {
-                if let Some(p) = &self.particles {
-                    self.sources
-                        .apply(&self.ctx, &self.kernels, p, self.n, &impulses);
+            match action {
+                Action::Burst(fresh) => {
+                    self.apply(&impulses);
+                    impulses.clear();
+                    self.add(fresh, budget);
                 }
-                impulses.clear();
-                self.add(fresh, budget);
-            } else {
-                impulses.extend(GpuImpulse::from_action(action));
+                Action::Impulse(i) => impulses.push(i.into()),
             }
         }
-        if let Some(p) = &self.particles {
-            self.sources
-                .apply(&self.ctx, &self.kernels, p, self.n, &impulses);
-        }
+        self.apply(&impulses);
         self.fresh = false;
         self.check();
         // Past the budget (a budget lowered behind its back), the oldest go, as on the CPU

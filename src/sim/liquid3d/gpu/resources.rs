@@ -4,6 +4,7 @@
 
 use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
 use crate::sim::liquid3d::floaters::MAX_FLOATERS;
+use crate::sim::particles::gpu::sources::SourceKernels;
 use crate::sim::particles::hash::gpu::CellSortUniform;
 
 /// The `@binding`s of cell_sort.wgsl and liquid3d_step.wgsl.
@@ -96,16 +97,14 @@ pub(super) struct Pipelines {
     pub moves: Kernel,
     pub floaters: Kernel,
     pub floaters_keep: Kernel,
-    pub impulses: Kernel,
-    pub recycle: Kernel,
-    pub append: Kernel,
+    /// The particle core's sources stage, in 3D.
+    pub sources: SourceKernels,
 }
 
 impl Pipelines {
     pub(super) fn new(device: &wgpu::Device) -> Self {
         let sort = module(device, "cell_sort");
         let step = module(device, "liquid3d_step");
-        let sources = module(device, "liquid3d_sources");
         let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
         Self {
             predict: k(&step, "predict"),
@@ -121,9 +120,7 @@ impl Pipelines {
             moves: k(&step, "move_pass"),
             floaters: k(&step, "floaters_pass"),
             floaters_keep: k(&step, "floaters_keep"),
-            impulses: k(&sources, "impulses"),
-            recycle: k(&sources, "recycle"),
-            append: k(&sources, "append"),
+            sources: SourceKernels::new(device, 3),
         }
     }
 }

@@ -12,20 +12,18 @@ pub mod light;
 pub mod model;
 mod resources;
 pub mod solids;
-pub mod sources;
 
 use crate::gpu::frames::pod_vec;
 use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
 use crate::gpu::timestamps::StepTimes;
+use crate::sim::particles::gpu::sources::{GpuFresh2, GpuImpulse, SourceKernels, Sources};
 use crate::sim::particles::hash::Grid;
 use crate::sim::particles::kernels::Kernels;
+use crate::sim::particles::sources::Impulse;
 use crate::sim::sph::gpu::resources::{Pipelines, Resources, padded};
 use crate::sim::sph::gpu::solids::{CollideKernel, GpuSolids};
-use crate::sim::sph::gpu::sources::{
-    GpuFresh, GpuSources, SERIAL_MASK, SourceKernels, serial_from_f32, serial_to_f32,
-};
 use crate::sim::sph::solids::Solids;
-use crate::sim::sph::sources::Impulse;
 use crate::sim::sph::{Fluid, Knobs, LOOK_AHEAD};
 
 use crate::gpu::{GpuContext, GpuError};
@@ -139,15 +137,12 @@ pub struct GpuFluid {
     /// The obstacles the particles collide with.
     solids: Option<GpuSolids>,
     source_kernels: SourceKernels,
-    sources: GpuSources,
+    sources: Sources<GpuFresh2>,
     /// The next serial number to give; the particles hold the `n` before it.
     births: u64,
 }
 
-/// Workgroups covering `n` items.
-pub(super) fn groups(n: usize) -> u32 {
-    (n as u32).div_ceil(SW).max(1)
-}
+pub(super) use crate::sim::particles::gpu::groups;
 
 impl GpuFluid {
     /// An empty fluid on `ctx`'s device (its pipelines built: a few ms).
@@ -155,8 +150,8 @@ impl GpuFluid {
         let kernels = Pipelines::new(&ctx.device);
         let collide = CollideKernel::new(&ctx.device);
         let (source_kernels, sources) = (
-            SourceKernels::new(&ctx.device),
-            GpuSources::new(&ctx.device),
+            SourceKernels::new(&ctx.device, 2),
+            Sources::new(&ctx.device, "SPH"),
         );
         Self {
             collide,
@@ -347,7 +342,7 @@ impl GpuFluid {
             &self.source_kernels,
             (&r.pos, &r.vel, &r.color),
             self.n,
-            impulses,
+            &impulses.iter().map(GpuImpulse::from).collect::<Vec<_>>(),
         );
     }
 
@@ -366,10 +361,10 @@ impl GpuFluid {
         let recycle = new.len().saturating_sub(free).min(self.n);
         let [w, h] = self.size;
         let finite = |a: &[f32]| a.iter().all(|x| x.is_finite());
-        let fresh: Vec<GpuFresh> = new
+        let fresh: Vec<GpuFresh2> = new
             .iter()
             .enumerate()
-            .map(|(j, (p, v, c))| GpuFresh {
+            .map(|(j, (p, v, c))| GpuFresh2 {
                 pos: if finite(p) {
                     [p[0].clamp(0.0, w), p[1].clamp(0.0, h)]
                 } else {

@@ -17,12 +17,12 @@
 use crate::display::gpu::{GpuPicture, GpuSource};
 use crate::fluid::{ColorMode, Look, ObstacleStyle, Splat};
 use crate::gpu::kernel::storage;
+use crate::gpu::serial::serial_from_f32;
 use crate::gpu::{GpuContext, GpuError, bytes_f32};
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::sph::gpu::GpuFluid;
 use crate::sim::sph::gpu::light::{GpuLight, LightJob};
-use crate::sim::sph::gpu::sources::serial_from_f32;
 use crate::sim::sph::shared::{
     SphSnapshot, carried, empty_activity, light_look, light_size, liquid_activity, liquid_knobs,
     model_cells, model_mask, queue_sources, rest_speed, solids, substeps,

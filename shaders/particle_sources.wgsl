@@ -1,23 +1,24 @@
-// sph_sources.wgsl: what reaches the particles from outside (sim/sph/sources.rs and the
-// model's bursts), operation for operation. Units: box units and seconds. `impulses` puts
-// each impulse in turn on every particle's velocity: a shock pushes along its force within its
-// reach, fading to 0 there; a pull draws towards its centre (negative: pushes away) and calms.
-// `recycle` gives the Q.recycle oldest particles' slots (serial numbers Q.oldest onwards, in
-// colour.w's mantissa) to the first new particles; `append` adds the rest after the Q.n
-// particles.
+// particle_sources.wgsl: what reaches the particles from outside (sim/particles/sources.rs),
+// operation for operation, in either dimension (after particle_dim2.wgsl or
+// particle_dim3.wgsl). `impulses` puts each impulse in turn on every particle's velocity,
+// across and up (in 3D through the whole depth): a shock pushes along its force within its
+// reach, fading to 0 there; a pull draws towards its centre (negative: pushes away) and calms;
+// a slosh pushes everywhere. `recycle` gives the Q.recycle oldest particles' slots (serial
+// numbers Q.oldest onwards, in colour.w's mantissa: gpu/serial.rs) to the first new
+// particles; `append` adds the rest after the Q.n particles.
 
 struct Impulse {
     centre: vec2<f32>,
     reach: f32,
-    pull: u32,         // 0: a shock along force; 1: a pull of force.x with calm
+    pull: u32,         // 0: a shock along force; 1: a pull of force.x with calm; 2: a slosh
     force: vec2<f32>,
     calm: f32,
     _p: u32,
 }
 
 struct Fresh {
-    pos: vec2<f32>,
-    vel: vec2<f32>,
+    pos: vecD,
+    vel: vecD,
     color: vec4<f32>,  // w: the serial number's low 23 bits as the mantissa of a number in [1, 2)
 }
 
@@ -29,8 +30,8 @@ struct Sources {
 }
 
 @group(0) @binding(0) var<uniform> Q: Sources;
-@group(0) @binding(1) var<storage, read_write> pos: array<vec2<f32>>;
-@group(0) @binding(2) var<storage, read_write> vel: array<vec2<f32>>;
+@group(0) @binding(1) var<storage, read_write> pos: array<vecD>;
+@group(0) @binding(2) var<storage, read_write> vel: array<vecD>;
 @group(0) @binding(3) var<storage, read_write> color: array<vec4<f32>>;
 @group(0) @binding(4) var<storage, read> impulse: array<Impulse>;
 @group(0) @binding(5) var<storage, read> fresh: array<Fresh>;
@@ -41,11 +42,13 @@ fn impulses(@builtin(global_invocation_id) gid: vec3<u32>) {
     if i >= Q.n {
         return;
     }
-    let p = pos[i];
-    var v = vel[i];
+    let p = pos[i].xy;
+    var v = vel[i].xy;
     for (var k = 0u; k < Q.count; k++) {
         let m = impulse[k];
-        if m.pull == 0u {
+        if m.pull == 2u {
+            v = vec2<f32>(v.x + m.force.x, v.y + m.force.y);
+        } else if m.pull == 0u {
             let dx = p.x - m.centre.x;
             let dy = p.y - m.centre.y;
             let d = sqrt(dx * dx + dy * dy);
@@ -64,7 +67,7 @@ fn impulses(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
-    vel[i] = v;
+    vel[i] = with_xy(vel[i], v);
 }
 
 fn put(i: u32, f: Fresh) {

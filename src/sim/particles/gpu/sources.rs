@@ -1,15 +1,19 @@
-//! The sources' actions on the GPU (`shaders/liquid3d_sources.wgsl`): shocks and pulls in a row
-//! go to the particles together, and new particles take the oldest ones' slots when the budget
-//! is full (found by their serial numbers, [`crate::gpu::serial`]), as
-//! [`crate::sim::liquid3d::Liquid::act`] does on the CPU.
+//! What reaches the particles on the GPU from outside (`shaders/particle_sources.wgsl`):
+//! impulses ([`Impulse`], as [`crate::sim::particles::Particles::apply`]) in a row, and new
+//! particles that take the oldest ones' slots when the budget is full (as
+//! [`crate::sim::particles::Particles::add_burst`]: the same particles, in other places of the
+//! arrays).
+//!
+//! Each particle carries its serial number in its colour's fourth component
+//! ([`crate::gpu::serial`]), so the oldest are found without a search.
 
-use super::resources::{Particles, Pipelines};
+use super::groups;
 use crate::gpu::GpuContext;
 use crate::gpu::kernel::{Binding, Kernel, storage, uniform};
-use crate::sim::liquid3d::sources::Action;
+use crate::sim::particles::sources::Impulse;
 
-/// The `@binding`s of liquid3d_sources.wgsl.
-pub(crate) mod binding {
+/// The `@binding`s of particle_sources.wgsl.
+pub mod binding {
     use super::Binding;
     pub const Q: Binding = Binding::new(0, "Q");
     pub const POS: Binding = Binding::new(1, "pos");
@@ -21,102 +25,134 @@ pub(crate) mod binding {
     pub const ALL: &[Binding] = &[Q, POS, VEL, COLOR, IMPULSE, FRESH];
 }
 
-/// The uniform `Sources` of liquid3d_sources.wgsl.
+/// The uniform `Sources` of particle_sources.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct SourcesUniform {
+pub struct SourcesUniform {
     pub n: u32,
     pub count: u32,
     pub recycle: u32,
     pub oldest: u32,
 }
 
-/// The struct `Impulse` of liquid3d_sources.wgsl.
+/// The struct `Impulse` of particle_sources.wgsl.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, PartialEq, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct GpuImpulse {
+pub struct GpuImpulse {
     pub centre: [f32; 2],
     pub reach: f32,
+    /// 0: a shock, 1: a pull (of `force[0]`, with `calm`), 2: a slosh.
     pub pull: u32,
     pub force: [f32; 2],
-    pub _p0: u32,
-    pub _p1: u32,
+    pub calm: f32,
+    pub _p: u32,
 }
 
-impl GpuImpulse {
-    /// A shock's, a pull's or a slosh's impulse (`None` for a burst).
-    pub fn from_action(a: &Action) -> Option<Self> {
-        match *a {
-            Action::Shock {
+impl From<&Impulse> for GpuImpulse {
+    fn from(i: &Impulse) -> Self {
+        match *i {
+            Impulse::Shock {
                 centre,
                 reach,
                 force,
-            } => Some(Self {
+            } => Self {
                 centre,
                 reach,
                 pull: 0,
                 force,
                 ..Self::default()
-            }),
-            Action::Pull {
+            },
+            Impulse::Pull {
                 centre,
                 reach,
                 pull,
-            } => Some(Self {
+                calm,
+            } => Self {
                 centre,
                 reach,
                 pull: 1,
                 force: [pull, 0.0],
-                ..Self::default()
-            }),
-            Action::Slosh { push } => Some(Self {
+                calm,
+                _p: 0,
+            },
+            Impulse::Slosh { push } => Self {
                 pull: 2,
                 force: push,
                 ..Self::default()
-            }),
-            Action::Burst(_) => None,
+            },
         }
     }
 }
 
-/// The struct `Fresh` of liquid3d_sources.wgsl: a new particle.
+/// The struct `Fresh` of particle_sources.wgsl in 2D: a new particle.
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct GpuFresh {
+pub struct GpuFresh2 {
+    pub pos: [f32; 2],
+    pub vel: [f32; 2],
+    /// Colour, and the serial number's bits.
+    pub color: [f32; 4],
+}
+
+/// The struct `Fresh` of particle_sources.wgsl in 3D (positions and velocities are stored as
+/// `vec4`, the fourth component unused).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
+pub struct GpuFresh3 {
     pub pos: [f32; 4],
     pub vel: [f32; 4],
     /// Colour, and the serial number's bits.
     pub color: [f32; 4],
 }
 
-/// The sources' buffers, and bind groups tied to the particles' buffers (built again when
-/// those or these grow).
-pub(super) struct Sources {
+/// The sources' pipelines (for one dimension).
+pub struct SourceKernels {
+    impulses: Kernel,
+    recycle: Kernel,
+    append: Kernel,
+}
+
+impl SourceKernels {
+    /// The stage for `dim` (2 or 3) dimensions.
+    pub fn new(device: &wgpu::Device, dim: usize) -> Self {
+        let m = crate::gpu::kernel::particle_module(device, "particle_sources", dim);
+        Self {
+            impulses: Kernel::new(device, &m, "impulses"),
+            recycle: Kernel::new(device, &m, "recycle"),
+            append: Kernel::new(device, &m, "append"),
+        }
+    }
+}
+
+/// The particles' buffers the sources write: positions, velocities, colours.
+pub type Buffers<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer, &'a wgpu::Buffer);
+
+/// The sources' buffers, and bind groups tied to the particles' buffers (built again only
+/// when those or these grow). `F` is the dimension's `Fresh` ([`GpuFresh2`], [`GpuFresh3`]).
+pub struct Sources<F> {
+    /// The fluid's name in the passes' labels.
+    name: &'static str,
     uniform: wgpu::Buffer,
     impulse: wgpu::Buffer,
     impulse_cap: usize,
     fresh: wgpu::Buffer,
     fresh_cap: usize,
     groups: Option<[wgpu::BindGroup; 3]>,
+    _fresh: std::marker::PhantomData<F>,
 }
 
-/// Bytes of a `GpuImpulse` and of a `GpuFresh`.
-const IMPULSE_BYTES: usize = size_of::<GpuImpulse>();
-const FRESH_BYTES: usize = size_of::<GpuFresh>();
-
-impl Sources {
-    pub fn new(device: &wgpu::Device) -> Self {
+impl<F: bytemuck::Pod> Sources<F> {
+    pub fn new(device: &wgpu::Device, name: &'static str) -> Self {
+        let (impulse_cap, fresh_cap) = (64, 512);
         Self {
-            uniform: uniform(device, "Liquid 3D: sources", &SourcesUniform::default()),
-            impulse: storage(device, "Liquid 3D: impulses", (64 * IMPULSE_BYTES) as u64),
-            impulse_cap: 64,
-            fresh: storage(
-                device,
-                "Liquid 3D: new particles",
-                (512 * FRESH_BYTES) as u64,
-            ),
-            fresh_cap: 512,
+            name,
+            uniform: uniform(device, name, &SourcesUniform::default()),
+            impulse: storage(device, name, (impulse_cap * size_of::<GpuImpulse>()) as u64),
+            impulse_cap,
+            fresh: storage(device, name, (fresh_cap * size_of::<F>()) as u64),
+            fresh_cap,
             groups: None,
+            _fresh: std::marker::PhantomData,
         }
     }
 
@@ -128,8 +164,8 @@ impl Sources {
     fn groups(
         &mut self,
         device: &wgpu::Device,
-        k: &Pipelines,
-        p: &Particles,
+        k: &SourceKernels,
+        (pos, vel, color): Buffers<'_>,
     ) -> &[wgpu::BindGroup; 3] {
         use binding as b;
         self.groups.get_or_insert_with(|| {
@@ -138,9 +174,9 @@ impl Sources {
                     device,
                     &[
                         (b::Q, &self.uniform),
-                        (b::POS, &p.pos),
-                        (b::VEL, &p.vel),
-                        (b::COLOR, &p.color),
+                        (b::POS, pos),
+                        (b::VEL, vel),
+                        (b::COLOR, color),
                         (b::FRESH, &self.fresh),
                     ],
                 )
@@ -150,8 +186,8 @@ impl Sources {
                     device,
                     &[
                         (b::Q, &self.uniform),
-                        (b::POS, &p.pos),
-                        (b::VEL, &p.vel),
+                        (b::POS, pos),
+                        (b::VEL, vel),
                         (b::IMPULSE, &self.impulse),
                     ],
                 ),
@@ -165,8 +201,8 @@ impl Sources {
     pub fn apply(
         &mut self,
         ctx: &GpuContext,
-        k: &Pipelines,
-        p: &Particles,
+        k: &SourceKernels,
+        buffers: Buffers<'_>,
         n: usize,
         impulses: &[GpuImpulse],
     ) {
@@ -175,8 +211,8 @@ impl Sources {
         }
         if impulses.len() > self.impulse_cap {
             self.impulse_cap = impulses.len().next_power_of_two();
-            let bytes = (self.impulse_cap * IMPULSE_BYTES) as u64;
-            self.impulse = storage(&ctx.device, "Liquid 3D: impulses", bytes);
+            let bytes = (self.impulse_cap * size_of::<GpuImpulse>()) as u64;
+            self.impulse = storage(&ctx.device, self.name, bytes);
             self.groups = None;
         }
         let q = &ctx.queue;
@@ -187,16 +223,17 @@ impl Sources {
             ..Default::default()
         };
         q.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&u));
-        let [g, ..] = self.groups(&ctx.device, k, p);
+        let label = format!("{}: impulses", self.name);
+        let [g, ..] = self.groups(&ctx.device, k, buffers);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("Liquid 3D: impulses"),
+                label: Some(&label),
                 timestamp_writes: None,
             });
             pass.set_pipeline(&k.impulses.pipeline);
             pass.set_bind_group(0, g, &[]);
-            pass.dispatch_workgroups(super::groups(n), 1, 1);
+            pass.dispatch_workgroups(groups(n), 1, 1);
         }
         ctx.queue.submit([enc.finish()]);
     }
@@ -206,18 +243,18 @@ impl Sources {
     pub fn add(
         &mut self,
         ctx: &GpuContext,
-        k: &Pipelines,
-        p: &Particles,
+        k: &SourceKernels,
+        buffers: Buffers<'_>,
         (n, recycle, oldest): (usize, usize, u32),
-        fresh: &[GpuFresh],
+        fresh: &[F],
     ) {
         if fresh.is_empty() {
             return;
         }
         if fresh.len() > self.fresh_cap {
             self.fresh_cap = fresh.len().next_power_of_two();
-            let bytes = (self.fresh_cap * FRESH_BYTES) as u64;
-            self.fresh = storage(&ctx.device, "Liquid 3D: new particles", bytes);
+            let bytes = (self.fresh_cap * size_of::<F>()) as u64;
+            self.fresh = storage(&ctx.device, self.name, bytes);
             self.groups = None;
         }
         let q = &ctx.queue;
@@ -229,23 +266,24 @@ impl Sources {
             oldest,
         };
         q.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&u));
-        let [_, rec, app] = self.groups(&ctx.device, k, p);
+        let label = format!("{}: new particles", self.name);
+        let [_, rec, app] = self.groups(&ctx.device, k, buffers);
         let mut enc = ctx.device.create_command_encoder(&Default::default());
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("Liquid 3D: new particles"),
+                label: Some(&label),
                 timestamp_writes: None,
             });
             if recycle > 0 && n > 0 {
                 pass.set_pipeline(&k.recycle.pipeline);
                 pass.set_bind_group(0, rec, &[]);
-                pass.dispatch_workgroups(super::groups(n), 1, 1);
+                pass.dispatch_workgroups(groups(n), 1, 1);
             }
             let rest = fresh.len() - recycle;
             if rest > 0 {
                 pass.set_pipeline(&k.append.pipeline);
                 pass.set_bind_group(0, app, &[]);
-                pass.dispatch_workgroups(super::groups(rest), 1, 1);
+                pass.dispatch_workgroups(groups(rest), 1, 1);
             }
         }
         ctx.queue.submit([enc.finish()]);
