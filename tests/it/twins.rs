@@ -10,11 +10,11 @@ use std::path::Path;
 
 /// Six-line windows the 2D and the 3D particle code still share (see [`shared_windows`]).
 /// Issue 56 takes this to 0.
-const SHARED_WINDOWS: usize = 35;
+const SHARED_WINDOWS: usize = 33;
 
 /// Lines of `src/sim/sph`, `src/sim/liquid3d` and `src/sim/particles` together, tests
 /// included. Issue 56 takes this under 7 000.
-const PARTICLE_LINES: usize = 9437;
+const PARTICLE_LINES: usize = 9439;
 
 /// Words that name a dimension or its fluid: lines equal but for them are the same line.
 const DIMENSION_WORDS: &[&str] = &[

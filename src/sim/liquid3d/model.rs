@@ -37,6 +37,7 @@ use crate::kernels::portable::Portable;
 use crate::sim::CpuError;
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
+use crate::sim::particles::sources::Spread;
 use crate::sim::{Activity, StepInput};
 
 /// Particles for the 2D liquid's default budget (6 000): the 3D liquid's default.
@@ -149,7 +150,7 @@ pub struct Liquid3dModel {
     picture: Picture,
     still: Vec<f32>,
     frame: HeldFrame,
-    seed: u32,
+    spread: Spread,
     /// Which way the next snare jerks the tank (+1 right, -1 left): they alternate.
     slosh: f32,
     /// The particles (serial number and place) at the last activity probe, and the simulated
@@ -203,7 +204,7 @@ impl Liquid3dModel {
             picture: Picture::default(),
             still: Vec::new(),
             frame: HeldFrame::default(),
-            seed: 0x9e37_79b9,
+            spread: Spread::default(),
             slosh: 1.0,
             probe: Vec::new(),
             since_probe: 0.0,
@@ -413,16 +414,6 @@ impl Liquid3dModel {
         }
     }
 
-    /// A pseudo-random number in 0..1 (the same events give the same liquid).
-    fn random(&mut self) -> f32 {
-        let mut s = self.seed;
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        self.seed = s;
-        (s >> 8) as f32 / (1u32 << 24) as f32
-    }
-
     /// Take the step's liquid knobs (the 2D liquid's, scaled; see the module's header).
     fn set_knobs(&mut self, l: &crate::fluid::Liquid) {
         let d2 = crate::fluid::Liquid::default();
@@ -492,7 +483,12 @@ impl Liquid3dModel {
         let colour = s.color.map(|c| c.clamp(0.0, 1.0));
         let mut fresh = Vec::with_capacity(drops * SPRAY_DROP);
         for _ in 0..drops {
-            let (a, b, c, d) = (self.random(), self.random(), self.random(), self.random());
+            let (a, b, c, d) = (
+                self.spread.draw(),
+                self.spread.draw(),
+                self.spread.draw(),
+                self.spread.draw(),
+            );
             let centre = [
                 (x + (a - 0.5) * 4.0 * spacing).clamp(0.0, size[0]),
                 y,
@@ -501,7 +497,7 @@ impl Liquid3dModel {
             let up = speed * (0.6 + 0.4 * c);
             let v = [(d - 0.5) * 0.6 * up, up, (b - 0.5) * 0.4 * up];
             for _ in 0..SPRAY_DROP {
-                let (u, w, r) = (self.random(), self.random(), self.random());
+                let (u, w, r) = (self.spread.draw(), self.spread.draw(), self.spread.draw());
                 let p = [u, w, r].map(|k| (k - 0.5) * 2.0 * spacing);
                 let p = [0, 1, 2].map(|k| (centre[k] + p[k]).clamp(0.0, size[k]));
                 fresh.push((p, v, colour));
@@ -558,7 +554,7 @@ impl Liquid3dModel {
             } else {
                 0.0
             };
-            let depth = size[2] * (0.5 + 0.4 * layer + 0.1 * (self.random() - 0.5));
+            let depth = size[2] * (0.5 + 0.4 * layer + 0.1 * (self.spread.draw() - 0.5));
             // Inside the tank (its middle, for a tank smaller than the ball).
             let within = |v: f32, side: f32| {
                 if side > 2.0 * radius {
@@ -584,7 +580,7 @@ impl Liquid3dModel {
             let fresh = (0..count)
                 .map(|_| {
                     // A point in the ball, uniformly.
-                    let (u, v, w) = (self.random(), self.random(), self.random());
+                    let (u, v, w) = (self.spread.draw(), self.spread.draw(), self.spread.draw());
                     let z = 2.0 * u - 1.0;
                     let a = v * std::f32::consts::TAU;
                     let r = radius * libm::cbrtf(w);

@@ -12,6 +12,27 @@
 use super::Particles;
 use rayon::prelude::*;
 
+/// The planners' pseudo-random spread (xorshift32 from a fixed seed): the same events give
+/// the same particles, whichever backend carries them out.
+#[derive(Clone, Copy, Debug)]
+pub struct Spread(u32);
+
+impl Default for Spread {
+    fn default() -> Self {
+        Self(0x9e37_79b9)
+    }
+}
+
+impl Spread {
+    /// The next number in 0..1.
+    pub fn draw(&mut self) -> f32 {
+        let s = self.0 ^ (self.0 << 13);
+        let s = s ^ (s >> 17);
+        self.0 = s ^ (s << 5);
+        (self.0 >> 8) as f32 / (1u32 << 24) as f32
+    }
+}
+
 /// A new particle: position, velocity, colour (linear RGB).
 pub type Fresh<const D: usize> = ([f32; D], [f32; D], [f32; 3]);
 

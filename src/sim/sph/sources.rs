@@ -8,6 +8,7 @@ use super::{BOX_HEIGHT, Knobs};
 use crate::fluid::{Splat, SplatShape};
 use crate::kernels::portable::Portable;
 pub use crate::sim::particles::sources::Impulse;
+use crate::sim::particles::sources::Spread;
 
 /// What a source does to the particles in the box (see [`crate::sim::particles::sources`]).
 pub type Action = crate::sim::particles::sources::Action<2>;
@@ -20,28 +21,12 @@ const PULL_CALM: f32 = 0.02;
 
 /// Turns sources into [`Action`]s, with a deterministic pseudo-random spread (the same events
 /// give the same fluid).
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Planner {
-    seed: u32,
-}
-
-impl Default for Planner {
-    fn default() -> Self {
-        Self { seed: 0x9e37_79b9 }
-    }
+    spread: Spread,
 }
 
 impl Planner {
-    /// A pseudo-random number in 0..1.
-    fn random(&mut self) -> f32 {
-        let mut s = self.seed;
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        self.seed = s;
-        (s >> 8) as f32 / (1u32 << 24) as f32
-    }
-
     /// What `s` does, in a box of [`BOX_HEIGHT`] with `knobs` and at most `budget` particles
     /// (`None`: nothing, e.g. a splat with a non-finite value or no force).
     pub fn plan(&mut self, s: &Splat, knobs: &Knobs, budget: usize) -> Option<Action> {
@@ -79,8 +64,8 @@ impl Planner {
             let burst = (0..count)
                 .map(|_| {
                     let (a, r) = (
-                        self.random() * std::f32::consts::TAU,
-                        radius * self.random().sqrt(),
+                        self.spread.draw() * std::f32::consts::TAU,
+                        radius * self.spread.draw().sqrt(),
                     );
                     let (c, sn) = (a.pcos(), a.psin());
                     let p = [centre[0] + r * c, centre[1] + r * sn];
