@@ -7,6 +7,9 @@
 //! sets after installing it).
 
 use crate::common;
+#[cfg(unix)]
+use crate::support::signal;
+use crate::support::{dyeflow, small_demo, summary};
 
 use common::xvfb::Image;
 use dyeflow::cli::render::{self, RenderOptions};
@@ -14,7 +17,7 @@ use dyeflow::params::BackendChoice;
 use midly::Format;
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 /// The file that marks a directory as a render's (what the render wrote there).
@@ -30,44 +33,10 @@ fn scratch(name: &str) -> PathBuf {
     dir
 }
 
-fn dyeflow() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dyeflow"));
-    c.stdin(Stdio::null());
-    c
-}
-
 /// Run to the end; (exit code, stdout, stderr).
 pub(crate) fn run(args: &[&str]) -> (i32, String, String) {
     let out = dyeflow().args(args).output().expect("run dyeflow");
     summary(&out)
-}
-
-fn summary(out: &Output) -> (i32, String, String) {
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
-}
-
-/// A small, fast CPU render of the demo into `out`.
-fn small_demo<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "render",
-        "--backend",
-        "cpu",
-        "--size",
-        "64x36",
-        "--fps",
-        "10",
-        "--sim",
-        "128",
-        "--quiet",
-        "--out",
-        out,
-    ];
-    args.extend_from_slice(extra);
-    args
 }
 
 /// Names in `dir`, sorted.
@@ -134,13 +103,6 @@ fn spawn_quiet(args: &[&str]) -> Child {
         .stderr(Stdio::null())
         .spawn()
         .unwrap()
-}
-
-/// Send `signal` to a child.
-#[cfg(unix)]
-fn signal(child: &Child, signal: libc::c_int) {
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
 }
 
 /// Wait for a child, failing after `limit`.

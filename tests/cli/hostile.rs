@@ -4,9 +4,12 @@
 //! memory, and no file of the user's is touched.
 
 use crate::common;
+#[cfg(unix)]
+use crate::support::signal;
+use crate::support::{dyeflow, small_demo, summary};
 use dyeflow::capture::Record;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
 /// A fresh scratch directory for one test.
@@ -17,20 +20,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-fn dyeflow() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_dyeflow"));
-    c.stdin(Stdio::null());
-    c
-}
-
-fn summary(out: &Output) -> (i32, String, String) {
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 /// Run to the end, at most `limit`; (exit code, stdout, stderr).
@@ -50,26 +39,6 @@ fn run(args: &[&str]) -> (i32, String, String) {
     run_within(args, Duration::from_secs(60))
 }
 
-/// A small, fast CPU render of the demo into `out`.
-fn small_demo<'a>(out: &'a str, extra: &[&'a str]) -> Vec<&'a str> {
-    let mut args = vec![
-        "render",
-        "--backend",
-        "cpu",
-        "--size",
-        "64x36",
-        "--fps",
-        "10",
-        "--sim",
-        "128",
-        "--quiet",
-        "--out",
-        out,
-    ];
-    args.extend_from_slice(extra);
-    args
-}
-
 /// Wait for a child, killing it and failing after `limit`.
 fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
     let start = Instant::now();
@@ -84,13 +53,6 @@ fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-}
-
-/// Send `signal` to a child.
-#[cfg(unix)]
-fn signal(child: &Child, signal: libc::c_int) {
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
 }
 
 fn text(path: &Path) -> String {

@@ -13,4 +13,5 @@ mod hostile;
 mod outputs;
 mod presets;
 mod render;
+mod support;
 mod windows;

@@ -10,11 +10,14 @@
 #![cfg(unix)]
 
 use crate::common;
+use crate::support::{dyeflow, signal, summary};
 
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
+
+const DYEFLOW: &str = env!("CARGO_BIN_EXE_dyeflow");
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -24,22 +27,6 @@ fn scratch(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
-}
-
-const DYEFLOW: &str = env!("CARGO_BIN_EXE_dyeflow");
-
-fn dyeflow() -> Command {
-    let mut c = Command::new(DYEFLOW);
-    c.stdin(Stdio::null());
-    c
-}
-
-fn summary(out: &Output) -> (i32, String, String) {
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
 }
 
 fn run(args: &[&str]) -> (i32, String, String) {
@@ -106,11 +93,6 @@ fn wait_within(child: &mut Child, limit: Duration) -> std::process::ExitStatus {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
-}
-
-fn signal(child: &Child, signal: libc::c_int) {
-    // SAFETY: sending a signal to our own child process.
-    unsafe { libc::kill(child.id() as libc::pid_t, signal) };
 }
 
 fn ffmpeg_or_skip() -> bool {
