@@ -3,8 +3,8 @@
 //! one sentence listing the names, exit code 2, and no output. A preset's modulation out of
 //! range renders clamped, with a note per value.
 
+use crate::support::{dyeflow, small_demo, summary};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// A fresh scratch directory for one test.
 fn scratch(name: &str) -> PathBuf {
@@ -19,34 +19,13 @@ fn scratch(name: &str) -> PathBuf {
 /// `dyeflow render` of 0.3 s of the demo at 64x36 on the CPU into `out`, run in `dir`, with
 /// `extra` arguments; (exit code, stdout, stderr).
 fn render(dir: &Path, out: &str, extra: &[&str]) -> (i32, String, String) {
-    let mut args = vec![
-        "render",
-        "--backend",
-        "cpu",
-        "--size",
-        "64x36",
-        "--fps",
-        "10",
-        "--sim",
-        "128",
-        "--seconds",
-        "0.3",
-        "--quiet",
-        "--out",
-        out,
-    ];
-    args.extend_from_slice(extra);
-    let o = Command::new(env!("CARGO_BIN_EXE_dyeflow"))
+    let args = small_demo(out, &[&["--seconds", "0.3"], extra].concat());
+    let o = dyeflow()
         .args(&args)
         .current_dir(dir)
-        .stdin(Stdio::null())
         .output()
         .expect("run dyeflow");
-    (
-        o.status.code().unwrap_or(-1),
-        String::from_utf8_lossy(&o.stdout).into_owned(),
-        String::from_utf8_lossy(&o.stderr).into_owned(),
-    )
+    summary(&o)
 }
 
 fn frames(dir: &Path) -> Vec<Vec<u8>> {

@@ -6,18 +6,15 @@
 use crate::common;
 
 use dyeflow::sim::particles::hash::Grid;
+use dyeflow::sim::particles::sources::Spread;
 use dyeflow::sim::sph::gpu::{GpuFluid, Sort};
 use dyeflow::sim::sph::{Fluid, Knobs};
 
 fn random(n: usize, (w, h): (f32, f32), seed: u32) -> Vec<[f32; 2]> {
-    let mut s = seed.max(1);
-    let mut next = move || {
-        s ^= s << 13;
-        s ^= s >> 17;
-        s ^= s << 5;
-        s as f32 / u32::MAX as f32
-    };
-    (0..n).map(|_| [next() * w, next() * h]).collect()
+    let mut spread = Spread::new(seed);
+    (0..n)
+        .map(|_| [spread.draw() * w, spread.draw() * h])
+        .collect()
 }
 
 /// `got == want`, or a panic naming the first difference (not the whole arrays).

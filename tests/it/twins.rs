@@ -14,7 +14,7 @@ const SHARED_WINDOWS: usize = 33;
 
 /// Lines of `src/sim/sph`, `src/sim/liquid3d` and `src/sim/particles` together, tests
 /// included. Issue 56 takes this under 7 000.
-const PARTICLE_LINES: usize = 9439;
+const PARTICLE_LINES: usize = 9435;
 
 /// Words that name a dimension or its fluid: lines equal but for them are the same line.
 const DIMENSION_WORDS: &[&str] = &[

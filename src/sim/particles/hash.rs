@@ -312,15 +312,9 @@ mod tests {
 
     /// `n` points spread over `[lo, hi)` per axis.
     fn random<const D: usize>(n: usize, lo: [f32; D], hi: [f32; D], seed: u32) -> Vec<[f32; D]> {
-        let mut s = seed.max(1);
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            s as f32 / u32::MAX as f32
-        };
+        let mut spread = crate::sim::particles::sources::Spread::new(seed);
         (0..n)
-            .map(|_| std::array::from_fn(|c| lo[c] + next() * (hi[c] - lo[c])))
+            .map(|_| std::array::from_fn(|c| lo[c] + spread.draw() * (hi[c] - lo[c])))
             .collect()
     }
 

@@ -24,6 +24,11 @@ impl Default for Spread {
 }
 
 impl Spread {
+    /// A spread from `seed` (0, which xorshift never leaves, counts as 1).
+    pub fn new(seed: u32) -> Self {
+        Self(seed.max(1))
+    }
+
     /// The next number in 0..1.
     pub fn draw(&mut self) -> f32 {
         let s = self.0 ^ (self.0 << 13);

@@ -127,19 +127,16 @@ impl SphModel {
         self.fluid.remove_oldest(excess);
     }
 
-    /// Apply the queued sources: bursts of particles and impulses.
+    /// Apply the queued sources, in order: bursts of particles and impulses.
     fn apply_sources(&mut self) {
-        for s in &self.pending {
-            match self.planner.plan(s, &self.knobs, self.budget) {
-                Some(Action::Impulse(impulse)) => {
-                    let fluid = &mut self.fluid;
-                    self.pool.install(|| fluid.apply(&impulse));
-                }
-                Some(Action::Burst(burst)) => self.fluid.add_burst(&burst, self.budget),
-                None => {}
-            }
-        }
+        let actions: Vec<Action> = self
+            .pending
+            .iter()
+            .filter_map(|s| self.planner.plan(s, &self.knobs, self.budget))
+            .collect();
         self.pending.clear();
+        let (fluid, budget) = (&mut self.fluid, self.budget);
+        self.pool.install(|| fluid.act(&actions, budget));
     }
 }
 
