@@ -108,6 +108,7 @@ fn pressures(d: vec2<f32>) -> vec2<f32> {
 }
 
 // Pressure and viscosity, from the velocities after gravity: the new velocities into svel.
+// Each pair's terms symmetric in the pair, as the core's force stage (sim/particles/step.rs).
 @compute @workgroup_size(256)
 fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let me = gid.x;
@@ -117,6 +118,7 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let pa = pred[me];
     let da = density[me];
     let qa = pressures(da);
+    let inva = 1.0 / max(da.x, 1e-6);
     let va = vel[me];
     let h = S.cell;
     let r2max = h * h;
@@ -133,25 +135,23 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
             let db = density[k];
             let qb = pressures(db);
+            let invb = 1.0 / max(db.x, 1e-6);
             let vb = vel[k];
             let dist = sqrt(d2);
-            // The direction unnormalised, its length folded into the one division below;
-            // coincident particles take a fixed unit direction.
+            // Coincident particles: the lower index goes down, the other up.
             var along = select(vec2<f32>(0.0, -1.0), vec2<f32>(0.0, 1.0), me < k);
-            var len = 1.0;
+            var inv_len = 1.0;
             if dist > 0.0 {
                 along = vec2<f32>(dx, dy);
-                len = dist;
+                inv_len = 1.0 / dist;
             }
             let v = h - dist;
             let s2 = -v * S.spiky2_slope;
             let s3 = -v * v * S.spiky3_slope;
-            // Symmetric in the pair (see sim/sph/mod.rs).
-            // (s2 (Pa + Pb) / 2 / x + s3 (Na + Nb) / 2 / y) / |d| with one division.
-            let x = da.x * db.x;
-            let y = 0.25 * (da.y + db.y) * (da.x + db.x);
-            let push = (s2 * (0.5 * (qa.x + qb.x)) * y + s3 * (0.5 * (qa.y + qb.y)) * x) / (x * y * len);
-            let w = r2max - d2;
+            let t0 = 0.5 * (qa.x * inva * invb + qb.x * invb * inva);
+            let t1 = 0.5 * (qa.y + qb.y) / max(0.25 * (da.y + db.y) * (da.x + db.x), 1e-12);
+            let push = (s2 * t0 + s3 * t1) * inv_len;
+            let w = r2max - dist * dist;
             let visc = w * w * w * S.poly6 * S.viscosity;
             acc += along * push + (vb - va) * visc;
         }
@@ -163,7 +163,8 @@ fn finite(x: f32) -> bool {
     return (bitcast<u32>(x) & 0x7f800000u) != 0x7f800000u;
 }
 
-// Move, and bounce off the walls.
+// Move, bounce off the walls, then the drag (the core's integrate stage); a particle with a
+// non-finite place or velocity goes to the box's centre, at rest.
 @compute @workgroup_size(256)
 fn move_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -171,24 +172,25 @@ fn move_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     var p = pos[i];
-    var v = svel[i] * S.keep;
+    var v = svel[i];
     let top = vec2<f32>(S.width, S.height);
     for (var c = 0; c < 2; c++) {
-        if !finite(v[c]) {
-            v[c] = 0.0;
-        }
         p[c] += v[c] * S.dt;
+    }
+    for (var c = 0; c < 2; c++) {
+        if !finite(p[c]) || !finite(v[c]) {
+            pos[i] = 0.5 * top;
+            vel[i] = vec2<f32>(0.0);
+            return;
+        }
         if p[c] < 0.0 {
             p[c] = 0.0;
             v[c] = abs(v[c]) * S.damping;
         } else if p[c] > top[c] {
             p[c] = top[c];
             v[c] = -abs(v[c]) * S.damping;
-        } else if !finite(p[c]) {
-            p[c] = 0.5 * top[c];
-            v[c] = 0.0;
         }
     }
     pos[i] = p;
-    vel[i] = v;
+    vel[i] = v * S.keep;
 }

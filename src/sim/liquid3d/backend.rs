@@ -11,7 +11,6 @@ use crate::display::cpu::raymarch::Quality;
 use crate::display::volume::Scene;
 use crate::fluid::Look;
 use crate::gpu::GpuError;
-use rayon::prelude::*;
 
 /// What a frame shows, besides the particles.
 pub struct FrameView<'a> {
@@ -149,11 +148,8 @@ impl LiquidBackend for Liquid {
 
     fn step(&mut self, knobs: &Knobs, dt: f32, keep: f32, steps: usize) {
         for _ in 0..steps {
-            Liquid::step(self, knobs, dt);
+            self.step_kept(knobs, dt, keep);
             if keep < 1.0 {
-                self.vel
-                    .par_iter_mut()
-                    .for_each(|v| *v = v.map(|c| c * keep));
                 for f in &mut self.floaters {
                     f.vel = f.vel.map(|c| c * keep);
                 }

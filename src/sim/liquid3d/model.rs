@@ -26,7 +26,7 @@ use super::backend::{FrameView, LiquidBackend};
 use super::floaters::{Floater, MAX_FLOATERS, NEAR, RADIUS_H, TAKE};
 use super::sources::{Action, Impulse};
 use super::splat::splat;
-use super::{Knobs, Liquid, SUBSTEP_S, spacing};
+use super::{Knobs, Liquid, spacing};
 use crate::display::cpu::colorize::Source;
 use crate::display::cpu::picture::{HeldFrame, Picture};
 use crate::display::cpu::raymarch::{Quality, RayMarch};
@@ -38,6 +38,7 @@ use crate::sim::CpuError;
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
 use crate::sim::particles::sources::Spread;
+use crate::sim::particles::substeps;
 use crate::sim::{Activity, StepInput};
 
 /// Particles for the 2D liquid's default budget (6 000): the 3D liquid's default.
@@ -636,16 +637,11 @@ impl Model for Liquid3dModel {
     fn advance(&mut self, params: &StepInput) {
         self.set_knobs(&params.liquid);
         self.apply_sources();
-        let dt = if params.dt.is_finite() {
-            params.dt.clamp(0.0, 0.25)
-        } else {
-            0.0
-        };
-        if dt == 0.0 || self.backend.is_empty() {
+        let Some((steps, sub)) =
+            substeps(params.dt, MAX_SUBSTEPS).filter(|_| !self.backend.is_empty())
+        else {
             return;
-        }
-        let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
-        let sub = (dt / steps as f32).min(SUBSTEP_S);
+        };
         self.since_probe += sub * steps as f32;
         let (knobs, keep) = (self.knobs, (-self.drag * sub).pexp());
         let backend = &mut self.backend;

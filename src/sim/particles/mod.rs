@@ -7,7 +7,10 @@
 pub mod gpu;
 pub mod hash;
 pub mod kernels;
+mod scan;
 pub mod sources;
 pub mod state;
+pub mod step;
 
 pub use state::Particles;
+pub use step::{Container, LOOK_AHEAD_S, MAX_NEIGHBOURS, Physics, SUBSTEP_S, Walls, substeps};

@@ -4,6 +4,7 @@
 //! predicted positions, the sort by cell and the reorder by it).
 
 use super::hash::{Grid, dist2, reorder};
+use super::step::{Pack, Pairs};
 use rayon::prelude::*;
 
 /// The particles in a container of `size` (the 2D box, the 3D tank in its own frame), in
@@ -33,12 +34,32 @@ pub struct Particles<const D: usize> {
     pub(in crate::sim) scratch: Scratch<D>,
 }
 
-#[derive(Clone, Debug, Default)]
+#[derive(Clone, Debug)]
 pub(in crate::sim) struct Scratch<const D: usize> {
     pub pos: Vec<[f32; D]>,
     pub vel: Vec<[f32; D]>,
     pub color: Vec<[f32; 3]>,
     pub birth: Vec<u64>,
+    /// The predicted positions by axis, for the neighbour scan.
+    pub axes: [Vec<f32>; D],
+    /// Each particle's neighbours in reach, by chunks of [`super::step::PAIR_CHUNK`].
+    pub pairs: Vec<Pairs>,
+    /// What a pair reads of each particle, packed.
+    pub pack: Vec<Pack>,
+}
+
+impl<const D: usize> Default for Scratch<D> {
+    fn default() -> Self {
+        Self {
+            pos: Vec::new(),
+            vel: Vec::new(),
+            color: Vec::new(),
+            birth: Vec::new(),
+            axes: std::array::from_fn(|_| Vec::new()),
+            pairs: Vec::new(),
+            pack: Vec::new(),
+        }
+    }
 }
 
 impl<const D: usize> Default for Particles<D> {

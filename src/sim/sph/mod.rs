@@ -1,29 +1,16 @@
 //! The particle fluid (smoothed-particle hydrodynamics), as built step by step in Sebastian
 //! Lague's Fluid-Sim: particles in a box, density from a smoothing kernel over the neighbours
 //! at predicted positions, pressure and near-pressure pushing pairs apart, viscosity smoothing
-//! their velocities, gravity, and walls that bounce with damping. This module is the CPU
-//! reference (rayon, parallel over particles); [`crate::sim::particles::hash`] finds the
-//! neighbours.
+//! their velocities, gravity, and walls that bounce with damping: the particle core's step
+//! ([`crate::sim::particles::step`], which says how each pair's push is kept equal and
+//! opposite) in a box with nothing but its walls. This module is the box's configuration: its
+//! knobs, its size, the CPU model ([`cpu`]), the GPU one ([`gpu`]), solids ([`solids`]) and
+//! sources ([`sources`]).
 //!
 //! # Units
 //! Lengths are in box units: the box is [`BOX_HEIGHT`] tall (the source's scale, so its tuned
 //! constants carry over) and `aspect` times as wide; time in seconds. The canvas is the box
 //! scaled by `1 / BOX_HEIGHT`.
-//!
-//! # Equal and opposite
-//! The source divides each pair's near-pressure term by the neighbour's near density and the
-//! sum by the particle's own density, so the two particles of a pair do not feel equal and
-//! opposite forces, and the total momentum drifts. Here each pair's term is built from
-//! quantities symmetric in the pair: the pressure term `(P_i + P_j) / 2 / (rho_i rho_j)`, the
-//! near term `(N_i + N_j) / 2` over the pair's mean densities. The direction flips exactly
-//! from one particle to the other, so each pair adds the same push to both, in opposite
-//! directions, to the last bit; the total momentum then only moves by the rounding of the
-//! sums (a test runs 1 000 steps). Viscosity is antisymmetric the same way.
-//!
-//! # Coincident particles
-//! Two particles at the same point have no direction between them. The source picks a random
-//! one; here the particle with the lower index is pushed down and the other up (an exact pair
-//! again), so the fluid stays deterministic.
 
 use crate::kernels::portable::Portable;
 
@@ -33,18 +20,14 @@ pub(in crate::sim) mod shared;
 pub mod solids;
 pub mod sources;
 
-use crate::sim::particles::Particles;
-use crate::sim::particles::kernels::Kernels;
+pub use crate::sim::particles::SUBSTEP_S;
 use crate::sim::particles::state::clamp_dt;
-use rayon::prelude::*;
+use crate::sim::particles::{LOOK_AHEAD_S, Particles, Physics, Walls};
 
 /// The box's height in box units.
 pub const BOX_HEIGHT: f32 = 10.0;
-/// How far ahead the density looks: positions are predicted `LOOK_AHEAD` seconds along the
-/// velocity, as in the source (1/120 s).
-pub const LOOK_AHEAD: f32 = 1.0 / 120.0;
-/// A step's length at 60 frames a second with three sub-steps a frame, as in the source.
-pub const SUBSTEP_S: f32 = 1.0 / 180.0;
+/// How far ahead the density looks (the core's, 1/120 s as in the source).
+pub const LOOK_AHEAD: f32 = LOOK_AHEAD_S;
 /// Most particles.
 pub const MAX_PARTICLES: usize = Fluid::MAX_PARTICLES;
 
@@ -115,6 +98,24 @@ impl Knobs {
         }
     }
 
+    /// The core's physics for a step of `dt` seconds: the knobs sanitised, gravity as a
+    /// vector, walls that bounce with [`Knobs::wall_damping`] and no friction.
+    pub fn physics(&self, dt: f32) -> Physics<2> {
+        let k = self.sanitized();
+        Physics {
+            gravity: k.gravity_dir.map(|c| k.gravity * c),
+            radius: k.radius,
+            target_density: k.target_density,
+            pressure: k.pressure,
+            near_pressure: k.near_pressure,
+            viscosity: k.viscosity,
+            bulk_viscosity: 0.0,
+            bounce: k.wall_damping,
+            slip: 1.0,
+            keep: k.keep(clamp_dt(dt)),
+        }
+    }
+
     /// The share of its velocity a particle keeps through a step of `dt` seconds of drag
     /// (exactly 1 without drag).
     pub fn keep(&self, dt: f32) -> f32 {
@@ -153,186 +154,16 @@ impl Fluid {
         Self::empty([side(width), side(height)])
     }
 
-    /// One step of `dt` seconds (clamped to 0..1/30) with `knobs`: gravity and prediction,
-    /// the neighbour sort, densities, pressure, viscosity, then drag, the move and the walls.
+    /// One step of `dt` seconds (clamped to 0..1/30) with `knobs`: the core's step
+    /// ([`Particles::step_in`]) in a box with nothing but its walls.
     pub fn step(&mut self, knobs: &Knobs, dt: f32) {
-        let k = knobs.sanitized();
-        let dt = clamp_dt(dt);
-        if self.pos.is_empty() || dt == 0.0 {
-            return;
-        }
-        let g = [k.gravity * k.gravity_dir[0], k.gravity * k.gravity_dir[1]];
-        self.predict_and_sort(g, LOOK_AHEAD, k.radius, dt);
-        let Some(grid) = &self.grid else {
-            return;
-        };
-        // The kernels use the radius the neighbour search filters at: the grid's cell, the
-        // radius itself unless the box is so large that the cells had to widen.
-        let kern = Kernels::<2>::new(grid.cell);
-        let predicted = &self.predicted;
-        // Densities at the predicted positions (each particle counts itself, at distance 0).
-        // Branchless: beyond the radius the kernels' `h - r` clamps to 0 and adds nothing, so
-        // the loop never mispredicts on the two thirds of the candidates that are too far.
-        let h2 = grid.cell * grid.cell;
-        self.density.resize(self.pos.len(), [0.0; 2]);
-        self.density.par_iter_mut().enumerate().for_each(|(a, d)| {
-            let p = predicted[a];
-            let (rows, count) = grid.rows_around(p);
-            let mut acc = [0.0f32; 2];
-            for &(lo, hi) in &rows[..count] {
-                for q in &predicted[lo as usize..hi as usize] {
-                    let (dx, dy) = (q[0] - p[0], q[1] - p[1]);
-                    let w = kern.densities(dx * dx + dy * dy);
-                    acc = [acc[0] + w[0], acc[1] + w[1]];
-                }
-            }
-            *d = acc;
-        });
-        // Pressure and viscosity, from the velocities after gravity.
-        let density = &self.density;
-        let vel = &self.vel;
-        let pressure = |d: [f32; 2]| {
-            [
-                (d[0] - k.target_density) * k.pressure,
-                d[1] * k.near_pressure,
-            ]
-        };
-        self.scratch.vel.clear();
-        self.scratch.vel.resize(self.pos.len(), [0.0; 2]);
-        self.scratch
-            .vel
-            .par_iter_mut()
-            .enumerate()
-            .for_each(|(a, out)| {
-                let (pa, da) = (predicted[a], density[a]);
-                let (qa, va) = (pressure(da), vel[a]);
-                let mut acc = [0.0f32; 2];
-                let (rows, count) = grid.rows_around(pa);
-                let near = rows[..count]
-                    .iter()
-                    .flat_map(|&(lo, hi)| lo as usize..hi as usize);
-                for b in near {
-                    let pb = predicted[b];
-                    let (dx, dy) = (pb[0] - pa[0], pb[1] - pa[1]);
-                    let r2 = dx * dx + dy * dy;
-                    if r2 >= h2 || b == a {
-                        continue;
-                    }
-                    let (db, qb, vb) = (density[b], pressure(density[b]), vel[b]);
-                    let r = r2.sqrt();
-                    // The direction unnormalised, its length folded into the one division
-                    // below; coincident particles take a fixed unit direction.
-                    let (along, len) = if r > 0.0 {
-                        ([dx, dy], r)
-                    } else if a < b {
-                        ([0.0, 1.0], 1.0)
-                    } else {
-                        ([0.0, -1.0], 1.0)
-                    };
-                    let [s2, s3] = kern.slopes(r);
-                    // Symmetric in the pair (see the module docs).
-                    // (s2 (Pa + Pb) / 2 / x + s3 (Na + Nb) / 2 / y) / |d| with one division.
-                    let (x, y) = (da[0] * db[0], 0.25 * (da[1] + db[1]) * (da[0] + db[0]));
-                    let push = (s2 * (0.5 * (qa[0] + qb[0])) * y
-                        + s3 * (0.5 * (qa[1] + qb[1])) * x)
-                        / (x * y * len);
-                    let visc = kern.poly6(r2) * k.viscosity;
-                    for c in 0..2 {
-                        acc[c] += along[c] * push + (vb[c] - va[c]) * visc;
-                    }
-                }
-                *out = [va[0] + acc[0] * dt, va[1] + acc[1] * dt];
-            });
-        std::mem::swap(&mut self.vel, &mut self.scratch.vel);
-        // Move, and bounce off the walls.
-        let [w, h] = self.size;
-        let damping = k.wall_damping;
-        let keep = k.keep(dt);
-        self.pos
-            .par_iter_mut()
-            .zip(self.vel.par_iter_mut())
-            .for_each(|(p, v)| {
-                *v = [v[0] * keep, v[1] * keep];
-                for (c, top) in [(0, w), (1, h)] {
-                    if !v[c].is_finite() {
-                        v[c] = 0.0;
-                    }
-                    p[c] += v[c] * dt;
-                    if p[c] < 0.0 {
-                        p[c] = 0.0;
-                        v[c] = v[c].abs() * damping;
-                    } else if p[c] > top {
-                        p[c] = top;
-                        v[c] = -v[c].abs() * damping;
-                    } else if p[c].is_nan() {
-                        p[c] = 0.5 * top;
-                        v[c] = 0.0;
-                    }
-                }
-            });
+        self.step_in(&mut Walls, &knobs.physics(dt), dt);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A `cols x rows` block of particles `spacing` apart with its lower-left corner at
-    /// `corner`, jittered, with small random velocities.
-    fn block(fluid: &mut Fluid, corner: [f32; 2], (cols, rows): (usize, usize), spacing: f32) {
-        let mut s = 0x9e37_79b9u32;
-        let mut next = move || {
-            s ^= s << 13;
-            s ^= s >> 17;
-            s ^= s << 5;
-            s as f32 / u32::MAX as f32 - 0.5
-        };
-        for j in 0..rows {
-            for i in 0..cols {
-                let p = [
-                    corner[0] + (i as f32 + 0.2 * next()) * spacing,
-                    corner[1] + (j as f32 + 0.2 * next()) * spacing,
-                ];
-                fluid.add(p, [0.4 * next(), 0.4 * next()], [1.0; 3]);
-            }
-        }
-    }
-
-    /// With gravity off and no wall in reach, every pair's push is equal and opposite, so the
-    /// total momentum only moves by rounding: over 1 000 steps it stays within 1e-6 of the
-    /// sum of the particles' speeds (the scale a one-sided force would move it on). Measured
-    /// 2026-11-26: 4.5e-6 against 60 (1e-7); with the source's near-pressure term (divided by
-    /// the neighbour's near density and the particle's own density) it drifted by 12.9.
-    #[test]
-    fn momentum_is_conserved_without_gravity_and_walls() {
-        let mut fluid = Fluid::new(1.0);
-        let spacing = 1.0 / Knobs::default().target_density.sqrt();
-        block(&mut fluid, [3.6, 3.6], (20, 20), spacing);
-        let knobs = Knobs {
-            gravity: 0.0,
-            ..Knobs::default()
-        };
-        let before = fluid.momentum();
-        let speeds: f64 = fluid.vel.iter().map(|v| f64::from(v[0].hypot(v[1]))).sum();
-        let mut drift = 0.0f64;
-        for _ in 0..1000 {
-            fluid.step(&knobs, 1.0 / 180.0);
-            let m = fluid.momentum();
-            drift = drift.max((m[0] - before[0]).hypot(m[1] - before[1]));
-            let reach = knobs.radius;
-            assert!(
-                fluid.pos.iter().all(|p| p[0] > reach
-                    && p[1] > reach
-                    && p[0] < fluid.size()[0] - reach
-                    && p[1] < fluid.size()[1] - reach),
-                "a particle came within reach of a wall"
-            );
-        }
-        eprintln!("momentum drift {drift:e} against speeds {speeds:e}");
-        assert!(drift < 1e-6 * speeds, "drift {drift} against {speeds}");
-        // The fluid did move: the test is not of a frozen block.
-        assert!(fluid.kinetic_energy() > 0.0);
-    }
 
     /// Coincident particles, broken knobs and steps, no particles: never NaN, never outside
     /// the box, never a panic.

@@ -9,7 +9,7 @@ use crate::kernels::portable::Portable;
 use crate::sim::Activity;
 use crate::sim::obstacles::Mask;
 use crate::sim::sph::solids::Solids;
-use crate::sim::sph::{BOX_HEIGHT, Fluid, Knobs, SUBSTEP_S};
+use crate::sim::sph::{BOX_HEIGHT, Fluid, Knobs};
 
 /// Particles the box holds by default (about 60 % of the default 16:9 box at the target
 /// density).
@@ -91,20 +91,9 @@ pub(super) fn light_size(
 
 pub(super) use crate::sim::queue_sources;
 
-/// The sub-steps of an advance by `dt` seconds (clamped to 0..0.25; not a number: 0): how
-/// many, at most [`MAX_SUBSTEPS`], and how long each, at most [`SUBSTEP_S`] (longer frames are
-/// slowed down rather than exploded); `None` when no time passes.
+/// The sub-steps of an advance by `dt` seconds: at most [`MAX_SUBSTEPS`].
 pub(super) fn substeps(dt: f32) -> Option<(usize, f32)> {
-    let dt = if dt.is_finite() {
-        dt.clamp(0.0, 0.25)
-    } else {
-        0.0
-    };
-    if dt == 0.0 {
-        return None;
-    }
-    let steps = ((dt / SUBSTEP_S).ceil() as usize).clamp(1, MAX_SUBSTEPS);
-    Some((steps, (dt / steps as f32).min(SUBSTEP_S)))
+    crate::sim::particles::substeps(dt, MAX_SUBSTEPS)
 }
 
 /// `mask` at the model's resolution `cells` (`None` when it is empty).

@@ -1,8 +1,9 @@
-//! The 3D liquid's neighbour scan: the density and near density at a particle from the
-//! candidates of the cells around it, and its neighbours in reach, for the step's density
-//! pass. AVX2 gathers the hits where the CPU has it ([`avx2`]), with the same result.
+//! The neighbour scan: the density and near density at a particle from the candidates of the
+//! cells around it, and its neighbours in reach, for the step's density stage. AVX2 gathers
+//! the hits where the CPU has it ([`avx2`]), with the same result.
 
-use super::{Kernels, MAX_NEIGHBOURS};
+use super::kernels::Kernels;
+use super::step::MAX_NEIGHBOURS;
 
 #[cfg(target_arch = "x86_64")]
 mod avx2;
@@ -46,12 +47,12 @@ impl Default for Hits {
 /// with AVX2 where the CPU has it: [`avx2`]), then their distances and kernel weights
 /// computed together, then summed one after another in the candidates' order: the same bits
 /// on every CPU.
-pub(super) fn scan(
-    p: [f32; 3],
+pub(super) fn scan<const D: usize>(
+    p: [f32; D],
     a: usize,
     runs: &[(u32, u32)],
-    axes: &[Vec<f32>; 3],
-    kern: &Kernels<3>,
+    axes: &[Vec<f32>; D],
+    kern: &Kernels<D>,
     list: &mut Vec<(u32, f32)>,
     stage: &mut Hits,
 ) -> [f32; 2] {
@@ -94,7 +95,7 @@ pub(super) fn scan(
 /// Whether the positions by axis hold [`LANES`] values past every run's end (the step pads
 /// them), as the AVX2 scan reads whole groups.
 #[cfg(target_arch = "x86_64")]
-fn padded(runs: &[(u32, u32)], axes: &[Vec<f32>; 3]) -> bool {
+fn padded<const D: usize>(runs: &[(u32, u32)], axes: &[Vec<f32>; D]) -> bool {
     let len = axes.iter().map(Vec::len).min().unwrap_or(0);
     runs.iter().all(|&(_, hi)| hi as usize + LANES <= len)
 }
@@ -104,10 +105,10 @@ fn padded(runs: &[(u32, u32)], axes: &[Vec<f32>; 3]) -> bool {
 /// squared distances of up to [`SCAN`] candidates at a time in a loop over positions by axis
 /// that vectorises, then the ones in reach gathered without a branch (a branch taken for one
 /// candidate in six was mispredicted a lot).
-fn hits(
-    p: [f32; 3],
+fn hits<const D: usize>(
+    p: [f32; D],
     runs: &[(u32, u32)],
-    axes: &[Vec<f32>; 3],
+    axes: &[Vec<f32>; D],
     h2: f32,
     stage: &mut Hits,
 ) -> usize {
@@ -117,10 +118,16 @@ fn hits(
         for lo in (lo as usize..hi as usize).step_by(SCAN) {
             let hi = (lo + SCAN).min(hi as usize);
             let r2s = &mut r2s[..hi - lo];
-            let (xs, ys, zs) = (&axes[0][lo..hi], &axes[1][lo..hi], &axes[2][lo..hi]);
-            for (((r2, x), y), z) in r2s.iter_mut().zip(xs).zip(ys).zip(zs) {
-                let (dx, dy, dz) = (x - p[0], y - p[1], z - p[2]);
-                *r2 = dx * dx + dy * dy + dz * dz;
+            // Axis by axis, the sum folded from the first term: `dx² + dy² (+ dz²)`.
+            for (r2, x) in r2s.iter_mut().zip(&axes[0][lo..hi]) {
+                let d = x - p[0];
+                *r2 = d * d;
+            }
+            for (axis, &pc) in axes.iter().zip(&p).skip(1) {
+                for (r2, x) in r2s.iter_mut().zip(&axis[lo..hi]) {
+                    let d = x - pc;
+                    *r2 += d * d;
+                }
             }
             // At most HITS - 1 before this group, so at most HITS - 1 + SCAN after it.
             for (j, &r2) in r2s.iter().enumerate() {
