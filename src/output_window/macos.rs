@@ -11,7 +11,7 @@
 //! the editor opens. Windowed only (no monitor list, no fullscreen yet), and its title does not
 //! name the track yet.
 //!
-//! Compiled for macOS in CI (clippy for `aarch64-apple-darwin` and `x86_64-apple-darwin`);
+//! Compiled for macOS in CI (clippy for `aarch64-apple-darwin`);
 //! not run anywhere yet: the build machines are Linux.
 
 use super::{Live, draw};
