@@ -16,6 +16,10 @@
 @group(0) @binding(10) var<storage, read> start: array<u32>;
 @group(0) @binding(11) var<storage, read_write> density: array<vec2<f32>>;
 
+// Most neighbours a particle keeps: its first ones in reach, in sorted order (the core's
+// particles::MAX_NEIGHBOURS; the force pass reads the same ones).
+const MAX_NEIGHBOURS: u32 = 128u;
+
 // Gravity, then where each particle will be.
 @compute @workgroup_size(256)
 fn predict(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -89,15 +93,26 @@ fn density_pass(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let p = pred[me];
-    // Itself included, at distance 0; beyond the radius h - r clamps to 0 (as the CPU).
+    let h2 = S.cell * S.cell;
+    // Itself included, at distance 0.
     var acc = vec2<f32>(0.0);
+    var found = 0u;
     let a = around(p);
-    for (var r = 0u; r < a.rows; r++) {
+    for (var r = 0u; r < a.rows && found < MAX_NEIGHBOURS; r++) {
         for (var k = a.lo[r]; k < a.hi[r]; k++) {
             let q = pred[k];
             let dx = q.x - p.x;
             let dy = q.y - p.y;
-            acc += densities(sqrt(dx * dx + dy * dy));
+            let r2 = dx * dx + dy * dy;
+            if r2 < h2 {
+                acc += densities(sqrt(r2));
+                if k != me {
+                    found += 1u;
+                    if found == MAX_NEIGHBOURS {
+                        break;
+                    }
+                }
+            }
         }
     }
     density[me] = acc;
@@ -123,8 +138,9 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
     let h = S.cell;
     let r2max = h * h;
     var acc = vec2<f32>(0.0);
+    var found = 0u;
     let a = around(pa);
-    for (var r = 0u; r < a.rows; r++) {
+    for (var r = 0u; r < a.rows && found < MAX_NEIGHBOURS; r++) {
         for (var k = a.lo[r]; k < a.hi[r]; k++) {
             let pb = pred[k];
             let dx = pb.x - pa.x;
@@ -154,6 +170,10 @@ fn forces(@builtin(global_invocation_id) gid: vec3<u32>) {
             let w = r2max - dist * dist;
             let visc = w * w * w * S.poly6 * S.viscosity;
             acc += along * push + (vb - va) * visc;
+            found += 1u;
+            if found == MAX_NEIGHBOURS {
+                break;
+            }
         }
     }
     svel[me] = va + acc * S.dt;

@@ -506,6 +506,11 @@ fn rust_constants_mirror_the_wgsl() {
         );
     }
     assert_eq!(
+        wgsl_u32("sph_step", "MAX_NEIGHBOURS") as usize,
+        crate::sim::particles::MAX_NEIGHBOURS,
+        "MAX_NEIGHBOURS (sph_step.wgsl)"
+    );
+    assert_eq!(
         wgsl_u32("curl", "WG"),
         crate::gpu::WORKGROUP,
         "WG (common.wgsl)"
