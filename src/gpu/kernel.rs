@@ -51,6 +51,13 @@ pub struct Kernel {
 }
 
 impl Kernel {
+    /// Run this kernel over `group` in `pass`, `x` workgroups.
+    pub fn dispatch(&self, pass: &mut wgpu::ComputePass<'_>, group: &wgpu::BindGroup, x: u32) {
+        pass.set_pipeline(&self.pipeline);
+        pass.set_bind_group(0, group, &[]);
+        pass.dispatch_workgroups(x, 1, 1);
+    }
+
     pub fn new(device: &wgpu::Device, module: &wgpu::ShaderModule, entry: &'static str) -> Self {
         Self::build(device, module, entry, true)
     }

@@ -22,6 +22,8 @@ pub mod create;
 pub mod grid;
 pub mod liquid3d;
 pub mod model;
+#[cfg(test)]
+pub(crate) mod model_tests;
 pub mod multigrid;
 pub mod obstacles;
 pub mod particles;

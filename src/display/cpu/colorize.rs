@@ -42,6 +42,27 @@ pub struct Source<'a> {
     pub particles: Option<&'a [u32]>,
 }
 
+impl<'a> Source<'a> {
+    /// Dye alone, `w x h` (a particle fluid's light): no flow (`still`, resized to hold the
+    /// zero velocities), no heat, no particles.
+    pub fn dye(w: usize, h: usize, still: &'a mut Vec<f32>, dye: [&'a [f32]; 3]) -> Self {
+        still.clear();
+        still.resize((w + 1) * (h + 1), 0.0);
+        let still: &'a [f32] = still;
+        Self {
+            w,
+            h,
+            u: &still[..(w + 1) * h],
+            v: &still[..w * (h + 1)],
+            dw: w,
+            dh: h,
+            dye,
+            heat: &[],
+            particles: None,
+        }
+    }
+}
+
 kernel! {
 /// Add a row of particle light (fixed-point units, three a pixel) to a row of light.
 fn add_particle_row(planes: Planes, row: &[u32]) {

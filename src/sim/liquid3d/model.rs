@@ -281,19 +281,8 @@ impl Liquid3dModel {
             &self.pool,
         );
         let (w, h) = march.size;
-        self.still.clear();
-        self.still.resize((w + 1) * (h + 1), 0.0);
-        let src = Source {
-            w,
-            h,
-            u: &self.still[..(w + 1) * h],
-            v: &self.still[..w * (h + 1)],
-            dw: w,
-            dh: h,
-            dye: [&march.planes[0], &march.planes[1], &march.planes[2]],
-            heat: &[],
-            particles: None,
-        };
+        let planes = &march.planes;
+        let src = Source::dye(w, h, &mut self.still, [&planes[0], &planes[1], &planes[2]]);
         let look = Look {
             color_mode: ColorMode::Dye,
             ..*look

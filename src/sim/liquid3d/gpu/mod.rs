@@ -23,11 +23,10 @@ use super::{Kernels, Knobs, LOOK_AHEAD_S, Liquid, MAX_NEIGHBOURS, MAX_PARTICLES,
 use crate::display::volume::Volume;
 use crate::fluid::Look;
 use crate::gpu::frames::pod_vec;
-use crate::gpu::kernel::Kernel;
 use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
-use crate::gpu::timestamps::StepTimes;
 use crate::gpu::{GpuContext, GpuError};
 use crate::kernels::portable::Portable;
+use crate::sim::particles::gpu::Timing;
 use crate::sim::particles::gpu::sources::{GpuFresh3 as GpuFresh, GpuImpulse, Sources};
 use crate::sim::particles::hash::Grid;
 use picture::LiquidPicture;
@@ -47,8 +46,6 @@ pub use crate::sim::particles::hash::gpu::SW;
 pub const MAX_STEPS_IN_FLIGHT: usize = 2;
 /// Longest wait for an advance in flight before the device counts as hung.
 const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
-/// Steps timed between two readbacks of their timestamps.
-const TIMED_STEPS: u32 = 256;
 
 /// The states of the floaters' readback map.
 const MAPPING: u8 = 0;
@@ -75,7 +72,7 @@ pub struct GpuLiquid {
     /// The host's particles were edited: they go to the GPU before its next step.
     edited: bool,
     in_flight: VecDeque<wgpu::SubmissionIndex>,
-    timing: Option<StepTimes>,
+    timing: Timing,
     failure: Option<GpuError>,
     /// The picture's passes (made at the first frame).
     picture: Option<LiquidPicture>,
@@ -103,7 +100,7 @@ impl GpuLiquid {
             fresh: true,
             edited: false,
             in_flight: VecDeque::new(),
-            timing: None,
+            timing: Timing::default(),
             failure: None,
             picture: None,
             floater_read: None,
@@ -118,18 +115,12 @@ impl GpuLiquid {
     /// Time each step with timestamp queries (when the adapter has them); the steps still run
     /// back to back, and [`GpuLiquid::take_gpu_times`] reads the times.
     pub fn set_timing(&mut self, on: bool) {
-        self.timing = on
-            .then(|| StepTimes::new(&self.ctx, "Liquid 3D: step times", TIMED_STEPS))
-            .flatten();
+        self.timing.set(&self.ctx, on, "Liquid 3D: step times");
     }
 
     /// The GPU times of the steps timed since the last call, ms (none without timestamps).
     pub fn take_gpu_times(&mut self) -> Vec<f64> {
-        let ctx = &self.ctx;
-        self.timing
-            .as_mut()
-            .map(|t| t.take(ctx))
-            .unwrap_or_default()
+        self.timing.take(&self.ctx)
     }
 
     /// Wait for every step in flight.
@@ -489,9 +480,7 @@ impl GpuLiquid {
         self.reserve(self.n);
         self.reserve_cells(cells);
         let u = self.uniform(k, dt, keep, &grid);
-        if let Some(t) = &mut self.timing {
-            t.make_room(&self.ctx);
-        }
+        self.timing.before_step(&self.ctx);
         let (Some(p), Some(c), kn) = (&self.particles, &self.cells, &self.kernels) else {
             return;
         };
@@ -507,26 +496,24 @@ impl GpuLiquid {
         let n = self.n;
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         enc.clear_buffer(&c.counts, 0, Some((cells * 4) as u64));
-        let stamp = |last: bool| self.timing.as_ref().map(|t| t.writes(last));
+        let stamp = |last: bool| self.timing.writes(last);
         let g = &c.groups;
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("Liquid 3D: predict and sort"),
                 timestamp_writes: stamp(false),
             });
-            let mut go = |kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
-                pass.set_pipeline(&kernel.pipeline);
-                pass.set_bind_group(0, group, &[]);
-                pass.dispatch_workgroups(x, 1, 1);
-            };
-            go(&kn.predict, &g.predict, groups(n));
-            go(&kn.scan_blocks, &g.scan_blocks, groups(cells));
-            go(&kn.scan_sums, &g.scan_sums, 1);
-            go(&kn.scan_add, &g.scan_add, groups(cells));
-            go(&kn.scatter, &g.scatter, groups(n));
-            go(&kn.settle, &g.settle, groups(n));
-            go(&kn.reorder_motion, &g.reorder_motion, groups(n));
-            go(&kn.reorder_color, &g.reorder_color, groups(n));
+            kn.predict.dispatch(&mut pass, &g.predict, groups(n));
+            kn.scan_blocks
+                .dispatch(&mut pass, &g.scan_blocks, groups(cells));
+            kn.scan_sums.dispatch(&mut pass, &g.scan_sums, 1);
+            kn.scan_add.dispatch(&mut pass, &g.scan_add, groups(cells));
+            kn.scatter.dispatch(&mut pass, &g.scatter, groups(n));
+            kn.settle.dispatch(&mut pass, &g.settle, groups(n));
+            kn.reorder_motion
+                .dispatch(&mut pass, &g.reorder_motion, groups(n));
+            kn.reorder_color
+                .dispatch(&mut pass, &g.reorder_color, groups(n));
         }
         p.copy_sorted(&mut enc, n);
         {
@@ -543,16 +530,12 @@ impl GpuLiquid {
                 (&kn.floaters_keep, &g.floaters_keep, u32::from(balls)),
             ] {
                 if x > 0 {
-                    pass.set_pipeline(&kernel.pipeline);
-                    pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups(x, 1, 1);
+                    kernel.dispatch(&mut pass, group, x);
                 }
             }
         }
         self.ctx.queue.submit([enc.finish()]);
-        if let Some(t) = &mut self.timing {
-            t.step_done();
-        }
+        self.timing.after_step();
     }
 
     /// Note a failure of the device, once.

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::fluid::Liquid as Knobs2d;
+use crate::sim::model_tests::{broken_splats, broken_steps, note, shock};
 
 fn model(budget: usize) -> Liquid3dModel {
     Liquid3dModel::new((64, 36), 1, budget).expect("a model")
@@ -20,17 +21,6 @@ fn step(budget: usize, dt: f32) -> StepInput {
         dt,
         liquid: knobs(budget),
         ..StepInput::default()
-    }
-}
-
-fn note(x: f32, color: [f32; 3]) -> Splat {
-    Splat {
-        pos: [x, 0.6],
-        radius: 0.05,
-        color,
-        amount: 1.0,
-        force: [0.0, 0.5],
-        ..Splat::default()
     }
 }
 
@@ -118,13 +108,7 @@ fn notes_drop_balls_of_their_colour_and_the_budget_recycles_the_oldest() {
 fn a_shock_pushes_the_liquid_near_it() {
     let budget = 4000;
     let mut m = model(budget);
-    m.inject(&[Splat {
-        pos: [0.2, 0.05],
-        radius: 0.05,
-        force: [0.0, 2.0],
-        amount: 0.0,
-        ..Splat::default()
-    }]);
+    m.inject(&[shock([0.2, 0.05], [0.0, 2.0])]);
     m.advance(&step(budget, 0.0));
     let l = m.liquid();
     let size = l.size();
@@ -228,39 +212,9 @@ fn a_calm_pool_is_still_and_broken_input_is_harmless() {
     assert!(still, "the pool came to rest");
     m.inject(&[note(0.5, [1.0; 3])]);
     assert!(m.probe_activity(99).expect("a probe").1.max_speed > 0.0);
-    m.inject(&[
-        Splat {
-            pos: [f32::NAN, 0.5],
-            ..note(0.5, [1.0; 3])
-        },
-        Splat {
-            radius: 1e30,
-            amount: 1e30,
-            force: [1e30, -1e30],
-            ..note(0.5, [1.0; 3])
-        },
-        Splat {
-            shape: SplatShape::Radial,
-            amount: 0.0,
-            force: [f32::INFINITY, 0.0],
-            ..note(0.5, [1.0; 3])
-        },
-    ]);
-    for dt in [f32::NAN, -1.0, 1e9, 1.0 / 60.0] {
-        m.advance(&StepInput {
-            dt,
-            liquid: Knobs2d {
-                drag: f32::NAN,
-                gravity: [f32::NAN, 1e30],
-                stiffness: f32::INFINITY,
-                near: f32::NAN,
-                viscosity: -1.0,
-                bounce: f32::INFINITY,
-                budget: 0,
-                floaters: u32::MAX,
-            },
-            ..StepInput::default()
-        });
+    m.inject(&broken_splats());
+    for step in broken_steps(0) {
+        m.advance(&step);
     }
     let l = m.liquid();
     let size = l.size();

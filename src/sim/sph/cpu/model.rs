@@ -196,23 +196,9 @@ impl Model for SphModel {
             &self.pool,
         );
         let (w, h) = size;
-        self.still.resize((w + 1) * (h + 1), 0.0);
         let dye_look = light_look(look);
-        let src = Source {
-            w,
-            h,
-            u: &self.still[..(w + 1) * h],
-            v: &self.still[..w * (h + 1)],
-            dw: w,
-            dh: h,
-            dye: [
-                &self.light.planes[0],
-                &self.light.planes[1],
-                &self.light.planes[2],
-            ],
-            heat: &[],
-            particles: None,
-        };
+        let planes = &self.light.planes;
+        let src = Source::dye(w, h, &mut self.still, [&planes[0], &planes[1], &planes[2]]);
         let picture = &mut self.picture;
         self.pool
             .install(|| picture.render(&src, &dye_look, width, height, out));
@@ -293,20 +279,10 @@ impl Model for SphModel {
 mod tests {
     use super::*;
     use crate::fluid::SplatShape;
+    use crate::sim::model_tests::{broken_splats, broken_steps, note, shock};
 
     fn model(budget: usize) -> SphModel {
         SphModel::new((64, 36), 1, budget).expect("a model")
-    }
-
-    fn note(x: f32, color: [f32; 3]) -> Splat {
-        Splat {
-            pos: [x, 0.6],
-            radius: 0.05,
-            color,
-            amount: 1.0,
-            force: [0.0, 0.5],
-            ..Splat::default()
-        }
     }
 
     /// Sources only: no time passes.
@@ -398,13 +374,7 @@ mod tests {
         m.inject(&[note(0.3, [1.0; 3]), note(1.5, [1.0; 3])]);
         m.advance(&sources_only());
         let before = m.fluid().vel.clone();
-        m.inject(&[Splat {
-            pos: [0.3, 0.6],
-            radius: 0.05,
-            force: [3.0, 0.0],
-            amount: 0.0,
-            ..Splat::default()
-        }]);
+        m.inject(&[shock([0.3, 0.6], [3.0, 0.0])]);
         m.advance(&sources_only());
         let f = m.fluid();
         let (mut near, mut far) = (0, 0);
@@ -580,37 +550,9 @@ mod tests {
     #[test]
     fn broken_sources_are_ignored() {
         let mut m = model(100);
-        m.inject(&[
-            Splat {
-                pos: [f32::NAN, 0.5],
-                ..note(0.5, [1.0; 3])
-            },
-            Splat {
-                amount: f32::INFINITY,
-                ..note(0.5, [1.0; 3])
-            },
-            Splat {
-                radius: 1e30,
-                amount: 1e30,
-                force: [1e30, -1e30],
-                ..note(0.5, [1.0; 3])
-            },
-        ]);
-        for dt in [f32::NAN, -1.0, 1e9, 1.0 / 60.0] {
-            m.advance(&StepInput {
-                dt,
-                liquid: Liquid {
-                    drag: f32::NAN,
-                    gravity: [f32::NAN, 0.0],
-                    stiffness: f32::INFINITY,
-                    near: f32::NAN,
-                    viscosity: -1.0,
-                    bounce: f32::INFINITY,
-                    budget: 100,
-                    floaters: u32::MAX,
-                },
-                ..StepInput::default()
-            });
+        m.inject(&broken_splats());
+        for step in broken_steps(100) {
+            m.advance(&step);
         }
         let f = m.fluid();
         assert!(f.len() <= 100);

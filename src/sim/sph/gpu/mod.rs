@@ -14,9 +14,9 @@ mod resources;
 pub mod solids;
 
 use crate::gpu::frames::pod_vec;
-use crate::gpu::kernel::{Binding, Kernel};
+use crate::gpu::kernel::Binding;
 use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
-use crate::gpu::timestamps::StepTimes;
+use crate::sim::particles::gpu::Timing;
 use crate::sim::particles::gpu::sources::{GpuFresh2, GpuImpulse, SourceKernels, Sources};
 use crate::sim::particles::hash::Grid;
 use crate::sim::particles::kernels::Kernels;
@@ -120,9 +120,6 @@ pub(crate) struct StageUniform {
     pub _p1: u32,
 }
 
-/// Steps timed between two readbacks of their timestamps.
-const TIMED_STEPS: u32 = 256;
-
 /// The particle fluid on the GPU.
 pub struct GpuFluid {
     ctx: GpuContext,
@@ -132,7 +129,7 @@ pub struct GpuFluid {
     size: [f32; 2],
     n: usize,
     sort: Sort,
-    timing: Option<StepTimes>,
+    timing: Timing,
     collide: CollideKernel,
     /// The obstacles the particles collide with.
     solids: Option<GpuSolids>,
@@ -165,7 +162,7 @@ impl GpuFluid {
             size: Fluid::new(1.0).size(),
             n: 0,
             sort: Sort::default(),
-            timing: None,
+            timing: Timing::default(),
         }
     }
 
@@ -190,18 +187,12 @@ impl GpuFluid {
     /// Time each step with timestamp queries (when the adapter has them); the steps still run
     /// back to back, and [`GpuFluid::take_gpu_times`] reads the times.
     pub fn set_timing(&mut self, on: bool) {
-        self.timing = on
-            .then(|| StepTimes::new(&self.ctx, "SPH: step times", TIMED_STEPS))
-            .flatten();
+        self.timing.set(&self.ctx, on, "SPH: step times");
     }
 
     /// The GPU times of the steps timed since the last call, ms (none without timestamps).
     pub fn take_gpu_times(&mut self) -> Vec<f64> {
-        let ctx = &self.ctx;
-        self.timing
-            .as_mut()
-            .map(|t| t.take(ctx))
-            .unwrap_or_default()
+        self.timing.take(&self.ctx)
     }
 
     /// Buffers for `n` particles and `cells` cells (kept when large enough).
@@ -441,9 +432,7 @@ impl GpuFluid {
         let cells = grid.cells();
         self.reserve(self.n, cells);
         let u = self.uniform(k, dt, &grid);
-        if let Some(t) = &mut self.timing {
-            t.make_room(&self.ctx);
-        }
+        self.timing.before_step(&self.ctx);
         let (Some(r), kn) = (&self.res, &self.kernels) else {
             return Ok(());
         };
@@ -464,44 +453,46 @@ impl GpuFluid {
         if self.sort == Sort::Counting {
             enc.clear_buffer(&r.counts, 0, Some((cells * 4) as u64));
         }
-        let stamp = |last: bool| self.timing.as_ref().map(|t| t.writes(last));
+        let stamp = |last: bool| self.timing.writes(last);
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("SPH: predict and sort"),
                 timestamp_writes: stamp(false),
             });
-            let mut go = |kernel: &Kernel, group: &wgpu::BindGroup, x: u32| {
-                pass.set_pipeline(&kernel.pipeline);
-                pass.set_bind_group(0, group, &[]);
-                pass.dispatch_workgroups(x, 1, 1);
-            };
-            go(&kn.predict, &g.predict, groups(n));
+            kn.predict.dispatch(&mut pass, &g.predict, groups(n));
             match self.sort {
                 Sort::Counting => {
-                    go(&kn.key_count, &g.key_count, groups(n));
-                    go(&kn.scan_blocks, &g.scan_blocks, groups(cells));
-                    go(&kn.scan_sums, &g.scan_sums, 1);
-                    go(&kn.scan_add, &g.scan_add, groups(cells));
-                    go(&kn.scatter, &g.scatter, groups(n));
-                    go(&kn.settle, &g.settle, groups(n));
+                    kn.key_count.dispatch(&mut pass, &g.key_count, groups(n));
+                    kn.scan_blocks
+                        .dispatch(&mut pass, &g.scan_blocks, groups(cells));
+                    kn.scan_sums.dispatch(&mut pass, &g.scan_sums, 1);
+                    kn.scan_add.dispatch(&mut pass, &g.scan_add, groups(cells));
+                    kn.scatter.dispatch(&mut pass, &g.scatter, groups(n));
+                    kn.settle.dispatch(&mut pass, &g.settle, groups(n));
                 }
                 Sort::Bitonic => {
                     let len = padded(n);
-                    go(&kn.key_pairs, &g.key_pairs, groups(len));
-                    go(&kn.bitonic_blocks, &g.bitonic_blocks, (len / BLOCK) as u32);
+                    kn.key_pairs.dispatch(&mut pass, &g.key_pairs, groups(len));
+                    kn.bitonic_blocks
+                        .dispatch(&mut pass, &g.bitonic_blocks, (len / BLOCK) as u32);
                     for (_, j, group) in g.stages.iter().filter(|s| s.0 as usize <= len) {
                         if *j == 0 {
-                            go(&kn.bitonic_local, group, (len / BLOCK) as u32);
+                            kn.bitonic_local
+                                .dispatch(&mut pass, group, (len / BLOCK) as u32);
                         } else {
-                            go(&kn.bitonic_global, group, groups(len / 2));
+                            kn.bitonic_global
+                                .dispatch(&mut pass, group, groups(len / 2));
                         }
                     }
-                    go(&kn.pair_starts, &g.pair_starts, groups(n + 1));
+                    kn.pair_starts
+                        .dispatch(&mut pass, &g.pair_starts, groups(n + 1));
                 }
             }
             if full {
-                go(&kn.reorder_motion, &g.reorder_motion, groups(n));
-                go(&kn.reorder_color, &g.reorder_color, groups(n));
+                kn.reorder_motion
+                    .dispatch(&mut pass, &g.reorder_motion, groups(n));
+                kn.reorder_color
+                    .dispatch(&mut pass, &g.reorder_color, groups(n));
             }
         }
         if full {
@@ -522,9 +513,7 @@ impl GpuFluid {
                     (&kn.forces, &g.forces),
                     (&kn.moves, &g.moves),
                 ] {
-                    pass.set_pipeline(&kernel.pipeline);
-                    pass.set_bind_group(0, group, &[]);
-                    pass.dispatch_workgroups(groups(n), 1, 1);
+                    kernel.dispatch(&mut pass, group, groups(n));
                 }
                 if let Some(solids) = &mut self.solids {
                     solids.encode(
@@ -538,9 +527,7 @@ impl GpuFluid {
             }
         }
         self.ctx.queue.submit([enc.finish()]);
-        if let Some(t) = &mut self.timing {
-            t.step_done();
-        }
+        self.timing.after_step();
         self.ctx.check()
     }
 
