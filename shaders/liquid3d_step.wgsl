@@ -1,7 +1,7 @@
 // liquid3d_step.wgsl: the 3D liquid's step (sim/liquid3d/mod.rs, `Liquid::step`), operation for
 // operation, in the tank's own frame (the box [0, size], metres, seconds): gravity, the
-// predicted positions and their cell keys; after the sort (cell_sort.wgsl) the particles
-// reordered by cell; densities at the predicted positions (the walls as the liquid going on
+// predicted positions and their cell keys; after the sort (cell_sort.wgsl) and the reorder by
+// it (particle_reorder.wgsl); densities at the predicted positions (the walls as the liquid going on
 // beyond them at the target density); pressure, near pressure, viscosity and bulk viscosity,
 // each pair's terms symmetric in the pair, and the walls' push; the move, the walls' bounce
 // and slip, and the drag. A particle keeps its first L.max_neighbours neighbours in reach (in
@@ -59,18 +59,13 @@ const BALL_BOUNCE: f32 = 0.3;     // mirrored by liquid3d::floaters::BOUNCE
 @group(0) @binding(1) var<storage, read_write> pos: array<vec4<f32>>;
 @group(0) @binding(2) var<storage, read_write> vel: array<vec4<f32>>;
 @group(0) @binding(3) var<storage, read_write> pred: array<vec4<f32>>;
-@group(0) @binding(4) var<storage, read_write> color: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read> order: array<u32>;
-@group(0) @binding(6) var<storage, read_write> spos: array<vec4<f32>>;
-@group(0) @binding(7) var<storage, read_write> svel: array<vec4<f32>>;
-@group(0) @binding(8) var<storage, read_write> spred: array<vec4<f32>>;
-@group(0) @binding(9) var<storage, read_write> scolor: array<vec4<f32>>;
-@group(0) @binding(10) var<storage, read> start: array<u32>;
-@group(0) @binding(11) var<storage, read_write> density: array<vec2<f32>>;
-@group(0) @binding(12) var<storage, read_write> keys: array<u32>;
-@group(0) @binding(13) var<storage, read_write> counts: array<atomic<u32>>;
-@group(0) @binding(14) var<storage, read_write> balls: array<Ball>;
-@group(0) @binding(15) var<storage, read_write> pushes: array<atomic<i32>>;
+@group(0) @binding(4) var<storage, read_write> svel: array<vec4<f32>>;
+@group(0) @binding(5) var<storage, read> start: array<u32>;
+@group(0) @binding(6) var<storage, read_write> density: array<vec2<f32>>;
+@group(0) @binding(7) var<storage, read_write> keys: array<u32>;
+@group(0) @binding(8) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(9) var<storage, read_write> balls: array<Ball>;
+@group(0) @binding(10) var<storage, read_write> pushes: array<atomic<i32>>;
 
 // Where point p stands against ball b (centre c): the gap to its surface (negative inside) and
 // the unit normal out of it (liquid3d::floaters::contact).
@@ -114,30 +109,6 @@ fn predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let key = (c.z * L.ny + c.y) * L.nx + c.x;
     keys[i] = key;
     atomicAdd(&counts[key], 1u);
-}
-
-// Positions, velocities and predicted positions in sorted order (into spos, svel, spred;
-// copied back after).
-@compute @workgroup_size(256)
-fn reorder_motion(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let k = gid.x;
-    if k >= L.n {
-        return;
-    }
-    let o = order[k];
-    spos[k] = pos[o];
-    svel[k] = vel[o];
-    spred[k] = pred[o];
-}
-
-// Colours (and serial numbers) in sorted order.
-@compute @workgroup_size(256)
-fn reorder_color(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let k = gid.x;
-    if k >= L.n {
-        return;
-    }
-    scolor[k] = color[order[k]];
 }
 
 // The runs of cells (consecutive along x) around point p: first sorted index and end, up to 9.

@@ -1,20 +1,15 @@
 // sph_step.wgsl: the particle fluid's step (sim/sph/mod.rs, `Fluid::step`), operation for
-// operation: gravity and the predicted positions; after the sort (sph_sort.wgsl) the particles
-// reordered by cell; densities at the predicted positions; pressure, near pressure and
+// operation: gravity and the predicted positions; after the sort (sph_sort.wgsl or
+// cell_sort.wgsl) and the reorder by it (particle_reorder.wgsl); densities at the predicted positions; pressure, near pressure and
 // viscosity, each pair's push symmetric in the pair; the move and the walls.
 
 @group(0) @binding(0) var<uniform> S: Sph;
 @group(0) @binding(1) var<storage, read_write> pos: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read_write> vel: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> pred: array<vec2<f32>>;
-@group(0) @binding(4) var<storage, read_write> color: array<vec4<f32>>;
-@group(0) @binding(5) var<storage, read> order: array<u32>;
-@group(0) @binding(6) var<storage, read_write> spos: array<vec2<f32>>;
-@group(0) @binding(7) var<storage, read_write> svel: array<vec2<f32>>;
-@group(0) @binding(8) var<storage, read_write> spred: array<vec2<f32>>;
-@group(0) @binding(9) var<storage, read_write> scolor: array<vec4<f32>>;
-@group(0) @binding(10) var<storage, read> start: array<u32>;
-@group(0) @binding(11) var<storage, read_write> density: array<vec2<f32>>;
+@group(0) @binding(4) var<storage, read_write> svel: array<vec2<f32>>;
+@group(0) @binding(5) var<storage, read> start: array<u32>;
+@group(0) @binding(6) var<storage, read_write> density: array<vec2<f32>>;
 
 // Most neighbours a particle keeps: its first ones in reach, in sorted order (the core's
 // particles::MAX_NEIGHBOURS; the force pass reads the same ones).
@@ -30,30 +25,6 @@ fn predict(@builtin(global_invocation_id) gid: vec3<u32>) {
     let v = vel[i] + vec2<f32>(S.gx, S.gy) * S.dt;
     vel[i] = v;
     pred[i] = pos[i] + v * S.look;
-}
-
-// Positions, velocities and predicted positions in sorted order (into spos, svel, spred;
-// copied back after).
-@compute @workgroup_size(256)
-fn reorder_motion(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let k = gid.x;
-    if k >= S.n {
-        return;
-    }
-    let o = order[k];
-    spos[k] = pos[o];
-    svel[k] = vel[o];
-    spred[k] = pred[o];
-}
-
-// Colours in sorted order (a pass of their own: a pass binds at most 8 storage buffers).
-@compute @workgroup_size(256)
-fn reorder_color(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let k = gid.x;
-    if k >= S.n {
-        return;
-    }
-    scolor[k] = color[order[k]];
 }
 
 // The rows of cells around point p: (first sorted index, end) per row, up to three rows.

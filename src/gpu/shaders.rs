@@ -56,10 +56,16 @@ pub const PASSES: &[(&str, &str)] = &[
 
 /// The particle core's stages (`particle_<stage>.wgsl`), each written once for both
 /// dimensions: built per dimension by [`particle_source`].
-pub const PARTICLE_STAGES: &[(&str, &str)] = &[(
-    "particle_sources",
-    include_str!("../../shaders/particle_sources.wgsl"),
-)];
+pub const PARTICLE_STAGES: &[(&str, &str)] = &[
+    (
+        "particle_reorder",
+        include_str!("../../shaders/particle_reorder.wgsl"),
+    ),
+    (
+        "particle_sources",
+        include_str!("../../shaders/particle_sources.wgsl"),
+    ),
+];
 
 /// The preludes that make a particle stage two- or three-dimensional, by dimension.
 pub const DIMENSIONS: [(usize, &str, &str); 2] = [

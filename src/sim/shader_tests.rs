@@ -310,6 +310,18 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
         layout!("liquid3d_step", "Ball", GpuBall, [pos, vel]),
         layout!("cell_sort", "CellSort", CellSortUniform, [n, cells]),
         layout!(
+            "particle_reorder_2d",
+            "CellSort",
+            CellSortUniform,
+            [n, cells]
+        ),
+        layout!(
+            "particle_reorder_3d",
+            "CellSort",
+            CellSortUniform,
+            [n, cells]
+        ),
+        layout!(
             "liquid3d_splat",
             "Splat3d",
             Splat3dUniform,
@@ -648,6 +660,14 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
     ),
     ("sph_light", crate::sim::sph::gpu::light::binding::ALL),
     ("cell_sort", crate::sim::particles::hash::gpu::binding::ALL),
+    (
+        "particle_reorder_2d",
+        crate::sim::particles::gpu::reorder::binding::ALL,
+    ),
+    (
+        "particle_reorder_3d",
+        crate::sim::particles::gpu::reorder::binding::ALL,
+    ),
     (
         "liquid3d_step",
         crate::sim::liquid3d::gpu::resources::binding::step::ALL,

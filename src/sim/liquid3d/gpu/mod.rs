@@ -510,10 +510,7 @@ impl GpuLiquid {
             kn.scan_add.dispatch(&mut pass, &g.scan_add, groups(cells));
             kn.scatter.dispatch(&mut pass, &g.scatter, groups(n));
             kn.settle.dispatch(&mut pass, &g.settle, groups(n));
-            kn.reorder_motion
-                .dispatch(&mut pass, &g.reorder_motion, groups(n));
-            kn.reorder_color
-                .dispatch(&mut pass, &g.reorder_color, groups(n));
+            kn.reorder.encode(&mut pass, &g.reorder, n);
         }
         p.copy_sorted(&mut enc, n);
         {

@@ -4,6 +4,7 @@
 
 use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
 use crate::sim::liquid3d::floaters::MAX_FLOATERS;
+use crate::sim::particles::gpu::reorder::{Reorder, ReorderGroups};
 use crate::sim::particles::gpu::sources::SourceKernels;
 use crate::sim::particles::hash::gpu::CellSortUniform;
 
@@ -16,22 +17,16 @@ pub(crate) mod binding {
         pub const POS: Binding = Binding::new(1, "pos");
         pub const VEL: Binding = Binding::new(2, "vel");
         pub const PRED: Binding = Binding::new(3, "pred");
-        pub const COLOR: Binding = Binding::new(4, "color");
-        pub const ORDER: Binding = Binding::new(5, "order");
-        pub const SPOS: Binding = Binding::new(6, "spos");
-        pub const SVEL: Binding = Binding::new(7, "svel");
-        pub const SPRED: Binding = Binding::new(8, "spred");
-        pub const SCOLOR: Binding = Binding::new(9, "scolor");
-        pub const START: Binding = Binding::new(10, "start");
-        pub const DENSITY: Binding = Binding::new(11, "density");
-        pub const KEYS: Binding = Binding::new(12, "keys");
-        pub const COUNTS: Binding = Binding::new(13, "counts");
-        pub const BALLS: Binding = Binding::new(14, "balls");
-        pub const PUSHES: Binding = Binding::new(15, "pushes");
+        pub const SVEL: Binding = Binding::new(4, "svel");
+        pub const START: Binding = Binding::new(5, "start");
+        pub const DENSITY: Binding = Binding::new(6, "density");
+        pub const KEYS: Binding = Binding::new(7, "keys");
+        pub const COUNTS: Binding = Binding::new(8, "counts");
+        pub const BALLS: Binding = Binding::new(9, "balls");
+        pub const PUSHES: Binding = Binding::new(10, "pushes");
         #[cfg(test)]
         pub const ALL: &[Binding] = &[
-            L, POS, VEL, PRED, COLOR, ORDER, SPOS, SVEL, SPRED, SCOLOR, START, DENSITY, KEYS,
-            COUNTS, BALLS, PUSHES,
+            L, POS, VEL, PRED, SVEL, START, DENSITY, KEYS, COUNTS, BALLS, PUSHES,
         ];
     }
 }
@@ -90,8 +85,8 @@ pub(super) struct Pipelines {
     pub scan_add: Kernel,
     pub scatter: Kernel,
     pub settle: Kernel,
-    pub reorder_motion: Kernel,
-    pub reorder_color: Kernel,
+    /// The core's gather into sorted order, in 3D.
+    pub reorder: Reorder,
     pub density: Kernel,
     pub forces: Kernel,
     pub moves: Kernel,
@@ -113,8 +108,7 @@ impl Pipelines {
             scan_add: k(&sort, "scan_add"),
             scatter: k(&sort, "scatter"),
             settle: k(&sort, "settle"),
-            reorder_motion: k(&step, "reorder_motion"),
-            reorder_color: k(&step, "reorder_color"),
+            reorder: Reorder::new(device, 3),
             density: k(&step, "density_pass"),
             forces: k(&step, "forces"),
             moves: k(&step, "move_pass"),
@@ -214,8 +208,7 @@ pub(super) struct Groups {
     pub scan_add: wgpu::BindGroup,
     pub scatter: wgpu::BindGroup,
     pub settle: wgpu::BindGroup,
-    pub reorder_motion: wgpu::BindGroup,
-    pub reorder_color: wgpu::BindGroup,
+    pub reorder: ReorderGroups,
     pub density: wgpu::BindGroup,
     pub forces: wgpu::BindGroup,
     pub moves: wgpu::BindGroup,
@@ -246,17 +239,12 @@ impl Cells {
             (o::ARRIVAL, &p.arrival),
             (o::ORDER, &p.order),
         ];
-        let all: [(Binding, &wgpu::Buffer); 16] = [
+        let all: [(Binding, &wgpu::Buffer); 11] = [
             (s::L, &p.uniform),
             (s::POS, &p.pos),
             (s::VEL, &p.vel),
             (s::PRED, &p.pred),
-            (s::COLOR, &p.color),
-            (s::ORDER, &p.order),
-            (s::SPOS, &p.spos),
             (s::SVEL, &p.svel),
-            (s::SPRED, &p.spred),
-            (s::SCOLOR, &p.scolor),
             (s::START, &start),
             (s::DENSITY, &p.density),
             (s::KEYS, &p.keys),
@@ -285,20 +273,12 @@ impl Cells {
             scan_add: sort(&k.scan_add, &[o::C, o::START, o::SUMS, o::FILL]),
             scatter: sort(&k.scatter, &[o::C, o::KEYS, o::FILL, o::ARRIVAL]),
             settle: sort(&k.settle, &[o::C, o::ARRIVAL, o::KEYS, o::START, o::ORDER]),
-            reorder_motion: step(
-                &k.reorder_motion,
-                &[
-                    s::L,
-                    s::ORDER,
-                    s::POS,
-                    s::VEL,
-                    s::PRED,
-                    s::SPOS,
-                    s::SVEL,
-                    s::SPRED,
-                ],
+            reorder: k.reorder.bind(
+                device,
+                (&uniform, &p.order),
+                [&p.pos, &p.vel, &p.pred, &p.color],
+                [&p.spos, &p.svel, &p.spred, &p.scolor],
             ),
-            reorder_color: step(&k.reorder_color, &[s::L, s::ORDER, s::COLOR, s::SCOLOR]),
             density: step(&k.density, &[s::L, s::PRED, s::START, s::DENSITY, s::BALLS]),
             forces: step(
                 &k.forces,

@@ -2,6 +2,7 @@
 //! (`shaders/particle_<stage>.wgsl` after `particle_dim2.wgsl` or `particle_dim3.wgsl`, see
 //! [`crate::gpu::shaders::particle_module`]) and driven from here.
 
+pub mod reorder;
 pub mod sources;
 
 use crate::gpu::GpuContext;

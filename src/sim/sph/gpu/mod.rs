@@ -65,18 +65,11 @@ pub(crate) mod binding {
         pub const POS: Binding = Binding::new(1, "pos");
         pub const VEL: Binding = Binding::new(2, "vel");
         pub const PRED: Binding = Binding::new(3, "pred");
-        pub const COLOR: Binding = Binding::new(4, "color");
-        pub const ORDER: Binding = Binding::new(5, "order");
-        pub const SPOS: Binding = Binding::new(6, "spos");
-        pub const SVEL: Binding = Binding::new(7, "svel");
-        pub const SPRED: Binding = Binding::new(8, "spred");
-        pub const SCOLOR: Binding = Binding::new(9, "scolor");
-        pub const START: Binding = Binding::new(10, "start");
-        pub const DENSITY: Binding = Binding::new(11, "density");
+        pub const SVEL: Binding = Binding::new(4, "svel");
+        pub const START: Binding = Binding::new(5, "start");
+        pub const DENSITY: Binding = Binding::new(6, "density");
         #[cfg(test)]
-        pub const ALL: &[Binding] = &[
-            S, POS, VEL, PRED, COLOR, ORDER, SPOS, SVEL, SPRED, SCOLOR, START, DENSITY,
-        ];
+        pub const ALL: &[Binding] = &[S, POS, VEL, PRED, SVEL, START, DENSITY];
     }
 }
 
@@ -489,10 +482,7 @@ impl GpuFluid {
                 }
             }
             if full {
-                kn.reorder_motion
-                    .dispatch(&mut pass, &g.reorder_motion, groups(n));
-                kn.reorder_color
-                    .dispatch(&mut pass, &g.reorder_color, groups(n));
+                kn.reorder.encode(&mut pass, &g.reorder, n);
             }
         }
         if full {

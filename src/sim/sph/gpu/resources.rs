@@ -3,6 +3,7 @@
 //! and cells with every bind group over them, built once per capacity.
 
 use crate::gpu::kernel::{Kernel, module, storage, uniform};
+use crate::sim::particles::gpu::reorder::{Reorder, ReorderGroups};
 use crate::sim::particles::hash::gpu::CellSortUniform;
 use crate::sim::sph::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
 
@@ -20,8 +21,8 @@ pub(super) struct Pipelines {
     pub bitonic_global: Kernel,
     pub pair_starts: Kernel,
     pub predict: Kernel,
-    pub reorder_motion: Kernel,
-    pub reorder_color: Kernel,
+    /// The core's gather into sorted order, in 2D.
+    pub reorder: Reorder,
     pub density: Kernel,
     pub forces: Kernel,
     pub moves: Kernel,
@@ -45,8 +46,7 @@ impl Pipelines {
             bitonic_global: k(&sort, "bitonic_global"),
             pair_starts: k(&sort, "pair_starts"),
             predict: k(&step, "predict"),
-            reorder_motion: k(&step, "reorder_motion"),
-            reorder_color: k(&step, "reorder_color"),
+            reorder: Reorder::new(device, 2),
             density: k(&step, "density_pass"),
             forces: k(&step, "forces"),
             moves: k(&step, "move_pass"),
@@ -92,8 +92,7 @@ pub(super) struct Groups {
     pub stages: Vec<StageGroup>,
     pub pair_starts: wgpu::BindGroup,
     pub predict: wgpu::BindGroup,
-    pub reorder_motion: wgpu::BindGroup,
-    pub reorder_color: wgpu::BindGroup,
+    pub reorder: ReorderGroups,
     pub density: wgpu::BindGroup,
     pub forces: wgpu::BindGroup,
     pub moves: wgpu::BindGroup,
@@ -248,27 +247,11 @@ impl Resources {
                     (st::PRED, &pred),
                 ],
             ),
-            reorder_motion: k.reorder_motion.bind(
+            reorder: k.reorder.bind(
                 device,
-                &[
-                    (st::S, s),
-                    (st::POS, &pos),
-                    (st::VEL, &vel),
-                    (st::PRED, &pred),
-                    (st::ORDER, &order),
-                    (st::SPOS, &spos),
-                    (st::SVEL, &svel),
-                    (st::SPRED, &spred),
-                ],
-            ),
-            reorder_color: k.reorder_color.bind(
-                device,
-                &[
-                    (st::S, s),
-                    (st::COLOR, &color),
-                    (st::ORDER, &order),
-                    (st::SCOLOR, &scolor),
-                ],
+                (&sort_uniform, &order),
+                [&pos, &vel, &pred, &color],
+                [&spos, &svel, &spred, &scolor],
             ),
             density: k.density.bind(
                 device,
