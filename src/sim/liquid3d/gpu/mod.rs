@@ -166,7 +166,7 @@ impl GpuLiquid {
             .get_or_insert_with(|| LiquidPicture::new(&self.ctx.device));
         let colours: Vec<[f32; 3]> = self.host.floaters.iter().map(|f| f.color).collect();
         let job = splat::SplatJob {
-            particles: (&p.pos, &p.color, self.n),
+            particles: (&p.motion.pos, &p.motion.color, self.n),
             floaters: (&p.balls, &colours),
             size: self.host.size,
             target_density,
@@ -262,14 +262,26 @@ impl GpuLiquid {
             };
             let l = &self.host;
             let q = &self.ctx.queue;
-            q.write_buffer(&p.pos, 0, bytemuck::cast_slice(&four(&l.pos, &|_| 0.0)));
-            q.write_buffer(&p.vel, 0, bytemuck::cast_slice(&four(&l.vel, &|_| 0.0)));
+            q.write_buffer(
+                &p.motion.pos,
+                0,
+                bytemuck::cast_slice(&four(&l.pos, &|_| 0.0)),
+            );
+            q.write_buffer(
+                &p.motion.vel,
+                0,
+                bytemuck::cast_slice(&four(&l.vel, &|_| 0.0)),
+            );
             let serial = |i: usize| serial_to_f32(l.birth[i]);
-            q.write_buffer(&p.color, 0, bytemuck::cast_slice(&four(&l.color, &serial)));
+            q.write_buffer(
+                &p.motion.color,
+                0,
+                bytemuck::cast_slice(&four(&l.color, &serial)),
+            );
             let density: Vec<[f32; 2]> = (0..n)
                 .map(|i| l.density.get(i).copied().unwrap_or([0.0; 2]))
                 .collect();
-            q.write_buffer(&p.density, 0, bytemuck::cast_slice(&density));
+            q.write_buffer(&p.motion.density, 0, bytemuck::cast_slice(&density));
         }
         let balls: Vec<GpuBall> = self
             .host
@@ -308,10 +320,10 @@ impl GpuLiquid {
         self.floater_read = None;
         // Every buffer copied into one staging buffer, one submission and one bounded wait.
         let parts: [(&wgpu::Buffer, u64); 5] = [
-            (&p.pos, (n * 16) as u64),
-            (&p.vel, (n * 16) as u64),
-            (&p.color, (n * 16) as u64),
-            (&p.density, (n * 8) as u64),
+            (&p.motion.pos, (n * 16) as u64),
+            (&p.motion.vel, (n * 16) as u64),
+            (&p.motion.color, (n * 16) as u64),
+            (&p.motion.density, (n * 8) as u64),
             (&p.balls, (count * size_of::<GpuBall>()) as u64),
         ];
         let total: u64 = parts.iter().map(|(_, b)| b).sum();
@@ -416,7 +428,7 @@ impl GpuLiquid {
         self.sources.add(
             &self.ctx,
             &self.kernels.sources,
-            (&p.pos, &p.vel, &p.color),
+            (&p.motion.pos, &p.motion.vel, &p.motion.color),
             (self.n, recycle, oldest),
             &fresh,
         );
@@ -427,7 +439,7 @@ impl GpuLiquid {
     /// Put `impulses` on the particles, in order.
     fn apply(&mut self, impulses: &[GpuImpulse]) {
         if let Some(p) = &self.particles {
-            let buffers = (&p.pos, &p.vel, &p.color);
+            let buffers = (&p.motion.pos, &p.motion.vel, &p.motion.color);
             let k = &self.kernels.sources;
             self.sources.apply(&self.ctx, k, buffers, self.n, impulses);
         }
@@ -512,7 +524,7 @@ impl GpuLiquid {
             kn.settle.dispatch(&mut pass, &g.settle, groups(n));
             kn.reorder.encode(&mut pass, &g.reorder, n);
         }
-        p.copy_sorted(&mut enc, n);
+        p.motion.copy_sorted(&mut enc, n);
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
                 label: Some("Liquid 3D: densities, forces and move"),

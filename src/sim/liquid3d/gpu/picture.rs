@@ -61,7 +61,7 @@ impl LiquidPicture {
         match particles {
             Some(p) => {
                 let job = SplatJob {
-                    particles: (&p.pos, &p.color, n),
+                    particles: (&p.motion.pos, &p.motion.color, n),
                     floaters: (&p.balls, view.colours),
                     size,
                     target_density: view.target_density,

@@ -4,7 +4,7 @@
 
 use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
 use crate::sim::liquid3d::floaters::MAX_FLOATERS;
-use crate::sim::particles::gpu::reorder::{Reorder, ReorderGroups};
+use crate::sim::particles::gpu::reorder::{Motion, Reorder, ReorderGroups};
 use crate::sim::particles::gpu::sources::SourceKernels;
 use crate::sim::particles::hash::gpu::CellSortUniform;
 
@@ -123,15 +123,8 @@ impl Pipelines {
 pub(super) struct Particles {
     pub capacity: usize,
     pub uniform: wgpu::Buffer,
-    pub pos: wgpu::Buffer,
-    pub vel: wgpu::Buffer,
-    pub pred: wgpu::Buffer,
-    pub color: wgpu::Buffer,
-    pub spos: wgpu::Buffer,
-    pub svel: wgpu::Buffer,
-    pub spred: wgpu::Buffer,
-    pub scolor: wgpu::Buffer,
-    pub density: wgpu::Buffer,
+    /// The particles' own buffers (the core's).
+    pub motion: Motion,
     pub keys: wgpu::Buffer,
     pub arrival: wgpu::Buffer,
     pub order: wgpu::Buffer,
@@ -142,20 +135,11 @@ pub(super) struct Particles {
 
 impl Particles {
     pub(super) fn new(device: &wgpu::Device, capacity: usize) -> Self {
-        let four = |label: &str| storage(device, label, (capacity * 16) as u64);
         let one = |label: &str| storage(device, label, (capacity * 4) as u64);
         Self {
             capacity,
             uniform: uniform(device, "Liquid 3D: step", &Liquid3dUniform::default()),
-            pos: four("Liquid 3D: positions"),
-            vel: four("Liquid 3D: velocities"),
-            pred: four("Liquid 3D: predicted positions"),
-            color: four("Liquid 3D: colours and serial numbers"),
-            spos: four("Liquid 3D: sorted positions"),
-            svel: four("Liquid 3D: sorted velocities"),
-            spred: four("Liquid 3D: sorted predicted positions"),
-            scolor: four("Liquid 3D: sorted colours"),
-            density: storage(device, "Liquid 3D: densities", (capacity * 8) as u64),
+            motion: Motion::new(device, "Liquid 3D", 3, capacity),
             keys: one("Liquid 3D: cell keys"),
             arrival: one("Liquid 3D: arrival order"),
             order: one("Liquid 3D: sorted order"),
@@ -172,23 +156,11 @@ impl Particles {
         }
     }
 
-    /// Copy `old`'s first `n` particles (positions, velocities, colours, densities).
+    /// Copy `old`'s first `n` particles (positions, velocities, colours, densities) and the
+    /// floaters.
     pub(super) fn copy_from(&self, enc: &mut wgpu::CommandEncoder, old: &Particles, n: usize) {
-        let (b4, b2) = ((n * 16) as u64, (n * 8) as u64);
-        enc.copy_buffer_to_buffer(&old.pos, 0, &self.pos, 0, b4);
-        enc.copy_buffer_to_buffer(&old.vel, 0, &self.vel, 0, b4);
-        enc.copy_buffer_to_buffer(&old.color, 0, &self.color, 0, b4);
-        enc.copy_buffer_to_buffer(&old.density, 0, &self.density, 0, b2);
+        self.motion.copy_from(enc, &old.motion, n);
         enc.copy_buffer_to_buffer(&old.balls, 0, &self.balls, 0, old.balls.size());
-    }
-
-    /// The sorted copies of the first `n` particles back into place.
-    pub(super) fn copy_sorted(&self, enc: &mut wgpu::CommandEncoder, n: usize) {
-        let b4 = (n * 16) as u64;
-        enc.copy_buffer_to_buffer(&self.spos, 0, &self.pos, 0, b4);
-        enc.copy_buffer_to_buffer(&self.svel, 0, &self.vel, 0, b4);
-        enc.copy_buffer_to_buffer(&self.spred, 0, &self.pred, 0, b4);
-        enc.copy_buffer_to_buffer(&self.scolor, 0, &self.color, 0, b4);
     }
 }
 
@@ -229,6 +201,7 @@ impl Cells {
         let fill = storage(device, "Liquid 3D: cell fill", (cells * 4) as u64);
         use crate::sim::particles::hash::gpu::binding as o;
         use binding::step as s;
+        let m = &p.motion;
         let sorting: [(Binding, &wgpu::Buffer); 8] = [
             (o::C, &uniform),
             (o::KEYS, &p.keys),
@@ -241,12 +214,12 @@ impl Cells {
         ];
         let all: [(Binding, &wgpu::Buffer); 11] = [
             (s::L, &p.uniform),
-            (s::POS, &p.pos),
-            (s::VEL, &p.vel),
-            (s::PRED, &p.pred),
-            (s::SVEL, &p.svel),
+            (s::POS, &m.pos),
+            (s::VEL, &m.vel),
+            (s::PRED, &m.pred),
+            (s::SVEL, &m.svel),
             (s::START, &start),
-            (s::DENSITY, &p.density),
+            (s::DENSITY, &m.density),
             (s::KEYS, &p.keys),
             (s::COUNTS, &counts),
             (s::BALLS, &p.balls),
@@ -273,12 +246,7 @@ impl Cells {
             scan_add: sort(&k.scan_add, &[o::C, o::START, o::SUMS, o::FILL]),
             scatter: sort(&k.scatter, &[o::C, o::KEYS, o::FILL, o::ARRIVAL]),
             settle: sort(&k.settle, &[o::C, o::ARRIVAL, o::KEYS, o::START, o::ORDER]),
-            reorder: k.reorder.bind(
-                device,
-                (&uniform, &p.order),
-                [&p.pos, &p.vel, &p.pred, &p.color],
-                [&p.spos, &p.svel, &p.spred, &p.scolor],
-            ),
+            reorder: m.bind_reorder(device, &k.reorder, &uniform, &p.order),
             density: step(&k.density, &[s::L, s::PRED, s::START, s::DENSITY, s::BALLS]),
             forces: step(
                 &k.forces,

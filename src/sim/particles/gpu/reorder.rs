@@ -4,7 +4,7 @@
 //! reorders them. The driver copies the sorted copies back.
 
 use super::groups;
-use crate::gpu::kernel::{Binding, Kernel, particle_module};
+use crate::gpu::kernel::{Binding, Kernel, particle_module, storage};
 
 /// The `@binding`s of particle_reorder.wgsl.
 pub mod binding {
@@ -80,5 +80,86 @@ impl Reorder {
     pub fn encode(&self, pass: &mut wgpu::ComputePass<'_>, g: &ReorderGroups, n: usize) {
         self.motion.dispatch(pass, &g.motion, groups(n));
         self.color.dispatch(pass, &g.color, groups(n));
+    }
+}
+
+/// The particles' own buffers on the GPU, for up to `capacity` particles: positions,
+/// velocities and predicted positions (`vecD`: 8 bytes a particle in 2D, 16 in 3D), colours
+/// with their serial numbers (16), their sorted copies, and the densities (8).
+pub struct Motion {
+    pub capacity: usize,
+    /// The bytes of one particle's position (and velocity, predicted position).
+    pub stride: usize,
+    pub pos: wgpu::Buffer,
+    pub vel: wgpu::Buffer,
+    pub pred: wgpu::Buffer,
+    pub color: wgpu::Buffer,
+    pub spos: wgpu::Buffer,
+    pub svel: wgpu::Buffer,
+    pub spred: wgpu::Buffer,
+    pub scolor: wgpu::Buffer,
+    pub density: wgpu::Buffer,
+}
+
+impl Motion {
+    /// Buffers for `capacity` particles in `dim` dimensions, labelled after `owner`.
+    pub fn new(device: &wgpu::Device, owner: &str, dim: usize, capacity: usize) -> Self {
+        let stride = if dim == 2 { 8 } else { 16 };
+        let make = |what: &str, bytes: usize| {
+            storage(
+                device,
+                &format!("{owner}: {what}"),
+                (capacity * bytes) as u64,
+            )
+        };
+        Self {
+            capacity,
+            stride,
+            pos: make("positions", stride),
+            vel: make("velocities", stride),
+            pred: make("predicted positions", stride),
+            color: make("colours and serial numbers", 16),
+            spos: make("sorted positions", stride),
+            svel: make("sorted velocities", stride),
+            spred: make("sorted predicted positions", stride),
+            scolor: make("sorted colours", 16),
+            density: make("densities", 8),
+        }
+    }
+
+    /// The gather's bind groups over these buffers, with the cell sort's uniform `c` and
+    /// `order` (see [`Reorder::bind`]).
+    pub fn bind_reorder(
+        &self,
+        device: &wgpu::Device,
+        reorder: &Reorder,
+        c: &wgpu::Buffer,
+        order: &wgpu::Buffer,
+    ) -> ReorderGroups {
+        reorder.bind(
+            device,
+            (c, order),
+            [&self.pos, &self.vel, &self.pred, &self.color],
+            [&self.spos, &self.svel, &self.spred, &self.scolor],
+        )
+    }
+
+    /// The sorted copies of the first `n` particles back into place.
+    pub fn copy_sorted(&self, enc: &mut wgpu::CommandEncoder, n: usize) {
+        let b = (n * self.stride) as u64;
+        enc.copy_buffer_to_buffer(&self.spos, 0, &self.pos, 0, b);
+        enc.copy_buffer_to_buffer(&self.svel, 0, &self.vel, 0, b);
+        enc.copy_buffer_to_buffer(&self.spred, 0, &self.pred, 0, b);
+        enc.copy_buffer_to_buffer(&self.scolor, 0, &self.color, 0, (n * 16) as u64);
+    }
+
+    /// Copy `old`'s first `n` particles (positions, velocities, colours, densities): a bigger
+    /// set of buffers taking over.
+    pub fn copy_from(&self, enc: &mut wgpu::CommandEncoder, old: &Motion, n: usize) {
+        let b = (n * self.stride) as u64;
+        enc.copy_buffer_to_buffer(&old.pos, 0, &self.pos, 0, b);
+        enc.copy_buffer_to_buffer(&old.vel, 0, &self.vel, 0, b);
+        enc.copy_buffer_to_buffer(&old.color, 0, &self.color, 0, (n * 16) as u64);
+        enc.copy_buffer_to_buffer(&old.density, 0, &self.density, 0, (n * 8) as u64);
     }
 }

@@ -204,12 +204,9 @@ impl GpuFluid {
             if let Some(old) = &self.res
                 && self.n > 0
             {
-                let n = self.n.min(old.capacity) as u64;
                 let mut enc = self.ctx.device.create_command_encoder(&Default::default());
-                enc.copy_buffer_to_buffer(&old.pos, 0, &fresh.pos, 0, n * 8);
-                enc.copy_buffer_to_buffer(&old.vel, 0, &fresh.vel, 0, n * 8);
-                enc.copy_buffer_to_buffer(&old.color, 0, &fresh.color, 0, n * 16);
-                enc.copy_buffer_to_buffer(&old.density, 0, &fresh.density, 0, n * 8);
+                let n = self.n.min(old.capacity);
+                fresh.motion.copy_from(&mut enc, &old.motion, n);
                 self.ctx.queue.submit([enc.finish()]);
             }
             self.res = Some(fresh);
@@ -254,9 +251,9 @@ impl GpuFluid {
             .map(|(c, &s)| [c[0], c[1], c[2], serial_to_f32(s)])
             .collect();
         if self.n > 0 {
-            q.write_buffer(&r.pos, 0, bytemuck::cast_slice(&fluid.pos));
-            q.write_buffer(&r.vel, 0, bytemuck::cast_slice(&fluid.vel));
-            q.write_buffer(&r.color, 0, bytemuck::cast_slice(&colors));
+            q.write_buffer(&r.motion.pos, 0, bytemuck::cast_slice(&fluid.pos));
+            q.write_buffer(&r.motion.vel, 0, bytemuck::cast_slice(&fluid.vel));
+            q.write_buffer(&r.motion.color, 0, bytemuck::cast_slice(&colors));
         }
     }
 
@@ -271,10 +268,10 @@ impl GpuFluid {
             crate::gpu::frames::read_buffer(&self.ctx, b, (n * size).max(4) as u64)
         };
         let pairs = |bytes: Vec<u8>| -> Vec<[f32; 2]> { pod_vec(&bytes[..n * 8]) };
-        fluid.pos = pairs(read(&r.pos, 8));
-        fluid.vel = pairs(read(&r.vel, 8));
-        fluid.density = pairs(read(&r.density, 8));
-        let colors = read(&r.color, 16);
+        fluid.pos = pairs(read(&r.motion.pos, 8));
+        fluid.vel = pairs(read(&r.motion.vel, 8));
+        fluid.density = pairs(read(&r.motion.density, 8));
+        let colors = read(&r.motion.color, 16);
         let colors: Vec<[f32; 4]> = pod_vec(&colors[..n * 16]);
         fluid.color = colors.iter().map(|c| [c[0], c[1], c[2]]).collect();
         fluid.birth = colors
@@ -297,7 +294,9 @@ impl GpuFluid {
     /// The particles' positions, velocities and colours (serial numbers in the fourth
     /// component), `len()` of each, in the last step's sorted order; `None` before any.
     pub(crate) fn buffers(&self) -> Option<(&wgpu::Buffer, &wgpu::Buffer, &wgpu::Buffer)> {
-        self.res.as_ref().map(|r| (&r.pos, &r.vel, &r.color))
+        self.res
+            .as_ref()
+            .map(|r| (&r.motion.pos, &r.motion.vel, &r.motion.color))
     }
 
     /// The next serial number it will give (see [`serial_from_f32`]).
@@ -324,7 +323,7 @@ impl GpuFluid {
         self.sources.apply(
             &self.ctx,
             &self.source_kernels,
-            (&r.pos, &r.vel, &r.color),
+            (&r.motion.pos, &r.motion.vel, &r.motion.color),
             self.n,
             &impulses.iter().map(GpuImpulse::from).collect::<Vec<_>>(),
         );
@@ -366,7 +365,7 @@ impl GpuFluid {
         self.sources.add(
             &self.ctx,
             &self.source_kernels,
-            (&r.pos, &r.vel, &r.color),
+            (&r.motion.pos, &r.motion.vel, &r.motion.color),
             (self.n, recycle, oldest),
             &fresh,
         );
@@ -486,11 +485,7 @@ impl GpuFluid {
             }
         }
         if full {
-            let (b2, b4) = ((n * 8) as u64, (n * 16) as u64);
-            enc.copy_buffer_to_buffer(&r.spos, 0, &r.pos, 0, b2);
-            enc.copy_buffer_to_buffer(&r.svel, 0, &r.vel, 0, b2);
-            enc.copy_buffer_to_buffer(&r.spred, 0, &r.pred, 0, b2);
-            enc.copy_buffer_to_buffer(&r.scolor, 0, &r.color, 0, b4);
+            r.motion.copy_sorted(&mut enc, n);
         }
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
@@ -509,7 +504,7 @@ impl GpuFluid {
                     solids.encode(
                         &self.ctx.device,
                         &self.collide,
-                        (&r.uniform, &r.pos, &r.vel),
+                        (&r.uniform, &r.motion.pos, &r.motion.vel),
                         &mut pass,
                         groups(n),
                     );

@@ -3,7 +3,7 @@
 //! and cells with every bind group over them, built once per capacity.
 
 use crate::gpu::kernel::{Kernel, module, storage, uniform};
-use crate::sim::particles::gpu::reorder::{Reorder, ReorderGroups};
+use crate::sim::particles::gpu::reorder::{Motion, Reorder, ReorderGroups};
 use crate::sim::particles::hash::gpu::CellSortUniform;
 use crate::sim::sph::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
 
@@ -65,15 +65,8 @@ pub(super) struct Resources {
     pub uniform: wgpu::Buffer,
     /// The shared cell sort's uniform (particles, cells).
     pub sort_uniform: wgpu::Buffer,
-    pub pos: wgpu::Buffer,
-    pub vel: wgpu::Buffer,
-    pub pred: wgpu::Buffer,
-    pub color: wgpu::Buffer,
-    pub spos: wgpu::Buffer,
-    pub svel: wgpu::Buffer,
-    pub spred: wgpu::Buffer,
-    pub scolor: wgpu::Buffer,
-    pub density: wgpu::Buffer,
+    /// The particles' own buffers (the core's).
+    pub motion: Motion,
     pub counts: wgpu::Buffer,
     pub start: wgpu::Buffer,
     pub order: wgpu::Buffer,
@@ -107,25 +100,19 @@ impl Resources {
     pub(super) fn new(device: &wgpu::Device, k: &Pipelines, capacity: usize, cells: usize) -> Self {
         use crate::sim::particles::hash::gpu::binding as cs;
         use binding::{sort as so, step as st};
-        let f2 = |label| storage(device, label, (capacity * 8) as u64);
-        let f4 = |label| storage(device, label, (capacity * 16) as u64);
         let u = |label, count: usize| storage(device, label, (count * 4) as u64);
         let uniform = uniform(device, "SPH: uniform", &SphUniform::default());
         let sort_uniform =
             crate::gpu::kernel::uniform(device, "SPH: cell sort", &CellSortUniform::default());
-        let (pos, vel, pred, color) = (
-            f2("SPH: positions"),
-            f2("SPH: velocities"),
-            f2("SPH: predicted"),
-            f4("SPH: colours"),
-        );
-        let (spos, svel, spred, scolor) = (
-            f2("SPH: sorted positions"),
-            f2("SPH: sorted velocities"),
-            f2("SPH: sorted predicted"),
-            f4("SPH: sorted colours"),
-        );
-        let density = f2("SPH: densities");
+        let motion = Motion::new(device, "SPH", 2, capacity);
+        let Motion {
+            pos,
+            vel,
+            pred,
+            svel,
+            density,
+            ..
+        } = &motion;
         let keys = u("SPH: keys", capacity);
         let counts = u("SPH: counts", cells);
         let start = u("SPH: start", cells + 1);
@@ -173,7 +160,7 @@ impl Resources {
                 device,
                 &[
                     (so::S, s),
-                    (so::PRED, &pred),
+                    (so::PRED, pred),
                     (so::KEYS, &keys),
                     (so::COUNTS, &counts),
                 ],
@@ -182,7 +169,7 @@ impl Resources {
                 device,
                 &[
                     (so::S, s),
-                    (so::PRED, &pred),
+                    (so::PRED, pred),
                     (so::KEYS, &keys),
                     (so::PAIRS, &pairs),
                 ],
@@ -240,47 +227,32 @@ impl Resources {
             ),
             predict: k.predict.bind(
                 device,
-                &[
-                    (st::S, s),
-                    (st::POS, &pos),
-                    (st::VEL, &vel),
-                    (st::PRED, &pred),
-                ],
+                &[(st::S, s), (st::POS, pos), (st::VEL, vel), (st::PRED, pred)],
             ),
-            reorder: k.reorder.bind(
-                device,
-                (&sort_uniform, &order),
-                [&pos, &vel, &pred, &color],
-                [&spos, &svel, &spred, &scolor],
-            ),
+            reorder: motion.bind_reorder(device, &k.reorder, &sort_uniform, &order),
             density: k.density.bind(
                 device,
                 &[
                     (st::S, s),
-                    (st::PRED, &pred),
+                    (st::PRED, pred),
                     (st::START, &start),
-                    (st::DENSITY, &density),
+                    (st::DENSITY, density),
                 ],
             ),
             forces: k.forces.bind(
                 device,
                 &[
                     (st::S, s),
-                    (st::VEL, &vel),
-                    (st::PRED, &pred),
-                    (st::SVEL, &svel),
+                    (st::VEL, vel),
+                    (st::PRED, pred),
+                    (st::SVEL, svel),
                     (st::START, &start),
-                    (st::DENSITY, &density),
+                    (st::DENSITY, density),
                 ],
             ),
             moves: k.moves.bind(
                 device,
-                &[
-                    (st::S, s),
-                    (st::POS, &pos),
-                    (st::VEL, &vel),
-                    (st::SVEL, &svel),
-                ],
+                &[(st::S, s), (st::POS, pos), (st::VEL, vel), (st::SVEL, svel)],
             ),
         };
         Self {
@@ -288,15 +260,7 @@ impl Resources {
             cells,
             uniform,
             sort_uniform,
-            pos,
-            vel,
-            pred,
-            color,
-            spos,
-            svel,
-            spred,
-            scolor,
-            density,
+            motion,
             counts,
             start,
             order,
