@@ -144,20 +144,22 @@ fn pour(x: f32, y: f32) -> Splat {
 }
 
 /// Liquid poured over the pillars layout flows round them and pools on the floor: no
-/// particle ever ends a frame inside a pillar, and some pass between them.
+/// particle ever ends a frame inside a pillar (its mask cell solid), none lies deeper in a
+/// pillar's shape than the cell the mask rounds the shape to (a point one cell away is
+/// outside it), and more than half reach the floor.
+///
+/// How many rest in that rim along the pillars' edges is the flow's to decide: over eight
+/// slightly shifted pours it was 0 to 35 at the last frame (2026-12-03, the build before the
+/// particle core's step) and 0 to 16 after it, so the test holds no count of them.
 #[test]
 fn the_liquid_flows_round_obstacles_and_never_into_them() {
     let mut m = SphModel::new((160, 90), 2, 6000).expect("a model");
     let mask = Mask::layout(Layout::Pillars, 160, 90);
     m.set_obstacles(Some(&mask));
     let aspect = 160.0 / 90.0;
-    let inside = |m: &SphModel| {
-        m.fluid()
-            .pos
-            .iter()
-            .filter(|p| Layout::Pillars.contains([p[0] / 10.0, p[1] / 10.0], aspect))
-            .count()
-    };
+    let cell = 1.0 / 90.0;
+    let shape = |q: [f32; 2]| Layout::Pillars.contains(q, aspect);
+    let mut rim = 0;
     for k in 0..240 {
         if k < 120 && k % 4 == 0 {
             // Across the top, over the pillars.
@@ -165,26 +167,27 @@ fn the_liquid_flows_round_obstacles_and_never_into_them() {
             m.inject(&[pour(x, 0.9)]);
         }
         m.advance(&frame(Liquid::default()));
-        // The layout's shapes are the mask's cells rounded: a particle is in a pillar
-        // when its cell is solid; the shape itself may reach half a cell further.
-        let solid = m
-            .fluid()
-            .pos
-            .iter()
-            .filter(|p| {
-                let (i, j) = ((p[0] / 10.0 * 90.0) as usize, (p[1] / 10.0 * 90.0) as usize);
-                mask.is_solid(i.min(159), j.min(89))
-            })
-            .count();
-        assert_eq!(solid, 0, "frame {k}: {solid} particles in a pillar");
+        for p in &m.fluid().pos {
+            let (i, j) = ((p[0] / 10.0 * 90.0) as usize, (p[1] / 10.0 * 90.0) as usize);
+            assert!(
+                !mask.is_solid(i.min(159), j.min(89)),
+                "frame {k}: a particle in a pillar at {p:?}"
+            );
+            let q = [p[0] / 10.0, p[1] / 10.0];
+            if shape(q) {
+                rim += 1;
+                let near_edge = (0..8).any(|d| {
+                    let a = d as f32 * std::f32::consts::FRAC_PI_4;
+                    !shape([q[0] + cell * a.cos(), q[1] + cell * a.sin()])
+                });
+                assert!(near_edge, "frame {k}: a particle deep in a pillar at {p:?}");
+            }
+        }
     }
     let f = m.fluid();
     assert!(f.len() > 1000, "{}", f.len());
-    assert!(
-        inside(&m) < f.len() / 100,
-        "{} in the pillars' shapes",
-        inside(&m)
-    );
+    // The check above did meet particles resting against the pillars.
+    assert!(rim > 0, "no particle ever touched a pillar");
     let below = f.pos.iter().filter(|p| p[1] < 4.0).count();
     assert!(
         below > f.len() / 2,
