@@ -1,11 +1,14 @@
 //! The particle step, once for both dimensions, one function per stage:
 //!
 //! 1. [`Particles::predict_and_sort`]: gravity, the predicted positions, the sort by cell;
-//! 2. [`Particles::densities`]: density and near density at the predicted positions, and
-//!    each particle's neighbours in reach;
-//! 3. [`Particles::forces`]: pressure, near pressure and viscosity between the neighbours;
+//! 2. `densities`: density and near density at the predicted positions, and each particle's
+//!    neighbours in reach;
+//! 3. `forces`: pressure, near pressure and viscosity between those neighbours;
 //! 4. the container's reaction (what the particles gave its bodies: the 3D tank's floaters);
-//! 5. [`Particles::integrate`]: the move, the container's bodies and walls, the drag.
+//! 5. `integrate`: the move, the container's bodies and walls, the drag.
+//!
+//! [`Particles::step_in`] runs them in that order (the force stage reads the neighbour lists the
+//! density stage wrote, so neither is run alone).
 //!
 //! A configuration (the 2D box, the 3D tank) is its [`Physics`] and its [`Container`]: what
 //! the container adds to the densities and forces (walls that act as liquid beyond them,
@@ -100,7 +103,7 @@ impl<const D: usize> Physics<D> {
     }
 }
 
-/// What a container adds to the step besides its walls (which [`Particles::integrate`]
+/// What a container adds to the step besides its walls (which the integrate stage
 /// bounces with [`Physics::bounce`] and [`Physics::slip`]). Every hook does nothing unless a
 /// container says otherwise; each adds to what the stage has summed so far, after it.
 pub trait Container<const D: usize>: Sync {
@@ -205,7 +208,7 @@ impl<const D: usize> Particles<D> {
     /// Densities at the predicted positions (each particle counts itself, at distance 0), and
     /// each particle's neighbours in reach (the force stage reads them instead of the cells
     /// again: about 37 pairs instead of about 220 candidates in 3D).
-    pub fn densities<C: Container<D>>(&mut self, container: &C, kern: &Kernels<D>, k: &Physics<D>) {
+    fn densities<C: Container<D>>(&mut self, container: &C, kern: &Kernels<D>, k: &Physics<D>) {
         let Some(grid) = &self.grid else {
             return;
         };
@@ -253,7 +256,7 @@ impl<const D: usize> Particles<D> {
     /// the velocities after gravity, each pair's terms symmetric in the pair (see the module's
     /// docs), and the container's pushes: the new velocities, into the scratch's (the caller
     /// swaps them in).
-    pub fn forces<C: Container<D>>(
+    fn forces<C: Container<D>>(
         &mut self,
         container: &C,
         kern: &Kernels<D>,
@@ -334,7 +337,7 @@ impl<const D: usize> Particles<D> {
     /// The move: each particle along its velocity for `dt`, out of the container's bodies,
     /// bounced off its walls (with friction along the walls it touches), then the drag. A
     /// particle with a non-finite place or velocity goes to the container's centre, at rest.
-    pub fn integrate<C: Container<D>>(&mut self, container: &C, k: &Physics<D>, dt: f32) {
+    fn integrate<C: Container<D>>(&mut self, container: &C, k: &Physics<D>, dt: f32) {
         let size = self.size;
         let (bounce, slip, keep) = (k.bounce, k.slip.ppowf(dt), k.keep);
         self.pos
