@@ -7,7 +7,8 @@
 //!
 //! The model behind the `Model` seam is [`model`] (sources, knobs, the picture: the particles
 //! splatted into a volume by [`splat`] and ray-marched by `display::cpu::raymarch`); [`gpu`]
-//! runs the same step as compute passes, [`scan`] is the density pass's neighbour scan.
+//! runs the same step as compute passes. The step itself is the particle core's
+//! ([`crate::sim::particles::step`]) in the tank, this module's container.
 //!
 //! # Frame and units
 //! The simulation runs in the tank's own frame: the tank is the box `[0, size]` (x across, y

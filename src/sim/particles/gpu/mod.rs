@@ -1,6 +1,6 @@
 //! The particle core on the GPU: each stage written once in WGSL over the dimension's vector
 //! (`shaders/particle_<stage>.wgsl` after `particle_dim2.wgsl` or `particle_dim3.wgsl`, see
-//! [`crate::gpu::shaders::particle_module`]) and driven from here.
+//! [`crate::gpu::kernel::particle_module`]) and driven from here.
 
 pub mod reorder;
 pub mod sources;
