@@ -255,7 +255,7 @@ impl<const D: usize> Particles<D> {
     /// The stages every step begins with: `gravity` for `dt` seconds, each particle's
     /// predicted position `look_ahead` seconds along its velocity, the sort by the predicted
     /// positions' cells (`radius` wide), and every array reordered by it, so that the
-    /// particles of a cell lie together. The grid is then [`Particles::grid`].
+    /// particles of a cell lie together. The grid is then `Particles::grid`.
     pub fn predict_and_sort(&mut self, gravity: [f32; D], look_ahead: f32, radius: f32, dt: f32) {
         self.vel.par_iter_mut().for_each(|v| {
             for c in 0..D {
