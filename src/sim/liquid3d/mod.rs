@@ -7,8 +7,7 @@
 //!
 //! The model behind the `Model` seam is [`model`] (sources, knobs, the picture: the particles
 //! splatted into a volume by [`splat`] and ray-marched by `display::cpu::raymarch`); [`gpu`]
-//! runs the same step as compute passes. The step itself is the particle core's
-//! ([`crate::sim::particles::step`]) in the tank, this module's container.
+//! runs the same step as compute passes; the step is the core's (`particles::step`) in the tank.
 //!
 //! # Frame and units
 //! The simulation runs in the tank's own frame: the tank is the box `[0, size]` (x across, y

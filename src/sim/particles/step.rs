@@ -1,4 +1,5 @@
-//! The particle step, once for both dimensions, one function per stage:
+//! The particle step, once for both dimensions, one function per stage, run in this order by
+//! [`Particles::step_in`] alone (the force stage reads the lists the density stage wrote):
 //!
 //! 1. [`Particles::predict_and_sort`]: gravity, the predicted positions, the sort by cell;
 //! 2. `densities`: density and near density at the predicted positions, and each particle's
@@ -6,9 +7,6 @@
 //! 3. `forces`: pressure, near pressure and viscosity between those neighbours;
 //! 4. the container's reaction (what the particles gave its bodies: the 3D tank's floaters);
 //! 5. `integrate`: the move, the container's bodies and walls, the drag.
-//!
-//! [`Particles::step_in`] runs them in that order (the force stage reads the neighbour lists the
-//! density stage wrote, so neither is run alone).
 //!
 //! A configuration (the 2D box, the 3D tank) is its [`Physics`] and its [`Container`]: what
 //! the container adds to the densities and forces (walls that act as liquid beyond them,
@@ -304,9 +302,8 @@ impl<const D: usize> Particles<D> {
                     (down, 1.0)
                 };
                 let [s2, s3] = kern.slopes(r);
-                // (Pa + Pb) / (2 da db) = (Pa/da / db + Pb/db / da) / 2, and the mean near
-                // pressure over the mean near density times the mean density: the same for a
-                // and b.
+                // (Pa + Pb) / (2 da db) = (Pa/da / db + Pb/db / da) / 2; the mean near pressure
+                // over the mean near density times the mean density. The same for a and b.
                 let t0 = 0.5 * (me[Q_OVER_D] * pb[INV_D] + pb[Q_OVER_D] * me[INV_D]);
                 let t1 = 0.5 * (me[NEAR_Q] + pb[NEAR_Q])
                     / (0.25 * (me[NEAR_D] + pb[NEAR_D]) * (me[DENSITY] + pb[DENSITY])).max(1e-12);
