@@ -10,13 +10,13 @@ use std::path::Path;
 
 /// Six-line windows the 2D and the 3D particle code still share (see [`shared_windows`]).
 /// Issue 56 takes this to 0.
-const SHARED_WINDOWS: usize = 3;
+const SHARED_WINDOWS: usize = 2;
 
 /// Lines of `src/sim/sph`, `src/sim/liquid3d` and `src/sim/particles` together, tests
 /// included. Issue 56 takes this under 7 000. (The generic step, C6-C8, raised it from 9 435:
 /// the 3D step's container hooks moved beside the core's stages rather than going, and the
 /// core's step and its test are new; the GPU drivers and models, C12-C13, are what is left.)
-const PARTICLE_LINES: usize = 9559;
+const PARTICLE_LINES: usize = 9536;
 
 /// Words that name a dimension or its fluid: lines equal but for them are the same line.
 const DIMENSION_WORDS: &[&str] = &[

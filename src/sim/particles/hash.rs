@@ -404,7 +404,8 @@ mod tests {
 /// model's own pass writes each particle's key and counts its cell; these passes turn the
 /// counts into the start table and the order, exactly the CPU's ([`sort_by_cell`]).
 pub mod gpu {
-    use crate::gpu::kernel::Binding;
+    use crate::gpu::kernel::{Binding, Kernel, module};
+    use crate::sim::particles::gpu::groups;
 
     /// Threads per workgroup (`SW` in cell_sort.wgsl).
     pub const SW: u32 = 256;
@@ -425,6 +426,56 @@ pub mod gpu {
         pub const ORDER: Binding = Binding::new(7, "order");
         #[cfg(test)]
         pub const ALL: &[Binding] = &[C, KEYS, COUNTS, START, SUMS, FILL, ARRIVAL, ORDER];
+    }
+
+    /// The sort's passes, in order, each with the bindings it uses.
+    const PASSES: [(&str, &[Binding]); 5] = {
+        use binding::*;
+        [
+            ("scan_blocks", &[C, COUNTS, START, SUMS]),
+            ("scan_sums", &[C, SUMS]),
+            ("scan_add", &[C, START, SUMS, FILL]),
+            ("scatter", &[C, KEYS, FILL, ARRIVAL]),
+            ("settle", &[C, ARRIVAL, KEYS, START, ORDER]),
+        ]
+    };
+
+    /// The sort's kernels ([`PASSES`]), built once per device.
+    pub struct CellSort([Kernel; 5]);
+
+    /// The sort's bind groups over one set of buffers.
+    pub struct CellSortGroups([wgpu::BindGroup; 5]);
+
+    impl CellSort {
+        pub fn new(device: &wgpu::Device) -> Self {
+            let m = module(device, "cell_sort");
+            Self(PASSES.map(|(entry, _)| Kernel::new(device, &m, entry)))
+        }
+
+        /// The bind groups over `buffers`, in [`binding`]'s order: the uniform
+        /// ([`CellSortUniform`]), each particle's key and each cell's count (the model's pass
+        /// wrote them), the start table, the scan's block sums, the cells' fill, the order of
+        /// arrival and the order.
+        pub fn bind(&self, device: &wgpu::Device, buffers: [&wgpu::Buffer; 8]) -> CellSortGroups {
+            CellSortGroups(std::array::from_fn(|i| {
+                let used = PASSES[i].1.iter().map(|&b| (b, buffers[b.index as usize]));
+                self.0[i].bind(device, &used.collect::<Vec<_>>())
+            }))
+        }
+
+        /// The sort of `n` particles over `cells` cells, in `pass` (after the counts).
+        pub fn encode(
+            &self,
+            pass: &mut wgpu::ComputePass<'_>,
+            g: &CellSortGroups,
+            n: usize,
+            cells: usize,
+        ) {
+            let x = [groups(cells), 1, groups(cells), groups(n), groups(n)];
+            for ((kernel, group), x) in self.0.iter().zip(&g.0).zip(x) {
+                kernel.dispatch(pass, group, x);
+            }
+        }
     }
 
     /// The uniform `CellSort` of cell_sort.wgsl.

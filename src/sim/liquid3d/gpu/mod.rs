@@ -516,12 +516,7 @@ impl GpuLiquid {
                 timestamp_writes: stamp(false),
             });
             kn.predict.dispatch(&mut pass, &g.predict, groups(n));
-            kn.scan_blocks
-                .dispatch(&mut pass, &g.scan_blocks, groups(cells));
-            kn.scan_sums.dispatch(&mut pass, &g.scan_sums, 1);
-            kn.scan_add.dispatch(&mut pass, &g.scan_add, groups(cells));
-            kn.scatter.dispatch(&mut pass, &g.scatter, groups(n));
-            kn.settle.dispatch(&mut pass, &g.settle, groups(n));
+            kn.cell_sort.encode(&mut pass, &g.cell_sort, n, cells);
             kn.reorder.encode(&mut pass, &g.reorder, n);
         }
         p.motion.copy_sorted(&mut enc, n);

@@ -6,7 +6,7 @@ use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
 use crate::sim::liquid3d::floaters::MAX_FLOATERS;
 use crate::sim::particles::gpu::reorder::{Motion, Reorder, ReorderGroups};
 use crate::sim::particles::gpu::sources::SourceKernels;
-use crate::sim::particles::hash::gpu::CellSortUniform;
+use crate::sim::particles::hash::gpu::{CellSort, CellSortGroups, CellSortUniform};
 
 /// The `@binding`s of cell_sort.wgsl and liquid3d_step.wgsl.
 pub(crate) mod binding {
@@ -80,11 +80,8 @@ pub(crate) struct GpuBall {
 /// The pipelines, built once per device.
 pub(super) struct Pipelines {
     pub predict: Kernel,
-    pub scan_blocks: Kernel,
-    pub scan_sums: Kernel,
-    pub scan_add: Kernel,
-    pub scatter: Kernel,
-    pub settle: Kernel,
+    /// The core's counting sort by cell.
+    pub cell_sort: CellSort,
     /// The core's gather into sorted order, in 3D.
     pub reorder: Reorder,
     pub density: Kernel,
@@ -98,16 +95,11 @@ pub(super) struct Pipelines {
 
 impl Pipelines {
     pub(super) fn new(device: &wgpu::Device) -> Self {
-        let sort = module(device, "cell_sort");
         let step = module(device, "liquid3d_step");
         let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
         Self {
             predict: k(&step, "predict"),
-            scan_blocks: k(&sort, "scan_blocks"),
-            scan_sums: k(&sort, "scan_sums"),
-            scan_add: k(&sort, "scan_add"),
-            scatter: k(&sort, "scatter"),
-            settle: k(&sort, "settle"),
+            cell_sort: CellSort::new(device),
             reorder: Reorder::new(device, 3),
             density: k(&step, "density_pass"),
             forces: k(&step, "forces"),
@@ -175,11 +167,7 @@ pub(super) struct Cells {
 /// The step's bind groups, one per kernel.
 pub(super) struct Groups {
     pub predict: wgpu::BindGroup,
-    pub scan_blocks: wgpu::BindGroup,
-    pub scan_sums: wgpu::BindGroup,
-    pub scan_add: wgpu::BindGroup,
-    pub scatter: wgpu::BindGroup,
-    pub settle: wgpu::BindGroup,
+    pub cell_sort: CellSortGroups,
     pub reorder: ReorderGroups,
     pub density: wgpu::BindGroup,
     pub forces: wgpu::BindGroup,
@@ -199,19 +187,8 @@ impl Cells {
             (cells.div_ceil(super::SW as usize) * 4) as u64,
         );
         let fill = storage(device, "Liquid 3D: cell fill", (cells * 4) as u64);
-        use crate::sim::particles::hash::gpu::binding as o;
         use binding::step as s;
         let m = &p.motion;
-        let sorting: [(Binding, &wgpu::Buffer); 8] = [
-            (o::C, &uniform),
-            (o::KEYS, &p.keys),
-            (o::COUNTS, &counts),
-            (o::START, &start),
-            (o::SUMS, &sums),
-            (o::FILL, &fill),
-            (o::ARRIVAL, &p.arrival),
-            (o::ORDER, &p.order),
-        ];
         let all: [(Binding, &wgpu::Buffer); 11] = [
             (s::L, &p.uniform),
             (s::POS, &m.pos),
@@ -226,26 +203,25 @@ impl Cells {
             (s::PUSHES, &p.pushes),
         ];
         // Each kernel's layout lists only the bindings its entry point uses.
-        let pick = |kernel: &Kernel, from: &[(Binding, &wgpu::Buffer)], used: &[Binding]| {
-            let entries: Vec<(Binding, &wgpu::Buffer)> = from
+        let step = |kernel: &Kernel, used: &[Binding]| {
+            let entries: Vec<(Binding, &wgpu::Buffer)> = all
                 .iter()
                 .filter(|(b, _)| used.contains(b))
                 .copied()
                 .collect();
             kernel.bind(device, &entries)
         };
-        let step = |kernel: &Kernel, used: &[Binding]| pick(kernel, &all, used);
-        let sort = |kernel: &Kernel, used: &[Binding]| pick(kernel, &sorting, used);
         let groups = Groups {
             predict: step(
                 &k.predict,
                 &[s::L, s::POS, s::VEL, s::PRED, s::KEYS, s::COUNTS],
             ),
-            scan_blocks: sort(&k.scan_blocks, &[o::C, o::COUNTS, o::START, o::SUMS]),
-            scan_sums: sort(&k.scan_sums, &[o::C, o::SUMS]),
-            scan_add: sort(&k.scan_add, &[o::C, o::START, o::SUMS, o::FILL]),
-            scatter: sort(&k.scatter, &[o::C, o::KEYS, o::FILL, o::ARRIVAL]),
-            settle: sort(&k.settle, &[o::C, o::ARRIVAL, o::KEYS, o::START, o::ORDER]),
+            cell_sort: k.cell_sort.bind(
+                device,
+                [
+                    &uniform, &p.keys, &counts, &start, &sums, &fill, &p.arrival, &p.order,
+                ],
+            ),
             reorder: m.bind_reorder(device, &k.reorder, &uniform, &p.order),
             density: step(&k.density, &[s::L, s::PRED, s::START, s::DENSITY, s::BALLS]),
             forces: step(

@@ -455,12 +455,7 @@ impl GpuFluid {
             match self.sort {
                 Sort::Counting => {
                     kn.key_count.dispatch(&mut pass, &g.key_count, groups(n));
-                    kn.scan_blocks
-                        .dispatch(&mut pass, &g.scan_blocks, groups(cells));
-                    kn.scan_sums.dispatch(&mut pass, &g.scan_sums, 1);
-                    kn.scan_add.dispatch(&mut pass, &g.scan_add, groups(cells));
-                    kn.scatter.dispatch(&mut pass, &g.scatter, groups(n));
-                    kn.settle.dispatch(&mut pass, &g.settle, groups(n));
+                    kn.cell_sort.encode(&mut pass, &g.cell_sort, n, cells);
                 }
                 Sort::Bitonic => {
                     let len = padded(n);

@@ -4,18 +4,15 @@
 
 use crate::gpu::kernel::{Kernel, module, storage, uniform};
 use crate::sim::particles::gpu::reorder::{Motion, Reorder, ReorderGroups};
-use crate::sim::particles::hash::gpu::CellSortUniform;
+use crate::sim::particles::hash::gpu::{CellSort, CellSortGroups, CellSortUniform};
 use crate::sim::sph::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
 
 /// The pipelines, built once per device.
 pub(super) struct Pipelines {
     pub key_count: Kernel,
     pub key_pairs: Kernel,
-    pub scan_blocks: Kernel,
-    pub scan_sums: Kernel,
-    pub scan_add: Kernel,
-    pub scatter: Kernel,
-    pub settle: Kernel,
+    /// The core's counting sort by cell.
+    pub cell_sort: CellSort,
     pub bitonic_blocks: Kernel,
     pub bitonic_local: Kernel,
     pub bitonic_global: Kernel,
@@ -31,16 +28,11 @@ pub(super) struct Pipelines {
 impl Pipelines {
     pub(super) fn new(device: &wgpu::Device) -> Self {
         let (sort, step) = (module(device, "sph_sort"), module(device, "sph_step"));
-        let cells = module(device, "cell_sort");
         let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
         Self {
             key_count: k(&sort, "key_count"),
             key_pairs: k(&sort, "key_pairs"),
-            scan_blocks: k(&cells, "scan_blocks"),
-            scan_sums: k(&cells, "scan_sums"),
-            scan_add: k(&cells, "scan_add"),
-            scatter: k(&cells, "scatter"),
-            settle: k(&cells, "settle"),
+            cell_sort: CellSort::new(device),
             bitonic_blocks: k(&sort, "bitonic_blocks"),
             bitonic_local: k(&sort, "bitonic_local"),
             bitonic_global: k(&sort, "bitonic_global"),
@@ -76,11 +68,7 @@ pub(super) struct Resources {
 pub(super) struct Groups {
     pub key_count: wgpu::BindGroup,
     pub key_pairs: wgpu::BindGroup,
-    pub scan_blocks: wgpu::BindGroup,
-    pub scan_sums: wgpu::BindGroup,
-    pub scan_add: wgpu::BindGroup,
-    pub scatter: wgpu::BindGroup,
-    pub settle: wgpu::BindGroup,
+    pub cell_sort: CellSortGroups,
     pub bitonic_blocks: wgpu::BindGroup,
     pub stages: Vec<StageGroup>,
     pub pair_starts: wgpu::BindGroup,
@@ -98,7 +86,6 @@ pub(super) fn padded(n: usize) -> usize {
 
 impl Resources {
     pub(super) fn new(device: &wgpu::Device, k: &Pipelines, capacity: usize, cells: usize) -> Self {
-        use crate::sim::particles::hash::gpu::binding as cs;
         use binding::{sort as so, step as st};
         let u = |label, count: usize| storage(device, label, (count * 4) as u64);
         let uniform = uniform(device, "SPH: uniform", &SphUniform::default());
@@ -174,44 +161,17 @@ impl Resources {
                     (so::PAIRS, &pairs),
                 ],
             ),
-            scan_blocks: k.scan_blocks.bind(
+            cell_sort: k.cell_sort.bind(
                 device,
-                &[
-                    (cs::C, &sort_uniform),
-                    (cs::COUNTS, &counts),
-                    (cs::START, &start),
-                    (cs::SUMS, &sums),
-                ],
-            ),
-            scan_sums: k
-                .scan_sums
-                .bind(device, &[(cs::C, &sort_uniform), (cs::SUMS, &sums)]),
-            scan_add: k.scan_add.bind(
-                device,
-                &[
-                    (cs::C, &sort_uniform),
-                    (cs::START, &start),
-                    (cs::SUMS, &sums),
-                    (cs::FILL, &fill),
-                ],
-            ),
-            scatter: k.scatter.bind(
-                device,
-                &[
-                    (cs::C, &sort_uniform),
-                    (cs::KEYS, &keys),
-                    (cs::FILL, &fill),
-                    (cs::ARRIVAL, &arrival),
-                ],
-            ),
-            settle: k.settle.bind(
-                device,
-                &[
-                    (cs::C, &sort_uniform),
-                    (cs::ARRIVAL, &arrival),
-                    (cs::KEYS, &keys),
-                    (cs::START, &start),
-                    (cs::ORDER, &order),
+                [
+                    &sort_uniform,
+                    &keys,
+                    &counts,
+                    &start,
+                    &sums,
+                    &fill,
+                    &arrival,
+                    &order,
                 ],
             ),
             bitonic_blocks: k.bitonic_blocks.bind(device, &[(so::PAIRS, &pairs)]),
