@@ -228,37 +228,41 @@ fn exp_det(x_in: f32) -> f32 {
     return p * bitcast<f32>(u32(i32(n) + 127) << 23u);
 }
 
-// The particle fluid's uniform (sph_sort.wgsl, sph_step.wgsl); mirrored by
-// sim::sph::gpu::SphUniform. Lengths in box units, times in seconds (sim/sph/mod.rs).
-struct Sph {
-    n: u32,            // particles
-    cols: u32,         // grid columns and rows (cells one smoothing radius wide)
-    rows: u32,
-    cells: u32,        // cols * rows
-    cell: f32,         // cell edge = smoothing radius
-    width: f32,        // box
-    height: f32,
+// The particle core's step (particle_step.wgsl and its containers; the 2D box's sort and
+// obstacles, sph_sort.wgsl and sph_solids.wgsl); mirrored by sim::particles::gpu::step::
+// StepUniform. In 2D the third components are 0 (nz 1). Lengths in the fluid's units, times in
+// seconds.
+struct ParticleStep {
+    n: u32,               // particles
+    nx: u32,              // cells along x, y, z (cells one reach wide)
+    ny: u32,
+    nz: u32,
+    size: vec3<f32>,      // the box or tank
+    h: f32,               // the kernels' radius (the reach)
+    gravity: vec3<f32>,   // acceleration
+    inv_cell: f32,        // 1 / cell edge, as the CPU rounds it (a product rounds the same everywhere)
     dt: f32,
-    gx: f32,           // gravity (acceleration)
-    gy: f32,
-    look: f32,         // look-ahead of the predicted positions
+    look: f32,            // look-ahead of the predicted positions
     target_density: f32,
-    pressure: f32,
+    pressure: f32,        // pressure per unit of density above the target
     near_pressure: f32,
-    viscosity: f32,
-    damping: f32,      // speed kept by a wall bounce
-    spiky2: f32,       // the kernels' factors (sph::Kernels)
+    viscosity: f32,       // per unit of the pair's kernel weight (particles::Physics)
+    bulk_viscosity: f32,
+    bounce: f32,          // speed kept off a wall
+    slip: f32,            // speed kept along a wall over the step
+    keep: f32,            // velocity kept through the drag
+    h5: f32,              // h^5 as the CPU rounds it (the tank's walls)
+    poly6: f32,           // the kernels' factors (particles::kernels::Kernels)
+    spiky2: f32,
     spiky3: f32,
     spiky2_slope: f32,
     spiky3_slope: f32,
-    poly6: f32,
-    padded: u32,       // the bitonic sort's length: a power of two >= n, at least 512
-    inv_cell: f32,     // 1 / cell, as the CPU rounds it (a product rounds the same everywhere)
-    keep: f32,         // the share of its velocity a particle keeps through the step's drag
-}
-
-// The grid cell (column, row) of point p, clamped to the grid (sph::neighbours::Grid::cell_of).
-fn sph_cell(p: vec2<f32>, s: Sph) -> vec2<u32> {
-    let c = clamp(p * s.inv_cell, vec2<f32>(0.0), vec2<f32>(f32(s.cols - 1u), f32(s.rows - 1u)));
-    return vec2<u32>(c);
+    max_neighbours: u32,  // neighbours a particle keeps (particles::MAX_NEIGHBOURS)
+    cells: u32,           // nx * ny * nz
+    floaters: u32,        // the tank's balls (liquid3d::floaters), at most 8; 0 in the box
+    grip: f32,            // how hard the liquid grips a ball, per second
+    ball_mass: f32,       // a ball's mass over its radius cubed, particles per unit of volume
+    padded: u32,          // the 2D bitonic sort's length: a power of two >= n, at least 512
+    _p0: u32,
+    _p1: u32,
 }

@@ -33,7 +33,7 @@ struct Splat3d {
     colours: array<vec4<f32>, 8>, // the floaters' colours (rgb)
 }
 
-// The step's floater (liquid3d_step.wgsl's `Ball`): centre and radius, velocity.
+// The step's floater (particle_tank.wgsl's `Ball`): centre and radius, velocity.
 struct StepBall {
     pos: vec4<f32>,
     vel: vec4<f32>,

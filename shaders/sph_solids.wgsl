@@ -3,7 +3,7 @@
 // the grid fluid's solid mask laid over the box (C.w x C.h cells, each C.sx x C.sy); each
 // cell knows the nearest fluid cell's centre (`exit`, in cells). A particle that ended the
 // step inside a solid goes back out through the face it came in by (or, from inside or past a
-// corner, the shortest way out), its speed into the face reflected and kept by S.damping. A
+// corner, the shortest way out), its speed into the face reflected and kept by S.bounce. A
 // move longer than half a cell is checked every half cell.
 
 struct Collide {
@@ -13,7 +13,7 @@ struct Collide {
     sy: f32,
 }
 
-@group(0) @binding(0) var<uniform> S: Sph;
+@group(0) @binding(0) var<uniform> S: ParticleStep;
 @group(0) @binding(1) var<storage, read_write> pos: array<vec2<f32>>;
 @group(0) @binding(2) var<storage, read_write> vel: array<vec2<f32>>;
 @group(0) @binding(3) var<uniform> C: Collide;
@@ -142,7 +142,7 @@ fn collide(@builtin(global_invocation_id) gid: vec3<u32>) {
         pos[i] = out.at;
         let into = v.x * out.n.x + v.y * out.n.y;
         if into < 0.0 {
-            let kk = (1.0 + S.damping) * into;
+            let kk = (1.0 + S.bounce) * into;
             v = vec2<f32>(v.x - kk * out.n.x, v.y - kk * out.n.y);
             vel[i] = v;
         }

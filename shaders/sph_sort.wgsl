@@ -1,13 +1,10 @@
-// sph_sort.wgsl: the particle fluid's neighbour search (sim/sph/neighbours.rs): each
-// particle's key (its grid cell at the predicted position), the particles sorted by key, and
-// the start table (the particles of cell c are sorted indices start[c]..start[c + 1]).
-//
-// Two sorts, both giving the CPU's order exactly (sorted by key, by index within a key):
-// - counting: `key_count` counts each cell's particles (atomics); the scan, the scatter and
-//   the settling into index order are the shared cell sort's (cell_sort.wgsl);
-// - bitonic: (key, index) pairs, padded to a power of two, sorted by a bitonic merge network
-//   (stages of half-width 256 and less in workgroup memory, wider ones one dispatch each), and
-//   the start table read off the sorted keys.
+// sph_sort.wgsl: the 2D particle fluid's second way of sorting the particles by cell (the
+// first is the core's counting sort, cell_sort.wgsl): the keys the predict stage wrote
+// (particle_step.wgsl), the particles sorted by key, and the start table (the particles of
+// cell c are sorted indices start[c]..start[c + 1]), giving the CPU's order exactly (sorted by
+// key, by index within a key): (key, index) pairs, padded to a power of two, sorted by a
+// bitonic merge network (stages of half-width 256 and less in workgroup memory, wider ones one
+// dispatch each), and the start table read off the sorted keys.
 
 struct Stage {
     k: u32,  // the merge's block length
@@ -16,29 +13,15 @@ struct Stage {
     _p1: u32,
 }
 
-@group(0) @binding(0) var<uniform> S: Sph;
-@group(0) @binding(1) var<storage, read> pred: array<vec2<f32>>;
-@group(0) @binding(2) var<storage, read_write> keys: array<u32>;
-@group(0) @binding(3) var<storage, read_write> counts: array<atomic<u32>>;
+@group(0) @binding(0) var<uniform> S: ParticleStep;
+@group(0) @binding(2) var<storage, read> keys: array<u32>;
 @group(0) @binding(4) var<storage, read_write> start: array<u32>;
 @group(0) @binding(8) var<storage, read_write> order: array<u32>;
 @group(0) @binding(9) var<storage, read_write> pairs: array<vec2<u32>>;
 @group(0) @binding(10) var<uniform> T: Stage;
 
-// Each particle's key; with the counting sort, its cell's count.
-@compute @workgroup_size(256)
-fn key_count(@builtin(global_invocation_id) gid: vec3<u32>) {
-    let i = gid.x;
-    if i >= S.n {
-        return;
-    }
-    let c = sph_cell(pred[i], S);
-    let key = c.y * S.cols + c.x;
-    keys[i] = key;
-    atomicAdd(&counts[key], 1u);
-}
-
-// Each particle's key and its (key, index) pair; the padding sorts last.
+// Each particle's (key, index) pair (the keys are the predict stage's, particle_step.wgsl);
+// the padding sorts last.
 @compute @workgroup_size(256)
 fn key_pairs(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.x;
@@ -49,10 +32,7 @@ fn key_pairs(@builtin(global_invocation_id) gid: vec3<u32>) {
         pairs[i] = vec2<u32>(0xffffffffu, i);
         return;
     }
-    let c = sph_cell(pred[i], S);
-    let key = c.y * S.cols + c.x;
-    keys[i] = key;
-    pairs[i] = vec2<u32>(key, i);
+    pairs[i] = vec2<u32>(keys[i], i);
 }
 
 // Whether pair a sorts after pair b.

@@ -39,14 +39,9 @@ pub const PASSES: &[(&str, &str)] = &[
         include_str!("../../shaders/obstacle_overlay.wgsl"),
     ),
     ("sph_sort", include_str!("../../shaders/sph_sort.wgsl")),
-    ("sph_step", include_str!("../../shaders/sph_step.wgsl")),
     ("sph_solids", include_str!("../../shaders/sph_solids.wgsl")),
     ("sph_light", include_str!("../../shaders/sph_light.wgsl")),
     ("cell_sort", include_str!("../../shaders/cell_sort.wgsl")),
-    (
-        "liquid3d_step",
-        include_str!("../../shaders/liquid3d_step.wgsl"),
-    ),
     (
         "liquid3d_splat",
         include_str!("../../shaders/liquid3d_splat.wgsl"),
@@ -55,8 +50,13 @@ pub const PASSES: &[(&str, &str)] = &[
 ];
 
 /// The particle core's stages (`particle_<stage>.wgsl`), each written once for both
-/// dimensions: built per dimension by [`particle_source`].
+/// dimensions: built per dimension by [`particle_source`]. The step also takes the
+/// dimension's container (its hooks and passes).
 pub const PARTICLE_STAGES: &[(&str, &str)] = &[
+    (
+        "particle_step",
+        include_str!("../../shaders/particle_step.wgsl"),
+    ),
     (
         "particle_reorder",
         include_str!("../../shaders/particle_reorder.wgsl"),
@@ -67,32 +67,57 @@ pub const PARTICLE_STAGES: &[(&str, &str)] = &[
     ),
 ];
 
-/// The preludes that make a particle stage two- or three-dimensional, by dimension.
-pub const DIMENSIONS: [(usize, &str, &str); 2] = [
-    (
-        2,
-        "particle_dim2",
-        include_str!("../../shaders/particle_dim2.wgsl"),
-    ),
-    (
-        3,
-        "particle_dim3",
-        include_str!("../../shaders/particle_dim3.wgsl"),
-    ),
+/// A dimension's words for the particle stages: its prelude (composed before each stage) and
+/// its container (composed after the step: the 2D box, the 3D tank).
+pub struct Dimension {
+    pub dim: usize,
+    pub prelude: (&'static str, &'static str),
+    pub container: (&'static str, &'static str),
+}
+
+/// The two dimensions particles live in.
+pub const DIMENSIONS: [Dimension; 2] = [
+    Dimension {
+        dim: 2,
+        prelude: (
+            "particle_dim2",
+            include_str!("../../shaders/particle_dim2.wgsl"),
+        ),
+        container: (
+            "particle_box",
+            include_str!("../../shaders/particle_box.wgsl"),
+        ),
+    },
+    Dimension {
+        dim: 3,
+        prelude: (
+            "particle_dim3",
+            include_str!("../../shaders/particle_dim3.wgsl"),
+        ),
+        container: (
+            "particle_tank",
+            include_str!("../../shaders/particle_tank.wgsl"),
+        ),
+    },
 ];
 
 /// The full source of particle stage `stage` in `dim` (2 or 3) dimensions: the common
-/// prelude, the dimension's prelude, the stage.
+/// prelude, the dimension's prelude, the stage (and the step, the dimension's container).
 pub fn particle_source(stage: &str, dim: usize) -> String {
     let (_, body) = PARTICLE_STAGES
         .iter()
         .find(|(n, _)| *n == stage)
         .unwrap_or_else(|| panic!("no particle stage named {stage}"));
-    let (_, _, prelude) = DIMENSIONS
+    let d = DIMENSIONS
         .iter()
-        .find(|(d, _, _)| *d == dim)
+        .find(|d| d.dim == dim)
         .unwrap_or_else(|| panic!("particles live in two or three dimensions, not {dim}"));
-    format!("{COMMON}\n{prelude}\n{body}")
+    let container = if stage == "particle_step" {
+        d.container.1
+    } else {
+        ""
+    };
+    format!("{COMMON}\n{}\n{body}\n{container}", d.prelude.1)
 }
 
 /// Every module the GPU builds, by name and full source: each pass, and each particle stage
@@ -102,7 +127,7 @@ pub fn modules() -> Vec<(String, String)> {
     let stages = PARTICLE_STAGES.iter().flat_map(|(n, _)| {
         DIMENSIONS
             .iter()
-            .map(move |(d, _, _)| (format!("{n}_{d}d"), particle_source(n, *d)))
+            .map(move |d| (format!("{n}_{}d", d.dim), particle_source(n, d.dim)))
     });
     passes.chain(stages).collect()
 }
@@ -111,7 +136,7 @@ pub fn modules() -> Vec<(String, String)> {
 pub fn files() -> Vec<&'static str> {
     let passes = PASSES.iter().map(|(n, _)| *n);
     let stages = PARTICLE_STAGES.iter().map(|(n, _)| *n);
-    let preludes = DIMENSIONS.iter().map(|(_, n, _)| *n);
+    let preludes = DIMENSIONS.iter().flat_map(|d| [d.prelude.0, d.container.0]);
     passes.chain(stages).chain(preludes).collect()
 }
 

@@ -18,13 +18,14 @@ use crate::sim::grid::gpu::passes::obstacles::SolidsUniform;
 use crate::sim::grid::gpu::passes::pressure::LevelUniform;
 use crate::sim::grid::gpu::passes::reduce::ReduceUniform;
 use crate::sim::grid::gpu::uniforms::GridUniforms;
-use crate::sim::liquid3d::gpu::resources::{GpuBall, Liquid3dUniform};
+use crate::sim::liquid3d::gpu::resources::GpuBall;
 use crate::sim::liquid3d::gpu::splat::Splat3dUniform;
 use crate::sim::particles::gpu::sources::{GpuFresh2, GpuFresh3, GpuImpulse, SourcesUniform};
+use crate::sim::particles::gpu::step::StepUniform;
 use crate::sim::particles::hash::gpu::CellSortUniform;
+use crate::sim::sph::gpu::StageUniform;
 use crate::sim::sph::gpu::light::LightUniform;
 use crate::sim::sph::gpu::solids::CollideUniform;
-use crate::sim::sph::gpu::{SphUniform, StageUniform};
 use std::collections::BTreeMap;
 
 fn parse(shader: &str) -> naga::Module {
@@ -212,37 +213,6 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 w, h, out_w, out_h, cols, rows, steps, alone, dt, aspect, half, sx, sy
             ]
         ),
-        layout!(
-            "sph_step",
-            "Sph",
-            SphUniform,
-            [
-                n,
-                cols,
-                rows,
-                cells,
-                cell,
-                width,
-                height,
-                dt,
-                gx,
-                gy,
-                look,
-                target_density,
-                pressure,
-                near_pressure,
-                viscosity,
-                damping,
-                spiky2,
-                spiky3,
-                spiky2_slope,
-                spiky3_slope,
-                poly6,
-                padded,
-                inv_cell,
-                keep
-            ]
-        ),
         layout!("sph_sort", "Stage", StageUniform, [k, j]),
         layout!("sph_solids", "Collide", CollideUniform, [w, h, sx, sy]),
         layout!(
@@ -272,9 +242,9 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             [n, w, h, style, speed, scale, reach, radius, norm]
         ),
         layout!(
-            "liquid3d_step",
-            "Liquid3d",
-            Liquid3dUniform,
+            "particle_step_2d",
+            "ParticleStep",
+            StepUniform,
             [
                 n,
                 nx,
@@ -286,11 +256,11 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 inv_cell,
                 dt,
                 look,
-                rho0,
-                stiffness,
-                near_stiffness,
-                visc,
-                damp,
+                target_density,
+                pressure,
+                near_pressure,
+                viscosity,
+                bulk_viscosity,
                 bounce,
                 slip,
                 keep,
@@ -304,10 +274,48 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 cells,
                 floaters,
                 grip,
-                ball_mass
+                ball_mass,
+                padded
             ]
         ),
-        layout!("liquid3d_step", "Ball", GpuBall, [pos, vel]),
+        layout!(
+            "particle_step_3d",
+            "ParticleStep",
+            StepUniform,
+            [
+                n,
+                nx,
+                ny,
+                nz,
+                size,
+                h,
+                gravity,
+                inv_cell,
+                dt,
+                look,
+                target_density,
+                pressure,
+                near_pressure,
+                viscosity,
+                bulk_viscosity,
+                bounce,
+                slip,
+                keep,
+                h5,
+                poly6,
+                spiky2,
+                spiky3,
+                spiky2_slope,
+                spiky3_slope,
+                max_neighbours,
+                cells,
+                floaters,
+                grip,
+                ball_mass,
+                padded
+            ]
+        ),
+        layout!("particle_step_3d", "Ball", GpuBall, [pos, vel]),
         layout!("cell_sort", "CellSort", CellSortUniform, [n, cells]),
         layout!(
             "particle_reorder_2d",
@@ -518,11 +526,6 @@ fn rust_constants_mirror_the_wgsl() {
         );
     }
     assert_eq!(
-        wgsl_u32("sph_step", "MAX_NEIGHBOURS") as usize,
-        crate::sim::particles::MAX_NEIGHBOURS,
-        "MAX_NEIGHBOURS (sph_step.wgsl)"
-    );
-    assert_eq!(
         wgsl_u32("curl", "WG"),
         crate::gpu::WORKGROUP,
         "WG (common.wgsl)"
@@ -575,7 +578,7 @@ fn rust_constants_mirror_the_wgsl() {
     assert_eq!(wgsl_u32("cell_sort", "SW"), SW, "SW (cell_sort.wgsl)");
     assert_eq!(wgsl_u32("cell_sort", "SETTLE_MAX"), SETTLE_MAX);
     assert_eq!(
-        wgsl_f32("liquid3d_step", "BALL_BOUNCE"),
+        wgsl_f32("particle_step_3d", "BALL_BOUNCE"),
         crate::sim::liquid3d::floaters::BOUNCE
     );
     use crate::sim::sph::{gpu::light as gpu_light, shared as light};
@@ -648,7 +651,14 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
         crate::sim::grid::gpu::passes::vorticity::binding::ALL,
     ),
     ("sph_sort", crate::sim::sph::gpu::binding::sort::ALL),
-    ("sph_step", crate::sim::sph::gpu::binding::step::ALL),
+    (
+        "particle_step_2d",
+        &crate::sim::particles::gpu::step::binding::CORE,
+    ),
+    (
+        "particle_step_3d",
+        crate::sim::particles::gpu::step::binding::ALL,
+    ),
     ("sph_solids", crate::sim::sph::gpu::solids::binding::ALL),
     (
         "particle_sources_2d",
@@ -667,10 +677,6 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
     (
         "particle_reorder_3d",
         crate::sim::particles::gpu::reorder::binding::ALL,
-    ),
-    (
-        "liquid3d_step",
-        crate::sim::liquid3d::gpu::resources::binding::step::ALL,
     ),
     (
         "liquid3d_splat",

@@ -1,5 +1,5 @@
 //! The 3D liquid on the GPU: the same step as [`Liquid::step`] as wgpu compute passes
-//! (`shaders/liquid3d_step.wgsl`), the particles sorted by cell with the GPU's counting sort
+//! (the particle core's, [`crate::sim::particles::gpu::step`], in the tank), the particles sorted by cell with the GPU's counting sort
 //! (`shaders/cell_sort.wgsl`: the CPU's order exactly, by cell and by index within a cell), the
 //! sources' actions with the particle core's (`shaders/particle_sources.wgsl`); a
 //! [`LiquidBackend`] for the model.
@@ -19,13 +19,12 @@ use super::backend::{FrameView, LiquidBackend};
 use super::floaters::Floater;
 use super::floaters::{self, MAX_FLOATERS};
 use super::sources::Action;
-use super::{Kernels, Knobs, LOOK_AHEAD_S, Liquid, MAX_NEIGHBOURS, MAX_PARTICLES, spacing};
+use super::{Knobs, Liquid, MAX_PARTICLES, spacing};
 use crate::display::volume::Volume;
 use crate::fluid::Look;
 use crate::gpu::frames::pod_vec;
 use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
 use crate::gpu::{GpuContext, GpuError};
-use crate::kernels::portable::Portable;
 use crate::sim::particles::gpu::Timing;
 use crate::sim::particles::gpu::sources::{GpuFresh3 as GpuFresh, GpuImpulse, Sources};
 use crate::sim::particles::hash::Grid;
@@ -35,8 +34,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use crate::sim::particles::gpu::step::{After, Step, StepUniform};
 use crate::sim::particles::hash::gpu::CellSortUniform;
-use resources::{GpuBall, Liquid3dUniform};
+use resources::GpuBall;
 
 /// Threads per workgroup: the cell sort's (every pass of the 3D liquid uses it).
 pub use crate::sim::particles::hash::gpu::SW;
@@ -51,8 +51,6 @@ const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 const MAPPING: u8 = 0;
 const MAPPED: u8 = 1;
 const UNMAPPABLE: u8 = 2;
-
-use crate::sim::particles::gpu::groups;
 
 /// The 3D liquid on the GPU.
 pub struct GpuLiquid {
@@ -446,42 +444,13 @@ impl GpuLiquid {
     }
 
     /// The step's uniform (`knobs` sanitised) over `grid`.
-    fn uniform(&self, k: &Knobs, dt: f32, keep: f32, grid: &Grid<3>) -> Liquid3dUniform {
-        let kern = Kernels::<3>::new(grid.reach);
+    fn uniform(&self, k: &Knobs, dt: f32, keep: f32, grid: &Grid<3>) -> StepUniform {
         let rho0 = k.target_density;
-        Liquid3dUniform {
-            n: self.n as u32,
-            nx: grid.dims[0] as u32,
-            ny: grid.dims[1] as u32,
-            nz: grid.dims[2] as u32,
-            size: self.host.size,
-            h: kern.h,
-            gravity: k.gravity,
-            inv_cell: grid.inv_cell,
-            dt,
-            look: LOOK_AHEAD_S,
-            rho0,
-            stiffness: k.stiffness,
-            near_stiffness: k.near_stiffness,
-            visc: k.viscosity / rho0,
-            damp: k.bulk_viscosity / rho0,
-            bounce: k.wall_bounce,
-            slip: k.wall_slip.ppowf(dt),
-            keep,
-            h5: kern.h5(),
-            poly6: kern.poly6,
-            spiky2: kern.spiky2,
-            spiky3: kern.spiky3,
-            spiky2_slope: kern.spiky2_slope,
-            spiky3_slope: kern.spiky3_slope,
-            max_neighbours: MAX_NEIGHBOURS as u32,
-            cells: grid.cells() as u32,
+        StepUniform {
             floaters: self.host.floaters.len().min(MAX_FLOATERS) as u32,
             grip: k.viscosity * floaters::GRIP,
             ball_mass: floaters::DENSITY * 4.0 / 3.0 * std::f32::consts::PI / spacing(rho0).powi(3),
-            _p0: 0,
-            _p1: 0,
-            _p2: 0,
+            ..StepUniform::new(&k.physics(keep), grid, self.host.size, self.n, dt)
         }
     }
 
@@ -499,45 +468,33 @@ impl GpuLiquid {
         let q = &self.ctx.queue;
         q.write_buffer(&p.uniform, 0, bytemuck::bytes_of(&u));
         let sort = CellSortUniform {
-            n: self.n as u32,
-            cells: cells as u32,
-            _p0: 0,
-            _p1: 0,
+            n: u.n,
+            cells: u.cells,
+            ..Default::default()
         };
         q.write_buffer(&c.uniform, 0, bytemuck::bytes_of(&sort));
-        let n = self.n;
+        let (g, n) = (&c.groups, self.n);
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
         enc.clear_buffer(&c.counts, 0, Some((cells * 4) as u64));
-        let stamp = |last: bool| self.timing.writes(last);
-        let g = &c.groups;
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("Liquid 3D: predict and sort"),
-                timestamp_writes: stamp(false),
-            });
-            kn.predict.dispatch(&mut pass, &g.predict, groups(n));
-            kn.cell_sort.encode(&mut pass, &g.cell_sort, n, cells);
-            kn.reorder.encode(&mut pass, &g.reorder, n);
-        }
-        p.motion.copy_sorted(&mut enc, n);
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("Liquid 3D: densities, forces and move"),
-                timestamp_writes: stamp(true),
-            });
-            let balls = u.floaters > 0;
-            for (kernel, group, x) in [
-                (&kn.density, &g.density, groups(n)),
-                (&kn.forces, &g.forces, groups(n)),
-                (&kn.floaters, &g.floaters, u32::from(balls)),
-                (&kn.moves, &g.moves, groups(n)),
-                (&kn.floaters_keep, &g.floaters_keep, u32::from(balls)),
-            ] {
-                if x > 0 {
-                    kernel.dispatch(&mut pass, group, x);
-                }
+        let step = Step {
+            kernels: &kn.step,
+            groups: &g.step,
+            reorder: (&kn.reorder, &g.reorder),
+            motion: &p.motion,
+            n,
+        };
+        // The floaters move after the forces, and get their drag after integrate.
+        let balls = u.floaters > 0;
+        let floaters = |after, pass: &mut wgpu::ComputePass<'_>| {
+            if balls {
+                let i = usize::from(after == After::Integrate);
+                kn.step.container_pass(pass, &g.step, i, 1);
             }
-        }
+        };
+        let sort = |pass: &mut wgpu::ComputePass<'_>| {
+            kn.cell_sort.encode(pass, &g.cell_sort, n, cells);
+        };
+        step.encode(&mut enc, "Liquid 3D", &self.timing, sort, floaters);
         self.ctx.queue.submit([enc.finish()]);
         self.timing.after_step();
     }

@@ -1,75 +1,16 @@
 //! The 3D liquid's GPU pipelines and buffers (for [`super::GpuLiquid`]): the kernels of the
-//! step, the sort and the sources, built once per device; the particles' buffers for a
+//! core's step in the tank, the sort and the sources, built once per device; the particles' buffers for a
 //! capacity; the cells' buffers for a grid, with every bind group of the step over both.
 
-use crate::gpu::kernel::{Binding, Kernel, module, storage, uniform};
+use crate::gpu::kernel::{Binding, storage, uniform};
 use crate::sim::liquid3d::floaters::MAX_FLOATERS;
 use crate::sim::particles::gpu::reorder::{Motion, Reorder, ReorderGroups};
 use crate::sim::particles::gpu::sources::SourceKernels;
+use crate::sim::particles::gpu::step::binding::{BALLS, PUSHES, S};
+use crate::sim::particles::gpu::step::{ContainerBindings, StepGroups, StepKernels, StepUniform};
 use crate::sim::particles::hash::gpu::{CellSort, CellSortGroups, CellSortUniform};
 
-/// The `@binding`s of cell_sort.wgsl and liquid3d_step.wgsl.
-pub(crate) mod binding {
-    use super::Binding;
-    pub mod step {
-        use super::Binding;
-        pub const L: Binding = Binding::new(0, "L");
-        pub const POS: Binding = Binding::new(1, "pos");
-        pub const VEL: Binding = Binding::new(2, "vel");
-        pub const PRED: Binding = Binding::new(3, "pred");
-        pub const SVEL: Binding = Binding::new(4, "svel");
-        pub const START: Binding = Binding::new(5, "start");
-        pub const DENSITY: Binding = Binding::new(6, "density");
-        pub const KEYS: Binding = Binding::new(7, "keys");
-        pub const COUNTS: Binding = Binding::new(8, "counts");
-        pub const BALLS: Binding = Binding::new(9, "balls");
-        pub const PUSHES: Binding = Binding::new(10, "pushes");
-        #[cfg(test)]
-        pub const ALL: &[Binding] = &[
-            L, POS, VEL, PRED, SVEL, START, DENSITY, KEYS, COUNTS, BALLS, PUSHES,
-        ];
-    }
-}
-
-/// The uniform `Liquid3d` of liquid3d_step.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct Liquid3dUniform {
-    pub n: u32,
-    pub nx: u32,
-    pub ny: u32,
-    pub nz: u32,
-    pub size: [f32; 3],
-    pub h: f32,
-    pub gravity: [f32; 3],
-    pub inv_cell: f32,
-    pub dt: f32,
-    pub look: f32,
-    pub rho0: f32,
-    pub stiffness: f32,
-    pub near_stiffness: f32,
-    pub visc: f32,
-    pub damp: f32,
-    pub bounce: f32,
-    pub slip: f32,
-    pub keep: f32,
-    pub h5: f32,
-    pub poly6: f32,
-    pub spiky2: f32,
-    pub spiky3: f32,
-    pub spiky2_slope: f32,
-    pub spiky3_slope: f32,
-    pub max_neighbours: u32,
-    pub cells: u32,
-    pub floaters: u32,
-    pub grip: f32,
-    pub ball_mass: f32,
-    pub _p0: u32,
-    pub _p1: u32,
-    pub _p2: u32,
-}
-
-/// The struct `Ball` of liquid3d_step.wgsl: a floater (centre and radius, velocity and mass).
+/// The struct `Ball` of particle_tank.wgsl: a floater (centre and radius, velocity and mass).
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub(crate) struct GpuBall {
@@ -79,33 +20,22 @@ pub(crate) struct GpuBall {
 
 /// The pipelines, built once per device.
 pub(super) struct Pipelines {
-    pub predict: Kernel,
+    /// The core's step in the tank, with its floaters' passes ([`TANK_PASSES`]).
+    pub step: StepKernels,
     /// The core's counting sort by cell.
     pub cell_sort: CellSort,
     /// The core's gather into sorted order, in 3D.
     pub reorder: Reorder,
-    pub density: Kernel,
-    pub forces: Kernel,
-    pub moves: Kernel,
-    pub floaters: Kernel,
-    pub floaters_keep: Kernel,
     /// The particle core's sources stage, in 3D.
     pub sources: SourceKernels,
 }
 
 impl Pipelines {
     pub(super) fn new(device: &wgpu::Device) -> Self {
-        let step = module(device, "liquid3d_step");
-        let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
         Self {
-            predict: k(&step, "predict"),
+            step: StepKernels::new(device, 3, &TANK_PASSES.map(|(entry, _)| entry)),
             cell_sort: CellSort::new(device),
             reorder: Reorder::new(device, 3),
-            density: k(&step, "density_pass"),
-            forces: k(&step, "forces"),
-            moves: k(&step, "move_pass"),
-            floaters: k(&step, "floaters_pass"),
-            floaters_keep: k(&step, "floaters_keep"),
             sources: SourceKernels::new(device, 3),
         }
     }
@@ -130,7 +60,7 @@ impl Particles {
         let one = |label: &str| storage(device, label, (capacity * 4) as u64);
         Self {
             capacity,
-            uniform: uniform(device, "Liquid 3D: step", &Liquid3dUniform::default()),
+            uniform: uniform(device, "Liquid 3D: step", &StepUniform::default()),
             motion: Motion::new(device, "Liquid 3D", 3, capacity),
             keys: one("Liquid 3D: cell keys"),
             arrival: one("Liquid 3D: arrival order"),
@@ -164,17 +94,26 @@ pub(super) struct Cells {
     pub groups: Groups,
 }
 
-/// The step's bind groups, one per kernel.
+/// The step's bind groups.
 pub(super) struct Groups {
-    pub predict: wgpu::BindGroup,
+    pub step: StepGroups,
     pub cell_sort: CellSortGroups,
     pub reorder: ReorderGroups,
-    pub density: wgpu::BindGroup,
-    pub forces: wgpu::BindGroup,
-    pub moves: wgpu::BindGroup,
-    pub floaters: wgpu::BindGroup,
-    pub floaters_keep: wgpu::BindGroup,
 }
+
+/// The tank's passes (particle_tank.wgsl): the floaters moved after the forces, their drag
+/// after integrate; each with its bindings.
+pub(super) const TANK_PASSES: [(&str, &[Binding]); 2] = [
+    ("floaters", &[S, BALLS, PUSHES]),
+    ("floaters_keep", &[S, BALLS]),
+];
+
+/// What the tank adds to the core's stages: the floaters met as walls, pushed and gripped.
+const TANK_STAGES: [(&str, &[Binding]); 3] = [
+    ("densities", &[BALLS]),
+    ("forces", &[BALLS, PUSHES]),
+    ("integrate", &[BALLS]),
+];
 
 impl Cells {
     pub(super) fn new(device: &wgpu::Device, k: &Pipelines, p: &Particles, cells: usize) -> Self {
@@ -187,34 +126,19 @@ impl Cells {
             (cells.div_ceil(super::SW as usize) * 4) as u64,
         );
         let fill = storage(device, "Liquid 3D: cell fill", (cells * 4) as u64);
-        use binding::step as s;
         let m = &p.motion;
-        let all: [(Binding, &wgpu::Buffer); 11] = [
-            (s::L, &p.uniform),
-            (s::POS, &m.pos),
-            (s::VEL, &m.vel),
-            (s::PRED, &m.pred),
-            (s::SVEL, &m.svel),
-            (s::START, &start),
-            (s::DENSITY, &m.density),
-            (s::KEYS, &p.keys),
-            (s::COUNTS, &counts),
-            (s::BALLS, &p.balls),
-            (s::PUSHES, &p.pushes),
-        ];
-        // Each kernel's layout lists only the bindings its entry point uses.
-        let step = |kernel: &Kernel, used: &[Binding]| {
-            let entries: Vec<(Binding, &wgpu::Buffer)> = all
-                .iter()
-                .filter(|(b, _)| used.contains(b))
-                .copied()
-                .collect();
-            kernel.bind(device, &entries)
-        };
         let groups = Groups {
-            predict: step(
-                &k.predict,
-                &[s::L, s::POS, s::VEL, s::PRED, s::KEYS, s::COUNTS],
+            step: k.step.bind(
+                device,
+                [
+                    &p.uniform, &m.pos, &m.vel, &m.pred, &m.svel, &start, &m.density, &p.keys,
+                    &counts,
+                ],
+                &ContainerBindings {
+                    buffers: &[(BALLS, &p.balls), (PUSHES, &p.pushes)],
+                    stages: &TANK_STAGES,
+                    passes: &TANK_PASSES,
+                },
             ),
             cell_sort: k.cell_sort.bind(
                 device,
@@ -223,23 +147,6 @@ impl Cells {
                 ],
             ),
             reorder: m.bind_reorder(device, &k.reorder, &uniform, &p.order),
-            density: step(&k.density, &[s::L, s::PRED, s::START, s::DENSITY, s::BALLS]),
-            forces: step(
-                &k.forces,
-                &[
-                    s::L,
-                    s::PRED,
-                    s::DENSITY,
-                    s::VEL,
-                    s::START,
-                    s::SVEL,
-                    s::BALLS,
-                    s::PUSHES,
-                ],
-            ),
-            moves: step(&k.moves, &[s::L, s::POS, s::SVEL, s::VEL, s::BALLS]),
-            floaters: step(&k.floaters, &[s::L, s::BALLS, s::PUSHES]),
-            floaters_keep: step(&k.floaters_keep, &[s::L, s::BALLS]),
         };
         Self {
             cells,

@@ -59,7 +59,7 @@ pub(crate) struct Splat3dUniform {
 pub(crate) struct SplatJob<'a> {
     /// The particles' positions and colours (`vec4`s) and how many there are.
     pub particles: (&'a wgpu::Buffer, &'a wgpu::Buffer, usize),
-    /// The step's floaters (`Ball` of liquid3d_step.wgsl) and their colours.
+    /// The step's floaters (`Ball` of particle_tank.wgsl) and their colours.
     pub floaters: (&'a wgpu::Buffer, &'a [[f32; 3]]),
     /// The tank's size, m, and the particles per m³ of the liquid at rest.
     pub size: [f32; 3],

@@ -4,6 +4,7 @@
 
 pub mod reorder;
 pub mod sources;
+pub mod step;
 
 use crate::gpu::GpuContext;
 use crate::gpu::timestamps::StepTimes;

@@ -1,7 +1,8 @@
 //! The particle fluid on the GPU: the same step as [`Fluid::step`] as wgpu compute passes
-//! (`shaders/sph_step.wgsl`), with the neighbour search's sort on the GPU
-//! (`shaders/sph_sort.wgsl`) by either of two methods ([`Sort`]); both give the CPU's order
-//! exactly (by cell, by index within a cell).
+//! (the particle core's, [`crate::sim::particles::gpu::step`], with the 2D box), with the
+//! neighbour search's sort by either of two methods ([`Sort`]: the core's counting sort or
+//! `shaders/sph_sort.wgsl`'s bitonic sort); both give the CPU's order exactly (by cell, by
+//! index within a cell).
 //!
 //! The particles live on the GPU between steps; [`GpuFluid::upload`] hands it a CPU fluid's
 //! particles and [`GpuFluid::download`] reads them back (tests, statistics). With obstacles
@@ -18,13 +19,14 @@ use crate::gpu::kernel::Binding;
 use crate::gpu::serial::{SERIAL_MASK, serial_from_f32, serial_to_f32};
 use crate::sim::particles::gpu::Timing;
 use crate::sim::particles::gpu::sources::{GpuFresh2, GpuImpulse, SourceKernels, Sources};
+use crate::sim::particles::gpu::step::{After, Step, StepUniform};
 use crate::sim::particles::hash::Grid;
-use crate::sim::particles::kernels::Kernels;
+use crate::sim::particles::hash::gpu::CellSortUniform;
 use crate::sim::particles::sources::Impulse;
 use crate::sim::sph::gpu::resources::{Pipelines, Resources, padded};
 use crate::sim::sph::gpu::solids::{CollideKernel, GpuSolids};
 use crate::sim::sph::solids::Solids;
-use crate::sim::sph::{Fluid, Knobs, LOOK_AHEAD};
+use crate::sim::sph::{Fluid, Knobs};
 
 use crate::gpu::{GpuContext, GpuError};
 
@@ -43,64 +45,20 @@ pub enum Sort {
     Bitonic,
 }
 
-/// The `@binding`s of sph_sort.wgsl and sph_step.wgsl.
+/// The `@binding`s of sph_sort.wgsl.
 pub(crate) mod binding {
     use super::Binding;
     pub mod sort {
         use super::Binding;
         pub const S: Binding = Binding::new(0, "S");
-        pub const PRED: Binding = Binding::new(1, "pred");
         pub const KEYS: Binding = Binding::new(2, "keys");
-        pub const COUNTS: Binding = Binding::new(3, "counts");
         pub const START: Binding = Binding::new(4, "start");
         pub const ORDER: Binding = Binding::new(8, "order");
         pub const PAIRS: Binding = Binding::new(9, "pairs");
         pub const T: Binding = Binding::new(10, "T");
         #[cfg(test)]
-        pub const ALL: &[Binding] = &[S, PRED, KEYS, COUNTS, START, ORDER, PAIRS, T];
+        pub const ALL: &[Binding] = &[S, KEYS, START, ORDER, PAIRS, T];
     }
-    pub mod step {
-        use super::Binding;
-        pub const S: Binding = Binding::new(0, "S");
-        pub const POS: Binding = Binding::new(1, "pos");
-        pub const VEL: Binding = Binding::new(2, "vel");
-        pub const PRED: Binding = Binding::new(3, "pred");
-        pub const SVEL: Binding = Binding::new(4, "svel");
-        pub const START: Binding = Binding::new(5, "start");
-        pub const DENSITY: Binding = Binding::new(6, "density");
-        #[cfg(test)]
-        pub const ALL: &[Binding] = &[S, POS, VEL, PRED, SVEL, START, DENSITY];
-    }
-}
-
-/// The uniform `Sph` of common.wgsl.
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
-pub(crate) struct SphUniform {
-    pub n: u32,
-    pub cols: u32,
-    pub rows: u32,
-    pub cells: u32,
-    pub cell: f32,
-    pub width: f32,
-    pub height: f32,
-    pub dt: f32,
-    pub gx: f32,
-    pub gy: f32,
-    pub look: f32,
-    pub target_density: f32,
-    pub pressure: f32,
-    pub near_pressure: f32,
-    pub viscosity: f32,
-    pub damping: f32,
-    pub spiky2: f32,
-    pub spiky3: f32,
-    pub spiky2_slope: f32,
-    pub spiky3_slope: f32,
-    pub poly6: f32,
-    pub padded: u32,
-    pub inv_cell: f32,
-    pub keep: f32,
 }
 
 /// The uniform `Stage` of sph_sort.wgsl: one merge step of the bitonic sort.
@@ -374,33 +332,10 @@ impl GpuFluid {
     }
 
     /// The uniform for a step of `dt` with `knobs` (sanitised) over `grid`.
-    fn uniform(&self, k: &Knobs, dt: f32, grid: &Grid<2>) -> SphUniform {
-        let kern = Kernels::<2>::new(grid.cell);
-        SphUniform {
-            n: self.n as u32,
-            cols: grid.dims[0] as u32,
-            rows: grid.dims[1] as u32,
-            cells: grid.cells() as u32,
-            cell: grid.cell,
-            width: self.size[0],
-            height: self.size[1],
-            dt,
-            gx: k.gravity * k.gravity_dir[0],
-            gy: k.gravity * k.gravity_dir[1],
-            look: LOOK_AHEAD,
-            target_density: k.target_density,
-            pressure: k.pressure,
-            near_pressure: k.near_pressure,
-            viscosity: k.viscosity,
-            damping: k.wall_damping,
-            spiky2: kern.spiky2,
-            spiky3: kern.spiky3,
-            spiky2_slope: kern.spiky2_slope,
-            spiky3_slope: kern.spiky3_slope,
-            poly6: kern.poly6,
+    fn uniform(&self, k: &Knobs, dt: f32, grid: &Grid<2>) -> StepUniform {
+        StepUniform {
             padded: padded(self.n) as u32,
-            inv_cell: grid.inv_cell,
-            keep: k.keep(dt),
+            ..StepUniform::new(&k.physics(dt), grid, self.size, self.n, dt)
         }
     }
 
@@ -415,11 +350,11 @@ impl GpuFluid {
         if self.n == 0 || dt == 0.0 {
             return Ok(());
         }
-        self.run(&k, dt, true)
+        self.run(&k, dt)
     }
 
-    /// Encode and submit a step (`full`) or only its sort (timed when timing is on).
-    fn run(&mut self, k: &Knobs, dt: f32, full: bool) -> Result<(), GpuError> {
+    /// Encode and submit a step (timed when timing is on).
+    fn run(&mut self, k: &Knobs, dt: f32) -> Result<(), GpuError> {
         let grid = Grid::new(self.size, k.radius);
         let cells = grid.cells();
         self.reserve(self.n, cells);
@@ -428,84 +363,48 @@ impl GpuFluid {
         let (Some(r), kn) = (&self.res, &self.kernels) else {
             return Ok(());
         };
-        let g = &r.groups;
-        let n = self.n;
-        self.ctx
-            .queue
-            .write_buffer(&r.uniform, 0, bytemuck::bytes_of(&u));
-        let sort = crate::sim::particles::hash::gpu::CellSortUniform {
+        let (g, n, q) = (&r.groups, self.n, &self.ctx.queue);
+        q.write_buffer(&r.uniform, 0, bytemuck::bytes_of(&u));
+        let sort_uniform = CellSortUniform {
             n: u.n,
             cells: u.cells,
             ..Default::default()
         };
-        self.ctx
-            .queue
-            .write_buffer(&r.sort_uniform, 0, bytemuck::bytes_of(&sort));
+        q.write_buffer(&r.sort_uniform, 0, bytemuck::bytes_of(&sort_uniform));
         let mut enc = self.ctx.device.create_command_encoder(&Default::default());
-        if self.sort == Sort::Counting {
-            enc.clear_buffer(&r.counts, 0, Some((cells * 4) as u64));
-        }
-        let stamp = |last: bool| self.timing.writes(last);
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("SPH: predict and sort"),
-                timestamp_writes: stamp(false),
-            });
-            kn.predict.dispatch(&mut pass, &g.predict, groups(n));
-            match self.sort {
-                Sort::Counting => {
-                    kn.key_count.dispatch(&mut pass, &g.key_count, groups(n));
-                    kn.cell_sort.encode(&mut pass, &g.cell_sort, n, cells);
-                }
-                Sort::Bitonic => {
-                    let len = padded(n);
-                    kn.key_pairs.dispatch(&mut pass, &g.key_pairs, groups(len));
-                    kn.bitonic_blocks
-                        .dispatch(&mut pass, &g.bitonic_blocks, (len / BLOCK) as u32);
-                    for (_, j, group) in g.stages.iter().filter(|s| s.0 as usize <= len) {
-                        if *j == 0 {
-                            kn.bitonic_local
-                                .dispatch(&mut pass, group, (len / BLOCK) as u32);
-                        } else {
-                            kn.bitonic_global
-                                .dispatch(&mut pass, group, groups(len / 2));
-                        }
+        enc.clear_buffer(&r.counts, 0, Some((cells * 4) as u64));
+        let sort = |pass: &mut wgpu::ComputePass<'_>| match self.sort {
+            Sort::Counting => kn.cell_sort.encode(pass, &g.cell_sort, n, cells),
+            Sort::Bitonic => {
+                let len = padded(n);
+                kn.key_pairs.dispatch(pass, &g.key_pairs, groups(len));
+                kn.bitonic_blocks
+                    .dispatch(pass, &g.bitonic_blocks, (len / BLOCK) as u32);
+                for (_, j, group) in g.stages.iter().filter(|s| s.0 as usize <= len) {
+                    if *j == 0 {
+                        kn.bitonic_local.dispatch(pass, group, (len / BLOCK) as u32);
+                    } else {
+                        kn.bitonic_global.dispatch(pass, group, groups(len / 2));
                     }
-                    kn.pair_starts
-                        .dispatch(&mut pass, &g.pair_starts, groups(n + 1));
                 }
+                kn.pair_starts.dispatch(pass, &g.pair_starts, groups(n + 1));
             }
-            if full {
-                kn.reorder.encode(&mut pass, &g.reorder, n);
+        };
+        let step = Step {
+            kernels: &kn.step,
+            groups: &g.step,
+            reorder: (&kn.reorder, &g.reorder),
+            motion: &r.motion,
+            n,
+        };
+        let (device, collide, solids) = (&self.ctx.device, &self.collide, &mut self.solids);
+        let obstacles = |after, pass: &mut wgpu::ComputePass<'_>| {
+            if let (After::Integrate, Some(solids)) = (after, solids.as_mut()) {
+                let buffers = (&r.uniform, &r.motion.pos, &r.motion.vel);
+                solids.encode(device, collide, buffers, pass, groups(n));
             }
-        }
-        if full {
-            r.motion.copy_sorted(&mut enc, n);
-        }
-        {
-            let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some("SPH: forces and move"),
-                timestamp_writes: stamp(true),
-            });
-            if full {
-                for (kernel, group) in [
-                    (&kn.density, &g.density),
-                    (&kn.forces, &g.forces),
-                    (&kn.moves, &g.moves),
-                ] {
-                    kernel.dispatch(&mut pass, group, groups(n));
-                }
-                if let Some(solids) = &mut self.solids {
-                    solids.encode(
-                        &self.ctx.device,
-                        &self.collide,
-                        (&r.uniform, &r.motion.pos, &r.motion.vel),
-                        &mut pass,
-                        groups(n),
-                    );
-                }
-            }
-        }
+        };
+        step.encode(&mut enc, "SPH", &self.timing, sort, obstacles);
         self.ctx.queue.submit([enc.finish()]);
         self.timing.after_step();
         self.ctx.check()
@@ -542,7 +441,9 @@ impl GpuFluid {
             ..Knobs::default()
         };
         let previous = std::mem::replace(&mut self.sort, sort);
-        let result = self.run(&knobs.sanitized(), 1.0 / 60.0, false);
+        // A whole step: the order and the start table are the sort's (no later stage writes
+        // them).
+        let result = self.run(&knobs.sanitized(), 1.0 / 60.0);
         self.sort = previous;
         result?;
         let grid = Grid::new(size, knobs.sanitized().radius);

@@ -4,12 +4,14 @@
 
 use crate::gpu::kernel::{Kernel, module, storage, uniform};
 use crate::sim::particles::gpu::reorder::{Motion, Reorder, ReorderGroups};
+use crate::sim::particles::gpu::step::{ContainerBindings, StepGroups, StepKernels, StepUniform};
 use crate::sim::particles::hash::gpu::{CellSort, CellSortGroups, CellSortUniform};
-use crate::sim::sph::gpu::{BLOCK, SW, SphUniform, StageUniform, binding};
+use crate::sim::sph::gpu::{BLOCK, SW, StageUniform, binding};
 
 /// The pipelines, built once per device.
 pub(super) struct Pipelines {
-    pub key_count: Kernel,
+    /// The core's step, in the 2D box.
+    pub step: StepKernels,
     pub key_pairs: Kernel,
     /// The core's counting sort by cell.
     pub cell_sort: CellSort,
@@ -17,31 +19,23 @@ pub(super) struct Pipelines {
     pub bitonic_local: Kernel,
     pub bitonic_global: Kernel,
     pub pair_starts: Kernel,
-    pub predict: Kernel,
     /// The core's gather into sorted order, in 2D.
     pub reorder: Reorder,
-    pub density: Kernel,
-    pub forces: Kernel,
-    pub moves: Kernel,
 }
 
 impl Pipelines {
     pub(super) fn new(device: &wgpu::Device) -> Self {
-        let (sort, step) = (module(device, "sph_sort"), module(device, "sph_step"));
+        let sort = module(device, "sph_sort");
         let k = |m: &wgpu::ShaderModule, e| Kernel::new(device, m, e);
         Self {
-            key_count: k(&sort, "key_count"),
+            step: StepKernels::new(device, 2, &[]),
             key_pairs: k(&sort, "key_pairs"),
             cell_sort: CellSort::new(device),
             bitonic_blocks: k(&sort, "bitonic_blocks"),
             bitonic_local: k(&sort, "bitonic_local"),
             bitonic_global: k(&sort, "bitonic_global"),
             pair_starts: k(&sort, "pair_starts"),
-            predict: k(&step, "predict"),
             reorder: Reorder::new(device, 2),
-            density: k(&step, "density_pass"),
-            forces: k(&step, "forces"),
-            moves: k(&step, "move_pass"),
         }
     }
 }
@@ -66,17 +60,13 @@ pub(super) struct Resources {
 }
 
 pub(super) struct Groups {
-    pub key_count: wgpu::BindGroup,
+    pub step: StepGroups,
     pub key_pairs: wgpu::BindGroup,
     pub cell_sort: CellSortGroups,
     pub bitonic_blocks: wgpu::BindGroup,
     pub stages: Vec<StageGroup>,
     pub pair_starts: wgpu::BindGroup,
-    pub predict: wgpu::BindGroup,
     pub reorder: ReorderGroups,
-    pub density: wgpu::BindGroup,
-    pub forces: wgpu::BindGroup,
-    pub moves: wgpu::BindGroup,
 }
 
 /// The bitonic sort's length for `n` particles: a power of two, at least a block.
@@ -86,9 +76,9 @@ pub(super) fn padded(n: usize) -> usize {
 
 impl Resources {
     pub(super) fn new(device: &wgpu::Device, k: &Pipelines, capacity: usize, cells: usize) -> Self {
-        use binding::{sort as so, step as st};
+        use binding::sort as so;
         let u = |label, count: usize| storage(device, label, (count * 4) as u64);
-        let uniform = uniform(device, "SPH: uniform", &SphUniform::default());
+        let uniform = uniform(device, "SPH: uniform", &StepUniform::default());
         let sort_uniform =
             crate::gpu::kernel::uniform(device, "SPH: cell sort", &CellSortUniform::default());
         let motion = Motion::new(device, "SPH", 2, capacity);
@@ -143,23 +133,18 @@ impl Resources {
             })
             .collect();
         let groups = Groups {
-            key_count: k.key_count.bind(
+            step: k.step.bind(
                 device,
-                &[
-                    (so::S, s),
-                    (so::PRED, pred),
-                    (so::KEYS, &keys),
-                    (so::COUNTS, &counts),
-                ],
+                [s, pos, vel, pred, svel, &start, density, &keys, &counts],
+                &ContainerBindings {
+                    buffers: &[],
+                    stages: &[],
+                    passes: &[],
+                },
             ),
             key_pairs: k.key_pairs.bind(
                 device,
-                &[
-                    (so::S, s),
-                    (so::PRED, pred),
-                    (so::KEYS, &keys),
-                    (so::PAIRS, &pairs),
-                ],
+                &[(so::S, s), (so::KEYS, &keys), (so::PAIRS, &pairs)],
             ),
             cell_sort: k.cell_sort.bind(
                 device,
@@ -185,35 +170,7 @@ impl Resources {
                     (so::PAIRS, &pairs),
                 ],
             ),
-            predict: k.predict.bind(
-                device,
-                &[(st::S, s), (st::POS, pos), (st::VEL, vel), (st::PRED, pred)],
-            ),
             reorder: motion.bind_reorder(device, &k.reorder, &sort_uniform, &order),
-            density: k.density.bind(
-                device,
-                &[
-                    (st::S, s),
-                    (st::PRED, pred),
-                    (st::START, &start),
-                    (st::DENSITY, density),
-                ],
-            ),
-            forces: k.forces.bind(
-                device,
-                &[
-                    (st::S, s),
-                    (st::VEL, vel),
-                    (st::PRED, pred),
-                    (st::SVEL, svel),
-                    (st::START, &start),
-                    (st::DENSITY, density),
-                ],
-            ),
-            moves: k.moves.bind(
-                device,
-                &[(st::S, s), (st::POS, pos), (st::VEL, vel), (st::SVEL, svel)],
-            ),
         };
         Self {
             capacity,
