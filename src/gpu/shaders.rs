@@ -38,7 +38,10 @@ pub const PASSES: &[(&str, &str)] = &[
         "obstacle_overlay",
         include_str!("../../shaders/obstacle_overlay.wgsl"),
     ),
-    ("sph_sort", include_str!("../../shaders/sph_sort.wgsl")),
+    (
+        "bitonic_sort",
+        include_str!("../../shaders/bitonic_sort.wgsl"),
+    ),
     ("sph_solids", include_str!("../../shaders/sph_solids.wgsl")),
     ("sph_light", include_str!("../../shaders/sph_light.wgsl")),
     ("cell_sort", include_str!("../../shaders/cell_sort.wgsl")),

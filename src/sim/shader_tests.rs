@@ -18,12 +18,12 @@ use crate::sim::grid::gpu::passes::obstacles::SolidsUniform;
 use crate::sim::grid::gpu::passes::pressure::LevelUniform;
 use crate::sim::grid::gpu::passes::reduce::ReduceUniform;
 use crate::sim::grid::gpu::uniforms::GridUniforms;
-use crate::sim::liquid3d::gpu::resources::GpuBall;
+use crate::sim::liquid3d::gpu::GpuBall;
 use crate::sim::liquid3d::gpu::splat::Splat3dUniform;
+use crate::sim::particles::gpu::bitonic::StageUniform;
 use crate::sim::particles::gpu::sources::{GpuFresh2, GpuFresh3, GpuImpulse, SourcesUniform};
 use crate::sim::particles::gpu::step::StepUniform;
 use crate::sim::particles::hash::gpu::CellSortUniform;
-use crate::sim::sph::gpu::StageUniform;
 use crate::sim::sph::gpu::light::LightUniform;
 use crate::sim::sph::gpu::solids::CollideUniform;
 use std::collections::BTreeMap;
@@ -213,7 +213,7 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
                 w, h, out_w, out_h, cols, rows, steps, alone, dt, aspect, half, sx, sy
             ]
         ),
-        layout!("sph_sort", "Stage", StageUniform, [k, j]),
+        layout!("bitonic_sort", "Stage", StageUniform, [k, j]),
         layout!("sph_solids", "Collide", CollideUniform, [w, h, sx, sy]),
         layout!(
             "particle_sources_2d",
@@ -650,7 +650,10 @@ const BINDINGS: &[(&str, &[crate::gpu::kernel::Binding])] = &[
         "vorticity",
         crate::sim::grid::gpu::passes::vorticity::binding::ALL,
     ),
-    ("sph_sort", crate::sim::sph::gpu::binding::sort::ALL),
+    (
+        "bitonic_sort",
+        crate::sim::particles::gpu::bitonic::binding::ALL,
+    ),
     (
         "particle_step_2d",
         &crate::sim::particles::gpu::step::binding::CORE,

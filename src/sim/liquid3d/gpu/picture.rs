@@ -5,7 +5,6 @@
 //! passes are the CPU model's ([`crate::sim::liquid3d::splat`],
 //! [`crate::display::cpu::raymarch`]) one for one.
 
-use super::resources::Particles;
 use super::splat::{GpuSplat, SplatJob};
 use crate::display::gpu::raymarch::{GpuRayMarch, GpuVolume};
 use crate::display::gpu::{GpuPicture, GpuSource};
@@ -43,13 +42,13 @@ impl LiquidPicture {
         }
     }
 
-    /// Encode and submit a frame of the `n` particles in `particles` (none: an empty tank of
-    /// `size` m) seen in `view`; its serial, or `None` for an empty size or a frame skipped
+    /// Encode and submit a frame of the `n` particles whose positions and colours are in
+    /// `particles` with the floaters' buffer (none: an empty tank of `size` m) seen in `view`; its serial, or `None` for an empty size or a frame skipped
     /// because every staging buffer was busy.
     pub(super) fn encode(
         &mut self,
         ctx: &GpuContext,
-        (particles, n, size): (Option<&Particles>, usize, [f32; 3]),
+        (particles, n, size): (Option<[&wgpu::Buffer; 3]>, usize, [f32; 3]),
         view: &FrameView,
     ) -> Option<u64> {
         let (w, h) = view.size;
@@ -59,10 +58,10 @@ impl LiquidPicture {
         let (device, queue) = (&ctx.device, &ctx.queue);
         let mut encoder = device.create_command_encoder(&Default::default());
         match particles {
-            Some(p) => {
+            Some([pos, color, balls]) => {
                 let job = SplatJob {
-                    particles: (&p.motion.pos, &p.motion.color, n),
-                    floaters: (&p.balls, view.colours),
+                    particles: (pos, color, n),
+                    floaters: (balls, view.colours),
                     size,
                     target_density: view.target_density,
                     voxel: view.voxel,

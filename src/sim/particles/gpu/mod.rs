@@ -2,6 +2,8 @@
 //! (`shaders/particle_<stage>.wgsl` after `particle_dim2.wgsl` or `particle_dim3.wgsl`, see
 //! [`crate::gpu::kernel::particle_module`]) and driven from here.
 
+pub mod bitonic;
+pub mod driver;
 pub mod reorder;
 pub mod sources;
 pub mod step;

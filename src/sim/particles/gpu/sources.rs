@@ -84,7 +84,9 @@ impl From<&Impulse> for GpuImpulse {
     }
 }
 
-/// The struct `Fresh` of particle_sources.wgsl in 2D: a new particle.
+/// The struct `Fresh` of particle_sources.wgsl in 2D: a new particle (the driver writes its
+/// floats in this order, [`super::driver`]).
+#[cfg(test)]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuFresh2 {
@@ -96,6 +98,7 @@ pub struct GpuFresh2 {
 
 /// The struct `Fresh` of particle_sources.wgsl in 3D (positions and velocities are stored as
 /// `vec4`, the fourth component unused).
+#[cfg(test)]
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default, bytemuck::Pod, bytemuck::Zeroable)]
 pub struct GpuFresh3 {
@@ -128,8 +131,8 @@ impl SourceKernels {
 pub type Buffers<'a> = (&'a wgpu::Buffer, &'a wgpu::Buffer, &'a wgpu::Buffer);
 
 /// The sources' buffers, and bind groups tied to the particles' buffers (built again only
-/// when those or these grow). `F` is the dimension's `Fresh` ([`GpuFresh2`], [`GpuFresh3`]).
-pub struct Sources<F> {
+/// when those or these grow).
+pub struct Sources {
     /// The fluid's name in the passes' labels.
     name: &'static str,
     uniform: wgpu::Buffer,
@@ -137,22 +140,25 @@ pub struct Sources<F> {
     impulse_cap: usize,
     fresh: wgpu::Buffer,
     fresh_cap: usize,
+    /// Floats of one new particle (`Fresh`: 8 in 2D, 12 in 3D).
+    fresh_floats: usize,
     groups: Option<[wgpu::BindGroup; 3]>,
-    _fresh: std::marker::PhantomData<F>,
 }
 
-impl<F: bytemuck::Pod> Sources<F> {
-    pub fn new(device: &wgpu::Device, name: &'static str) -> Self {
+impl Sources {
+    /// The sources of particles in `dim` dimensions, their work labelled `name`.
+    pub fn new(device: &wgpu::Device, name: &'static str, dim: usize) -> Self {
         let (impulse_cap, fresh_cap) = (64, 512);
+        let fresh_floats = if dim == 2 { 8 } else { 12 };
         Self {
             name,
             uniform: uniform(device, name, &SourcesUniform::default()),
             impulse: storage(device, name, (impulse_cap * size_of::<GpuImpulse>()) as u64),
             impulse_cap,
-            fresh: storage(device, name, (fresh_cap * size_of::<F>()) as u64),
+            fresh: storage(device, name, (fresh_cap * fresh_floats * 4) as u64),
             fresh_cap,
+            fresh_floats,
             groups: None,
-            _fresh: std::marker::PhantomData,
         }
     }
 
@@ -239,21 +245,23 @@ impl<F: bytemuck::Pod> Sources<F> {
     }
 
     /// Give the `recycle` oldest of the `n` particles' slots (serial numbers from `oldest`)
-    /// to the first of `fresh`, and put the rest after the `n` (the buffers hold them).
+    /// to the first of `fresh` (`Fresh` structs' floats, one after another), and put the rest
+    /// after the `n` (the buffers hold them).
     pub fn add(
         &mut self,
         ctx: &GpuContext,
         k: &SourceKernels,
         buffers: Buffers<'_>,
         (n, recycle, oldest): (usize, usize, u32),
-        fresh: &[F],
+        fresh: &[f32],
     ) {
-        if fresh.is_empty() {
+        let count = fresh.len() / self.fresh_floats;
+        if count == 0 {
             return;
         }
-        if fresh.len() > self.fresh_cap {
-            self.fresh_cap = fresh.len().next_power_of_two();
-            let bytes = (self.fresh_cap * size_of::<F>()) as u64;
+        if count > self.fresh_cap {
+            self.fresh_cap = count.next_power_of_two();
+            let bytes = (self.fresh_cap * self.fresh_floats * 4) as u64;
             self.fresh = storage(&ctx.device, self.name, bytes);
             self.groups = None;
         }
@@ -261,7 +269,7 @@ impl<F: bytemuck::Pod> Sources<F> {
         q.write_buffer(&self.fresh, 0, bytemuck::cast_slice(fresh));
         let u = SourcesUniform {
             n: n as u32,
-            count: fresh.len() as u32,
+            count: count as u32,
             recycle: recycle as u32,
             oldest,
         };
@@ -279,7 +287,7 @@ impl<F: bytemuck::Pod> Sources<F> {
                 pass.set_bind_group(0, rec, &[]);
                 pass.dispatch_workgroups(groups(n), 1, 1);
             }
-            let rest = fresh.len() - recycle;
+            let rest = count - recycle;
             if rest > 0 {
                 pass.set_pipeline(&k.append.pipeline);
                 pass.set_bind_group(0, app, &[]);

@@ -192,7 +192,7 @@ impl GpuSphModel {
     }
 
     /// The particles, read back (waits for the GPU): for tests and benches.
-    pub fn read_fluid(&self) -> Fluid {
+    pub fn read_fluid(&mut self) -> Fluid {
         let mut fluid = Fluid::new(1.0);
         self.fluid.download(&mut fluid);
         fluid

@@ -1,4 +1,4 @@
-// sph_sort.wgsl: the 2D particle fluid's second way of sorting the particles by cell (the
+// bitonic_sort.wgsl: the particle core's second way of sorting the particles by cell (the
 // first is the core's counting sort, cell_sort.wgsl): the keys the predict stage wrote
 // (particle_step.wgsl), the particles sorted by key, and the start table (the particles of
 // cell c are sorted indices start[c]..start[c + 1]), giving the CPU's order exactly (sorted by
