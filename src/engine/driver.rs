@@ -395,7 +395,7 @@ impl Driver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sim::sph::cpu::model::SphModel;
+    use crate::sim::sph::model::SphModel;
 
     /// The particle budget set while paused holds for what the mouse pours then (a step of
     /// no time carries it), not only from the next step on.

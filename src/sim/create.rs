@@ -54,12 +54,11 @@ pub fn create_model(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), Cpu
 /// The particle fluid for `spec`: on the GPU when `spec.backend` allows and one works, else
 /// on the CPU.
 fn create_particles(spec: &ModelSpec) -> Result<(Box<dyn Model>, ModelInfo), CpuError> {
-    use super::sph::cpu::model::{DEFAULT_BUDGET, SphModel};
-    use super::sph::gpu::model::GpuSphModel;
+    use super::sph::model::{DEFAULT_BUDGET, SphModel};
     let mut fallback = None;
     if spec.backend != Backend::Cpu {
         match GpuContext::new(&gpu_options(spec))
-            .and_then(|ctx| GpuSphModel::new(ctx, spec.cells, DEFAULT_BUDGET))
+            .and_then(|ctx| SphModel::on_gpu(ctx, spec.cells, DEFAULT_BUDGET))
         {
             Ok(model) => {
                 let info = ModelInfo {

@@ -3,9 +3,10 @@
 //!
 //! A model takes model-neutral sources and forces ([`Splat`]s, in canvas units), advances by
 //! [`StepInput`], renders frames through a [`Look`], and reports its status. Three fluids
-//! implement it: the grid fluid (`grid::model::GridModel`, over either grid `Solver`) and the
-//! particle fluid (`sph::cpu::model::SphModel`, `sph::gpu::model::GpuSphModel`), each on the
-//! CPU and the GPU, and the 3D liquid (`liquid3d::model::Liquid3dModel`, on the CPU).
+//! implement it, each a model over a CPU or a GPU backend: the grid fluid
+//! (`grid::model::GridModel`, over either grid `Solver`), the particle fluid
+//! (`sph::model::SphModel`, over either `FluidBackend`) and the 3D liquid
+//! (`liquid3d::model::Liquid3dModel`, over either `LiquidBackend`).
 
 use super::obstacles::Mask;
 use super::{Activity, StepInput};

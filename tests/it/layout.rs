@@ -563,7 +563,7 @@ fn a_fluids_gpu_side_does_not_reach_into_its_cpu_side() {
             "sim/sph/gpu/light.rs",
             "use crate::sim::sph::cpu::light::Footprint;",
         ),
-        ("sim/sph/gpu/mod.rs", "use super::cpu::model::SphModel;"),
+        ("sim/sph/gpu/mod.rs", "use super::cpu::CpuFluid;"),
         (
             "sim/sph/gpu/light.rs",
             "use super::{super::cpu::light::Light};",

@@ -6,7 +6,7 @@ use dyeflow::fluid::{Liquid, Splat, SplatShape};
 use dyeflow::sim::StepInput;
 use dyeflow::sim::model::Model;
 use dyeflow::sim::obstacles::{Layout, Mask};
-use dyeflow::sim::sph::cpu::model::SphModel;
+use dyeflow::sim::sph::model::SphModel;
 use dyeflow::sim::sph::{Fluid, Knobs, SUBSTEP_S};
 
 /// The settled checks' liquid: twice the source's stiffness (a pool 2.5 units deep is
@@ -214,7 +214,7 @@ fn the_mouse_pulls_and_pushes() {
         m
     };
     let centre = [0.8, 0.1];
-    let mean_distance = |m: &SphModel| {
+    let mean_distance = |m: &mut SphModel| {
         let near: Vec<f32> = m
             .fluid()
             .pos
@@ -242,9 +242,9 @@ fn the_mouse_pulls_and_pushes() {
         }
     }
     let (s, pl, ps) = (
-        mean_distance(&still),
-        mean_distance(&pulled),
-        mean_distance(&pushed),
+        mean_distance(&mut still),
+        mean_distance(&mut pulled),
+        mean_distance(&mut pushed),
     );
     assert!(pl < 0.8 * s, "pulled: {pl} against {s}");
     assert!(ps > 1.1 * s, "pushed: {ps} against {s}");

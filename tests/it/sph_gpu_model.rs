@@ -13,15 +13,14 @@ use dyeflow::sim::create_model;
 use dyeflow::sim::model::{Backend, Kind, Model, ModelSpec};
 use dyeflow::sim::obstacles::{Layout, Mask};
 use dyeflow::sim::sph::Fluid;
-use dyeflow::sim::sph::cpu::model::SphModel;
-use dyeflow::sim::sph::gpu::model::GpuSphModel;
+use dyeflow::sim::sph::model::SphModel;
 use dyeflow::sim::{GpuOptions, StepInput};
 
 const CELLS: (usize, usize) = (64, 36);
 
-fn gpu_model(budget: usize) -> Option<GpuSphModel> {
+fn gpu_model(budget: usize) -> Option<SphModel> {
     let ctx = common::gpu_context()?;
-    Some(GpuSphModel::new(ctx, CELLS, budget).expect("a GPU particle model"))
+    Some(SphModel::on_gpu(ctx, CELLS, budget).expect("a GPU particle model"))
 }
 
 fn cpu_model(budget: usize) -> SphModel {
@@ -234,7 +233,7 @@ fn the_gpu_model_follows_the_cpu_model() {
         gpu.advance(&params(1.0 / 60.0, 600));
     }
     assert!(gpu.failure().is_none(), "{:?}", gpu.failure());
-    let (c, g) = (cpu.fluid().clone(), gpu.read_fluid());
+    let (c, g) = (cpu.fluid().clone(), gpu.fluid().clone());
     assert_eq!(g.len(), c.len(), "particle counts");
     assert!(c.len() > 100, "the notes made particles: {}", c.len());
     let key = |f: &Fluid| {
@@ -272,11 +271,11 @@ fn a_lowered_budget_keeps_the_newest_particles() {
     gpu.advance(&params(0.0, 2000));
     gpu.inject(&[note(1.2, 0.5, [0.0, 1.0, 0.0])]);
     gpu.advance(&params(0.0, 2000));
-    let before = gpu.read_fluid();
+    let before = gpu.fluid().clone();
     let greens = before.color.iter().filter(|c| c[1] == 1.0).count();
     assert!(greens > 10 && before.len() > greens, "{}", before.len());
     gpu.advance(&params(1.0 / 60.0, greens as u32));
-    let after = gpu.read_fluid();
+    let after = gpu.fluid().clone();
     assert_eq!(after.len(), greens, "the budget holds");
     assert!(
         after.color.iter().all(|c| *c == [0.0, 1.0, 0.0]),
@@ -303,7 +302,7 @@ fn a_restored_liquid_keeps_its_particles_until_the_budget_says() {
     big.set_fluid(f);
     assert_eq!(big.fluid().len(), 2400);
     assert!(gpu.restore(&big.snapshot()));
-    let got = gpu.read_fluid();
+    let got = gpu.fluid().clone();
     assert_eq!(got.len(), 2400, "all carried over");
     let serials = |f: &Fluid| {
         let mut s = f.birth.clone();
@@ -316,7 +315,11 @@ fn a_restored_liquid_keeps_its_particles_until_the_budget_says() {
     assert_eq!(back.fluid().len(), 2400);
     assert_eq!(serials(back.fluid()), serials(big.fluid()));
     gpu.advance(&params(1.0 / 60.0, 1000));
-    assert_eq!(gpu.read_fluid().len(), 1000, "the step's budget trims it");
+    assert_eq!(
+        gpu.fluid().clone().len(),
+        1000,
+        "the step's budget trims it"
+    );
 }
 
 /// The rest probe answers without waiting (a later call returns an earlier call's tag), says
@@ -337,7 +340,7 @@ fn the_rest_probe_reads_back_without_waiting() {
         },
         ..params(1.0 / 60.0, 100)
     };
-    let probe = |gpu: &mut GpuSphModel, moving: bool| {
+    let probe = |gpu: &mut SphModel, moving: bool| {
         let mut f = Fluid::new(CELLS.0 as f32 / CELLS.1 as f32);
         for k in 0..40 {
             let v = if moving { [3.0, 0.0] } else { [0.0, 0.0] };

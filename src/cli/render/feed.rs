@@ -245,7 +245,7 @@ fn at_offset(event: &NoteEvent<()>, offset: u32) -> Option<NoteEvent<()>> {
 mod tests {
     use super::*;
     use crate::params::modulation::{Lfo, Modulation, Route, Shape, Source};
-    use crate::sim::sph::cpu::model::SphModel;
+    use crate::sim::sph::model::SphModel;
 
     /// The seconds between a tempo-synced one-beat saw's restarts in what the simulation is
     /// told, played from a file with `tempo` (none: no transport).

@@ -4,8 +4,8 @@
 //! their velocities, gravity, and walls that bounce with damping: the particle core's step
 //! ([`crate::sim::particles::step`], which says how each pair's push is kept equal and
 //! opposite) in a box with nothing but its walls. This module is the box's configuration: its
-//! knobs, its size, the CPU model ([`cpu`]), the GPU one ([`gpu`]), solids ([`solids`]) and
-//! sources ([`sources`]).
+//! knobs, its size, its model ([`model`]) over the CPU ([`cpu`]) or the GPU ([`gpu`]), solids
+//! ([`solids`]) and sources ([`sources`]).
 //!
 //! # Units
 //! Lengths are in box units: the box is [`BOX_HEIGHT`] tall (the source's scale, so its tuned
@@ -14,8 +14,10 @@
 
 use crate::kernels::portable::Portable;
 
+pub mod backend;
 pub mod cpu;
 pub mod gpu;
+pub mod model;
 pub(in crate::sim) mod shared;
 pub mod solids;
 pub mod sources;

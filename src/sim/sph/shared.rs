@@ -1,5 +1,5 @@
-//! What the particle fluid's two models (the CPU's [`super::cpu::model::SphModel`] and the
-//! GPU's [`super::gpu::model::GpuSphModel`]) share: their sizes and budgets, the knobs a step's
+//! What the particle fluid's model ([`super::model::SphModel`]) and its two backends (the
+//! CPU's and the GPU's) share: their sizes and budgets, the knobs a step's
 //! liquid gives, the queue of sources, sub-steps, the obstacles on the model's grid, a
 //! particle's footprint in the light, the snapshot one hands the other, and how still the
 //! liquid is.

@@ -8,8 +8,8 @@
 //! particles and [`GpuFluid::download`] reads them back (tests, statistics). With obstacles
 //! ([`GpuFluid::set_solids`]) each step ends with the collisions of `shaders/sph_solids.wgsl`.
 
+pub mod backend;
 pub mod light;
-pub mod model;
 pub mod solids;
 
 use crate::gpu::{GpuContext, GpuError};

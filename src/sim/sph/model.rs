@@ -1,5 +1,7 @@
 //! The particle fluid as a [`Model`]: the engine, the editor and the renderer drive it exactly
-//! as they drive the grid fluid.
+//! as they drive the grid fluid. The model owns what the frame asks for (its knobs, budget,
+//! sources, obstacles and picture size) and drives its particles' home, the CPU's or the GPU's
+//! ([`FluidBackend`]).
 //!
 //! - **Sources.** A splat with dye (a note) becomes a burst of new particles in its colour,
 //!   spread over its disc, moving with its force plus an outward kick; the box holds at most
@@ -7,7 +9,7 @@
 //!   dye (an onset, the level's push, the beat) is a shock: it pushes the particles within
 //!   twice its radius along its force, fading with distance.
 //! - **Steps.** Each advance runs fixed sub-steps of at most [`crate::sim::sph::SUBSTEP_S`] (three a frame at 60
-//!   frames a second, as in the source), with the step's liquid knobs ([`Liquid`]: gravity,
+//!   frames a second, as in the source), with the step's liquid knobs ([`crate::fluid::Liquid`]: gravity,
 //!   already turned by the tilt and the music's swing, stiffness, viscosity, bounce, budget)
 //!   and drag.
 //! - **Picture.** The surface look: each particle's colour is splatted with a smooth kernel
@@ -16,85 +18,94 @@
 //!   the frame's resolution. Either is drawn through the display's picture
 //!   ([`crate::display`]: exposure, tone, bloom, shading, palettes). In the "velocity hue" colour mode
 //!   particles take the source's speed gradient (blue, white, red) instead of their colour.
-//! - **Obstacles** are drawn and kept with the model, and the particles collide with them
-//!   ([`crate::sim::sph::solids`]).
+//! - **Obstacles** are drawn and kept with the model (drawn over the frame by the CPU's pass
+//!   on either backend, so the two draw them bit for bit the same), and the particles collide
+//!   with them ([`crate::sim::sph::solids`]).
 //! - **Rest.** The model counts as still once 95 % of its particles barely move (see
 //!   [`SphModel::probe_activity`]), so the engine stops stepping a settled pool.
 
-use crate::display::cpu::colorize::Source;
 use crate::display::cpu::obstacle_overlay;
 use crate::display::cpu::picture::HeldFrame;
-use crate::display::cpu::picture::Picture;
-use crate::fluid::{ColorMode, Liquid, Look, Splat};
-use crate::gpu::GpuError;
+use crate::fluid::{Look, ObstacleStyle, Splat};
+use crate::gpu::{GpuContext, GpuError};
 use crate::sim::CpuError;
 use crate::sim::model::{Model, Resolution, Snapshot};
 use crate::sim::obstacles::Mask;
-use crate::sim::sph::cpu::light::Light;
+use crate::sim::sph::backend::{FluidBackend, FrameJob};
+use crate::sim::sph::cpu::CpuFluid;
+use crate::sim::sph::gpu::backend::GpuBackend;
 use crate::sim::sph::shared::*;
 pub use crate::sim::sph::shared::{DEFAULT_BUDGET, LIQUID_STILL};
-use crate::sim::sph::solids::Solids;
 use crate::sim::sph::sources::{Action, Planner};
 use crate::sim::sph::{BOX_HEIGHT, Fluid, Knobs};
 use crate::sim::{Activity, StepInput};
 
-/// The particle fluid (SPH) on the CPU, as a [`Model`].
+/// The particle fluid (SPH), as a [`Model`], on the CPU or the GPU.
 pub struct SphModel {
-    fluid: Fluid,
+    backend: Box<dyn FluidBackend>,
+    /// "cpu" or "gpu", and its device: the CPU's worker threads, the GPU's adapter.
+    name: &'static str,
+    threads: usize,
+    adapter: String,
     knobs: Knobs,
     budget: usize,
     /// The model's resolution.
     cells: (usize, usize),
-    pool: rayon::ThreadPool,
     pending: Vec<Splat>,
-    obstacles: Option<Mask>,
-    /// The obstacles the particles collide with.
-    solids: Option<Solids>,
-    picture: Picture,
-    /// The liquid's light.
-    light: Light,
-    /// Zero velocity faces for the colour stage's source.
-    still: Vec<f32>,
-    frame: HeldFrame,
     planner: Planner,
-    /// The particles (serial number and place, by serial number) at the last activity
-    /// probe, and the simulated seconds since.
-    probe: Vec<(u64, [f32; 2])>,
+    obstacles: Option<Mask>,
+    /// A frame drawn at once (a backend that does not draw in the background).
+    frame: HeldFrame,
+    /// How the frame last requested draws the obstacles.
+    overlay_style: ObstacleStyle,
+    /// Simulated seconds since the last rest probe's measurement began.
     since_probe: f32,
 }
 
 impl SphModel {
-    /// A model whose picture grid is `cells` (the canvas' shape), on `threads` workers (0:
-    /// one per core), holding at most `budget` particles (clamped to 1..=[`crate::sim::sph::MAX_PARTICLES`]).
+    /// A model on the CPU whose picture grid is `cells` (the canvas' shape), on `threads`
+    /// workers (0: one per core), holding at most `budget` particles (clamped to
+    /// 1..=[`crate::sim::sph::MAX_PARTICLES`]).
     pub fn new(cells: (usize, usize), threads: usize, budget: usize) -> Result<Self, CpuError> {
         let cells = model_cells(cells);
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .thread_name(|i| format!("dyeflow-sph-{i}"))
-            .build()
-            .map_err(|source| CpuError::Threads { threads, source })?;
-        Ok(Self {
-            fluid: Fluid::new(cells.0 as f32 / cells.1 as f32),
+        let cpu = CpuFluid::new(empty(cells), threads)?;
+        let threads = cpu.threads();
+        let mut m = Self::with_backend(Box::new(cpu), cells, budget);
+        (m.name, m.threads) = ("cpu", threads);
+        Ok(m)
+    }
+
+    /// The same on `ctx`'s device.
+    pub fn on_gpu(ctx: GpuContext, cells: (usize, usize), budget: usize) -> Result<Self, GpuError> {
+        let cells = model_cells(cells);
+        let gpu = GpuBackend::new(ctx, &empty(cells))?;
+        let adapter = gpu.adapter_name();
+        let mut m = Self::with_backend(Box::new(gpu), cells, budget);
+        (m.name, m.adapter) = ("gpu", adapter);
+        Ok(m)
+    }
+
+    fn with_backend(backend: Box<dyn FluidBackend>, cells: (usize, usize), budget: usize) -> Self {
+        Self {
+            backend,
+            name: "cpu",
+            threads: 0,
+            adapter: String::new(),
             knobs: Knobs::default(),
             budget: budget.clamp(1, crate::sim::sph::MAX_PARTICLES),
             cells,
-            pool,
             pending: Vec::new(),
-            obstacles: None,
-            solids: None,
-            picture: Picture::default(),
-            light: Light::default(),
-            still: Vec::new(),
-            frame: HeldFrame::default(),
             planner: Planner::default(),
-            probe: Vec::new(),
+            obstacles: None,
+            frame: HeldFrame::default(),
+            overlay_style: ObstacleStyle::default(),
             since_probe: 0.0,
-        })
+        }
     }
 
-    /// The particles.
-    pub fn fluid(&self) -> &Fluid {
-        &self.fluid
+    /// The particles (the GPU's read back, waiting for it).
+    pub fn fluid(&mut self) -> &Fluid {
+        self.backend.fluid()
     }
 
     /// Take `fluid`'s particles, its box scaled to this model's (at most the budget: the
@@ -111,38 +122,53 @@ impl SphModel {
             obstacles: self.obstacles.clone(),
         });
         self.restore(&snapshot);
-        let excess = self.fluid.len().saturating_sub(self.budget);
-        self.fluid.remove_oldest(excess);
+        self.backend.act(&[], self.budget);
     }
 
-    /// The worker threads.
+    /// The CPU's worker threads (0 on the GPU).
     pub fn threads(&self) -> usize {
-        self.pool.current_num_threads()
+        self.threads
     }
 
-    /// Take the step's liquid knobs; a smaller budget recycles the oldest particles at once.
-    fn set_liquid(&mut self, liquid: &Liquid) {
-        (self.knobs, self.budget) = liquid_knobs(liquid);
-        let excess = self.fluid.len().saturating_sub(self.budget);
-        self.fluid.remove_oldest(excess);
+    /// The GPU's adapter (empty on the CPU).
+    pub fn adapter_name(&self) -> String {
+        self.adapter.clone()
     }
 
-    /// Apply the queued sources, in order: bursts of particles and impulses.
-    fn apply_sources(&mut self) {
-        let actions: Vec<Action> = self
-            .pending
-            .iter()
-            .filter_map(|s| self.planner.plan(s, &self.knobs, self.budget))
-            .collect();
-        self.pending.clear();
-        let (fluid, budget) = (&mut self.fluid, self.budget);
-        self.pool.install(|| fluid.act(&actions, budget));
+    /// The box's size.
+    fn size(&self) -> [f32; 2] {
+        empty(self.cells).size()
     }
+
+    /// What a `width x height` frame in `look` draws.
+    fn job<'a>(&self, look: &'a Look, width: usize, height: usize) -> FrameJob<'a> {
+        FrameJob {
+            look,
+            width,
+            height,
+            target_density: self.knobs.target_density,
+            model_rows: self.cells.1,
+        }
+    }
+
+    /// Draw the obstacles over a finished frame in `style`, from the model's mask.
+    fn overlay(&self, style: ObstacleStyle, width: usize, height: usize, out: &mut [u8]) {
+        if let Some(mask) = &self.obstacles
+            && out.len() == width * height * 4
+        {
+            obstacle_overlay::draw(mask, style, out, width, height);
+        }
+    }
+}
+
+/// An empty box for a model of `cells`.
+fn empty(cells: (usize, usize)) -> Fluid {
+    Fluid::new(cells.0 as f32 / cells.1 as f32)
 }
 
 impl Model for SphModel {
     fn backend(&self) -> &'static str {
-        "cpu"
+        self.name
     }
 
     fn resolution(&self) -> Resolution {
@@ -157,29 +183,29 @@ impl Model for SphModel {
     }
 
     fn advance(&mut self, params: &StepInput) {
-        self.set_liquid(&params.liquid);
-        self.apply_sources();
-        let Some((steps, sub)) = substeps(params.dt).filter(|_| !self.fluid.is_empty()) else {
+        // The step's liquid knobs; a smaller budget recycles the oldest particles at once.
+        (self.knobs, self.budget) = liquid_knobs(&params.liquid);
+        self.backend.act(&[], self.budget);
+        let actions: Vec<Action> = self
+            .pending
+            .drain(..)
+            .filter_map(|s| self.planner.plan(&s, &self.knobs, self.budget))
+            .collect();
+        self.backend.act(&actions, self.budget);
+        let Some((steps, sub)) = substeps(params.dt).filter(|_| !self.backend.is_empty()) else {
             return;
         };
         self.since_probe += sub * steps as f32;
-        let knobs = self.knobs;
-        let (fluid, solids) = (&mut self.fluid, self.solids.as_ref());
-        self.pool.install(|| {
-            for _ in 0..steps {
-                fluid.step(&knobs, sub);
-                if let Some(solids) = solids {
-                    solids.collide(fluid, sub, knobs.wall_damping);
-                }
-            }
-        });
+        self.backend.step(&self.knobs, sub, steps);
     }
 
     fn set_effort(&mut self, _sweeps: u32) {}
 
     fn reset(&mut self) {
         self.pending.clear();
-        self.fluid.clear();
+        let mut fresh = empty(self.cells);
+        fresh.births = self.backend.fluid().births;
+        self.backend.set_fluid(fresh);
     }
 
     fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
@@ -187,70 +213,57 @@ impl Model for SphModel {
         if width == 0 || height == 0 {
             return;
         }
-        let size = light_size(self.fluid.size(), self.cells.1, look.liquid, height);
-        self.light.draw(
-            (&self.fluid, self.knobs.target_density),
-            size,
-            look.liquid,
-            look.color_mode == ColorMode::VelocityHue,
-            &self.pool,
-        );
-        let (w, h) = size;
-        let dye_look = light_look(look);
-        let planes = &self.light.planes;
-        let src = Source::dye(w, h, &mut self.still, [&planes[0], &planes[1], &planes[2]]);
-        let picture = &mut self.picture;
-        self.pool
-            .install(|| picture.render(&src, &dye_look, width, height, out));
-        if let Some(mask) = &self.obstacles {
-            obstacle_overlay::draw(mask, look.obstacles, out, width, height);
-        }
+        let job = self.job(look, width, height);
+        self.backend.render(&job, out);
+        self.overlay(look.obstacles, width, height, out);
     }
 
     fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
+        if width == 0 || height == 0 {
+            return false;
+        }
+        self.overlay_style = look.obstacles;
+        let job = self.job(look, width, height);
+        if let Some(started) = self.backend.request_frame(&job) {
+            return started;
+        }
         let mut frame = std::mem::take(&mut self.frame);
-        frame.fill(width, height, |out| self.render(look, width, height, out));
+        frame.fill(width, height, |out| self.backend.render(&job, out));
         self.frame = frame;
         true
     }
 
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
-        self.frame.take(out)
+        let (w, h) = match self.frame.take(out) {
+            Some(size) => size,
+            None => self.backend.take_frame(out)?,
+        };
+        self.overlay(self.overlay_style, w, h, out);
+        Some((w, h))
     }
 
     /// The liquid's activity: how far its particles moved since the last probe. A liquid
     /// under gravity never quite rests (a few particles keep creeping and jittering in a pool
     /// that looks still), so it counts as still once 95 % of its particles move slower than
     /// [`LIQUID_STILL`] on average over the probe's window; then its speed reads 0, else the
-    /// 95th percentile's speed. New particles or pending sources count as motion.
+    /// 95th percentile's speed. New particles or pending sources count as motion. On the GPU
+    /// the places are read back without waiting: a call returns what an earlier one started.
     fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
         if !self.pending.is_empty() {
             return Some((tag, liquid_activity(1.0)));
         }
-        if self.fluid.is_empty() {
-            self.probe.clear();
-            return Some((tag, empty_activity()));
-        }
-        let f = &self.fluid;
-        let mut now: Vec<(u64, [f32; 2])> =
-            f.birth.iter().copied().zip(f.pos.iter().copied()).collect();
-        now.sort_unstable_by_key(|x| x.0);
-        let speed = rest_speed(&now, &self.probe, self.since_probe);
-        self.probe = now;
-        self.since_probe = 0.0;
-        Some((tag, liquid_activity(speed)))
+        self.backend.probe(tag, &mut self.since_probe)
     }
 
     fn failure(&self) -> Option<GpuError> {
-        None
+        self.backend.failure()
     }
 
     fn set_obstacles(&mut self, mask: Option<&Mask>) {
         self.obstacles = model_mask(mask, self.cells);
-        self.solids = self
-            .obstacles
-            .as_ref()
-            .and_then(|m| solids(m, self.fluid.size()));
+        let size = self.size();
+        let solids = self.obstacles.as_ref().and_then(|m| solids(m, size));
+        self.backend.set_solids(solids);
     }
 
     fn obstacles(&self) -> Option<&Mask> {
@@ -259,7 +272,7 @@ impl Model for SphModel {
 
     fn snapshot(&mut self) -> Snapshot {
         Snapshot::new(SphSnapshot {
-            fluid: self.fluid.clone(),
+            fluid: self.backend.fluid().clone(),
             obstacles: self.obstacles.clone(),
         })
     }
@@ -268,8 +281,7 @@ impl Model for SphModel {
         let Some(s) = snapshot.get::<SphSnapshot>() else {
             return false;
         };
-        let fresh = carried(&s.fluid, self.fluid.size()[0]);
-        self.fluid = fresh;
+        self.backend.set_fluid(carried(&s.fluid, self.size()[0]));
         self.set_obstacles(s.obstacles.as_ref());
         true
     }
@@ -278,6 +290,7 @@ impl Model for SphModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fluid::Liquid;
     use crate::fluid::SplatShape;
     use crate::sim::model_tests::{broken_splats, broken_steps, note, shock};
 
@@ -318,7 +331,8 @@ mod tests {
         let n = m.fluid().len();
         // The disc's area at half the target density: pi 0.5² 55 / 2 = 21.6.
         assert!((15..=30).contains(&n), "{n}");
-        for (p, c) in m.fluid().pos.iter().zip(&m.fluid().color) {
+        let f = m.fluid();
+        for (p, c) in f.pos.iter().zip(&f.color) {
             assert_eq!(*c, [1.0, 0.0, 0.0]);
             let d = (p[0] - 4.0).hypot(p[1] - 6.0);
             assert!(d <= 0.5 + 1e-4, "{p:?} is {d} from the note");
@@ -486,7 +500,7 @@ mod tests {
     /// The largest canvases keep their shape (both sides scaled alike), and so does the box.
     #[test]
     fn huge_canvases_keep_their_shape() {
-        let m = SphModel::new((4779, 2048), 1, 100).expect("a model");
+        let mut m = SphModel::new((4779, 2048), 1, 100).expect("a model");
         let (w, h) = m.resolution().cells;
         assert!(w <= 4096 && h <= 4096, "{w} x {h}");
         let want = 4779.0 / 2048.0;

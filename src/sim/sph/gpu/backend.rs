@@ -1,35 +1,34 @@
-//! The particle fluid on the GPU as a [`Model`]: the same sources, steps, light and rest as
-//! the CPU's [`crate::sim::sph::cpu::model::SphModel`], with the particles living on the GPU.
+//! The particle fluid on the GPU as a [`FluidBackend`]: the same sources, steps, light and rest
+//! as the CPU's [`crate::sim::sph::cpu::CpuFluid`], with the particles living on the GPU.
 //!
 //! - **Steps**: [`GpuFluid`] (sort, density, forces, move, drag and collisions), at most
 //!   [`MAX_STEPS_IN_FLIGHT`] advances queued before the oldest is waited for.
-//! - **Sources**: the same [`Planner`] turns splats into impulses and bursts; impulses in a row
-//!   go to the GPU together, bursts recycle the oldest particles there.
+//! - **Sources**: impulses in a row go to the GPU together, bursts recycle the oldest
+//!   particles there.
 //! - **Picture**: the light is splatted on the GPU (`shaders/sph_light.wgsl`) into a field of
 //!   light, which the display's [`GpuPicture`] colours and tones (bloom, rays, shading,
 //!   palettes) into the frame, read back without waiting as the grid fluid's are; the
-//!   obstacles are drawn over it from the model's mask, as on the CPU. A new light size (the
+//!   model draws the obstacles over it, as on the CPU. A new light size (the
 //!   discs look follows the frame's height, in steps of 32 rows) makes a new field.
 //! - **Rest**: the particles' places and serial numbers are copied into a staging buffer and
 //!   read back without waiting; the measure is the CPU model's ([`rest_speed`]).
 //! - **Seldom**: a lowered budget and a snapshot wait for a round trip through the CPU.
 
 use crate::display::gpu::{GpuPicture, GpuSource};
-use crate::fluid::{ColorMode, Look, ObstacleStyle, Splat};
+use crate::fluid::ColorMode;
 use crate::gpu::kernel::storage;
 use crate::gpu::serial::serial_from_f32;
 use crate::gpu::{GpuContext, GpuError, bytes_f32};
-use crate::sim::model::{Model, Resolution, Snapshot};
-use crate::sim::obstacles::Mask;
+use crate::sim::Activity;
+use crate::sim::sph::backend::{FluidBackend, FrameJob};
 use crate::sim::sph::gpu::GpuFluid;
 use crate::sim::sph::gpu::light::{GpuLight, LightJob};
 use crate::sim::sph::shared::{
-    SphSnapshot, carried, empty_activity, light_look, light_size, liquid_activity, liquid_knobs,
-    model_cells, model_mask, queue_sources, rest_speed, solids, substeps,
+    empty_activity, light_look, light_size, liquid_activity, rest_speed,
 };
-use crate::sim::sph::sources::{Action, Planner};
+use crate::sim::sph::solids::Solids;
+use crate::sim::sph::sources::Action;
 use crate::sim::sph::{Fluid, Knobs};
-use crate::sim::{Activity, StepInput};
 use std::collections::VecDeque;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, Ordering};
@@ -132,57 +131,39 @@ impl Probe {
     }
 }
 
-/// The particle fluid (SPH) on the GPU, as a [`Model`].
-pub struct GpuSphModel {
+/// The particle fluid on the GPU, with its picture.
+pub struct GpuBackend {
     fluid: GpuFluid,
-    knobs: Knobs,
-    budget: usize,
-    /// The model's resolution.
-    cells: (usize, usize),
-    pending: Vec<Splat>,
-    planner: Planner,
-    obstacles: Option<Mask>,
+    /// The particles as last read back.
+    host: Fluid,
     light: GpuLight,
     /// The field of light (RGBA per cell) and its size (`None` until the first frame).
     field: Option<(wgpu::Buffer, (usize, usize))>,
     /// The picture the light is drawn through.
     picture: GpuPicture,
     probe: Probe,
-    /// Simulated seconds since the last rest probe's copy.
-    since_probe: f32,
     in_flight: VecDeque<wgpu::SubmissionIndex>,
-    /// What made the model unusable, once something did.
+    /// What made it unusable, once something did.
     failure: Option<GpuError>,
-    /// How the frame last requested draws the obstacles.
-    overlay_style: ObstacleStyle,
 }
 
-impl GpuSphModel {
-    /// A model on `ctx`'s device whose picture grid is `cells` (the canvas' shape), holding at
-    /// most `budget` particles (clamped to 1..=[`crate::sim::sph::MAX_PARTICLES`]).
-    pub fn new(ctx: GpuContext, cells: (usize, usize), budget: usize) -> Result<Self, GpuError> {
-        let cells = model_cells(cells);
+impl GpuBackend {
+    /// `fluid` on `ctx`'s device.
+    pub fn new(ctx: GpuContext, fluid: &Fluid) -> Result<Self, GpuError> {
         let light = GpuLight::new(&ctx.device);
         let picture = GpuPicture::new(&ctx.device);
-        let mut fluid = GpuFluid::new(ctx);
-        fluid.upload(&Fluid::new(cells.0 as f32 / cells.1 as f32));
-        fluid.context().check()?;
+        let mut gpu = GpuFluid::new(ctx);
+        gpu.upload(fluid);
+        gpu.context().check()?;
         Ok(Self {
-            fluid,
-            knobs: Knobs::default(),
-            budget: budget.clamp(1, crate::sim::sph::MAX_PARTICLES),
-            cells,
-            pending: Vec::new(),
-            planner: Planner::default(),
-            obstacles: None,
+            fluid: gpu,
+            host: fluid.clone(),
             light,
             field: None,
             picture,
             probe: Probe::default(),
-            since_probe: 0.0,
             in_flight: VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
             failure: None,
-            overlay_style: ObstacleStyle::default(),
         })
     }
 
@@ -191,42 +172,11 @@ impl GpuSphModel {
         self.fluid.adapter_name()
     }
 
-    /// The particles, read back (waits for the GPU): for tests and benches.
-    pub fn read_fluid(&mut self) -> Fluid {
-        let mut fluid = Fluid::new(1.0);
-        self.fluid.download(&mut fluid);
-        fluid
-    }
-
-    /// Take the step's liquid knobs; a smaller budget recycles the oldest particles at once.
-    fn set_liquid(&mut self, liquid: &crate::fluid::Liquid) {
-        (self.knobs, self.budget) = liquid_knobs(liquid);
-        let excess = self.fluid.len().saturating_sub(self.budget);
-        self.fluid.remove_oldest(excess);
-    }
-
-    /// Apply the queued sources in order: runs of impulses together, then each burst.
-    fn apply_sources(&mut self) {
-        let mut impulses = Vec::new();
-        for s in &self.pending {
-            match self.planner.plan(s, &self.knobs, self.budget) {
-                Some(Action::Impulse(impulse)) => impulses.push(impulse),
-                Some(Action::Burst(burst)) => {
-                    self.fluid.apply(&impulses);
-                    impulses.clear();
-                    self.fluid.add(&burst, self.budget);
-                }
-                None => {}
-            }
-        }
-        self.fluid.apply(&impulses);
-        self.pending.clear();
-    }
-
     /// Splat the light for a frame `rows` tall in `look` into the field of light (made first
     /// at the light's size when it changed).
-    fn draw_light(&mut self, look: &Look, rows: usize) {
-        let size = light_size(self.fluid.size(), self.cells.1, look.liquid, rows);
+    fn draw_light(&mut self, job: &FrameJob) {
+        let look = job.look;
+        let size = light_size(self.fluid.size(), job.model_rows, look.liquid, job.height);
         let ctx = self.fluid.context();
         if self.field.as_ref().is_none_or(|(_, s)| *s != size) {
             let bytes = bytes_f32(4 * size.0 * size.1);
@@ -240,7 +190,7 @@ impl GpuSphModel {
             let job = LightJob {
                 particles: (pos, vel, color, self.fluid.len()),
                 box_width: self.fluid.size()[0],
-                target_density: self.knobs.target_density,
+                target_density: job.target_density,
                 size,
                 field,
                 style: look.liquid,
@@ -252,10 +202,10 @@ impl GpuSphModel {
         }
     }
 
-    /// Draw the light for a `width x height` frame in `look` and encode the frame; its serial,
-    /// or `None` for a skipped frame.
-    fn encode_frame(&mut self, look: &Look, width: usize, height: usize) -> Option<u64> {
-        self.draw_light(look, height);
+    /// Draw the light for `job`'s frame and encode the frame; its serial, or `None` for a
+    /// skipped frame.
+    fn encode_frame(&mut self, job: &FrameJob) -> Option<u64> {
+        self.draw_light(job);
         let (field, size) = self.field.as_ref().expect("draw_light made it");
         let src = GpuSource {
             grid: *size,
@@ -265,49 +215,48 @@ impl GpuSphModel {
             heat: None,
         };
         let ctx = self.fluid.context();
+        let size = (job.width, job.height);
         self.picture
-            .encode_plain(ctx, &src, &light_look(look), (width, height))
+            .encode_plain(ctx, &src, &light_look(job.look), size)
     }
 }
 
-impl GpuSphModel {
-    /// Draw the obstacles over a finished frame in `style`, from the model's mask, with the
-    /// CPU model's pass: the two draw them bit for bit the same (the GPU's overlay pass agrees
-    /// with it only to a few levels).
-    fn overlay(&self, style: ObstacleStyle, width: usize, height: usize, out: &mut [u8]) {
-        if let Some(mask) = &self.obstacles
-            && out.len() == width * height * 4
-        {
-            crate::display::cpu::obstacle_overlay::draw(mask, style, out, width, height);
+impl FluidBackend for GpuBackend {
+    fn len(&self) -> usize {
+        self.fluid.len()
+    }
+
+    fn fluid(&mut self) -> &Fluid {
+        self.fluid.download(&mut self.host);
+        &self.host
+    }
+
+    fn set_fluid(&mut self, fluid: Fluid) {
+        self.fluid.upload(&fluid);
+        self.host = fluid;
+    }
+
+    /// Runs of impulses go to the GPU together, then each burst.
+    fn act(&mut self, actions: &[Action], budget: usize) {
+        let excess = self.fluid.len().saturating_sub(budget);
+        self.fluid.remove_oldest(excess);
+        let mut impulses = Vec::new();
+        for action in actions {
+            match action {
+                Action::Impulse(impulse) => impulses.push(*impulse),
+                Action::Burst(burst) => {
+                    self.fluid.apply(&impulses);
+                    impulses.clear();
+                    self.fluid.add(burst, budget);
+                }
+            }
         }
-    }
-}
-
-impl Model for GpuSphModel {
-    fn backend(&self) -> &'static str {
-        "gpu"
+        self.fluid.apply(&impulses);
     }
 
-    fn resolution(&self) -> Resolution {
-        Resolution {
-            cells: self.cells,
-            detail: self.cells,
-        }
-    }
-
-    fn inject(&mut self, sources: &[Splat]) {
-        queue_sources(&mut self.pending, sources);
-    }
-
-    fn advance(&mut self, params: &StepInput) {
-        self.set_liquid(&params.liquid);
-        self.apply_sources();
-        let Some((steps, sub)) = substeps(params.dt).filter(|_| !self.fluid.is_empty()) else {
-            return;
-        };
-        self.since_probe += sub * steps as f32;
+    fn step(&mut self, knobs: &Knobs, dt: f32, steps: usize) {
         for _ in 0..steps {
-            if let Err(e) = self.fluid.step(&self.knobs, sub) {
+            if let Err(e) = self.fluid.step(knobs, dt) {
                 self.failure.get_or_insert(e);
                 return;
             }
@@ -329,53 +278,34 @@ impl Model for GpuSphModel {
         }
     }
 
-    fn set_effort(&mut self, _sweeps: u32) {}
-
-    fn reset(&mut self) {
-        self.pending.clear();
-        let mut empty = Fluid::new(self.cells.0 as f32 / self.cells.1 as f32);
-        empty.births = self.fluid.births();
-        self.fluid.upload(&empty);
+    fn set_solids(&mut self, solids: Option<Solids>) {
+        self.fluid.set_solids(solids.as_ref());
     }
 
-    fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {
-        assert_eq!(out.len(), width * height * 4, "frame buffer size");
-        if width == 0 || height == 0 {
-            return;
-        }
+    fn render(&mut self, job: &FrameJob, out: &mut [u8]) {
         self.picture.settle(self.fluid.context());
-        match self.encode_frame(look, width, height) {
+        match self.encode_frame(job) {
             Some(serial) => {
                 let ctx = self.fluid.context();
-                let look = light_look(look);
+                let look = light_look(job.look);
                 self.picture.finish(ctx, serial, &look, out);
             }
             None => out.fill(0),
         }
-        self.overlay(look.obstacles, width, height, out);
     }
 
-    fn request_frame(&mut self, look: &Look, width: usize, height: usize) -> bool {
-        if width == 0 || height == 0 {
-            return false;
-        }
-        self.overlay_style = look.obstacles;
+    fn request_frame(&mut self, job: &FrameJob) -> Option<bool> {
         let _ = self.fluid.context().device.poll(wgpu::PollType::Poll);
-        self.encode_frame(look, width, height).is_some()
+        Some(self.encode_frame(job).is_some())
     }
 
     fn take_frame(&mut self, out: &mut Vec<u8>) -> Option<(usize, usize)> {
-        let (w, h) = self.picture.collect(self.fluid.context(), out)?;
-        self.overlay(self.overlay_style, w, h, out);
-        Some((w, h))
+        self.picture.collect(self.fluid.context(), out)
     }
 
-    /// As the CPU model's (see [`rest_speed`]), from places read back without waiting: the
+    /// As the CPU's (see [`rest_speed`]), from places read back without waiting: the
     /// measurement a call returns is from a copy an earlier call started.
-    fn probe_activity(&mut self, tag: u64) -> Option<(u64, Activity)> {
-        if !self.pending.is_empty() {
-            return Some((tag, liquid_activity(1.0)));
-        }
+    fn probe(&mut self, tag: u64, seconds: &mut f32) -> Option<(u64, Activity)> {
         let _ = self.fluid.context().device.poll(wgpu::PollType::Poll);
         self.probe.collect();
         if self.fluid.is_empty() {
@@ -383,8 +313,8 @@ impl Model for GpuSphModel {
             self.probe.latest = Some((tag, empty_activity()));
             return self.probe.latest;
         }
-        if self.probe.start(&self.fluid, tag, self.since_probe) {
-            self.since_probe = 0.0;
+        if self.probe.start(&self.fluid, tag, *seconds) {
+            *seconds = 0.0;
         }
         self.probe.latest
     }
@@ -393,37 +323,5 @@ impl Model for GpuSphModel {
         self.failure
             .clone()
             .or_else(|| self.fluid.context().check().err())
-    }
-
-    fn set_obstacles(&mut self, mask: Option<&Mask>) {
-        self.obstacles = model_mask(mask, self.cells);
-        let solids = self
-            .obstacles
-            .as_ref()
-            .and_then(|m| solids(m, self.fluid.size()));
-        self.fluid.set_solids(solids.as_ref());
-    }
-
-    fn obstacles(&self) -> Option<&Mask> {
-        self.obstacles.as_ref()
-    }
-
-    fn snapshot(&mut self) -> Snapshot {
-        let mut fluid = Fluid::new(1.0);
-        self.fluid.download(&mut fluid);
-        Snapshot::new(SphSnapshot {
-            fluid,
-            obstacles: self.obstacles.clone(),
-        })
-    }
-
-    fn restore(&mut self, snapshot: &Snapshot) -> bool {
-        let Some(s) = snapshot.get::<SphSnapshot>() else {
-            return false;
-        };
-        let fresh = carried(&s.fluid, self.fluid.size()[0]);
-        self.fluid.upload(&fresh);
-        self.set_obstacles(s.obstacles.as_ref());
-        true
     }
 }
