@@ -459,14 +459,14 @@ impl Activity {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Stage {
     /// Apply the queued splats (runs even when dt is 0).
-    Splat,
+    ApplySplats,
     /// Buoyancy and weight: `(sigma (T - T_ambient) - kappa d)` along the up direction (when
     /// buoyancy or weight > 0).
-    Buoyancy,
+    AddBuoyancy,
     /// Vorticity confinement (when vorticity > 0).
-    Vorticity,
+    ConfineVorticity,
     /// Implicit viscous diffusion of velocity (when viscosity > 0).
-    Viscosity,
+    DiffuseVelocity,
     /// Projection: divergence, pressure solve, gradient subtraction.
     Project,
     /// Semi-Lagrangian dye advection through the projected velocity, with dye dissipation;
@@ -481,22 +481,57 @@ pub enum Stage {
     AdvectVelocity,
     /// The compressibility check after the velocity's advection: a flow it left compressible
     /// gets extra iterations in the next step's projection.
-    Compressibility,
+    CheckCompressibility,
 }
 
 impl Stage {
+    /// The stage's one name: its CPU function's (`CpuSolver`), its GPU encoder's after
+    /// `encode_` (`GpuSolver`), its pass labels' after `grid.`, its row in
+    /// docs/src/internals/stages.md (tests/it/vocabulary.rs holds them together).
+    pub const fn name(self) -> &'static str {
+        match self {
+            Stage::ApplySplats => "apply_splats",
+            Stage::AddBuoyancy => "add_buoyancy",
+            Stage::ConfineVorticity => "confine_vorticity",
+            Stage::DiffuseVelocity => "diffuse_velocity",
+            Stage::Project => "project",
+            Stage::AdvectDye => "advect_dye",
+            Stage::MoveParticles => "move_particles",
+            Stage::DiffuseDye => "diffuse_dye",
+            Stage::AdvectVelocity => "advect_velocity",
+            Stage::CheckCompressibility => "check_compressibility",
+        }
+    }
+
+    /// The label of the stage's GPU pass (one pass), as the bench's `passes` table and a GPU
+    /// debugger show it; a stage of several passes labels each `grid.<name>.<part>`.
+    pub const fn label(self) -> &'static str {
+        match self {
+            Stage::ApplySplats => "grid.apply_splats",
+            Stage::AddBuoyancy => "grid.add_buoyancy",
+            Stage::ConfineVorticity => "grid.confine_vorticity",
+            Stage::DiffuseVelocity => "grid.diffuse_velocity",
+            Stage::Project => "grid.project",
+            Stage::AdvectDye => "grid.advect_dye",
+            Stage::MoveParticles => "grid.move_particles",
+            Stage::DiffuseDye => "grid.diffuse_dye",
+            Stage::AdvectVelocity => "grid.advect_velocity",
+            Stage::CheckCompressibility => "grid.check_compressibility",
+        }
+    }
+
     /// Every stage, in step order.
     pub const ALL: [Stage; 10] = [
-        Stage::Splat,
-        Stage::Buoyancy,
-        Stage::Vorticity,
-        Stage::Viscosity,
+        Stage::ApplySplats,
+        Stage::AddBuoyancy,
+        Stage::ConfineVorticity,
+        Stage::DiffuseVelocity,
         Stage::Project,
         Stage::AdvectDye,
         Stage::MoveParticles,
         Stage::DiffuseDye,
         Stage::AdvectVelocity,
-        Stage::Compressibility,
+        Stage::CheckCompressibility,
     ];
 }
 

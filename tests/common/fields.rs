@@ -67,8 +67,8 @@ pub fn rel_max(a: &[f32], b: &[f32]) -> f32 {
 /// tests), lifting up and to the right.
 pub fn stage_params(stage: Stage, p: StepInput) -> StepInput {
     match stage {
-        Stage::Compressibility => StepInput { dt: 0.1, ..p },
-        Stage::Buoyancy => StepInput {
+        Stage::CheckCompressibility => StepInput { dt: 0.1, ..p },
+        Stage::AddBuoyancy => StepInput {
             buoyancy: 1.0,
             weight: 0.8,
             ambient: 0.3,
@@ -83,7 +83,7 @@ pub fn stage_params(stage: Stage, p: StepInput) -> StepInput {
 /// check's decision reads the last velocity advection, so for it the CPU advects the velocity
 /// and both solvers start from its result.
 pub fn prepare_stage(cpu: &mut impl Solver, gpu: &mut impl Solver, stage: Stage, p: &StepInput) {
-    if stage == Stage::Compressibility {
+    if stage == Stage::CheckCompressibility {
         cpu.run_stage(Stage::AdvectVelocity, p);
         let f = cpu.read_fields();
         cpu.write_fields(&f);
@@ -102,7 +102,7 @@ pub fn run_stage_on_both(
     p: &StepInput,
     what: &str,
 ) -> (StepStats, StepStats) {
-    let before = (stage == Stage::Compressibility).then(|| cpu.read_fields());
+    let before = (stage == Stage::CheckCompressibility).then(|| cpu.read_fields());
     let (a, b) = (cpu.run_stage(stage, p), gpu.run_stage(stage, p));
     let Some(before) = before else {
         return (a, b);

@@ -110,7 +110,7 @@ fn stage_by_stage() {
         {
             cpu.write_fields(&base);
             gpu.write_fields(&base);
-            if stage == Stage::Splat {
+            if stage == Stage::ApplySplats {
                 cpu.inject(&splats(3));
                 gpu.inject(&splats(3));
             }
@@ -370,7 +370,7 @@ fn colorize_matches() {
     });
     for s in [&mut cpu as &mut dyn Solver, &mut gpu] {
         s.inject(&heat);
-        s.run_stage(Stage::Splat, &lively());
+        s.run_stage(Stage::ApplySplats, &lively());
     }
     let (w, h) = (97, 61);
     for mode in [
@@ -620,10 +620,10 @@ fn timing_each_pass_changes_nothing() {
     }
     eprintln!("{passes:?}");
     for stage in [
-        "Pass: splat",
-        "Pass: divergence",
-        "Pass: pressure solve",
-        "Pass: advect dye",
+        "grid.apply_splats",
+        "grid.project.divergence",
+        "grid.project.solve",
+        "grid.advect_dye",
     ] {
         assert!(
             passes.iter().any(|(label, _)| label == stage),
@@ -631,7 +631,7 @@ fn timing_each_pass_changes_nothing() {
         );
     }
     for (label, times) in passes {
-        let every = label != "Pass: splat";
+        let every = label != "grid.apply_splats";
         assert!(
             !every || times.len() == STEPS,
             "{label}: {} times for {STEPS} steps",
@@ -648,7 +648,7 @@ fn timing_each_pass_changes_nothing() {
     }
     let solve = passes
         .iter()
-        .find(|(l, _)| l == "Pass: pressure solve")
+        .find(|(l, _)| l == "grid.project.solve")
         .map(|(_, t)| t)
         .unwrap();
     assert!(
@@ -762,11 +762,11 @@ fn timing_each_frame_pass_changes_no_pixel() {
     }
     let labels: Vec<&str> = passes.iter().map(|(l, _)| l.as_str()).collect();
     let want = [
-        "Pass: colorize",
-        "Pass: bloom",
-        "Pass: sunrays",
-        "Pass: glow",
-        "Pass: tone",
+        "display.colorize",
+        "display.bloom",
+        "display.sunrays",
+        "display.glow",
+        "display.tone",
     ];
     assert_eq!(labels, want, "the frame's passes");
     for (label, samples) in passes {

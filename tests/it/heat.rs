@@ -148,7 +148,7 @@ fn without_buoyancy_heat_moves_nothing_and_cools_at_its_rate() {
         blob([0.4, 0.5], 0.1, 5.0, 1.0),
         blob([1.2, 0.3], 0.05, -3.0, 0.0),
     ]);
-    s.run_stage(Stage::Splat, &params);
+    s.run_stage(Stage::ApplySplats, &params);
     let start: Vec<f32> = s.heat().to_vec();
     assert!(start.iter().any(|&t| t > 4.0) && start.iter().any(|&t| t < -2.0));
     let steps = 90;
@@ -216,6 +216,6 @@ fn heat_stays_out_of_solids() {
     let before = s.heat().to_vec();
     let centre = [(i as f32 + 0.5) / h as f32, (j as f32 + 0.5) / h as f32];
     s.inject(&[blob(centre, 0.5 / h as f32, 10.0, 0.0)]);
-    s.run_stage(Stage::Splat, &params);
+    s.run_stage(Stage::ApplySplats, &params);
     assert_eq!(s.heat(), &before[..]);
 }

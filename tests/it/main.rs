@@ -43,3 +43,4 @@ mod sph_gpu;
 mod sph_gpu_model;
 mod streamlines_gpu;
 mod twins;
+mod vocabulary;

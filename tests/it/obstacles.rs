@@ -241,8 +241,8 @@ fn a_splat_inside_a_solid_changes_nothing() {
     // centre disc is at (aspect / 2, 0.5).
     let centre = [W as f32 / H as f32 / 2.0, 0.5];
     s.inject(&[splat(centre, [5.0, 5.0], 0.01)]);
-    s.run_stage(Stage::Splat, &params());
-    other.run_stage(Stage::Splat, &params());
+    s.run_stage(Stage::ApplySplats, &params());
+    other.run_stage(Stage::ApplySplats, &params());
     let a = s.read_fields();
     twin = other.read_fields();
     assert_eq!(a.dye, twin.dye);
@@ -370,7 +370,7 @@ fn dye_kept(mask: Option<&Mask>, steps: usize) -> f32 {
                 let force = if k % 2 == 0 { [2.0, 1.5] } else { [-2.0, 1.0] };
                 s.inject(&[splat([x * aspect, 0.3 + 0.1 * k as f32], force, 0.05)]);
             }
-            s.run_stage(Stage::Splat, &params());
+            s.run_stage(Stage::ApplySplats, &params());
             injected += total(&mut s) - before;
             s.step(&StepInput {
                 dye_dissipation: 0.0,

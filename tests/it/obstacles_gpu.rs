@@ -159,7 +159,7 @@ fn stage_by_stage_with_obstacles() {
             {
                 cpu.write_fields(&base);
                 gpu.write_fields(&base);
-                if stage == Stage::Splat {
+                if stage == Stage::ApplySplats {
                     cpu.inject(&busy_splats(3, aspect));
                     gpu.inject(&busy_splats(3, aspect));
                 }
@@ -177,7 +177,10 @@ fn stage_by_stage_with_obstacles() {
                 assert_eq!(dye_in_solids(&fg, &mask), 0.0, "{what}: dye in a solid");
                 if matches!(
                     stage,
-                    Stage::Project | Stage::Compressibility | Stage::Splat | Stage::Buoyancy
+                    Stage::Project
+                        | Stage::CheckCompressibility
+                        | Stage::ApplySplats
+                        | Stage::AddBuoyancy
                 ) {
                     let (flux, _) = solid_flux(&fg, &mask);
                     assert_eq!(flux, 0.0, "{what}: flow through a solid face");
@@ -505,14 +508,14 @@ fn gpu_splat_inside_a_solid_changes_nothing() {
     // Inside the disc (radius 0.12) with its Gaussian tail.
     let centre = [cfg.width as f32 / cfg.height as f32 / 2.0, 0.5];
     gpu.inject(&[splat(centre, [5.0, 5.0], 0.01, SplatShape::Gaussian)]);
-    gpu.run_stage(Stage::Splat, &lively());
+    gpu.run_stage(Stage::ApplySplats, &lively());
     let after = gpu.read_fields();
     assert_eq!(after.u, before.u);
     assert_eq!(after.v, before.v);
     assert_eq!(after.dye, before.dye);
     // The same splat in the open does something (or the test proves nothing).
     gpu.inject(&[splat([0.3, 0.3], [5.0, 5.0], 0.01, SplatShape::Gaussian)]);
-    gpu.run_stage(Stage::Splat, &lively());
+    gpu.run_stage(Stage::ApplySplats, &lively());
     assert_ne!(gpu.read_fields().u, after.u);
 }
 

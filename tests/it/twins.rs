@@ -18,7 +18,7 @@ const SHARED_WINDOWS: usize = 0;
 /// the core's step and its test are new) and by the 2D model over a backend trait (C13, from
 /// 9 509: one model drives the CPU's or the GPU's particles, as the 3D liquid's does, each
 /// backend with its own glue).
-const PARTICLE_LINES: usize = 9621;
+const PARTICLE_LINES: usize = 9620;
 
 /// Words that name a dimension or its fluid: lines equal but for them are the same line.
 const DIMENSION_WORDS: &[&str] = &[

@@ -14,7 +14,7 @@ pub const PASS_STEPS: usize = 20;
 /// One row of the table: a compute pass (its label, the stage it belongs to) and its GPU time.
 #[derive(Clone, Debug, Serialize)]
 pub struct PassTime {
-    /// The pass's label, as a GPU debugger shows it ("Pass: pressure solve", ...).
+    /// The pass's label, as a GPU debugger shows it ("grid.project.solve", ...).
     pub pass: String,
     /// Median GPU time of the pass over the steps it ran in, ms (when a step runs a label in
     /// more than one pass, their sum).

@@ -251,7 +251,7 @@ impl GpuPicture {
             encoder.clear_buffer(self.colorize.particle_light(), 0, None);
         }
         let plight = self.colorize.particle_light().clone();
-        let mut d = self.timed_pass(encoder, "Pass: colorize", 0);
+        let mut d = self.timed_pass(encoder, "display.colorize", 0);
         if job.particles {
             draw_particles(&mut d, &plight);
         }
@@ -270,20 +270,20 @@ impl GpuPicture {
             let bloom = job.effects
                 && self
                     .bloom
-                    .encode_down_up(&mut self.timed_pass(encoder, "Pass: bloom", 2), &fx);
+                    .encode_down_up(&mut self.timed_pass(encoder, "display.bloom", 2), &fx);
             if bloom {
                 if fx.rays > 0.0 {
                     self.sunrays
-                        .encode(&mut self.timed_pass(encoder, "Pass: sunrays", 2));
+                        .encode(&mut self.timed_pass(encoder, "display.sunrays", 2));
                 }
                 self.bloom
-                    .encode_glow(&mut self.timed_pass(encoder, "Pass: glow", 2));
+                    .encode_glow(&mut self.timed_pass(encoder, "display.glow", 2));
             }
             self.tone
-                .encode(&mut self.timed_pass(encoder, "Pass: tone", 2));
+                .encode(&mut self.timed_pass(encoder, "display.tone", 2));
             return;
         }
-        let mut d = self.timed_pass(encoder, "Pass: tone", 2);
+        let mut d = self.timed_pass(encoder, "display.tone", 2);
         if job.effects && self.bloom.encode_down_up(&mut d, &fx) {
             if fx.rays > 0.0 {
                 self.sunrays.encode(&mut d);
@@ -322,7 +322,7 @@ impl GpuPicture {
             return;
         }
         let mut d = Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("Pass: obstacle overlay"),
+            label: Some("display.obstacle_overlay"),
             timestamp_writes: None,
         }));
         let (frame, size) = (self.colorize.frame(), self.colorize.size());

@@ -159,7 +159,7 @@ impl Streamlines {
         let bound = self.bound.as_ref().expect("bound above");
         encoder.clear_buffer(&bound.cover, 0, None);
         let mut d = Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("Pass: streamlines"),
+            label: Some("display.streamlines"),
             timestamp_writes: None,
         }));
         d.go(

@@ -324,7 +324,7 @@ impl CpuSolver {
 
     /// The projection: make `u`, `v` divergence-free with `iterations` of the pressure solve
     /// from the warm-started pressure. Returns the norms of the divergence before.
-    fn project(&mut self, iterations: u32) -> divergence::Norms {
+    fn project_with(&mut self, iterations: u32) -> divergence::Norms {
         let (w, h) = (self.cfg.width, self.cfg.height);
         let s = &mut self.state;
         let proj = &mut s.project_main;
@@ -389,7 +389,7 @@ impl CpuSolver {
         self.add_buoyancy(p);
         self.confine_vorticity(p);
         self.diffuse_velocity(p);
-        self.project_velocity(stats);
+        self.project(stats);
         self.advect_dye(p);
         self.move_particles(p);
         self.diffuse_dye(p);
@@ -400,20 +400,20 @@ impl CpuSolver {
     /// Run one stage of a step (see [`Stage`]), adding what it measured to `stats`.
     fn stage(&mut self, stage: Stage, p: &StepInput, stats: &mut StepStats) {
         match stage {
-            Stage::Splat => self.apply_splats(p),
-            Stage::Buoyancy => self.add_buoyancy(p),
-            Stage::Vorticity => self.confine_vorticity(p),
-            Stage::Viscosity => self.diffuse_velocity(p),
-            Stage::Project => self.project_velocity(stats),
+            Stage::ApplySplats => self.apply_splats(p),
+            Stage::AddBuoyancy => self.add_buoyancy(p),
+            Stage::ConfineVorticity => self.confine_vorticity(p),
+            Stage::DiffuseVelocity => self.diffuse_velocity(p),
+            Stage::Project => self.project(stats),
             Stage::AdvectDye => self.advect_dye(p),
             Stage::MoveParticles => self.move_particles(p),
             Stage::DiffuseDye => self.diffuse_dye(p),
             Stage::AdvectVelocity => self.advect_velocity(p),
-            Stage::Compressibility => self.check_compressibility(),
+            Stage::CheckCompressibility => self.check_compressibility(),
         }
     }
 
-    /// [`Stage::Splat`]: emit the step's particles and apply the queued splats (velocity,
+    /// [`Stage::ApplySplats`]: emit the step's particles and apply the queued splats (velocity,
     /// dye, heat); a splat inside a solid does nothing.
     fn apply_splats(&mut self, p: &StepInput) {
         let (w, h) = (self.cfg.width, self.cfg.height);
@@ -441,7 +441,7 @@ impl CpuSolver {
         }
     }
 
-    /// [`Stage::Buoyancy`]: the lift of heat and the weight of dye (when either is on).
+    /// [`Stage::AddBuoyancy`]: the lift of heat and the weight of dye (when either is on).
     fn add_buoyancy(&mut self, p: &StepInput) {
         if !p.lifts() {
             return;
@@ -457,7 +457,7 @@ impl CpuSolver {
         }
     }
 
-    /// [`Stage::Vorticity`]: vorticity confinement (when on).
+    /// [`Stage::ConfineVorticity`]: vorticity confinement (when on).
     fn confine_vorticity(&mut self, p: &StepInput) {
         if p.vorticity <= 0.0 {
             return;
@@ -469,7 +469,7 @@ impl CpuSolver {
         vorticity::confine(&s.curl, &mut s.u, &mut s.v, fx, fy, w, h, p.vorticity, p.dt);
     }
 
-    /// [`Stage::Viscosity`]: implicit viscous diffusion of both velocity components.
+    /// [`Stage::DiffuseVelocity`]: implicit viscous diffusion of both velocity components.
     fn diffuse_velocity(&mut self, p: &StepInput) {
         if p.viscosity <= 0.0 {
             return;
@@ -504,13 +504,13 @@ impl CpuSolver {
 
     /// [`Stage::Project`]: the projection, with the extra iterations the last
     /// compressibility check asked for; the divergence after it when measuring.
-    fn project_velocity(&mut self, stats: &mut StepStats) {
+    fn project(&mut self, stats: &mut StepStats) {
         let (w, h) = (self.cfg.width, self.cfg.height);
         let mut iterations = self.cfg.pressure_iterations;
         if std::mem::take(&mut self.state.compressible) {
             iterations += extra_iterations(self.cfg.pressure, iterations);
         }
-        let before = self.project(iterations);
+        let before = self.project_with(iterations);
         stats.div_rms_before = before.rms;
         stats.div_max_before = before.max;
         stats.pressure_iterations += iterations;
@@ -680,7 +680,7 @@ impl CpuSolver {
         }
     }
 
-    /// [`Stage::Compressibility`]: when advection moved the flow more than a cell and left it
+    /// [`Stage::CheckCompressibility`]: when advection moved the flow more than a cell and left it
     /// noticeably compressible, the next projection runs extra iterations. (Below one cell
     /// per step advection barely bends the flow, and the check is skipped too.)
     fn check_compressibility(&mut self) {

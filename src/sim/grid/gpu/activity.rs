@@ -101,7 +101,7 @@ impl ActivityProbe {
             {
                 let mut d =
                     Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("Pass: activity"),
+                        label: Some("grid.probe_activity"),
                         timestamp_writes: None,
                     }));
                 reduce.encode(&mut d, &self.u[vel]);

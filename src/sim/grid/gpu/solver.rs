@@ -245,7 +245,7 @@ impl GpuSolver {
     /// fields were written or obstacles set), and submit.
     fn enforce_obstacles(&self) {
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
-        let mut d = self.pass(&mut encoder, "Pass: obstacles");
+        let mut d = self.pass(&mut encoder, "grid.enforce_obstacles");
         self.obstacles.encode_close(&mut d, self.vel);
         self.obstacles.encode_clear(&mut d, self.dye);
         drop(d);
@@ -258,7 +258,7 @@ impl GpuSolver {
     fn build_extra_table(&mut self) {
         let mut table: Vec<[u32; 3]> = Vec::new();
         let extra = extra_iterations(self.cfg.pressure, self.cfg.pressure_iterations);
-        self.encode_solve(&mut Dispatcher::record(&mut table), extra);
+        self.encode_project_solve(&mut Dispatcher::record(&mut table), extra);
         let (device, queue) = (&self.ctx.device, &self.ctx.queue);
         self.compressibility
             .set_table(device, queue, &self.buf, &table);
@@ -616,11 +616,11 @@ impl Solver for GpuSolver {
             });
         let timing = self.timing.is_some() && self.measure && self.pass_times.is_none();
         if timing {
-            drop(self.begin(&mut encoder, "Pass: timing start", Some(0)));
+            drop(self.begin(&mut encoder, "grid.timing_start", Some(0)));
         }
         self.encode_step(&mut encoder, &p);
         if timing {
-            drop(self.begin(&mut encoder, "Pass: timing end", Some(1)));
+            drop(self.begin(&mut encoder, "grid.timing_end", Some(1)));
             if let Some(t) = &self.timing {
                 t.resolve(&mut encoder, 2);
             }
@@ -654,7 +654,7 @@ impl Solver for GpuSolver {
 
     fn run_stage(&mut self, stage: Stage, params: &StepInput) -> StepStats {
         let p = params.sanitized();
-        let gp = self.prepare(&p, stage == Stage::Splat);
+        let gp = self.prepare(&p, stage == Stage::ApplySplats);
         let mut encoder = self.ctx.device.create_command_encoder(&Default::default());
         self.encode_stage(&mut encoder, stage, &p);
         self.ctx.queue.submit([encoder.finish()]);
@@ -663,7 +663,7 @@ impl Solver for GpuSolver {
         }
         match stage {
             Stage::Project => self.measured(&gp, true, false),
-            Stage::Compressibility => self.measured(&gp, false, true),
+            Stage::CheckCompressibility => self.measured(&gp, false, true),
             _ => StepStats::default(),
         }
     }

@@ -98,7 +98,7 @@ impl GpuLiquid {
     pub fn new(ctx: GpuContext) -> Result<Self, GpuError> {
         let host = Liquid::new([1.0; 3]);
         let container = (tank(&ctx.device), host.size);
-        let core = GpuParticles::new(ctx, "Liquid 3D", container);
+        let core = GpuParticles::new(ctx, "liquid3d", container);
         core.context().check()?;
         Ok(Self {
             core,

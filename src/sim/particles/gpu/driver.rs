@@ -154,7 +154,7 @@ impl Resources {
 /// The particle core on the GPU in `D` dimensions, with a container.
 pub struct GpuParticles<const D: usize> {
     ctx: GpuContext,
-    /// The fluid's name, in the GPU's labels.
+    /// The fluid's room (`sph`, `liquid3d`), in the GPU's labels.
     name: &'static str,
     kernels: Kernels,
     container: GpuContainer,

@@ -238,14 +238,13 @@ pub enum After {
 }
 
 impl Step<'_> {
-    /// Encode the step into `enc` in two passes (timed by `timing` when it is on): predict,
-    /// `sort` (the keys into the order and start table), the gather into sorted order and its
-    /// copy back; densities, forces, `container(After::Forces)`, integrate,
-    /// `container(After::Integrate)`.
+    /// Encode the step into `enc` in two passes (timed by `timing` when it is on) labelled by
+    /// their stages: `<room>.predict_and_sort` (predict, `sort`, the gather and its copy back)
+    /// and `<room>.densities+forces+integrate` (`container` after the forces and integrate).
     pub fn encode(
         &self,
         enc: &mut wgpu::CommandEncoder,
-        label: &str,
+        room: &str,
         timing: &Timing,
         sort: impl FnOnce(&mut wgpu::ComputePass<'_>),
         mut container: impl FnMut(After, &mut wgpu::ComputePass<'_>),
@@ -253,7 +252,7 @@ impl Step<'_> {
         let (k, g, n) = (self.kernels, self.groups, self.n);
         {
             let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                label: Some(&format!("{label}: predict and sort")),
+                label: Some(&format!("{room}.predict_and_sort")),
                 timestamp_writes: timing.writes(false),
             });
             k.stage(&mut pass, g, 0, n);
@@ -262,7 +261,7 @@ impl Step<'_> {
         }
         self.motion.copy_sorted(enc, n);
         let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some(&format!("{label}: densities, forces and integrate")),
+            label: Some(&format!("{room}.densities+forces+integrate")),
             timestamp_writes: timing.writes(true),
         });
         k.stage(&mut pass, g, 1, n);

@@ -43,7 +43,7 @@ impl GpuFluid {
             stages: &[],
             passes: &[],
         };
-        let core = GpuParticles::new(ctx, "SPH", (the_box, Fluid::new(1.0).size()));
+        let core = GpuParticles::new(ctx, "sph", (the_box, Fluid::new(1.0).size()));
         Self {
             core,
             collide,

@@ -98,7 +98,7 @@ impl StreamlineTrace {
         queue.write_buffer(&self.uniform, 0, bytemuck::bytes_of(&u));
         let bound = self.bound.as_ref().expect("bound above");
         let mut d = Dispatcher::direct(encoder.begin_compute_pass(&wgpu::ComputePassDescriptor {
-            label: Some("Pass: streamline trace"),
+            label: Some("grid.trace_streamlines"),
             timestamp_writes: None,
         }));
         d.go(&self.trace, &bound.trace[vel], groups1(lines.seeds()));
