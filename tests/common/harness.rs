@@ -15,8 +15,9 @@
 //! - `quit`: close the window and exit.
 //!
 //! Reports: `READY` once the window shows, `GESTURE begin|set|end <param id>` for every
-//! parameter gesture, `BLOCK max_us=<n> waits=<n>` every second (the slowest `process()` of that
-//! second, and in how many blocks `process()` went to sleep), `OBSTACLES layout=<id>
+//! parameter gesture, `BLOCK max_us=<n> wall_us=<n> waits=<n>` every second (the CPU time of the
+//! slowest `process()` of that second, its wall time, which preemption by other processes also
+//! counts, and in how many blocks `process()` went to sleep), `OBSTACLES layout=<id>
 //! drawn=<solid cells drawn>` when asked, `DONE` before exiting.
 #![allow(dead_code)]
 
@@ -391,6 +392,19 @@ pub fn run_output(settings: Settings, saved: Option<dyeflow::params::OutputSetti
     say("DONE");
 }
 
+/// CPU time the calling thread has used so far (not the time it waited or was preempted).
+fn thread_cpu_time() -> Duration {
+    // SAFETY: clock_gettime only writes the struct it is given.
+    unsafe {
+        let mut t: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut t);
+        Duration::new(
+            t.tv_sec.max(0) as u64,
+            t.tv_nsec.clamp(0, 999_999_999) as u32,
+        )
+    }
+}
+
 /// Voluntary context switches of the calling thread so far: the times it went to sleep waiting
 /// (on a lock, a futex, I/O). Being preempted by the scheduler does not count.
 fn voluntary_switches() -> i64 {
@@ -403,14 +417,15 @@ fn voluntary_switches() -> i64 {
 }
 
 /// `process()` every 512 frames at 48 kHz, in real time, with the commanded notes. Every second
-/// it reports `BLOCK max_us=<slowest process()> waits=<blocks in which process() slept>`.
+/// it reports `BLOCK max_us=<the most CPU time a process() took> wall_us=<the longest one in
+/// wall time> waits=<blocks in which process() slept>`.
 fn audio_thread(mut plugin: Dyeflow, rx: mpsc::Receiver<Command>, quit: Arc<AtomicBool>) {
     let mut ctx = Process::<Dyeflow>::new(48_000.0);
     let mut left = vec![0.0f32; 512];
     let mut right = vec![0.0f32; 512];
     let period = Duration::from_secs_f64(512.0 / 48_000.0);
     let mut next = Instant::now();
-    let mut worst = Duration::ZERO;
+    let (mut worst, mut worst_wall) = (Duration::ZERO, Duration::ZERO);
     let mut waits = 0u32;
     let mut report = Instant::now();
     'blocks: while !quit.load(Ordering::Acquire) {
@@ -457,15 +472,17 @@ fn audio_thread(mut plugin: Dyeflow, rx: mpsc::Receiver<Command>, quit: Arc<Atom
             inputs: &mut [],
             outputs: &mut [],
         };
-        let (t0, slept0) = (Instant::now(), voluntary_switches());
+        let (t0, cpu0, slept0) = (Instant::now(), thread_cpu_time(), voluntary_switches());
         plugin.process(&mut buffer, &mut aux, &mut ctx);
-        worst = worst.max(t0.elapsed());
+        worst = worst.max(thread_cpu_time().saturating_sub(cpu0));
+        worst_wall = worst_wall.max(t0.elapsed());
         if voluntary_switches() != slept0 {
             waits += 1;
         }
         if report.elapsed() >= Duration::from_secs(1) {
-            say(&format!("BLOCK max_us={} waits={waits}", worst.as_micros()));
-            worst = Duration::ZERO;
+            let (cpu, wall) = (worst.as_micros(), worst_wall.as_micros());
+            say(&format!("BLOCK max_us={cpu} wall_us={wall} waits={waits}"));
+            (worst, worst_wall) = (Duration::ZERO, Duration::ZERO);
             waits = 0;
             report = Instant::now();
         }

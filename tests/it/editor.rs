@@ -706,8 +706,10 @@ fn hundred_open_close_cycles_leak_nothing_and_never_stall_audio() {
     );
     assert_eq!(field("frames_resumed"), "true", "{line}");
     // process() never waited: not once did it go to sleep (on a lock, a futex, I/O) while the
-    // windows came and went. Preemption on a loaded 2-core machine can still delay a block, so
-    // the time bound is the deadline itself: the 10.7 ms period of a 512-frame block.
+    // windows came and went, and none took more CPU time than a block's period (10.7 ms for
+    // 512 frames). Its wall time also counts preemption by the other tests' processes on a
+    // loaded 2-core machine (32 ms once, 2026-12-03, beside the GPU tests on lavapipe), which
+    // says nothing of the plugin: it is printed, not checked.
     let field_of = |l: &str, key: &str| -> Option<u64> {
         l.split_whitespace()
             .find_map(|kv| kv.strip_prefix(key))?
@@ -730,7 +732,8 @@ fn hundred_open_close_cycles_leak_nothing_and_never_stall_audio() {
         worst_us < 10_667,
         "process() missed its deadline: {worst_us} us"
     );
-    eprintln!("slowest process(): {worst_us} us");
+    let worst_wall = blocks.iter().filter_map(|l| field_of(l, "wall_us=")).max();
+    eprintln!("slowest process(): {worst_us} us of CPU, {worst_wall:?} us of wall time");
     assert!(h.quit(Duration::from_secs(5)) || done);
 }
 

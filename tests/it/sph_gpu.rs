@@ -472,7 +472,7 @@ fn gpu_collisions_match_the_cpu() {
     let mut worst = 0.0f32;
     for step in 0..6 {
         cpu.step(&knobs, dt);
-        solids.collide(&mut cpu, dt, knobs.wall_damping);
+        solids.collide(&mut cpu, dt, knobs.wall_bounce);
         gpu.step(&knobs, dt).unwrap();
         let mut back = Fluid::default();
         gpu.download(&mut back);

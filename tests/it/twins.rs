@@ -17,8 +17,9 @@ const SHARED_WINDOWS: usize = 0;
 /// 9 435: the 3D step's container hooks moved beside the core's stages rather than going, and
 /// the core's step and its test are new) and by the 2D model over a backend trait (C13, from
 /// 9 509: one model drives the CPU's or the GPU's particles, as the 3D liquid's does, each
-/// backend with its own glue).
-const PARTICLE_LINES: usize = 9620;
+/// backend with its own glue; then the review's fixes to the 2D GPU's failure and serial
+/// numbers added a few more).
+const PARTICLE_LINES: usize = 9633;
 
 /// Words that name a dimension or its fluid: lines equal but for them are the same line.
 const DIMENSION_WORDS: &[&str] = &[

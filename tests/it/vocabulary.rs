@@ -141,6 +141,12 @@ fn the_grid_stages_have_one_name() {
 fn the_particle_stages_have_one_name() {
     let page = read("docs/src/internals/stages.md");
     let rows = table(&page, "The particle fluids");
+    // Every kernel of the step is a stage's, or the 3D tank's own pass (particle_tank.wgsl).
+    let stages: Vec<String> = rows.iter().map(|r| r.gpu.clone()).collect();
+    let tank = ["floaters".to_string(), "floaters_keep".to_string()];
+    let [two, three] = <[Vec<String>; 2]>::try_from(entry_points("particle_step")).unwrap();
+    assert_eq!(two, stages, "particle_step.wgsl's entry points in 2D");
+    assert_eq!(three, [stages.as_slice(), &tank].concat(), "and in 3D");
     let cpu = read("src/sim/particles/step.rs") + &read("src/sim/particles/state.rs");
     let gpu = read("src/sim/particles/gpu/step.rs");
     assert_eq!(
@@ -183,6 +189,58 @@ fn the_particle_stages_have_one_name() {
     }
 }
 
+/// The `pub` fields of `pub struct {name} {` in `code`.
+fn fields(code: &str, name: &str) -> Vec<String> {
+    let start = code
+        .find(&format!("pub struct {name} {{"))
+        .unwrap_or_else(|| panic!("no struct {name}"));
+    let body = &code[start..];
+    let body = &body[..body.find("\n}").expect("the struct ends")];
+    body.lines()
+        .filter_map(|l| l.trim().strip_prefix("pub "))
+        .filter_map(|l| l.split_once(':').map(|(f, _)| f.to_string()))
+        .collect()
+}
+
+/// The same physics has the same knob name in the 2D fluid and the 3D liquid (and in the
+/// core's `Physics` and the GPU step's uniform); each fluid's own knobs are named here too, so
+/// a new knob is named once for both or said to be one fluid's.
+#[test]
+fn the_same_physics_has_the_same_knob_name_in_2d_and_3d() {
+    const BOTH: &[&str] = &[
+        "gravity",
+        "radius",
+        "target_density",
+        "pressure",
+        "near_pressure",
+        "viscosity",
+        "wall_bounce",
+    ];
+    const ONLY_2D: &[&str] = &["gravity_dir", "drag"];
+    const ONLY_3D: &[&str] = &["bulk_viscosity", "wall_slip"];
+    let two = fields(&read("src/sim/sph/mod.rs"), "Knobs");
+    let three = fields(&read("src/sim/liquid3d/mod.rs"), "Knobs");
+    let sorted = |mut v: Vec<String>| {
+        v.sort();
+        v
+    };
+    let named = |extra: &[&str]| sorted(BOTH.iter().chain(extra).map(|s| s.to_string()).collect());
+    assert_eq!(sorted(two), named(ONLY_2D), "sph::Knobs");
+    assert_eq!(sorted(three), named(ONLY_3D), "liquid3d::Knobs");
+    let core = fields(
+        &read("src/sim/particles/step.rs"),
+        "Physics<const D: usize>",
+    );
+    let uniform = fields(&read("src/sim/particles/gpu/step.rs"), "StepUniform");
+    for knob in ["pressure", "near_pressure", "viscosity", "bulk_viscosity"] {
+        assert!(core.iter().any(|f| f == knob), "Physics has no {knob}");
+        assert!(
+            uniform.iter().any(|f| f == knob),
+            "StepUniform has no {knob}"
+        );
+    }
+}
+
 /// Names retired when the stages got one name each do not come back (the plan pages that
 /// record them excepted).
 #[test]
@@ -201,6 +259,8 @@ fn retired_stage_names_stay_retired() {
         "encode_compressibility",
         "Stage::Viscosity",
         "Stage::Splat,",
+        "wall_damping",
+        "near_stiffness",
     ];
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();

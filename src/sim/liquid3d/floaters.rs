@@ -115,7 +115,7 @@ pub fn density(p: [f32; 3], floaters: &[Floater], kern: &Kernels<3>, rho0: f32) 
 pub struct Push {
     /// The particle's pressure (clamped at 0 below: the ball never pulls) over its density.
     pub pressure: f32,
-    /// The near pressure's constant, `near_stiffness * rho0`, over its density.
+    /// The near pressure's constant, `near_pressure * rho0`, over its density.
     pub near: f32,
     /// The grip's rate at the ball's surface, per second.
     pub grip: f32,

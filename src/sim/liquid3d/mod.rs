@@ -20,9 +20,9 @@
 //! about the number of particles per cubic metre around it.
 //!
 //! # Pressure
-//! `P = stiffness (rho - rho0)`, with `stiffness` in m^2/s^2: the square of the liquid's speed
-//! of sound, so the hydrostatic compression at depth `d` is `g d / stiffness` and the step's
-//! stability limit is `dt < 0.4 h / sqrt(stiffness)`. Below the target density the pressure is
+//! `P = k (rho - rho0)`, with the knob `pressure` (`k`, the stiffness) in m^2/s^2: the square
+//! of the liquid's speed of sound, so the hydrostatic compression at depth `d` is `g d / k` and
+//! the step's stability limit is `dt < 0.4 h / sqrt(k)`. Below the target density the pressure is
 //! negative and pulls particles together (it holds the liquid against the near pressure, which
 //! always pushes apart at short range; cut to zero, the liquid swelled 28 % in a dam break).
 //! Each pair's terms are symmetric in the pair, as in the 2D model, so pairs push each other
@@ -67,9 +67,9 @@ pub struct Knobs {
     pub target_density: f32,
     /// Pressure per unit of density above the target over the density: m²/s² (the square of
     /// the speed of sound).
-    pub stiffness: f32,
+    pub pressure: f32,
     /// Near pressure per unit of near density over the density, m²/s².
-    pub near_stiffness: f32,
+    pub near_pressure: f32,
     /// Viscosity: how fast a particle's velocity joins its neighbours', per second.
     pub viscosity: f32,
     /// Bulk viscosity: how fast two neighbours' closing (or parting) speed along their line
@@ -92,12 +92,12 @@ impl Default for Knobs {
             gravity: [0.0, -9.81, 0.0],
             radius: 0.12,
             target_density: LATTICE_DENSITY,
-            stiffness: 75.0,
+            pressure: 75.0,
             // Near pressure and viscosity from a dam break's settling (tests.rs, 2026-11-28):
             // near 4 left 1.2 % of the released energy jittering after 5 s and near 1 4 %
             // (particles pairing up); near 10 swelled the liquid 5 %; viscosity 8 with near 6
             // kept 0.23 % and the median density within 0.3 % of the target.
-            near_stiffness: 6.0,
+            near_pressure: 6.0,
             viscosity: 8.0,
             bulk_viscosity: 30.0,
             wall_bounce: 0.3,
@@ -116,8 +116,8 @@ impl Knobs {
             gravity: k.gravity,
             radius: k.radius,
             target_density: rho0,
-            pressure: k.stiffness,
-            near_pressure: k.near_stiffness,
+            pressure: k.pressure,
+            near_pressure: k.near_pressure,
             viscosity: k.viscosity / rho0,
             bulk_viscosity: k.bulk_viscosity / rho0,
             bounce: k.wall_bounce,
@@ -136,8 +136,8 @@ impl Knobs {
             gravity: [0, 1, 2].map(|c| clean(self.gravity[c], -100.0, 100.0, d.gravity[c])),
             radius: clean(self.radius, 0.01, 1.0, d.radius),
             target_density: clean(self.target_density, 1.0, 1e7, d.target_density),
-            stiffness: clean(self.stiffness, 0.0, 1e4, d.stiffness),
-            near_stiffness: clean(self.near_stiffness, 0.0, 1e3, d.near_stiffness),
+            pressure: clean(self.pressure, 0.0, 1e4, d.pressure),
+            near_pressure: clean(self.near_pressure, 0.0, 1e3, d.near_pressure),
             viscosity: clean(self.viscosity, 0.0, 100.0, d.viscosity),
             bulk_viscosity: clean(self.bulk_viscosity, 0.0, 100.0, d.bulk_viscosity),
             wall_bounce: clean(self.wall_bounce, 0.0, 1.0, d.wall_bounce),
@@ -334,7 +334,7 @@ impl Tank<'_> {
         Push::new(
             d[0],
             k.pressures(d)[0],
-            k3.near_stiffness,
+            k3.near_pressure,
             k3.viscosity,
             k.target_density,
         )

@@ -421,8 +421,8 @@ impl Liquid3dModel {
         let ratio = |x: f32, d: f32| clean(x, d).max(0.0) / d;
         self.knobs = Knobs {
             gravity: [gx, gy, 0.0].map(|g| g / d2.gravity[1].abs() * d3.gravity[1].abs()),
-            stiffness: d3.stiffness * ratio(l.stiffness, d2.stiffness),
-            near_stiffness: d3.near_stiffness * ratio(l.near, d2.near),
+            pressure: d3.pressure * ratio(l.stiffness, d2.stiffness),
+            near_pressure: d3.near_pressure * ratio(l.near, d2.near),
             viscosity: d3.viscosity * ratio(l.viscosity, d2.viscosity),
             wall_bounce: d3.wall_bounce * ratio(l.bounce, d2.bounce),
             ..d3

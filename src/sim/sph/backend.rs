@@ -38,7 +38,8 @@ pub trait FluidBackend: Send {
     /// gives the last ones read, or none).
     fn fluid(&mut self) -> &Fluid;
 
-    /// Take `fluid`'s particles instead.
+    /// Take `fluid`'s particles instead (the serial numbers of particles added later go on
+    /// from the larger of its next one and this backend's: they never repeat).
     fn set_fluid(&mut self, fluid: Fluid);
 
     /// Carry out `actions` in order, keeping at most `budget` particles (the newest; those

@@ -51,7 +51,7 @@ pub struct Knobs {
     /// Viscosity strength (per second).
     pub viscosity: f32,
     /// Speed kept by a bounce off a wall (0..1).
-    pub wall_damping: f32,
+    pub wall_bounce: f32,
     /// Drag: the velocity decays as `exp(-drag t)` (per second; 0 in the source).
     pub drag: f32,
 }
@@ -67,7 +67,7 @@ impl Default for Knobs {
             pressure: 500.0,
             near_pressure: 18.0,
             viscosity: 0.06,
-            wall_damping: 0.95,
+            wall_bounce: 0.95,
             drag: 0.0,
         }
     }
@@ -95,13 +95,13 @@ impl Knobs {
             pressure: clean(self.pressure, 0.0, 5000.0, d.pressure),
             near_pressure: clean(self.near_pressure, 0.0, 500.0, d.near_pressure),
             viscosity: clean(self.viscosity, 0.0, 10.0, d.viscosity),
-            wall_damping: clean(self.wall_damping, 0.0, 1.0, d.wall_damping),
+            wall_bounce: clean(self.wall_bounce, 0.0, 1.0, d.wall_bounce),
             drag: clean(self.drag, 0.0, 1000.0, d.drag),
         }
     }
 
     /// The core's physics for a step of `dt` seconds: the knobs sanitised, gravity as a
-    /// vector, walls that bounce with [`Knobs::wall_damping`] and no friction.
+    /// vector, walls that bounce with [`Knobs::wall_bounce`] and no friction.
     pub fn physics(&self, dt: f32) -> Physics<2> {
         let k = self.sanitized();
         Physics {
@@ -112,7 +112,7 @@ impl Knobs {
             near_pressure: k.near_pressure,
             viscosity: k.viscosity,
             bulk_viscosity: 0.0,
-            bounce: k.wall_damping,
+            bounce: k.wall_bounce,
             slip: 1.0,
             keep: k.keep(clamp_dt(dt)),
         }

@@ -203,9 +203,7 @@ impl Model for SphModel {
 
     fn reset(&mut self) {
         self.pending.clear();
-        let mut fresh = empty(self.cells);
-        fresh.births = self.backend.fluid().births;
-        self.backend.set_fluid(fresh);
+        self.backend.set_fluid(empty(self.cells));
     }
 
     fn render(&mut self, look: &Look, width: usize, height: usize, out: &mut [u8]) {

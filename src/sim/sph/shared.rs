@@ -55,7 +55,7 @@ pub(super) fn liquid_knobs(liquid: &Liquid) -> (Knobs, usize) {
         pressure: d.pressure * liquid.stiffness,
         near_pressure: d.near_pressure * liquid.near,
         viscosity: liquid.viscosity,
-        wall_damping: liquid.bounce,
+        wall_bounce: liquid.bounce,
         drag: liquid.drag,
         ..d
     }

@@ -334,7 +334,7 @@ mod tests {
         let dt = 1.0 / 180.0;
         for _ in 0..360 {
             f.step(&knobs, dt);
-            s.collide(&mut f, dt, knobs.wall_damping);
+            s.collide(&mut f, dt, knobs.wall_bounce);
         }
         assert_eq!(f.len(), 400);
         let inside = f.pos.iter().filter(|p| s.contains(**p)).count();

@@ -48,6 +48,8 @@ pub struct Hook<'a> {
     pub device: &'a wgpu::Device,
     pub buffers: (&'a wgpu::Buffer, &'a wgpu::Buffer, &'a wgpu::Buffer),
     pub n: usize,
+    /// Which buffers these are ([`GpuParticles::generation`]).
+    pub generation: u64,
     kernels: &'a StepKernels,
     groups: &'a StepGroups,
 }
@@ -243,6 +245,11 @@ impl<const D: usize> GpuParticles<D> {
     }
 
     /// The sort the steps use.
+    pub fn sort(&self) -> Sort {
+        self.sort
+    }
+
+    /// Use `sort` from the next step on.
     pub fn set_sort(&mut self, sort: Sort) {
         self.sort = sort;
     }
@@ -530,6 +537,7 @@ impl<const D: usize> GpuParticles<D> {
             device: &self.ctx.device,
             buffers: (&r.uniform, &r.motion.pos, &r.motion.vel),
             n,
+            generation: self.generation,
             kernels: &k.step,
             groups: &r.step,
         };

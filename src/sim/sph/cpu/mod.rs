@@ -66,7 +66,8 @@ impl FluidBackend for CpuFluid {
         &self.fluid
     }
 
-    fn set_fluid(&mut self, fluid: Fluid) {
+    fn set_fluid(&mut self, mut fluid: Fluid) {
+        fluid.births = fluid.births.max(self.fluid.births);
         self.fluid = fluid;
     }
 
@@ -81,7 +82,7 @@ impl FluidBackend for CpuFluid {
             for _ in 0..steps {
                 fluid.step(knobs, dt);
                 if let Some(solids) = solids {
-                    solids.collide(fluid, dt, knobs.wall_damping);
+                    solids.collide(fluid, dt, knobs.wall_bounce);
                 }
             }
         });

@@ -37,8 +37,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 /// solver's `MAX_STEPS_IN_FLIGHT`): a GPU slower than real time then shows up in the step's
 /// time, and the engine drops steps instead of queueing without end.
 pub const MAX_STEPS_IN_FLIGHT: usize = 2;
-/// Longest wait for an advance in flight before the device counts as hung.
-const STEP_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The staging buffer is free.
 const FREE: u8 = 0;
@@ -143,8 +141,6 @@ pub struct GpuBackend {
     picture: GpuPicture,
     probe: Probe,
     in_flight: VecDeque<wgpu::SubmissionIndex>,
-    /// What made it unusable, once something did.
-    failure: Option<GpuError>,
 }
 
 impl GpuBackend {
@@ -163,7 +159,6 @@ impl GpuBackend {
             picture,
             probe: Probe::default(),
             in_flight: VecDeque::with_capacity(MAX_STEPS_IN_FLIGHT + 1),
-            failure: None,
         })
     }
 
@@ -231,13 +226,17 @@ impl FluidBackend for GpuBackend {
         &self.host
     }
 
-    fn set_fluid(&mut self, fluid: Fluid) {
+    fn set_fluid(&mut self, mut fluid: Fluid) {
+        fluid.births = fluid.births.max(self.fluid.births());
         self.fluid.upload(&fluid);
         self.host = fluid;
     }
 
     /// Runs of impulses go to the GPU together, then each burst.
     fn act(&mut self, actions: &[Action], budget: usize) {
+        if self.fluid.failure().is_some() {
+            return;
+        }
         let excess = self.fluid.len().saturating_sub(budget);
         self.fluid.remove_oldest(excess);
         let mut impulses = Vec::new();
@@ -255,26 +254,21 @@ impl FluidBackend for GpuBackend {
     }
 
     fn step(&mut self, knobs: &Knobs, dt: f32, steps: usize) {
+        if self.fluid.failure().is_some() {
+            return;
+        }
         for _ in 0..steps {
-            if let Err(e) = self.fluid.step(knobs, dt) {
-                self.failure.get_or_insert(e);
+            if self.fluid.step(knobs, dt).is_err() {
                 return;
             }
         }
-        let ctx = self.fluid.context();
-        self.in_flight.push_back(ctx.queue.submit([]));
+        let submission = self.fluid.context().queue.submit([]);
+        self.in_flight.push_back(submission);
         if self.in_flight.len() > MAX_STEPS_IN_FLIGHT
             && let Some(oldest) = self.in_flight.pop_front()
-            && let Err(e) = ctx.device.poll(wgpu::PollType::Wait {
-                submission_index: Some(oldest),
-                timeout: Some(STEP_WAIT),
-            })
         {
-            nice_plug::nice_error!("Waiting for the GPU failed: {e}");
-            self.failure.get_or_insert(GpuError::Failed {
-                adapter: self.fluid.adapter_name(),
-                message: format!("a particle step did not finish: {e}"),
-            });
+            // A device that does not finish in time counts as failed (the driver's rule).
+            self.fluid.wait_for(oldest);
         }
     }
 
@@ -320,8 +314,6 @@ impl FluidBackend for GpuBackend {
     }
 
     fn failure(&self) -> Option<GpuError> {
-        self.failure
-            .clone()
-            .or_else(|| self.fluid.context().check().err())
+        self.fluid.failure()
     }
 }

@@ -81,7 +81,7 @@ impl GpuFluid {
     }
 
     /// Collide the particles with `solids` after each step from now on (`None`: no
-    /// obstacles), as [`Solids::collide`] with the step's dt and wall damping.
+    /// obstacles), as [`Solids::collide`] with the step's dt and wall bounce.
     pub fn set_solids(&mut self, solids: Option<&Solids>) {
         let device = &self.core.context().device;
         self.solids = solids.map(|s| (GpuSolids::new(device, s), 0));
@@ -158,22 +158,34 @@ impl GpuFluid {
         self.run(&k, dt)
     }
 
-    /// Encode and submit a step, the obstacles' collisions after it.
+    /// Encode and submit a step, the obstacles' collisions after it; the device's failure,
+    /// if it failed.
     fn run(&mut self, k: &Knobs, dt: f32) -> Result<(), GpuError> {
-        // The obstacles' bind group is over the particles' buffers: made again with them.
-        let generation = self.core.generation();
         let (collide, solids) = (&self.collide, &mut self.solids);
         let obstacles = |after, pass: &mut wgpu::ComputePass<'_>, hook: &Hook<'_>| {
             if let (After::Integrate, Some((solids, bound))) = (after, solids.as_mut()) {
-                if *bound != generation {
+                // The obstacles' bind group is over the particles' buffers: made again with
+                // them.
+                if *bound != hook.generation {
                     solids.unbind();
-                    *bound = generation;
+                    *bound = hook.generation;
                 }
                 solids.encode(hook.device, collide, hook.buffers, pass, groups(hook.n));
             }
         };
         self.core.step(&k.physics(dt), dt, |_| {}, obstacles);
-        self.core.context().check()
+        self.core.check();
+        self.core.failure().map_or(Ok(()), Err)
+    }
+
+    /// The device's failure, if it failed (a read or a wait that timed out included).
+    pub fn failure(&self) -> Option<GpuError> {
+        self.core.failure()
+    }
+
+    /// Wait for `submission` at most the driver's bound; `false` if the device failed.
+    pub(crate) fn wait_for(&mut self, submission: wgpu::SubmissionIndex) -> bool {
+        self.core.wait_for(Some(submission))
     }
 
     /// Wait for every step in flight.
@@ -211,11 +223,12 @@ impl GpuFluid {
             ..Knobs::default()
         }
         .sanitized();
+        let previous = self.core.sort();
         self.core.set_sort(sort);
         // A whole step: the order and the start table are the sort's (no later stage writes
         // them).
         let result = self.run(&knobs, 1.0 / 60.0);
-        self.core.set_sort(Sort::default());
+        self.core.set_sort(previous);
         result?;
         let cells = Grid::new(size, knobs.radius).cells();
         Ok(self
