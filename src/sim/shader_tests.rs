@@ -241,45 +241,9 @@ fn every_uniform_struct_matches_its_wgsl_twin() {
             LightUniform,
             [n, w, h, style, speed, scale, reach, radius, norm]
         ),
+        // common.wgsl's, the same struct in every module (the 3D step's too).
         layout!(
             "particle_step_2d",
-            "ParticleStep",
-            StepUniform,
-            [
-                n,
-                nx,
-                ny,
-                nz,
-                size,
-                h,
-                gravity,
-                inv_cell,
-                dt,
-                look,
-                target_density,
-                pressure,
-                near_pressure,
-                viscosity,
-                bulk_viscosity,
-                bounce,
-                slip,
-                keep,
-                h5,
-                poly6,
-                spiky2,
-                spiky3,
-                spiky2_slope,
-                spiky3_slope,
-                max_neighbours,
-                cells,
-                floaters,
-                grip,
-                ball_mass,
-                padded
-            ]
-        ),
-        layout!(
-            "particle_step_3d",
             "ParticleStep",
             StepUniform,
             [
